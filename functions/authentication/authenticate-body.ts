@@ -1,0 +1,42 @@
+import { envInfoSchema, sdkInfoSchema } from '#shared/entities/identity.ts';
+import { z } from 'zod';
+
+const limited = (max: number) => z.string().max(max);
+
+/** The optional body of `POST /authenticate`; unknown keys are ignored, as the reference does. */
+export const authenticateBodySchema = z
+  .object({
+    username: z.string().optional(),
+    password: z.string().optional(),
+    configTypes: z.array(z.string().max(255)).max(100).optional(),
+    envInfo: envInfoSchema
+      .extend({
+        arch: limited(255).optional(),
+        domain: limited(253).optional(),
+        hostname: limited(253).optional(),
+        os: limited(255).optional(),
+        osRelease: limited(255).optional(),
+        osVersion: limited(255).optional(),
+      })
+      .optional(),
+    sdkInfo: sdkInfoSchema
+      .extend({
+        appId: limited(255).optional(),
+        appVersion: limited(255).optional(),
+        branch: limited(255).optional(),
+        revision: limited(255).optional(),
+        type: limited(255).optional(),
+        version: limited(255).optional(),
+      })
+      .optional(),
+  })
+  .default({});
+export type AuthenticateBody = z.infer<typeof authenticateBodySchema>;
+
+export const passwordCredentialsSchema = z.object({
+  username: z.string({ error: 'username is required' }).min(4).max(100),
+  password: z.string({ error: 'password is required' }).min(5).max(100),
+});
+
+export const AUTH_METHODS = ['password', 'cert', 'ext-jwt'] as const;
+export type AuthMethod = (typeof AUTH_METHODS)[number];

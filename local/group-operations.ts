@@ -1,0 +1,8 @@
+import { operations as authentication } from '#functions/authentication/handler.ts';
+import { operations as identities } from '#functions/identities/handler.ts';
+import { operations as info } from '#functions/info/handler.ts';
+import type { OperationMap } from '#shared/http/operation.ts';
+import type { OperationGroup } from '#shared/routes/route.ts';
+
+/** Every operation group's operations: the local server builds the same group handlers the Lambdas export. */
+export const GROUP_OPERATIONS: Readonly<Record<OperationGroup, OperationMap>> = { info, authentication, identities };

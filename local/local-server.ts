@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { Deps } from '#shared/deps.ts';
+import { ApiError } from '#shared/http/api-error.ts';
+import { createGroupHandler, type GroupHandler } from '#shared/http/create-group-handler.ts';
+import { errorResponse } from '#shared/http/error-response.ts';
+import type { ControllerContext } from '#shared/http/middleware/controller-context.ts';
+import { MAX_BODY_BYTES } from '#shared/http/middleware/request-body.ts';
+import { newId } from '#shared/ids.ts';
+import { ROUTES } from '#shared/routes/route-table.ts';
+import type { OperationGroup } from '#shared/routes/route.ts';
+import { GROUP_OPERATIONS } from './group-operations.ts';
+import { toProxyEvent } from './proxy-event.ts';
+import { RouteMatcher } from './route-matcher.ts';
+import type { TlsMaterial } from './tls-certificate.ts';
+
+export interface LocalServerOptions {
+  readonly deps: Deps;
+  readonly tls: TlsMaterial;
+  readonly port: number;
+  readonly host?: string;
+}
+
+export interface LocalServer {
+  readonly server: Server;
+  readonly port: number;
+  readonly origin: string;
+  close(): Promise<void>;
+}
+
+// Lambda's timeout for every function (the reference answers 503 TIMEOUT after 10 s).
+const FUNCTION_TIMEOUT_MS = 10_000;
+
+/** The reference serves `/edge/v1/...` as the client API, and any path outside `/edge` as un-prefixed client paths. */
+function canonicalPath(pathname: string): string {
+  return pathname.startsWith('/edge/v1/') || pathname === '/edge/v1' ? `/edge/client/v1${pathname.slice(8)}` : pathname;
+}
+
+function lambdaContext(group: OperationGroup): ControllerContext {
+  const deadline = Date.now() + FUNCTION_TIMEOUT_MS;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: `local-${group}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:local-${group}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/local/${group}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  } as unknown as ControllerContext;
+}
+
+/**
+ * The controller on this machine: an HTTPS server that matches requests against the route table, builds the proxy
+ * event API Gateway would, and invokes the same group handler the Lambda runs. It asks for a client certificate
+ * without requiring one, as certificate login and enrollment need it only on some routes.
+ */
+export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
+  const matcher = new RouteMatcher(ROUTES);
+  const handlers = new Map<OperationGroup, GroupHandler>();
+  for (const [group, operations] of Object.entries(GROUP_OPERATIONS) as [OperationGroup, (typeof GROUP_OPERATIONS)[OperationGroup]][]) {
+    handlers.set(group, createGroupHandler(group, operations, () => options.deps));
+  }
+
+  const server = createServer(
+    { key: options.tls.key, cert: options.tls.cert, requestCert: true, rejectUnauthorized: false },
+    async (request, response) => {
+      const send = (result: APIGatewayProxyResult) => {
+        if (response.headersSent) return;
+        response.writeHead(result.statusCode, { ...result.headers, server: 'ziti-controller-serverless' });
+        response.end(result.body);
+      };
+      try {
+        const url = new URL(request.url ?? '/', 'https://localhost');
+        const declared = Number(request.headers['content-length'] ?? 0);
+        if (declared > MAX_BODY_BYTES) {
+          send(errorResponse(new ApiError('REQUEST_ENTITY_TOO_LARGE'), newId()));
+          request.resume();
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        for await (const chunk of request) {
+          size += (chunk as Buffer).length;
+          // Chunked bodies have no declared length: stop buffering as soon as the limit is passed.
+          if (size > MAX_BODY_BYTES) {
+            send(errorResponse(new ApiError('REQUEST_ENTITY_TOO_LARGE'), newId()));
+            request.destroy();
+            return;
+          }
+          chunks.push(chunk as Buffer);
+        }
+        const match = matcher.match(request.method ?? 'GET', canonicalPath(url.pathname));
+        if (match.kind !== 'found') {
+          const code = match.kind === 'method-not-allowed' ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND';
+          send(errorResponse(new ApiError(code), newId()));
+          return;
+        }
+        const event = toProxyEvent({
+          request,
+          url,
+          resource: match.resource,
+          pathParameters: match.pathParameters,
+          body: Buffer.concat(chunks),
+          stage: 'local',
+        });
+        const handler = handlers.get(match.route.group)!;
+        send(await handler(event, lambdaContext(match.route.group)));
+      } catch (error) {
+        options.deps.logger.error('local server fault', { detail: (error as Error).message });
+        send(errorResponse(new ApiError('UNHANDLED'), newId()));
+      }
+    },
+  );
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    server,
+    port,
+    origin: `https://localhost:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { bootstrap } from '#shared/bootstrap.ts';
+import { loadConfig } from '#shared/config.ts';
+import { createDeps } from '#shared/deps.ts';
+import { ensureTable } from './create-table.ts';
+import { startDynamoDbLocal } from './dynamodb-local.ts';
+import { startLocalServer } from './local-server.ts';
+import { loadOrCreateServerCertificate } from './tls-certificate.ts';
+
+/**
+ * `npm start`: the whole controller on this machine. DynamoDB Local keeps its data under the data directory, so a
+ * restart keeps every identity and session; pointing DYNAMODB_ENDPOINT at another DynamoDB skips the local one.
+ */
+async function main(): Promise<void> {
+  const dataDir = resolve(process.env.CONTROLLER_DATA_DIR || '.data');
+  const port = Number(process.env.CONTROLLER_PORT || 1280);
+  const host = process.env.CONTROLLER_HOST || '127.0.0.1';
+  const adminUsername = process.env.CONTROLLER_ADMIN_USERNAME || 'admin';
+  const configuredPassword = process.env.CONTROLLER_ADMIN_PASSWORD;
+
+  const dynamo = process.env.DYNAMODB_ENDPOINT ? undefined : await startDynamoDbLocal({ dataDir: resolve(dataDir, 'dynamodb') });
+  const config = { ...loadConfig(), dynamoDbEndpoint: process.env.DYNAMODB_ENDPOINT || dynamo?.endpoint };
+  const deps = createDeps(config);
+  await ensureTable(deps.store.db, config.tableName);
+
+  const adminPassword = configuredPassword || randomBytes(18).toString('base64url');
+  const result = await bootstrap(deps, { adminUsername, adminPassword });
+  const tls = await loadOrCreateServerCertificate(dataDir);
+  const server = await startLocalServer({ deps, tls, port, host });
+
+  const origin = `https://localhost:${server.port}`;
+  const lines = [
+    '',
+    'Ziti serverless controller (local) is running',
+    `  management API  ${origin}/edge/management/v1`,
+    `  client API      ${origin}/edge/client/v1`,
+    `  version         ${origin}/version`,
+    `  data directory  ${dataDir}  (DynamoDB: ${config.dynamoDbEndpoint}, TLS certificate: ${resolve(dataDir, 'tls/server.crt')})`,
+    '',
+  ];
+  if (result.adminCreated && !configuredPassword) {
+    lines.push(`Default admin created: username "${adminUsername}", password "${adminPassword}"`);
+    lines.push('  (shown once; set CONTROLLER_ADMIN_PASSWORD on first start to choose it)');
+  } else if (result.adminCreated) {
+    lines.push(`Default admin created: username "${adminUsername}" with the password from CONTROLLER_ADMIN_PASSWORD`);
+  } else {
+    lines.push(`Default admin "${adminUsername}" already exists; its password is the one set on first start.`);
+  }
+  lines.push(
+    'Log in:',
+    `  curl -sk -X POST '${origin}/edge/management/v1/authenticate?method=password' \\`,
+    `       -H 'content-type: application/json' -d '{"username":"${adminUsername}","password":"<password>"}'`,
+    `  ziti edge login localhost:${server.port} -u ${adminUsername} -p <password> -y`,
+    'then send the returned token in the zt-session header. Ctrl-C stops the controller.',
+    '',
+  );
+  process.stdout.write(`${lines.join('\n')}\n`);
+
+  const shutdown = async () => {
+    await server.close();
+    await dynamo?.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`controller failed to start: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,117 @@
+import { hashPassword } from './auth/password-hash.ts';
+import type { Deps } from './deps.ts';
+import { type AuthPolicy, authPolicies, DEFAULT_AUTH_POLICY_ID } from './entities/auth-policy.ts';
+import { authenticators } from './entities/authenticator.ts';
+import { type Identity, identities } from './entities/identity.ts';
+import { identityTypes, SEEDED_IDENTITY_TYPES } from './entities/identity-type.ts';
+import { ApiError } from './http/api-error.ts';
+import { newId } from './ids.ts';
+import type { WriteOp } from './store/write-op.ts';
+
+export interface BootstrapOptions {
+  readonly adminUsername: string;
+  readonly adminPassword: string;
+}
+
+export interface BootstrapResult {
+  /** False when the default admin already existed: its credentials were left alone. */
+  readonly adminCreated: boolean;
+  readonly adminIdentityId: string | undefined;
+}
+
+/** The marker that makes bootstrap idempotent: there is exactly one default admin, ever. */
+const DEFAULT_ADMIN_MARKER = { PK: 'SYSTEM#default-admin', SK: 'SYSTEM' };
+
+class AlreadyDone extends ApiError {}
+
+function base(deps: Deps, id: string) {
+  const now = deps.now().toISOString();
+  return { id, createdAt: now, updatedAt: now, tags: {} };
+}
+
+/** Creates an entity unless one with its id (or unique values) exists; seeds must never overwrite admin edits. */
+async function seed(deps: Deps, ops: WriteOp[]): Promise<void> {
+  const quiet = ops.map((op) => ({ ...op, onConditionFailed: () => new AlreadyDone('COULD_NOT_VALIDATE') }));
+  try {
+    await deps.store.transact(quiet);
+  } catch (error) {
+    if (!(error instanceof AlreadyDone)) throw error;
+  }
+}
+
+export function defaultAuthPolicy(deps: Deps): AuthPolicy {
+  return {
+    ...base(deps, DEFAULT_AUTH_POLICY_ID),
+    name: 'Default',
+    primary: {
+      cert: { allowed: true, allowExpiredCerts: true },
+      extJwt: { allowed: true, allowedSigners: [] },
+      updb: {
+        allowed: true,
+        lockoutDurationMinutes: 0,
+        maxAttempts: 0,
+        minPasswordLength: 5,
+        requireMixedCase: false,
+        requireNumberChar: false,
+        requireSpecialChar: false,
+      },
+    },
+    secondary: { requireExtJwtSigner: null, requireTotp: false },
+  };
+}
+
+/**
+ * Seeds what every controller starts with: the identity types, the `default` auth policy and the default admin with
+ * a username/password authenticator. Safe to run on every start and every deploy.
+ */
+export async function bootstrap(deps: Deps, options: BootstrapOptions): Promise<BootstrapResult> {
+  for (const name of SEEDED_IDENTITY_TYPES) {
+    await seed(deps, deps.store.createOps(identityTypes, { ...base(deps, name), name }));
+  }
+  await seed(deps, deps.store.createOps(authPolicies, defaultAuthPolicy(deps)));
+
+  const admin: Identity = {
+    ...base(deps, newId()),
+    name: 'Default Admin',
+    typeId: 'Default',
+    isAdmin: true,
+    isDefaultAdmin: true,
+    authPolicyId: DEFAULT_AUTH_POLICY_ID,
+    externalId: null,
+    roleAttributes: [],
+    appData: {},
+    defaultHostingCost: 0,
+    defaultHostingPrecedence: 'default',
+    serviceHostingCosts: {},
+    serviceHostingPrecedences: {},
+    disabled: false,
+    disabledAt: null,
+    disabledUntil: null,
+    envInfo: null,
+    sdkInfo: null,
+  };
+  const marker: WriteOp = {
+    item: {
+      Put: {
+        TableName: deps.store.tableName,
+        Item: { ...DEFAULT_ADMIN_MARKER, identityId: admin.id },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    },
+    onConditionFailed: () => new AlreadyDone('COULD_NOT_VALIDATE'),
+  };
+  const authenticatorOps = deps.store.createOps(authenticators, {
+    ...base(deps, newId()),
+    identityId: admin.id,
+    method: 'updb',
+    username: options.adminUsername,
+    passwordHash: await hashPassword(options.adminPassword),
+  });
+  try {
+    await deps.store.transact([marker, ...deps.store.createOps(identities, admin), ...authenticatorOps]);
+    return { adminCreated: true, adminIdentityId: admin.id };
+  } catch (error) {
+    if (error instanceof AlreadyDone) return { adminCreated: false, adminIdentityId: undefined };
+    throw error;
+  }
+}

@@ -1,0 +1,29 @@
+import { type ControllerConfig, loadConfig } from './config.ts';
+import { createLogger, type Logger } from './log/logger.ts';
+import { createDocumentClient } from './store/dynamo-client.ts';
+import { Store } from './store/entity-store.ts';
+
+/** Everything outside the process a handler talks to, built once per cold start and passed to every operation. */
+export interface Deps {
+  readonly config: ControllerConfig;
+  readonly store: Store;
+  readonly logger: Logger;
+  readonly now: () => Date;
+}
+
+export function createDeps(config: ControllerConfig = loadConfig()): Deps {
+  return {
+    config,
+    store: new Store(createDocumentClient(config), config.tableName),
+    logger: createLogger(),
+    now: () => new Date(),
+  };
+}
+
+let cached: Deps | undefined;
+
+/** The cold-start singleton; built on first use, never at import time. */
+export function defaultDeps(): Deps {
+  cached ??= createDeps();
+  return cached;
+}

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { baseDocumentShape } from './base-document.ts';
+import type { EntityDefinition } from './entity-definition.ts';
+
+export const authenticatorSchema = z.object({
+  ...baseDocumentShape,
+  identityId: z.string(),
+  method: z.enum(['updb', 'cert']),
+  username: z.string().optional(),
+  /** argon2id PHC string; never leaves the store. */
+  passwordHash: z.string().optional(),
+  certPem: z.string().optional(),
+  fingerprint: z.string().optional(),
+  isIssuedByNetwork: z.boolean().optional(),
+});
+export type Authenticator = z.infer<typeof authenticatorSchema>;
+
+export const authenticators: EntityDefinition<Authenticator> = {
+  collection: 'authenticators',
+  label: 'authenticator',
+  schema: authenticatorSchema,
+  unique: ['username', 'fingerprint'],
+  parentOf: (doc) => ({ collection: 'identities', id: doc.identityId }),
+};

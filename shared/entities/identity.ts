@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { baseDocumentShape } from './base-document.ts';
+import type { EntityDefinition } from './entity-definition.ts';
+
+export const PRECEDENCES = ['default', 'required', 'failed'] as const;
+
+export const envInfoSchema = z.object({
+  arch: z.string().optional(),
+  domain: z.string().optional(),
+  hostname: z.string().optional(),
+  os: z.string().optional(),
+  osRelease: z.string().optional(),
+  osVersion: z.string().optional(),
+});
+
+export const sdkInfoSchema = z.object({
+  appId: z.string().optional(),
+  appVersion: z.string().optional(),
+  branch: z.string().optional(),
+  revision: z.string().optional(),
+  type: z.string().optional(),
+  version: z.string().optional(),
+});
+
+export const identitySchema = z.object({
+  ...baseDocumentShape,
+  name: z.string(),
+  typeId: z.string(),
+  isAdmin: z.boolean(),
+  isDefaultAdmin: z.boolean(),
+  authPolicyId: z.string(),
+  externalId: z.string().nullable(),
+  roleAttributes: z.array(z.string()),
+  appData: z.record(z.string(), z.unknown()),
+  defaultHostingCost: z.number().int(),
+  defaultHostingPrecedence: z.enum(PRECEDENCES),
+  serviceHostingCosts: z.record(z.string(), z.number().int()),
+  serviceHostingPrecedences: z.record(z.string(), z.enum(PRECEDENCES)),
+  disabled: z.boolean(),
+  disabledAt: z.string().nullable(),
+  disabledUntil: z.string().nullable(),
+  envInfo: envInfoSchema.nullable(),
+  sdkInfo: sdkInfoSchema.nullable(),
+});
+export type Identity = z.infer<typeof identitySchema>;
+
+export const identities: EntityDefinition<Identity> = {
+  collection: 'identities',
+  label: 'identity',
+  schema: identitySchema,
+  unique: ['name', 'externalId'],
+};
+
+/** Whether the identity is disabled at `now`: indefinitely (no `disabledUntil`) or until a time not yet reached. */
+export function isDisabledAt(identity: Identity, now: Date): boolean {
+  if (!identity.disabled) return false;
+  return identity.disabledUntil === null || Date.parse(identity.disabledUntil) > now.getTime();
+}

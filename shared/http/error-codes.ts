@@ -1,0 +1,25 @@
+/**
+ * The API's error codes with their HTTP status and our default message. Codes and statuses follow the reference
+ * controller so existing clients can branch on them; the messages are our own.
+ */
+export const ERROR_CODES = {
+  NOT_FOUND: { status: 404, message: 'The requested resource does not exist or is no longer available.' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'This resource does not support the HTTP method used.' },
+  UNHANDLED: { status: 500, message: 'The controller failed to process the request; the fault has been logged.' },
+  COULD_NOT_VALIDATE: { status: 400, message: 'The request is invalid; see cause for the field at fault.' },
+  COULD_NOT_PARSE_BODY: { status: 400, message: 'The request body is not valid JSON.' },
+  REQUEST_ENTITY_TOO_LARGE: { status: 413, message: 'The request body is larger than the 1 MiB limit.' },
+  UNAUTHORIZED: { status: 401, message: 'The request needs a valid API session with the required access.' },
+  INVALID_AUTH: { status: 401, message: 'The credentials supplied are not valid.' },
+  INVALID_FILTER: { status: 400, message: 'The filter expression is invalid; see cause for where.' },
+  INVALID_PAGINATION: { status: 400, message: 'The pagination parameters are invalid; see cause.' },
+  INVALID_SORT_IDENTIFIER: { status: 400, message: 'The sort expression names a field that cannot be sorted on.' },
+  CAN_NOT_DELETE_REFERENCED_ENTITY: { status: 409, message: 'The resource is still referenced and cannot be deleted.' },
+  ENTITY_CAN_NOT_BE_UPDATED: { status: 400, message: 'This resource is managed by the system and cannot be changed.' },
+  ENTITY_CAN_NOT_BE_DELETED: { status: 400, message: 'This resource is managed by the system and cannot be deleted.' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests of this kind; try again later.' },
+  SERVER_TOO_MANY_REQUESTS: { status: 429, message: 'The controller is busy; try again later.' },
+  TIMEOUT: { status: 503, message: 'The request took too long to process.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;

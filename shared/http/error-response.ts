@@ -1,0 +1,27 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { ApiError } from './api-error.ts';
+import { API_VERSION_META } from './envelope.ts';
+
+export const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+
+/** The error envelope `{error: {code, message, requestId, cause}, meta}` for an ApiError. */
+export function errorResponse(error: ApiError, requestId: string): APIGatewayProxyResult {
+  return {
+    statusCode: error.status,
+    headers: { ...JSON_HEADERS, ...error.headers },
+    body: JSON.stringify({
+      error: {
+        code: error.code,
+        message: error.message,
+        requestId,
+        ...(error.apiCause ? { cause: error.apiCause } : {}),
+      },
+      meta: API_VERSION_META,
+    }),
+  };
+}
+
+/** Any thrown value as an ApiError: ours as they are, everything else as a 500 `UNHANDLED` (logged by the caller). */
+export function toApiError(error: unknown): ApiError {
+  return error instanceof ApiError ? error : new ApiError('UNHANDLED');
+}

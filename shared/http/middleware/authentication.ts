@@ -1,0 +1,22 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { resolveCaller } from '../../auth/resolve-caller.ts';
+import type { Deps } from '../../deps.ts';
+import type { ControllerContext } from './controller-context.ts';
+
+/** Resolves the caller and enforces the route's auth level before the operation runs. */
+export function authentication(deps: () => Deps): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ControllerContext> {
+  return {
+    name: 'authentication',
+    before: async (request) => {
+      const state = request.context.controller;
+      const route = state.route;
+      if (!route) return;
+      const caller = await resolveCaller(deps(), request.event.headers, route.auth);
+      if (caller) {
+        state.caller = caller;
+        state.logger = state.logger.child({ identityId: caller.identity.id });
+      }
+    },
+  };
+}

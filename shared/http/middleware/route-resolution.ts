@@ -1,0 +1,31 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { resourcesOf } from '../../routes/resource-paths.ts';
+import type { Api, Route } from '../../routes/route.ts';
+import { ApiError } from '../api-error.ts';
+import type { ControllerContext } from './controller-context.ts';
+
+export type RouteIndex = ReadonlyMap<string, { readonly route: Route; readonly api: Api }>;
+
+/** Indexes routes by `METHOD resource-template`, the pair API Gateway puts in every proxy event. */
+export function indexRoutes(routes: readonly Route[]): RouteIndex {
+  const index = new Map<string, { route: Route; api: Api }>();
+  for (const route of routes) {
+    for (const { api, resource } of resourcesOf(route)) index.set(`${route.method} ${resource}`, { route, api });
+  }
+  return index;
+}
+
+/** Finds the route of the event by its resource template (never by the raw path). */
+export function routeResolution(index: RouteIndex): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ControllerContext> {
+  return {
+    name: 'route-resolution',
+    before: (request) => {
+      const resource = request.event.resource === '' ? '/' : request.event.resource;
+      const found = index.get(`${request.event.httpMethod.toUpperCase()} ${resource}`);
+      if (!found) throw new ApiError('NOT_FOUND');
+      request.context.controller.route = found.route;
+      request.context.controller.api = found.api;
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import type { Caller } from '../auth/resolve-caller.ts';
+import type { Deps } from '../deps.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Api, Route } from '../routes/route.ts';
+import { ApiError } from './api-error.ts';
+import type { HttpResult } from './http-result.ts';
+
+/** What an operation sees of its request, already routed, size-checked, parsed and authenticated. */
+export interface OperationRequest {
+  readonly requestId: string;
+  readonly route: Route;
+  readonly api: Api;
+  readonly pathParameters: Readonly<Record<string, string>>;
+  /** Every query parameter with all its values (repeatable parameters such as `roleFilter`). */
+  readonly query: Readonly<Record<string, readonly string[]>>;
+  /** Lower-cased header names. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The parsed JSON body; undefined when there is none or it is not JSON. */
+  readonly body: unknown;
+  readonly rawBody: string | undefined;
+  readonly sourceIp: string;
+  /** The client certificate (PEM) the TLS layer verified, as API Gateway's mTLS passes it. */
+  readonly clientCertPem: string | undefined;
+  readonly caller: Caller | undefined;
+  readonly logger: Logger;
+  /** The origin the caller reached us at, plus API Gateway's stage path when there is one. */
+  readonly baseUrl: string;
+}
+
+export type Operation = (request: OperationRequest, deps: Deps) => Promise<HttpResult>;
+
+/** An operation group's operations, by the route table's operation name. */
+export type OperationMap = Readonly<Record<string, Operation>>;
+
+/** The caller of a route whose auth level guarantees one. */
+export function callerOf(request: OperationRequest): Caller {
+  if (!request.caller) throw new ApiError('UNAUTHORIZED');
+  return request.caller;
+}
+
+/** The first value of a query parameter. */
+export function queryValue(request: OperationRequest, name: string): string | undefined {
+  return request.query[name]?.[0];
+}

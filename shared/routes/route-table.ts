@@ -1,0 +1,33 @@
+import type { Api, AuthLevel, HttpMethod, OperationGroup, Route } from './route.ts';
+
+const BOTH: readonly Api[] = ['client', 'management'];
+
+function route(
+  method: HttpMethod,
+  path: string,
+  apis: readonly Api[],
+  group: OperationGroup,
+  auth: AuthLevel,
+  operation: string,
+): Route {
+  return { method, path, apis, group, auth, operation };
+}
+
+/**
+ * Every operation the controller serves. The CDK app builds API Gateway's resources and methods from this table and
+ * the local server dispatches with it, so the two can never disagree.
+ */
+export const ROUTES: readonly Route[] = [
+  // Version and capabilities.
+  route('GET', '/', BOTH, 'info', 'none', 'listRoot'),
+  route('GET', '/version', BOTH, 'info', 'none', 'listVersion'),
+  route('GET', '/enumerated-capabilities', BOTH, 'info', 'none', 'listEnumeratedCapabilities'),
+
+  // Authentication and the caller's own API session.
+  route('POST', '/authenticate', BOTH, 'authentication', 'none', 'authenticate'),
+  route('GET', '/current-api-session', BOTH, 'authentication', 'partial', 'getCurrentAPISession'),
+  route('DELETE', '/current-api-session', BOTH, 'authentication', 'partial', 'deleteCurrentApiSession'),
+
+  // The caller's own identity.
+  route('GET', '/current-identity', BOTH, 'identities', 'authenticated', 'getCurrentIdentity'),
+];

@@ -1,0 +1,32 @@
+/** The two HTTP APIs of the controller. */
+export type Api = 'client' | 'management';
+
+/**
+ * What a caller must present.
+ * - `none`: anonymous.
+ * - `partial`: an API session, even one still waiting for its second factor.
+ * - `authenticated`: a fully authenticated API session.
+ * - `admin`: a fully authenticated API session of an identity with `isAdmin`.
+ */
+export type AuthLevel = 'none' | 'partial' | 'authenticated' | 'admin';
+
+/** One Lambda function each; a group's bundle holds only the operations it routes. */
+export type OperationGroup = 'info' | 'authentication' | 'identities';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** One operation of the route table. `path` is relative to the API base path, with `{param}` templates. */
+export interface Route {
+  readonly method: HttpMethod;
+  readonly path: string;
+  readonly apis: readonly Api[];
+  readonly group: OperationGroup;
+  readonly auth: AuthLevel;
+  /** The operation's name; the OpenZiti operationId where the reference has one. */
+  readonly operation: string;
+}
+
+export const API_BASE_PATHS: Readonly<Record<Api, string>> = {
+  client: '/edge/client/v1',
+  management: '/edge/management/v1',
+};

@@ -1,0 +1,41 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Deps } from '../deps.ts';
+import { keys, LAYOUT_ATTRIBUTES } from './keys.ts';
+
+/** A child item found under a parent in GSI2, grouped by the child's collection. */
+export interface Child {
+  readonly collection: string;
+  readonly doc: Record<string, unknown>;
+}
+
+/**
+ * Every child of a parent (authenticators, enrollments, API sessions of an identity) in one paged GSI2 query. GSI2 is
+ * eventually consistent: fine for views; deletes that must catch every child re-check in their transaction.
+ */
+export async function listChildren(deps: Deps, collection: string, id: string, childCollection?: string): Promise<Child[]> {
+  const children: Child[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await deps.store.db.send(
+      new QueryCommand({
+        TableName: deps.store.tableName,
+        IndexName: 'GSI2',
+        KeyConditionExpression: childCollection
+          ? 'GSI2PK = :parent AND begins_with(GSI2SK, :prefix)'
+          : 'GSI2PK = :parent',
+        ExpressionAttributeValues: {
+          ':parent': keys.parentIndex(collection, id),
+          ...(childCollection ? { ':prefix': `${childCollection}#` } : {}),
+        },
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      const doc: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(item)) if (!LAYOUT_ATTRIBUTES.includes(key)) doc[key] = value;
+      children.push({ collection: String(item.GSI2SK).split('#')[0]!, doc });
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return children;
+}

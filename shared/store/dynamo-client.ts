@@ -1,0 +1,20 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ControllerConfig } from '../config.ts';
+
+/**
+ * One document client per cold start. With an endpoint (DynamoDB Local) and no AWS credentials in the environment,
+ * static dummy credentials are used: DynamoDB Local checks only that a request is signed.
+ */
+export function createDocumentClient(config: ControllerConfig): DynamoDBDocumentClient {
+  const local = config.dynamoDbEndpoint !== undefined && !process.env.AWS_ACCESS_KEY_ID;
+  const client = new DynamoDBClient({
+    region: config.region,
+    ...(config.dynamoDbEndpoint ? { endpoint: config.dynamoDbEndpoint } : {}),
+    ...(local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    maxAttempts: 3,
+  });
+  return DynamoDBDocumentClient.from(client, {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  });
+}

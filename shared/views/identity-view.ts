@@ -1,0 +1,51 @@
+import { API_SESSIONS_COLLECTION } from '../auth/api-session.ts';
+import type { Deps } from '../deps.ts';
+import { authPolicies } from '../entities/auth-policy.ts';
+import type { Identity } from '../entities/identity.ts';
+import { listChildren } from '../store/children.ts';
+import { entityRef, selfLinks } from './entity-ref.ts';
+
+/**
+ * The identity detail: the stored document plus what is derived from its children (authenticators, outstanding
+ * enrollments, API sessions) and references (type, auth policy). One GSI2 query and one read.
+ */
+export async function identityView(deps: Deps, identity: Identity) {
+  const [children, policy] = await Promise.all([
+    listChildren(deps, 'identities', identity.id),
+    deps.store.get(authPolicies, identity.authPolicyId),
+  ]);
+  const authenticators: Record<string, unknown> = {};
+  const enrollment: Record<string, unknown> = {};
+  let hasApiSession = false;
+  for (const { collection, doc } of children) {
+    if (collection === API_SESSIONS_COLLECTION) hasApiSession = true;
+    else if (collection === 'authenticators' && doc.method === 'updb') {
+      authenticators.updb = { id: doc.id, username: doc.username };
+    } else if (collection === 'authenticators' && doc.method === 'cert') {
+      authenticators.cert = { id: doc.id, fingerprint: doc.fingerprint };
+    }
+  }
+  const { envInfo, sdkInfo, ...rest } = identity;
+  return {
+    ...rest,
+    _links: selfLinks('identities', identity.id, {
+      'edge-router-policies': 'edge-router-policies',
+      'edge-routers': 'edge-routers',
+      'service-policies': 'service-policies',
+      services: 'services',
+      'posture-data': 'posture-data',
+      'failed-service-requests': 'failed-service-requests',
+    }),
+    type: entityRef('identity-types', identity.typeId, identity.typeId),
+    authPolicy: entityRef('auth-policies', identity.authPolicyId, policy?.doc.name ?? ''),
+    authenticators,
+    enrollment,
+    envInfo: envInfo ?? {},
+    sdkInfo: sdkInfo ?? {},
+    hasApiSession,
+    hasEdgeRouterConnection: false,
+    edgeRouterConnectionStatus: 'offline',
+    isMfaEnabled: false,
+    permissions: [],
+  };
+}
