@@ -35,7 +35,9 @@ export function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -50,7 +52,8 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, output: () 
       client.destroy();
       return;
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`DynamoDB Local did not start: ${(error as Error).message}\n${output()}`);
+      if (Date.now() > deadline)
+        throw new Error(`DynamoDB Local did not start: ${(error as Error).message}\n${output()}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }

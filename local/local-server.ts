@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyResult } from 'aws-lambda';
@@ -9,8 +10,8 @@ import { errorResponse } from '#shared/http/error-response.ts';
 import type { ControllerContext } from '#shared/http/middleware/controller-context.ts';
 import { MAX_BODY_BYTES } from '#shared/http/middleware/request-body.ts';
 import { newId } from '#shared/ids.ts';
-import { ROUTES } from '#shared/routes/route-table.ts';
 import type { OperationGroup } from '#shared/routes/route.ts';
+import { ROUTES } from '#shared/routes/route-table.ts';
 import { GROUP_OPERATIONS } from './group-operations.ts';
 import { toProxyEvent } from './proxy-event.ts';
 import { RouteMatcher } from './route-matcher.ts';
@@ -57,6 +58,24 @@ function lambdaContext(group: OperationGroup): ControllerContext {
 }
 
 /**
+ * Reads a request body up to the limit. Past it, the rest is drained without being kept, so the client can finish
+ * sending and read the 413 (chunked bodies have no declared length to refuse up front).
+ */
+function readBody(request: IncomingMessage): Promise<Buffer | 'too-large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+      else chunks.length = 0;
+    });
+    request.on('end', () => resolve(size > MAX_BODY_BYTES ? 'too-large' : Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+}
+
+/**
  * The controller on this machine: an HTTPS server that matches requests against the route table, builds the proxy
  * event API Gateway would, and invokes the same group handler the Lambda runs. It asks for a client certificate
  * without requiring one, as certificate login and enrollment need it only on some routes.
@@ -64,8 +83,14 @@ function lambdaContext(group: OperationGroup): ControllerContext {
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const matcher = new RouteMatcher(ROUTES);
   const handlers = new Map<OperationGroup, GroupHandler>();
-  for (const [group, operations] of Object.entries(GROUP_OPERATIONS) as [OperationGroup, (typeof GROUP_OPERATIONS)[OperationGroup]][]) {
-    handlers.set(group, createGroupHandler(group, operations, () => options.deps));
+  for (const [group, operations] of Object.entries(GROUP_OPERATIONS) as [
+    OperationGroup,
+    (typeof GROUP_OPERATIONS)[OperationGroup],
+  ][]) {
+    handlers.set(
+      group,
+      createGroupHandler(group, operations, () => options.deps),
+    );
   }
 
   const server = createServer(
@@ -84,17 +109,10 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
           request.resume();
           return;
         }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        for await (const chunk of request) {
-          size += (chunk as Buffer).length;
-          // Chunked bodies have no declared length: stop buffering as soon as the limit is passed.
-          if (size > MAX_BODY_BYTES) {
-            send(errorResponse(new ApiError('REQUEST_ENTITY_TOO_LARGE'), newId()));
-            request.destroy();
-            return;
-          }
-          chunks.push(chunk as Buffer);
+        const body = await readBody(request);
+        if (body === 'too-large') {
+          send(errorResponse(new ApiError('REQUEST_ENTITY_TOO_LARGE'), newId()));
+          return;
         }
         const match = matcher.match(request.method ?? 'GET', canonicalPath(url.pathname));
         if (match.kind !== 'found') {
@@ -107,7 +125,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
           url,
           resource: match.resource,
           pathParameters: match.pathParameters,
-          body: Buffer.concat(chunks),
+          body,
           stage: 'local',
         });
         const handler = handlers.get(match.route.group)!;

@@ -34,13 +34,13 @@ export function toProxyEvent(input: ProxyEventInput): APIGatewayProxyEvent {
     const name = request.rawHeaders[i]!;
     const value = request.rawHeaders[i + 1]!;
     headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
-    (multiValueHeaders[name] ??= []).push(value);
+    multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
   }
   const query: Record<string, string> = {};
   const multiQuery: Record<string, string[]> = {};
   for (const [name, value] of url.searchParams) {
     query[name] = value; // API Gateway keeps the last value in the single-value map.
-    (multiQuery[name] ??= []).push(value);
+    multiQuery[name] = [...(multiQuery[name] ?? []), value];
   }
   const socket = request.socket as TLSSocket;
   const certificate = typeof socket.getPeerX509Certificate === 'function' ? socket.getPeerX509Certificate() : undefined;

@@ -9,7 +9,13 @@ interface Template {
 }
 
 export type RouteMatch =
-  | { readonly kind: 'found'; readonly route: Route; readonly api: Api; readonly resource: string; readonly pathParameters: Record<string, string> }
+  | {
+      readonly kind: 'found';
+      readonly route: Route;
+      readonly api: Api;
+      readonly resource: string;
+      readonly pathParameters: Record<string, string>;
+    }
   | { readonly kind: 'method-not-allowed' }
   | { readonly kind: 'not-found' };
 
@@ -29,7 +35,12 @@ export class RouteMatcher {
         let template = byResource.get(resource);
         if (!template) {
           const segments = split(resource);
-          template = { resource, segments, params: segments.filter((s) => s.startsWith('{')).length, routes: new Map() };
+          template = {
+            resource,
+            segments,
+            params: segments.filter((s) => s.startsWith('{')).length,
+            routes: new Map(),
+          };
           byResource.set(resource, template);
         }
         template.routes.set(route.method, { route, api });

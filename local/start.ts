@@ -19,7 +19,9 @@ async function main(): Promise<void> {
   const adminUsername = process.env.CONTROLLER_ADMIN_USERNAME || 'admin';
   const configuredPassword = process.env.CONTROLLER_ADMIN_PASSWORD;
 
-  const dynamo = process.env.DYNAMODB_ENDPOINT ? undefined : await startDynamoDbLocal({ dataDir: resolve(dataDir, 'dynamodb') });
+  const dynamo = process.env.DYNAMODB_ENDPOINT
+    ? undefined
+    : await startDynamoDbLocal({ dataDir: resolve(dataDir, 'dynamodb') });
   const config = { ...loadConfig(), dynamoDbEndpoint: process.env.DYNAMODB_ENDPOINT || dynamo?.endpoint };
   const deps = createDeps(config);
   await ensureTable(deps.store.db, config.tableName);

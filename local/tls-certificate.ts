@@ -17,7 +17,9 @@ export async function createServerCertificate(hostnames: readonly string[] = ['l
   const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1'),
+    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(16)))
+      .toString('hex')
+      .replace(/^[89a-f]/, '1'),
     name: 'CN=localhost, O=Ziti serverless controller (local)',
     notBefore: new Date(now - 60_000),
     notAfter: new Date(now + 365 * 24 * 3600_000),

@@ -16,7 +16,8 @@ export interface ControllerConfig {
 function positiveInteger(name: string, value: string | undefined, fallback: number, min: number): number {
   if (value === undefined || value === '') return fallback;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < min) throw new Error(`${name} must be an integer >= ${min}, got "${value}"`);
+  if (!Number.isInteger(parsed) || parsed < min)
+    throw new Error(`${name} must be an integer >= ${min}, got "${value}"`);
   return parsed;
 }
 

@@ -1,5 +1,5 @@
-import { envInfoSchema, sdkInfoSchema } from '#shared/entities/identity.ts';
 import { z } from 'zod';
+import { envInfoSchema, sdkInfoSchema } from '#shared/entities/identity.ts';
 
 const limited = (max: number) => z.string().max(max);
 

@@ -22,7 +22,10 @@ function methodOf(value: string | undefined): AuthMethod {
 }
 
 /** Whether the identity's auth policy lets it use this primary method. */
-function policyAllows(policy: { primary: { updb: { allowed: boolean }; cert: { allowed: boolean } } }, method: AuthMethod) {
+function policyAllows(
+  policy: { primary: { updb: { allowed: boolean }; cert: { allowed: boolean } } },
+  method: AuthMethod,
+) {
   return method === 'password' ? policy.primary.updb.allowed : method === 'cert' ? policy.primary.cert.allowed : false;
 }
 

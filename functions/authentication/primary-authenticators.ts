@@ -25,8 +25,12 @@ export async function authenticateWithPassword(deps: Deps, body: AuthenticateBod
  * The client certificate's cert authenticator, found by the SHA-1 fingerprint of its DER (the reference's key). The
  * TLS layer (API Gateway mTLS, or the local server) has already proven the caller holds the certificate's key.
  */
-export async function authenticateWithCertificate(deps: Deps, clientCertPem: string | undefined): Promise<Authenticator> {
-  if (!clientCertPem) throw new ApiError('INVALID_AUTH', { message: 'Certificate authentication needs a client certificate.' });
+export async function authenticateWithCertificate(
+  deps: Deps,
+  clientCertPem: string | undefined,
+): Promise<Authenticator> {
+  if (!clientCertPem)
+    throw new ApiError('INVALID_AUTH', { message: 'Certificate authentication needs a client certificate.' });
   let fingerprint: string;
   try {
     fingerprint = new X509Certificate(clientCertPem).fingerprint.replaceAll(':', '').toLowerCase();

@@ -21,7 +21,10 @@ export async function handler(event: CloudFormationCustomResourceEvent) {
   const secret = await secrets.send(new GetSecretValueCommand({ SecretId: required('ADMIN_PASSWORD_SECRET_ARN') }));
   if (!secret.SecretString) throw new Error('the admin password secret has no string value');
   const deps = defaultDeps();
-  const result = await bootstrap(deps, { adminUsername: process.env.ADMIN_USERNAME || 'admin', adminPassword: secret.SecretString });
+  const result = await bootstrap(deps, {
+    adminUsername: process.env.ADMIN_USERNAME || 'admin',
+    adminPassword: secret.SecretString,
+  });
   deps.logger.info('bootstrap finished', { adminCreated: result.adminCreated });
   return { PhysicalResourceId: physicalResourceId, Data: { adminCreated: String(result.adminCreated) } };
 }

@@ -1,5 +1,5 @@
-import { ok } from '#shared/http/envelope.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
+import { ok } from '#shared/http/envelope.ts';
 import type { Operation, OperationMap } from '#shared/http/operation.ts';
 import { ENUMERATED_CAPABILITIES, versionInfo } from './version-info.ts';
 

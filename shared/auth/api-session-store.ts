@@ -35,7 +35,10 @@ export function sessionExpiry(deps: Deps, session: ApiSession): { expiresAt: str
 }
 
 /** The writes that store a new session; the token is returned once and only its hash is kept. */
-export function createApiSessionOps(deps: Deps, input: NewApiSession): { token: string; session: ApiSession; ops: WriteOp[] } {
+export function createApiSessionOps(
+  deps: Deps,
+  input: NewApiSession,
+): { token: string; session: ApiSession; ops: WriteOp[] } {
   const token = newToken();
   const now = deps.now();
   const session: ApiSession = {
@@ -102,19 +105,21 @@ export async function touchApiSession(deps: Deps, token: string): Promise<ApiSes
     return undefined;
   }
   const lastActivityAt = now.toISOString();
-  await deps.store.db.send(
-    new UpdateCommand({
-      TableName: deps.store.tableName,
-      Key: key,
-      UpdateExpression: 'SET lastActivityAt = :at, expiresAtEpoch = :ttl',
-      ConditionExpression: 'attribute_exists(PK)',
-      ExpressionAttributeValues: { ':at': lastActivityAt, ':ttl': Math.ceil(expiresAt(deps, now).getTime() / 1000) },
-    }),
-  ).catch((error: unknown) => {
-    // Deleted between the read and the write (logout, admin delete): the session is gone, so is this request's.
-    if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return undefined;
-    throw error;
-  });
+  await deps.store.db
+    .send(
+      new UpdateCommand({
+        TableName: deps.store.tableName,
+        Key: key,
+        UpdateExpression: 'SET lastActivityAt = :at, expiresAtEpoch = :ttl',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':at': lastActivityAt, ':ttl': Math.ceil(expiresAt(deps, now).getTime() / 1000) },
+      }),
+    )
+    .catch((error: unknown) => {
+      // Deleted between the read and the write (logout, admin delete): the session is gone, so is this request's.
+      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return undefined;
+      throw error;
+    });
   return { ...session, lastActivityAt };
 }
 

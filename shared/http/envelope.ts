@@ -31,7 +31,11 @@ export function created(collection: string, id: string): HttpResult {
 }
 
 /** 200 list envelope with pagination and the filterable fields of the listed type. */
-export function list(data: readonly unknown[], pagination: Pagination, filterableFields: readonly string[]): HttpResult {
+export function list(
+  data: readonly unknown[],
+  pagination: Pagination,
+  filterableFields: readonly string[],
+): HttpResult {
   return {
     statusCode: 200,
     body: { data, meta: { ...API_VERSION_META, pagination, filterableFields } },

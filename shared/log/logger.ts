@@ -45,7 +45,13 @@ export function createLogger(context: Record<string, unknown> = {}, options: Log
   const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
   const emit = (level: LogLevel, message: string, fields?: Record<string, unknown>) => {
     if (LEVELS[level] < threshold) return;
-    const entry = { level, time: new Date().toISOString(), message, ...context, ...(fields ? redact(fields) as object : {}) };
+    const entry = {
+      level,
+      time: new Date().toISOString(),
+      message,
+      ...context,
+      ...(fields ? (redact(fields) as object) : {}),
+    };
     write(JSON.stringify(entry));
   };
   return {

@@ -16,7 +16,10 @@ function join(base: string, path: string): string {
  * reference controller treats any un-prefixed path as the client API (older SDKs call `/authenticate` and `/enroll`).
  */
 export function resourcesOf(route: Route): RouteResource[] {
-  const resources: RouteResource[] = route.apis.map((api) => ({ api, resource: join(API_BASE_PATHS[api], route.path) }));
+  const resources: RouteResource[] = route.apis.map((api) => ({
+    api,
+    resource: join(API_BASE_PATHS[api], route.path),
+  }));
   if (route.apis.includes('client')) resources.push({ api: 'client', resource: route.path });
   return resources;
 }

@@ -12,7 +12,12 @@ export interface Child {
  * Every child of a parent (authenticators, enrollments, API sessions of an identity) in one paged GSI2 query. GSI2 is
  * eventually consistent: fine for views; deletes that must catch every child re-check in their transaction.
  */
-export async function listChildren(deps: Deps, collection: string, id: string, childCollection?: string): Promise<Child[]> {
+export async function listChildren(
+  deps: Deps,
+  collection: string,
+  id: string,
+  childCollection?: string,
+): Promise<Child[]> {
   const children: Child[] = [];
   let start: Record<string, unknown> | undefined;
   do {

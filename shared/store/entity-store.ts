@@ -190,7 +190,12 @@ export class Store {
     };
   }
 
-  private putMarker<D extends BaseDocument>(def: EntityDefinition<D>, field: string, value: string, id: string): WriteOp {
+  private putMarker<D extends BaseDocument>(
+    def: EntityDefinition<D>,
+    field: string,
+    value: string,
+    id: string,
+  ): WriteOp {
     return {
       item: {
         Put: {

@@ -1,5 +1,5 @@
-import { sessionExpiry } from '../auth/api-session-store.ts';
 import type { ApiSession } from '../auth/api-session.ts';
+import { sessionExpiry } from '../auth/api-session-store.ts';
 import type { Deps } from '../deps.ts';
 import { entityRef, selfLinks } from './entity-ref.ts';
 

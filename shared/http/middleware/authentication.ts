@@ -5,7 +5,9 @@ import type { Deps } from '../../deps.ts';
 import type { ControllerContext } from './controller-context.ts';
 
 /** Resolves the caller and enforces the route's auth level before the operation runs. */
-export function authentication(deps: () => Deps): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ControllerContext> {
+export function authentication(
+  deps: () => Deps,
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ControllerContext> {
   return {
     name: 'authentication',
     before: async (request) => {

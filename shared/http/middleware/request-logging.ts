@@ -8,7 +8,9 @@ import type { ControllerContext } from './controller-context.ts';
  * Gives the request its id and a logger that stamps it on every line, and logs one summary line when the response
  * is ready. Only the method, resource and status are logged: never headers or bodies, which carry secrets.
  */
-export function requestLogging(logger: () => Logger): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ControllerContext> {
+export function requestLogging(
+  logger: () => Logger,
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ControllerContext> {
   return {
     name: 'request-logging',
     before: (request) => {

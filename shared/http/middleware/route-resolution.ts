@@ -17,7 +17,9 @@ export function indexRoutes(routes: readonly Route[]): RouteIndex {
 }
 
 /** Finds the route of the event by its resource template (never by the raw path). */
-export function routeResolution(index: RouteIndex): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ControllerContext> {
+export function routeResolution(
+  index: RouteIndex,
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ControllerContext> {
   return {
     name: 'route-resolution',
     before: (request) => {

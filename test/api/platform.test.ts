@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectMatchesSpec } from '../contract/openziti-spec.ts';
+import { startTestController, type TestController } from '../support/test-controller.ts';
+
+let controller: TestController;
+
+beforeAll(async () => {
+  controller = await startTestController();
+});
+afterAll(async () => {
+  await controller.close();
+});
+
+describe('version', () => {
+  it.each([
+    '/',
+    '/version',
+    '/edge/client/v1',
+    '/edge/client/v1/version',
+    '/edge/management/v1',
+    '/edge/management/v1/version',
+    '/edge/v1/version',
+  ])('GET %s answers the version document without authentication', async (path) => {
+    const response = await controller.call('GET', path);
+
+    expect(response.status).toBe(200);
+    expect(response.body.data.apiVersions['edge-management'].v1.path).toBe('/edge/management/v1');
+    expect(response.body.data.apiVersions['edge-client'].v1.apiBaseUrls).toEqual([
+      `${controller.origin}/edge/client/v1`,
+    ]);
+    expect(response.body.data.apiVersions.edge).toEqual(response.body.data.apiVersions['edge-client']);
+    expect(response.body.meta).toEqual({ apiVersion: '0.0.1', apiEnrollmentVersion: '0.0.1' });
+    expectMatchesSpec(path.includes('management') ? 'management' : 'client', 'GET', '/version', 200, response.body);
+  });
+
+  it('does not advertise OIDC, which would switch SDKs away from zt-session', async () => {
+    const version = await controller.call('GET', '/version');
+    const capabilities = await controller.call('GET', '/edge/client/v1/enumerated-capabilities');
+
+    expect(version.body.data.capabilities).not.toContain('OIDC_AUTH');
+    expect(capabilities.status).toBe(200);
+    expect(capabilities.body.data).not.toContain('OIDC_AUTH');
+    expectMatchesSpec('client', 'GET', '/enumerated-capabilities', 200, capabilities.body);
+  });
+});
+
+describe('errors from the plumbing', () => {
+  it('answers 404 NOT_FOUND in the error envelope for an unknown path', async () => {
+    const response = await controller.call('GET', '/edge/management/v1/no-such-thing');
+
+    expect(response.status).toBe(404);
+    expect(response.body.error.code).toBe('NOT_FOUND');
+    expect(response.body.error.requestId).toMatch(/^[0-9a-zA-Z.-]{10}$/);
+    expect(response.body.meta.apiVersion).toBe('0.0.1');
+  });
+
+  it('answers 405 METHOD_NOT_ALLOWED for a known path with another method', async () => {
+    const response = await controller.call('POST', '/version');
+
+    expect(response.status).toBe(405);
+    expect(response.body.error.code).toBe('METHOD_NOT_ALLOWED');
+  });
+
+  it('answers 413 REQUEST_ENTITY_TOO_LARGE above 1 MiB, before authentication', async () => {
+    const response = await controller.call('POST', '/edge/client/v1/authenticate?method=password', {
+      rawBody: `{"username":"${'x'.repeat(1024 * 1024)}"}`,
+      headers: { 'content-type': 'application/json' },
+    });
+
+    expect(response.status).toBe(413);
+    expect(response.body.error.code).toBe('REQUEST_ENTITY_TOO_LARGE');
+  });
+
+  it('answers 413 for a chunked body with no declared length', async () => {
+    const response = await controller.call('POST', '/edge/management/v1/current-identity', {
+      rawBody: Buffer.alloc(1024 * 1024 + 10, 'a'),
+      headers: { 'transfer-encoding': 'chunked', 'content-type': 'application/json' },
+    });
+
+    expect(response.status).toBe(413);
+  });
+
+  it('answers 400 COULD_NOT_PARSE_BODY for malformed JSON', async () => {
+    const response = await controller.call('POST', '/edge/client/v1/authenticate?method=password', {
+      rawBody: '{"username": "admin", ',
+      headers: { 'content-type': 'application/json' },
+    });
+
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('COULD_NOT_PARSE_BODY');
+  });
+
+  it('gives every response its own request id', async () => {
+    const first = await controller.call('GET', '/nothing-here');
+    const second = await controller.call('GET', '/nothing-here');
+
+    expect(first.body.error.requestId).not.toBe(second.body.error.requestId);
+  });
+});

@@ -1,0 +1,65 @@
+import { request as httpsRequest } from 'node:https';
+
+export interface HttpResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly text: string;
+  /** The parsed JSON body (undefined when the body is not JSON). */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response shapes; assertions narrow them.
+  readonly body: any;
+}
+
+export interface RequestOptions {
+  readonly body?: unknown;
+  /** Sent as is, no JSON encoding (malformed JSON, PEM bodies). */
+  readonly rawBody?: string | Buffer;
+  readonly token?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly cert?: { readonly key: string; readonly cert: string };
+}
+
+/** One HTTPS request to the local controller (its self-signed certificate is trusted explicitly). */
+export function httpsCall(
+  origin: string,
+  ca: string,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<HttpResponse> {
+  const url = new URL(path, origin);
+  const payload =
+    options.rawBody !== undefined
+      ? options.rawBody
+      : options.body !== undefined
+        ? JSON.stringify(options.body)
+        : undefined;
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+    ...(options.token ? { 'zt-session': options.token } : {}),
+    ...options.headers,
+  };
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      url,
+      { method, headers, ca, ...(options.cert ? { key: options.cert.key, cert: options.cert.cert } : {}) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown;
+          try {
+            body = text ? JSON.parse(text) : undefined;
+          } catch {
+            body = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
+        });
+      },
+    );
+    req.on('error', reject);
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
+}
