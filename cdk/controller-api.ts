@@ -1,0 +1,98 @@
+import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import {
+  AccessLogField,
+  AccessLogFormat,
+  EndpointType,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  RestApi,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { resourcesOf } from '#shared/routes/resource-paths.ts';
+import type { OperationGroup, Route } from '#shared/routes/route.ts';
+import { REQUEST_DEADLINE } from './controller-function.ts';
+import { addGatewayErrorResponses } from './gateway-error-responses.ts';
+
+export interface ControllerApiProps {
+  readonly routes: readonly Route[];
+  /** The function that serves each operation group of `routes`. */
+  readonly functions: ReadonlyMap<OperationGroup, IFunction>;
+}
+
+const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: AccessLogField.contextRequestId(),
+    requestTime: AccessLogField.contextRequestTime(),
+    sourceIp: AccessLogField.contextIdentitySourceIp(),
+    userAgent: AccessLogField.contextIdentityUserAgent(),
+    httpMethod: AccessLogField.contextHttpMethod(),
+    resourcePath: AccessLogField.contextResourcePath(),
+    path: AccessLogField.contextPath(),
+    protocol: AccessLogField.contextProtocol(),
+    status: AccessLogField.contextStatus(),
+    responseLength: AccessLogField.contextResponseLength(),
+    responseLatency: AccessLogField.contextResponseLatency(),
+    integrationLatency: AccessLogField.contextIntegrationLatency(),
+    errorType: AccessLogField.contextErrorResponseType(),
+    errorMessage: AccessLogField.contextErrorMessage(),
+  }),
+);
+
+/**
+ * The REST API, built from the route table: every route is a method on each resource `resourcesOf` gives it, proxied
+ * to its group's function. Authentication happens in the functions (API sessions live in DynamoDB), so every method
+ * is open to API Gateway.
+ */
+export class ControllerApi extends Construct {
+  readonly restApi: RestApi;
+
+  constructor(scope: Construct, id: string, props: ControllerApiProps) {
+    super(scope, id);
+
+    // Who called what, kept past the stack's deletion for audits.
+    const accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.restApi = new RestApi(this, 'RestApi', {
+      restApiName: `${Stack.of(this).stackName}-api`,
+      description: 'OpenZiti Edge client and management APIs',
+      endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      // Stage logging needs the region's one API Gateway CloudWatch role; kept on deletion because other APIs in the
+      // account may rely on it by then.
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName: 'prod',
+        metricsEnabled: true,
+        // Errors only, and never request or response bodies: they carry passwords, tokens and private keys.
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: ACCESS_LOG_FORMAT,
+      },
+    });
+    addGatewayErrorResponses(this.restApi);
+
+    // One integration per function, each granting API Gateway one API-wide invoke permission: a permission per
+    // method would outgrow the function's 20 KB resource policy long before the route table is complete.
+    const integrations = new Map<OperationGroup, LambdaIntegration>();
+    for (const [group, fn] of props.functions) {
+      integrations.set(group, new LambdaIntegration(fn, { scopePermissionToMethod: false, timeout: REQUEST_DEADLINE }));
+    }
+
+    for (const route of props.routes) {
+      const integration = integrations.get(route.group);
+      if (!integration) throw new Error(`No function serves group "${route.group}" (${route.method} ${route.path})`);
+      for (const { resource } of resourcesOf(route)) {
+        this.restApi.root
+          .resourceForPath(resource)
+          .addMethod(route.method, integration, { operationName: route.operation });
+      }
+    }
+  }
+}

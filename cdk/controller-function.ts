@@ -1,0 +1,75 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** The API's deadline: the reference controller answers 503 `TIMEOUT` after 10 s, so API Gateway does too. */
+export const REQUEST_DEADLINE = Duration.seconds(10);
+
+/**
+ * A Lambda timeout past the API deadline, so that API Gateway's integration timeout (503 `TIMEOUT`) answers a slow
+ * request rather than a killed function (which API Gateway reports as a 5xx integration failure).
+ */
+const FUNCTION_TIMEOUT = REQUEST_DEADLINE.plus(Duration.seconds(2));
+
+/**
+ * ESM bundles still hold CommonJS dependencies that call `require`; ESM has none, so define one. The alias keeps
+ * the banner's import from clashing with a bundled `createRequire`.
+ */
+const REQUIRE_BANNER =
+  "import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);";
+
+export interface ControllerFunctionProps {
+  /** The directory under `functions/` whose `handler.ts` exports `handler`. */
+  readonly source: string;
+  readonly description: string;
+  readonly environment?: Readonly<Record<string, string>>;
+  /** Defaults to two seconds past {@link REQUEST_DEADLINE}. */
+  readonly timeout?: Duration;
+}
+
+/**
+ * Every controller function: Node 24 on arm64, one minified ESM bundle with everything inside (the AWS SDK too, so a
+ * runtime SDK update never changes behaviour), source maps, JSON logs in its own log group.
+ */
+export class ControllerFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: ControllerFunctionProps) {
+    super(scope, id, {
+      entry: join(REPO_ROOT, 'functions', props.source, 'handler.ts'),
+      handler: 'handler',
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
+      description: props.description,
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: 1024,
+      timeout: props.timeout ?? FUNCTION_TIMEOUT,
+      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      loggingFormat: LoggingFormat.JSON,
+      // Logs are for operating the function, not an audit trail: they go with the stack, and age out before that.
+      logGroup: new LogGroup(scope, `${id}Logs`, {
+        retention: RetentionDays.ONE_MONTH,
+        removalPolicy: RemovalPolicy.DESTROY,
+      }),
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node24',
+        mainFields: ['module', 'main'],
+        banner: REQUIRE_BANNER,
+        externalModules: [],
+        minify: true,
+        // Minified class names would make logged error names and `constructor.name` checks useless.
+        keepNames: true,
+        sourceMap: true,
+        // Stack traces need only the mappings; the sources would double the upload for nothing.
+        sourcesContent: false,
+        tsconfig: join(REPO_ROOT, 'tsconfig.json'),
+      },
+    });
+  }
+}

@@ -1,0 +1,70 @@
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { API_BASE_PATHS, type OperationGroup } from '#shared/routes/route.ts';
+import { ROUTES } from '#shared/routes/route-table.ts';
+import { ControllerApi } from './controller-api.ts';
+import { ControllerBootstrap } from './controller-bootstrap.ts';
+import { ControllerFunction } from './controller-function.ts';
+import type { ControllerSettings } from './controller-settings.ts';
+import { ControllerTable } from './controller-table.ts';
+import { functionIdOf, operationGroupsOf } from './operation-groups.ts';
+
+export interface ControllerStackProps extends StackProps, ControllerSettings {}
+
+/** The whole controller: one table, one function per operation group of the route table, one REST API. */
+export class ControllerStack extends Stack {
+  readonly table: ControllerTable;
+  readonly functions: ReadonlyMap<OperationGroup, ControllerFunction>;
+  readonly api: ControllerApi;
+  readonly bootstrap: ControllerBootstrap;
+
+  constructor(scope: Construct, id: string, props: ControllerStackProps) {
+    super(scope, id, props);
+
+    this.table = new ControllerTable(this, 'Table');
+
+    // PKI: the network root CA, signing CA and enrollment JWT keys (KMS, ECC_NIST_P256, SIGN_VERIFY) go here, with
+    // kms:Sign and kms:GetPublicKey granted only to the groups that issue certificates or enrollment tokens.
+
+    const functions = new Map<OperationGroup, ControllerFunction>();
+    for (const group of operationGroupsOf(ROUTES)) {
+      const fn = new ControllerFunction(this, functionIdOf(group), {
+        source: group,
+        description: `Ziti controller: ${group} operations`,
+        environment: {
+          TABLE_NAME: this.table.tableName,
+          API_SESSION_TIMEOUT_MINUTES: String(props.apiSessionTimeoutMinutes),
+        },
+      });
+      // The whole table for every group: each one reads and touches the caller's API session, and entities, links
+      // and unique-value markers share the table's key space, so per-group key conditions would not narrow much.
+      this.table.grantReadWriteData(fn);
+      functions.set(group, fn);
+    }
+    this.functions = functions;
+
+    // Integrity scan: the Step Functions state machine (and its segment function) goes here; the database
+    // maintenance group gets states:StartExecution on it.
+
+    this.api = new ControllerApi(this, 'Api', { routes: ROUTES, functions });
+    this.bootstrap = new ControllerBootstrap(this, 'Bootstrap', {
+      table: this.table,
+      adminUsername: props.adminUsername,
+    });
+
+    new CfnOutput(this, 'ClientApiUrl', {
+      description: 'Base URL of the Edge client API',
+      value: this.api.restApi.urlForPath(API_BASE_PATHS.client),
+    });
+    new CfnOutput(this, 'ManagementApiUrl', {
+      description: 'Base URL of the Edge management API',
+      value: this.api.restApi.urlForPath(API_BASE_PATHS.management),
+    });
+    new CfnOutput(this, 'TableName', { value: this.table.tableName });
+    new CfnOutput(this, 'AdminUsername', { value: props.adminUsername });
+    new CfnOutput(this, 'AdminPasswordSecretArn', {
+      description: "Secrets Manager secret holding the default admin's password",
+      value: this.bootstrap.adminPasswordSecret.secretArn,
+    });
+  }
+}

@@ -1,0 +1,290 @@
+import { App, type CfnElement } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { resourcesOf } from '#shared/routes/resource-paths.ts';
+import type { OperationGroup } from '#shared/routes/route.ts';
+import { ROUTES } from '#shared/routes/route-table.ts';
+import { ControllerStack } from '../../cdk/controller-stack.ts';
+import { GATEWAY_ERRORS } from '../../cdk/gateway-error-responses.ts';
+import { operationGroupsOf } from '../../cdk/operation-groups.ts';
+import { cdkJsonContext } from './synth-context.ts';
+
+interface CfnResource {
+  readonly Type: string;
+  readonly Properties: Record<string, unknown>;
+  readonly DeletionPolicy?: string;
+}
+
+type Intrinsic = { readonly Ref?: string; readonly 'Fn::GetAtt'?: readonly [string, string] };
+
+// Bundling skipped for every stack: the template does not depend on the bundle, and esbuild would dominate the run.
+const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+const stack = new ControllerStack(app, 'TestController', { adminUsername: 'admin', apiSessionTimeoutMinutes: 30 });
+const template = Template.fromStack(stack);
+const resources = (template.toJSON() as { Resources: Record<string, CfnResource> }).Resources;
+
+function resourceById(logicalId: string | undefined): CfnResource {
+  const resource = logicalId === undefined ? undefined : resources[logicalId];
+  if (!resource) throw new Error(`no resource ${logicalId}`);
+  return resource;
+}
+
+function resourcesOfType(type: string): [string, CfnResource][] {
+  return Object.entries(resources).filter(([, resource]) => resource.Type === type);
+}
+
+function functionLogicalId(group: OperationGroup): string {
+  const fn = stack.functions.get(group);
+  if (!fn) throw new Error(`no function for ${group}`);
+  return stack.getLogicalId(fn.node.defaultChild as CfnElement);
+}
+
+/** Full path of an API Gateway resource, rebuilt from the PathPart/ParentId chain down from the root resource. */
+function pathOf(resourceId: Intrinsic): string {
+  if (resourceId['Fn::GetAtt']?.[1] === 'RootResourceId') return '/';
+  const resource = resourceById(resourceId.Ref);
+  if (resource.Type !== 'AWS::ApiGateway::Resource') throw new Error(`not a resource: ${resourceId.Ref}`);
+  const parent = pathOf(resource.Properties.ParentId as Intrinsic);
+  return `${parent === '/' ? '' : parent}/${resource.Properties.PathPart as string}`;
+}
+
+/** The logical id of the function an integration URI invokes. */
+function invokedFunction(uri: unknown): string | undefined {
+  if (Array.isArray(uri)) return uri.map(invokedFunction).find((id) => id !== undefined);
+  if (uri === null || typeof uri !== 'object') return undefined;
+  const getAtt = (uri as Intrinsic)['Fn::GetAtt'];
+  if (getAtt?.[1] === 'Arn') return getAtt[0];
+  return Object.values(uri)
+    .map(invokedFunction)
+    .find((id) => id !== undefined);
+}
+
+describe('ControllerStack', () => {
+  describe('REST API', () => {
+    const methods = new Map(
+      resourcesOfType('AWS::ApiGateway::Method').map(([, method]) => {
+        const props = method.Properties;
+        const integration = props.Integration as { Type: string; Uri: unknown };
+        const key = `${props.HttpMethod as string} ${pathOf(props.ResourceId as Intrinsic)}`;
+        return [key, { type: integration.Type, functionId: invokedFunction(integration.Uri) }];
+      }),
+    );
+
+    it('serves every route at every resource of the route, proxied to the function of its group', () => {
+      for (const route of ROUTES) {
+        for (const { resource } of resourcesOf(route)) {
+          const method = methods.get(`${route.method} ${resource}`);
+          expect(method, `${route.method} ${resource}`).toEqual({
+            type: 'AWS_PROXY',
+            functionId: functionLogicalId(route.group),
+          });
+        }
+      }
+    });
+
+    it('has no method the route table does not ask for', () => {
+      const expected = ROUTES.flatMap((route) =>
+        resourcesOf(route).map(({ resource }) => `${route.method} ${resource}`),
+      );
+      expect([...methods.keys()].sort()).toEqual([...new Set(expected)].sort());
+    });
+
+    it('serves the un-prefixed alias of the base path at the REST API root', () => {
+      const root = ROUTES.find((route) => route.path === '/' && route.apis.includes('client'));
+      expect(root).toBeDefined();
+      expect(methods.has(`${root?.method} /`)).toBe(true);
+    });
+
+    it('never gives a resource two differently named path parameters as children (API Gateway rejects that)', () => {
+      const parameterChildren = new Map<string, Set<string>>();
+      for (const [, resource] of resourcesOfType('AWS::ApiGateway::Resource')) {
+        const pathPart = resource.Properties.PathPart as string;
+        if (!pathPart.startsWith('{')) continue;
+        const parent = pathOf(resource.Properties.ParentId as Intrinsic);
+        parameterChildren.set(parent, (parameterChildren.get(parent) ?? new Set()).add(pathPart));
+      }
+      for (const [parent, names] of parameterChildren) expect([...names], parent).toHaveLength(1);
+    });
+
+    it('grants API Gateway one API-wide invoke permission per function rather than one per method', () => {
+      const permissions = resourcesOfType('AWS::Lambda::Permission');
+      const functionCount = resourcesOfType('AWS::Lambda::Function').length;
+      expect(permissions.length).toBeLessThanOrEqual(2 * functionCount);
+      for (const group of operationGroupsOf(ROUTES)) {
+        const own = permissions.filter(
+          ([, p]) => (p.Properties.FunctionName as Intrinsic)['Fn::GetAtt']?.[0] === functionLogicalId(group),
+        );
+        expect(own, group).toHaveLength(1);
+      }
+    });
+
+    it('answers API Gateway errors in the controller error envelope', () => {
+      for (const { type, code } of GATEWAY_ERRORS) {
+        template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+          ResponseType: type.responseType,
+          ResponseTemplates: { 'application/json': Match.stringLikeRegexp(`"code":"${code}"`) },
+        });
+      }
+      const statuses = resourcesOfType('AWS::ApiGateway::GatewayResponse').map(([, r]) => ({
+        type: r.Properties.ResponseType,
+        status: r.Properties.StatusCode,
+        body: JSON.parse((r.Properties.ResponseTemplates as Record<string, string>)['application/json']!),
+      }));
+      expect(statuses).toContainEqual(
+        expect.objectContaining({
+          type: 'MISSING_AUTHENTICATION_TOKEN',
+          status: '404',
+          body: {
+            error: { code: 'NOT_FOUND', message: expect.any(String), requestId: '$context.requestId' },
+            meta: { apiVersion: '0.0.1', apiEnrollmentVersion: '0.0.1' },
+          },
+        }),
+      );
+      expect(statuses).toContainEqual(expect.objectContaining({ type: 'REQUEST_TOO_LARGE', status: '413' }));
+      expect(statuses).toContainEqual(expect.objectContaining({ type: 'INTEGRATION_TIMEOUT', status: '503' }));
+    });
+
+    it('times integrations out at the 10 s API deadline', () => {
+      for (const [, method] of resourcesOfType('AWS::ApiGateway::Method')) {
+        expect((method.Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis).toBe(10_000);
+      }
+    });
+
+    it('deploys a regional API with access logs and without request body logging', () => {
+      template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
+      template.hasResourceProperties('AWS::ApiGateway::Stage', {
+        AccessLogSetting: Match.objectLike({ Format: Match.stringLikeRegexp('requestId') }),
+        MethodSettings: [Match.objectLike({ DataTraceEnabled: false, MetricsEnabled: true })],
+      });
+    });
+  });
+
+  describe('functions', () => {
+    const groups = operationGroupsOf(ROUTES);
+
+    it('has exactly one Node 24 arm64 ESM function per operation group', () => {
+      expect([...stack.functions.keys()]).toEqual(groups);
+      const ids = groups.map(functionLogicalId);
+      expect(new Set(ids).size).toBe(groups.length);
+      for (const id of ids) {
+        expect(resourceById(id).Properties).toMatchObject({
+          Runtime: 'nodejs24.x',
+          Architectures: ['arm64'],
+          Handler: 'index.handler',
+          MemorySize: 1024,
+          LoggingConfig: { LogFormat: 'JSON' },
+          Environment: {
+            Variables: {
+              TABLE_NAME: { Ref: stack.getLogicalId(stack.table.node.defaultChild as CfnElement) },
+              API_SESSION_TIMEOUT_MINUTES: '30',
+              NODE_OPTIONS: '--enable-source-maps',
+            },
+          },
+        });
+      }
+    });
+
+    it('gives every controller function a log group of its own', () => {
+      const controllerFunctions = resourcesOfType('AWS::Lambda::Function').filter(
+        ([, fn]) => fn.Properties.Handler === 'index.handler',
+      );
+      expect(controllerFunctions).toHaveLength(groups.length + 1);
+      const logGroups = controllerFunctions.map(
+        ([, fn]) => (fn.Properties.LoggingConfig as { LogGroup: Intrinsic }).LogGroup.Ref,
+      );
+      expect(new Set(logGroups).size).toBe(controllerFunctions.length);
+      for (const logGroup of logGroups) expect(resourceById(logGroup).Type).toBe('AWS::Logs::LogGroup');
+    });
+
+    it('lets a group function do nothing but read and write DynamoDB', () => {
+      for (const group of groups) {
+        const role = (resourceById(functionLogicalId(group)).Properties.Role as Intrinsic)['Fn::GetAtt']?.[0];
+        const policies = resourcesOfType('AWS::IAM::Policy').filter(([, policy]) =>
+          (policy.Properties.Roles as Intrinsic[]).some((r) => r.Ref === role),
+        );
+        const actions = policies.flatMap(([, policy]) =>
+          (policy.Properties.PolicyDocument as { Statement: { Action: string | string[] }[] }).Statement.flatMap(
+            (statement) => statement.Action,
+          ),
+        );
+        expect(actions.length, group).toBeGreaterThan(0);
+        for (const action of actions) expect(action, group).toMatch(/^dynamodb:/);
+      }
+    });
+  });
+
+  describe('table', () => {
+    it('is on-demand, recoverable, protected from deletion and retained', () => {
+      template.hasResource('AWS::DynamoDB::Table', {
+        DeletionPolicy: 'Retain',
+        Properties: Match.objectLike({
+          BillingMode: 'PAY_PER_REQUEST',
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          TimeToLiveSpecification: { AttributeName: 'expiresAtEpoch', Enabled: true },
+          DeletionProtectionEnabled: true,
+          KeySchema: [
+            { AttributeName: 'PK', KeyType: 'HASH' },
+            { AttributeName: 'SK', KeyType: 'RANGE' },
+          ],
+        }),
+      });
+    });
+
+    it('has both global secondary indexes, projecting every attribute', () => {
+      template.hasResourceProperties('AWS::DynamoDB::Table', {
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: 'GSI1',
+            KeySchema: [
+              { AttributeName: 'GSI1PK', KeyType: 'HASH' },
+              { AttributeName: 'GSI1SK', KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
+          {
+            IndexName: 'GSI2',
+            KeySchema: [
+              { AttributeName: 'GSI2PK', KeyType: 'HASH' },
+              { AttributeName: 'GSI2SK', KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
+      });
+    });
+  });
+
+  describe('bootstrap', () => {
+    it('runs the bootstrap function through a custom resource on deploy', () => {
+      template.resourceCountIs('Custom::ControllerBootstrap', 1);
+      template.hasResourceProperties('Custom::ControllerBootstrap', {
+        bootstrapVersion: Match.anyValue(),
+        adminUsername: 'admin',
+      });
+    });
+
+    it('generates the admin password into a retained secret the bootstrap function may read', () => {
+      template.hasResource('AWS::SecretsManager::Secret', {
+        DeletionPolicy: 'Retain',
+        Properties: Match.objectLike({ GenerateSecretString: Match.objectLike({ PasswordLength: 32 }) }),
+      });
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Description: Match.stringLikeRegexp('seeds the table'),
+        Environment: {
+          Variables: Match.objectLike({
+            TABLE_NAME: Match.anyValue(),
+            ADMIN_USERNAME: 'admin',
+            ADMIN_PASSWORD_SECRET_ARN: Match.anyValue(),
+          }),
+        },
+      });
+    });
+  });
+
+  it('outputs both API base URLs, the table and the admin secret', () => {
+    const outputs = Object.keys(template.toJSON().Outputs as Record<string, unknown>);
+    expect(outputs).toEqual(
+      expect.arrayContaining(['ClientApiUrl', 'ManagementApiUrl', 'TableName', 'AdminPasswordSecretArn']),
+    );
+  });
+});
