@@ -100,13 +100,17 @@ export async function bootstrap(deps: Deps, options: BootstrapOptions): Promise<
     },
     onConditionFailed: () => new AlreadyDone('COULD_NOT_VALIDATE'),
   };
-  const authenticatorOps = deps.store.createOps(authenticators, {
-    ...base(deps, newId()),
-    identityId: admin.id,
-    method: 'updb',
-    username: options.adminUsername,
-    passwordHash: await hashPassword(options.adminPassword),
-  });
+  const authenticatorOps = deps.store.createOps(
+    authenticators,
+    {
+      ...base(deps, newId()),
+      identityId: admin.id,
+      method: 'updb',
+      username: options.adminUsername,
+      passwordHash: await hashPassword(options.adminPassword),
+    },
+    ['identityId'],
+  );
   try {
     await deps.store.transact([marker, ...deps.store.createOps(identities, admin), ...authenticatorOps]);
     return { adminCreated: true, adminIdentityId: admin.id };

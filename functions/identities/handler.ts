@@ -1,10 +1,35 @@
+import { crudOperations } from '#shared/crud/crud-operations.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { callerOf, type OperationMap } from '#shared/http/operation.ts';
 import { identityView } from '#shared/views/identity-view.ts';
+import { disableIdentity, enableIdentity } from './identity-actions.ts';
+import { identityApi } from './identity-api.ts';
+import {
+  getIdentityAuthenticators,
+  getIdentityEnrollments,
+  identityTypeOperations,
+  listIdentityRoleAttributes,
+  listSummary,
+} from './identity-lists.ts';
 
 export const operations: OperationMap = {
   getCurrentIdentity: async (request, deps) => ok(await identityView(deps, callerOf(request).identity)),
+  ...crudOperations(identityApi, {
+    list: 'listIdentities',
+    create: 'createIdentity',
+    detail: 'detailIdentity',
+    replace: 'updateIdentity',
+    patch: 'patchIdentity',
+    delete: 'deleteIdentity',
+  }),
+  disableIdentity,
+  enableIdentity,
+  getIdentityAuthenticators,
+  getIdentityEnrollments,
+  listIdentityRoleAttributes,
+  listSummary,
+  ...identityTypeOperations,
 };
 
 export const handler = createGroupHandler('identities', operations);

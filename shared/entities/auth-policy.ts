@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { baseDocumentShape } from './base-document.ts';
-import type { EntityDefinition } from './entity-definition.ts';
+import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
 
 export const authPolicySchema = z.object({
   ...baseDocumentShape,
@@ -27,6 +27,7 @@ export const authPolicies: EntityDefinition<AuthPolicy> = {
   label: 'auth policy',
   schema: authPolicySchema,
   unique: ['name'],
+  filterable: { ...BASE_FILTERABLE, name: 'string' },
 };
 
 /** The id of the policy every identity gets when it names none. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { baseDocumentShape } from './base-document.ts';
-import type { EntityDefinition } from './entity-definition.ts';
+import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
 
 export const authenticatorSchema = z.object({
   ...baseDocumentShape,
@@ -20,5 +20,14 @@ export const authenticators: EntityDefinition<Authenticator> = {
   label: 'authenticator',
   schema: authenticatorSchema,
   unique: ['username', 'fingerprint'],
+  references: [{ field: 'identityId', collection: 'identities', tracked: false }],
   parentOf: (doc) => ({ collection: 'identities', id: doc.identityId }),
+  filterable: {
+    ...BASE_FILTERABLE,
+    identityId: 'string',
+    method: 'string',
+    username: 'string',
+    fingerprint: 'string',
+    isIssuedByNetwork: 'boolean',
+  },
 };

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { FilterableFields } from '../query/filterable-fields.ts';
 
 /** Tag values are limited to strings, booleans and null. */
 export type Tags = Record<string, string | boolean | null>;
@@ -9,6 +10,18 @@ export interface BaseDocument {
   createdAt: string;
   updatedAt: string;
   tags: Tags;
+}
+
+/** A field holding the id of another entity. */
+export interface Reference<D> {
+  readonly field: keyof D & string;
+  /** The collection the id points into. */
+  readonly collection: string;
+  /**
+   * Kept as a link item under the target, so the target refuses deletion (409) while anything points at it. Untracked
+   * references are only checked to exist when written (targets that can never be deleted, such as identity types).
+   */
+  readonly tracked: boolean;
 }
 
 /**
@@ -24,6 +37,20 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
   readonly schema: z.ZodType<D>;
   /** Fields whose values are unique across the type; kept with marker items in the same transaction. */
   readonly unique: readonly (keyof D & string)[];
+  /** Fields holding ids of other entities; checked in the same transaction that writes them. */
+  readonly references?: readonly Reference<D>[];
   /** The parent that lists this entity as a child (GSI2), e.g. the identity of an authenticator. */
   readonly parentOf?: (doc: D) => { readonly collection: string; readonly id: string } | undefined;
+  /** What a list's filter and sort may name (also `meta.filterableFields`). */
+  readonly filterable: FilterableFields;
+  /** The role-attribute field that a list's `roleFilter` matches, for types policies select by role. */
+  readonly roleAttributesField?: keyof D & string;
 }
+
+/** The fields every entity offers to filters and sorts. */
+export const BASE_FILTERABLE: FilterableFields = {
+  id: 'string',
+  createdAt: 'datetime',
+  updatedAt: 'datetime',
+  tags: 'map',
+};

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { baseDocumentShape } from './base-document.ts';
-import type { EntityDefinition } from './entity-definition.ts';
+import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
 
 export const identityTypeSchema = z.object({ ...baseDocumentShape, name: z.string() });
 export type IdentityType = z.infer<typeof identityTypeSchema>;
@@ -10,6 +10,7 @@ export const identityTypes: EntityDefinition<IdentityType> = {
   label: 'identity type',
   schema: identityTypeSchema,
   unique: ['name'],
+  filterable: { ...BASE_FILTERABLE, name: 'string' },
 };
 
 /** The seeded identity types; their ids equal their names, as in the reference controller. */

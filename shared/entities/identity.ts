@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { baseDocumentShape } from './base-document.ts';
-import type { EntityDefinition } from './entity-definition.ts';
+import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
 
 export const PRECEDENCES = ['default', 'required', 'failed'] as const;
 
@@ -49,6 +49,24 @@ export const identities: EntityDefinition<Identity> = {
   label: 'identity',
   schema: identitySchema,
   unique: ['name', 'externalId'],
+  references: [
+    { field: 'authPolicyId', collection: 'auth-policies', tracked: true },
+    { field: 'typeId', collection: 'identity-types', tracked: false },
+  ],
+  filterable: {
+    ...BASE_FILTERABLE,
+    name: 'string',
+    typeId: 'string',
+    isAdmin: 'boolean',
+    isDefaultAdmin: 'boolean',
+    authPolicyId: 'string',
+    externalId: 'string',
+    roleAttributes: 'stringSet',
+    disabled: 'boolean',
+    defaultHostingCost: 'number',
+    defaultHostingPrecedence: 'string',
+  },
+  roleAttributesField: 'roleAttributes',
 };
 
 /** Whether the identity is disabled at `now`: indefinitely (no `disabledUntil`) or until a time not yet reached. */

@@ -5,6 +5,8 @@ export interface FieldCause {
   readonly field: string;
   readonly reason: string;
   readonly value: unknown;
+  /** Extra detail, e.g. where in a filter the problem is. */
+  readonly [detail: string]: unknown;
 }
 
 export type ErrorCause = FieldCause | { readonly message: string; readonly [key: string]: unknown };

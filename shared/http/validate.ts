@@ -25,5 +25,8 @@ export function parseWith<S extends z.ZodType>(schema: S, input: unknown): z.inf
   if (!issue) throw new ApiError('COULD_NOT_VALIDATE');
   const path = issue.path as readonly PropertyKey[];
   const field = issue.code === 'unrecognized_keys' && issue.keys[0] ? fieldOf([...path, issue.keys[0]]) : fieldOf(path);
-  throw invalidField(field, issue.message, valueAt(input, path) ?? null);
+  const value = valueAt(input, path);
+  const reason =
+    issue.code === 'invalid_type' && value === undefined ? `${field} is required` : `${field}: ${issue.message}`;
+  throw invalidField(field, reason, value ?? null);
 }

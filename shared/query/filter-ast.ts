@@ -22,17 +22,19 @@ export interface DatetimeLiteral {
   readonly type: 'datetime';
   /** The RFC 3339 text between the parentheses, as written. */
   readonly value: string;
-  /** Milliseconds since the Unix epoch, with any sub-millisecond fraction kept. */
+  /** Milliseconds since the Unix epoch; fractions of a millisecond are kept to within a microsecond. */
   readonly instant: number;
   readonly position: number;
 }
 
+/** `true` or `false`. */
 export interface BooleanLiteral {
   readonly type: 'boolean';
   readonly value: boolean;
   readonly position: number;
 }
 
+/** `null`: equal to a missing or null value. */
 export interface NullLiteral {
   readonly type: 'null';
   readonly position: number;
@@ -41,6 +43,7 @@ export interface NullLiteral {
 /** The literals that have an order, so can be used with `<`, `in` and friends. */
 export type OrderedLiteral = StringLiteral | NumberLiteral | DatetimeLiteral;
 
+/** Any value a filter can compare with. */
 export type Literal = OrderedLiteral | BooleanLiteral | NullLiteral;
 
 /**
@@ -65,6 +68,7 @@ export interface EqualsExpr {
   readonly value: Literal;
 }
 
+/** The operators that compare by order. */
 export type OrderOperator = '<' | '<=' | '>' | '>=';
 
 /** `lhs < value` and the like. */
@@ -116,6 +120,7 @@ export interface OrExpr {
   readonly operands: readonly BoolExpr[];
 }
 
+/** `not operand`. */
 export interface NotExpr {
   readonly kind: 'not';
   readonly operand: BoolExpr;

@@ -3,8 +3,9 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?
 /**
  * Reads an RFC 3339 date-time such as `2024-01-31T12:00:00.5+02:00` (the offset is mandatory) as an instant.
  *
- * @returns milliseconds since the Unix epoch, keeping any sub-millisecond fraction, or `undefined` when the text is
- *   not an RFC 3339 date-time or names a date or time that does not exist (e.g. February 30th, 24:00).
+ * @returns milliseconds since the Unix epoch, fractions of a millisecond kept to within a microsecond (a double's
+ *   precision at today's dates); `undefined` when the text is not an RFC 3339 date-time or names a date or time that
+ *   does not exist (e.g. February 30th, 24:00).
  */
 export function parseInstant(text: string): number | undefined {
   const match = RFC3339.exec(text);

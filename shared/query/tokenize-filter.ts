@@ -3,7 +3,7 @@ import { FilterError } from './filter-error.ts';
 import { parseInstant } from './parse-instant.ts';
 
 /** The reserved words of ZitiQL, lower-cased; they match in any case. */
-export const KEYWORDS = [
+const KEYWORDS = [
   'and',
   'or',
   'not',
@@ -29,6 +29,7 @@ export const KEYWORDS = [
   'where',
 ] as const;
 
+/** A reserved word, lower-cased. */
 export type Keyword = (typeof KEYWORDS)[number];
 
 const KEYWORD_SET: ReadonlySet<string> = new Set(KEYWORDS);
@@ -73,7 +74,7 @@ const ESCAPES: ReadonlyMap<string, string> = new Map([
 const PUNCTUATION = new Set(['(', ')', '[', ']', ',']);
 
 /** Whitespace as ZitiQL defines it: space, tab, CR and LF only. */
-export function isFilterWhitespace(char: string | undefined): boolean {
+function isFilterWhitespace(char: string | undefined): boolean {
   return char === ' ' || char === '\t' || char === '\r' || char === '\n';
 }
 
@@ -209,13 +210,16 @@ function readWord(text: string, start: number): Token {
 function readDatetime(text: string, start: number, contentStart: number): Token {
   const close = text.indexOf(')', contentStart);
   if (close === -1) throw new FilterError(text, start, 'unterminated datetime(', "a closing ')'");
-  const raw = text.slice(contentStart, close);
-  const value = raw.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+  let from = contentStart;
+  let to = close;
+  while (from < to && isFilterWhitespace(text[from])) from++;
+  while (to > from && isFilterWhitespace(text[to - 1])) to--;
+  const value = text.slice(from, to);
   const instant = parseInstant(value);
   if (instant === undefined) {
     throw new FilterError(
       text,
-      contentStart + raw.indexOf(value),
+      from,
       `invalid date-time '${truncate(value)}'`,
       'an RFC 3339 date-time with a time zone, such as datetime(2024-01-31T12:00:00Z) or ' +
         'datetime(2024-01-31T12:00:00.5+02:00)',
@@ -237,6 +241,6 @@ function describeCharacter(text: string, index: number): string {
 }
 
 /** Shortens text quoted in error messages. */
-export function truncate(text: string, length = 24): string {
+export function truncate(text: string, length = 32): string {
   return text.length <= length ? text : `${text.slice(0, length)}…`;
 }

@@ -2,6 +2,7 @@ import type { BoolExpr, Literal, Operand, ParsedFilter, SortField } from './filt
 import { FilterError } from './filter-error.ts';
 import { type FieldType, type FilterableFields, resolveFieldType } from './filterable-fields.ts';
 import { formatLiteral } from './format-filter.ts';
+import { truncate } from './tokenize-filter.ts';
 
 /** What a literal compared with an operand must be; `scalar` for map entries, which take any scalar. */
 type ValueType = 'string' | 'number' | 'boolean' | 'datetime' | 'scalar';
@@ -41,8 +42,9 @@ export function validateSort(sort: readonly SortField[], fields: FilterableField
   for (const { field, position = 0 } of sort) {
     const type = resolveFieldType(fields, field);
     if (type === undefined || !SORTABLE.has(type)) {
-      const sortable = Object.keys(fields)
-        .filter((name) => SORTABLE.has(fields[name] ?? 'map'))
+      const sortable = Object.entries(fields)
+        .filter(([, fieldType]) => SORTABLE.has(fieldType))
+        .map(([name]) => name)
         .sort();
       const problem =
         type === undefined ? `unknown field '${field}'` : `cannot sort by '${field}', ${describeType(type)}`;
@@ -113,8 +115,9 @@ class Validator {
       }
       case 'in': {
         const valueType = this.orderedValueTypeOf(expr.lhs, 'in');
-        for (const value of expr.values)
+        for (const value of expr.values) {
           this.checkLiteral(expr.lhs, valueType, value, `a list of ${plural(valueType)}`);
+        }
         return;
       }
       case 'between': {
@@ -168,7 +171,7 @@ class Validator {
       (literal.type === 'null' && lhs.kind === 'field') ||
       (valueType === 'scalar' && literal.type !== 'datetime');
     if (!fits) {
-      const problem = `cannot compare ${describeOperand(lhs, valueType)} with ${formatLiteral(literal)}`;
+      const problem = `cannot compare ${describeOperand(lhs, valueType)} with ${truncate(formatLiteral(literal))}`;
       this.fail(literal.position, problem, expected);
     }
   }

@@ -1,8 +1,8 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { BaseDocument, EntityDefinition, Reference } from '../entities/entity-definition.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
-import { keys, LAYOUT_ATTRIBUTES } from './keys.ts';
+import { COUNTER_SHARDS, keys, LAYOUT_ATTRIBUTES } from './keys.ts';
 import type { WriteOp } from './write-op.ts';
 
 /** A document as read from the table, with the version its next write must match. */
@@ -13,7 +13,7 @@ export interface Stored<D> {
 
 /** DynamoDB's limit on the items of one transaction. */
 export const MAX_TRANSACTION_ITEMS = 100;
-const CONFLICT_RETRIES = 4;
+const CONFLICT_RETRIES = 6;
 
 function stripLayout(item: Record<string, unknown>): Record<string, unknown> {
   const doc: Record<string, unknown> = {};
@@ -24,6 +24,28 @@ function stripLayout(item: Record<string, unknown>): Record<string, unknown> {
 function uniqueValue(doc: BaseDocument, field: string): string | undefined {
   const value = (doc as unknown as Record<string, unknown>)[field];
   return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function referenceValue<D extends BaseDocument>(doc: D, reference: Reference<D>): string | undefined {
+  const value = doc[reference.field];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** Where an entity's tracked reference is recorded: under the target, so the target can find what points at it. */
+function linkKey<D extends BaseDocument>(
+  def: EntityDefinition<D>,
+  reference: Reference<D>,
+  target: string,
+  id: string,
+) {
+  return { PK: keys.entity(reference.collection, target).PK, SK: `REFBY#${def.collection}#${id}#${reference.field}` };
+}
+
+/** Something that still points at an entity, which therefore cannot be deleted. */
+export interface Referrer {
+  readonly collection: string;
+  readonly id: string;
+  readonly field: string;
 }
 
 function duplicate<D extends BaseDocument>(def: EntityDefinition<D>, field: string, value: string): () => ApiError {
@@ -65,8 +87,16 @@ export class Store {
     return typeof Item?.entityId === 'string' ? Item.entityId : undefined;
   }
 
-  /** The writes that create an entity: the item (must not exist), its unique markers and its type counter. */
-  createOps<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): WriteOp[] {
+  /**
+   * The writes that create an entity: the item (must not exist), its unique markers, its references and its type
+   * counter. `unchecked` names reference fields whose target is written in the same transaction (a child created
+   * with its parent), which DynamoDB does not let one transaction both write and check.
+   */
+  createOps<D extends BaseDocument>(
+    def: EntityDefinition<D>,
+    doc: D,
+    unchecked: readonly (keyof D & string)[] = [],
+  ): WriteOp[] {
     const parsed = def.schema.parse(doc);
     const ops: WriteOp[] = [
       {
@@ -84,7 +114,14 @@ export class Store {
       const value = uniqueValue(parsed, field);
       if (value !== undefined) ops.push(this.putMarker(def, field, value, parsed.id));
     }
-    ops.push(this.count(def, 1));
+    for (const reference of def.references ?? []) {
+      const target = referenceValue(parsed, reference);
+      if (target === undefined) continue;
+      const { check, link } = this.referenceOps(def, reference, target, parsed.id);
+      if (!unchecked.includes(reference.field)) ops.push(check);
+      if (link) ops.push(link);
+    }
+    ops.push(this.countOp(def, 1));
     return ops;
   }
 
@@ -101,7 +138,7 @@ export class Store {
             ExpressionAttributeValues: { ':version': before.version },
           },
         },
-        onConditionFailed: () => new ApiError('SERVER_TOO_MANY_REQUESTS', { message: concurrentMessage(def) }),
+        onConditionFailed: concurrentlyModified(def),
       },
     ];
     for (const field of def.unique) {
@@ -111,30 +148,79 @@ export class Store {
       if (old !== undefined) ops.push(this.deleteMarker(def, field, old));
       if (next !== undefined) ops.push(this.putMarker(def, field, next, parsed.id));
     }
+    for (const reference of def.references ?? []) {
+      const old = referenceValue(before.doc, reference);
+      const next = referenceValue(parsed, reference);
+      if (old === next) continue;
+      if (old !== undefined && reference.tracked) ops.push(this.deleteLink(def, reference, old, parsed.id));
+      if (next === undefined) continue;
+      const { check, link } = this.referenceOps(def, reference, next, parsed.id);
+      ops.push(check, ...(link ? [link] : []));
+    }
     return ops;
   }
 
-  /** The writes that delete a stored entity (version-checked) with its markers and counter. */
-  deleteOps<D extends BaseDocument>(def: EntityDefinition<D>, stored: Stored<D>): WriteOp[] {
+  /**
+   * The writes that delete an entity with its markers, links and counter; version-checked when `version` is given
+   * (a cascade from a parent deletes its children whatever their version).
+   */
+  deleteOps<D extends BaseDocument>(def: EntityDefinition<D>, doc: D, version?: number): WriteOp[] {
+    const key = keys.entity(def.collection, doc.id);
     const ops: WriteOp[] = [
-      {
-        item: {
-          Delete: {
-            TableName: this.tableName,
-            Key: keys.entity(def.collection, stored.doc.id),
-            ConditionExpression: 'version = :version',
-            ExpressionAttributeValues: { ':version': stored.version },
+      version === undefined
+        ? { item: { Delete: { TableName: this.tableName, Key: key } } }
+        : {
+            item: {
+              Delete: {
+                TableName: this.tableName,
+                Key: key,
+                ConditionExpression: 'version = :version',
+                ExpressionAttributeValues: { ':version': version },
+              },
+            },
+            onConditionFailed: concurrentlyModified(def),
           },
-        },
-        onConditionFailed: () => new ApiError('SERVER_TOO_MANY_REQUESTS', { message: concurrentMessage(def) }),
-      },
     ];
     for (const field of def.unique) {
-      const value = uniqueValue(stored.doc, field);
+      const value = uniqueValue(doc, field);
       if (value !== undefined) ops.push(this.deleteMarker(def, field, value));
     }
-    ops.push(this.count(def, -1));
+    for (const reference of def.references ?? []) {
+      const target = referenceValue(doc, reference);
+      if (target !== undefined && reference.tracked) ops.push(this.deleteLink(def, reference, target, doc.id));
+    }
+    ops.push(this.countOp(def, -1));
     return ops;
+  }
+
+  /** How many entities of a type exist: the sum of its counter shards (one strongly consistent query). */
+  async count(collection: string): Promise<number> {
+    const { Items = [] } = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': keys.counter(collection, 0).PK },
+        ConsistentRead: true,
+      }),
+    );
+    return Items.reduce((sum, item) => sum + Number(item.count ?? 0), 0);
+  }
+
+  /** Up to `limit` entities whose tracked references point at this one (strongly consistent: same partition). */
+  async referencesTo(collection: string, id: string, limit = 25): Promise<Referrer[]> {
+    const { Items = [] } = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+        ExpressionAttributeValues: { ':pk': keys.entity(collection, id).PK, ':prefix': 'REFBY#' },
+        ConsistentRead: true,
+        Limit: limit,
+      }),
+    );
+    return Items.map((item) => {
+      const [, referrer = '', referrerId = '', field = ''] = String(item.SK).split('#');
+      return { collection: referrer, id: referrerId, field };
+    });
   }
 
   /** A check, inside a transaction, that another entity exists (references). */
@@ -173,7 +259,7 @@ export class Store {
         if (mapped) throw mapped();
         const conflicted = reasons.some((reason) => reason.Code === 'TransactionConflict');
         if (!conflicted || attempt >= CONFLICT_RETRIES) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt * Math.random()));
+        await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt * (0.5 + Math.random())));
       }
     }
   }
@@ -188,6 +274,30 @@ export class Store {
         ? { GSI2PK: keys.parentIndex(parent.collection, parent.id), GSI2SK: `${def.collection}#${doc.id}` }
         : {}),
     };
+  }
+
+  private referenceOps<D extends BaseDocument>(
+    def: EntityDefinition<D>,
+    reference: Reference<D>,
+    target: string,
+    id: string,
+  ): { check: WriteOp; link: WriteOp | undefined } {
+    const missing = () => invalidField(reference.field, `no ${reference.collection} found with id ${target}`, target);
+    return {
+      check: this.existsOp(reference.collection, target, missing),
+      link: reference.tracked
+        ? { item: { Put: { TableName: this.tableName, Item: linkKey(def, reference, target, id) } } }
+        : undefined,
+    };
+  }
+
+  private deleteLink<D extends BaseDocument>(
+    def: EntityDefinition<D>,
+    reference: Reference<D>,
+    target: string,
+    id: string,
+  ): WriteOp {
+    return { item: { Delete: { TableName: this.tableName, Key: linkKey(def, reference, target, id) } } };
   }
 
   private putMarker<D extends BaseDocument>(
@@ -212,12 +322,12 @@ export class Store {
     return { item: { Delete: { TableName: this.tableName, Key: keys.unique(def.collection, field, value) } } };
   }
 
-  private count<D extends BaseDocument>(def: EntityDefinition<D>, delta: number): WriteOp {
+  private countOp<D extends BaseDocument>(def: EntityDefinition<D>, delta: number): WriteOp {
     return {
       item: {
         Update: {
           TableName: this.tableName,
-          Key: keys.counter(def.collection),
+          Key: keys.counter(def.collection, Math.floor(Math.random() * COUNTER_SHARDS)),
           UpdateExpression: 'ADD #count :delta',
           ExpressionAttributeNames: { '#count': 'count' },
           ExpressionAttributeValues: { ':delta': delta },
@@ -227,6 +337,12 @@ export class Store {
   }
 }
 
-function concurrentMessage<D extends BaseDocument>(def: EntityDefinition<D>): string {
-  return `The ${def.label} was changed by another request at the same time; retry.`;
+/** A version-checked write lost to a concurrent writer; the read-modify-write that made it may simply run again. */
+export class ConcurrentModificationError extends ApiError {}
+
+function concurrentlyModified<D extends BaseDocument>(def: EntityDefinition<D>): () => ApiError {
+  return () =>
+    new ConcurrentModificationError('SERVER_TOO_MANY_REQUESTS', {
+      message: `The ${def.label} was changed by another request at the same time; retry.`,
+    });
 }

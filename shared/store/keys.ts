@@ -5,10 +5,14 @@ export const keys = {
     PK: `UNIQUE#${collection}#${field}#${value}`,
     SK: 'UNIQUE',
   }),
-  counter: (collection: string) => ({ PK: `COUNT#${collection}`, SK: 'COUNT' }),
+  /** One of a type's counter shards; concurrent writers pick different shards so they rarely conflict. */
+  counter: (collection: string, shard: number) => ({ PK: `COUNT#${collection}`, SK: `SHARD#${shard}` }),
   typeIndex: (collection: string) => `TYPE#${collection}`,
   parentIndex: (collection: string, id: string) => `${collection}#${id}`,
 } as const;
+
+/** How many shards a type's entity counter is spread over. */
+export const COUNTER_SHARDS = 8;
 
 /** The attributes that belong to the table's layout, not to the stored document. */
 export const LAYOUT_ATTRIBUTES = ['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'version', 'expiresAtEpoch'];

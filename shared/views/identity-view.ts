@@ -23,6 +23,15 @@ export async function identityView(deps: Deps, identity: Identity) {
       authenticators.updb = { id: doc.id, username: doc.username };
     } else if (collection === 'authenticators' && doc.method === 'cert') {
       authenticators.cert = { id: doc.id, fingerprint: doc.fingerprint };
+    } else if (collection === 'enrollments' && typeof doc.method === 'string') {
+      enrollment[doc.method] = {
+        id: doc.id,
+        token: doc.token,
+        expiresAt: doc.expiresAt,
+        ...(doc.method === 'ottca' && typeof doc.caId === 'string'
+          ? { caId: doc.caId, ca: entityRef('cas', doc.caId, doc.caId) }
+          : {}),
+      };
     }
   }
   const { envInfo, sdkInfo, ...rest } = identity;

@@ -48,16 +48,20 @@ async function createUser(name: string, username: string, password: string): Pro
   const { store } = controller.deps;
   await store.transact([
     ...store.createOps(identities, identity),
-    ...store.createOps(authenticators, {
-      id: `auth-${name}`,
-      createdAt: now,
-      updatedAt: now,
-      tags: {},
-      identityId: identity.id,
-      method: 'updb',
-      username,
-      passwordHash: await hashPassword(password),
-    }),
+    ...store.createOps(
+      authenticators,
+      {
+        id: `auth-${name}`,
+        createdAt: now,
+        updatedAt: now,
+        tags: {},
+        identityId: identity.id,
+        method: 'updb',
+        username,
+        passwordHash: await hashPassword(password),
+      },
+      ['identityId'],
+    ),
   ]);
   return identity;
 }

@@ -1,0 +1,237 @@
+import { z } from 'zod';
+import { deleteApiSessionOps, listApiSessionsOfIdentity } from '#shared/auth/api-session-store.ts';
+import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
+import { DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
+import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
+import { DEFAULT_ENROLLMENT_MINUTES, type Enrollment, enrollments } from '#shared/entities/enrollment.ts';
+import { type Identity, identities } from '#shared/entities/identity.ts';
+import { ApiError, invalidField } from '#shared/http/api-error.ts';
+import { newId, newToken } from '#shared/ids.ts';
+import {
+  costField,
+  nameField,
+  precedenceField,
+  roleAttributesField,
+  tagsField,
+} from '#shared/schemas/common-fields.ts';
+import { listChildren } from '#shared/store/children.ts';
+import { keys } from '#shared/store/keys.ts';
+import type { WriteOp } from '#shared/store/write-op.ts';
+import { identityView } from '#shared/views/identity-view.ts';
+
+/** The API's identity types; User, Device and Service are kept as `Default`, as the reference does. */
+const identityTypeField = z.enum(['User', 'Device', 'Service', 'Router', 'Default']);
+
+const mutableFields = {
+  authPolicyId: z.string().min(1).nullable().optional(),
+  externalId: z.string().min(1).max(1024).nullable().optional(),
+  roleAttributes: roleAttributesField.optional(),
+  appData: tagsField.optional(),
+  defaultHostingCost: costField.optional(),
+  defaultHostingPrecedence: precedenceField.optional(),
+  serviceHostingCosts: z.record(z.string(), costField).nullable().optional(),
+  serviceHostingPrecedences: z.record(z.string(), precedenceField).nullable().optional(),
+  tags: tagsField.optional(),
+  // Fine-grained permissions are a BETA feature of the reference that this controller does not implement: accept
+  // none rather than silently dropping what a caller meant to grant.
+  permissions: z
+    .array(z.string())
+    .max(0, { message: 'permissions are not supported; use isAdmin' })
+    .nullable()
+    .optional(),
+};
+
+const createSchema = z.object({
+  name: nameField,
+  type: identityTypeField,
+  isAdmin: z.boolean(),
+  ...mutableFields,
+  enrollment: z
+    .object({
+      ott: z.boolean().optional(),
+      ottca: z.string().min(1).optional(),
+      updb: z.string().min(4).max(100).optional(),
+    })
+    .nullable()
+    .optional(),
+});
+
+const replaceSchema = z.object({ name: nameField, type: identityTypeField, isAdmin: z.boolean(), ...mutableFields });
+
+const patchSchema = z.object({
+  name: nameField.optional(),
+  type: identityTypeField.optional(),
+  isAdmin: z.boolean().optional(),
+  ...mutableFields,
+});
+
+type IdentityCreate = z.infer<typeof createSchema>;
+type IdentityReplace = z.infer<typeof replaceSchema>;
+type IdentityPatch = z.infer<typeof patchSchema>;
+
+const typeIdOf = (type: IdentityReplace['type']) => (type === 'Router' ? 'Router' : 'Default');
+
+/** The document fields a create or replace sets; absent optional fields take their zero values (PUT semantics). */
+function fieldsFrom(
+  input: IdentityReplace,
+): Omit<
+  Identity,
+  | 'id'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'isDefaultAdmin'
+  | 'disabled'
+  | 'disabledAt'
+  | 'disabledUntil'
+  | 'envInfo'
+  | 'sdkInfo'
+> {
+  return {
+    name: input.name,
+    typeId: typeIdOf(input.type),
+    isAdmin: input.isAdmin,
+    authPolicyId: input.authPolicyId || DEFAULT_AUTH_POLICY_ID,
+    externalId: input.externalId ?? null,
+    roleAttributes: input.roleAttributes ?? [],
+    appData: input.appData ?? {},
+    defaultHostingCost: input.defaultHostingCost ?? 0,
+    defaultHostingPrecedence: input.defaultHostingPrecedence ?? 'default',
+    serviceHostingCosts: input.serviceHostingCosts ?? {},
+    serviceHostingPrecedences: input.serviceHostingPrecedences ?? {},
+    tags: input.tags ?? {},
+  };
+}
+
+/** The outstanding enrollments asked for on create: `ott`, `ottca` (a CA id) and/or `updb` (a username). */
+function enrollmentsFor(
+  identityId: string,
+  input: IdentityCreate,
+  context: WriteContext,
+): { docs: Enrollment[]; ops: WriteOp[] } {
+  const requested = input.enrollment;
+  if (!requested) return { docs: [], ops: [] };
+  const expiresAt = new Date(Date.parse(context.now) + DEFAULT_ENROLLMENT_MINUTES * 60_000).toISOString();
+  const base = (method: Enrollment['method']): Enrollment => ({
+    id: newId(),
+    createdAt: context.now,
+    updatedAt: context.now,
+    tags: {},
+    identityId,
+    method,
+    token: newToken(),
+    expiresAt,
+    caId: null,
+    username: null,
+  });
+  const docs: Enrollment[] = [];
+  const ops: WriteOp[] = [];
+  if (requested.ott) docs.push(base('ott'));
+  if (requested.ottca) docs.push({ ...base('ottca'), caId: requested.ottca });
+  if (requested.updb) {
+    docs.push({ ...base('updb'), username: requested.updb });
+    // The username must still be free when the identity enrolls; refuse it now if an authenticator holds it.
+    ops.push({
+      item: {
+        ConditionCheck: {
+          TableName: context.deps.store.tableName,
+          Key: keys.unique(authenticators.collection, 'username', requested.updb),
+          ConditionExpression: 'attribute_not_exists(PK)',
+        },
+      },
+      onConditionFailed: () =>
+        invalidField(
+          'enrollment.updb',
+          `duplicate value '${requested.updb}' in unique index on authenticators store`,
+          requested.updb,
+        ),
+    });
+  }
+  for (const doc of docs) {
+    const enrollmentOps = context.deps.store
+      .createOps(enrollments, doc, ['identityId'])
+      .map((op) =>
+        op.onConditionFailed && doc.method === 'ottca'
+          ? {
+              ...op,
+              onConditionFailed: () => invalidField('enrollment.ottca', `no CA found with id ${doc.caId}`, doc.caId),
+            }
+          : op,
+      );
+    ops.push(...enrollmentOps);
+  }
+  return { docs, ops };
+}
+
+function applyPatch(before: Identity, input: IdentityPatch, sent: ReadonlySet<string>): Identity {
+  const next: Identity = { ...before };
+  if (sent.has('name') && input.name !== undefined) next.name = input.name;
+  if (sent.has('type') && input.type !== undefined) next.typeId = typeIdOf(input.type);
+  if (sent.has('isAdmin') && input.isAdmin !== undefined) next.isAdmin = input.isAdmin;
+  if (sent.has('authPolicyId')) next.authPolicyId = input.authPolicyId || DEFAULT_AUTH_POLICY_ID;
+  if (sent.has('externalId')) next.externalId = input.externalId ?? null;
+  if (sent.has('roleAttributes')) next.roleAttributes = input.roleAttributes ?? [];
+  if (sent.has('appData')) next.appData = input.appData ?? {};
+  if (sent.has('defaultHostingCost')) next.defaultHostingCost = input.defaultHostingCost ?? 0;
+  if (sent.has('defaultHostingPrecedence')) next.defaultHostingPrecedence = input.defaultHostingPrecedence ?? 'default';
+  if (sent.has('serviceHostingCosts')) next.serviceHostingCosts = input.serviceHostingCosts ?? {};
+  if (sent.has('serviceHostingPrecedences')) next.serviceHostingPrecedences = input.serviceHostingPrecedences ?? {};
+  if (sent.has('tags')) next.tags = input.tags ?? {};
+  return next;
+}
+
+/** The default admin is how an operator gets back in: it cannot lose admin rights. */
+function keepDefaultAdmin(before: Identity, next: Identity): Identity {
+  if (before.isDefaultAdmin && !next.isAdmin)
+    throw invalidField('isAdmin', 'the default admin must remain an admin', false);
+  return next;
+}
+
+/** The writes that remove everything that belongs to an identity: authenticators, enrollments, API sessions. */
+export async function identityChildrenDeleteOps(deps: WriteContext['deps'], identityId: string): Promise<WriteOp[]> {
+  const [children, sessions] = await Promise.all([
+    listChildren(deps, identities.collection, identityId),
+    listApiSessionsOfIdentity(deps, identityId),
+  ]);
+  const ops: WriteOp[] = [];
+  for (const child of children) {
+    if (child.collection === authenticators.collection) {
+      ops.push(...deps.store.deleteOps(authenticators, authenticators.schema.parse(child.doc) as Authenticator));
+    } else if (child.collection === enrollments.collection) {
+      ops.push(...deps.store.deleteOps(enrollments, enrollments.schema.parse(child.doc)));
+    }
+  }
+  for (const session of sessions) ops.push(...deleteApiSessionOps(deps, session));
+  return ops;
+}
+
+export const identityApi: EntityApi<Identity, IdentityCreate, IdentityReplace, IdentityPatch> = {
+  def: identities,
+  createSchema,
+  replaceSchema,
+  patchSchema,
+  roleFilter: true,
+  create: (input, context) => {
+    const doc: Identity = {
+      id: context.id,
+      createdAt: context.now,
+      updatedAt: context.now,
+      ...fieldsFrom(input),
+      isDefaultAdmin: false,
+      disabled: false,
+      disabledAt: null,
+      disabledUntil: null,
+      envInfo: null,
+      sdkInfo: null,
+    };
+    return { doc, ops: enrollmentsFor(doc.id, input, context).ops };
+  },
+  replace: (before, input) => keepDefaultAdmin(before, { ...before, ...fieldsFrom(input) }),
+  patch: (before, input, sent) => keepDefaultAdmin(before, applyPatch(before, input, sent)),
+  view: (deps, doc) => identityView(deps, doc),
+  guard: (stored, action) => {
+    if (action === 'delete' && stored.isDefaultAdmin) {
+      throw new ApiError('ENTITY_CAN_NOT_BE_DELETED', { message: 'The default admin cannot be deleted.' });
+    }
+  },
+  deleteOps: (deps, stored) => identityChildrenDeleteOps(deps, stored.doc.id),
+};

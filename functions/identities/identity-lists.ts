@@ -1,0 +1,68 @@
+import { crudOperations, getOrNotFound } from '#shared/crud/crud-operations.ts';
+import type { EntityApi } from '#shared/crud/entity-api.ts';
+import { authPolicies } from '#shared/entities/auth-policy.ts';
+import { authenticators } from '#shared/entities/authenticator.ts';
+import { enrollments } from '#shared/entities/enrollment.ts';
+import { identities } from '#shared/entities/identity.ts';
+import { type IdentityType, identityTypes } from '#shared/entities/identity-type.ts';
+import { list, ok } from '#shared/http/envelope.ts';
+import type { Operation } from '#shared/http/operation.ts';
+import { readAll } from '#shared/list/list-entities.ts';
+import { parseListParams } from '#shared/list/list-params.ts';
+import { compareForSort } from '#shared/query/compare-for-sort.ts';
+import { matchesFilter } from '#shared/query/matches-filter.ts';
+import { listChildren } from '#shared/store/children.ts';
+import { authenticatorView } from '#shared/views/authenticator-view.ts';
+import { enrollmentView } from '#shared/views/enrollment-view.ts';
+import { selfLinks } from '#shared/views/entity-ref.ts';
+
+const identityTypeApi: EntityApi<IdentityType, never, never, never> = {
+  def: identityTypes,
+  view: (_deps, doc) => ({ ...doc, _links: selfLinks('identity-types', doc.id) }),
+};
+
+export const identityTypeOperations = crudOperations(identityTypeApi, {
+  list: 'listIdentityTypes',
+  detail: 'detailIdentityType',
+});
+
+/**
+ * `GET /identity-role-attributes`: the distinct role attributes in use, filterable and pageable as strings (the
+ * filter names each string `id`, as the reference does).
+ */
+export const listIdentityRoleAttributes: Operation = async (request, deps) => {
+  const fields = { id: 'string' } as const;
+  const params = parseListParams(request.query, fields);
+  const distinct = new Set<string>();
+  for (const identity of await readAll(deps, identities))
+    for (const attribute of identity.roleAttributes) distinct.add(attribute);
+  const records = [...distinct].map((id) => ({ id })).filter((record) => matchesFilter(params.where, record));
+  records.sort(compareForSort(params.sort, fields));
+  const page = records.slice(params.offset, params.offset + params.limit).map((record) => record.id);
+  return list(page, { limit: params.limit, offset: params.offset, totalCount: records.length }, Object.keys(fields));
+};
+
+/** `GET /identities/{id}/authenticators`. */
+export const getIdentityAuthenticators: Operation = async (request, deps) => {
+  const identity = await getOrNotFound(deps, identities, request.pathParameters.id ?? '');
+  const children = await listChildren(deps, identities.collection, identity.doc.id, authenticators.collection);
+  const views = children.map((child) => authenticatorView(authenticators.schema.parse(child.doc), identity.doc.name));
+  return list(views, { limit: -1, offset: 0, totalCount: views.length }, Object.keys(authenticators.filterable));
+};
+
+/** `GET /identities/{id}/enrollments`. */
+export const getIdentityEnrollments: Operation = async (request, deps) => {
+  const identity = await getOrNotFound(deps, identities, request.pathParameters.id ?? '');
+  const children = await listChildren(deps, identities.collection, identity.doc.id, enrollments.collection);
+  const views = children.map((child) => enrollmentView(enrollments.schema.parse(child.doc), identity.doc.name));
+  return list(views, { limit: -1, offset: 0, totalCount: views.length }, Object.keys(enrollments.filterable));
+};
+
+/** `GET /summary`: how many of each entity type exist, from the per-type counters. */
+export const listSummary: Operation = async (_request, deps) => {
+  const types = { identities, authPolicies, authenticators, enrollments, identityTypes };
+  const entries = await Promise.all(
+    Object.entries(types).map(async ([name, def]) => [name, await deps.store.count(def.collection)] as const),
+  );
+  return ok(Object.fromEntries(entries));
+};

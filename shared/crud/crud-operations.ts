@@ -1,0 +1,156 @@
+import type { Deps } from '../deps.ts';
+import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
+import { ApiError, notFound } from '../http/api-error.ts';
+import { created, empty, list, ok } from '../http/envelope.ts';
+import type { Operation, OperationRequest } from '../http/operation.ts';
+import { parseWith } from '../http/validate.ts';
+import { newId } from '../ids.ts';
+import { listEntities } from '../list/list-entities.ts';
+import { parseListParams } from '../list/list-params.ts';
+import { ConcurrentModificationError, type Stored } from '../store/entity-store.ts';
+import type { EntityApi, WriteContext } from './entity-api.ts';
+import { mapBounded } from './map-bounded.ts';
+
+/** The operation names a collection's CRUD operations are registered under in the route table. */
+export interface CrudOperationNames {
+  readonly list?: string;
+  readonly create?: string;
+  readonly detail?: string;
+  readonly replace?: string;
+  readonly patch?: string;
+  readonly delete?: string;
+}
+
+const VIEW_CONCURRENCY = 16;
+const OPTIMISTIC_ATTEMPTS = 3;
+
+/** The request body as an object: a missing body is validated as `{}` so the schema names the missing fields. */
+function bodyOf(request: OperationRequest): unknown {
+  return request.body === undefined ? {} : request.body;
+}
+
+/** The top-level keys a JSON object body had, which is what a PATCH changes. */
+export function sentKeys(body: unknown): ReadonlySet<string> {
+  return new Set(body !== null && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : []);
+}
+
+/** Reads an entity or answers 404. */
+export async function getOrNotFound<D extends BaseDocument>(
+  deps: Deps,
+  def: EntityDefinition<D>,
+  id: string,
+): Promise<Stored<D>> {
+  const stored = await deps.store.get(def, id);
+  if (!stored) throw notFound(def.label, id);
+  return stored;
+}
+
+/** Runs a read-modify-write again when a concurrent writer got there first. */
+export async function withOptimisticRetry<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!(error instanceof ConcurrentModificationError) || tries >= OPTIMISTIC_ATTEMPTS) throw error;
+    }
+  }
+}
+
+function context(request: OperationRequest, deps: Deps): WriteContext {
+  return { deps, request, now: deps.now().toISOString() };
+}
+
+/**
+ * The standard operations of a collection (list, create, detail, replace, patch, delete) for an entity type,
+ * registered under the route table's operation names.
+ */
+export function crudOperations<D extends BaseDocument, C, R, P>(
+  api: EntityApi<D, C, R, P>,
+  names: CrudOperationNames,
+): Record<string, Operation> {
+  const { def } = api;
+  const operations: Record<string, Operation> = {};
+
+  if (names.list) {
+    operations[names.list] = async (request, deps) => {
+      const params = parseListParams(request.query, def.filterable, { roleFilter: api.roleFilter ?? false });
+      const page = await listEntities(deps, def, params);
+      const views = await mapBounded(page.items, VIEW_CONCURRENCY, (doc) => api.view(deps, doc));
+      return list(views, page.pagination, Object.keys(def.filterable));
+    };
+  }
+
+  if (names.detail) {
+    operations[names.detail] = async (request, deps) => {
+      const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
+      return ok(await api.view(deps, stored.doc));
+    };
+  }
+
+  if (names.create) {
+    const { createSchema, create } = api;
+    if (!createSchema || !create) throw new Error(`${def.label} has no create`);
+    operations[names.create] = async (request, deps) => {
+      const input = parseWith(createSchema, bodyOf(request));
+      const id = newId();
+      const { doc, ops = [] } = await create(input, { ...context(request, deps), id });
+      await deps.store.transact([...deps.store.createOps(def, doc), ...ops]);
+      request.logger.info(`${def.label} created`, { id });
+      return created(def.collection, id);
+    };
+  }
+
+  const update = (action: 'replace' | 'patch'): Operation => {
+    const schema = action === 'replace' ? api.replaceSchema : api.patchSchema;
+    const { replace, patch } = api;
+    if (!schema || (action === 'replace' ? !replace : !patch)) throw new Error(`${def.label} has no ${action}`);
+    return async (request, deps) => {
+      const input = parseWith(schema, bodyOf(request));
+      const sent = sentKeys(request.body);
+      await withOptimisticRetry(async () => {
+        const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
+        const ctx = context(request, deps);
+        api.guard?.(stored.doc, action, ctx);
+        const next =
+          action === 'replace'
+            ? await replace!(stored.doc, input as R, ctx)
+            : await patch!(stored.doc, input as P, sent, ctx);
+        await deps.store.transact(deps.store.replaceOps(def, stored, { ...next, updatedAt: ctx.now }));
+      });
+      return empty();
+    };
+  };
+  if (names.replace) operations[names.replace] = update('replace');
+  if (names.patch) operations[names.patch] = update('patch');
+
+  if (names.delete) {
+    operations[names.delete] = async (request, deps) => {
+      await withOptimisticRetry(async () => {
+        const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
+        api.guard?.(stored.doc, 'delete', context(request, deps));
+        await refuseIfReferenced(deps, def, stored.doc.id);
+        const children = (await api.deleteOps?.(deps, stored)) ?? [];
+        await deps.store.transact([...deps.store.deleteOps(def, stored.doc, stored.version), ...children]);
+      });
+      request.logger.info(`${def.label} deleted`, { id: request.pathParameters.id });
+      return empty();
+    };
+  }
+
+  return operations;
+}
+
+/** 409 `CAN_NOT_DELETE_REFERENCED_ENTITY` while other entities still point at this one. */
+export async function refuseIfReferenced<D extends BaseDocument>(deps: Deps, def: EntityDefinition<D>, id: string) {
+  const referrers = await deps.store.referencesTo(def.collection, id);
+  const first = referrers[0];
+  if (!first) return;
+  const ids = referrers.filter((r) => r.collection === first.collection).map((r) => r.id);
+  throw new ApiError('CAN_NOT_DELETE_REFERENCED_ENTITY', {
+    cause: {
+      field: first.field,
+      reason: `${def.label} ${id} is referenced by ${first.collection}: [${ids.join(', ')}]`,
+      value: ids,
+    },
+  });
+}

@@ -1,0 +1,43 @@
+import type { z } from 'zod';
+import type { Deps } from '../deps.ts';
+import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
+import type { OperationRequest } from '../http/operation.ts';
+import type { Stored } from '../store/entity-store.ts';
+import type { WriteOp } from '../store/write-op.ts';
+
+/** What a create, replace or patch can see besides its body. */
+export interface WriteContext {
+  readonly deps: Deps;
+  readonly request: OperationRequest;
+  /** The write's timestamp, ISO-8601. */
+  readonly now: string;
+}
+
+/** A new document and the writes that must commit with it (children such as enrollments). */
+export interface NewEntity<D> {
+  readonly doc: D;
+  readonly ops?: readonly WriteOp[];
+}
+
+/**
+ * How one entity type is served over HTTP: its request schemas, how a request becomes a document, and how a document
+ * is shown. Read-only types (identity types) leave out the write parts. The generic operations in `crud-operations.ts` do the rest (404s, uniqueness, references, concurrency,
+ * lists, envelopes).
+ */
+export interface EntityApi<D extends BaseDocument, C, R, P> {
+  readonly def: EntityDefinition<D>;
+  readonly createSchema?: z.ZodType<C>;
+  readonly replaceSchema?: z.ZodType<R>;
+  readonly patchSchema?: z.ZodType<P>;
+  /** Whether the list takes `roleFilter` / `roleSemantic`. */
+  readonly roleFilter?: boolean;
+  create?(input: C, context: WriteContext & { readonly id: string }): Promise<NewEntity<D>> | NewEntity<D>;
+  replace?(before: D, input: R, context: WriteContext): Promise<D> | D;
+  /** `sent` holds the top-level keys the body had: only those change. */
+  patch?(before: D, input: P, sent: ReadonlySet<string>, context: WriteContext): Promise<D> | D;
+  view(deps: Deps, doc: D): Promise<unknown> | unknown;
+  /** Refuses an update or delete the caller may not make (e.g. of the default admin). */
+  guard?(stored: D, action: 'replace' | 'patch' | 'delete', context: WriteContext): void;
+  /** The writes that remove what belongs to the entity, committed with its deletion. */
+  deleteOps?(deps: Deps, stored: Stored<D>): Promise<readonly WriteOp[]>;
+}

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { baseDocumentShape } from './base-document.ts';
+import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
+
+export const ENROLLMENT_METHODS = ['ott', 'ottca', 'updb'] as const;
+
+/**
+ * An outstanding enrollment. Its token is kept as issued (not hashed): admins must be able to read it back, in the
+ * identity detail and the enrollment JWT, until the identity enrolls; it is single-use and expires.
+ */
+export const enrollmentSchema = z.object({
+  ...baseDocumentShape,
+  identityId: z.string(),
+  method: z.enum(ENROLLMENT_METHODS),
+  token: z.string(),
+  expiresAt: z.string(),
+  caId: z.string().nullable(),
+  username: z.string().nullable(),
+});
+export type Enrollment = z.infer<typeof enrollmentSchema>;
+
+export const enrollments: EntityDefinition<Enrollment> = {
+  collection: 'enrollments',
+  label: 'enrollment',
+  schema: enrollmentSchema,
+  unique: ['token'],
+  references: [
+    { field: 'identityId', collection: 'identities', tracked: false },
+    { field: 'caId', collection: 'cas', tracked: true },
+  ],
+  parentOf: (doc) => ({ collection: 'identities', id: doc.identityId }),
+  filterable: {
+    ...BASE_FILTERABLE,
+    identityId: 'string',
+    method: 'string',
+    expiresAt: 'datetime',
+    caId: 'string',
+    username: 'string',
+  },
+};
+
+/** How long an identity enrollment stays valid when nobody says otherwise (the reference's default, 180 minutes). */
+export const DEFAULT_ENROLLMENT_MINUTES = 180;

@@ -1,0 +1,125 @@
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Deps } from '../deps.ts';
+import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
+import type { Pagination } from '../http/envelope.ts';
+import { compareForSort } from '../query/compare-for-sort.ts';
+import { matchesFilter } from '../query/matches-filter.ts';
+import { keys, LAYOUT_ATTRIBUTES } from '../store/keys.ts';
+import type { ListParams } from './list-params.ts';
+import { matchesRoles } from './role-filter.ts';
+
+export interface ListPage<D> {
+  readonly items: D[];
+  readonly pagination: Pagination;
+}
+
+/** How many keys one skip query reads: deep offsets page through ids only, never whole documents. */
+const SKIP_PAGE = 1000;
+
+function toDoc(item: Record<string, unknown>): Record<string, unknown> {
+  const doc: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(item)) if (!LAYOUT_ATTRIBUTES.includes(key)) doc[key] = value;
+  return doc;
+}
+
+/** The default order (ids ascending, as the reference's key order) or its reverse, both served by GSI1 directly. */
+function indexOrder(params: ListParams): 'asc' | 'desc' | undefined {
+  if (params.sort.length === 0) return 'asc';
+  const [only, ...rest] = params.sort;
+  return rest.length === 0 && only?.field === 'id' ? only.direction : undefined;
+}
+
+/**
+ * One page of a type, the way every list operation reads it.
+ *
+ * - No filter, no role filter, id order: the page comes straight from GSI1 (ids only for the skipped offset) and the
+ *   total from the type's counter, so the cost does not grow with the number of entities.
+ * - Otherwise the type's items are read from GSI1, filtered and sorted in memory, and the page is cut from the result.
+ */
+export async function listEntities<D extends BaseDocument>(
+  deps: Deps,
+  def: EntityDefinition<D>,
+  params: ListParams,
+): Promise<ListPage<D>> {
+  const order = indexOrder(params);
+  if (order && params.where === undefined && params.roleFilter === undefined) {
+    const [items, totalCount] = await Promise.all([
+      readIndexPage(deps, def, params.offset, params.limit, order),
+      deps.store.count(def.collection),
+    ]);
+    return { items, pagination: { limit: params.limit, offset: params.offset, totalCount } };
+  }
+
+  const all = await readAll(deps, def);
+  const attributesField = def.roleAttributesField;
+  const roleFilter = params.roleFilter;
+  const matched = all.filter((doc) => {
+    const record = doc as unknown as Record<string, unknown>;
+    if (!matchesFilter(params.where, record)) return false;
+    if (!roleFilter) return true;
+    const attributes = attributesField ? ((record[attributesField] as string[] | undefined) ?? []) : [];
+    return matchesRoles(doc.id, attributes, roleFilter.roles, roleFilter.semantic);
+  });
+  const compare = compareForSort(params.sort, def.filterable);
+  matched.sort((a, b) => compare(a as unknown as Record<string, unknown>, b as unknown as Record<string, unknown>));
+  return {
+    items: matched.slice(params.offset, params.offset + params.limit),
+    pagination: { limit: params.limit, offset: params.offset, totalCount: matched.length },
+  };
+}
+
+function typeQuery<D extends BaseDocument>(deps: Deps, def: EntityDefinition<D>): QueryCommandInput {
+  return {
+    TableName: deps.store.tableName,
+    IndexName: 'GSI1',
+    KeyConditionExpression: 'GSI1PK = :type',
+    ExpressionAttributeValues: { ':type': keys.typeIndex(def.collection) },
+  };
+}
+
+async function readIndexPage<D extends BaseDocument>(
+  deps: Deps,
+  def: EntityDefinition<D>,
+  offset: number,
+  limit: number,
+  order: 'asc' | 'desc',
+): Promise<D[]> {
+  const base = { ...typeQuery(deps, def), ScanIndexForward: order === 'asc' };
+  let start: Record<string, unknown> | undefined;
+  let skipped = 0;
+  while (skipped < offset) {
+    const page = await deps.store.db.send(
+      new QueryCommand({
+        ...base,
+        Limit: Math.min(offset - skipped, SKIP_PAGE),
+        ProjectionExpression: 'PK, SK, GSI1PK, GSI1SK',
+        ExclusiveStartKey: start,
+      }),
+    );
+    skipped += page.Count ?? 0;
+    start = page.LastEvaluatedKey;
+    if (!start) return [];
+  }
+  const items: D[] = [];
+  while (items.length < limit) {
+    const page = await deps.store.db.send(
+      new QueryCommand({ ...base, Limit: limit - items.length, ExclusiveStartKey: start }),
+    );
+    for (const item of page.Items ?? []) items.push(def.schema.parse(toDoc(item)));
+    start = page.LastEvaluatedKey;
+    if (!start) break;
+  }
+  return items;
+}
+
+/** Every entity of a type, in id order. */
+export async function readAll<D extends BaseDocument>(deps: Deps, def: EntityDefinition<D>): Promise<D[]> {
+  const items: D[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await deps.store.db.send(new QueryCommand({ ...typeQuery(deps, def), ExclusiveStartKey: start }));
+    for (const item of page.Items ?? []) items.push(def.schema.parse(toDoc(item)));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}

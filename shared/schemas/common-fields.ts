@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { PRECEDENCES } from '../entities/identity.ts';
+
+/** Request-side field schemas shared by every entity type. */
+export const tagsField = z.record(z.string(), z.union([z.string(), z.boolean(), z.null()])).nullable();
+
+/** `roleAttributes` of identities, services, edge routers: plain names, never `#role` or `@id` expressions. */
+export const roleAttributesField = z
+  .array(
+    z
+      .string()
+      .min(1)
+      .max(255)
+      .refine((value) => !value.startsWith('#') && !value.startsWith('@'), {
+        message: 'role attributes may not start with # or @ (those mark roles in policies)',
+      }),
+  )
+  .max(256)
+  .nullable();
+
+export const costField = z.number().int().min(0).max(65535);
+export const precedenceField = z.enum(PRECEDENCES);
+export const nameField = z.string().trim().min(1).max(255);
