@@ -17,6 +17,11 @@ export const ERROR_CODES = {
   CAN_NOT_DELETE_REFERENCED_ENTITY: { status: 409, message: 'The resource is still referenced and cannot be deleted.' },
   ENTITY_CAN_NOT_BE_UPDATED: { status: 400, message: 'This resource is managed by the system and cannot be changed.' },
   ENTITY_CAN_NOT_BE_DELETED: { status: 400, message: 'This resource is managed by the system and cannot be deleted.' },
+  MAX_AUTHENTICATOR_METHODS_REACHED: {
+    status: 409,
+    message: 'The identity already has an authenticator of this method.',
+  },
+  CAN_NOT_UPDATE_AUTHENTICATOR: { status: 409, message: 'This authenticator cannot be changed this way.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests of this kind; try again later.' },
   SERVER_TOO_MANY_REQUESTS: { status: 429, message: 'The controller is busy; try again later.' },
   TIMEOUT: { status: 503, message: 'The request took too long to process.' },
