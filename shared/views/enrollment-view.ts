@@ -3,8 +3,11 @@ import { entityRef, selfLinks } from './entity-ref.ts';
 
 /** An outstanding enrollment as the API shows it. */
 export function enrollmentView(enrollment: Enrollment, identityName: string) {
+  // Only updb enrollments have a username; the document types it as a string, so others leave it out.
+  const { username, ...rest } = enrollment;
   return {
-    ...enrollment,
+    ...rest,
+    ...(username !== null ? { username } : {}),
     _links: selfLinks('enrollments', enrollment.id),
     identity: entityRef('identities', enrollment.identityId, identityName),
     ca: enrollment.caId ? entityRef('cas', enrollment.caId, enrollment.caId) : null,
