@@ -1,0 +1,112 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestController, type TestController } from '../support/test-controller.ts';
+
+let controller: TestController;
+let admin: string;
+const M = '/edge/management/v1';
+
+beforeAll(async () => {
+  controller = await startTestController();
+  admin = await controller.login();
+});
+afterAll(async () => {
+  await controller.close();
+});
+
+// Fragments of the filter grammar glued at random reach far deeper into the parser than random text alone.
+const filterFragment = fc.constantFrom(
+  'name',
+  'roleAttributes',
+  'tags.env',
+  'isAdmin',
+  'createdAt',
+  ' = ',
+  ' != ',
+  ' contains ',
+  ' icontains ',
+  ' in ',
+  ' between ',
+  ' and ',
+  ' or ',
+  'not ',
+  '(',
+  ')',
+  '[',
+  ']',
+  ',',
+  '"x"',
+  '"',
+  '\\',
+  '1',
+  '-2.5e3',
+  'true',
+  'null',
+  'datetime(2024-01-01T00:00:00Z)',
+  'anyOf(',
+  'allOf(',
+  'isEmpty(',
+  'count(',
+  ' sort by ',
+  ' asc',
+  ' desc',
+  ' skip ',
+  ' limit ',
+  'none',
+  ' ',
+  '\n',
+  "'",
+  '#',
+  '@',
+);
+const filterText = fc.oneof(
+  fc.string({ maxLength: 80 }),
+  fc.array(filterFragment, { maxLength: 14 }).map((parts) => parts.join('')),
+);
+
+describe('no input makes the controller fail', () => {
+  it('answers every filter string with 200 or a 400 in the error envelope', async () => {
+    await fc.assert(
+      fc.asyncProperty(filterText, async (text) => {
+        const response = await controller.call('GET', `${M}/identities?filter=${encodeURIComponent(text)}`, {
+          token: admin,
+        });
+        expect([200, 400]).toContain(response.status);
+        if (response.status === 400)
+          expect(response.body.error.code).toMatch(/^INVALID_FILTER$|^INVALID_SORT_IDENTIFIER$/);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('answers every JSON body to POST /identities with 201 or a 400 naming a field', async () => {
+    const value = fc.oneof(
+      fc.string({ maxLength: 12 }),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 }),
+    );
+    const body = fc.record(
+      {
+        name: value,
+        type: fc.oneof(value, fc.constantFrom('User', 'Device', 'Router')),
+        isAdmin: fc.oneof(value, fc.boolean()),
+        roleAttributes: value,
+        authPolicyId: value,
+        tags: fc.oneof(value, fc.dictionary(fc.string({ maxLength: 4 }), value, { maxKeys: 2 })),
+        enrollment: fc.oneof(value, fc.record({ ott: value, updb: value }, { requiredKeys: [] })),
+        defaultHostingCost: value,
+      },
+      { requiredKeys: [] },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(body, value), async (sent) => {
+        const response = await controller.call('POST', `${M}/identities`, { token: admin, body: sent });
+        expect([201, 400]).toContain(response.status);
+        if (response.status === 400) expect(typeof response.body.error.cause.field).toBe('string');
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
