@@ -18,7 +18,11 @@ export async function identityView(deps: Deps, identity: Identity) {
   const enrollment: Record<string, unknown> = {};
   let hasApiSession = false;
   for (const { collection, doc } of children) {
-    if (collection === API_SESSIONS_COLLECTION) hasApiSession = true;
+    if (collection === API_SESSIONS_COLLECTION) {
+      // Expired sessions linger until DynamoDB's TTL removes them; they do not count.
+      const idleMs = deps.now().getTime() - Date.parse(String(doc.lastActivityAt));
+      if (idleMs < deps.config.apiSessionTimeoutMinutes * 60_000) hasApiSession = true;
+    }
     else if (collection === 'authenticators' && doc.method === 'updb') {
       authenticators.updb = { id: doc.id, username: doc.username };
     } else if (collection === 'authenticators' && doc.method === 'cert') {
