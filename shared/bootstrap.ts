@@ -2,7 +2,7 @@ import { hashPassword } from './auth/password-hash.ts';
 import type { Deps } from './deps.ts';
 import { type AuthPolicy, authPolicies, DEFAULT_AUTH_POLICY_ID } from './entities/auth-policy.ts';
 import { authenticators } from './entities/authenticator.ts';
-import { type Identity, identities } from './entities/identity.ts';
+import { identities, newIdentity } from './entities/identity.ts';
 import { identityTypes, SEEDED_IDENTITY_TYPES } from './entities/identity-type.ts';
 import { ApiError } from './http/api-error.ts';
 import { newId } from './ids.ts';
@@ -70,26 +70,14 @@ export async function bootstrap(deps: Deps, options: BootstrapOptions): Promise<
   }
   await seed(deps, deps.store.createOps(authPolicies, defaultAuthPolicy(deps)));
 
-  const admin: Identity = {
-    ...base(deps, newId()),
+  const admin = newIdentity({
+    id: newId(),
+    createdAt: deps.now().toISOString(),
     name: 'Default Admin',
-    typeId: 'Default',
     isAdmin: true,
     isDefaultAdmin: true,
     authPolicyId: DEFAULT_AUTH_POLICY_ID,
-    externalId: null,
-    roleAttributes: [],
-    appData: {},
-    defaultHostingCost: 0,
-    defaultHostingPrecedence: 'default',
-    serviceHostingCosts: {},
-    serviceHostingPrecedences: {},
-    disabled: false,
-    disabledAt: null,
-    disabledUntil: null,
-    envInfo: null,
-    sdkInfo: null,
-  };
+  });
   const marker: WriteOp = {
     item: {
       Put: {

@@ -4,7 +4,7 @@ import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
 import { DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { DEFAULT_ENROLLMENT_MINUTES, type Enrollment, enrollments } from '#shared/entities/enrollment.ts';
-import { type Identity, identities } from '#shared/entities/identity.ts';
+import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
 import { ApiError, invalidField } from '#shared/http/api-error.ts';
 import { newId, newToken } from '#shared/ids.ts';
 import {
@@ -147,19 +147,25 @@ function enrollmentsFor(
     });
   }
   for (const doc of docs) {
-    const enrollmentOps = context.deps.store
-      .createOps(enrollments, doc, ['identityId'])
-      .map((op) =>
-        op.onConditionFailed && doc.method === 'ottca'
-          ? {
-              ...op,
-              onConditionFailed: () => invalidField('enrollment.ottca', `no CA found with id ${doc.caId}`, doc.caId),
-            }
-          : op,
-      );
+    // The enrollment's CA check speaks of its own field; the caller sent it as `enrollment.ottca`.
+    const enrollmentOps = context.deps.store.createOps(enrollments, doc, ['identityId']).map((op) => ({
+      ...op,
+      ...(op.onConditionFailed
+        ? { onConditionFailed: renameField(op.onConditionFailed, 'caId', 'enrollment.ottca') }
+        : {}),
+    }));
     ops.push(...enrollmentOps);
   }
   return { docs, ops };
+}
+
+function renameField(makeError: () => ApiError, from: string, to: string): () => ApiError {
+  return () => {
+    const error = makeError();
+    const cause = error.apiCause;
+    if (!cause || !('field' in cause) || cause.field !== from) return error;
+    return invalidField(to, String(cause.reason).replace(from, to), cause.value);
+  };
 }
 
 function applyPatch(before: Identity, input: IdentityPatch, sent: ReadonlySet<string>): Identity {
@@ -211,18 +217,7 @@ export const identityApi: EntityApi<Identity, IdentityCreate, IdentityReplace, I
   patchSchema,
   roleFilter: true,
   create: (input, context) => {
-    const doc: Identity = {
-      id: context.id,
-      createdAt: context.now,
-      updatedAt: context.now,
-      ...fieldsFrom(input),
-      isDefaultAdmin: false,
-      disabled: false,
-      disabledAt: null,
-      disabledUntil: null,
-      envInfo: null,
-      sdkInfo: null,
-    };
+    const doc = newIdentity({ id: context.id, createdAt: context.now, ...fieldsFrom(input) });
     return { doc, ops: enrollmentsFor(doc.id, input, context).ops };
   },
   replace: (before, input) => keepDefaultAdmin(before, { ...before, ...fieldsFrom(input) }),

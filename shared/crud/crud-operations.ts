@@ -115,7 +115,8 @@ export function crudOperations<D extends BaseDocument, C, R, P>(
           action === 'replace'
             ? await replace!(stored.doc, input as R, ctx)
             : await patch!(stored.doc, input as P, sent, ctx);
-        await deps.store.transact(deps.store.replaceOps(def, stored, { ...next, updatedAt: ctx.now }));
+        const updated = { ...next, updatedAt: ctx.now };
+        await deps.store.transact([...deps.store.replaceOps(def, stored, updated), ...(api.updateOps?.(updated, ctx) ?? [])]);
       });
       return empty();
     };

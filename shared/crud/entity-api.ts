@@ -35,6 +35,8 @@ export interface EntityApi<D extends BaseDocument, C, R, P> {
   replace?(before: D, input: R, context: WriteContext): Promise<D> | D;
   /** `sent` holds the top-level keys the body had: only those change. */
   patch?(before: D, input: P, sent: ReadonlySet<string>, context: WriteContext): Promise<D> | D;
+  /** Checks and writes committed with a replace or patch (e.g. that ids named in a list still exist). */
+  updateOps?(doc: D, context: WriteContext): readonly WriteOp[];
   view(deps: Deps, doc: D): Promise<unknown> | unknown;
   /** Refuses an update or delete the caller may not make (e.g. of the default admin). */
   guard?(stored: D, action: 'replace' | 'patch' | 'delete', context: WriteContext): void;

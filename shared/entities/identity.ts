@@ -69,6 +69,33 @@ export const identities: EntityDefinition<Identity> = {
   roleAttributesField: 'roleAttributes',
 };
 
+/** The fields an identity starts with; callers give the rest (id, name, timestamps, admin flags). */
+export function newIdentity(
+  fields: Pick<Identity, 'id' | 'name' | 'createdAt'> & Partial<Omit<Identity, 'id' | 'name' | 'createdAt'>>,
+): Identity {
+  return {
+    updatedAt: fields.createdAt,
+    tags: {},
+    typeId: 'Default',
+    isAdmin: false,
+    isDefaultAdmin: false,
+    authPolicyId: 'default',
+    externalId: null,
+    roleAttributes: [],
+    appData: {},
+    defaultHostingCost: 0,
+    defaultHostingPrecedence: 'default',
+    serviceHostingCosts: {},
+    serviceHostingPrecedences: {},
+    disabled: false,
+    disabledAt: null,
+    disabledUntil: null,
+    envInfo: null,
+    sdkInfo: null,
+    ...fields,
+  };
+}
+
 /** Whether the identity is disabled at `now`: indefinitely (no `disabledUntil`) or until a time not yet reached. */
 export function isDisabledAt(identity: Identity, now: Date): boolean {
   if (!identity.disabled) return false;

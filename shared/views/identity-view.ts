@@ -22,8 +22,7 @@ export async function identityView(deps: Deps, identity: Identity) {
       // Expired sessions linger until DynamoDB's TTL removes them; they do not count.
       const idleMs = deps.now().getTime() - Date.parse(String(doc.lastActivityAt));
       if (idleMs < deps.config.apiSessionTimeoutMinutes * 60_000) hasApiSession = true;
-    }
-    else if (collection === 'authenticators' && doc.method === 'updb') {
+    } else if (collection === 'authenticators' && doc.method === 'updb') {
       authenticators.updb = { id: doc.id, username: doc.username };
     } else if (collection === 'authenticators' && doc.method === 'cert') {
       authenticators.cert = { id: doc.id, fingerprint: doc.fingerprint };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '#shared/auth/password-hash.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
-import { type Identity, identities } from '#shared/entities/identity.ts';
+import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import {
   ADMIN_PASSWORD,
@@ -22,29 +22,7 @@ afterAll(async () => {
 /** Arranges a non-admin identity with a password, straight in the store (the identity API has its own tests). */
 async function createUser(name: string, username: string, password: string): Promise<Identity> {
   const now = new Date().toISOString();
-  const identity: Identity = {
-    id: `id-${name}`,
-    createdAt: now,
-    updatedAt: now,
-    tags: {},
-    name,
-    typeId: 'Default',
-    isAdmin: false,
-    isDefaultAdmin: false,
-    authPolicyId: 'default',
-    externalId: null,
-    roleAttributes: [],
-    appData: {},
-    defaultHostingCost: 0,
-    defaultHostingPrecedence: 'default',
-    serviceHostingCosts: {},
-    serviceHostingPrecedences: {},
-    disabled: false,
-    disabledAt: null,
-    disabledUntil: null,
-    envInfo: null,
-    sdkInfo: null,
-  };
+  const identity = newIdentity({ id: `id-${name}`, name, createdAt: now });
   const { store } = controller.deps;
   await store.transact([
     ...store.createOps(identities, identity),

@@ -1,0 +1,414 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectMatchesSpec } from '../contract/openziti-spec.ts';
+import { startTestController, type TestController } from '../support/test-controller.ts';
+
+let controller: TestController;
+let admin: string;
+const M = '/edge/management/v1';
+
+beforeAll(async () => {
+  controller = await startTestController({ apiSessionTimeoutMinutes: 30 });
+  admin = await controller.login();
+});
+afterAll(async () => {
+  await controller.close();
+});
+
+const call = (method: string, path: string, body?: unknown, token = admin) =>
+  controller.call(method, `${M}${path}`, { token, ...(body !== undefined ? { body } : {}) });
+
+async function createIdentity(body: Record<string, unknown>): Promise<string> {
+  const response = await call('POST', '/identities', { type: 'User', isAdmin: false, ...body });
+  if (response.status !== 201) throw new Error(`create failed: ${response.status} ${response.text}`);
+  return response.body.data.id as string;
+}
+
+async function tableItems(): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await controller.deps.store.db.send(
+      new ScanCommand({ TableName: controller.deps.store.tableName, ExclusiveStartKey: start }),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+describe('create and retrieve', () => {
+  it('creates an identity and answers 201 with its id and relative self link', async () => {
+    const response = await call('POST', '/identities', { name: 'laptop-1', type: 'Device', isAdmin: false });
+
+    expect(response.status).toBe(201);
+    expect(response.body.data._links.self.href).toBe(`./identities/${response.body.data.id}`);
+    expectMatchesSpec('management', 'POST', '/identities', 201, response.body);
+
+    const detail = await call('GET', `/identities/${response.body.data.id}`);
+    expect(detail.status).toBe(200);
+    expect(detail.body.data).toMatchObject({
+      name: 'laptop-1',
+      typeId: 'Default',
+      type: { id: 'Default', entity: 'identity-types' },
+      isAdmin: false,
+      isDefaultAdmin: false,
+      authPolicyId: 'default',
+      authPolicy: { id: 'default', name: 'Default' },
+      roleAttributes: [],
+      authenticators: {},
+      enrollment: {},
+      hasApiSession: false,
+      disabled: false,
+      externalId: null,
+    });
+    expectMatchesSpec('management', 'GET', '/identities/{id}', 200, detail.body);
+  });
+
+  it('keeps every field it was given', async () => {
+    const id = await createIdentity({
+      name: 'full-identity',
+      type: 'Router',
+      isAdmin: true,
+      externalId: 'ext-123',
+      roleAttributes: ['sales', 'emea'],
+      appData: { team: 'blue' },
+      defaultHostingCost: 42,
+      defaultHostingPrecedence: 'required',
+      serviceHostingCosts: { svc1: 7 },
+      serviceHostingPrecedences: { svc1: 'failed' },
+      tags: { env: 'prod', managed: true },
+    });
+
+    const detail = await call('GET', `/identities/${id}`);
+
+    expect(detail.body.data).toMatchObject({
+      typeId: 'Router',
+      isAdmin: true,
+      externalId: 'ext-123',
+      roleAttributes: ['sales', 'emea'],
+      appData: { team: 'blue' },
+      defaultHostingCost: 42,
+      defaultHostingPrecedence: 'required',
+      serviceHostingCosts: { svc1: 7 },
+      serviceHostingPrecedences: { svc1: 'failed' },
+      tags: { env: 'prod', managed: true },
+    });
+  });
+
+  it('creates the outstanding enrollments asked for', async () => {
+    const id = await createIdentity({ name: 'enrolling', enrollment: { ott: true, updb: 'enrolling-user' } });
+
+    const detail = await call('GET', `/identities/${id}`);
+    const enrollments = await call('GET', `/identities/${id}/enrollments`);
+
+    expect(detail.body.data.enrollment.ott.token).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Date.parse(detail.body.data.enrollment.updb.expiresAt)).toBeGreaterThan(Date.now() + 170 * 60_000);
+    expect(enrollments.status).toBe(200);
+    expect(enrollments.body.data.map((e: { method: string }) => e.method).sort()).toEqual(['ott', 'updb']);
+    expect(enrollments.body.data.find((e: { method: string }) => e.method === 'updb').username).toBe('enrolling-user');
+    expectMatchesSpec('management', 'GET', '/identities/{id}/enrollments', 200, enrollments.body);
+  });
+
+  it('answers 404 NOT_FOUND for an unknown id', async () => {
+    for (const [method, path, body] of [
+      ['GET', '/identities/nope', undefined],
+      ['PUT', '/identities/nope', { name: 'x', type: 'User', isAdmin: false }],
+      ['PATCH', '/identities/nope', { name: 'x' }],
+      ['DELETE', '/identities/nope', undefined],
+      ['POST', '/identities/nope/disable', { durationMinutes: 0 }],
+      ['POST', '/identities/nope/enable', undefined],
+      ['GET', '/identities/nope/authenticators', undefined],
+      ['GET', '/identities/nope/enrollments', undefined],
+    ] as const) {
+      const response = await call(method, path, body);
+      expect(response.status, `${method} ${path}`).toBe(404);
+      expect(response.body.error.code).toBe('NOT_FOUND');
+    }
+  });
+});
+
+describe('bad input', () => {
+  it.each([
+    ['missing name', { type: 'User', isAdmin: false }, 'name'],
+    ['missing type', { name: 'n1', isAdmin: false }, 'type'],
+    ['missing isAdmin', { name: 'n2', type: 'User' }, 'isAdmin'],
+    ['a name that is not a string', { name: 5, type: 'User', isAdmin: false }, 'name'],
+    ['an empty name', { name: '', type: 'User', isAdmin: false }, 'name'],
+    ['an unknown type', { name: 'n3', type: 'Robot', isAdmin: false }, 'type'],
+    ['isAdmin as a string', { name: 'n4', type: 'User', isAdmin: 'yes' }, 'isAdmin'],
+    [
+      'a role attribute written as a role',
+      { name: 'n5', type: 'User', isAdmin: false, roleAttributes: ['#sales'] },
+      'roleAttributes.0',
+    ],
+    [
+      'role attributes that are not a list',
+      { name: 'n6', type: 'User', isAdmin: false, roleAttributes: 'sales' },
+      'roleAttributes',
+    ],
+    [
+      'a cost above 65535',
+      { name: 'n7', type: 'User', isAdmin: false, defaultHostingCost: 70000 },
+      'defaultHostingCost',
+    ],
+    [
+      'an unknown precedence',
+      { name: 'n8', type: 'User', isAdmin: false, defaultHostingPrecedence: 'high' },
+      'defaultHostingPrecedence',
+    ],
+    ['a tag value that is a number', { name: 'n9', type: 'User', isAdmin: false, tags: { n: 1 } }, 'tags.n'],
+    ['an unknown auth policy', { name: 'n10', type: 'User', isAdmin: false, authPolicyId: 'nope' }, 'authPolicyId'],
+    [
+      'an ottca enrollment with an unknown CA',
+      { name: 'n11', type: 'User', isAdmin: false, enrollment: { ottca: 'nope' } },
+      'enrollment.ottca',
+    ],
+    [
+      'a too short updb username',
+      { name: 'n12', type: 'User', isAdmin: false, enrollment: { updb: 'ab' } },
+      'enrollment.updb',
+    ],
+    ['permissions', { name: 'n13', type: 'User', isAdmin: false, permissions: ['identity'] }, 'permissions'],
+  ])('answers 400 COULD_NOT_VALIDATE for %s, naming the field, and writes nothing', async (_case, body, field) => {
+    const before = (await tableItems()).length;
+
+    const response = await call('POST', '/identities', body);
+
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
+    expect(response.body.error.cause.field).toBe(field);
+    expectMatchesSpec('management', 'POST', '/identities', 400, response.body);
+    expect((await tableItems()).length).toBe(before);
+  });
+
+  it('answers 400 COULD_NOT_PARSE_BODY for a body that is not JSON', async () => {
+    const response = await controller.call('POST', `${M}/identities`, {
+      token: admin,
+      rawBody: '{"name": ',
+      headers: { 'content-type': 'application/json' },
+    });
+
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('COULD_NOT_PARSE_BODY');
+  });
+});
+
+describe('unique names', () => {
+  it('refuses a second identity with the same name, naming the field', async () => {
+    await createIdentity({ name: 'twin' });
+
+    const response = await call('POST', '/identities', { name: 'twin', type: 'User', isAdmin: false });
+
+    expect(response.status).toBe(400);
+    expect(response.body.error.cause).toMatchObject({ field: 'name', value: 'twin' });
+  });
+
+  it('lets exactly one of twenty concurrent creates of one name win, leaving no stray marker', async () => {
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        call('POST', '/identities', { name: 'contended', type: 'User', isAdmin: false }),
+      ),
+    );
+
+    const winners = responses.filter((r) => r.status === 201);
+    expect(winners).toHaveLength(1);
+    expect(responses.filter((r) => r.status === 400)).toHaveLength(19);
+    const listed = await call('GET', `/identities?filter=${encodeURIComponent('name = "contended"')}`);
+    expect(listed.body.data).toHaveLength(1);
+    const markers = (await tableItems()).filter((item) =>
+      String(item.PK).startsWith('UNIQUE#identities#name#contended'),
+    );
+    expect(markers).toEqual([expect.objectContaining({ entityId: winners[0]!.body.data.id })]);
+  });
+
+  it('frees a name when the identity is renamed', async () => {
+    const id = await createIdentity({ name: 'old-name' });
+
+    await call('PATCH', `/identities/${id}`, { name: 'new-name' });
+
+    expect((await call('POST', '/identities', { name: 'old-name', type: 'User', isAdmin: false })).status).toBe(201);
+    expect((await call('POST', '/identities', { name: 'new-name', type: 'User', isAdmin: false })).status).toBe(400);
+  });
+});
+
+describe('replace and patch', () => {
+  it('PATCH changes only the keys sent', async () => {
+    const id = await createIdentity({ name: 'patch-me', roleAttributes: ['a'], tags: { keep: 'yes' } });
+
+    const response = await call('PATCH', `/identities/${id}`, { name: 'patched' });
+
+    expect(response.status).toBe(200);
+    expect(response.body.data).toEqual({});
+    expectMatchesSpec('management', 'PATCH', '/identities/{id}', 200, response.body);
+    const detail = await call('GET', `/identities/${id}`);
+    expect(detail.body.data).toMatchObject({ name: 'patched', roleAttributes: ['a'], tags: { keep: 'yes' } });
+  });
+
+  it('PUT replaces: fields left out return to their defaults, authenticators and enrollments stay', async () => {
+    const id = await createIdentity({
+      name: 'put-me',
+      roleAttributes: ['a'],
+      defaultHostingCost: 9,
+      enrollment: { ott: true },
+    });
+
+    const response = await call('PUT', `/identities/${id}`, { name: 'put-done', type: 'User', isAdmin: true });
+
+    expect(response.status).toBe(200);
+    const detail = await call('GET', `/identities/${id}`);
+    expect(detail.body.data).toMatchObject({
+      name: 'put-done',
+      isAdmin: true,
+      roleAttributes: [],
+      defaultHostingCost: 0,
+    });
+    expect(detail.body.data.enrollment.ott).toBeDefined();
+  });
+
+  it('PUT needs name, type and isAdmin', async () => {
+    const id = await createIdentity({ name: 'put-invalid' });
+
+    const response = await call('PUT', `/identities/${id}`, { name: 'x' });
+
+    expect(response.status).toBe(400);
+    expect(response.body.error.cause.field).toBe('type');
+  });
+
+  it('keeps the default admin an admin', async () => {
+    const me = await call('GET', '/current-identity');
+
+    const response = await call('PATCH', `/identities/${me.body.data.id}`, { isAdmin: false });
+
+    expect(response.status).toBe(400);
+    expect(response.body.error.cause.field).toBe('isAdmin');
+  });
+});
+
+describe('delete', () => {
+  it('removes the identity with its authenticators, enrollments and API sessions', async () => {
+    const id = await createIdentity({ name: 'doomed', enrollment: { ott: true } });
+    const authenticator = await call('POST', '/authenticators', {
+      identityId: id,
+      method: 'updb',
+      username: 'doomed-user',
+      password: 'doomed-password',
+    });
+    expect(authenticator.status).toBe(201);
+    const token = await controller.login('doomed-user', 'doomed-password');
+
+    const response = await call('DELETE', `/identities/${id}`);
+
+    expect(response.status).toBe(200);
+    expectMatchesSpec('management', 'DELETE', '/identities/{id}', 200, response.body);
+    expect((await call('GET', `/identities/${id}`)).status).toBe(404);
+    const leftovers = (await tableItems()).filter((item) => JSON.stringify(item).includes(id));
+    expect(leftovers, JSON.stringify(leftovers)).toEqual([]);
+    expect((await call('GET', '/current-api-session', undefined, token)).status).toBe(401);
+  });
+
+  it('refuses to delete the default admin', async () => {
+    const me = await call('GET', '/current-identity');
+
+    const response = await call('DELETE', `/identities/${me.body.data.id}`);
+
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('ENTITY_CAN_NOT_BE_DELETED');
+  });
+});
+
+describe('disable and enable', () => {
+  async function identityWithLogin(name: string): Promise<{ id: string; username: string; password: string }> {
+    const id = await createIdentity({ name });
+    const username = `${name}-user`;
+    const password = `${name}-password`;
+    const created = await call('POST', '/authenticators', { identityId: id, method: 'updb', username, password });
+    if (created.status !== 201) throw new Error(`authenticator: ${created.text}`);
+    return { id, username, password };
+  }
+
+  it('ends the API sessions, blocks login for the duration, then lets it in again', async () => {
+    const { id, username, password } = await identityWithLogin('sleepy');
+    const token = await controller.login(username, password);
+
+    const response = await call('POST', `/identities/${id}/disable`, { durationMinutes: 10 });
+
+    expect(response.status).toBe(200);
+    expectMatchesSpec('management', 'POST', '/identities/{id}/disable', 200, response.body);
+    expect((await call('GET', '/current-api-session', undefined, token)).status).toBe(401);
+    const login = await controller.call('POST', `${M}/authenticate?method=password`, { body: { username, password } });
+    expect(login.status).toBe(401);
+    expect(login.body.error.code).toBe('INVALID_AUTH');
+    const detail = await call('GET', `/identities/${id}`);
+    expect(detail.body.data.disabled).toBe(true);
+    expect(Date.parse(detail.body.data.disabledUntil) - Date.parse(detail.body.data.disabledAt)).toBe(10 * 60_000);
+
+    controller.advanceClock(11 * 60_000);
+    expect(
+      (await controller.call('POST', `${M}/authenticate?method=password`, { body: { username, password } })).status,
+    ).toBe(200);
+  });
+
+  it('with durationMinutes 0 disables until enabled', async () => {
+    const { id, username, password } = await identityWithLogin('frozen');
+
+    await call('POST', `/identities/${id}/disable`, { durationMinutes: 0 });
+    controller.advanceClock(365 * 24 * 60 * 60_000);
+    admin = await controller.login(); // a year later the admin's own session has long expired
+    const blocked = await controller.call('POST', `${M}/authenticate?method=password`, {
+      body: { username, password },
+    });
+    const enabled = await call('POST', `/identities/${id}/enable`);
+    const allowed = await controller.call('POST', `${M}/authenticate?method=password`, {
+      body: { username, password },
+    });
+
+    expect(blocked.status).toBe(401);
+    expect(enabled.status).toBe(200);
+    expect(allowed.status).toBe(200);
+    const detail = await call('GET', `/identities/${id}`);
+    expect(detail.body.data).toMatchObject({ disabled: false, disabledAt: null, disabledUntil: null });
+  });
+
+  it('needs an integer durationMinutes', async () => {
+    const id = await createIdentity({ name: 'disable-invalid' });
+
+    for (const body of [{}, { durationMinutes: 'ten' }, { durationMinutes: -1 }, { durationMinutes: 1.5 }]) {
+      const response = await call('POST', `/identities/${id}/disable`, body);
+      expect(response.status).toBe(400);
+      expect(response.body.error.cause.field).toBe('durationMinutes');
+    }
+  });
+});
+
+describe('access', () => {
+  it('answers 401 UNAUTHORIZED to a caller that is not an admin', async () => {
+    const id = await createIdentity({ name: 'plain-user' });
+    const created = await call('POST', '/authenticators', {
+      identityId: id,
+      method: 'updb',
+      username: 'plain-user',
+      password: 'plain-password',
+    });
+    expect(created.status).toBe(201);
+    const token = await controller.login('plain-user', 'plain-password');
+
+    for (const [method, path] of [
+      ['GET', '/identities'],
+      ['POST', '/identities'],
+      ['GET', `/identities/${id}`],
+      ['DELETE', `/identities/${id}`],
+      ['GET', '/summary'],
+      ['GET', '/identity-types'],
+    ] as const) {
+      const response = await call(
+        method,
+        path,
+        method === 'POST' ? { name: 'x', type: 'User', isAdmin: true } : undefined,
+        token,
+      );
+      expect(response.status, `${method} ${path}`).toBe(401);
+      expect(response.body.error.code).toBe('UNAUTHORIZED');
+    }
+  });
+});
