@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { deleteApiSessionOps, listApiSessionsOfIdentity } from '#shared/auth/api-session-store.ts';
+import { VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
 import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
-import { DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
+import { mapBounded } from '#shared/crud/map-bounded.ts';
+import { authPolicies, DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { DEFAULT_ENROLLMENT_MINUTES, type Enrollment, enrollments } from '#shared/entities/enrollment.ts';
 import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
@@ -18,6 +20,7 @@ import { listChildren } from '#shared/store/children.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { identityView } from '#shared/views/identity-view.ts';
+import { nameLookup } from '#shared/views/name-lookup.ts';
 
 /** The API's identity types; User, Device and Service are kept as `Default`, as the reference does. */
 const identityTypeField = z.enum(['User', 'Device', 'Service', 'Router', 'Default']);
@@ -223,6 +226,10 @@ export const identityApi: EntityApi<Identity, IdentityCreate, IdentityReplace, I
   replace: (before, input) => keepDefaultAdmin(before, { ...before, ...fieldsFrom(input) }),
   patch: (before, input, sent) => keepDefaultAdmin(before, applyPatch(before, input, sent)),
   view: (deps, doc) => identityView(deps, doc),
+  viewPage: (deps, docs) => {
+    const policyName = nameLookup(deps, authPolicies);
+    return mapBounded(docs, VIEW_CONCURRENCY, (doc) => identityView(deps, doc, policyName));
+  },
   guard: (stored, action) => {
     if (action === 'delete' && stored.isDefaultAdmin) {
       throw new ApiError('ENTITY_CAN_NOT_BE_DELETED', { message: 'The default admin cannot be deleted.' });

@@ -21,7 +21,8 @@ export interface CrudOperationNames {
   readonly delete?: string;
 }
 
-const VIEW_CONCURRENCY = 16;
+/** How many views of a page are built at once (each may read DynamoDB). */
+export const VIEW_CONCURRENCY = 16;
 const OPTIMISTIC_ATTEMPTS = 3;
 
 /** The request body as an object: a missing body is validated as `{}` so the schema names the missing fields. */
@@ -75,7 +76,9 @@ export function crudOperations<D extends BaseDocument, C, R, P>(
     operations[names.list] = async (request, deps) => {
       const params = parseListParams(request.query, def.filterable, { roleFilter: api.roleFilter ?? false });
       const page = await listEntities(deps, def, params);
-      const views = await mapBounded(page.items, VIEW_CONCURRENCY, (doc) => api.view(deps, doc));
+      const views = api.viewPage
+        ? await api.viewPage(deps, page.items)
+        : await mapBounded(page.items, VIEW_CONCURRENCY, (doc) => api.view(deps, doc));
       return list(views, page.pagination, Object.keys(def.filterable));
     };
   }
@@ -116,7 +119,10 @@ export function crudOperations<D extends BaseDocument, C, R, P>(
             ? await replace!(stored.doc, input as R, ctx)
             : await patch!(stored.doc, input as P, sent, ctx);
         const updated = { ...next, updatedAt: ctx.now };
-        await deps.store.transact([...deps.store.replaceOps(def, stored, updated), ...(api.updateOps?.(updated, ctx) ?? [])]);
+        await deps.store.transact([
+          ...deps.store.replaceOps(def, stored, updated),
+          ...(api.updateOps?.(updated, ctx) ?? []),
+        ]);
       });
       return empty();
     };

@@ -38,6 +38,8 @@ export interface EntityApi<D extends BaseDocument, C, R, P> {
   /** Checks and writes committed with a replace or patch (e.g. that ids named in a list still exist). */
   updateOps?(doc: D, context: WriteContext): readonly WriteOp[];
   view(deps: Deps, doc: D): Promise<unknown> | unknown;
+  /** A list page's views at once, when they can share reads (e.g. the names of referenced entities). */
+  viewPage?(deps: Deps, docs: readonly D[]): Promise<unknown[]>;
   /** Refuses an update or delete the caller may not make (e.g. of the default admin). */
   guard?(stored: D, action: 'replace' | 'patch' | 'delete', context: WriteContext): void;
   /** The writes that remove what belongs to the entity, committed with its deletion. */

@@ -4,15 +4,21 @@ import { authPolicies } from '../entities/auth-policy.ts';
 import type { Identity } from '../entities/identity.ts';
 import { listChildren } from '../store/children.ts';
 import { entityRef, selfLinks } from './entity-ref.ts';
+import { type NameLookup, nameLookup } from './name-lookup.ts';
 
 /**
  * The identity detail: the stored document plus what is derived from its children (authenticators, outstanding
- * enrollments, API sessions) and references (type, auth policy). One GSI2 query and one read.
+ * enrollments, API sessions) and references (type, auth policy). One GSI2 query, and one read per auth policy
+ * (shared across a page when the caller passes one lookup for all of it).
  */
-export async function identityView(deps: Deps, identity: Identity) {
-  const [children, policy] = await Promise.all([
+export async function identityView(
+  deps: Deps,
+  identity: Identity,
+  policyName: NameLookup = nameLookup(deps, authPolicies),
+) {
+  const [children, authPolicyName] = await Promise.all([
     listChildren(deps, 'identities', identity.id),
-    deps.store.get(authPolicies, identity.authPolicyId),
+    policyName(identity.authPolicyId),
   ]);
   const authenticators: Record<string, unknown> = {};
   const enrollment: Record<string, unknown> = {};
@@ -49,7 +55,7 @@ export async function identityView(deps: Deps, identity: Identity) {
       'failed-service-requests': 'failed-service-requests',
     }),
     type: entityRef('identity-types', identity.typeId, identity.typeId),
-    authPolicy: entityRef('auth-policies', identity.authPolicyId, policy?.doc.name ?? ''),
+    authPolicy: entityRef('auth-policies', identity.authPolicyId, authPolicyName),
     authenticators,
     enrollment,
     envInfo: envInfo ?? {},
