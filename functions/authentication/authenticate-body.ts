@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { envInfoSchema, sdkInfoSchema } from '#shared/entities/identity.ts';
+import { passwordField, usernameField } from './credential-fields.ts';
 
 const limited = (max: number) => z.string().max(max);
 
@@ -33,10 +34,7 @@ export const authenticateBodySchema = z
   .default({});
 export type AuthenticateBody = z.infer<typeof authenticateBodySchema>;
 
-export const passwordCredentialsSchema = z.object({
-  username: z.string({ error: 'username is required' }).min(4).max(100),
-  password: z.string({ error: 'password is required' }).min(5).max(100),
-});
+export const passwordCredentialsSchema = z.object({ username: usernameField, password: passwordField });
 
 export const AUTH_METHODS = ['password', 'cert', 'ext-jwt'] as const;
 export type AuthMethod = (typeof AUTH_METHODS)[number];

@@ -1,9 +1,28 @@
 import { deleteApiSession } from '#shared/auth/api-session-store.ts';
+import { crudOperations } from '#shared/crud/crud-operations.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { empty, ok } from '#shared/http/envelope.ts';
-import { callerOf, type OperationMap } from '#shared/http/operation.ts';
+import { callerOf, type Operation, type OperationMap } from '#shared/http/operation.ts';
 import { currentApiSessionView } from '#shared/views/api-session-view.ts';
+import { deleteAPISessions, detailAPISessions, listAPISessions } from './api-sessions.ts';
+import { authPolicyApi } from './auth-policy-api.ts';
 import { authenticate } from './authenticate.ts';
+import { authenticatorApi } from './authenticator-api.ts';
+import {
+  detailCurrentIdentityAuthenticator,
+  listCurrentIdentityAuthenticators,
+  patchCurrentIdentityAuthenticator,
+  updateCurrentIdentityAuthenticator,
+} from './current-identity-authenticators.ts';
+
+const authenticatorOperations: Record<string, Operation> = crudOperations(authenticatorApi, {
+  list: 'listAuthenticators',
+  create: 'createAuthenticator',
+  detail: 'detailAuthenticator',
+  replace: 'updateAuthenticator',
+  patch: 'patchAuthenticator',
+  delete: 'deleteAuthenticator',
+});
 
 export const operations: OperationMap = {
   authenticate,
@@ -15,6 +34,22 @@ export const operations: OperationMap = {
     await deleteApiSession(deps, callerOf(request).session);
     return empty();
   },
+  ...authenticatorOperations,
+  ...crudOperations(authPolicyApi, {
+    list: 'listAuthPolicies',
+    create: 'createAuthPolicy',
+    detail: 'detailAuthPolicy',
+    replace: 'updateAuthPolicy',
+    patch: 'patchAuthPolicy',
+    delete: 'deleteAuthPolicy',
+  }),
+  listCurrentIdentityAuthenticators,
+  detailCurrentIdentityAuthenticator,
+  updateCurrentIdentityAuthenticator,
+  patchCurrentIdentityAuthenticator,
+  listAPISessions,
+  detailAPISessions,
+  deleteAPISessions,
 };
 
 export const handler = createGroupHandler('authentication', operations);

@@ -9,8 +9,7 @@ import { list, ok } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { readAll } from '#shared/list/list-entities.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
-import { compareForSort } from '#shared/query/compare-for-sort.ts';
-import { matchesFilter } from '#shared/query/matches-filter.ts';
+import { pageInMemory } from '#shared/list/page-in-memory.ts';
 import { listChildren } from '#shared/store/children.ts';
 import { authenticatorView } from '#shared/views/authenticator-view.ts';
 import { enrollmentView } from '#shared/views/enrollment-view.ts';
@@ -36,10 +35,16 @@ export const listIdentityRoleAttributes: Operation = async (request, deps) => {
   const distinct = new Set<string>();
   for (const identity of await readAll(deps, identities))
     for (const attribute of identity.roleAttributes) distinct.add(attribute);
-  const records = [...distinct].map((id) => ({ id })).filter((record) => matchesFilter(params.where, record));
-  records.sort(compareForSort(params.sort, fields));
-  const page = records.slice(params.offset, params.offset + params.limit).map((record) => record.id);
-  return list(page, { limit: params.limit, offset: params.offset, totalCount: records.length }, Object.keys(fields));
+  const page = pageInMemory(
+    [...distinct].map((id) => ({ id })),
+    params,
+    fields,
+  );
+  return list(
+    page.items.map((record) => record.id),
+    page.pagination,
+    Object.keys(fields),
+  );
 };
 
 /** `GET /identities/{id}/authenticators`. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { baseDocumentShape } from '../entities/base-document.ts';
+import { BASE_FILTERABLE, type EntityDefinition } from '../entities/entity-definition.ts';
 
 export const apiSessionSchema = z.object({
   ...baseDocumentShape,
@@ -19,3 +20,24 @@ export const apiSessionSchema = z.object({
 export type ApiSession = z.infer<typeof apiSessionSchema>;
 
 export const API_SESSIONS_COLLECTION = 'api-sessions';
+
+/**
+ * API sessions, for reading and listing only: they are keyed by their token's hash (see `api-session-store.ts`), not
+ * by the kit's entity layout, so they are never written through the kit. Their items carry the kit's type index
+ * (GSI1), which is all a list needs.
+ */
+export const apiSessions: EntityDefinition<ApiSession> = {
+  collection: API_SESSIONS_COLLECTION,
+  label: 'API session',
+  schema: apiSessionSchema,
+  unique: [],
+  filterable: {
+    ...BASE_FILTERABLE,
+    identityId: 'string',
+    ipAddress: 'string',
+    lastActivityAt: 'datetime',
+    isMfaRequired: 'boolean',
+    isMfaComplete: 'boolean',
+    authenticatorId: 'string',
+  },
+};

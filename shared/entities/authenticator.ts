@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ApiError } from '../http/api-error.ts';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
 
@@ -20,6 +21,24 @@ export const authenticators: EntityDefinition<Authenticator> = {
   label: 'authenticator',
   schema: authenticatorSchema,
   unique: ['username', 'fingerprint'],
+  // An identity holds at most one authenticator of each method.
+  uniqueKeys: [
+    {
+      name: 'identityMethod',
+      valueOf: (doc) => `${doc.identityId}/${doc.method}`,
+      conflict: (value) => {
+        const [identityId, method] = value.split('/');
+        return new ApiError('MAX_AUTHENTICATOR_METHODS_REACHED', {
+          message: `The identity already has a ${method} authenticator; an identity holds at most one of each method.`,
+          cause: {
+            field: 'method',
+            reason: `identity ${identityId} already has a ${method} authenticator`,
+            value: method,
+          },
+        });
+      },
+    },
+  ],
   references: [{ field: 'identityId', collection: 'identities', tracked: false }],
   parentOf: (doc) => ({ collection: 'identities', id: doc.identityId }),
   filterable: {

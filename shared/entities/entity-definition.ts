@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ApiError } from '../http/api-error.ts';
 import type { FilterableFields } from '../query/filterable-fields.ts';
 
 /** Tag values are limited to strings, booleans and null. */
@@ -25,6 +26,19 @@ export interface Reference<D> {
 }
 
 /**
+ * A uniqueness rule over a value computed from the document (e.g. one authenticator per identity and method), kept
+ * with a marker item like the unique fields.
+ */
+export interface UniqueKey<D> {
+  /** The marker's name: `UNIQUE#<collection>#<name>#<value>`. */
+  readonly name: string;
+  /** The value that must be unique; undefined when the rule does not apply to this document. */
+  readonly valueOf: (doc: D) => string | undefined;
+  /** The error when another entity already holds the value. */
+  readonly conflict: (value: string) => ApiError;
+}
+
+/**
  * An entity type, declared once and read by the generic store, the generic handlers, the list machinery and the
  * integrity scan.
  */
@@ -37,6 +51,8 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
   readonly schema: z.ZodType<D>;
   /** Fields whose values are unique across the type; kept with marker items in the same transaction. */
   readonly unique: readonly (keyof D & string)[];
+  /** Uniqueness over computed values, beyond single fields. */
+  readonly uniqueKeys?: readonly UniqueKey<D>[];
   /** Fields holding ids of other entities; checked in the same transaction that writes them. */
   readonly references?: readonly Reference<D>[];
   /** The parent that lists this entity as a child (GSI2), e.g. the identity of an authenticator. */

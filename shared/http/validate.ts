@@ -14,6 +14,9 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   return current;
 }
 
+// Rejected values are echoed in `cause.value` to help callers, except these: a password never comes back.
+const SECRET_FIELD = /(^|\.)(password|currentPassword|token|secret|privateKey)$/i;
+
 /**
  * Parses input with a zod schema; the first failure becomes a 400 `COULD_NOT_VALIDATE` whose cause names the field,
  * says why, and echoes the value that was sent.
@@ -28,5 +31,5 @@ export function parseWith<S extends z.ZodType>(schema: S, input: unknown): z.inf
   const value = valueAt(input, path);
   const reason =
     issue.code === 'invalid_type' && value === undefined ? `${field} is required` : `${field}: ${issue.message}`;
-  throw invalidField(field, reason, value ?? null);
+  throw invalidField(field, reason, SECRET_FIELD.test(field) ? '[hidden]' : (value ?? null));
 }

@@ -1,17 +1,12 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../deps.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
-import type { Pagination } from '../http/envelope.ts';
-import { compareForSort } from '../query/compare-for-sort.ts';
-import { matchesFilter } from '../query/matches-filter.ts';
 import { keys, LAYOUT_ATTRIBUTES } from '../store/keys.ts';
 import type { ListParams } from './list-params.ts';
+import { type ListPage, pageInMemory } from './page-in-memory.ts';
 import { matchesRoles } from './role-filter.ts';
 
-export interface ListPage<D> {
-  readonly items: D[];
-  readonly pagination: Pagination;
-}
+export type { ListPage } from './page-in-memory.ts';
 
 /** How many keys one skip query reads: deep offsets page through ids only, never whole documents. */
 const SKIP_PAGE = 1000;
@@ -50,22 +45,13 @@ export async function listEntities<D extends BaseDocument>(
     return { items, pagination: { limit: params.limit, offset: params.offset, totalCount } };
   }
 
-  const all = await readAll(deps, def);
   const attributesField = def.roleAttributesField;
   const roleFilter = params.roleFilter;
-  const matched = all.filter((doc) => {
-    const record = doc as unknown as Record<string, unknown>;
-    if (!matchesFilter(params.where, record)) return false;
+  return pageInMemory(await readAll(deps, def), params, def.filterable, (doc) => {
     if (!roleFilter) return true;
-    const attributes = attributesField ? ((record[attributesField] as string[] | undefined) ?? []) : [];
+    const attributes = attributesField ? ((doc[attributesField] as string[] | undefined) ?? []) : [];
     return matchesRoles(doc.id, attributes, roleFilter.roles, roleFilter.semantic);
   });
-  const compare = compareForSort(params.sort, def.filterable);
-  matched.sort((a, b) => compare(a as unknown as Record<string, unknown>, b as unknown as Record<string, unknown>));
-  return {
-    items: matched.slice(params.offset, params.offset + params.limit),
-    pagination: { limit: params.limit, offset: params.offset, totalCount: matched.length },
-  };
 }
 
 function typeQuery<D extends BaseDocument>(deps: Deps, def: EntityDefinition<D>): QueryCommandInput {

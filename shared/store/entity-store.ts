@@ -1,6 +1,6 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { BaseDocument, EntityDefinition, Reference } from '../entities/entity-definition.ts';
+import type { BaseDocument, EntityDefinition, Reference, UniqueKey } from '../entities/entity-definition.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
 import { COUNTER_SHARDS, keys, LAYOUT_ATTRIBUTES } from './keys.ts';
 import type { WriteOp } from './write-op.ts';
@@ -21,9 +21,22 @@ function stripLayout(item: Record<string, unknown>): Record<string, unknown> {
   return doc;
 }
 
-function uniqueValue(doc: BaseDocument, field: string): string | undefined {
+function fieldValue(doc: BaseDocument, field: string): string | undefined {
   const value = (doc as unknown as Record<string, unknown>)[field];
   return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** Every uniqueness rule of a type: its unique fields (duplicates name the field) and its computed unique keys. */
+function uniqueKeysOf<D extends BaseDocument>(def: EntityDefinition<D>): readonly UniqueKey<D>[] {
+  const fields = def.unique.map(
+    (field): UniqueKey<D> => ({
+      name: field,
+      valueOf: (doc) => fieldValue(doc, field),
+      conflict: (value) =>
+        invalidField(field, `duplicate value '${value}' in unique index on ${def.collection} store`, value),
+    }),
+  );
+  return [...fields, ...(def.uniqueKeys ?? [])];
 }
 
 function referenceValue<D extends BaseDocument>(doc: D, reference: Reference<D>): string | undefined {
@@ -46,10 +59,6 @@ export interface Referrer {
   readonly collection: string;
   readonly id: string;
   readonly field: string;
-}
-
-function duplicate<D extends BaseDocument>(def: EntityDefinition<D>, field: string, value: string): () => ApiError {
-  return () => invalidField(field, `duplicate value '${value}' in unique index on ${def.collection} store`, value);
 }
 
 /** The single-table store: entity items, unique-value markers and per-type counters, always written together. */
@@ -110,9 +119,9 @@ export class Store {
         onConditionFailed: () => invalidField('id', `an ${def.label} with this id already exists`, parsed.id),
       },
     ];
-    for (const field of def.unique) {
-      const value = uniqueValue(parsed, field);
-      if (value !== undefined) ops.push(this.putMarker(def, field, value, parsed.id));
+    for (const key of uniqueKeysOf(def)) {
+      const value = key.valueOf(parsed);
+      if (value !== undefined) ops.push(this.putMarker(def, key, value, parsed.id));
     }
     for (const reference of def.references ?? []) {
       const target = referenceValue(parsed, reference);
@@ -141,12 +150,12 @@ export class Store {
         onConditionFailed: concurrentlyModified(def),
       },
     ];
-    for (const field of def.unique) {
-      const old = uniqueValue(before.doc, field);
-      const next = uniqueValue(parsed, field);
+    for (const key of uniqueKeysOf(def)) {
+      const old = key.valueOf(before.doc);
+      const next = key.valueOf(parsed);
       if (old === next) continue;
-      if (old !== undefined) ops.push(this.deleteMarker(def, field, old));
-      if (next !== undefined) ops.push(this.putMarker(def, field, next, parsed.id));
+      if (old !== undefined) ops.push(this.deleteMarker(def, key.name, old));
+      if (next !== undefined) ops.push(this.putMarker(def, key, next, parsed.id));
     }
     for (const reference of def.references ?? []) {
       const old = referenceValue(before.doc, reference);
@@ -181,9 +190,9 @@ export class Store {
             onConditionFailed: concurrentlyModified(def),
           },
     ];
-    for (const field of def.unique) {
-      const value = uniqueValue(doc, field);
-      if (value !== undefined) ops.push(this.deleteMarker(def, field, value));
+    for (const key of uniqueKeysOf(def)) {
+      const value = key.valueOf(doc);
+      if (value !== undefined) ops.push(this.deleteMarker(def, key.name, value));
     }
     for (const reference of def.references ?? []) {
       const target = referenceValue(doc, reference);
@@ -302,7 +311,7 @@ export class Store {
 
   private putMarker<D extends BaseDocument>(
     def: EntityDefinition<D>,
-    field: string,
+    key: UniqueKey<D>,
     value: string,
     id: string,
   ): WriteOp {
@@ -310,11 +319,11 @@ export class Store {
       item: {
         Put: {
           TableName: this.tableName,
-          Item: { ...keys.unique(def.collection, field, value), entityId: id },
+          Item: { ...keys.unique(def.collection, key.name, value), entityId: id },
           ConditionExpression: 'attribute_not_exists(PK)',
         },
       },
-      onConditionFailed: duplicate(def, field, value),
+      onConditionFailed: () => key.conflict(value),
     };
   }
 

@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
+import { type AuthPolicy, authPolicies, DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
+import { ApiError, invalidField } from '#shared/http/api-error.ts';
+import { nameField, tagsField } from '#shared/schemas/common-fields.ts';
+import type { WriteOp } from '#shared/store/write-op.ts';
+import { selfLinks } from '#shared/views/entity-ref.ts';
+
+const count = z.number().int().min(0).max(1_000_000);
+
+const primarySchema = z.object({
+  cert: z.object({ allowed: z.boolean(), allowExpiredCerts: z.boolean() }),
+  extJwt: z.object({ allowed: z.boolean(), allowedSigners: z.array(z.string().min(1)).max(100) }),
+  updb: z.object({
+    allowed: z.boolean(),
+    lockoutDurationMinutes: count,
+    maxAttempts: count,
+    // The API's own floor for passwords is 5 characters; a policy can only raise it.
+    minPasswordLength: z.number().int().min(5).max(100),
+    requireMixedCase: z.boolean(),
+    requireNumberChar: z.boolean(),
+    requireSpecialChar: z.boolean(),
+  }),
+});
+const secondarySchema = z.object({
+  requireExtJwtSigner: z.string().min(1).nullable().optional(),
+  requireTotp: z.boolean(),
+});
+
+const createSchema = z.object({
+  name: nameField,
+  primary: primarySchema,
+  secondary: secondarySchema,
+  tags: tagsField.optional(),
+});
+type AuthPolicyInput = z.infer<typeof createSchema>;
+
+/** PATCH: every part optional, down to single flags; only what is sent changes. */
+const patchSchema = z.object({
+  name: nameField.optional(),
+  primary: z
+    .object({
+      cert: primarySchema.shape.cert.partial().nullable().optional(),
+      extJwt: primarySchema.shape.extJwt.partial().nullable().optional(),
+      updb: primarySchema.shape.updb.partial().nullable().optional(),
+    })
+    .nullable()
+    .optional(),
+  secondary: secondarySchema.partial().nullable().optional(),
+  tags: tagsField.optional(),
+});
+type AuthPolicyPatch = z.infer<typeof patchSchema>;
+
+function defined<T extends object>(value: T | null | undefined): Partial<T> {
+  const out: Partial<T> = {};
+  for (const [key, inner] of Object.entries(value ?? {}))
+    if (inner !== undefined && inner !== null) (out as Record<string, unknown>)[key] = inner;
+  return out;
+}
+
+function fromInput(input: AuthPolicyInput) {
+  return {
+    name: input.name,
+    primary: input.primary,
+    secondary: {
+      requireExtJwtSigner: input.secondary.requireExtJwtSigner ?? null,
+      requireTotp: input.secondary.requireTotp,
+    },
+    tags: input.tags ?? {},
+  };
+}
+
+/**
+ * The external JWT signers a policy names must exist. Signers are not deletable while a policy names them once the
+ * signer type tracks its references; until then the names are checked when written.
+ */
+function signerChecks(policy: AuthPolicy, context: WriteContext): WriteOp[] {
+  const named = [
+    ...policy.primary.extJwt.allowedSigners.map((id, index) => ({
+      id,
+      field: `primary.extJwt.allowedSigners.${index}`,
+    })),
+    ...(policy.secondary.requireExtJwtSigner
+      ? [{ id: policy.secondary.requireExtJwtSigner, field: 'secondary.requireExtJwtSigner' }]
+      : []),
+  ];
+  return named.map(({ id, field }) =>
+    context.deps.store.existsOp('external-jwt-signers', id, () =>
+      invalidField(field, `no external JWT signer found with id ${id}`, id),
+    ),
+  );
+}
+
+export const authPolicyApi: EntityApi<AuthPolicy, AuthPolicyInput, AuthPolicyInput, AuthPolicyPatch> = {
+  def: authPolicies,
+  createSchema,
+  replaceSchema: createSchema,
+  patchSchema,
+  create: (input, context) => {
+    const doc: AuthPolicy = { id: context.id, createdAt: context.now, updatedAt: context.now, ...fromInput(input) };
+    return { doc, ops: signerChecks(doc, context) };
+  },
+  replace: (before, input) => ({ ...before, ...fromInput(input) }),
+  patch: (before, input, sent) => ({
+    ...before,
+    ...(sent.has('name') && input.name ? { name: input.name } : {}),
+    ...(sent.has('tags') ? { tags: input.tags ?? {} } : {}),
+    primary: {
+      cert: { ...before.primary.cert, ...defined(input.primary?.cert) },
+      extJwt: { ...before.primary.extJwt, ...defined(input.primary?.extJwt) },
+      updb: { ...before.primary.updb, ...defined(input.primary?.updb) },
+    },
+    secondary: {
+      ...before.secondary,
+      ...defined(input.secondary),
+      ...(input.secondary && 'requireExtJwtSigner' in input.secondary
+        ? { requireExtJwtSigner: input.secondary.requireExtJwtSigner ?? null }
+        : {}),
+    },
+  }),
+  updateOps: (doc, context) => signerChecks(doc, context),
+  view: (_deps, doc) => ({ ...doc, _links: selfLinks('auth-policies', doc.id) }),
+  guard: (stored, action) => {
+    if (action === 'delete' && stored.id === DEFAULT_AUTH_POLICY_ID) {
+      throw new ApiError('CAN_NOT_DELETE_REFERENCED_ENTITY', {
+        message: 'The default auth policy applies to every identity that names none; it cannot be deleted.',
+      });
+    }
+  },
+};

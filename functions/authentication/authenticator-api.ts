@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { hashPassword } from '#shared/auth/password-hash.ts';
+import type { EntityApi } from '#shared/crud/entity-api.ts';
+import type { Deps } from '#shared/deps.ts';
+import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
+import { identities } from '#shared/entities/identity.ts';
+import { ApiError } from '#shared/http/api-error.ts';
+import { tagsField } from '#shared/schemas/common-fields.ts';
+import { authenticatorView } from '#shared/views/authenticator-view.ts';
+import { passwordField, usernameField } from './credential-fields.ts';
+
+const createSchema = z.object({
+  identityId: z.string().min(1),
+  method: z.string().refine((method) => method === 'updb', {
+    message: "only method 'updb' can be created for now; 'cert' authenticators come with certificate issuance",
+  }),
+  username: usernameField,
+  password: passwordField,
+  certPem: z.null({ error: "certPem applies only to method 'cert'" }).optional(),
+  tags: tagsField.optional(),
+});
+
+/** The credentials of a replace: both required (spec §2.6). */
+export const credentialsReplaceSchema = z.object({
+  username: usernameField,
+  password: passwordField,
+  tags: tagsField.optional(),
+});
+
+/** The credentials of a patch: all optional; a `null` username or password leaves it as it is. */
+export const credentialsPatchSchema = z.object({
+  username: usernameField.nullable().optional(),
+  password: passwordField.nullable().optional(),
+  tags: tagsField.optional(),
+});
+
+type AuthenticatorCreate = z.infer<typeof createSchema>;
+type CredentialsReplace = z.infer<typeof credentialsReplaceSchema>;
+type CredentialsPatch = z.infer<typeof credentialsPatchSchema>;
+
+/** 409 `CAN_NOT_UPDATE_AUTHENTICATOR` unless the authenticator has a username and password to change. */
+export function requireUpdb(authenticator: Authenticator): void {
+  if (authenticator.method === 'updb') return;
+  throw new ApiError('CAN_NOT_UPDATE_AUTHENTICATOR', {
+    message: `A ${authenticator.method} authenticator has no username or password to change.`,
+    cause: { field: 'method', reason: 'only updb authenticators can be changed this way', value: authenticator.method },
+  });
+}
+
+/** The authenticator with a new username and password (PUT semantics: absent tags become empty). */
+export async function replaceCredentials(before: Authenticator, input: CredentialsReplace): Promise<Authenticator> {
+  requireUpdb(before);
+  return {
+    ...before,
+    username: input.username,
+    passwordHash: await hashPassword(input.password),
+    tags: input.tags ?? {},
+  };
+}
+
+/** The authenticator with the sent fields changed; only a sent username or password needs a updb authenticator. */
+export async function patchCredentials(
+  before: Authenticator,
+  input: CredentialsPatch,
+  sent: ReadonlySet<string>,
+): Promise<Authenticator> {
+  const next: Authenticator = { ...before };
+  const { username, password } = input;
+  if (typeof username === 'string' || typeof password === 'string') requireUpdb(before);
+  if (typeof username === 'string') next.username = username;
+  if (typeof password === 'string') next.passwordHash = await hashPassword(password);
+  if (sent.has('tags')) next.tags = input.tags ?? {};
+  return next;
+}
+
+/** An authenticator as the API shows it, with its identity's name. */
+export async function viewAuthenticator(deps: Deps, authenticator: Authenticator) {
+  const identity = await deps.store.get(identities, authenticator.identityId);
+  return authenticatorView(authenticator, identity?.doc.name ?? '');
+}
+
+/**
+ * Authenticators as admins manage them (`/authenticators`). Usernames are unique (the kit's marker), the identity
+ * must exist (the kit's reference check), and an identity holds one authenticator of each method (the kit's unique
+ * key), all checked in the write's own transaction.
+ */
+export const authenticatorApi: EntityApi<Authenticator, AuthenticatorCreate, CredentialsReplace, CredentialsPatch> = {
+  def: authenticators,
+  createSchema,
+  replaceSchema: credentialsReplaceSchema,
+  patchSchema: credentialsPatchSchema,
+  create: async (input, context) => {
+    const { id, now } = context;
+    const doc: Authenticator = {
+      id,
+      createdAt: now,
+      updatedAt: now,
+      tags: input.tags ?? {},
+      identityId: input.identityId,
+      method: 'updb',
+      username: input.username,
+      passwordHash: await hashPassword(input.password),
+    };
+    return { doc };
+  },
+  replace: replaceCredentials,
+  patch: patchCredentials,
+  view: viewAuthenticator,
+};
