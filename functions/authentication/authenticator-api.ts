@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hashPassword } from '#shared/auth/password-hash.ts';
+import { hashAllowedPassword } from '#shared/auth/password-policy.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import type { Deps } from '#shared/deps.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
@@ -48,18 +48,23 @@ export function requireUpdb(authenticator: Authenticator): void {
 }
 
 /** The authenticator with a new username and password (PUT semantics: absent tags become empty). */
-export async function replaceCredentials(before: Authenticator, input: CredentialsReplace): Promise<Authenticator> {
+export async function replaceCredentials(
+  deps: Deps,
+  before: Authenticator,
+  input: CredentialsReplace,
+): Promise<Authenticator> {
   requireUpdb(before);
   return {
     ...before,
     username: input.username,
-    passwordHash: await hashPassword(input.password),
+    passwordHash: await hashAllowedPassword(deps, before.identityId, input.password),
     tags: input.tags ?? {},
   };
 }
 
 /** The authenticator with the sent fields changed; only a sent username or password needs a updb authenticator. */
 export async function patchCredentials(
+  deps: Deps,
   before: Authenticator,
   input: CredentialsPatch,
   sent: ReadonlySet<string>,
@@ -68,7 +73,7 @@ export async function patchCredentials(
   const { username, password } = input;
   if (typeof username === 'string' || typeof password === 'string') requireUpdb(before);
   if (typeof username === 'string') next.username = username;
-  if (typeof password === 'string') next.passwordHash = await hashPassword(password);
+  if (typeof password === 'string') next.passwordHash = await hashAllowedPassword(deps, before.identityId, password);
   if (sent.has('tags')) next.tags = input.tags ?? {};
   return next;
 }
@@ -99,11 +104,11 @@ export const authenticatorApi: EntityApi<Authenticator, AuthenticatorCreate, Cre
       identityId: input.identityId,
       method: 'updb',
       username: input.username,
-      passwordHash: await hashPassword(input.password),
+      passwordHash: await hashAllowedPassword(context.deps, input.identityId, input.password),
     };
     return { doc };
   },
-  replace: replaceCredentials,
-  patch: patchCredentials,
+  replace: (before, input, context) => replaceCredentials(context.deps, before, input),
+  patch: (before, input, sent, context) => patchCredentials(context.deps, before, input, sent),
   view: viewAuthenticator,
 };

@@ -66,7 +66,7 @@ export const detailCurrentIdentityAuthenticator: Operation = async (request, dep
  */
 function selfServiceChange<I extends { currentPassword: string }>(
   schema: z.ZodType<I>,
-  change: (before: Authenticator, input: I, sent: ReadonlySet<string>) => Promise<Authenticator>,
+  change: (deps: Deps, before: Authenticator, input: I, sent: ReadonlySet<string>) => Promise<Authenticator>,
 ): Operation {
   return async (request: OperationRequest, deps) => {
     const { identity } = callerOf(request);
@@ -76,7 +76,7 @@ function selfServiceChange<I extends { currentPassword: string }>(
       const stored = await ownAuthenticator(deps, identity.id, request.pathParameters.id ?? '');
       requireUpdb(stored.doc);
       await requireCurrentPassword(stored.doc, input.currentPassword);
-      const next = await change(stored.doc, input, sent);
+      const next = await change(deps, stored.doc, input, sent);
       const updatedAt = deps.now().toISOString();
       await deps.store.transact(deps.store.replaceOps(authenticators, stored, { ...next, updatedAt }));
     });

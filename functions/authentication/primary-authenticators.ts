@@ -5,10 +5,14 @@ import { type Authenticator, authenticators } from '#shared/entities/authenticat
 import { ApiError } from '#shared/http/api-error.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { type AuthenticateBody, passwordCredentialsSchema } from './authenticate-body.ts';
+import { clearFailedPasswords, recordFailedPassword } from './password-lockout.ts';
 
 const invalidAuth = () => new ApiError('INVALID_AUTH');
 
-/** Username and password against the updb authenticator; unknown users cost the same time as known ones. */
+/**
+ * Username and password against the updb authenticator; unknown users cost the same time as known ones, and wrong
+ * passwords count towards the auth policy's lockout.
+ */
 export async function authenticateWithPassword(deps: Deps, body: AuthenticateBody): Promise<Authenticator> {
   const { username, password } = parseWith(passwordCredentialsSchema, body);
   const authenticatorId = await deps.store.findIdByUnique(authenticators, 'username', username);
@@ -17,7 +21,11 @@ export async function authenticateWithPassword(deps: Deps, body: AuthenticateBod
     await verifyAgainstNothing(password);
     throw invalidAuth();
   }
-  if (!(await verifyPassword(password, authenticator.passwordHash))) throw invalidAuth();
+  if (!(await verifyPassword(password, authenticator.passwordHash))) {
+    await recordFailedPassword(deps, authenticator);
+    throw invalidAuth();
+  }
+  await clearFailedPasswords(deps, authenticator);
   return authenticator;
 }
 

@@ -13,6 +13,8 @@ export const authenticatorSchema = z.object({
   certPem: z.string().optional(),
   fingerprint: z.string().optional(),
   isIssuedByNetwork: z.boolean().optional(),
+  /** Consecutive wrong passwords, for the auth policy's lockout; never shown. */
+  failedAttempts: z.number().int().optional(),
 });
 export type Authenticator = z.infer<typeof authenticatorSchema>;
 

@@ -1,0 +1,37 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+/** How many requests a client has sent, by DynamoDB operation (`GetItem`, `Query`, `TransactWriteItems`, ...). */
+export interface DynamoDbRequestCounter {
+  /** A copy of the counts so far; subtract two snapshots to get what happened in between. */
+  snapshot(): ReadonlyMap<string, number>;
+}
+
+/**
+ * Counts every `send` of a document client (and of the client it wraps: they share one middleware stack). The
+ * middleware sits in the initialize step, so an SDK retry of the same command is not counted twice.
+ */
+export function countDynamoDbRequests(db: DynamoDBDocumentClient): DynamoDbRequestCounter {
+  const counts = new Map<string, number>();
+  db.middlewareStack.add(
+    (next, context) => async (args) => {
+      const operation = (context.commandName ?? 'unknown').replace(/Command$/, '');
+      counts.set(operation, (counts.get(operation) ?? 0) + 1);
+      return next(args);
+    },
+    { step: 'initialize', name: 'benchRequestCounter' },
+  );
+  return { snapshot: () => new Map(counts) };
+}
+
+/** What was sent between two snapshots, by operation. */
+export function requestsBetween(
+  before: ReadonlyMap<string, number>,
+  after: ReadonlyMap<string, number>,
+): Map<string, number> {
+  const delta = new Map<string, number>();
+  for (const [operation, count] of after) {
+    const sent = count - (before.get(operation) ?? 0);
+    if (sent > 0) delta.set(operation, sent);
+  }
+  return delta;
+}

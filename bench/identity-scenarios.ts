@@ -1,0 +1,111 @@
+import type { BenchClient, BenchResponse } from './bench-client.ts';
+
+const BASE = '/edge/management/v1';
+
+/** One measured operation: a request (checked for its expected status) and a label read after the runs. */
+export interface Scenario {
+  readonly label: string;
+  /** Changes what it measures against (adds a session or an identity), so it must not run outside its row. */
+  readonly writes?: boolean;
+  run(): Promise<void>;
+}
+
+export interface ScenarioContext {
+  readonly client: BenchClient;
+  readonly token: string;
+  readonly adminUsername: string;
+  readonly adminPassword: string;
+  readonly adminId: string;
+  /** A seeded identity to retrieve, and the name that identity has. */
+  readonly sampleId: string;
+  readonly sampleName: string;
+  /** The identities in the table when measuring starts: sets the deep offset. */
+  readonly size: number;
+}
+
+function expectStatus(response: BenchResponse, status: number, what: string): BenchResponse {
+  if (response.status !== status) {
+    throw new Error(`${what}: expected ${status}, got ${response.status} ${response.text.slice(0, 500)}`);
+  }
+  return response;
+}
+
+function totalCountOf(response: BenchResponse): number | undefined {
+  const meta = (response.body as { meta?: { pagination?: { totalCount?: number } } } | undefined)?.meta;
+  return meta?.pagination?.totalCount;
+}
+
+/** A list request whose label reports how many identities its last run matched. */
+function listScenario(context: ScenarioContext, label: string, query: Record<string, string>): Scenario {
+  const path = `${BASE}/identities?${new URLSearchParams(query)}`;
+  let matched: number | undefined;
+  return {
+    get label() {
+      return matched === undefined ? label : `${label} (${matched.toLocaleString('en-US')} match)`;
+    },
+    run: async () => {
+      const response = expectStatus(await context.client.call('GET', path, { token: context.token }), 200, label);
+      matched = totalCountOf(response);
+    },
+  };
+}
+
+/**
+ * The identity operations measured at each table size. The create scenario adds an identity per run (unique names
+ * per size), which the caller accounts for when topping the table up to the next size.
+ */
+export function identityScenarios(context: ScenarioContext): Scenario[] {
+  const { client, token } = context;
+  const deepOffset = Math.round(context.size * 0.9);
+  const nameNeedle = context.sampleName.slice(-6);
+  let created = 0;
+  return [
+    {
+      label: 'password login',
+      writes: true,
+      run: async () => {
+        const body = { username: context.adminUsername, password: context.adminPassword };
+        expectStatus(await client.call('POST', `${BASE}/authenticate?method=password`, { body }), 200, 'login');
+      },
+    },
+    {
+      label: 'retrieve identity',
+      run: async () => {
+        expectStatus(await client.call('GET', `${BASE}/identities/${context.sampleId}`, { token }), 200, 'detail');
+      },
+    },
+    {
+      label: 'retrieve identity with many API sessions (the admin)',
+      run: async () => {
+        expectStatus(await client.call('GET', `${BASE}/identities/${context.adminId}`, { token }), 200, 'detail');
+      },
+    },
+    listScenario(context, 'list, no filter', {}),
+    listScenario(context, `list, filter \`name contains "${nameNeedle}"\``, {
+      filter: `name contains "${nameNeedle}"`,
+    }),
+    listScenario(context, `list, filter \`name = "${context.sampleName}"\``, {
+      filter: `name = "${context.sampleName}"`,
+    }),
+    listScenario(context, 'list, `roleFilter=#sales&roleSemantic=AllOf`', {
+      roleFilter: '#sales',
+      roleSemantic: 'AllOf',
+    }),
+    listScenario(context, 'list, `sort=name desc`', { sort: 'name desc' }),
+    listScenario(context, `list, \`offset=${deepOffset}\``, { offset: String(deepOffset) }),
+    {
+      label: 'create identity',
+      writes: true,
+      run: async () => {
+        created++;
+        const body = {
+          name: `bench-created-${context.size}-${String(created).padStart(5, '0')}`,
+          type: 'User',
+          isAdmin: false,
+          roleAttributes: ['eng', 'emea'],
+        };
+        expectStatus(await client.call('POST', `${BASE}/identities`, { body, token }), 201, 'create');
+      },
+    },
+  ];
+}

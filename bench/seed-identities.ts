@@ -1,0 +1,42 @@
+import { mapBounded } from '#shared/crud/map-bounded.ts';
+import type { Deps } from '#shared/deps.ts';
+import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
+import { newId } from '#shared/ids.ts';
+
+export const ROLE_ATTRIBUTES = ['sales', 'eng', 'ops', 'emea', 'us'] as const;
+
+/** Transactions in flight while seeding: enough to keep DynamoDB Local busy on two cores. */
+const SEED_CONCURRENCY = 16;
+
+/** `bench-identity-000123`: the name of the identity seeded at `index`. */
+export function seededName(index: number): string {
+  return `bench-identity-${String(index).padStart(6, '0')}`;
+}
+
+/** A deterministic, varied identity: one or two role attributes, one admin in fifty, some tags and app data. */
+function seededIdentity(index: number, now: string): Identity {
+  const first = ROLE_ATTRIBUTES[index % ROLE_ATTRIBUTES.length]!;
+  const second = ROLE_ATTRIBUTES[(index * 7 + 3) % ROLE_ATTRIBUTES.length]!;
+  return newIdentity({
+    id: newId(),
+    name: seededName(index),
+    createdAt: now,
+    tags: index % 3 === 0 ? { team: first, costCenter: `cc-${index % 17}` } : {},
+    isAdmin: index % 50 === 0,
+    externalId: index % 4 === 0 ? `ext-${index}` : null,
+    roleAttributes: first === second ? [first] : [first, second],
+    appData: index % 5 === 0 ? { site: `site-${index % 11}` } : {},
+  });
+}
+
+/**
+ * Seeds identities `from` (inclusive) to `to` (exclusive) through the store: the same transaction a create writes
+ * (item, unique markers, reference checks and links, counter), without HTTP, validation or session checks.
+ */
+export async function seedIdentities(deps: Deps, from: number, to: number): Promise<void> {
+  const indexes = Array.from({ length: Math.max(0, to - from) }, (_, offset) => from + offset);
+  const now = deps.now().toISOString();
+  await mapBounded(indexes, SEED_CONCURRENCY, (index) =>
+    deps.store.transact(deps.store.createOps(identities, seededIdentity(index, now))),
+  );
+}
