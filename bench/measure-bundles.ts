@@ -7,15 +7,12 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { ROUTES } from '#shared/routes/route-table.ts';
+import { REQUIRE_BANNER } from '../cdk/controller-function.ts';
 import { operationGroupsOf } from '../cdk/operation-groups.ts';
 import { percentile } from './percentile.ts';
 
 const run = promisify(execFile);
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-/** The banner cdk/controller-function.ts bundles with (it does not export it): a `require` for CommonJS deps. */
-const REQUIRE_BANNER =
-  "import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);";
 
 /** Imports the bundle named by BENCH_BUNDLE_URL and prints how long the import took. */
 const IMPORT_TIMER =

@@ -21,7 +21,7 @@ const FUNCTION_TIMEOUT = REQUEST_DEADLINE.plus(Duration.seconds(2));
  * ESM bundles still hold CommonJS dependencies that call `require`; ESM has none, so define one. The alias keeps
  * the banner's import from clashing with a bundled `createRequire`.
  */
-const REQUIRE_BANNER =
+export const REQUIRE_BANNER =
   "import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);";
 
 export interface ControllerFunctionProps {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
 import { type AuthPolicy, authPolicies, DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
 import { ApiError, invalidField } from '#shared/http/api-error.ts';

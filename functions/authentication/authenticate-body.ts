@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { envInfoSchema, sdkInfoSchema } from '#shared/entities/identity.ts';
 import { passwordField, usernameField } from './credential-fields.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { hashAllowedPassword } from '#shared/auth/password-policy.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import type { Deps } from '#shared/deps.ts';

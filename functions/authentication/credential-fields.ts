@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A updb username: 4 to 100 characters (spec §2.6, §8). */
 export const usernameField = z.string().min(4).max(100);

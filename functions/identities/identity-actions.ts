@@ -1,12 +1,11 @@
-import { z } from 'zod';
-import { deleteApiSessionOps, listApiSessionsOfIdentity } from '#shared/auth/api-session-store.ts';
+import * as z from 'zod';
+import { endSessionsOps } from '#shared/auth/api-session-store.ts';
 import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { empty } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
-import type { WriteOp } from '#shared/store/write-op.ts';
 
 const disableSchema = z.object({
   durationMinutes: z
@@ -15,22 +14,6 @@ const disableSchema = z.object({
     .min(0)
     .max(525_600 * 100),
 });
-
-/**
- * Writes an identity change together with the end of its API sessions. Sessions beyond what one transaction holds
- * are ended first, in batches: ending a session early is harmless, leaving one alive is not.
- */
-async function writeEndingSessions(deps: Parameters<Operation>[1], identityId: string, ops: WriteOp[]): Promise<void> {
-  const sessionOps = (await listApiSessionsOfIdentity(deps, identityId)).flatMap((session) =>
-    deleteApiSessionOps(deps, session),
-  );
-  const room = MAX_TRANSACTION_ITEMS - ops.length;
-  const early = sessionOps.slice(0, Math.max(0, sessionOps.length - room));
-  for (let i = 0; i < early.length; i += MAX_TRANSACTION_ITEMS) {
-    await deps.store.transact(early.slice(i, i + MAX_TRANSACTION_ITEMS));
-  }
-  await deps.store.transact([...ops, ...sessionOps.slice(early.length)]);
-}
 
 /** `POST /identities/{id}/disable {durationMinutes}`: 0 disables until enabled; its API sessions end at once. */
 export const disableIdentity: Operation = async (request, deps) => {
@@ -47,7 +30,11 @@ export const disableIdentity: Operation = async (request, deps) => {
       disabledUntil,
       updatedAt: now.toISOString(),
     };
-    await writeEndingSessions(deps, stored.doc.id, deps.store.replaceOps(identities, stored, next));
+    const ops = deps.store.replaceOps(identities, stored, next);
+    await deps.store.transact([
+      ...ops,
+      ...(await endSessionsOps(deps, stored.doc.id, MAX_TRANSACTION_ITEMS - ops.length)),
+    ]);
   });
   request.logger.info('identity disabled', { id: request.pathParameters.id, durationMinutes });
   return empty();

@@ -1,10 +1,10 @@
-import { z } from 'zod';
-import { deleteApiSessionOps, listApiSessionsOfIdentity } from '#shared/auth/api-session-store.ts';
+import * as z from 'zod';
+import { endSessionsOps } from '#shared/auth/api-session-store.ts';
 import { VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
 import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
 import { mapBounded } from '#shared/crud/map-bounded.ts';
 import { authPolicies, DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
-import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
+import { authenticators } from '#shared/entities/authenticator.ts';
 import { DEFAULT_ENROLLMENT_MINUTES, type Enrollment, enrollments } from '#shared/entities/enrollment.ts';
 import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
 import { ApiError, invalidField } from '#shared/http/api-error.ts';
@@ -17,6 +17,7 @@ import {
   tagsField,
 } from '#shared/schemas/common-fields.ts';
 import { listChildren } from '#shared/store/children.ts';
+import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { identityView } from '#shared/views/identity-view.ts';
@@ -195,22 +196,21 @@ function keepDefaultAdmin(before: Identity, next: Identity): Identity {
   return next;
 }
 
-/** The writes that remove everything that belongs to an identity: authenticators, enrollments, API sessions. */
-export async function identityChildrenDeleteOps(deps: WriteContext['deps'], identityId: string): Promise<WriteOp[]> {
-  const [children, sessions] = await Promise.all([
-    listChildren(deps, identities.collection, identityId),
-    listApiSessionsOfIdentity(deps, identityId),
-  ]);
+/**
+ * The writes that remove everything that belongs to an identity: authenticators, enrollments and API sessions (those
+ * that do not fit the deletion's transaction are ended just before it).
+ */
+export async function identityChildrenDeleteOps(deps: WriteContext['deps'], identity: Identity): Promise<WriteOp[]> {
   const ops: WriteOp[] = [];
-  for (const child of children) {
+  for (const child of await listChildren(deps, identities.collection, identity.id)) {
     if (child.collection === authenticators.collection) {
-      ops.push(...deps.store.deleteOps(authenticators, authenticators.schema.parse(child.doc) as Authenticator));
+      ops.push(...deps.store.deleteOps(authenticators, authenticators.schema.parse(child.doc)));
     } else if (child.collection === enrollments.collection) {
       ops.push(...deps.store.deleteOps(enrollments, enrollments.schema.parse(child.doc)));
     }
   }
-  for (const session of sessions) ops.push(...deleteApiSessionOps(deps, session));
-  return ops;
+  const own = deps.store.deleteOps(identities, identity).length;
+  return [...ops, ...(await endSessionsOps(deps, identity.id, MAX_TRANSACTION_ITEMS - own - ops.length))];
 }
 
 export const identityApi: EntityApi<Identity, IdentityCreate, IdentityReplace, IdentityPatch> = {
@@ -235,5 +235,5 @@ export const identityApi: EntityApi<Identity, IdentityCreate, IdentityReplace, I
       throw new ApiError('ENTITY_CAN_NOT_BE_DELETED', { message: 'The default admin cannot be deleted.' });
     }
   },
-  deleteOps: (deps, stored) => identityChildrenDeleteOps(deps, stored.doc.id),
+  deleteOps: (deps, stored) => identityChildrenDeleteOps(deps, stored.doc),
 };

@@ -1,7 +1,7 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../deps.ts';
 import { newId, newToken } from '../ids.ts';
-import { listChildren } from '../store/children.ts';
+import { MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
 import { keys, LAYOUT_ATTRIBUTES } from '../store/keys.ts';
 import type { WriteOp } from '../store/write-op.ts';
 import { API_SESSIONS_COLLECTION, type ApiSession, apiSessionSchema } from './api-session.ts';
@@ -68,7 +68,7 @@ export function createApiSessionOps(
             ...sessionKey(session.tokenHash),
             GSI1PK: keys.typeIndex(API_SESSIONS_COLLECTION),
             GSI1SK: session.id,
-            GSI2PK: keys.parentIndex('identities', session.identityId),
+            GSI2PK: keys.sessionsIndex(session.identityId),
             GSI2SK: `${API_SESSIONS_COLLECTION}#${session.id}`,
             expiresAtEpoch: Math.ceil(expiresAt(deps, now).getTime() / 1000),
             ...session,
@@ -89,38 +89,39 @@ function toSession(item: Record<string, unknown>): ApiSession {
 }
 
 /**
- * The live session for a token, with its activity refreshed; undefined when unknown or idle past the timeout
- * (DynamoDB's TTL deletes lazily, so expiry is checked here on every read).
+ * The live session for a token, with its activity refreshed in the same request (one conditional UpdateItem that
+ * returns the session); undefined when the token is unknown or the session has been idle past the timeout. DynamoDB's
+ * TTL deletes lazily, so an idle session found here is deleted now.
  */
 export async function touchApiSession(deps: Deps, token: string): Promise<ApiSession | undefined> {
   const key = sessionKey(hashToken(token));
-  const { Item } = await deps.store.db.send(
-    new GetCommand({ TableName: deps.store.tableName, Key: key, ConsistentRead: true }),
-  );
-  if (!Item) return undefined;
-  const session = toSession(Item);
   const now = deps.now();
-  if (expiresAt(deps, new Date(session.lastActivityAt)) <= now) {
-    await deleteApiSession(deps, session);
-    return undefined;
-  }
-  const lastActivityAt = now.toISOString();
-  await deps.store.db
-    .send(
+  const cutoff = new Date(now.getTime() - deps.config.apiSessionTimeoutMinutes * 60_000).toISOString();
+  try {
+    const { Attributes } = await deps.store.db.send(
       new UpdateCommand({
         TableName: deps.store.tableName,
         Key: key,
         UpdateExpression: 'SET lastActivityAt = :at, expiresAtEpoch = :ttl',
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: { ':at': lastActivityAt, ':ttl': Math.ceil(expiresAt(deps, now).getTime() / 1000) },
+        // ISO-8601 UTC timestamps of one length order as text the way they order in time.
+        ConditionExpression: 'attribute_exists(PK) AND lastActivityAt > :cutoff',
+        ExpressionAttributeValues: {
+          ':at': now.toISOString(),
+          ':ttl': Math.ceil(expiresAt(deps, now).getTime() / 1000),
+          ':cutoff': cutoff,
+        },
+        ReturnValues: 'ALL_NEW',
       }),
-    )
-    .catch((error: unknown) => {
-      // Deleted between the read and the write (logout, admin delete): the session is gone, so is this request's.
-      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return undefined;
-      throw error;
-    });
-  return { ...session, lastActivityAt };
+    );
+    return Attributes ? toSession(Attributes) : undefined;
+  } catch (error) {
+    if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+  }
+  const { Item } = await deps.store.db.send(
+    new GetCommand({ TableName: deps.store.tableName, Key: key, ConsistentRead: true }),
+  );
+  if (Item) await deleteApiSession(deps, toSession(Item));
+  return undefined;
 }
 
 /** The session with this id (admin operations), or undefined. */
@@ -148,8 +149,52 @@ export async function deleteApiSession(deps: Deps, session: ApiSession): Promise
   await deps.store.transact(deleteApiSessionOps(deps, session));
 }
 
-/** The sessions of an identity (GSI2), for `hasApiSession`, disable and delete. */
+function sessionsQuery(deps: Deps, identityId: string, start?: Record<string, unknown>) {
+  return new QueryCommand({
+    TableName: deps.store.tableName,
+    IndexName: 'GSI2',
+    KeyConditionExpression: 'GSI2PK = :sessions',
+    ExpressionAttributeValues: { ':sessions': keys.sessionsIndex(identityId) },
+    ExclusiveStartKey: start,
+  });
+}
+
+/** Every stored session of an identity (idle ones included), for disable and delete. */
 export async function listApiSessionsOfIdentity(deps: Deps, identityId: string): Promise<ApiSession[]> {
-  const children = await listChildren(deps, 'identities', identityId, API_SESSIONS_COLLECTION);
-  return children.map((child) => apiSessionSchema.parse(child.doc));
+  const sessions: ApiSession[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await deps.store.db.send(sessionsQuery(deps, identityId, start));
+    for (const item of page.Items ?? []) sessions.push(toSession(item));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return sessions;
+}
+
+/** Whether the identity has a session not yet idle past the timeout; stops at the first page that has one. */
+export async function hasLiveApiSession(deps: Deps, identityId: string): Promise<boolean> {
+  const cutoff = deps.now().getTime() - deps.config.apiSessionTimeoutMinutes * 60_000;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await deps.store.db.send(sessionsQuery(deps, identityId, start));
+    if ((page.Items ?? []).some((item) => Date.parse(String(item.lastActivityAt)) > cutoff)) return true;
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return false;
+}
+
+/**
+ * The writes that end an identity's sessions, to commit with a change of the identity (disable, delete) that leaves
+ * `room` items in its transaction. Sessions beyond that room are ended first, in their own transactions: ending a
+ * session a moment early is harmless, leaving one alive is not.
+ */
+export async function endSessionsOps(deps: Deps, identityId: string, room: number): Promise<WriteOp[]> {
+  const ops = (await listApiSessionsOfIdentity(deps, identityId)).flatMap((session) =>
+    deleteApiSessionOps(deps, session),
+  );
+  const early = ops.slice(0, Math.max(0, ops.length - Math.max(0, room)));
+  for (let i = 0; i < early.length; i += MAX_TRANSACTION_ITEMS) {
+    await deps.store.transact(early.slice(i, i + MAX_TRANSACTION_ITEMS));
+  }
+  return ops.slice(early.length);
 }

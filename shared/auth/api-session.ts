@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { baseDocumentShape } from '../entities/base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from '../entities/entity-definition.ts';
 

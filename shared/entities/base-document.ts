@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const tagsSchema = z.record(z.string(), z.union([z.string(), z.boolean(), z.null()]));
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { PRECEDENCES } from '../entities/identity.ts';
 
 /** Request-side field schemas shared by every entity type. */

@@ -251,7 +251,8 @@ export class Store {
    * with concurrent writers are retried, after which their conditions decide (so of twenty concurrent creates of one
    * name exactly one wins and the rest answer "duplicate").
    */
-  async transact(ops: readonly WriteOp[]): Promise<void> {
+  async transact(unmerged: readonly WriteOp[]): Promise<void> {
+    const ops = mergeCounters(this.tableName, unmerged);
     if (ops.length === 0) return;
     if (ops.length > MAX_TRANSACTION_ITEMS) {
       throw new Error(`a transaction of ${ops.length} items exceeds DynamoDB's limit of ${MAX_TRANSACTION_ITEMS}`);
@@ -332,18 +333,34 @@ export class Store {
   }
 
   private countOp<D extends BaseDocument>(def: EntityDefinition<D>, delta: number): WriteOp {
-    return {
-      item: {
-        Update: {
-          TableName: this.tableName,
-          Key: keys.counter(def.collection, Math.floor(Math.random() * COUNTER_SHARDS)),
-          UpdateExpression: 'ADD #count :delta',
-          ExpressionAttributeNames: { '#count': 'count' },
-          ExpressionAttributeValues: { ':delta': delta },
-        },
-      },
-    };
+    return { ...counterUpdate(this.tableName, def.collection, delta), counter: { collection: def.collection, delta } };
   }
+}
+
+function counterUpdate(tableName: string, collection: string, delta: number): WriteOp {
+  return {
+    item: {
+      Update: {
+        TableName: tableName,
+        Key: keys.counter(collection, Math.floor(Math.random() * COUNTER_SHARDS)),
+        UpdateExpression: 'ADD #count :delta',
+        ExpressionAttributeNames: { '#count': 'count' },
+        ExpressionAttributeValues: { ':delta': delta },
+      },
+    },
+  };
+}
+
+/** One counter update per type (deltas summed), so a transaction never names the same counter shard twice. */
+function mergeCounters(tableName: string, ops: readonly WriteOp[]): WriteOp[] {
+  const deltas = new Map<string, number>();
+  const others: WriteOp[] = [];
+  for (const op of ops) {
+    if (op.counter) deltas.set(op.counter.collection, (deltas.get(op.counter.collection) ?? 0) + op.counter.delta);
+    else others.push(op);
+  }
+  for (const [collection, delta] of deltas) if (delta !== 0) others.push(counterUpdate(tableName, collection, delta));
+  return others;
 }
 
 /** A version-checked write lost to a concurrent writer; the read-modify-write that made it may simply run again. */

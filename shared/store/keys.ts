@@ -9,6 +9,11 @@ export const keys = {
   counter: (collection: string, shard: number) => ({ PK: `COUNT#${collection}`, SK: `SHARD#${shard}` }),
   typeIndex: (collection: string) => `TYPE#${collection}`,
   parentIndex: (collection: string, id: string) => `${collection}#${id}`,
+  /**
+   * The partition of an identity's API sessions, apart from its other children: sessions come and go by the
+   * hundred (every login) and must not weigh on reading an identity's authenticators and enrollments.
+   */
+  sessionsIndex: (identityId: string) => `identities#${identityId}#api-sessions`,
 } as const;
 
 /** How many shards a type's entity counter is spread over. */

@@ -7,4 +7,9 @@ export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems'
 export interface WriteOp {
   readonly item: TransactItem;
   readonly onConditionFailed?: () => ApiError;
+  /**
+   * Set on counter updates: one transaction may not touch an item twice, so the store merges the counter updates of
+   * a transaction into one per type before sending it.
+   */
+  readonly counter?: { readonly collection: string; readonly delta: number };
 }

@@ -1,4 +1,4 @@
-import { API_SESSIONS_COLLECTION } from '../auth/api-session.ts';
+import { hasLiveApiSession } from '../auth/api-session-store.ts';
 import type { Deps } from '../deps.ts';
 import { authPolicies } from '../entities/auth-policy.ts';
 import type { Identity } from '../entities/identity.ts';
@@ -8,7 +8,7 @@ import { type NameLookup, nameLookup } from './name-lookup.ts';
 
 /**
  * The identity detail: the stored document plus what is derived from its children (authenticators, outstanding
- * enrollments, API sessions) and references (type, auth policy). One GSI2 query, and one read per auth policy
+ * enrollments, live API sessions) and references (type, auth policy). Two GSI2 queries, and one read per auth policy
  * (shared across a page when the caller passes one lookup for all of it).
  */
 export async function identityView(
@@ -16,19 +16,15 @@ export async function identityView(
   identity: Identity,
   policyName: NameLookup = nameLookup(deps, authPolicies),
 ) {
-  const [children, authPolicyName] = await Promise.all([
+  const [children, authPolicyName, hasApiSession] = await Promise.all([
     listChildren(deps, 'identities', identity.id),
     policyName(identity.authPolicyId),
+    hasLiveApiSession(deps, identity.id),
   ]);
   const authenticators: Record<string, unknown> = {};
   const enrollment: Record<string, unknown> = {};
-  let hasApiSession = false;
   for (const { collection, doc } of children) {
-    if (collection === API_SESSIONS_COLLECTION) {
-      // Expired sessions linger until DynamoDB's TTL removes them; they do not count.
-      const idleMs = deps.now().getTime() - Date.parse(String(doc.lastActivityAt));
-      if (idleMs < deps.config.apiSessionTimeoutMinutes * 60_000) hasApiSession = true;
-    } else if (collection === 'authenticators' && doc.method === 'updb') {
+    if (collection === 'authenticators' && doc.method === 'updb') {
       authenticators.updb = { id: doc.id, username: doc.username };
     } else if (collection === 'authenticators' && doc.method === 'cert') {
       authenticators.cert = { id: doc.id, fingerprint: doc.fingerprint };

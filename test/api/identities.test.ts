@@ -1,5 +1,6 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { startTestController, type TestController } from '../support/test-controller.ts';
 
@@ -108,6 +109,22 @@ describe('create and retrieve', () => {
     expect(enrollments.body.data.map((e: { method: string }) => e.method).sort()).toEqual(['ott', 'updb']);
     expect(enrollments.body.data.find((e: { method: string }) => e.method === 'updb').username).toBe('enrolling-user');
     expectMatchesSpec('management', 'GET', '/identities/{id}/enrollments', 200, enrollments.body);
+  });
+
+  it('creates an identity with several enrollments in one transaction, every time', async () => {
+    // Each entity written bumps its type's counter; two enrollments in one write must not name one counter twice.
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        call('POST', '/identities', {
+          name: `multi-enroll-${i}`,
+          type: 'User',
+          isAdmin: false,
+          enrollment: { ott: true, updb: `multi-enroll-user-${i}` },
+        }).then((response) => response.status),
+      ),
+    );
+
+    expect(statuses).toEqual(Array(12).fill(201));
   });
 
   it('answers 404 NOT_FOUND for an unknown id', async () => {
@@ -305,6 +322,31 @@ describe('delete', () => {
     const leftovers = (await tableItems()).filter((item) => JSON.stringify(item).includes(id));
     expect(leftovers, JSON.stringify(leftovers)).toEqual([]);
     expect((await call('GET', '/current-api-session', undefined, token)).status).toBe(401);
+  });
+
+  it('ends every API session even when there are more than one transaction holds', async () => {
+    const id = await createIdentity({ name: 'many-sessions' });
+    const tokens: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      const { token, ops } = createApiSessionOps(controller.deps, {
+        identityId: id,
+        authenticatorId: 'none',
+        ipAddress: '127.0.0.1',
+        configTypes: [],
+        isMfaRequired: false,
+      });
+      await controller.deps.store.transact(ops);
+      tokens.push(token);
+    }
+    expect((await call('GET', `/identities/${id}`)).body.data.hasApiSession).toBe(true);
+
+    const disabled = await call('POST', `/identities/${id}/disable`, { durationMinutes: 0 });
+    const deleted = await call('DELETE', `/identities/${id}`);
+
+    expect(disabled.status).toBe(200);
+    expect(deleted.status).toBe(200);
+    const leftovers = (await tableItems()).filter((item) => JSON.stringify(item).includes(id));
+    expect(leftovers).toEqual([]);
   });
 
   it('refuses to delete the default admin', async () => {
