@@ -31,6 +31,7 @@ export const apiSessions: EntityDefinition<ApiSession> = {
   label: 'API session',
   schema: apiSessionSchema,
   unique: [],
+  readsById: false,
   filterable: {
     ...BASE_FILTERABLE,
     identityId: 'string',

@@ -59,6 +59,11 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
   readonly parentOf?: (doc: D) => { readonly collection: string; readonly id: string } | undefined;
   /** What a list's filter and sort may name (also `meta.filterableFields`). */
   readonly filterable: FilterableFields;
+  /**
+   * False for types not stored under the kit's `<collection>#<id>` key (API sessions, keyed by their token's hash):
+   * lists must then read the type rather than the entities a filter pins by id.
+   */
+  readonly readsById?: boolean;
   /** The role-attribute field that a list's `roleFilter` matches, for types policies select by role. */
   readonly roleAttributesField?: keyof D & string;
 }

@@ -2,6 +2,7 @@ import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../deps.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import { keys, LAYOUT_ATTRIBUTES } from '../store/keys.ts';
+import { type CandidateKeys, candidateKeys } from './candidate-keys.ts';
 import type { ListParams } from './list-params.ts';
 import { type ListPage, pageInMemory } from './page-in-memory.ts';
 import { matchesRoles } from './role-filter.ts';
@@ -29,6 +30,8 @@ function indexOrder(params: ListParams): 'asc' | 'desc' | undefined {
  *
  * - No filter, no role filter, id order: the page comes straight from GSI1 (ids only for the skipped offset) and the
  *   total from the type's counter, so the cost does not grow with the number of entities.
+ * - A filter that pins `id` or a unique field (`name = "x"`, `id in [...]`) reads just those entities: the unique
+ *   markers say which, whatever the size of the type.
  * - Otherwise the type's items are read from GSI1, filtered and sorted in memory, and the page is cut from the result.
  */
 export async function listEntities<D extends BaseDocument>(
@@ -47,7 +50,9 @@ export async function listEntities<D extends BaseDocument>(
 
   const attributesField = def.roleAttributesField;
   const roleFilter = params.roleFilter;
-  return pageInMemory(await readAll(deps, def), params, def.filterable, (doc) => {
+  const pinned = candidateKeys(def, params.where);
+  const records = pinned ? await readCandidates(deps, def, pinned) : await readAll(deps, def);
+  return pageInMemory(records, params, def.filterable, (doc) => {
     if (!roleFilter) return true;
     const attributes = attributesField ? ((doc[attributesField] as string[] | undefined) ?? []) : [];
     return matchesRoles(doc.id, attributes, roleFilter.roles, roleFilter.semantic);
@@ -96,6 +101,24 @@ async function readIndexPage<D extends BaseDocument>(
     if (!start) break;
   }
   return items;
+}
+
+/** The entities whose `id` or unique field has one of the pinned values (the filter then checks everything else). */
+async function readCandidates<D extends BaseDocument>(
+  deps: Deps,
+  def: EntityDefinition<D>,
+  pinned: CandidateKeys,
+): Promise<D[]> {
+  const ids =
+    pinned.field === 'id'
+      ? pinned.values
+      : await Promise.all(
+          pinned.values.map((value) => deps.store.findIdByUnique(def, pinned.field as keyof D & string, value)),
+        );
+  const found = await Promise.all(
+    ids.filter((id): id is string => id !== undefined).map((id) => deps.store.get(def, id)),
+  );
+  return found.flatMap((stored) => (stored ? [stored.doc] : []));
 }
 
 /** Every entity of a type, in id order. */

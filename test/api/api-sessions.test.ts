@@ -75,6 +75,15 @@ describe('GET /api-sessions', () => {
     expectMatchesSpec('management', 'GET', '/api-sessions', 200, response.body);
   });
 
+  it('finds a session by id (sessions are keyed by token hash, not by id)', async () => {
+    const user = await createUser();
+    const session = await logIn(user.username, user.password);
+
+    const response = await call('GET', `/api-sessions?${filterOf(`id = "${session.id}"`)}`);
+
+    expect(sessionIds(response)).toEqual([session.id]);
+  });
+
   it('filters, sorts and pages', async () => {
     const user = await createUser();
     const first = await logIn(user.username, user.password);

@@ -103,6 +103,17 @@ describe('filters', () => {
     expect(response.body.meta.pagination.totalCount).toBe(expected.length);
   });
 
+  it('finds identities by id, alone or with other conditions', async () => {
+    const one = await list(filter(`id = "${ids.get('list-05')}"`));
+    const some = await list(
+      filter(`id in ["${ids.get('list-05')}", "${ids.get('list-06')}", "nope"] and isAdmin = false`),
+    );
+
+    expect(names(one)).toEqual(['list-05']);
+    expect(names(some)).toEqual(['list-05']);
+    expect(some.body.meta.pagination.totalCount).toBe(1);
+  });
+
   it('takes sort by, skip and limit from inside the filter', async () => {
     const response = await list(filter('name contains "list" sort by name desc skip 2 limit 3'));
 
