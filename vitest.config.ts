@@ -8,5 +8,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     globalSetup: ['test/support/global-setup.ts'],
+    reporters: ['default', './test/support/plain-summary-reporter.ts'],
   },
 });
