@@ -80,6 +80,9 @@ describe('auth policies', () => {
     const deleted = await call('DELETE', `/auth-policies/${id}`);
 
     expect([replaced.status, patched.status, deleted.status]).toEqual([200, 200, 200]);
+    expectMatchesSpec('management', 'PUT', '/auth-policies/{id}', 200, replaced.body);
+    expectMatchesSpec('management', 'PATCH', '/auth-policies/{id}', 200, patched.body);
+    expectMatchesSpec('management', 'DELETE', '/auth-policies/{id}', 200, deleted.body);
     expect(detail.body.data).toMatchObject({
       name: 'round-trip-2',
       primary: { updb: { maxAttempts: 3, requireNumberChar: true, minPasswordLength: 5 }, cert: { allowed: true } },

@@ -173,6 +173,7 @@ describe('the current API session', () => {
     const logout = await controller.call('DELETE', '/edge/client/v1/current-api-session', { token });
     expect(logout.status).toBe(200);
     expect(logout.body.data).toEqual({});
+    expectMatchesSpec('client', 'DELETE', '/current-api-session', 200, logout.body);
 
     const after = await controller.call('GET', '/edge/client/v1/current-api-session', { token });
     expect(after.status).toBe(401);

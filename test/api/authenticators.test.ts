@@ -94,6 +94,7 @@ describe('POST /authenticators', () => {
     const ofIdentity = await call('GET', `/identities/${identityId}/authenticators`);
 
     expect(detail.status).toBe(200);
+    expectMatchesSpec('management', 'GET', '/identities/{id}/authenticators', 200, ofIdentity.body);
     expect(detail.body.data).toMatchObject({
       id: authenticatorId,
       method: 'updb',

@@ -273,6 +273,7 @@ describe('replace and patch', () => {
     const response = await call('PUT', `/identities/${id}`, { name: 'put-done', type: 'User', isAdmin: true });
 
     expect(response.status).toBe(200);
+    expectMatchesSpec('management', 'PUT', '/identities/{id}', 200, response.body);
     const detail = await call('GET', `/identities/${id}`);
     expect(detail.body.data).toMatchObject({
       name: 'put-done',
@@ -407,6 +408,7 @@ describe('disable and enable', () => {
 
     expect(blocked.status).toBe(401);
     expect(enabled.status).toBe(200);
+    expectMatchesSpec('management', 'POST', '/identities/{id}/enable', 200, enabled.body);
     expect(allowed.status).toBe(200);
     const detail = await call('GET', `/identities/${id}`);
     expect(detail.body.data).toMatchObject({ disabled: false, disabledAt: null, disabledUntil: null });

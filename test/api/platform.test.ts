@@ -30,7 +30,8 @@ describe('version', () => {
     ]);
     expect(response.body.data.apiVersions.edge).toEqual(response.body.data.apiVersions['edge-client']);
     expect(response.body.meta).toEqual({ apiVersion: '0.0.1', apiEnrollmentVersion: '0.0.1' });
-    expectMatchesSpec(path.includes('management') ? 'management' : 'client', 'GET', '/version', 200, response.body);
+    const template = path.endsWith('/version') ? '/version' : '/';
+    expectMatchesSpec(path.includes('management') ? 'management' : 'client', 'GET', template, 200, response.body);
   });
 
   it('does not advertise OIDC, which would switch SDKs away from zt-session', async () => {

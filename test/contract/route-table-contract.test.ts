@@ -1,0 +1,11 @@
+import { describe, expect, it } from 'vitest';
+import { ROUTES } from '#shared/routes/route-table.ts';
+import { operationIdOf } from './openziti-spec.ts';
+
+describe('the route table against the OpenZiti documents', () => {
+  it.each(
+    ROUTES.flatMap((route) => route.apis.map((api) => [api, route.method, route.path, route.operation] as const)),
+  )('%s %s %s is the documented operation %s', (api, method, path, operation) => {
+    expect(operationIdOf(api, method, path)).toBe(operation);
+  });
+});
