@@ -2,13 +2,12 @@ import { ensureTable } from '#local/create-table.ts';
 import { startDynamoDbLocal } from '#local/dynamodb-local.ts';
 import { startLocalServer } from '#local/local-server.ts';
 import { createServerCertificate } from '#local/tls-certificate.ts';
-import { API_SESSIONS_COLLECTION } from '#shared/auth/api-session.ts';
+import { listApiSessionsOfIdentity } from '#shared/auth/api-session-store.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
 import { createDeps, type Deps } from '#shared/deps.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { createLogger } from '#shared/log/logger.ts';
-import { listChildren } from '#shared/store/children.ts';
 import { type BenchClient, createBenchClient } from './bench-client.ts';
 import { countDynamoDbRequests, type DynamoDbRequestCounter } from './count-dynamodb-requests.ts';
 import { identityScenarios } from './identity-scenarios.ts';
@@ -119,7 +118,7 @@ async function measureSize(
     const figures = await measureOperation(() => scenario.run(), counter, MEASURE);
     rows.push({ label: scenario.label, figures });
   }
-  const sessions = await listChildren(deps, identities.collection, context.adminId, API_SESSIONS_COLLECTION);
+  const sessions = await listApiSessionsOfIdentity(deps, context.adminId);
   print(
     [
       `### ${context.size.toLocaleString('en-US')} identities`,
