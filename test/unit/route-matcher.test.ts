@@ -13,6 +13,19 @@ describe('the route table', () => {
     }
   });
 
+  it('requires an admin for every operation only the management API has', () => {
+    const managementOnly = ROUTES.filter((route) => !route.apis.includes('client'));
+
+    expect(managementOnly.length).toBeGreaterThan(0);
+    for (const route of managementOnly) expect(route.auth, `${route.method} ${route.path}`).toBe('admin');
+  });
+
+  it('leaves only version, capabilities and login open to anonymous callers', () => {
+    const anonymous = ROUTES.filter((route) => route.auth === 'none').map((route) => route.operation);
+
+    expect(anonymous.sort()).toEqual(['authenticate', 'listEnumeratedCapabilities', 'listRoot', 'listVersion']);
+  });
+
   it('has no two routes on the same method and resource', () => {
     const seen = new Set<string>();
     for (const route of ROUTES) {
