@@ -1,4 +1,4 @@
-import { mapBounded } from '#shared/crud/map-bounded.ts';
+import { mapBounded } from '#shared/map-bounded.ts';
 import type { Deps } from '#shared/deps.ts';
 import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
 import { newId } from '#shared/ids.ts';

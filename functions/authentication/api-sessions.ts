@@ -1,7 +1,6 @@
 import { type ApiSession, apiSessions } from '#shared/auth/api-session.ts';
 import { deleteApiSession, getApiSessionById, sessionExpiry } from '#shared/auth/api-session-store.ts';
 import { VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
-import { mapBounded } from '#shared/crud/map-bounded.ts';
 import type { Deps } from '#shared/deps.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { notFound } from '#shared/http/api-error.ts';
@@ -9,6 +8,7 @@ import { empty, list, ok } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { listEntities } from '#shared/list/list-entities.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
+import { mapBounded } from '#shared/map-bounded.ts';
 import type { BoolExpr } from '#shared/query/filter-ast.ts';
 import { apiSessionView } from '#shared/views/api-session-view.ts';
 import { nameLookup } from '#shared/views/name-lookup.ts';

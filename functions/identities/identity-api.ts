@@ -2,13 +2,13 @@ import * as z from 'zod';
 import { endSessionsOps } from '#shared/auth/api-session-store.ts';
 import { VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
 import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
-import { mapBounded } from '#shared/crud/map-bounded.ts';
 import { authPolicies, DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { DEFAULT_ENROLLMENT_MINUTES, type Enrollment, enrollments } from '#shared/entities/enrollment.ts';
 import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
 import { ApiError, invalidField } from '#shared/http/api-error.ts';
 import { newId, newToken } from '#shared/ids.ts';
+import { mapBounded } from '#shared/map-bounded.ts';
 import {
   costField,
   nameField,

@@ -7,9 +7,9 @@ import { parseWith } from '../http/validate.ts';
 import { newId } from '../ids.ts';
 import { listEntities } from '../list/list-entities.ts';
 import { parseListParams } from '../list/list-params.ts';
+import { mapBounded } from '../map-bounded.ts';
 import { ConcurrentModificationError, type Stored } from '../store/entity-store.ts';
 import type { EntityApi, WriteContext } from './entity-api.ts';
-import { mapBounded } from './map-bounded.ts';
 
 /** The operation names a collection's CRUD operations are registered under in the route table. */
 export interface CrudOperationNames {

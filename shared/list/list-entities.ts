@@ -32,6 +32,8 @@ function indexOrder(params: ListParams): 'asc' | 'desc' | undefined {
  *   total from the type's counter, so the cost does not grow with the number of entities.
  * - A filter that pins `id` or a unique field (`name = "x"`, `id in [...]`) reads just those entities: the unique
  *   markers say which, whatever the size of the type.
+ * - A role filter reads the role-attribute index of the named attributes, then only the entities of the page (or, with
+ *   a filter or another order too, only the entities the roles select).
  * - Otherwise the type's items are read from GSI1, filtered and sorted in memory, and the page is cut from the result.
  */
 export async function listEntities<D extends BaseDocument>(
@@ -50,13 +52,55 @@ export async function listEntities<D extends BaseDocument>(
 
   const attributesField = def.roleAttributesField;
   const roleFilter = params.roleFilter;
-  const pinned = candidateKeys(def, params.where);
-  const records = pinned ? await readCandidates(deps, def, pinned) : await readAll(deps, def);
-  return pageInMemory(records, params, def.filterable, (doc) => {
+  const keep = (doc: D) => {
     if (!roleFilter) return true;
     const attributes = attributesField ? ((doc[attributesField] as string[] | undefined) ?? []) : [];
     return matchesRoles(doc.id, attributes, roleFilter.roles, roleFilter.semantic);
-  });
+  };
+
+  const pinned = candidateKeys(def, params.where);
+  if (pinned) return pageInMemory(await readCandidates(deps, def, pinned), params, def.filterable, keep);
+
+  if (roleFilter && attributesField) {
+    const ids = await idsWithRoles(deps, def, roleFilter.roles, roleFilter.semantic);
+    if (order && params.where === undefined) {
+      // Ids come sorted: cut the page first, then read only its entities.
+      const pageIds = order === 'asc' ? ids : [...ids].reverse();
+      const items = await deps.store.getMany(def, pageIds.slice(params.offset, params.offset + params.limit));
+      return { items, pagination: { limit: params.limit, offset: params.offset, totalCount: ids.length } };
+    }
+    return pageInMemory(await deps.store.getMany(def, ids), params, def.filterable, keep);
+  }
+
+  return pageInMemory(await readAll(deps, def), params, def.filterable, keep);
+}
+
+/**
+ * The ids a role filter selects, from the role-attribute index: every holder of all (AllOf) or any (AnyOf) of the
+ * `#attributes`, plus the `@ids`, in id order. Reads the index partitions of the named attributes only.
+ */
+async function idsWithRoles<D extends BaseDocument>(
+  deps: Deps,
+  def: EntityDefinition<D>,
+  roles: readonly string[],
+  semantic: 'AllOf' | 'AnyOf',
+): Promise<string[]> {
+  const attributes = roles.filter((role) => role.startsWith('#')).map((role) => role.slice(1));
+  const named = roles.filter((role) => role.startsWith('@')).map((role) => role.slice(1));
+  const holders = await Promise.all(attributes.map((attribute) => deps.store.idsWithRole(def.collection, attribute)));
+  let selected: Set<string>;
+  if (holders.length === 0) selected = new Set();
+  else if (semantic === 'AnyOf') selected = new Set(holders.flat());
+  else {
+    const [first = [], ...rest] = holders;
+    const others = rest.map((ids) => new Set(ids));
+    selected = new Set(first.filter((id) => others.every((set) => set.has(id))));
+  }
+  if (named.length > 0) {
+    // Named ids count only if the entity exists.
+    for (const doc of await deps.store.getMany(def, named)) selected.add(doc.id);
+  }
+  return [...selected].sort();
 }
 
 function typeQuery<D extends BaseDocument>(deps: Deps, def: EntityDefinition<D>): QueryCommandInput {

@@ -15,7 +15,8 @@ export const roleAttributesField = z
         message: 'role attributes may not start with # or @ (those mark roles in policies)',
       }),
   )
-  .max(256)
+  // Each attribute is an index item written with the entity; 32 keeps any change within one transaction.
+  .max(32)
   .nullable();
 
 export const costField = z.number().int().min(0).max(65535);

@@ -1,7 +1,15 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { BaseDocument, EntityDefinition, Reference, UniqueKey } from '../entities/entity-definition.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
+import { mapBounded } from '../map-bounded.ts';
 import { COUNTER_SHARDS, keys, LAYOUT_ATTRIBUTES } from './keys.ts';
 import type { WriteOp } from './write-op.ts';
 
@@ -52,6 +60,12 @@ function linkKey<D extends BaseDocument>(
   id: string,
 ) {
   return { PK: keys.entity(reference.collection, target).PK, SK: `REFBY#${def.collection}#${id}#${reference.field}` };
+}
+
+function roleAttributesOf<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): Set<string> {
+  const field = def.roleAttributesField;
+  const value = field ? doc[field] : undefined;
+  return new Set(Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
 }
 
 /** Something that still points at an entity, which therefore cannot be deleted. */
@@ -130,6 +144,7 @@ export class Store {
       if (!unchecked.includes(reference.field)) ops.push(check);
       if (link) ops.push(link);
     }
+    for (const attribute of roleAttributesOf(def, parsed)) ops.push(...this.addRoleOps(def, attribute, parsed.id));
     ops.push(this.countOp(def, 1));
     return ops;
   }
@@ -166,6 +181,12 @@ export class Store {
       const { check, link } = this.referenceOps(def, reference, next, parsed.id);
       ops.push(check, ...(link ? [link] : []));
     }
+    const oldRoles = roleAttributesOf(def, before.doc);
+    const newRoles = roleAttributesOf(def, parsed);
+    for (const attribute of oldRoles)
+      if (!newRoles.has(attribute)) ops.push(this.removeRoleOp(def, attribute, parsed.id));
+    for (const attribute of newRoles)
+      if (!oldRoles.has(attribute)) ops.push(...this.addRoleOps(def, attribute, parsed.id));
     return ops;
   }
 
@@ -198,8 +219,84 @@ export class Store {
       const target = referenceValue(doc, reference);
       if (target !== undefined && reference.tracked) ops.push(this.deleteLink(def, reference, target, doc.id));
     }
+    for (const attribute of roleAttributesOf(def, doc)) ops.push(this.removeRoleOp(def, attribute, doc.id));
     ops.push(this.countOp(def, -1));
     return ops;
+  }
+
+  /** Several entities by id (strongly consistent, 100 per request); missing ids are left out, order is kept. */
+  async getMany<D extends BaseDocument>(def: EntityDefinition<D>, ids: readonly string[]): Promise<D[]> {
+    const found = new Map<string, D>();
+    for (let i = 0; i < ids.length; i += 100) {
+      let keysLeft: Record<string, unknown>[] = ids.slice(i, i + 100).map((id) => keys.entity(def.collection, id));
+      for (let attempt = 0; keysLeft.length > 0 && attempt < 5; attempt++) {
+        const result = await this.db.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keysLeft, ConsistentRead: true } } }),
+        );
+        for (const item of result.Responses?.[this.tableName] ?? []) {
+          const doc = def.schema.parse(stripLayout(item));
+          found.set(doc.id, doc);
+        }
+        keysLeft = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
+      }
+    }
+    return ids.flatMap((id) => {
+      const doc = found.get(id);
+      return doc ? [doc] : [];
+    });
+  }
+
+  /** The ids of a type's entities holding a role attribute, in id order (keys only). */
+  async idsWithRole(collection: string, attribute: string): Promise<string[]> {
+    const ids: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'PK = :pk',
+          ExpressionAttributeValues: { ':pk': keys.roleMember(collection, attribute, '').PK },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) ids.push(String(item.SK));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return ids;
+  }
+
+  /** The role attributes of a type still held by at least one entity. */
+  async roleAttributesInUse(collection: string): Promise<string[]> {
+    const catalog: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'PK = :pk',
+          ExpressionAttributeValues: { ':pk': keys.roleCatalog(collection, '').PK },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) catalog.push(String(item.SK));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    // The catalog only grows (entries are shared, so removing one safely would need a count every writer contends
+    // on); an attribute is in use while its member partition has an item.
+    const inUse = await mapBounded(catalog, 16, async (attribute) => {
+      const { Count = 0 } = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'PK = :pk',
+          ExpressionAttributeValues: { ':pk': keys.roleMember(collection, attribute, '').PK },
+          ConsistentRead: true,
+          Limit: 1,
+        }),
+      );
+      return Count > 0;
+    });
+    return catalog.filter((_, index) => inUse[index]);
   }
 
   /** How many entities of a type exist: the sum of its counter shards (one strongly consistent query). */
@@ -252,7 +349,11 @@ export class Store {
    * name exactly one wins and the rest answer "duplicate").
    */
   async transact(unmerged: readonly WriteOp[]): Promise<void> {
-    const ops = mergeCounters(this.tableName, unmerged);
+    await this.writeInAdvance(unmerged.filter((op) => op.advance));
+    const ops = mergeCounters(
+      this.tableName,
+      unmerged.filter((op) => !op.advance),
+    );
     if (ops.length === 0) return;
     if (ops.length > MAX_TRANSACTION_ITEMS) {
       throw new Error(`a transaction of ${ops.length} items exceeds DynamoDB's limit of ${MAX_TRANSACTION_ITEMS}`);
@@ -308,6 +409,39 @@ export class Store {
     id: string,
   ): WriteOp {
     return { item: { Delete: { TableName: this.tableName, Key: linkKey(def, reference, target, id) } } };
+  }
+
+  private addRoleOps<D extends BaseDocument>(def: EntityDefinition<D>, attribute: string, id: string): WriteOp[] {
+    return [
+      { item: { Put: { TableName: this.tableName, Item: keys.roleMember(def.collection, attribute, id) } } },
+      {
+        item: { Put: { TableName: this.tableName, Item: keys.roleCatalog(def.collection, attribute) } },
+        advance: true,
+      },
+    ];
+  }
+
+  private removeRoleOp<D extends BaseDocument>(def: EntityDefinition<D>, attribute: string, id: string): WriteOp {
+    return { item: { Delete: { TableName: this.tableName, Key: keys.roleMember(def.collection, attribute, id) } } };
+  }
+
+  /** The idempotent Puts of `advance` ops, deduplicated, in batches of 25 (retrying what DynamoDB leaves over). */
+  private async writeInAdvance(ops: readonly WriteOp[]): Promise<void> {
+    const items = new Map<string, Record<string, unknown>>();
+    for (const op of ops) {
+      const item = op.item.Put?.Item;
+      if (item) items.set(`${item.PK}|${item.SK}`, item);
+    }
+    const all = [...items.values()];
+    for (let i = 0; i < all.length; i += 25) {
+      let requests: Record<string, { PutRequest: { Item: Record<string, unknown> } }[]> | undefined = {
+        [this.tableName]: all.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
+      };
+      for (let attempt = 0; requests && Object.keys(requests).length > 0 && attempt < 5; attempt++) {
+        const result = await this.db.send(new BatchWriteCommand({ RequestItems: requests }));
+        requests = result.UnprocessedItems as typeof requests;
+      }
+    }
   }
 
   private putMarker<D extends BaseDocument>(

@@ -14,6 +14,13 @@ export const keys = {
    * hundred (every login) and must not weigh on reading an identity's authenticators and enrollments.
    */
   sessionsIndex: (identityId: string) => `identities#${identityId}#api-sessions`,
+  /** One item per entity holding a role attribute: `ROLE#<collection>#<attribute>` / `<id>`. */
+  roleMember: (collection: string, attribute: string, id: string) => ({
+    PK: `ROLE#${collection}#${attribute}`,
+    SK: id,
+  }),
+  /** The role attributes a type has ever used: `ROLES#<collection>` / `<attribute>`. */
+  roleCatalog: (collection: string, attribute: string) => ({ PK: `ROLES#${collection}`, SK: attribute }),
 } as const;
 
 /** How many shards a type's entity counter is spread over. */

@@ -12,4 +12,9 @@ export interface WriteOp {
    * a transaction into one per type before sending it.
    */
   readonly counter?: { readonly collection: string; readonly delta: number };
+  /**
+   * An idempotent Put made just before the transaction instead of inside it, for items that many concurrent writers
+   * share (a role-attribute catalog entry): inside, they would make those writers' transactions conflict.
+   */
+  readonly advance?: boolean;
 }

@@ -187,6 +187,11 @@ describe('bad input', () => {
       'enrollment.updb',
     ],
     ['permissions', { name: 'n13', type: 'User', isAdmin: false, permissions: ['identity'] }, 'permissions'],
+    [
+      'more than 32 role attributes',
+      { name: 'n14', type: 'User', isAdmin: false, roleAttributes: Array.from({ length: 33 }, (_, i) => `r${i}`) },
+      'roleAttributes',
+    ],
   ])('answers 400 COULD_NOT_VALIDATE for %s, naming the field, and writes nothing', async (_case, body, field) => {
     const before = (await tableItems()).length;
 
@@ -305,7 +310,11 @@ describe('replace and patch', () => {
 
 describe('delete', () => {
   it('removes the identity with its authenticators, enrollments and API sessions', async () => {
-    const id = await createIdentity({ name: 'doomed', enrollment: { ott: true } });
+    const id = await createIdentity({
+      name: 'doomed',
+      enrollment: { ott: true },
+      roleAttributes: ['doomed-a', 'doomed-b'],
+    });
     const authenticator = await call('POST', '/authenticators', {
       identityId: id,
       method: 'updb',

@@ -207,6 +207,48 @@ describe('role filters', () => {
   });
 });
 
+describe('the role-attribute index follows every change', () => {
+  it('moves an identity between role filters when its attributes change, and forgets attributes no one holds', async () => {
+    const created = await controller.call('POST', `${M}/identities`, {
+      token: admin,
+      body: { name: 'mover', type: 'User', isAdmin: false, roleAttributes: ['temp-role', 'sales'] },
+    });
+    const id = created.body.data.id;
+    const byRole = async (role: string) => names(await list(`roleFilter=${encodeURIComponent(`#${role}`)}&limit=100`));
+
+    expect(await byRole('temp-role')).toEqual(['mover']);
+    expect((await list('', '/identity-role-attributes')).body.data).toContain('temp-role');
+
+    await controller.call('PATCH', `${M}/identities/${id}`, { token: admin, body: { roleAttributes: ['fresh-role'] } });
+    expect(await byRole('temp-role')).toEqual([]);
+    expect(await byRole('fresh-role')).toEqual(['mover']);
+    expect(await byRole('sales')).not.toContain('mover');
+    expect((await list('', '/identity-role-attributes')).body.data).toEqual(['emea', 'eng', 'fresh-role', 'sales']);
+
+    await controller.call('DELETE', `${M}/identities/${id}`, { token: admin });
+    expect(await byRole('fresh-role')).toEqual([]);
+    expect((await list('', '/identity-role-attributes')).body.data).toEqual(['emea', 'eng', 'sales']);
+  });
+
+  it('pages role-filtered results in id order without reading the rest', async () => {
+    const all = await list(`roleFilter=${encodeURIComponent('#eng')}&limit=100`);
+    const page = await list(`roleFilter=${encodeURIComponent('#eng')}&limit=3&offset=2`);
+
+    expect(page.body.data.map((i: { id: string }) => i.id)).toEqual(
+      all.body.data.slice(2, 5).map((i: { id: string }) => i.id),
+    );
+    expect(page.body.meta.pagination).toEqual({ limit: 3, offset: 2, totalCount: all.body.data.length });
+  });
+
+  it('leaves out @ids of identities that do not exist', async () => {
+    const response = await list(
+      `roleFilter=${encodeURIComponent('@no-such-id')}&roleFilter=${encodeURIComponent(`@${ids.get('list-04')}`)}`,
+    );
+
+    expect(names(response)).toEqual(['list-04']);
+  });
+});
+
 describe('role attributes in use', () => {
   it('lists each attribute once, filterable by id', async () => {
     const all = await list('', '/identity-role-attributes');
