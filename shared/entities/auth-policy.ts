@@ -27,6 +27,7 @@ export const authPolicies: EntityDefinition<AuthPolicy> = {
   label: 'auth policy',
   schema: authPolicySchema,
   unique: ['name'],
+  sortedBy: ['name'],
   filterable: { ...BASE_FILTERABLE, name: 'string' },
 };
 

@@ -30,7 +30,7 @@ export interface Reference<D> {
  * with a marker item like the unique fields.
  */
 export interface UniqueKey<D> {
-  /** The marker's name: `UNIQUE#<collection>#<name>#<value>`. */
+  /** The marker's name: `UNIQUE#<collection>#<name>` / `<value>`. */
   readonly name: string;
   /** The value that must be unique; undefined when the rule does not apply to this document. */
   readonly valueOf: (doc: D) => string | undefined;
@@ -51,6 +51,11 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
   readonly schema: z.ZodType<D>;
   /** Fields whose values are unique across the type; kept with marker items in the same transaction. */
   readonly unique: readonly (keyof D & string)[];
+  /**
+   * Unique fields every entity has (e.g. `name`), whose markers lists read to serve `sort=<field>` in order without
+   * reading the whole type.
+   */
+  readonly sortedBy?: readonly (keyof D & string)[];
   /** Uniqueness over computed values, beyond single fields. */
   readonly uniqueKeys?: readonly UniqueKey<D>[];
   /** Fields holding ids of other entities; checked in the same transaction that writes them. */

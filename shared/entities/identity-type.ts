@@ -10,6 +10,7 @@ export const identityTypes: EntityDefinition<IdentityType> = {
   label: 'identity type',
   schema: identityTypeSchema,
   unique: ['name'],
+  sortedBy: ['name'],
   filterable: { ...BASE_FILTERABLE, name: 'string' },
 };
 

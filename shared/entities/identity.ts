@@ -49,6 +49,7 @@ export const identities: EntityDefinition<Identity> = {
   label: 'identity',
   schema: identitySchema,
   unique: ['name', 'externalId'],
+  sortedBy: ['name'],
   references: [
     { field: 'authPolicyId', collection: 'auth-policies', tracked: true },
     { field: 'typeId', collection: 'identity-types', tracked: false },

@@ -9,27 +9,33 @@ import { matchesRoles } from './role-filter.ts';
 
 export type { ListPage } from './page-in-memory.ts';
 
-/** How many keys one skip query reads: deep offsets page through ids only, never whole documents. */
-const SKIP_PAGE = 1000;
-
 function toDoc(item: Record<string, unknown>): Record<string, unknown> {
   const doc: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(item)) if (!LAYOUT_ATTRIBUTES.includes(key)) doc[key] = value;
   return doc;
 }
 
-/** The default order (ids ascending, as the reference's key order) or its reverse, both served by GSI1 directly. */
-function indexOrder(params: ListParams): 'asc' | 'desc' | undefined {
-  if (params.sort.length === 0) return 'asc';
+/**
+ * The order a list can read straight from an ordered partition: ids (the default, as the reference's key order) or a
+ * unique field every entity has (`sortedBy`), ascending or descending. Undefined for any other sort.
+ */
+function storedOrder<D extends BaseDocument>(
+  def: EntityDefinition<D>,
+  params: ListParams,
+): { field: string; direction: 'asc' | 'desc' } | undefined {
+  if (params.sort.length === 0) return { field: 'id', direction: 'asc' };
   const [only, ...rest] = params.sort;
-  return rest.length === 0 && only?.field === 'id' ? only.direction : undefined;
+  if (!only || rest.length > 0) return undefined;
+  const sorted = only.field === 'id' || (def.sortedBy as readonly string[] | undefined)?.includes(only.field);
+  return sorted ? { field: only.field, direction: only.direction } : undefined;
 }
 
 /**
  * One page of a type, the way every list operation reads it.
  *
- * - No filter, no role filter, id order: the page comes straight from GSI1 (ids only for the skipped offset) and the
- *   total from the type's counter, so the cost does not grow with the number of entities.
+ * - No filter, no role filter, in id order or the order of a `sortedBy` field: the page's ids come from that order's
+ *   partition (small items, so even a deep offset is a request or two), then only the page's entities are read; the
+ *   total comes from the type's counter. The cost does not grow with the number of entities.
  * - A filter that pins `id` or a unique field (`name = "x"`, `id in [...]`) reads just those entities: the unique
  *   markers say which, whatever the size of the type.
  * - A role filter reads the role-attribute index of the named attributes, then only the entities of the page (or, with
@@ -41,13 +47,16 @@ export async function listEntities<D extends BaseDocument>(
   def: EntityDefinition<D>,
   params: ListParams,
 ): Promise<ListPage<D>> {
-  const order = indexOrder(params);
+  const order = storedOrder(def, params);
   if (order && params.where === undefined && params.roleFilter === undefined) {
-    const [items, totalCount] = await Promise.all([
-      readIndexPage(deps, def, params.offset, params.limit, order),
+    const [ids, totalCount] = await Promise.all([
+      deps.store.orderedIds(def.collection, order.field, order.direction, params.offset, params.limit),
       deps.store.count(def.collection),
     ]);
-    return { items, pagination: { limit: params.limit, offset: params.offset, totalCount } };
+    return {
+      items: await deps.store.getMany(def, ids),
+      pagination: { limit: params.limit, offset: params.offset, totalCount },
+    };
   }
 
   const attributesField = def.roleAttributesField;
@@ -63,9 +72,9 @@ export async function listEntities<D extends BaseDocument>(
 
   if (roleFilter && attributesField) {
     const ids = await idsWithRoles(deps, def, roleFilter.roles, roleFilter.semantic);
-    if (order && params.where === undefined) {
+    if (order?.field === 'id' && params.where === undefined) {
       // Ids come sorted: cut the page first, then read only its entities.
-      const pageIds = order === 'asc' ? ids : [...ids].reverse();
+      const pageIds = order.direction === 'asc' ? ids : [...ids].reverse();
       const items = await deps.store.getMany(def, pageIds.slice(params.offset, params.offset + params.limit));
       return { items, pagination: { limit: params.limit, offset: params.offset, totalCount: ids.length } };
     }
@@ -110,41 +119,6 @@ function typeQuery<D extends BaseDocument>(deps: Deps, def: EntityDefinition<D>)
     KeyConditionExpression: 'GSI1PK = :type',
     ExpressionAttributeValues: { ':type': keys.typeIndex(def.collection) },
   };
-}
-
-async function readIndexPage<D extends BaseDocument>(
-  deps: Deps,
-  def: EntityDefinition<D>,
-  offset: number,
-  limit: number,
-  order: 'asc' | 'desc',
-): Promise<D[]> {
-  const base = { ...typeQuery(deps, def), ScanIndexForward: order === 'asc' };
-  let start: Record<string, unknown> | undefined;
-  let skipped = 0;
-  while (skipped < offset) {
-    const page = await deps.store.db.send(
-      new QueryCommand({
-        ...base,
-        Limit: Math.min(offset - skipped, SKIP_PAGE),
-        ProjectionExpression: 'PK, SK, GSI1PK, GSI1SK',
-        ExclusiveStartKey: start,
-      }),
-    );
-    skipped += page.Count ?? 0;
-    start = page.LastEvaluatedKey;
-    if (!start) return [];
-  }
-  const items: D[] = [];
-  while (items.length < limit) {
-    const page = await deps.store.db.send(
-      new QueryCommand({ ...base, Limit: limit - items.length, ExclusiveStartKey: start }),
-    );
-    for (const item of page.Items ?? []) items.push(def.schema.parse(toDoc(item)));
-    start = page.LastEvaluatedKey;
-    if (!start) break;
-  }
-  return items;
 }
 
 /** The entities whose `id` or unique field has one of the pinned values (the filter then checks everything else). */

@@ -145,6 +145,7 @@ export class Store {
       if (link) ops.push(link);
     }
     for (const attribute of roleAttributesOf(def, parsed)) ops.push(...this.addRoleOps(def, attribute, parsed.id));
+    ops.push({ item: { Put: { TableName: this.tableName, Item: keys.idOrder(def.collection, parsed.id) } } });
     ops.push(this.countOp(def, 1));
     return ops;
   }
@@ -220,6 +221,7 @@ export class Store {
       if (target !== undefined && reference.tracked) ops.push(this.deleteLink(def, reference, target, doc.id));
     }
     for (const attribute of roleAttributesOf(def, doc)) ops.push(this.removeRoleOp(def, attribute, doc.id));
+    ops.push({ item: { Delete: { TableName: this.tableName, Key: keys.idOrder(def.collection, doc.id) } } });
     ops.push(this.countOp(def, -1));
     return ops;
   }
@@ -244,6 +246,42 @@ export class Store {
       const doc = found.get(id);
       return doc ? [doc] : [];
     });
+  }
+
+  /**
+   * One page of a type's ids in the order of `id` or of a unique field every entity has, read from the id partition or
+   * the field's markers (small items: skipping an offset reads thousands of keys per request, never entities).
+   */
+  async orderedIds(
+    collection: string,
+    field: string,
+    direction: 'asc' | 'desc',
+    offset: number,
+    limit: number,
+  ): Promise<string[]> {
+    const partition = field === 'id' ? keys.idOrder(collection, '').PK : keys.unique(collection, field, '').PK;
+    const ids: string[] = [];
+    let skipped = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const skipping = skipped < offset;
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'PK = :pk',
+          ExpressionAttributeValues: { ':pk': partition },
+          ScanIndexForward: direction === 'asc',
+          ConsistentRead: true,
+          Limit: skipping ? offset - skipped : limit - ids.length,
+          ...(skipping ? { ProjectionExpression: 'PK, SK' } : {}),
+          ExclusiveStartKey: start,
+        }),
+      );
+      if (skipping) skipped += page.Count ?? 0;
+      else for (const item of page.Items ?? []) ids.push(field === 'id' ? String(item.SK) : String(item.entityId));
+      start = page.LastEvaluatedKey;
+    } while (start && ids.length < limit);
+    return ids;
   }
 
   /** The ids of a type's entities holding a role attribute, in id order (keys only). */

@@ -1,10 +1,13 @@
 /** Key builders for the single table; every key shape lives here. */
 export const keys = {
   entity: (collection: string, id: string) => ({ PK: `${collection}#${id}`, SK: 'META' }),
-  unique: (collection: string, field: string, value: string) => ({
-    PK: `UNIQUE#${collection}#${field}#${value}`,
-    SK: 'UNIQUE',
-  }),
+  /**
+   * A unique value's marker. All values of one field share a partition, sorted by value, so the markers double as
+   * an index in that field's order.
+   */
+  unique: (collection: string, field: string, value: string) => ({ PK: `UNIQUE#${collection}#${field}`, SK: value }),
+  /** One small item per entity in a type's id partition: the id order without reading whole entities. */
+  idOrder: (collection: string, id: string) => ({ PK: `IDS#${collection}`, SK: id }),
   /** One of a type's counter shards; concurrent writers pick different shards so they rarely conflict. */
   counter: (collection: string, shard: number) => ({ PK: `COUNT#${collection}`, SK: `SHARD#${shard}` }),
   typeIndex: (collection: string) => `TYPE#${collection}`,

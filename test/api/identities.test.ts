@@ -238,8 +238,8 @@ describe('unique names', () => {
     expect(responses.filter((r) => r.status === 400)).toHaveLength(19);
     const listed = await call('GET', `/identities?filter=${encodeURIComponent('name = "contended"')}`);
     expect(listed.body.data).toHaveLength(1);
-    const markers = (await tableItems()).filter((item) =>
-      String(item.PK).startsWith('UNIQUE#identities#name#contended'),
+    const markers = (await tableItems()).filter(
+      (item) => item.PK === 'UNIQUE#identities#name' && item.SK === 'contended',
     );
     expect(markers).toEqual([expect.objectContaining({ entityId: winners[0]!.body.data.id })]);
   });

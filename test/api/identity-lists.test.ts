@@ -146,6 +146,19 @@ describe('sorting', () => {
     expect(names(response)).toEqual(['list-23', 'list-22', 'list-21']);
   });
 
+  it('pages by name from the name markers exactly as a full in-memory sort orders them', async () => {
+    const everything = names(
+      await list(`${filter('name contains ""')}&sort=${encodeURIComponent('name desc')}&limit=100`),
+    );
+
+    for (const offset of [0, 5, 20]) {
+      const page = await list(`sort=${encodeURIComponent('name desc')}&limit=5&offset=${offset}`);
+      expect(names(page)).toEqual(everything.slice(offset, offset + 5));
+      expect(page.body.meta.pagination.totalCount).toBe(25);
+    }
+    expect(everything.at(-1)).toBe('Default Admin'); // byte order: upper case before lower case
+  });
+
   it('sorts by several keys', async () => {
     const response = await list(
       `${filter('name contains "list"')}&sort=${encodeURIComponent('isAdmin desc, defaultHostingCost desc')}&limit=5`,
