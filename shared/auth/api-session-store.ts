@@ -2,7 +2,7 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../deps.ts';
 import { newId, newToken } from '../ids.ts';
 import { MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
-import { keys, LAYOUT_ATTRIBUTES } from '../store/keys.ts';
+import { documentOf, keys } from '../store/keys.ts';
 import type { WriteOp } from '../store/write-op.ts';
 import { API_SESSIONS_COLLECTION, type ApiSession, apiSessionSchema } from './api-session.ts';
 import { hashToken } from './session-token.ts';
@@ -83,9 +83,7 @@ export function createApiSessionOps(
 }
 
 function toSession(item: Record<string, unknown>): ApiSession {
-  const doc: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(item)) if (!LAYOUT_ATTRIBUTES.includes(key)) doc[key] = value;
-  return apiSessionSchema.parse(doc);
+  return apiSessionSchema.parse(documentOf(item));
 }
 
 /**

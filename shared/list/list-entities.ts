@@ -1,19 +1,13 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../deps.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
-import { keys, LAYOUT_ATTRIBUTES } from '../store/keys.ts';
+import { documentOf, keys } from '../store/keys.ts';
 import { type CandidateKeys, candidateKeys } from './candidate-keys.ts';
 import type { ListParams } from './list-params.ts';
 import { type ListPage, pageInMemory } from './page-in-memory.ts';
 import { matchesRoles } from './role-filter.ts';
 
 export type { ListPage } from './page-in-memory.ts';
-
-function toDoc(item: Record<string, unknown>): Record<string, unknown> {
-  const doc: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(item)) if (!LAYOUT_ATTRIBUTES.includes(key)) doc[key] = value;
-  return doc;
-}
 
 /**
  * The order a list can read straight from an ordered partition: ids (the default, as the reference's key order) or a
@@ -23,6 +17,8 @@ function storedOrder<D extends BaseDocument>(
   def: EntityDefinition<D>,
   params: ListParams,
 ): { field: string; direction: 'asc' | 'desc' } | undefined {
+  // Types not stored under the kit's keys (API sessions) have no ordered partitions.
+  if (def.readsById === false) return undefined;
   if (params.sort.length === 0) return { field: 'id', direction: 'asc' };
   const [only, ...rest] = params.sort;
   if (!only || rest.length > 0) return undefined;
@@ -133,10 +129,10 @@ async function readCandidates<D extends BaseDocument>(
       : await Promise.all(
           pinned.values.map((value) => deps.store.findIdByUnique(def, pinned.field as keyof D & string, value)),
         );
-  const found = await Promise.all(
-    ids.filter((id): id is string => id !== undefined).map((id) => deps.store.get(def, id)),
+  return deps.store.getMany(
+    def,
+    ids.filter((id): id is string => id !== undefined),
   );
-  return found.flatMap((stored) => (stored ? [stored.doc] : []));
 }
 
 /** Every entity of a type, in id order. */
@@ -145,7 +141,7 @@ export async function readAll<D extends BaseDocument>(deps: Deps, def: EntityDef
   let start: Record<string, unknown> | undefined;
   do {
     const page = await deps.store.db.send(new QueryCommand({ ...typeQuery(deps, def), ExclusiveStartKey: start }));
-    for (const item of page.Items ?? []) items.push(def.schema.parse(toDoc(item)));
+    for (const item of page.Items ?? []) items.push(def.schema.parse(documentOf(item)));
     start = page.LastEvaluatedKey;
   } while (start);
   return items;

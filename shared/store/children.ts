@@ -1,6 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../deps.ts';
-import { keys, LAYOUT_ATTRIBUTES } from './keys.ts';
+import { documentOf, keys } from './keys.ts';
 
 /** A child item found under a parent in GSI2, grouped by the child's collection. */
 export interface Child {
@@ -36,9 +36,7 @@ export async function listChildren(
       }),
     );
     for (const item of page.Items ?? []) {
-      const doc: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(item)) if (!LAYOUT_ATTRIBUTES.includes(key)) doc[key] = value;
-      children.push({ collection: String(item.GSI2SK).split('#')[0]!, doc });
+      children.push({ collection: String(item.GSI2SK).split('#')[0]!, doc: documentOf(item) });
     }
     start = page.LastEvaluatedKey;
   } while (start);

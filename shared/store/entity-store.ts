@@ -10,7 +10,7 @@ import {
 import type { BaseDocument, EntityDefinition, Reference, UniqueKey } from '../entities/entity-definition.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
 import { mapBounded } from '../map-bounded.ts';
-import { COUNTER_SHARDS, keys, LAYOUT_ATTRIBUTES } from './keys.ts';
+import { COUNTER_SHARDS, documentOf, keys } from './keys.ts';
 import type { WriteOp } from './write-op.ts';
 
 /** A document as read from the table, with the version its next write must match. */
@@ -22,12 +22,6 @@ export interface Stored<D> {
 /** DynamoDB's limit on the items of one transaction. */
 export const MAX_TRANSACTION_ITEMS = 100;
 const CONFLICT_RETRIES = 6;
-
-function stripLayout(item: Record<string, unknown>): Record<string, unknown> {
-  const doc: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(item)) if (!LAYOUT_ATTRIBUTES.includes(key)) doc[key] = value;
-  return doc;
-}
 
 function fieldValue(doc: BaseDocument, field: string): string | undefined {
   const value = (doc as unknown as Record<string, unknown>)[field];
@@ -91,7 +85,7 @@ export class Store {
       new GetCommand({ TableName: this.tableName, Key: keys.entity(def.collection, id), ConsistentRead: true }),
     );
     if (!Item) return undefined;
-    return { doc: def.schema.parse(stripLayout(Item)), version: Number(Item.version ?? 0) };
+    return { doc: def.schema.parse(documentOf(Item)), version: Number(Item.version ?? 0) };
   }
 
   /** The id of the entity holding a unique value, from its marker item. */
@@ -236,7 +230,7 @@ export class Store {
           new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keysLeft, ConsistentRead: true } } }),
         );
         for (const item of result.Responses?.[this.tableName] ?? []) {
-          const doc = def.schema.parse(stripLayout(item));
+          const doc = def.schema.parse(documentOf(item));
           found.set(doc.id, doc);
         }
         keysLeft = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];

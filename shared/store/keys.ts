@@ -30,4 +30,20 @@ export const keys = {
 export const COUNTER_SHARDS = 8;
 
 /** The attributes that belong to the table's layout, not to the stored document. */
-export const LAYOUT_ATTRIBUTES = ['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'version', 'expiresAtEpoch'];
+const LAYOUT_ATTRIBUTES: ReadonlySet<string> = new Set([
+  'PK',
+  'SK',
+  'GSI1PK',
+  'GSI1SK',
+  'GSI2PK',
+  'GSI2SK',
+  'version',
+  'expiresAtEpoch',
+]);
+
+/** A stored item without its layout attributes: the document its schema parses. */
+export function documentOf(item: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const doc: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(item)) if (!LAYOUT_ATTRIBUTES.has(key)) doc[key] = value;
+  return doc;
+}
