@@ -1,9 +1,9 @@
 /**
  * The one DynamoDB table's key schema, shared by the CDK stack, the local table bootstrap and the store.
  *
- * - Base table: `PK` / `SK` (entities are `<type>#<id>` / `META`; unique-value markers, links and children use
- *   their own `SK` prefixes).
- * - `GSI1` lists one entity type in its default order: `GSI1PK = TYPE#<type>`, `GSI1SK = <sort value>#<id>`.
+ * - Base table: `PK` / `SK`; every item shape is built in `keys.ts` (entities, unique markers, id order, links,
+ *   role index, counters, API sessions).
+ * - `GSI1` holds each entity type whole, for lists whose filter pins nothing: `GSI1PK = TYPE#<type>`, `GSI1SK = <id>`.
  * - `GSI2` finds the children of a parent (authenticators and enrollments of an identity):
  *   `GSI2PK = <parentType>#<parentId>`, `GSI2SK = <childType>#<childId>`; an identity's API sessions have their own
  *   partition, `identities#<id>#api-sessions`.
