@@ -28,7 +28,8 @@ const identityTypeField = z.enum(['User', 'Device', 'Service', 'Router', 'Defaul
 
 const mutableFields = {
   authPolicyId: z.string().min(1).nullable().optional(),
-  externalId: z.string().min(1).max(1024).nullable().optional(),
+  // Unique values are sort keys of their marker partition (at most 1,024 bytes): 255 characters always fit.
+  externalId: z.string().min(1).max(255).nullable().optional(),
   roleAttributes: roleAttributesField.optional(),
   appData: tagsField.optional(),
   defaultHostingCost: costField.optional(),

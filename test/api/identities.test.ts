@@ -127,6 +127,20 @@ describe('create and retrieve', () => {
     expect(statuses).toEqual(Array(12).fill(201));
   });
 
+  it('takes names and external ids up to 255 characters, multi-byte ones included', async () => {
+    const long = await call('POST', '/identities', {
+      name: '€'.repeat(255),
+      externalId: '€'.repeat(255),
+      type: 'User',
+      isAdmin: false,
+    });
+    const tooLong = await call('POST', '/identities', { name: 'x'.repeat(256), type: 'User', isAdmin: false });
+
+    expect(long.status).toBe(201);
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error.cause.field).toBe('name');
+  });
+
   it('answers 404 NOT_FOUND for an unknown id', async () => {
     for (const [method, path, body] of [
       ['GET', '/identities/nope', undefined],
