@@ -1,0 +1,104 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ensureTable } from '#local/create-table.ts';
+import { bootstrap } from '#shared/bootstrap.ts';
+import { loadConfig } from '#shared/config.ts';
+import { createDeps } from '#shared/deps.ts';
+import type { ControllerContext } from '#shared/http/middleware/controller-context.ts';
+
+type Handler = (event: APIGatewayProxyEvent, context: ControllerContext) => Promise<APIGatewayProxyResult>;
+
+const tableName = `lambda-${Date.now()}`;
+
+beforeAll(async () => {
+  // The exported Lambda handlers build their deps from the environment on first use, as on AWS.
+  process.env.TABLE_NAME = tableName;
+  process.env.DYNAMODB_ENDPOINT = inject('dynamoEndpoint');
+  process.env.LOG_LEVEL = 'error';
+  const deps = createDeps(loadConfig());
+  await ensureTable(deps.store.db, tableName);
+  await bootstrap(deps, { adminUsername: 'lambda-admin', adminPassword: 'lambda-password' });
+  deps.store.db.destroy();
+});
+afterAll(() => {
+  delete process.env.TABLE_NAME;
+  delete process.env.DYNAMODB_ENDPOINT;
+});
+
+/** A REST API proxy event as API Gateway sends it, for one resource of the route table. */
+function event(
+  method: string,
+  resource: string,
+  options: { body?: unknown; query?: Record<string, string>; headers?: Record<string, string> } = {},
+): APIGatewayProxyEvent {
+  return {
+    resource,
+    path: resource,
+    httpMethod: method,
+    headers: { Host: 'abc123.execute-api.eu-west-1.amazonaws.com', ...options.headers },
+    multiValueHeaders: {},
+    queryStringParameters: options.query ?? null,
+    multiValueQueryStringParameters: options.query
+      ? Object.fromEntries(Object.entries(options.query).map(([k, v]) => [k, [v]]))
+      : null,
+    pathParameters: null,
+    stageVariables: null,
+    body: options.body === undefined ? null : JSON.stringify(options.body),
+    isBase64Encoded: false,
+    requestContext: {
+      stage: 'prod',
+      domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
+      identity: { sourceIp: '198.51.100.7', clientCert: null },
+    },
+  } as unknown as APIGatewayProxyEvent;
+}
+
+function context(): ControllerContext {
+  return { awsRequestId: 'req-1', getRemainingTimeInMillis: () => 10_000 } as unknown as ControllerContext;
+}
+
+describe('the exported Lambda handlers', () => {
+  it('answer the version with the stage in the base URLs', async () => {
+    const { handler } = (await import('#functions/info/handler.ts')) as { handler: Handler };
+
+    const result = await handler(event('GET', '/edge/client/v1/version'), context());
+
+    expect(result.statusCode).toBe(200);
+    expect(JSON.parse(result.body).data.apiVersions['edge-client'].v1.apiBaseUrls).toEqual([
+      'https://abc123.execute-api.eu-west-1.amazonaws.com/prod/edge/client/v1',
+    ]);
+  });
+
+  it('log in and serve the current identity from the same table', async () => {
+    const authentication = (await import('#functions/authentication/handler.ts')) as { handler: Handler };
+    const identities = (await import('#functions/identities/handler.ts')) as { handler: Handler };
+
+    const login = await authentication.handler(
+      event('POST', '/edge/management/v1/authenticate', {
+        query: { method: 'password' },
+        body: { username: 'lambda-admin', password: 'lambda-password' },
+        headers: { 'Content-Type': 'application/json' },
+      }),
+      context(),
+    );
+    const token = login.headers?.['zt-session'] as string;
+    const me = await identities.handler(
+      event('GET', '/edge/management/v1/current-identity', { headers: { 'ZT-Session': token } }),
+      context(),
+    );
+
+    expect(login.statusCode).toBe(200);
+    expect(JSON.parse(login.body).data.ipAddress).toBe('198.51.100.7');
+    expect(me.statusCode).toBe(200);
+    expect(JSON.parse(me.body).data.name).toBe('Default Admin');
+  });
+
+  it('answer a resource of another group with 404 in the error envelope', async () => {
+    const { handler } = (await import('#functions/info/handler.ts')) as { handler: Handler };
+
+    const result = await handler(event('GET', '/edge/management/v1/identities'), context());
+
+    expect(result.statusCode).toBe(404);
+    expect(JSON.parse(result.body).error.code).toBe('NOT_FOUND');
+  });
+});
