@@ -21,6 +21,7 @@ import {
   requireUpdb,
 } from './authenticator-api.ts';
 import { passwordField } from './credential-fields.ts';
+import { recordFailedPassword } from './password-lockout.ts';
 
 const withCurrentPassword = { currentPassword: passwordField };
 const replaceSchema = credentialsReplaceSchema.extend(withCurrentPassword);
@@ -33,9 +34,17 @@ async function ownAuthenticator(deps: Deps, identityId: string, id: string): Pro
   return stored;
 }
 
-/** 401 `INVALID_AUTH` unless `currentPassword` is the authenticator's password (constant-time check). */
-async function requireCurrentPassword(authenticator: Authenticator, currentPassword: string): Promise<void> {
+/**
+ * 401 `INVALID_AUTH` unless `currentPassword` is the authenticator's password (constant-time check); a wrong one
+ * counts towards the auth policy's lockout like a wrong login, so a borrowed session cannot guess it freely.
+ */
+async function requireCurrentPassword(
+  deps: Deps,
+  authenticator: Authenticator,
+  currentPassword: string,
+): Promise<void> {
   if (authenticator.passwordHash && (await verifyPassword(currentPassword, authenticator.passwordHash))) return;
+  await recordFailedPassword(deps, authenticator);
   throw new ApiError('INVALID_AUTH', {
     message: 'The current password is not correct.',
     cause: { field: 'currentPassword', reason: 'the current password is not correct', value: '[hidden]' },
@@ -75,7 +84,7 @@ function selfServiceChange<I extends { currentPassword: string }>(
     await withOptimisticRetry(async () => {
       const stored = await ownAuthenticator(deps, identity.id, request.pathParameters.id ?? '');
       requireUpdb(stored.doc);
-      await requireCurrentPassword(stored.doc, input.currentPassword);
+      await requireCurrentPassword(deps, stored.doc, input.currentPassword);
       const next = await change(deps, stored.doc, input, sent);
       const updatedAt = deps.now().toISOString();
       await deps.store.transact(deps.store.replaceOps(authenticators, stored, { ...next, updatedAt }));

@@ -221,6 +221,27 @@ describe('what a policy enforces', () => {
     expect(unlocked.status).toBe(200);
   });
 
+  it('counts wrong current passwords of self-service changes towards the lockout', async () => {
+    const id = await createPolicy(policy('self-service-lockout', { maxAttempts: 2, lockoutDurationMinutes: 0 }));
+    const user = await userUnder(id, 'self-service-user');
+    const token = (await login(user.username, user.password)).body.data.token;
+    const mine = await call('GET', '/current-identity/authenticators', undefined, token);
+    const authenticatorId = mine.body.data[0].id;
+
+    for (let i = 0; i < 2; i++) {
+      const response = await call(
+        'PATCH',
+        `/current-identity/authenticators/${authenticatorId}`,
+        { currentPassword: 'wrong-guess', password: 'new-Passw0rd!' },
+        token,
+      );
+      expect(response.status).toBe(401);
+    }
+
+    expect((await login(user.username, user.password)).status).toBe(401);
+    expect((await call('GET', `/identities/${user.identityId}`)).body.data.disabled).toBe(true);
+  });
+
   it('starts counting again after a right password', async () => {
     const id = await createPolicy(policy('forgiving', { maxAttempts: 2, lockoutDurationMinutes: 0 }));
     const user = await userUnder(id, 'forgiving-user');
