@@ -8,6 +8,7 @@ import { loadConfig } from '#shared/config.ts';
 import { createDeps, type Deps } from '#shared/deps.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { createLogger } from '#shared/log/logger.ts';
+import { count } from '#shared/store/index-queries.ts';
 import { type BenchClient, createBenchClient } from './bench-client.ts';
 import { countDynamoDbRequests, type DynamoDbRequestCounter } from './count-dynamodb-requests.ts';
 import { identityScenarios } from './identity-scenarios.ts';
@@ -169,7 +170,7 @@ async function measureApi(): Promise<void> {
 
     let seeded = 0;
     for (const size of SIZES) {
-      const missing = size - (await deps.store.count(identities.collection));
+      const missing = size - (await count(deps.store, identities.collection));
       progress(`seeding ${missing.toLocaleString('en-US')} identities through the store (to ${size} in all)`);
       const seedStarted = performance.now();
       await seedIdentities(deps, seeded, seeded + missing);

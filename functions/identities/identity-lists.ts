@@ -10,6 +10,7 @@ import type { Operation } from '#shared/http/operation.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { pageInMemory } from '#shared/list/page-in-memory.ts';
 import { listChildren } from '#shared/store/children.ts';
+import { count, roleAttributesInUse } from '#shared/store/index-queries.ts';
 import { authenticatorView } from '#shared/views/authenticator-view.ts';
 import { enrollmentView } from '#shared/views/enrollment-view.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
@@ -32,7 +33,7 @@ export const identityTypeOperations = crudOperations(identityTypeApi, {
 export const listIdentityRoleAttributes: Operation = async (request, deps) => {
   const fields = { id: 'string' } as const;
   const params = parseListParams(request.query, fields);
-  const inUse = await deps.store.roleAttributesInUse(identities.collection);
+  const inUse = await roleAttributesInUse(deps.store, identities.collection);
   const page = pageInMemory(
     inUse.map((id) => ({ id })),
     params,
@@ -65,7 +66,7 @@ export const getIdentityEnrollments: Operation = async (request, deps) => {
 export const listSummary: Operation = async (_request, deps) => {
   const types = { identities, authPolicies, authenticators, enrollments, identityTypes };
   const entries = await Promise.all(
-    Object.entries(types).map(async ([name, def]) => [name, await deps.store.count(def.collection)] as const),
+    Object.entries(types).map(async ([name, def]) => [name, await count(deps.store, def.collection)] as const),
   );
   return ok(Object.fromEntries(entries));
 };

@@ -9,6 +9,7 @@ import { listEntities } from '../list/list-entities.ts';
 import { parseListParams } from '../list/list-params.ts';
 import { mapBounded } from '../map-bounded.ts';
 import { ConcurrentModificationError, type Stored } from '../store/entity-store.ts';
+import { referencesTo } from '../store/index-queries.ts';
 import type { EntityApi, WriteContext } from './entity-api.ts';
 
 /** The operation names a collection's CRUD operations are registered under in the route table. */
@@ -149,7 +150,7 @@ export function crudOperations<D extends BaseDocument, C, R, P>(
 
 /** 409 `CAN_NOT_DELETE_REFERENCED_ENTITY` while other entities still point at this one. */
 export async function refuseIfReferenced<D extends BaseDocument>(deps: Deps, def: EntityDefinition<D>, id: string) {
-  const referrers = await deps.store.referencesTo(def.collection, id);
+  const referrers = await referencesTo(deps.store, def.collection, id);
   const first = referrers[0];
   if (!first) return;
   const ids = referrers.filter((r) => r.collection === first.collection).map((r) => r.id);

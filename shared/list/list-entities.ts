@@ -1,6 +1,7 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../deps.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
+import { count, idsWithRole, orderedIds } from '../store/index-queries.ts';
 import { documentOf, keys } from '../store/keys.ts';
 import { type CandidateKeys, candidateKeys } from './candidate-keys.ts';
 import type { ListParams } from './list-params.ts';
@@ -46,8 +47,8 @@ export async function listEntities<D extends BaseDocument>(
   const order = storedOrder(def, params);
   if (order && params.where === undefined && params.roleFilter === undefined) {
     const [ids, totalCount] = await Promise.all([
-      deps.store.orderedIds(def.collection, order.field, order.direction, params.offset, params.limit),
-      deps.store.count(def.collection),
+      orderedIds(deps.store, def.collection, order.field, order.direction, params.offset, params.limit),
+      count(deps.store, def.collection),
     ]);
     return {
       items: await deps.store.getMany(def, ids),
@@ -92,7 +93,7 @@ async function idsWithRoles<D extends BaseDocument>(
 ): Promise<string[]> {
   const attributes = roles.filter((role) => role.startsWith('#')).map((role) => role.slice(1));
   const named = roles.filter((role) => role.startsWith('@')).map((role) => role.slice(1));
-  const holders = await Promise.all(attributes.map((attribute) => deps.store.idsWithRole(def.collection, attribute)));
+  const holders = await Promise.all(attributes.map((attribute) => idsWithRole(deps.store, def.collection, attribute)));
   let selected: Set<string>;
   if (holders.length === 0) selected = new Set();
   else if (semantic === 'AnyOf') selected = new Set(holders.flat());
