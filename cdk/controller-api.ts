@@ -1,4 +1,4 @@
-import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
@@ -11,6 +11,7 @@ import {
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_MAX_AGE_SECONDS } from '#shared/http/cors.ts';
 import { resourcesOf } from '#shared/routes/resource-paths.ts';
 import type { OperationGroup, Route } from '#shared/routes/route.ts';
 import { REQUEST_DEADLINE } from './controller-function.ts';
@@ -62,6 +63,13 @@ export class ControllerApi extends Construct {
       restApiName: `${Stack.of(this).stackName}-api`,
       description: 'OpenZiti Edge client and management APIs',
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      // Browser clients (the admin console) call from other origins; preflights are answered by API Gateway itself.
+      defaultCorsPreflightOptions: {
+        allowOrigins: ['*'],
+        allowMethods: [...CORS_ALLOWED_METHODS],
+        allowHeaders: [...CORS_ALLOWED_HEADERS],
+        maxAge: Duration.seconds(CORS_MAX_AGE_SECONDS),
+      },
       // Stage logging needs the region's one API Gateway CloudWatch role; kept on deletion because other APIs in the
       // account may rely on it by then.
       cloudWatchRole: true,

@@ -1,4 +1,5 @@
 import { ResponseType, type RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { CORS_RESPONSE_HEADERS } from '#shared/http/cors.ts';
 import { API_VERSION_META } from '#shared/http/envelope.ts';
 import { ERROR_CODES, type ErrorCode } from '#shared/http/error-codes.ts';
 
@@ -42,6 +43,10 @@ export function addGatewayErrorResponses(api: RestApi): void {
       type,
       statusCode: String(registered.status),
       templates: { 'application/json': gatewayErrorBody(code, message ?? registered.message) },
+      // Browsers hide API Gateway's own errors from cross-origin pages without these.
+      responseHeaders: Object.fromEntries(
+        Object.entries(CORS_RESPONSE_HEADERS).map(([name, value]) => [name, `'${value}'`]),
+      ),
     });
   }
 }

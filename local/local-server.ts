@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { Deps } from '#shared/deps.ts';
 import { ApiError } from '#shared/http/api-error.ts';
+import { CORS_PREFLIGHT_HEADERS } from '#shared/http/cors.ts';
 import { createGroupHandler, type GroupHandler } from '#shared/http/create-group-handler.ts';
 import { errorResponse } from '#shared/http/error-response.ts';
 import type { ControllerContext } from '#shared/http/middleware/controller-context.ts';
@@ -103,6 +104,13 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       };
       try {
         const url = new URL(request.url ?? '/', 'https://localhost');
+        if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) {
+          // A browser's preflight: API Gateway answers these itself (CORS options on every resource).
+          response.writeHead(204, { ...CORS_PREFLIGHT_HEADERS, server: 'ziti-controller-serverless' });
+          response.end();
+          request.resume();
+          return;
+        }
         const declared = Number(request.headers['content-length'] ?? 0);
         if (declared > MAX_BODY_BYTES) {
           send(errorResponse(new ApiError('REQUEST_ENTITY_TOO_LARGE'), newId()));

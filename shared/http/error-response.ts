@@ -1,8 +1,13 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError } from './api-error.ts';
+import { CORS_RESPONSE_HEADERS } from './cors.ts';
 import { API_VERSION_META } from './envelope.ts';
 
-export const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+/** The headers of every JSON response: its type, and the cross-origin access browser clients need. */
+export const JSON_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'application/json',
+  ...CORS_RESPONSE_HEADERS,
+};
 
 /** The error envelope `{error: {code, message, requestId, cause}, meta}` for an ApiError. */
 export function errorResponse(error: ApiError, requestId: string): APIGatewayProxyResult {

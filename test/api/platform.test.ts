@@ -98,3 +98,32 @@ describe('errors from the plumbing', () => {
     expect(first.body.error.requestId).not.toBe(second.body.error.requestId);
   });
 });
+
+describe('cross-origin access for browser clients', () => {
+  it('answers a preflight with the methods and headers the API takes', async () => {
+    const response = await controller.call('OPTIONS', '/edge/management/v1/identities', {
+      headers: {
+        origin: 'https://console.example.com',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'zt-session, content-type',
+      },
+    });
+
+    expect(response.status).toBe(204);
+    expect(response.headers['access-control-allow-origin']).toBe('*');
+    expect(response.headers['access-control-allow-methods']).toContain('PATCH');
+    expect(response.headers['access-control-allow-headers']).toContain('zt-session');
+  });
+
+  it('lets pages read answers and errors, and the session token header', async () => {
+    const ok = await controller.call('GET', '/version', { headers: { origin: 'https://console.example.com' } });
+    const error = await controller.call('GET', '/edge/management/v1/current-identity', {
+      headers: { origin: 'https://console.example.com' },
+    });
+
+    for (const response of [ok, error]) {
+      expect(response.headers['access-control-allow-origin']).toBe('*');
+      expect(response.headers['access-control-expose-headers']).toContain('zt-session');
+    }
+  });
+});

@@ -82,11 +82,12 @@ describe('ControllerStack', () => {
       }
     });
 
-    it('has no method the route table does not ask for', () => {
+    it('has no method the route table does not ask for (besides CORS preflights)', () => {
       const expected = ROUTES.flatMap((route) =>
         resourcesOf(route).map(({ resource }) => `${route.method} ${resource}`),
       );
-      expect([...methods.keys()].sort()).toEqual([...new Set(expected)].sort());
+      const routed = [...methods.keys()].filter((key) => !key.startsWith('OPTIONS '));
+      expect(routed.sort()).toEqual([...new Set(expected)].sort());
     });
 
     it('serves the un-prefixed alias of the base path at the REST API root', () => {
@@ -144,8 +145,27 @@ describe('ControllerStack', () => {
       expect(statuses).toContainEqual(expect.objectContaining({ type: 'INTEGRATION_TIMEOUT', status: '503' }));
     });
 
+    it('answers CORS preflights on every resource in API Gateway, and lets browsers read its own errors', () => {
+      const methods = resourcesOfType('AWS::ApiGateway::Method').map(([, method]) => method.Properties);
+      const routed = new Set(
+        methods.filter((m) => m.HttpMethod !== 'OPTIONS').map((m) => JSON.stringify(m.ResourceId)),
+      );
+      const preflighted = new Set(
+        methods
+          .filter((m) => m.HttpMethod === 'OPTIONS' && (m.Integration as { Type: string }).Type === 'MOCK')
+          .map((m) => JSON.stringify(m.ResourceId)),
+      );
+      for (const resource of routed) expect(preflighted.has(resource), resource).toBe(true);
+      for (const [, response] of resourcesOfType('AWS::ApiGateway::GatewayResponse')) {
+        expect(response.Properties.ResponseParameters).toMatchObject({
+          'gatewayresponse.header.access-control-allow-origin': "'*'",
+        });
+      }
+    });
+
     it('times integrations out at the 10 s API deadline', () => {
       for (const [, method] of resourcesOfType('AWS::ApiGateway::Method')) {
+        if (method.Properties.HttpMethod === 'OPTIONS') continue; // CORS preflights are answered by API Gateway.
         expect((method.Properties.Integration as { TimeoutInMillis: number }).TimeoutInMillis).toBe(10_000);
       }
     });

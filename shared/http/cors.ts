@@ -1,0 +1,24 @@
+/**
+ * Cross-origin access, as the reference controller allows it: any origin, the methods of the API and the headers its
+ * clients send. Browser clients (the admin console) authenticate with the `zt-session` header, never cookies, so
+ * `*` is enough and no credentialed mode is needed.
+ */
+export const CORS_ALLOWED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+export const CORS_ALLOWED_HEADERS = ['content-type', 'accept', 'authorization', 'zt-session'] as const;
+/** Response headers a browser page may read besides the safe-listed ones: the session token and its expiry. */
+export const CORS_EXPOSED_HEADERS = ['zt-session', 'expiration-seconds', 'expires-at', 'www-authenticate'] as const;
+export const CORS_MAX_AGE_SECONDS = 600;
+
+/** Headers on every response. */
+export const CORS_RESPONSE_HEADERS: Readonly<Record<string, string>> = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': CORS_EXPOSED_HEADERS.join(', '),
+};
+
+/** Headers of the answer to a preflight (`OPTIONS` with `Access-Control-Request-Method`). */
+export const CORS_PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': CORS_ALLOWED_METHODS.join(', '),
+  'access-control-allow-headers': CORS_ALLOWED_HEADERS.join(', '),
+  'access-control-max-age': String(CORS_MAX_AGE_SECONDS),
+};
