@@ -2,7 +2,7 @@ import * as z from 'zod';
 import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
 import { type AuthPolicy, authPolicies, DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
 import { ApiError, invalidField } from '#shared/http/api-error.ts';
-import { nameField, tagsField } from '#shared/schemas/common-fields.ts';
+import { idField, nameField, tagsField } from '#shared/schemas/common-fields.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
 
@@ -10,7 +10,7 @@ const count = z.number().int().min(0).max(1_000_000);
 
 const primarySchema = z.object({
   cert: z.object({ allowed: z.boolean(), allowExpiredCerts: z.boolean() }),
-  extJwt: z.object({ allowed: z.boolean(), allowedSigners: z.array(z.string().min(1)).max(100) }),
+  extJwt: z.object({ allowed: z.boolean(), allowedSigners: z.array(idField).max(100) }),
   updb: z.object({
     allowed: z.boolean(),
     lockoutDurationMinutes: count,
@@ -23,7 +23,7 @@ const primarySchema = z.object({
   }),
 });
 const secondarySchema = z.object({
-  requireExtJwtSigner: z.string().min(1).nullable().optional(),
+  requireExtJwtSigner: idField.nullable().optional(),
   requireTotp: z.boolean(),
 });
 

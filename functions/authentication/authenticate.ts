@@ -1,6 +1,6 @@
 import { createApiSessionOps, sessionExpiry } from '#shared/auth/api-session-store.ts';
 import type { Deps } from '#shared/deps.ts';
-import { authPolicies } from '#shared/entities/auth-policy.ts';
+import { type AuthPolicy, authPolicies } from '#shared/entities/auth-policy.ts';
 import type { Authenticator } from '#shared/entities/authenticator.ts';
 import { identities, isDisabledAt } from '#shared/entities/identity.ts';
 import { ApiError, invalidField } from '#shared/http/api-error.ts';
@@ -22,10 +22,7 @@ function methodOf(value: string | undefined): AuthMethod {
 }
 
 /** Whether the identity's auth policy lets it use this primary method. */
-function policyAllows(
-  policy: { primary: { updb: { allowed: boolean }; cert: { allowed: boolean } } },
-  method: AuthMethod,
-) {
+function policyAllows(policy: AuthPolicy, method: AuthMethod): boolean {
   return method === 'password' ? policy.primary.updb.allowed : method === 'cert' ? policy.primary.cert.allowed : false;
 }
 

@@ -5,12 +5,12 @@ import type { Deps } from '#shared/deps.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { ApiError } from '#shared/http/api-error.ts';
-import { tagsField } from '#shared/schemas/common-fields.ts';
+import { idField, tagsField } from '#shared/schemas/common-fields.ts';
 import { authenticatorView } from '#shared/views/authenticator-view.ts';
 import { passwordField, usernameField } from './credential-fields.ts';
 
 const createSchema = z.object({
-  identityId: z.string().min(1),
+  identityId: idField,
   method: z.string().refine((method) => method === 'updb', {
     message: "only method 'updb' can be created for now; 'cert' authenticators come with certificate issuance",
   }),

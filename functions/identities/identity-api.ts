@@ -11,6 +11,7 @@ import { newId, newToken } from '#shared/ids.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import {
   costField,
+  idField,
   nameField,
   precedenceField,
   roleAttributesField,
@@ -27,7 +28,7 @@ import { nameLookup } from '#shared/views/name-lookup.ts';
 const identityTypeField = z.enum(['User', 'Device', 'Service', 'Router', 'Default']);
 
 const mutableFields = {
-  authPolicyId: z.string().min(1).nullable().optional(),
+  authPolicyId: idField.nullable().optional(),
   // Unique values are sort keys of their marker partition (at most 1,024 bytes): 255 characters always fit.
   externalId: z.string().min(1).max(255).nullable().optional(),
   roleAttributes: roleAttributesField.optional(),
@@ -54,7 +55,7 @@ const createSchema = z.object({
   enrollment: z
     .object({
       ott: z.boolean().optional(),
-      ottca: z.string().min(1).optional(),
+      ottca: idField.optional(),
       updb: z.string().min(4).max(100).optional(),
     })
     .nullable()
@@ -173,21 +174,28 @@ function renameField(makeError: () => ApiError, from: string, to: string): () =>
   };
 }
 
+/** A stored identity as the replace body that would produce it, so a patch is a replace of what was not sent. */
+function asReplaceInput(identity: Identity): IdentityReplace {
+  return {
+    name: identity.name,
+    type: identity.typeId === 'Router' ? 'Router' : 'Default',
+    isAdmin: identity.isAdmin,
+    authPolicyId: identity.authPolicyId,
+    externalId: identity.externalId,
+    roleAttributes: identity.roleAttributes,
+    appData: identity.appData,
+    defaultHostingCost: identity.defaultHostingCost,
+    defaultHostingPrecedence: identity.defaultHostingPrecedence,
+    serviceHostingCosts: identity.serviceHostingCosts,
+    serviceHostingPrecedences: identity.serviceHostingPrecedences,
+    tags: identity.tags,
+  };
+}
+
+/** PATCH: the keys sent, over the identity as it is; a sent `null` clears a field as PUT would. */
 function applyPatch(before: Identity, input: IdentityPatch, sent: ReadonlySet<string>): Identity {
-  const next: Identity = { ...before };
-  if (sent.has('name') && input.name !== undefined) next.name = input.name;
-  if (sent.has('type') && input.type !== undefined) next.typeId = typeIdOf(input.type);
-  if (sent.has('isAdmin') && input.isAdmin !== undefined) next.isAdmin = input.isAdmin;
-  if (sent.has('authPolicyId')) next.authPolicyId = input.authPolicyId || DEFAULT_AUTH_POLICY_ID;
-  if (sent.has('externalId')) next.externalId = input.externalId ?? null;
-  if (sent.has('roleAttributes')) next.roleAttributes = input.roleAttributes ?? [];
-  if (sent.has('appData')) next.appData = input.appData ?? {};
-  if (sent.has('defaultHostingCost')) next.defaultHostingCost = input.defaultHostingCost ?? 0;
-  if (sent.has('defaultHostingPrecedence')) next.defaultHostingPrecedence = input.defaultHostingPrecedence ?? 'default';
-  if (sent.has('serviceHostingCosts')) next.serviceHostingCosts = input.serviceHostingCosts ?? {};
-  if (sent.has('serviceHostingPrecedences')) next.serviceHostingPrecedences = input.serviceHostingPrecedences ?? {};
-  if (sent.has('tags')) next.tags = input.tags ?? {};
-  return next;
+  const changed: Partial<IdentityPatch> = Object.fromEntries(Object.entries(input).filter(([key]) => sent.has(key)));
+  return { ...before, ...fieldsFrom({ ...asReplaceInput(before), ...changed }) };
 }
 
 /** The default admin is how an operator gets back in: it cannot lose admin rights. */

@@ -2,7 +2,7 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../deps.ts';
 import { newId, newToken } from '../ids.ts';
 import { MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
-import { documentOf, keys } from '../store/keys.ts';
+import { documentOf, fitsKey, keys } from '../store/keys.ts';
 import type { WriteOp } from '../store/write-op.ts';
 import { API_SESSIONS_COLLECTION, type ApiSession, apiSessionSchema } from './api-session.ts';
 import { hashToken } from './session-token.ts';
@@ -124,6 +124,7 @@ export async function touchApiSession(deps: Deps, token: string): Promise<ApiSes
 
 /** The session with this id (admin operations), or undefined. */
 export async function getApiSessionById(deps: Deps, id: string): Promise<ApiSession | undefined> {
+  if (!fitsKey(id)) return undefined;
   const { Item: pointer } = await deps.store.db.send(
     new GetCommand({ TableName: deps.store.tableName, Key: idKey(id), ConsistentRead: true }),
   );
@@ -147,8 +148,9 @@ export async function deleteApiSession(deps: Deps, session: ApiSession): Promise
   await deps.store.transact(deleteApiSessionOps(deps, session));
 }
 
-function sessionsQuery(deps: Deps, identityId: string, start?: Record<string, unknown>) {
+function sessionsQuery(deps: Deps, identityId: string, start?: Record<string, unknown>, projection?: string) {
   return new QueryCommand({
+    ...(projection ? { ProjectionExpression: projection } : {}),
     TableName: deps.store.tableName,
     IndexName: 'GSI2',
     KeyConditionExpression: 'GSI2PK = :sessions',
@@ -174,7 +176,7 @@ export async function hasLiveApiSession(deps: Deps, identityId: string): Promise
   const cutoff = deps.now().getTime() - deps.config.apiSessionTimeoutMinutes * 60_000;
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await deps.store.db.send(sessionsQuery(deps, identityId, start));
+    const page = await deps.store.db.send(sessionsQuery(deps, identityId, start, 'lastActivityAt'));
     if ((page.Items ?? []).some((item) => Date.parse(String(item.lastActivityAt)) > cutoff)) return true;
     start = page.LastEvaluatedKey;
   } while (start);

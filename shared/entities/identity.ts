@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { baseDocumentShape } from './base-document.ts';
+import { baseDocumentShape, tagsSchema } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
 
 export const PRECEDENCES = ['default', 'required', 'failed'] as const;
@@ -31,7 +31,7 @@ export const identitySchema = z.object({
   authPolicyId: z.string(),
   externalId: z.string().nullable(),
   roleAttributes: z.array(z.string()),
-  appData: z.record(z.string(), z.unknown()),
+  appData: tagsSchema,
   defaultHostingCost: z.number().int(),
   defaultHostingPrecedence: z.enum(PRECEDENCES),
   serviceHostingCosts: z.record(z.string(), z.number().int()),

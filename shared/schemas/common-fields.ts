@@ -22,3 +22,5 @@ export const roleAttributesField = z
 export const costField = z.number().int().min(0).max(65535);
 export const precedenceField = z.enum(PRECEDENCES);
 export const nameField = z.string().trim().min(1).max(255);
+/** The id of another entity: ids are short, so anything longer names nothing and is refused as input. */
+export const idField = z.string().min(1).max(255);

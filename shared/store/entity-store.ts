@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { BaseDocument, EntityDefinition, Reference, UniqueKey } from '../entities/entity-definition.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
-import { COUNTER_SHARDS, documentOf, keys } from './keys.ts';
+import { COUNTER_SHARDS, documentOf, fitsKey, keys } from './keys.ts';
 import type { WriteOp } from './write-op.ts';
 
 /** A document as read from the table, with the version its next write must match. */
@@ -20,6 +20,13 @@ export interface Stored<D> {
 /** DynamoDB's limit on the items of one transaction. */
 export const MAX_TRANSACTION_ITEMS = 100;
 const CONFLICT_RETRIES = 6;
+/** How often a batch request is sent again for what DynamoDB left unprocessed (throttling) before giving up. */
+const BATCH_ATTEMPTS = 6;
+
+/** Jittered exponential back-off between retries: 10, 20, 40 … ms, each from half to one and a half of that. */
+function backOff(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt * (0.5 + Math.random())));
+}
 
 function fieldValue(doc: BaseDocument, field: string): string | undefined {
   const value = (doc as unknown as Record<string, unknown>)[field];
@@ -72,6 +79,7 @@ export class Store {
 
   /** Reads one entity (strongly consistent); undefined when it does not exist. */
   async get<D extends BaseDocument>(def: EntityDefinition<D>, id: string): Promise<Stored<D> | undefined> {
+    if (!fitsKey(id)) return undefined;
     const { Item } = await this.db.send(
       new GetCommand({ TableName: this.tableName, Key: keys.entity(def.collection, id), ConsistentRead: true }),
     );
@@ -85,6 +93,7 @@ export class Store {
     field: keyof D & string,
     value: string,
   ): Promise<string | undefined> {
+    if (!fitsKey(value)) return undefined;
     const { Item } = await this.db.send(
       new GetCommand({
         TableName: this.tableName,
@@ -213,10 +222,15 @@ export class Store {
 
   /** Several entities by id (strongly consistent, 100 per request); missing ids are left out, order is kept. */
   async getMany<D extends BaseDocument>(def: EntityDefinition<D>, ids: readonly string[]): Promise<D[]> {
+    // BatchGetItem refuses duplicate keys, and keys too long for DynamoDB name nothing.
+    const storable = [...new Set(ids)].filter(fitsKey);
     const found = new Map<string, D>();
-    for (let i = 0; i < ids.length; i += 100) {
-      let keysLeft: Record<string, unknown>[] = ids.slice(i, i + 100).map((id) => keys.entity(def.collection, id));
-      for (let attempt = 0; keysLeft.length > 0 && attempt < 5; attempt++) {
+    for (let i = 0; i < storable.length; i += 100) {
+      let keysLeft: Record<string, unknown>[] = storable.slice(i, i + 100).map((id) => keys.entity(def.collection, id));
+      for (let attempt = 0; keysLeft.length > 0; attempt++) {
+        if (attempt >= BATCH_ATTEMPTS)
+          throw new Error(`DynamoDB left ${keysLeft.length} keys unread after ${attempt} tries`);
+        if (attempt > 0) await backOff(attempt);
         const result = await this.db.send(
           new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keysLeft, ConsistentRead: true } } }),
         );
@@ -227,7 +241,7 @@ export class Store {
         keysLeft = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
       }
     }
-    return ids.flatMap((id) => {
+    return storable.flatMap((id) => {
       const doc = found.get(id);
       return doc ? [doc] : [];
     });
@@ -235,6 +249,8 @@ export class Store {
 
   /** A check, inside a transaction, that another entity exists (references). */
   existsOp(collection: string, id: string, onMissing: () => ApiError): WriteOp {
+    // An id too long for a key names nothing; DynamoDB would refuse the whole transaction otherwise.
+    if (!fitsKey(id)) throw onMissing();
     return {
       item: {
         ConditionCheck: {
@@ -274,7 +290,7 @@ export class Store {
         if (mapped) throw mapped();
         const conflicted = reasons.some((reason) => reason.Code === 'TransactionConflict');
         if (!conflicted || attempt >= CONFLICT_RETRIES) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt * (0.5 + Math.random())));
+        await backOff(attempt);
       }
     }
   }
@@ -341,7 +357,9 @@ export class Store {
       let requests: Record<string, { PutRequest: { Item: Record<string, unknown> } }[]> | undefined = {
         [this.tableName]: all.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
       };
-      for (let attempt = 0; requests && Object.keys(requests).length > 0 && attempt < 5; attempt++) {
+      for (let attempt = 0; requests && Object.keys(requests).length > 0; attempt++) {
+        if (attempt >= BATCH_ATTEMPTS) throw new Error(`DynamoDB left items unwritten after ${attempt} tries`);
+        if (attempt > 0) await backOff(attempt);
         const result = await this.db.send(new BatchWriteCommand({ RequestItems: requests }));
         requests = result.UnprocessedItems as typeof requests;
       }

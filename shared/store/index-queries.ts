@@ -1,7 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mapBounded } from '../map-bounded.ts';
 import type { Store } from './entity-store.ts';
-import { keys } from './keys.ts';
+import { fitsKey, keys } from './keys.ts';
 
 /**
  * Reads of the store's index items (id order, unique markers as sorted partitions, role attributes, reference links,
@@ -54,6 +54,7 @@ export async function orderedIds(
 
 /** The ids of a type's entities holding a role attribute, in id order (keys only). */
 export async function idsWithRole(store: Store, collection: string, attribute: string): Promise<string[]> {
+  if (!fitsKey(attribute)) return [];
   const ids: string[] = [];
   let start: Record<string, unknown> | undefined;
   do {

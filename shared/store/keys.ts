@@ -26,6 +26,17 @@ export const keys = {
   roleCatalog: (collection: string, attribute: string) => ({ PK: `ROLES#${collection}`, SK: attribute }),
 } as const;
 
+/**
+ * The longest value (ids, unique values, role attributes) that fits a key with its prefix: DynamoDB refuses sort keys
+ * over 1,024 bytes and partition keys over 2,048. Nothing longer is ever stored, so a longer value matches nothing and
+ * must not reach DynamoDB, which would answer with a validation error.
+ */
+export const MAX_KEY_VALUE_BYTES = 1000;
+
+export function fitsKey(value: string): boolean {
+  return Buffer.byteLength(value, 'utf8') <= MAX_KEY_VALUE_BYTES;
+}
+
 /** How many shards a type's entity counter is spread over. */
 export const COUNTER_SHARDS = 8;
 

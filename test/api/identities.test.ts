@@ -281,6 +281,31 @@ describe('replace and patch', () => {
     expect(detail.body.data).toMatchObject({ name: 'patched', roleAttributes: ['a'], tags: { keep: 'yes' } });
   });
 
+  it('PATCH with null clears a field, and a type or policy change sticks', async () => {
+    const id = await createIdentity({
+      name: 'patch-nulls',
+      roleAttributes: ['a'],
+      externalId: 'ext-nulls',
+      defaultHostingCost: 5,
+    });
+
+    const response = await call('PATCH', `/identities/${id}`, {
+      roleAttributes: null,
+      externalId: null,
+      type: 'Router',
+    });
+
+    expect(response.status).toBe(200);
+    const detail = await call('GET', `/identities/${id}`);
+    expect(detail.body.data).toMatchObject({
+      name: 'patch-nulls',
+      roleAttributes: [],
+      externalId: null,
+      typeId: 'Router',
+      defaultHostingCost: 5,
+    });
+  });
+
   it('PUT replaces: fields left out return to their defaults, authenticators and enrollments stay', async () => {
     const id = await createIdentity({
       name: 'put-me',

@@ -23,6 +23,7 @@ beforeAll(async () => {
 afterAll(() => {
   delete process.env.TABLE_NAME;
   delete process.env.DYNAMODB_ENDPOINT;
+  delete process.env.LOG_LEVEL;
 });
 
 /** A REST API proxy event as API Gateway sends it, for one resource of the route table. */

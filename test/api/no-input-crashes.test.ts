@@ -110,3 +110,40 @@ describe('no input makes the controller fail', () => {
     );
   });
 });
+
+describe('values longer than any stored key', () => {
+  // DynamoDB refuses keys over 2,048 (partition) or 1,024 (sort) bytes; such values can match nothing stored.
+  const long = 'x'.repeat(3000);
+
+  it('answers 404 for an id that long', async () => {
+    for (const path of [`${M}/identities/${long}`, `${M}/api-sessions/${long}`, `${M}/authenticators/${long}`]) {
+      const response = await controller.call('GET', path, { token: admin });
+      expect(response.status, path).toBe(404);
+    }
+  });
+
+  it('finds nothing for filters and role filters on such values', async () => {
+    for (const query of [
+      `filter=${encodeURIComponent(`name = "${long}"`)}`,
+      `filter=${encodeURIComponent(`id in ["${long}"]`)}`,
+      `roleFilter=${encodeURIComponent(`#${long}`)}`,
+      `roleFilter=${encodeURIComponent(`@${long}`)}`,
+      // The same id twice once made a batch read with duplicate keys, which DynamoDB refuses.
+      `roleFilter=${encodeURIComponent('@no-such-id')}&roleFilter=${encodeURIComponent('@no-such-id')}`,
+    ]) {
+      const response = await controller.call('GET', `${M}/identities?${query}`, { token: admin });
+      expect(response.status, query.slice(0, 30)).toBe(200);
+      expect(response.body.data).toEqual([]);
+    }
+  });
+
+  it('answers 400 naming the field for references that long', async () => {
+    const response = await controller.call('POST', `${M}/identities`, {
+      token: admin,
+      body: { name: 'long-ref', type: 'User', isAdmin: false, authPolicyId: long },
+    });
+
+    expect(response.status).toBe(400);
+    expect(response.body.error.cause.field).toBe('authPolicyId');
+  });
+});
