@@ -17,8 +17,7 @@ import {
   roleAttributesField,
   tagsField,
 } from '#shared/schemas/common-fields.ts';
-import { listChildren } from '#shared/store/children.ts';
-import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
+import { mapOf } from '#shared/schemas/map-field.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { identityView } from '#shared/views/identity-view.ts';
@@ -35,8 +34,8 @@ const mutableFields = {
   appData: tagsField.optional(),
   defaultHostingCost: costField.optional(),
   defaultHostingPrecedence: precedenceField.optional(),
-  serviceHostingCosts: z.record(z.string(), costField).nullable().optional(),
-  serviceHostingPrecedences: z.record(z.string(), precedenceField).nullable().optional(),
+  serviceHostingCosts: mapOf(costField).nullable().optional(),
+  serviceHostingPrecedences: mapOf(precedenceField).nullable().optional(),
   tags: tagsField.optional(),
   // Fine-grained permissions are a BETA feature of the reference that this controller does not implement: accept
   // none rather than silently dropping what a caller meant to grant.
@@ -205,23 +204,6 @@ function keepDefaultAdmin(before: Identity, next: Identity): Identity {
   return next;
 }
 
-/**
- * The writes that remove everything that belongs to an identity: authenticators, enrollments and API sessions (those
- * that do not fit the deletion's transaction are ended just before it).
- */
-export async function identityChildrenDeleteOps(deps: WriteContext['deps'], identity: Identity): Promise<WriteOp[]> {
-  const ops: WriteOp[] = [];
-  for (const child of await listChildren(deps, identities.collection, identity.id)) {
-    if (child.collection === authenticators.collection) {
-      ops.push(...deps.store.deleteOps(authenticators, authenticators.schema.parse(child.doc)));
-    } else if (child.collection === enrollments.collection) {
-      ops.push(...deps.store.deleteOps(enrollments, enrollments.schema.parse(child.doc)));
-    }
-  }
-  const own = deps.store.deleteOps(identities, identity).length;
-  return [...ops, ...(await endSessionsOps(deps, identity.id, MAX_TRANSACTION_ITEMS - own - ops.length))];
-}
-
 export const identityApi: EntityApi<Identity, IdentityCreate, IdentityReplace, IdentityPatch> = {
   def: identities,
   createSchema,
@@ -244,5 +226,6 @@ export const identityApi: EntityApi<Identity, IdentityCreate, IdentityReplace, I
       throw new ApiError('ENTITY_CAN_NOT_BE_DELETED', { message: 'The default admin cannot be deleted.' });
     }
   },
-  deleteOps: (deps, stored) => identityChildrenDeleteOps(deps, stored.doc),
+  // Authenticators and enrollments are `cascade` children the kit deletes with the identity; its API sessions end too.
+  deleteOps: (deps, stored, room) => endSessionsOps(deps, stored.doc.id, room),
 };

@@ -7,10 +7,9 @@ import { identities } from '#shared/entities/identity.ts';
 import { type IdentityType, identityTypes } from '#shared/entities/identity-type.ts';
 import { list, ok } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
-import { parseListParams } from '#shared/list/list-params.ts';
-import { pageInMemory } from '#shared/list/page-in-memory.ts';
+import { listRoleAttributes } from '#shared/list/list-role-attributes.ts';
 import { listChildren } from '#shared/store/children.ts';
-import { count, roleAttributesInUse } from '#shared/store/index-queries.ts';
+import { count } from '#shared/store/index-queries.ts';
 import { authenticatorView } from '#shared/views/authenticator-view.ts';
 import { enrollmentView } from '#shared/views/enrollment-view.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
@@ -25,26 +24,9 @@ export const identityTypeOperations = crudOperations(identityTypeApi, {
   detail: 'detailIdentityType',
 });
 
-/**
- * `GET /identity-role-attributes`: the distinct role attributes in use, from the role-attribute index (so the cost
- * follows the number of attributes, not of identities), filterable and pageable as strings (the filter names each
- * string `id`, as the reference does).
- */
-export const listIdentityRoleAttributes: Operation = async (request, deps) => {
-  const fields = { id: 'string' } as const;
-  const params = parseListParams(request.query, fields);
-  const inUse = await roleAttributesInUse(deps.store, identities.collection);
-  const page = pageInMemory(
-    inUse.map((id) => ({ id })),
-    params,
-    fields,
-  );
-  return list(
-    page.items.map((record) => record.id),
-    page.pagination,
-    Object.keys(fields),
-  );
-};
+/** `GET /identity-role-attributes`: the role attributes identities hold, from the role-attribute catalog. */
+export const listIdentityRoleAttributes: Operation = (request, deps) =>
+  listRoleAttributes(request, deps, identities.collection);
 
 /** `GET /identities/{id}/authenticators`. */
 export const getIdentityAuthenticators: Operation = async (request, deps) => {

@@ -42,6 +42,9 @@ export interface EntityApi<D extends BaseDocument, C, R, P> {
   viewPage?(deps: Deps, docs: readonly D[]): Promise<unknown[]>;
   /** Refuses an update or delete the caller may not make (e.g. of the default admin). */
   guard?(stored: D, action: 'replace' | 'patch' | 'delete', context: WriteContext): void;
-  /** The writes that remove what belongs to the entity, committed with its deletion. */
-  deleteOps?(deps: Deps, stored: Stored<D>): Promise<readonly WriteOp[]>;
+  /**
+   * Writes committed with the entity's deletion beyond its `cascade` children (which the kit finds by their links),
+   * within `room` transaction items.
+   */
+  deleteOps?(deps: Deps, stored: Stored<D>, room: number): Promise<readonly WriteOp[]>;
 }

@@ -41,7 +41,7 @@ export const authenticators: EntityDefinition<Authenticator> = {
       },
     },
   ],
-  references: [{ field: 'identityId', collection: 'identities', tracked: false }],
+  references: [{ field: 'identityId', collection: 'identities', onTargetDelete: 'cascade' }],
   parentOf: (doc) => ({ collection: 'identities', id: doc.identityId }),
   filterable: {
     ...BASE_FILTERABLE,

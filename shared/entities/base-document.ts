@@ -1,6 +1,7 @@
 import * as z from 'zod';
+import { mapOf, tagValue } from '../schemas/map-field.ts';
 
-export const tagsSchema = z.record(z.string(), z.union([z.string(), z.boolean(), z.null()]));
+export const tagsSchema = mapOf(tagValue);
 
 /** The zod shape of the common fields; every entity schema extends it. */
 export const baseDocumentShape = {

@@ -25,8 +25,8 @@ export const enrollments: EntityDefinition<Enrollment> = {
   schema: enrollmentSchema,
   unique: ['token'],
   references: [
-    { field: 'identityId', collection: 'identities', tracked: false },
-    { field: 'caId', collection: 'cas', tracked: true },
+    { field: 'identityId', collection: 'identities', onTargetDelete: 'cascade' },
+    { field: 'caId', collection: 'cas', onTargetDelete: 'refuse' },
   ],
   parentOf: (doc) => ({ collection: 'identities', id: doc.identityId }),
   filterable: {

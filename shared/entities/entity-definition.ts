@@ -13,16 +13,34 @@ export interface BaseDocument {
   tags: Tags;
 }
 
-/** A field holding the id of another entity. */
+/**
+ * What deleting the target of a reference does while an entity still points at it.
+ * - `refuse`: the delete answers 409 `CAN_NOT_DELETE_REFERENCED_ENTITY` (an identity's auth policy).
+ * - `cascade`: the referring entity is a child and goes with its parent (an identity's authenticators).
+ * - `none`: the target can never be deleted (identity types), so it is only checked to exist when written.
+ */
+export type OnTargetDelete = 'refuse' | 'cascade' | 'none';
+
+/**
+ * A field holding the id (or a list of ids) of other entities: the kit's one mechanism for every link between
+ * entities. How it holds under concurrency, so no write ever leaves a dangling id or an orphan:
+ *
+ * 1. Writing a reference checks, inside the writing transaction, that the target exists and is not being deleted
+ *    (`deletingUntil` unset or past), and for `refuse`/`cascade` puts a link item `REFBY#<collection>#<id>#<field>`
+ *    in the target's partition.
+ * 2. Deleting an entity (`delete-entity.ts`) first marks it `deletingUntil` (a version-checked update), so any
+ *    transaction that would add a link from then on fails its check; then it reads its links strongly consistently
+ *    (same partition), answers 409 for a `refuse` link (and clears the mark), or deletes `cascade` children in its own
+ *    final transaction, which is conditioned on the marked version. A writer that committed before the mark has its
+ *    link read; one that comes after fails. A mark left by a crashed delete expires by itself.
+ * 3. Every write counts its items before sending them: a change past DynamoDB's 100-item transaction is a 400.
+ */
 export interface Reference<D> {
+  /** A string field, or an array of ids (each id one link; repeated ids count once). */
   readonly field: keyof D & string;
-  /** The collection the id points into. */
+  /** The collection the ids point into. */
   readonly collection: string;
-  /**
-   * Kept as a link item under the target, so the target refuses deletion (409) while anything points at it. Untracked
-   * references are only checked to exist when written (targets that can never be deleted, such as identity types).
-   */
-  readonly tracked: boolean;
+  readonly onTargetDelete: OnTargetDelete;
 }
 
 /**
@@ -58,9 +76,12 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
   readonly sortedBy?: readonly (keyof D & string)[];
   /** Uniqueness over computed values, beyond single fields. */
   readonly uniqueKeys?: readonly UniqueKey<D>[];
-  /** Fields holding ids of other entities; checked in the same transaction that writes them. */
+  /** Fields holding ids of other entities; see `Reference` for how the links are kept. */
   readonly references?: readonly Reference<D>[];
-  /** The parent that lists this entity as a child (GSI2), e.g. the identity of an authenticator. */
+  /**
+   * The parent under which views list this entity (GSI2), e.g. the identity of an authenticator. Its lifetime is kept
+   * by a `cascade` reference, not by this index (which is eventually consistent).
+   */
   readonly parentOf?: (doc: D) => { readonly collection: string; readonly id: string } | undefined;
   /** What a list's filter and sort may name (also `meta.filterableFields`). */
   readonly filterable: FilterableFields;

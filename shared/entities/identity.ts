@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { mapOf } from '../schemas/map-field.ts';
 import { baseDocumentShape, tagsSchema } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
 
@@ -34,8 +35,8 @@ export const identitySchema = z.object({
   appData: tagsSchema,
   defaultHostingCost: z.number().int(),
   defaultHostingPrecedence: z.enum(PRECEDENCES),
-  serviceHostingCosts: z.record(z.string(), z.number().int()),
-  serviceHostingPrecedences: z.record(z.string(), z.enum(PRECEDENCES)),
+  serviceHostingCosts: mapOf(z.number().int()),
+  serviceHostingPrecedences: mapOf(z.enum(PRECEDENCES)),
   disabled: z.boolean(),
   disabledAt: z.string().nullable(),
   disabledUntil: z.string().nullable(),
@@ -51,8 +52,8 @@ export const identities: EntityDefinition<Identity> = {
   unique: ['name', 'externalId'],
   sortedBy: ['name'],
   references: [
-    { field: 'authPolicyId', collection: 'auth-policies', tracked: true },
-    { field: 'typeId', collection: 'identity-types', tracked: false },
+    { field: 'authPolicyId', collection: 'auth-policies', onTargetDelete: 'refuse' },
+    { field: 'typeId', collection: 'identity-types', onTargetDelete: 'none' },
   ],
   filterable: {
     ...BASE_FILTERABLE,

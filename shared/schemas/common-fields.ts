@@ -1,8 +1,9 @@
 import * as z from 'zod';
 import { PRECEDENCES } from '../entities/identity.ts';
+import { mapOf, tagValue } from './map-field.ts';
 
 /** Request-side field schemas shared by every entity type. */
-export const tagsField = z.record(z.string(), z.union([z.string(), z.boolean(), z.null()])).nullable();
+export const tagsField = mapOf(tagValue).nullable();
 
 /** `roleAttributes` of identities, services, edge routers: plain names, never `#role` or `@id` expressions. */
 export const roleAttributesField = z

@@ -1,14 +1,15 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
-  BatchWriteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   TransactWriteCommand,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { BaseDocument, EntityDefinition, Reference, UniqueKey } from '../entities/entity-definition.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
-import { COUNTER_SHARDS, documentOf, fitsKey, keys } from './keys.ts';
+import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, storedAttributes } from './keys.ts';
+import { addToCatalog, pruneCatalog } from './role-catalog.ts';
 import type { WriteOp } from './write-op.ts';
 
 /** A document as read from the table, with the version its next write must match. */
@@ -19,13 +20,30 @@ export interface Stored<D> {
 
 /** DynamoDB's limit on the items of one transaction. */
 export const MAX_TRANSACTION_ITEMS = 100;
-const CONFLICT_RETRIES = 6;
+/** DynamoDB refuses items over 400 KB; what the kit writes stays under this, layout attributes included. */
+export const MAX_ITEM_BYTES = 380 * 1024;
+/**
+ * How often a transaction cancelled by concurrent writers of the same items is sent again. Clients such as the ziti
+ * CLI and Terraform do not retry, so a burst of a few dozen writers of one item must get through.
+ */
+const CONFLICT_ATTEMPTS = 12;
 /** How often a batch request is sent again for what DynamoDB left unprocessed (throttling) before giving up. */
 const BATCH_ATTEMPTS = 6;
+const BACK_OFF_BASE_MS = 10;
+const BACK_OFF_CAP_MS = 400;
+/**
+ * How long a delete's mark holds off new links to the entity being deleted; a delete ends well within a function's
+ * timeout, and a mark left by one that crashed stops counting after this.
+ */
+export const DELETE_MARK_MS = 60_000;
 
-/** Jittered exponential back-off between retries: 10, 20, 40 … ms, each from half to one and a half of that. */
-function backOff(attempt: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt * (0.5 + Math.random())));
+/**
+ * Jittered exponential back-off before retry `attempt` (0-based): the ceiling doubles from 10 ms up to 400 ms and the
+ * wait is drawn from its upper half, so concurrent losers spread out instead of colliding again.
+ */
+export function backOff(attempt: number): Promise<void> {
+  const ceiling = Math.min(BACK_OFF_CAP_MS, BACK_OFF_BASE_MS * 2 ** attempt);
+  return new Promise((resolve) => setTimeout(resolve, ceiling * (0.5 + Math.random() / 2)));
 }
 
 function fieldValue(doc: BaseDocument, field: string): string | undefined {
@@ -46,12 +64,14 @@ function uniqueKeysOf<D extends BaseDocument>(def: EntityDefinition<D>): readonl
   return [...fields, ...(def.uniqueKeys ?? [])];
 }
 
-function referenceValue<D extends BaseDocument>(doc: D, reference: Reference<D>): string | undefined {
-  const value = doc[reference.field];
-  return typeof value === 'string' && value !== '' ? value : undefined;
+/** The ids a reference holds: one for a string field, each distinct one for a list; empty values name nothing. */
+export function referenceValues<D extends BaseDocument>(doc: D, reference: Reference<D>): string[] {
+  const value: unknown = doc[reference.field];
+  const ids = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
+  return [...new Set(ids.filter((id): id is string => typeof id === 'string' && id !== ''))];
 }
 
-/** Where an entity's tracked reference is recorded: under the target, so the target can find what points at it. */
+/** Where a link is kept: in the target's partition, so the target's delete reads its links strongly consistently. */
 function linkKey<D extends BaseDocument>(
   def: EntityDefinition<D>,
   reference: Reference<D>,
@@ -65,6 +85,33 @@ function roleAttributesOf<D extends BaseDocument>(def: EntityDefinition<D>, doc:
   const field = def.roleAttributesField;
   const value = field ? doc[field] : undefined;
   return new Set(Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
+}
+
+/** 400 for a change that would touch more items than one transaction may. */
+export class TransactionTooLargeError extends ApiError {
+  constructor(items: number) {
+    super('COULD_NOT_VALIDATE', {
+      message: `This change would write ${items} stored items at once; one change may write at most ${MAX_TRANSACTION_ITEMS}. Name fewer related entities.`,
+      cause: {
+        field: '(root)',
+        reason: `the change needs ${items} items in one transaction (at most ${MAX_TRANSACTION_ITEMS})`,
+        value: items,
+      },
+    });
+  }
+}
+
+/** 400 naming the largest field of an entity too large for one DynamoDB item. */
+function tooLarge(label: string, attributes: Readonly<Record<string, unknown>>, bytes: number): ApiError {
+  const [largest = '(root)'] = Object.entries(attributes)
+    .map(([field, value]) => [field, itemBytes({ value })] as const)
+    .sort((a, b) => b[1] - a[1])
+    .map(([field]) => field);
+  return invalidField(
+    largest,
+    `the ${label} would take ${bytes} bytes stored, more than the ${MAX_ITEM_BYTES} one item may hold; ${largest} is its largest field`,
+    null,
+  );
 }
 
 /** The single-table store: entity items, unique-value markers and per-type counters, always written together. */
@@ -105,9 +152,10 @@ export class Store {
   }
 
   /**
-   * The writes that create an entity: the item (must not exist), its unique markers, its references and its type
-   * counter. `unchecked` names reference fields whose target is written in the same transaction (a child created
-   * with its parent), which DynamoDB does not let one transaction both write and check.
+   * The writes that create an entity: the item (must not exist), its unique markers, its references (checked and
+   * linked, see `Reference`), its role-attribute index items and its type counter. `unchecked` names reference fields
+   * whose target is written in the same transaction (a child created with its parent), which DynamoDB does not let
+   * one transaction both write and check.
    */
   createOps<D extends BaseDocument>(
     def: EntityDefinition<D>,
@@ -117,13 +165,7 @@ export class Store {
     const parsed = def.schema.parse(doc);
     const ops: WriteOp[] = [
       {
-        item: {
-          Put: {
-            TableName: this.tableName,
-            Item: { ...this.layout(def, parsed), ...parsed, version: 1 },
-            ConditionExpression: 'attribute_not_exists(PK)',
-          },
-        },
+        item: { Put: { ...this.entityPut(def, parsed, 1), ConditionExpression: 'attribute_not_exists(PK)' } },
         onConditionFailed: () => invalidField('id', `an ${def.label} with this id already exists`, parsed.id),
       },
     ];
@@ -132,27 +174,24 @@ export class Store {
       if (value !== undefined) ops.push(this.putMarker(def, key, value, parsed.id));
     }
     for (const reference of def.references ?? []) {
-      const target = referenceValue(parsed, reference);
-      if (target === undefined) continue;
-      const { check, link } = this.referenceOps(def, reference, target, parsed.id);
-      if (!unchecked.includes(reference.field)) ops.push(check);
-      if (link) ops.push(link);
+      for (const target of referenceValues(parsed, reference)) {
+        ops.push(...this.addReferenceOps(def, reference, target, parsed.id, !unchecked.includes(reference.field)));
+      }
     }
-    for (const attribute of roleAttributesOf(def, parsed)) ops.push(...this.addRoleOps(def, attribute, parsed.id));
+    for (const attribute of roleAttributesOf(def, parsed)) ops.push(this.addRoleOp(def, attribute, parsed.id));
     ops.push({ item: { Put: { TableName: this.tableName, Item: keys.idOrder(def.collection, parsed.id) } } });
     ops.push(this.countOp(def, 1));
     return ops;
   }
 
-  /** The writes that replace a stored entity with `after`: version-checked, markers moved when values change. */
+  /** The writes that replace a stored entity with `after`: version-checked, markers and links moved when they change. */
   replaceOps<D extends BaseDocument>(def: EntityDefinition<D>, before: Stored<D>, after: D): WriteOp[] {
     const parsed = def.schema.parse(after);
     const ops: WriteOp[] = [
       {
         item: {
           Put: {
-            TableName: this.tableName,
-            Item: { ...this.layout(def, parsed), ...parsed, version: before.version + 1 },
+            ...this.entityPut(def, parsed, before.version + 1),
             ConditionExpression: 'version = :version',
             ExpressionAttributeValues: { ':version': before.version },
           },
@@ -168,26 +207,29 @@ export class Store {
       if (next !== undefined) ops.push(this.putMarker(def, key, next, parsed.id));
     }
     for (const reference of def.references ?? []) {
-      const old = referenceValue(before.doc, reference);
-      const next = referenceValue(parsed, reference);
-      if (old === next) continue;
-      if (old !== undefined && reference.tracked) ops.push(this.deleteLink(def, reference, old, parsed.id));
-      if (next === undefined) continue;
-      const { check, link } = this.referenceOps(def, reference, next, parsed.id);
-      ops.push(check, ...(link ? [link] : []));
+      const old = new Set(referenceValues(before.doc, reference));
+      const next = new Set(referenceValues(parsed, reference));
+      for (const target of old) {
+        if (!next.has(target) && reference.onTargetDelete !== 'none') {
+          ops.push(this.deleteLink(def, reference, target, parsed.id));
+        }
+      }
+      for (const target of next) {
+        if (!old.has(target)) ops.push(...this.addReferenceOps(def, reference, target, parsed.id, true));
+      }
     }
     const oldRoles = roleAttributesOf(def, before.doc);
     const newRoles = roleAttributesOf(def, parsed);
     for (const attribute of oldRoles)
       if (!newRoles.has(attribute)) ops.push(this.removeRoleOp(def, attribute, parsed.id));
-    for (const attribute of newRoles)
-      if (!oldRoles.has(attribute)) ops.push(...this.addRoleOps(def, attribute, parsed.id));
+    for (const attribute of newRoles) if (!oldRoles.has(attribute)) ops.push(this.addRoleOp(def, attribute, parsed.id));
     return ops;
   }
 
   /**
    * The writes that delete an entity with its markers, links and counter; version-checked when `version` is given
-   * (a cascade from a parent deletes its children whatever their version).
+   * (a cascade from a parent deletes its children whatever their version). Deleting an entity others may point at
+   * goes through `deleteEntity`, which checks its links first.
    */
   deleteOps<D extends BaseDocument>(def: EntityDefinition<D>, doc: D, version?: number): WriteOp[] {
     const key = keys.entity(def.collection, doc.id);
@@ -211,13 +253,56 @@ export class Store {
       if (value !== undefined) ops.push(this.deleteMarker(def, key.name, value));
     }
     for (const reference of def.references ?? []) {
-      const target = referenceValue(doc, reference);
-      if (target !== undefined && reference.tracked) ops.push(this.deleteLink(def, reference, target, doc.id));
+      if (reference.onTargetDelete === 'none') continue;
+      for (const target of referenceValues(doc, reference)) ops.push(this.deleteLink(def, reference, target, doc.id));
     }
     for (const attribute of roleAttributesOf(def, doc)) ops.push(this.removeRoleOp(def, attribute, doc.id));
     ops.push({ item: { Delete: { TableName: this.tableName, Key: keys.idOrder(def.collection, doc.id) } } });
     ops.push(this.countOp(def, -1));
     return ops;
+  }
+
+  /**
+   * Marks an entity as being deleted (version-checked, so it also detects a concurrent change): from now until the
+   * delete commits, no transaction can add a link to it. Returns the version the delete must then match.
+   */
+  async markDeleting<D extends BaseDocument>(def: EntityDefinition<D>, stored: Stored<D>): Promise<number> {
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.entity(def.collection, stored.doc.id),
+          UpdateExpression: 'SET deletingUntil = :until ADD version :one',
+          ConditionExpression: 'version = :version',
+          ExpressionAttributeValues: {
+            ':until': new Date(Date.now() + DELETE_MARK_MS).toISOString(),
+            ':one': 1,
+            ':version': stored.version,
+          },
+        }),
+      );
+    } catch (error) {
+      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') throw concurrentlyModified(def)();
+      throw error;
+    }
+    return stored.version + 1;
+  }
+
+  /** Clears the mark of a delete that did not happen; a no-op if the entity changed or went meanwhile. */
+  async unmarkDeleting<D extends BaseDocument>(def: EntityDefinition<D>, id: string, version: number): Promise<void> {
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.entity(def.collection, id),
+          UpdateExpression: 'REMOVE deletingUntil',
+          ConditionExpression: 'version = :version',
+          ExpressionAttributeValues: { ':version': version },
+        }),
+      );
+    } catch (error) {
+      if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+    }
   }
 
   /** Several entities by id (strongly consistent, 100 per request); missing ids are left out, order is kept. */
@@ -247,7 +332,10 @@ export class Store {
     });
   }
 
-  /** A check, inside a transaction, that another entity exists (references). */
+  /**
+   * A check, inside a transaction, that another entity exists and is not being deleted (see `Reference`): what every
+   * write that comes to point at an entity commits with.
+   */
   existsOp(collection: string, id: string, onMissing: () => ApiError): WriteOp {
     // An id too long for a key names nothing; DynamoDB would refuse the whole transaction otherwise.
     if (!fitsKey(id)) throw onMissing();
@@ -256,7 +344,8 @@ export class Store {
         ConditionCheck: {
           TableName: this.tableName,
           Key: keys.entity(collection, id),
-          ConditionExpression: 'attribute_exists(PK)',
+          ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(deletingUntil) OR deletingUntil < :now)',
+          ExpressionAttributeValues: { ':now': new Date().toISOString() },
         },
       },
       onConditionFailed: onMissing,
@@ -264,20 +353,19 @@ export class Store {
   }
 
   /**
-   * Runs writes as one transaction. A cancelled condition becomes the API error its op names; transaction conflicts
-   * with concurrent writers are retried, after which their conditions decide (so of twenty concurrent creates of one
-   * name exactly one wins and the rest answer "duplicate").
+   * Runs writes as one transaction, then their after-commit work. A change past DynamoDB's 100 items is refused (400)
+   * before anything is sent. A cancelled condition becomes the API error its op names (or a retryable concurrent
+   * modification); transaction conflicts with concurrent writers are retried with back-off, after which their
+   * conditions decide (so of twenty concurrent creates of one name exactly one wins and the rest answer "duplicate").
    */
   async transact(unmerged: readonly WriteOp[]): Promise<void> {
-    await this.writeInAdvance(unmerged.filter((op) => op.advance));
-    const ops = mergeCounters(
-      this.tableName,
-      unmerged.filter((op) => !op.advance),
-    );
-    if (ops.length === 0) return;
-    if (ops.length > MAX_TRANSACTION_ITEMS) {
-      throw new Error(`a transaction of ${ops.length} items exceeds DynamoDB's limit of ${MAX_TRANSACTION_ITEMS}`);
-    }
+    const ops = mergeCounters(this.tableName, unmerged);
+    if (ops.length > MAX_TRANSACTION_ITEMS) throw new TransactionTooLargeError(ops.length);
+    if (ops.length > 0) await this.send(ops);
+    for (const op of unmerged) await op.afterCommit?.();
+  }
+
+  private async send(ops: readonly WriteOp[]): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
         await this.db.send(new TransactWriteCommand({ TransactItems: ops.map((op) => op.item) }));
@@ -286,13 +374,24 @@ export class Store {
         if (!(error instanceof TransactionCanceledException)) throw error;
         const reasons = error.CancellationReasons ?? [];
         const failed = reasons.findIndex((reason) => reason.Code === 'ConditionalCheckFailed');
-        const mapped = failed >= 0 ? ops[failed]?.onConditionFailed : undefined;
-        if (mapped) throw mapped();
+        if (failed >= 0) {
+          // A condition without its own error guarded state that another request changed meanwhile.
+          throw ops[failed]?.onConditionFailed?.() ?? new ConcurrentModificationError('SERVER_TOO_MANY_REQUESTS');
+        }
         const conflicted = reasons.some((reason) => reason.Code === 'TransactionConflict');
-        if (!conflicted || attempt >= CONFLICT_RETRIES) throw error;
+        if (!conflicted || attempt + 1 >= CONFLICT_ATTEMPTS) throw error;
         await backOff(attempt);
       }
     }
+  }
+
+  /** An entity's Put: its layout keys, its document (structured fields as text) and version, refused if too large. */
+  private entityPut<D extends BaseDocument>(def: EntityDefinition<D>, doc: D, version: number) {
+    const attributes = storedAttributes(doc as unknown as Record<string, unknown>);
+    const Item = { ...this.layout(def, doc), ...attributes, version };
+    const bytes = itemBytes(Item);
+    if (bytes > MAX_ITEM_BYTES) throw tooLarge(def.label, attributes, bytes);
+    return { TableName: this.tableName, Item };
   }
 
   private layout<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): Record<string, string> {
@@ -307,19 +406,22 @@ export class Store {
     };
   }
 
-  private referenceOps<D extends BaseDocument>(
+  /** The check that a target exists and takes links, and (unless its deletion is impossible) the link itself. */
+  private addReferenceOps<D extends BaseDocument>(
     def: EntityDefinition<D>,
     reference: Reference<D>,
     target: string,
     id: string,
-  ): { check: WriteOp; link: WriteOp | undefined } {
+    check: boolean,
+  ): WriteOp[] {
     const missing = () => invalidField(reference.field, `no ${reference.collection} found with id ${target}`, target);
-    return {
-      check: this.existsOp(reference.collection, target, missing),
-      link: reference.tracked
-        ? { item: { Put: { TableName: this.tableName, Item: linkKey(def, reference, target, id) } } }
-        : undefined,
-    };
+    const ops = check ? [this.existsOp(reference.collection, target, missing)] : [];
+    if (!fitsKey(target)) throw missing();
+    if (reference.onTargetDelete !== 'none') {
+      const Item = { ...linkKey(def, reference, target, id), onTargetDelete: reference.onTargetDelete };
+      ops.push({ item: { Put: { TableName: this.tableName, Item } } });
+    }
+    return ops;
   }
 
   private deleteLink<D extends BaseDocument>(
@@ -331,39 +433,18 @@ export class Store {
     return { item: { Delete: { TableName: this.tableName, Key: linkKey(def, reference, target, id) } } };
   }
 
-  private addRoleOps<D extends BaseDocument>(def: EntityDefinition<D>, attribute: string, id: string): WriteOp[] {
-    return [
-      { item: { Put: { TableName: this.tableName, Item: keys.roleMember(def.collection, attribute, id) } } },
-      {
-        item: { Put: { TableName: this.tableName, Item: keys.roleCatalog(def.collection, attribute) } },
-        advance: true,
-      },
-    ];
+  private addRoleOp<D extends BaseDocument>(def: EntityDefinition<D>, attribute: string, id: string): WriteOp {
+    return {
+      item: { Put: { TableName: this.tableName, Item: keys.roleMember(def.collection, attribute, id) } },
+      afterCommit: () => addToCatalog(this, def.collection, attribute),
+    };
   }
 
   private removeRoleOp<D extends BaseDocument>(def: EntityDefinition<D>, attribute: string, id: string): WriteOp {
-    return { item: { Delete: { TableName: this.tableName, Key: keys.roleMember(def.collection, attribute, id) } } };
-  }
-
-  /** The idempotent Puts of `advance` ops, deduplicated, in batches of 25 (retrying what DynamoDB leaves over). */
-  private async writeInAdvance(ops: readonly WriteOp[]): Promise<void> {
-    const items = new Map<string, Record<string, unknown>>();
-    for (const op of ops) {
-      const item = op.item.Put?.Item;
-      if (item) items.set(`${item.PK}|${item.SK}`, item);
-    }
-    const all = [...items.values()];
-    for (let i = 0; i < all.length; i += 25) {
-      let requests: Record<string, { PutRequest: { Item: Record<string, unknown> } }[]> | undefined = {
-        [this.tableName]: all.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
-      };
-      for (let attempt = 0; requests && Object.keys(requests).length > 0; attempt++) {
-        if (attempt >= BATCH_ATTEMPTS) throw new Error(`DynamoDB left items unwritten after ${attempt} tries`);
-        if (attempt > 0) await backOff(attempt);
-        const result = await this.db.send(new BatchWriteCommand({ RequestItems: requests }));
-        requests = result.UnprocessedItems as typeof requests;
-      }
-    }
+    return {
+      item: { Delete: { TableName: this.tableName, Key: keys.roleMember(def.collection, attribute, id) } },
+      afterCommit: () => pruneCatalog(this, def.collection, attribute),
+    };
   }
 
   private putMarker<D extends BaseDocument>(

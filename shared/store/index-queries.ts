@@ -1,5 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { mapBounded } from '../map-bounded.ts';
+import type { OnTargetDelete } from '../entities/entity-definition.ts';
 import type { Store } from './entity-store.ts';
 import { fitsKey, keys } from './keys.ts';
 
@@ -8,11 +8,12 @@ import { fitsKey, keys } from './keys.ts';
  * counters): what lets lists and deletes avoid reading whole entity types.
  */
 
-/** Something that still points at an entity, which therefore cannot be deleted. */
+/** An entity that points at another through a link item (see `Reference`), and what the target's deletion does. */
 export interface Referrer {
   readonly collection: string;
   readonly id: string;
   readonly field: string;
+  readonly onTargetDelete: OnTargetDelete;
 }
 
 /**
@@ -73,9 +74,44 @@ export async function idsWithRole(store: Store, collection: string, attribute: s
   return ids;
 }
 
-/** The role attributes of a type still held by at least one entity. */
-export async function roleAttributesInUse(store: Store, collection: string): Promise<string[]> {
-  const catalog: string[] = [];
+/**
+ * One page of the role attributes a type's entities hold, in order, with their total: the catalog partition holds
+ * exactly the attributes in use (`role-catalog.ts`), one small item each.
+ */
+export async function roleAttributesPage(
+  store: Store,
+  collection: string,
+  direction: 'asc' | 'desc',
+  offset: number,
+  limit: number,
+): Promise<{ attributes: string[]; totalCount: number }> {
+  const partition = { ':pk': keys.roleCatalog(collection, '').PK };
+  const attributes: string[] = [];
+  let skipped = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const skipping = skipped < offset;
+    const page = await store.db.send(
+      new QueryCommand({
+        TableName: store.tableName,
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: partition,
+        ScanIndexForward: direction === 'asc',
+        ConsistentRead: true,
+        Limit: skipping ? offset - skipped : limit - attributes.length,
+        ExclusiveStartKey: start,
+      }),
+    );
+    if (skipping) skipped += page.Count ?? 0;
+    else for (const item of page.Items ?? []) attributes.push(String(item.SK));
+    start = page.LastEvaluatedKey;
+  } while (start && attributes.length < limit);
+  return { attributes, totalCount: await countItems(store, keys.roleCatalog(collection, '').PK) };
+}
+
+/** Every role attribute a type's entities hold (for filtered role-attribute lists). */
+export async function allRoleAttributes(store: Store, collection: string): Promise<string[]> {
+  const attributes: string[] = [];
   let start: Record<string, unknown> | undefined;
   do {
     const page = await store.db.send(
@@ -83,27 +119,35 @@ export async function roleAttributesInUse(store: Store, collection: string): Pro
         TableName: store.tableName,
         KeyConditionExpression: 'PK = :pk',
         ExpressionAttributeValues: { ':pk': keys.roleCatalog(collection, '').PK },
+        ConsistentRead: true,
         ExclusiveStartKey: start,
       }),
     );
-    for (const item of page.Items ?? []) catalog.push(String(item.SK));
+    for (const item of page.Items ?? []) attributes.push(String(item.SK));
     start = page.LastEvaluatedKey;
   } while (start);
-  // The catalog only grows (entries are shared, so removing one safely would need a count every writer contends
-  // on); an attribute is in use while its member partition has an item.
-  const inUse = await mapBounded(catalog, 16, async (attribute) => {
-    const { Count = 0 } = await store.db.send(
+  return attributes;
+}
+
+/** How many items a partition holds (a keys-only count: one small response per megabyte of keys). */
+async function countItems(store: Store, partition: string): Promise<number> {
+  let total = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await store.db.send(
       new QueryCommand({
         TableName: store.tableName,
         KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': keys.roleMember(collection, attribute, '').PK },
+        ExpressionAttributeValues: { ':pk': partition },
         ConsistentRead: true,
-        Limit: 1,
+        Select: 'COUNT',
+        ExclusiveStartKey: start,
       }),
     );
-    return Count > 0;
-  });
-  return catalog.filter((_, index) => inUse[index]);
+    total += page.Count ?? 0;
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return total;
 }
 
 /** How many entities of a type exist: the sum of its counter shards (one strongly consistent query). */
@@ -119,7 +163,10 @@ export async function count(store: Store, collection: string): Promise<number> {
   return Items.reduce((sum, item) => sum + Number(item.count ?? 0), 0);
 }
 
-/** Up to `limit` entities whose tracked references point at this one (strongly consistent: same partition). */
+/**
+ * Up to `limit` entities linked to this one (strongly consistent: the links live in its partition). Links written
+ * before links carried their rule were all refusing ones.
+ */
 export async function referencesTo(store: Store, collection: string, id: string, limit = 25): Promise<Referrer[]> {
   const { Items = [] } = await store.db.send(
     new QueryCommand({
@@ -132,6 +179,7 @@ export async function referencesTo(store: Store, collection: string, id: string,
   );
   return Items.map((item) => {
     const [, referrer = '', referrerId = '', field = ''] = String(item.SK).split('#');
-    return { collection: referrer, id: referrerId, field };
+    const onTargetDelete: OnTargetDelete = item.onTargetDelete === 'cascade' ? 'cascade' : 'refuse';
+    return { collection: referrer, id: referrerId, field, onTargetDelete };
   });
 }

@@ -29,12 +29,13 @@ export const keys = {
 /**
  * The longest value (ids, unique values, role attributes) that fits a key with its prefix: DynamoDB refuses sort keys
  * over 1,024 bytes and partition keys over 2,048. Nothing longer is ever stored, so a longer value matches nothing and
- * must not reach DynamoDB, which would answer with a validation error.
+ * must not reach DynamoDB, which would answer with a validation error. Neither may an empty value.
  */
 export const MAX_KEY_VALUE_BYTES = 1000;
 
 export function fitsKey(value: string): boolean {
-  return Buffer.byteLength(value, 'utf8') <= MAX_KEY_VALUE_BYTES;
+  // DynamoDB refuses empty key values too: an empty id or unique value names nothing.
+  return value !== '' && Buffer.byteLength(value, 'utf8') <= MAX_KEY_VALUE_BYTES;
 }
 
 /** How many shards a type's entity counter is spread over. */
@@ -52,9 +53,50 @@ const LAYOUT_ATTRIBUTES: ReadonlySet<string> = new Set([
   'expiresAtEpoch',
 ]);
 
-/** A stored item without its layout attributes: the document its schema parses. */
+/**
+ * The key of the one-attribute map that holds a document's structured field (a map, an object, a list) as JSON text.
+ * Maps are the caller's data: stored as DynamoDB maps their keys would be attribute names, and DynamoDB refuses an
+ * empty one while the SDK's marshaller trips over a key named `constructor`. As text, every key is just data, and a
+ * field still reads back whole in one attribute.
+ */
+const JSON_ATTRIBUTE = '$json';
+
+function isEncoded(value: unknown): value is { [JSON_ATTRIBUTE]: string } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const own = Object.keys(value);
+  return (
+    own.length === 1 &&
+    own[0] === JSON_ATTRIBUTE &&
+    typeof (value as Record<string, unknown>)[JSON_ATTRIBUTE] === 'string'
+  );
+}
+
+/**
+ * A document's attributes as stored: scalars as they are, structured fields (maps, objects, lists) as JSON text, so
+ * nothing the caller sent becomes a DynamoDB attribute name. Null-valued fields are kept (they read back as null).
+ */
+export function storedAttributes(doc: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const attributes: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(doc)) {
+    attributes[key] = typeof value === 'object' && value !== null ? { [JSON_ATTRIBUTE]: JSON.stringify(value) } : value;
+  }
+  return attributes;
+}
+
+/**
+ * A stored item without its layout attributes, structured fields decoded: the document its schema parses. Items
+ * written before structured fields were kept as text (and items written outside the kit) read as they are.
+ */
 export function documentOf(item: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const doc: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(item)) if (!LAYOUT_ATTRIBUTES.has(key)) doc[key] = value;
+  for (const [key, value] of Object.entries(item)) {
+    if (LAYOUT_ATTRIBUTES.has(key)) continue;
+    doc[key] = isEncoded(value) ? JSON.parse(value[JSON_ATTRIBUTE]) : value;
+  }
   return doc;
+}
+
+/** The approximate size of an item as DynamoDB counts it (names and values in UTF-8), for refusing oversized writes. */
+export function itemBytes(item: Readonly<Record<string, unknown>>): number {
+  return Buffer.byteLength(JSON.stringify(item), 'utf8');
 }

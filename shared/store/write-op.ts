@@ -13,8 +13,9 @@ export interface WriteOp {
    */
   readonly counter?: { readonly collection: string; readonly delta: number };
   /**
-   * An idempotent Put made just before the transaction instead of inside it, for items that many concurrent writers
-   * share (a role-attribute catalog entry): inside, they would make those writers' transactions conflict.
+   * Work that follows a committed transaction and only then (a role-attribute catalog entry added or pruned): items
+   * that many concurrent writers share would make their transactions conflict if written inside them, and a
+   * transaction that fails must leave nothing behind.
    */
-  readonly advance?: boolean;
+  readonly afterCommit?: () => Promise<void>;
 }

@@ -1,0 +1,22 @@
+import { authPolicies } from './auth-policy.ts';
+import { authenticators } from './authenticator.ts';
+import { enrollments } from './enrollment.ts';
+import type { BaseDocument, EntityDefinition } from './entity-definition.ts';
+import { identities } from './identity.ts';
+import { identityTypes } from './identity-type.ts';
+
+/**
+ * Every entity type the kit stores. Deletes read it to find the declarations of cascading children from their link
+ * items, and the integrity scan walks it; a new type is added here.
+ */
+export const ENTITY_DEFINITIONS: readonly EntityDefinition<BaseDocument>[] = [
+  identityTypes,
+  authPolicies,
+  identities,
+  authenticators,
+  enrollments,
+] as unknown as readonly EntityDefinition<BaseDocument>[];
+
+export function definitionOf(collection: string): EntityDefinition<BaseDocument> | undefined {
+  return ENTITY_DEFINITIONS.find((def) => def.collection === collection);
+}

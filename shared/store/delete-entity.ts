@@ -1,0 +1,73 @@
+import type { Deps } from '../deps.ts';
+import { definitionOf } from '../entities/definitions.ts';
+import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
+import { ApiError } from '../http/api-error.ts';
+import { MAX_TRANSACTION_ITEMS, type Stored } from './entity-store.ts';
+import { type Referrer, referencesTo } from './index-queries.ts';
+import type { WriteOp } from './write-op.ts';
+
+/**
+ * Writes that go with a delete beyond the kit's own (an identity's API sessions), given how many transaction items
+ * are still free.
+ */
+export type DependentOps = (room: number) => Promise<readonly WriteOp[]>;
+
+/** 409 `CAN_NOT_DELETE_REFERENCED_ENTITY`, naming what still points at the entity. */
+function referencedError(label: string, id: string, referrers: readonly Referrer[]): ApiError {
+  const first = referrers[0]!;
+  const ids = referrers.filter((r) => r.collection === first.collection).map((r) => r.id);
+  return new ApiError('CAN_NOT_DELETE_REFERENCED_ENTITY', {
+    cause: {
+      field: first.field,
+      reason: `${label} ${id} is referenced by ${first.collection}: [${ids.join(', ')}]`,
+      value: ids,
+    },
+  });
+}
+
+/** The deletes of the children that go with their parent (`cascade` links), with everything the kit keeps for them. */
+async function cascadeOps(deps: Deps, children: readonly Referrer[]): Promise<WriteOp[]> {
+  const byCollection = new Map<string, string[]>();
+  for (const child of children)
+    byCollection.set(child.collection, [...(byCollection.get(child.collection) ?? []), child.id]);
+  const ops: WriteOp[] = [];
+  for (const [collection, ids] of byCollection) {
+    const def = definitionOf(collection);
+    if (!def) throw new Error(`a cascade link names ${collection}, which is not a declared entity type`);
+    // One level: a child type that has children of its own needs them declared as children of the parent too.
+    for (const doc of await deps.store.getMany(def, ids)) ops.push(...deps.store.deleteOps(def, doc));
+  }
+  return ops;
+}
+
+/**
+ * Deletes an entity the way every link between entities stays whole (see `Reference` in `entity-definition.ts`):
+ * mark it so no new link can reach it, read its links, refuse while a `refuse` link exists, and delete it with its
+ * `cascade` children and `dependents` in one transaction conditioned on the marked version. A concurrent change of the
+ * entity surfaces as a retryable `ConcurrentModificationError`; anything that stops the delete clears the mark.
+ */
+export async function deleteEntity<D extends BaseDocument>(
+  deps: Deps,
+  def: EntityDefinition<D>,
+  stored: Stored<D>,
+  dependents?: DependentOps,
+): Promise<void> {
+  const marked = await deps.store.markDeleting(def, stored);
+  try {
+    // One more than a transaction holds: past that the delete is refused as too large anyway.
+    const links = await referencesTo(deps.store, def.collection, stored.doc.id, MAX_TRANSACTION_ITEMS + 1);
+    const refusing = links.filter((link) => link.onTargetDelete !== 'cascade');
+    if (refusing.length > 0) throw referencedError(def.label, stored.doc.id, refusing);
+    const ops = [
+      ...deps.store.deleteOps(def, stored.doc, marked),
+      ...(await cascadeOps(
+        deps,
+        links.filter((link) => link.onTargetDelete === 'cascade'),
+      )),
+    ];
+    await deps.store.transact([...ops, ...((await dependents?.(MAX_TRANSACTION_ITEMS - ops.length)) ?? [])]);
+  } catch (error) {
+    await deps.store.unmarkDeleting(def, stored.doc.id, marked);
+    throw error;
+  }
+}
