@@ -1,8 +1,7 @@
 import { createApiSessionOps, sessionExpiry } from '#shared/auth/api-session-store.ts';
 import type { Deps } from '#shared/deps.ts';
-import { type AuthPolicy, authPolicies } from '#shared/entities/auth-policy.ts';
-import type { Authenticator } from '#shared/entities/authenticator.ts';
-import { identities, isDisabledAt } from '#shared/entities/identity.ts';
+import type { AuthPolicy } from '#shared/entities/auth-policy.ts';
+import { identities } from '#shared/entities/identity.ts';
 import { ApiError, invalidField } from '#shared/http/api-error.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { type Operation, queryValue } from '#shared/http/operation.ts';
@@ -11,7 +10,7 @@ import { keys } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { currentApiSessionView } from '#shared/views/api-session-view.ts';
 import { AUTH_METHODS, type AuthenticateBody, type AuthMethod, authenticateBodySchema } from './authenticate-body.ts';
-import { authenticateWithCertificate, authenticateWithPassword } from './primary-authenticators.ts';
+import { authenticateWithCertificate, authenticateWithPassword, type LoginSubject } from './primary-authenticators.ts';
 
 function methodOf(value: string | undefined): AuthMethod {
   if (value === undefined || value === '') throw invalidField('method', 'method in query is required', null);
@@ -30,7 +29,11 @@ function policyAllows(policy: AuthPolicy, method: AuthMethod): boolean {
 function clientInfoOp(deps: Deps, identityId: string, body: AuthenticateBody): WriteOp | undefined {
   if (!body.envInfo && !body.sdkInfo) return undefined;
   const sets = ['updatedAt = :now'];
-  const values: Record<string, unknown> = { ':now': deps.now().toISOString(), ':one': 1 };
+  const values: Record<string, unknown> = {
+    ':now': deps.now().toISOString(),
+    ':one': 1,
+    ':wall': new Date().toISOString(),
+  };
   if (body.envInfo) {
     sets.push('envInfo = :envInfo');
     values[':envInfo'] = body.envInfo;
@@ -46,7 +49,8 @@ function clientInfoOp(deps: Deps, identityId: string, body: AuthenticateBody): W
         Key: keys.entity(identities.collection, identityId),
         // Bumping the version makes a concurrent admin update of the identity retry instead of overwriting this.
         UpdateExpression: `SET ${sets.join(', ')} ADD version :one`,
-        ConditionExpression: 'attribute_exists(PK)',
+        // As the kit's reference check: the identity exists and no delete has marked it (`deletingUntil`).
+        ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(deletingUntil) OR deletingUntil < :wall)',
         ExpressionAttributeValues: values,
       },
     },
@@ -59,15 +63,12 @@ export const authenticate: Operation = async (request, deps) => {
   const method = methodOf(queryValue(request, 'method'));
   const body = parseWith(authenticateBodySchema, request.body);
 
-  let authenticator: Authenticator;
-  if (method === 'password') authenticator = await authenticateWithPassword(deps, body);
-  else if (method === 'cert') authenticator = await authenticateWithCertificate(deps, request.clientCertPem);
+  let subject: LoginSubject;
+  if (method === 'password') subject = await authenticateWithPassword(deps, body);
+  else if (method === 'cert') subject = await authenticateWithCertificate(deps, request.clientCertPem);
   else throw new ApiError('INVALID_AUTH', { message: 'No external JWT signer is configured to accept this token.' });
-
-  const identity = (await deps.store.get(identities, authenticator.identityId))?.doc;
-  if (!identity || isDisabledAt(identity, deps.now())) throw new ApiError('INVALID_AUTH');
-  const policy = (await deps.store.get(authPolicies, identity.authPolicyId))?.doc;
-  if (!policy || !policyAllows(policy, method)) throw new ApiError('INVALID_AUTH');
+  const { authenticator, identity, policy } = subject;
+  if (!policyAllows(policy, method)) throw new ApiError('INVALID_AUTH');
 
   const { token, session, ops } = createApiSessionOps(deps, {
     identityId: identity.id,
@@ -76,8 +77,12 @@ export const authenticate: Operation = async (request, deps) => {
     configTypes: body.configTypes ?? [],
     isMfaRequired: policy.secondary.requireTotp,
   });
-  const clientInfo = clientInfoOp(deps, identity.id, body);
-  await deps.store.transact(clientInfo ? [...ops, clientInfo] : ops);
+  // The session commits only while its identity exists and is not being deleted (the kit's reference check), so a
+  // login racing the identity's deletion cannot leave a session behind; reported client info is written with it.
+  const identityCheck =
+    clientInfoOp(deps, identity.id, body) ??
+    deps.store.existsOp(identities.collection, identity.id, () => new ApiError('INVALID_AUTH'));
+  await deps.store.transact([...ops, identityCheck]);
 
   request.logger.info('api session created', { identityId: identity.id, apiSessionId: session.id, method });
   const expiry = sessionExpiry(deps, session);

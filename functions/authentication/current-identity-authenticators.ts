@@ -2,8 +2,9 @@ import type { z } from 'zod';
 import { verifyPassword } from '#shared/auth/password-hash.ts';
 import { sentKeys, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import type { Deps } from '#shared/deps.ts';
+import { authPolicies } from '#shared/entities/auth-policy.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
-import { identities } from '#shared/entities/identity.ts';
+import { type Identity, identities } from '#shared/entities/identity.ts';
 import { ApiError, notFound } from '#shared/http/api-error.ts';
 import { empty, list, ok } from '#shared/http/envelope.ts';
 import { callerOf, type Operation, type OperationRequest } from '#shared/http/operation.ts';
@@ -40,11 +41,13 @@ async function ownAuthenticator(deps: Deps, identityId: string, id: string): Pro
  */
 async function requireCurrentPassword(
   deps: Deps,
+  identity: Identity,
   authenticator: Authenticator,
   currentPassword: string,
 ): Promise<void> {
   if (authenticator.passwordHash && (await verifyPassword(currentPassword, authenticator.passwordHash))) return;
-  await recordFailedPassword(deps, authenticator);
+  const policy = (await deps.store.get(authPolicies, identity.authPolicyId))?.doc;
+  await recordFailedPassword(deps, authenticator.id, identity, policy);
   throw new ApiError('INVALID_AUTH', {
     message: 'The current password is not correct.',
     cause: { field: 'currentPassword', reason: 'the current password is not correct', value: '[hidden]' },
@@ -84,7 +87,7 @@ function selfServiceChange<I extends { currentPassword: string }>(
     await withOptimisticRetry(async () => {
       const stored = await ownAuthenticator(deps, identity.id, request.pathParameters.id ?? '');
       requireUpdb(stored.doc);
-      await requireCurrentPassword(deps, stored.doc, input.currentPassword);
+      await requireCurrentPassword(deps, identity, stored.doc, input.currentPassword);
       const next = await change(deps, stored.doc, input, sent);
       const updatedAt = deps.now().toISOString();
       await deps.store.transact(deps.store.replaceOps(authenticators, stored, { ...next, updatedAt }));

@@ -1,32 +1,63 @@
 import { X509Certificate } from 'node:crypto';
 import { verifyAgainstNothing, verifyPassword } from '#shared/auth/password-hash.ts';
 import type { Deps } from '#shared/deps.ts';
+import { type AuthPolicy, authPolicies } from '#shared/entities/auth-policy.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
+import { type Identity, identities, isDisabledAt } from '#shared/entities/identity.ts';
 import { ApiError } from '#shared/http/api-error.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { type AuthenticateBody, passwordCredentialsSchema } from './authenticate-body.ts';
-import { clearFailedPasswords, recordFailedPassword } from './password-lockout.ts';
+import { clearFailedPasswords, NO_AUTHENTICATOR, recordFailedPassword } from './password-lockout.ts';
+
+/** Who a primary login proved to be: the authenticator used, its identity and that identity's auth policy. */
+export interface LoginSubject {
+  readonly authenticator: Authenticator;
+  readonly identity: Identity;
+  readonly policy: AuthPolicy;
+}
+
+/** A key no entity has, read in place of a missing one so that every login does the same reads. */
+const NOTHING = 'none:login-decoy';
 
 const invalidAuth = () => new ApiError('INVALID_AUTH');
 
 /**
- * Username and password against the updb authenticator; unknown users cost the same time as known ones, and wrong
- * passwords count towards the auth policy's lockout.
+ * The authenticator with this id (or none), its identity and its auth policy: always three reads, whether or not each
+ * exists, so how long a login takes tells nothing about which usernames exist.
  */
-export async function authenticateWithPassword(deps: Deps, body: AuthenticateBody): Promise<Authenticator> {
+async function subjectOf(deps: Deps, authenticatorId: string | undefined) {
+  const authenticator = (await deps.store.get(authenticators, authenticatorId ?? NOTHING))?.doc;
+  const identity = (await deps.store.get(identities, authenticator?.identityId ?? NOTHING))?.doc;
+  const policy = (await deps.store.get(authPolicies, identity?.authPolicyId ?? NOTHING))?.doc;
+  return { authenticator, identity, policy };
+}
+
+/** A disabled (or locked) identity is refused before its password is checked or counted, as the reference does. */
+function refusesLogin(deps: Deps, identity: Identity | undefined, policy: AuthPolicy | undefined): boolean {
+  return !identity || !policy || isDisabledAt(identity, deps.now());
+}
+
+/**
+ * Username and password against the updb authenticator. Every attempt costs the same: known or unknown username,
+ * the same reads, one password hash and one failed-attempt write (against an id nobody has for unknown usernames);
+ * wrong passwords of enabled identities count towards their auth policy's lockout.
+ */
+export async function authenticateWithPassword(deps: Deps, body: AuthenticateBody): Promise<LoginSubject> {
   const { username, password } = parseWith(passwordCredentialsSchema, body);
   const authenticatorId = await deps.store.findIdByUnique(authenticators, 'username', username);
-  const authenticator = authenticatorId ? (await deps.store.get(authenticators, authenticatorId))?.doc : undefined;
-  if (!authenticator?.passwordHash) {
+  const { authenticator, identity, policy } = await subjectOf(deps, authenticatorId);
+  const hash = authenticator?.passwordHash;
+  if (!authenticator || !hash || refusesLogin(deps, identity, policy)) {
     await verifyAgainstNothing(password);
+    await recordFailedPassword(deps, NO_AUTHENTICATOR, undefined, undefined);
     throw invalidAuth();
   }
-  if (!(await verifyPassword(password, authenticator.passwordHash))) {
-    await recordFailedPassword(deps, authenticator);
+  if (!(await verifyPassword(password, hash))) {
+    await recordFailedPassword(deps, authenticator.id, identity, policy);
     throw invalidAuth();
   }
-  await clearFailedPasswords(deps, authenticator);
-  return authenticator;
+  if (authenticator.failedAttempts) await clearFailedPasswords(deps, authenticator.id);
+  return { authenticator, identity: identity!, policy: policy! };
 }
 
 /**
@@ -36,7 +67,7 @@ export async function authenticateWithPassword(deps: Deps, body: AuthenticateBod
 export async function authenticateWithCertificate(
   deps: Deps,
   clientCertPem: string | undefined,
-): Promise<Authenticator> {
+): Promise<LoginSubject> {
   if (!clientCertPem)
     throw new ApiError('INVALID_AUTH', { message: 'Certificate authentication needs a client certificate.' });
   let fingerprint: string;
@@ -46,7 +77,7 @@ export async function authenticateWithCertificate(
     throw invalidAuth();
   }
   const authenticatorId = await deps.store.findIdByUnique(authenticators, 'fingerprint', fingerprint);
-  const authenticator = authenticatorId ? (await deps.store.get(authenticators, authenticatorId))?.doc : undefined;
-  if (!authenticator) throw invalidAuth();
-  return authenticator;
+  const { authenticator, identity, policy } = await subjectOf(deps, authenticatorId);
+  if (!authenticator || refusesLogin(deps, identity, policy)) throw invalidAuth();
+  return { authenticator, identity: identity!, policy: policy! };
 }

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { endSessionsOps } from '#shared/auth/api-session-store.ts';
 import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import { identities } from '#shared/entities/identity.ts';
+import { ApiError } from '#shared/http/api-error.ts';
 import { empty } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
@@ -20,6 +21,10 @@ export const disableIdentity: Operation = async (request, deps) => {
   const { durationMinutes } = parseWith(disableSchema, request.body ?? {});
   await withOptimisticRetry(async () => {
     const stored = await getOrNotFound(deps, identities, request.pathParameters.id ?? '');
+    // The default admin is how an operator gets back in, so it cannot be disabled (as it cannot be deleted or demoted).
+    if (stored.doc.isDefaultAdmin) {
+      throw new ApiError('ENTITY_CAN_NOT_BE_UPDATED', { message: 'The default admin cannot be disabled.' });
+    }
     const now = deps.now();
     const disabledUntil =
       durationMinutes === 0 ? null : new Date(now.getTime() + durationMinutes * 60_000).toISOString();

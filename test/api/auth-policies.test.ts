@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectMatchesSpec, specMismatches } from '../contract/openziti-spec.ts';
+import { authPolicyBody, managementFixtures } from '../support/management-fixtures.ts';
 import { startTestController, type TestController } from '../support/test-controller.ts';
 
 let controller: TestController;
 let admin: string;
-const M = '/edge/management/v1';
 
 beforeAll(async () => {
   controller = await startTestController();
@@ -14,47 +14,11 @@ afterAll(async () => {
   await controller.close();
 });
 
-const call = (method: string, path: string, body?: unknown, token = admin) =>
-  controller.call(method, `${M}${path}`, { token, ...(body !== undefined ? { body } : {}) });
-
-function policy(name: string, updb: Record<string, unknown> = {}, secondary: Record<string, unknown> = {}) {
-  return {
-    name,
-    primary: {
-      cert: { allowed: true, allowExpiredCerts: false },
-      extJwt: { allowed: false, allowedSigners: [] },
-      updb: {
-        allowed: true,
-        lockoutDurationMinutes: 0,
-        maxAttempts: 0,
-        minPasswordLength: 5,
-        requireMixedCase: false,
-        requireNumberChar: false,
-        requireSpecialChar: false,
-        ...updb,
-      },
-    },
-    secondary: { requireExtJwtSigner: null, requireTotp: false, ...secondary },
-  };
-}
-
-async function createPolicy(body: unknown): Promise<string> {
-  const response = await call('POST', '/auth-policies', body);
-  if (response.status !== 201) throw new Error(`policy: ${response.status} ${response.text}`);
-  return response.body.data.id as string;
-}
-
-/** An identity under a policy, with a password login. */
-async function userUnder(authPolicyId: string, name: string, password = `${name}-Passw0rd!`) {
-  const identity = await call('POST', '/identities', { name, type: 'User', isAdmin: false, authPolicyId });
-  const identityId = identity.body.data.id as string;
-  const created = await call('POST', '/authenticators', { identityId, method: 'updb', username: name, password });
-  if (created.status !== 201) throw new Error(`authenticator: ${created.text}`);
-  return { identityId, username: name, password };
-}
-
-const login = (username: string, password: string) =>
-  controller.call('POST', `${M}/authenticate?method=password`, { body: { username, password } });
+const { call, createPolicy, userUnder, login } = managementFixtures(
+  () => controller,
+  () => admin,
+);
+const policy = authPolicyBody;
 
 describe('auth policies', () => {
   it('starts with the default policy', async () => {
