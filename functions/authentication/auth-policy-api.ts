@@ -75,16 +75,14 @@ function fromInput(input: AuthPolicyInput) {
  * signer type tracks its references; until then the names are checked when written.
  */
 function signerChecks(policy: AuthPolicy, context: WriteContext): WriteOp[] {
-  const named = [
-    ...policy.primary.extJwt.allowedSigners.map((id, index) => ({
-      id,
-      field: `primary.extJwt.allowedSigners.${index}`,
-    })),
-    ...(policy.secondary.requireExtJwtSigner
-      ? [{ id: policy.secondary.requireExtJwtSigner, field: 'secondary.requireExtJwtSigner' }]
-      : []),
-  ];
-  return named.map(({ id, field }) =>
+  const named = new Map<string, string>();
+  policy.primary.extJwt.allowedSigners.forEach((id, index) => {
+    if (!named.has(id)) named.set(id, `primary.extJwt.allowedSigners.${index}`);
+  });
+  const required = policy.secondary.requireExtJwtSigner;
+  if (required && !named.has(required)) named.set(required, 'secondary.requireExtJwtSigner');
+  // Each distinct signer is checked once: a repeated id costs no extra transaction item.
+  return [...named].map(([id, field]) =>
     context.deps.store.existsOp('external-jwt-signers', id, () =>
       invalidField(field, `no external JWT signer found with id ${id}`, id),
     ),

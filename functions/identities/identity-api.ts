@@ -28,8 +28,15 @@ const identityTypeField = z.enum(['User', 'Device', 'Service', 'Router', 'Defaul
 
 const mutableFields = {
   authPolicyId: idField.nullable().optional(),
-  // Unique values are sort keys of their marker partition (at most 1,024 bytes): 255 characters always fit.
-  externalId: z.string().min(1).max(255).nullable().optional(),
+  // Unique values are sort keys of their marker partition (at most 1,024 bytes): 255 characters always fit. A blank
+  // one is no external id at all (stored as null, with no uniqueness marker), as the reference keeps it: the admin
+  // console sends `""` whenever the field is left empty.
+  externalId: z
+    .string()
+    .max(255)
+    .nullable()
+    .optional()
+    .transform((value) => (value === undefined ? undefined : value?.trim() ? value : null)),
   roleAttributes: roleAttributesField.optional(),
   appData: tagsField.optional(),
   defaultHostingCost: costField.optional(),

@@ -11,6 +11,8 @@ export const MAX_LIMIT = 500;
 export const MAX_OFFSET = 100_000;
 
 export type RoleSemantic = 'AllOf' | 'AnyOf';
+/** Distinct `roleFilter` entries a list takes: each `#attribute` is a read of its index partition. */
+export const MAX_ROLE_FILTER_ENTRIES = 100;
 
 /** A list request, normalised: the filter's own `sort by`/`skip`/`limit` win over the query parameters. */
 export interface ListParams {
@@ -105,10 +107,23 @@ export function parseListParams(
 }
 
 function roleFilterOf(query: Readonly<Record<string, readonly string[]>>): ListParams['roleFilter'] {
-  const roles = (query.roleFilter ?? [])
-    .flatMap((value) => value.split(','))
-    .map((role) => role.trim())
-    .filter(Boolean);
+  const roles = [
+    ...new Set(
+      (query.roleFilter ?? [])
+        .flatMap((value) => value.split(','))
+        .map((role) => role.trim())
+        .filter(Boolean),
+    ),
+  ];
+  if (roles.length > MAX_ROLE_FILTER_ENTRIES) {
+    throw new ApiError('COULD_NOT_VALIDATE', {
+      cause: {
+        field: 'roleFilter',
+        reason: `at most ${MAX_ROLE_FILTER_ENTRIES} distinct roles may be given; ${roles.length} were`,
+        value: roles.length,
+      },
+    });
+  }
   const semanticText = query.roleSemantic?.[0];
   let semantic: RoleSemantic = 'AllOf';
   if (semanticText !== undefined && semanticText !== '') {
