@@ -8,6 +8,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { BaseDocument, EntityDefinition, Reference, UniqueKey } from '../entities/entity-definition.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
+import { mapBounded } from '../map-bounded.ts';
 import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, storedAttributes } from './keys.ts';
 import { addToCatalog, pruneCatalog } from './role-catalog.ts';
 import type { WriteOp } from './write-op.ts';
@@ -29,6 +30,8 @@ export const MAX_ITEM_BYTES = 380 * 1024;
 const CONFLICT_ATTEMPTS = 12;
 /** How often a batch request is sent again for what DynamoDB left unprocessed (throttling) before giving up. */
 const BATCH_ATTEMPTS = 6;
+/** After-commit requests (catalog entries) sent at once. */
+const AFTER_COMMIT_CONCURRENCY = 8;
 const BACK_OFF_BASE_MS = 10;
 const BACK_OFF_CAP_MS = 400;
 /**
@@ -362,7 +365,8 @@ export class Store {
     const ops = mergeCounters(this.tableName, unmerged);
     if (ops.length > MAX_TRANSACTION_ITEMS) throw new TransactionTooLargeError(ops.length);
     if (ops.length > 0) await this.send(ops);
-    for (const op of unmerged) await op.afterCommit?.();
+    const followUps = unmerged.flatMap((op) => (op.afterCommit ? [op.afterCommit] : []));
+    await mapBounded(followUps, AFTER_COMMIT_CONCURRENCY, (followUp) => followUp());
   }
 
   private async send(ops: readonly WriteOp[]): Promise<void> {
