@@ -17,7 +17,7 @@ import {
   roleAttributesField,
   tagsField,
 } from '#shared/schemas/common-fields.ts';
-import { mapOf } from '#shared/schemas/map-field.ts';
+import { appDataSchema, mapOf } from '#shared/schemas/map-field.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { identityView } from '#shared/views/identity-view.ts';
@@ -38,7 +38,7 @@ const mutableFields = {
     .optional()
     .transform((value) => (value === undefined ? undefined : value?.trim() ? value : null)),
   roleAttributes: roleAttributesField.optional(),
-  appData: tagsField.optional(),
+  appData: appDataSchema.nullable().optional(),
   defaultHostingCost: costField.optional(),
   defaultHostingPrecedence: precedenceField.optional(),
   serviceHostingCosts: mapOf(costField).nullable().optional(),

@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { mapOf } from '../schemas/map-field.ts';
-import { baseDocumentShape, tagsSchema } from './base-document.ts';
+import { appDataSchema, mapOf } from '../schemas/map-field.ts';
+import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
 
 export const PRECEDENCES = ['default', 'required', 'failed'] as const;
@@ -32,7 +32,7 @@ export const identitySchema = z.object({
   authPolicyId: z.string(),
   externalId: z.string().nullable(),
   roleAttributes: z.array(z.string()),
-  appData: tagsSchema,
+  appData: appDataSchema,
   defaultHostingCost: z.number().int(),
   defaultHostingPrecedence: z.enum(PRECEDENCES),
   serviceHostingCosts: mapOf(z.number().int()),
@@ -40,6 +40,8 @@ export const identitySchema = z.object({
   disabled: z.boolean(),
   disabledAt: z.string().nullable(),
   disabledUntil: z.string().nullable(),
+  /** API sessions created before this instant are dead (set by disable, kept by enable): revokes them all at once. */
+  sessionsValidFrom: z.string().optional(),
   envInfo: envInfoSchema.nullable(),
   sdkInfo: sdkInfoSchema.nullable(),
 });

@@ -42,5 +42,8 @@ export function mapOf<V extends z.ZodType>(
   });
 }
 
-/** Tag and appData values: strings, booleans and null, as the reference allows. */
+/** Tag values: strings, booleans and null, as the reference allows. */
 export const tagValue = z.union([z.string(), z.boolean(), z.null()]);
+
+/** `appData` is the caller's own JSON object: any JSON value under each key (numbers, nested objects, arrays). */
+export const appDataSchema = mapOf(z.json());

@@ -167,6 +167,15 @@ describe('free-form maps keep every key as data', () => {
     });
   }
 
+  it('keeps any JSON under appData keys: numbers, nested objects, arrays', async () => {
+    const appData = { count: 3, ratio: 0.5, nested: { list: [1, 'two', { three: null }], flag: false }, empty: [] };
+
+    const id = await createdId('/identities', { name: unique('app-data'), type: 'User', isAdmin: false, appData });
+    const detail = await call('GET', `/identities/${id}`);
+
+    expect(detail.body.data.appData).toEqual(appData);
+  });
+
   it('takes maps up to the cap and refuses larger ones with a 400 naming the field', async () => {
     const sized = (bytes: number) => `{"k":${JSON.stringify('x'.repeat(bytes - 8))}}`;
     const [tags, appData] = [routes[0]!, routes[3]!];

@@ -13,7 +13,7 @@ export function authPolicyBody(
     name,
     primary: {
       cert: { allowed: true, allowExpiredCerts: false },
-      extJwt: { allowed: false, allowedSigners: [] },
+      extJwt: { allowed: false, allowedSigners: [] as string[] },
       updb: {
         allowed: true,
         lockoutDurationMinutes: 0,
