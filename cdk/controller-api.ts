@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { type Acknowledgment, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
@@ -21,6 +21,8 @@ export interface ControllerApiProps {
   readonly routes: readonly Route[];
   /** The function that serves each operation group of `routes`. */
   readonly functions: ReadonlyMap<OperationGroup, IFunction>;
+  /** Stage-wide throttling: steady requests per second, and how many more may arrive at once. */
+  readonly throttling: { readonly rateLimit: number; readonly burstLimit: number };
 }
 
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
@@ -41,6 +43,16 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
     errorMessage: AccessLogField.contextErrorMessage(),
   }),
 );
+
+const IN_HANDLER_AUTHORIZATION_REASON =
+  "Authorization is the controller's own, in the functions: the zt-session token, partial (MFA-pending) sessions " +
+  'and admin checks are state in the table that API Gateway and Cognito authorizers know nothing of, and some ' +
+  'routes (authenticate, enroll, version) must be open.';
+
+const IN_HANDLER_AUTHORIZATION: Acknowledgment[] = ['AwsSolutions-APIG4', 'AwsSolutions-COG4'].map((id) => ({
+  id,
+  reason: IN_HANDLER_AUTHORIZATION_REASON,
+}));
 
 /**
  * The REST API, built from the route table: every route is a method on each resource `resourcesOf` gives it, proxied
@@ -82,9 +94,26 @@ export class ControllerApi extends Construct {
         dataTraceEnabled: false,
         accessLogDestination: new LogGroupLogDestination(accessLogs),
         accessLogFormat: ACCESS_LOG_FORMAT,
+        tracingEnabled: true,
+        throttlingRateLimit: props.throttling.rateLimit,
+        throttlingBurstLimit: props.throttling.burstLimit,
       },
     });
     addGatewayErrorResponses(this.restApi);
+    Validations.of(this.restApi).acknowledge({
+      id: 'AwsSolutions-APIG2',
+      reason:
+        'The functions validate every body and parameter with the zod schemas of the API and answer 400 ' +
+        '`COULD_NOT_VALIDATE` with the field at fault, as OpenZiti clients expect; API Gateway validation would ' +
+        'duplicate those schemas as models and answer in its own shape.',
+    });
+    Validations.of(this.restApi.node.findChild('CloudWatchRole')).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      reason:
+        "The region's one API Gateway logging role, shared by every REST API of the account: AWS keeps its managed " +
+        "policy in step with what API Gateway writes, and a policy narrowed to this API's log groups would cut off " +
+        "the others' logs.",
+    });
 
     // One integration per function, each granting API Gateway one API-wide invoke permission: a permission per
     // method would outgrow the function's 20 KB resource policy long before the route table is complete.
@@ -97,9 +126,10 @@ export class ControllerApi extends Construct {
       const integration = integrations.get(route.group);
       if (!integration) throw new Error(`No function serves group "${route.group}" (${route.method} ${route.path})`);
       for (const { resource } of resourcesOf(route)) {
-        this.restApi.root
+        const method = this.restApi.root
           .resourceForPath(resource)
           .addMethod(route.method, integration, { operationName: route.operation });
+        Validations.of(method).acknowledge(...IN_HANDLER_AUTHORIZATION);
       }
     }
   }

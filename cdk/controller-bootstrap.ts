@@ -1,10 +1,13 @@
-import { CustomResource, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { CustomResource, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { ControllerFunction } from './controller-function.ts';
+import { FunctionRole } from './function-role.ts';
+import { wildcardUnderArnFinding } from './wildcard-under-arn-finding.ts';
 
 /**
  * Bump to make CloudFormation run the bootstrap again on the next deploy (it only runs when the custom resource's
@@ -34,6 +37,12 @@ export class ControllerBootstrap extends Construct {
       generateSecretString: { passwordLength: 32, excludeCharacters: '"\'`\\' },
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    Validations.of(this.adminPasswordSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        "The operator's bootstrap credential, generated once: the admin's password lives as an argon2id hash in the " +
+        'table, so it is rotated by changing it through the API; a rotated secret would no longer match it.',
+    });
 
     const handler = new ControllerFunction(this, 'Function', {
       source: 'bootstrap',
@@ -49,13 +58,40 @@ export class ControllerBootstrap extends Construct {
     props.table.grantReadWriteData(handler);
     this.adminPasswordSecret.grantRead(handler);
 
+    const providerLogs = new LogGroup(this, 'ProviderLogs', {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const providerRole = new FunctionRole(this, 'ProviderRole', {
+      logGroup: providerLogs,
+      description: 'Ziti controller: custom resource provider of the bootstrap (execution role)',
+    });
     const provider = new Provider(this, 'Provider', {
       onEventHandler: handler,
-      logGroup: new LogGroup(this, 'ProviderLogs', {
-        retention: RetentionDays.ONE_MONTH,
-        removalPolicy: RemovalPolicy.DESTROY,
-      }),
+      logGroup: providerLogs,
+      frameworkOnEventRole: providerRole,
     });
+    Validations.of(providerRole).acknowledge({
+      id: wildcardUnderArnFinding(handler.node.defaultChild as CfnFunction, ':*'),
+      reason: "The provider may invoke the bootstrap function's versions and aliases; that function and no other.",
+    });
+    // Provider has no memory, tracing or dead-letter settings for the framework function it creates.
+    Validations.of(provider).acknowledge(
+      {
+        id: 'Serverless-LambdaDefaultMemorySize',
+        reason: "CDK's provider framework function, which only relays the event and the answer: 128 MB is plenty.",
+      },
+      {
+        id: 'Serverless-LambdaTracing',
+        reason: "CDK's provider framework function runs once per deploy; the bootstrap function it calls is traced.",
+      },
+      {
+        id: 'Serverless-LambdaDLQ',
+        reason:
+          'CloudFormation waits for the answer and fails the deploy after the 5-minute service timeout; an event ' +
+          'parked in a dead-letter queue could not be replayed into that deploy.',
+      },
+    );
 
     new CustomResource(this, 'Run', {
       serviceToken: provider.serviceToken,

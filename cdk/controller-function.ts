@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { FunctionRole } from './function-role.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -35,10 +36,24 @@ export interface ControllerFunctionProps {
 
 /**
  * Every controller function: Node 24 on arm64, one minified ESM bundle with everything inside (the AWS SDK too, so a
- * runtime SDK update never changes behaviour), source maps, JSON logs in its own log group.
+ * runtime SDK update never changes behaviour), source maps, JSON logs in its own log group, X-Ray tracing, and a role
+ * that may write that log group and send traces until granted more.
+ *
+ * Controller functions are only invoked synchronously (by API Gateway, or by the custom resource provider that waits
+ * for the answer): the caller gets every error, so there is no asynchronous event for a dead-letter queue to keep.
  */
 export class ControllerFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: ControllerFunctionProps) {
+    // Logs are for operating the function, not an audit trail: they go with the stack, and age out before that.
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const role = new FunctionRole(scope, `${id}Role`, {
+      logGroup,
+      description: `${props.description} (execution role)`,
+    });
+
     super(scope, id, {
       entry: join(REPO_ROOT, 'functions', props.source, 'handler.ts'),
       handler: 'handler',
@@ -51,11 +66,9 @@ export class ControllerFunction extends NodejsFunction {
       timeout: props.timeout ?? FUNCTION_TIMEOUT,
       environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
       loggingFormat: LoggingFormat.JSON,
-      // Logs are for operating the function, not an audit trail: they go with the stack, and age out before that.
-      logGroup: new LogGroup(scope, `${id}Logs`, {
-        retention: RetentionDays.ONE_MONTH,
-        removalPolicy: RemovalPolicy.DESTROY,
-      }),
+      logGroup,
+      role,
+      tracing: Tracing.ACTIVE,
       bundling: {
         format: OutputFormat.ESM,
         target: 'node24',
@@ -70,6 +83,19 @@ export class ControllerFunction extends NodejsFunction {
         sourcesContent: false,
         tsconfig: join(REPO_ROOT, 'tsconfig.json'),
       },
+    });
+
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Active tracing grants xray:PutTraceSegments and xray:PutTelemetryRecords, which take no resource ARN. ' +
+        'A CDK test fails on any other action granted on `*`, so this cannot hide a later grant.',
+    });
+    Validations.of(this).acknowledge({
+      id: 'Serverless-LambdaDLQ',
+      reason:
+        'Invoked synchronously only (API Gateway proxy integration, custom resource provider): the caller gets ' +
+        'every error and nothing is retried asynchronously, so a dead-letter queue would never receive an event.',
     });
   }
 }

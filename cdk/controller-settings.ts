@@ -1,5 +1,21 @@
+/** How much traffic the API takes before it answers 429. */
+export interface ApiLimits {
+  /** Requests per second the stage serves in the long run, all clients together (API Gateway stage throttling). */
+  readonly apiRateLimit: number;
+  /** Requests the stage serves at once above that rate, all clients together. */
+  readonly apiBurstLimit: number;
+  /** Requests one client IP may send in any five minutes (the web ACL's rate-based rule). */
+  readonly firewallRateLimit: number;
+}
+
+/**
+ * Room for a large network's clients and routers, yet far below API Gateway's account-wide 10,000 requests per
+ * second: a runaway script or a flood is cut off before it runs up the Lambda and DynamoDB bill.
+ */
+export const DEFAULT_API_LIMITS: ApiLimits = { apiRateLimit: 500, apiBurstLimit: 1000, firewallRateLimit: 5000 };
+
 /** Deploy-time settings of the controller stack. */
-export interface ControllerSettings {
+export interface ControllerSettings extends ApiLimits {
   /** Name of the default admin identity the bootstrap creates on first deploy. */
   readonly adminUsername: string;
   /** API sessions end after this long without a request (the reference's `edge.api.sessionTimeout`). */
@@ -9,7 +25,7 @@ export interface ControllerSettings {
 /** Reads one CDK context value (`cdk.json` or `cdk synth -c key=value`). */
 export type ContextLookup = (key: string) => unknown;
 
-const DEFAULTS: ControllerSettings = { adminUsername: 'admin', apiSessionTimeoutMinutes: 30 };
+const DEFAULTS: ControllerSettings = { adminUsername: 'admin', apiSessionTimeoutMinutes: 30, ...DEFAULT_API_LIMITS };
 
 function firstDefined(context: ContextLookup, key: string, envValue: string | undefined): unknown {
   const fromContext = context(key);
@@ -17,9 +33,21 @@ function firstDefined(context: ContextLookup, key: string, envValue: string | un
   return envValue === '' ? undefined : envValue;
 }
 
+type IntegerSetting = Exclude<keyof ControllerSettings, 'adminUsername'>;
+
+function integerAtLeast(min: number, key: IntegerSetting, value: unknown): number {
+  // `-c key=value` always yields a string, `cdk.json` may hold a number.
+  const parsed = value === undefined ? DEFAULTS[key] : Number(value);
+  if (!Number.isInteger(parsed) || parsed < min) {
+    throw new Error(`${key} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+  }
+  return parsed;
+}
+
 /**
  * Resolves the settings from CDK context first, then the environment (`ZITI_ADMIN_USERNAME`,
- * `ZITI_API_SESSION_TIMEOUT_MINUTES`), then the defaults. Invalid values fail the synth rather than the deploy.
+ * `ZITI_API_SESSION_TIMEOUT_MINUTES`, `ZITI_API_RATE_LIMIT`, `ZITI_API_BURST_LIMIT`, `ZITI_FIREWALL_RATE_LIMIT`),
+ * then the defaults. Invalid values fail the synth rather than the deploy.
  */
 export function resolveControllerSettings(
   context: ContextLookup,
@@ -30,12 +58,15 @@ export function resolveControllerSettings(
     throw new Error(`adminUsername must be a non-empty string, got ${JSON.stringify(adminUsername)}`);
   }
 
-  // `-c key=value` always yields a string, `cdk.json` may hold a number.
-  const timeout = firstDefined(context, 'apiSessionTimeoutMinutes', env.ZITI_API_SESSION_TIMEOUT_MINUTES);
-  const apiSessionTimeoutMinutes = timeout === undefined ? DEFAULTS.apiSessionTimeoutMinutes : Number(timeout);
-  if (!Number.isInteger(apiSessionTimeoutMinutes) || apiSessionTimeoutMinutes < 1) {
-    throw new Error(`apiSessionTimeoutMinutes must be an integer >= 1, got ${JSON.stringify(timeout)}`);
-  }
+  const integer = (key: IntegerSetting, envValue: string | undefined, min = 1) =>
+    integerAtLeast(min, key, firstDefined(context, key, envValue));
 
-  return { adminUsername, apiSessionTimeoutMinutes };
+  return {
+    adminUsername,
+    apiSessionTimeoutMinutes: integer('apiSessionTimeoutMinutes', env.ZITI_API_SESSION_TIMEOUT_MINUTES),
+    apiRateLimit: integer('apiRateLimit', env.ZITI_API_RATE_LIMIT),
+    apiBurstLimit: integer('apiBurstLimit', env.ZITI_API_BURST_LIMIT),
+    // AWS WAF's smallest rate-based limit.
+    firewallRateLimit: integer('firewallRateLimit', env.ZITI_FIREWALL_RATE_LIMIT, 10),
+  };
 }

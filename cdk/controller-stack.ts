@@ -4,18 +4,27 @@ import { API_BASE_PATHS, type OperationGroup } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { ControllerApi } from './controller-api.ts';
 import { ControllerBootstrap } from './controller-bootstrap.ts';
+import { ControllerFirewall } from './controller-firewall.ts';
 import { ControllerFunction } from './controller-function.ts';
-import type { ControllerSettings } from './controller-settings.ts';
+import { type ApiLimits, type ControllerSettings, DEFAULT_API_LIMITS } from './controller-settings.ts';
 import { ControllerTable } from './controller-table.ts';
 import { functionIdOf, operationGroupsOf } from './operation-groups.ts';
 
-export interface ControllerStackProps extends StackProps, ControllerSettings {}
+/** The API limits default to {@link DEFAULT_API_LIMITS}. */
+export interface ControllerStackProps
+  extends StackProps,
+    Omit<ControllerSettings, keyof ApiLimits>,
+    Partial<ApiLimits> {}
 
-/** The whole controller: one table, one function per operation group of the route table, one REST API. */
+/**
+ * The whole controller: one table, one function per operation group of the route table, one REST API behind a web
+ * ACL.
+ */
 export class ControllerStack extends Stack {
   readonly table: ControllerTable;
   readonly functions: ReadonlyMap<OperationGroup, ControllerFunction>;
   readonly api: ControllerApi;
+  readonly firewall: ControllerFirewall;
   readonly bootstrap: ControllerBootstrap;
 
   constructor(scope: Construct, id: string, props: ControllerStackProps) {
@@ -46,7 +55,18 @@ export class ControllerStack extends Stack {
     // Integrity scan: the Step Functions state machine (and its segment function) goes here; the database
     // maintenance group gets states:StartExecution on it.
 
-    this.api = new ControllerApi(this, 'Api', { routes: ROUTES, functions });
+    this.api = new ControllerApi(this, 'Api', {
+      routes: ROUTES,
+      functions,
+      throttling: {
+        rateLimit: props.apiRateLimit ?? DEFAULT_API_LIMITS.apiRateLimit,
+        burstLimit: props.apiBurstLimit ?? DEFAULT_API_LIMITS.apiBurstLimit,
+      },
+    });
+    this.firewall = new ControllerFirewall(this, 'Firewall', {
+      stage: this.api.restApi.deploymentStage,
+      rateLimit: props.firewallRateLimit ?? DEFAULT_API_LIMITS.firewallRateLimit,
+    });
     this.bootstrap = new ControllerBootstrap(this, 'Bootstrap', {
       table: this.table,
       adminUsername: props.adminUsername,

@@ -18,8 +18,10 @@ export interface GatewayError {
 export const GATEWAY_ERRORS: readonly GatewayError[] = [
   // API Gateway's answer when no method matches the request's path and verb.
   { type: ResponseType.MISSING_AUTHENTICATION_TOKEN, code: 'NOT_FOUND' },
-  // Every method is unauthenticated to API Gateway (the functions check API sessions), no validators, keys or WAF:
-  // the other 4xx left are an unmatched request that also carried an `Authorization` header, which API Gateway then
+  // Requests the web ACL's managed rules judge an attack (its rate limit answers 429 itself, see controller-firewall).
+  { type: ResponseType.WAF_FILTERED, code: 'COULD_NOT_VALIDATE', message: 'The request was rejected by the firewall.' },
+  // Every method is unauthenticated to API Gateway (the functions check API sessions), no validators or keys: the
+  // other 4xx left are an unmatched request that also carried an `Authorization` header, which API Gateway then
   // rejects as a malformed SigV4 signature (403) instead of the usual "missing authentication token".
   { type: ResponseType.DEFAULT_4XX, code: 'NOT_FOUND' },
   { type: ResponseType.REQUEST_TOO_LARGE, code: 'REQUEST_ENTITY_TOO_LARGE', message: 'The request body is too large.' },

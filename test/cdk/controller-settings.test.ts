@@ -1,22 +1,32 @@
 import { describe, expect, it } from 'vitest';
-import { resolveControllerSettings } from '../../cdk/controller-settings.ts';
+import { DEFAULT_API_LIMITS, resolveControllerSettings } from '../../cdk/controller-settings.ts';
 
 const noContext = () => undefined;
 
 describe('resolveControllerSettings', () => {
-  it('defaults to the admin user and a 30 minute API session timeout', () => {
-    expect(resolveControllerSettings(noContext, {})).toEqual({ adminUsername: 'admin', apiSessionTimeoutMinutes: 30 });
+  it('defaults to the admin user, a 30 minute API session timeout and the default API limits', () => {
+    expect(resolveControllerSettings(noContext, {})).toEqual({
+      adminUsername: 'admin',
+      apiSessionTimeoutMinutes: 30,
+      ...DEFAULT_API_LIMITS,
+    });
   });
 
   it('prefers CDK context over the environment', () => {
     const context = (key: string) => ({ adminUsername: 'root', apiSessionTimeoutMinutes: '45' })[key];
     const env = { ZITI_ADMIN_USERNAME: 'ops', ZITI_API_SESSION_TIMEOUT_MINUTES: '10' };
-    expect(resolveControllerSettings(context, env)).toEqual({ adminUsername: 'root', apiSessionTimeoutMinutes: 45 });
+    expect(resolveControllerSettings(context, env)).toMatchObject({
+      adminUsername: 'root',
+      apiSessionTimeoutMinutes: 45,
+    });
   });
 
   it('falls back to the environment', () => {
     const env = { ZITI_ADMIN_USERNAME: 'ops', ZITI_API_SESSION_TIMEOUT_MINUTES: '10' };
-    expect(resolveControllerSettings(noContext, env)).toEqual({ adminUsername: 'ops', apiSessionTimeoutMinutes: 10 });
+    expect(resolveControllerSettings(noContext, env)).toMatchObject({
+      adminUsername: 'ops',
+      apiSessionTimeoutMinutes: 10,
+    });
   });
 
   it('accepts a number from cdk.json', () => {
@@ -28,6 +38,25 @@ describe('resolveControllerSettings', () => {
     expect(() => resolveControllerSettings(noContext, { ZITI_API_SESSION_TIMEOUT_MINUTES: value })).toThrow(
       /apiSessionTimeoutMinutes/,
     );
+  });
+
+  it('reads the API limits from CDK context or the environment', () => {
+    const context = (key: string) => ({ apiRateLimit: 50, firewallRateLimit: '600' })[key];
+    const env = { ZITI_API_RATE_LIMIT: '5', ZITI_API_BURST_LIMIT: '80', ZITI_FIREWALL_RATE_LIMIT: '700' };
+    expect(resolveControllerSettings(context, env)).toMatchObject({
+      apiRateLimit: 50,
+      apiBurstLimit: 80,
+      firewallRateLimit: 600,
+    });
+  });
+
+  it.each([
+    ['ZITI_API_RATE_LIMIT', '0', /apiRateLimit/],
+    ['ZITI_API_BURST_LIMIT', '2.5', /apiBurstLimit/],
+    // AWS WAF takes no rate-based limit under 10.
+    ['ZITI_FIREWALL_RATE_LIMIT', '9', /firewallRateLimit must be an integer >= 10/],
+  ])('rejects %s=%j', (name, value, error) => {
+    expect(() => resolveControllerSettings(noContext, { [name]: value })).toThrow(error);
   });
 
   it('rejects a blank admin username', () => {

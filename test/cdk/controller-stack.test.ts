@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { resourcesOf } from '#shared/routes/resource-paths.ts';
 import type { OperationGroup } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
+import { DEFAULT_API_LIMITS } from '../../cdk/controller-settings.ts';
 import { ControllerStack } from '../../cdk/controller-stack.ts';
 import { GATEWAY_ERRORS } from '../../cdk/gateway-error-responses.ts';
 import { operationGroupsOf } from '../../cdk/operation-groups.ts';
@@ -16,6 +17,13 @@ interface CfnResource {
 }
 
 type Intrinsic = { readonly Ref?: string; readonly 'Fn::GetAtt'?: readonly [string, string] };
+
+interface Statement {
+  readonly Action: string | string[];
+  readonly Resource: unknown;
+}
+
+type PolicyDocument = { readonly Statement: Statement[] };
 
 // Bundling skipped for every stack: the template does not depend on the bundle, and esbuild would dominate the run.
 const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
@@ -32,6 +40,23 @@ function resourceById(logicalId: string | undefined): CfnResource {
 function resourcesOfType(type: string): [string, CfnResource][] {
   return Object.entries(resources).filter(([, resource]) => resource.Type === type);
 }
+
+function onlyResourceOfType(type: string): [string, CfnResource] {
+  const [only, ...others] = resourcesOfType(type);
+  if (!only || others.length > 0) throw new Error(`expected exactly one ${type}`);
+  return only;
+}
+
+/** The statements a role holds: its inline policies and the `AWS::IAM::Policy` resources attached to it. */
+function statementsOfRole(roleId: string | undefined): Statement[] {
+  const inline = (resourceById(roleId).Properties.Policies as { PolicyDocument: PolicyDocument }[] | undefined) ?? [];
+  const attached = resourcesOfType('AWS::IAM::Policy')
+    .filter(([, policy]) => (policy.Properties.Roles as Intrinsic[]).some((r) => r.Ref === roleId))
+    .map(([, policy]) => policy.Properties.PolicyDocument as PolicyDocument);
+  return [...inline.map((policy) => policy.PolicyDocument), ...attached].flatMap((document) => document.Statement);
+}
+
+const actionsOf = (statement: Statement): string[] => [statement.Action].flat();
 
 function functionLogicalId(group: OperationGroup): string {
   const fn = stack.functions.get(group);
@@ -143,6 +168,7 @@ describe('ControllerStack', () => {
       );
       expect(statuses).toContainEqual(expect.objectContaining({ type: 'REQUEST_TOO_LARGE', status: '413' }));
       expect(statuses).toContainEqual(expect.objectContaining({ type: 'INTEGRATION_TIMEOUT', status: '503' }));
+      expect(statuses).toContainEqual(expect.objectContaining({ type: 'WAF_FILTERED', status: '400' }));
     });
 
     it('answers CORS preflights on every resource in API Gateway, and lets browsers read its own errors', () => {
@@ -177,6 +203,71 @@ describe('ControllerStack', () => {
         MethodSettings: [Match.objectLike({ DataTraceEnabled: false, MetricsEnabled: true })],
       });
     });
+
+    it('traces requests with X-Ray and throttles the whole stage', () => {
+      template.hasResourceProperties('AWS::ApiGateway::Stage', {
+        TracingEnabled: true,
+        MethodSettings: [
+          Match.objectLike({
+            HttpMethod: '*',
+            ResourcePath: '/*',
+            ThrottlingRateLimit: DEFAULT_API_LIMITS.apiRateLimit,
+            ThrottlingBurstLimit: DEFAULT_API_LIMITS.apiBurstLimit,
+          }),
+        ],
+      });
+    });
+
+    it('puts the stage behind a web ACL of AWS managed rule groups and a per-IP rate limit that answers 429', () => {
+      const [webAclId, webAcl] = onlyResourceOfType('AWS::WAFv2::WebACL');
+      const rules = webAcl.Properties.Rules as { Name: string; Statement: Record<string, unknown> }[];
+      expect(webAcl.Properties).toMatchObject({ Scope: 'REGIONAL', DefaultAction: { Allow: {} } });
+      expect(rules.map((rule) => rule.Name)).toEqual(
+        expect.arrayContaining([
+          'AWSManagedRulesAmazonIpReputationList',
+          'AWSManagedRulesKnownBadInputsRuleSet',
+          'AWSManagedRulesCommonRuleSet',
+        ]),
+      );
+
+      const rateLimit = rules.find((rule) => 'RateBasedStatement' in rule.Statement);
+      expect(rateLimit).toMatchObject({
+        Statement: { RateBasedStatement: { AggregateKeyType: 'IP', Limit: DEFAULT_API_LIMITS.firewallRateLimit } },
+        Action: { Block: { CustomResponse: { ResponseCode: 429, CustomResponseBodyKey: 'rate-limited' } } },
+      });
+      const bodies = webAcl.Properties.CustomResponseBodies as Record<string, { Content: string }>;
+      expect(JSON.parse(bodies['rate-limited']!.Content)).toMatchObject({ error: { code: 'RATE_LIMITED' } });
+
+      const [stageId] = onlyResourceOfType('AWS::ApiGateway::Stage');
+      const [, association] = onlyResourceOfType('AWS::WAFv2::WebACLAssociation');
+      expect(association.Properties.WebACLArn).toEqual({ 'Fn::GetAtt': [webAclId, 'Arn'] });
+      expect(association.Properties.ResourceArn).toEqual({
+        'Fn::Join': ['', expect.arrayContaining(['/stages/', { Ref: stageId }])],
+      });
+    });
+
+    it('takes the throttling and firewall limits from its props', () => {
+      const limited = new ControllerStack(
+        new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } }),
+        'LimitedController',
+        {
+          adminUsername: 'admin',
+          apiSessionTimeoutMinutes: 30,
+          apiRateLimit: 20,
+          apiBurstLimit: 40,
+          firewallRateLimit: 300,
+        },
+      );
+      const limitedTemplate = Template.fromStack(limited);
+      limitedTemplate.hasResourceProperties('AWS::ApiGateway::Stage', {
+        MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 })],
+      });
+      limitedTemplate.hasResourceProperties('AWS::WAFv2::WebACL', {
+        Rules: Match.arrayWith([
+          Match.objectLike({ Statement: { RateBasedStatement: Match.objectLike({ Limit: 300 }) } }),
+        ]),
+      });
+    });
   });
 
   describe('functions', () => {
@@ -192,6 +283,7 @@ describe('ControllerStack', () => {
           Architectures: ['arm64'],
           Handler: 'index.handler',
           MemorySize: 1024,
+          TracingConfig: { Mode: 'Active' },
           LoggingConfig: { LogFormat: 'JSON' },
           Environment: {
             Variables: {
@@ -216,19 +308,42 @@ describe('ControllerStack', () => {
       for (const logGroup of logGroups) expect(resourceById(logGroup).Type).toBe('AWS::Logs::LogGroup');
     });
 
-    it('lets a group function do nothing but read and write DynamoDB', () => {
+    it('lets a group function read and write DynamoDB, send traces and write its own log group, nothing more', () => {
       for (const group of groups) {
-        const role = (resourceById(functionLogicalId(group)).Properties.Role as Intrinsic)['Fn::GetAtt']?.[0];
-        const policies = resourcesOfType('AWS::IAM::Policy').filter(([, policy]) =>
-          (policy.Properties.Roles as Intrinsic[]).some((r) => r.Ref === role),
+        const fn = resourceById(functionLogicalId(group));
+        const statements = statementsOfRole((fn.Properties.Role as Intrinsic)['Fn::GetAtt']?.[0]);
+        const actions = statements.flatMap(actionsOf);
+        expect(
+          actions.some((action) => action.startsWith('dynamodb:')),
+          group,
+        ).toBe(true);
+        expect(actions.filter((action) => !action.startsWith('dynamodb:')).sort(), group).toEqual([
+          'logs:CreateLogStream',
+          'logs:PutLogEvents',
+          'xray:PutTelemetryRecords',
+          'xray:PutTraceSegments',
+        ]);
+        const logGroup = (fn.Properties.LoggingConfig as { LogGroup: Intrinsic }).LogGroup.Ref;
+        const logs = statements.filter((statement) =>
+          actionsOf(statement).some((action) => action.startsWith('logs:')),
         );
-        const actions = policies.flatMap(([, policy]) =>
-          (policy.Properties.PolicyDocument as { Statement: { Action: string | string[] }[] }).Statement.flatMap(
-            (statement) => statement.Action,
-          ),
-        );
-        expect(actions.length, group).toBeGreaterThan(0);
-        for (const action of actions) expect(action, group).toMatch(/^dynamodb:/);
+        expect(
+          logs.map((statement) => statement.Resource),
+          group,
+        ).toEqual([{ 'Fn::GetAtt': [logGroup, 'Arn'] }]);
+      }
+    });
+
+    it('gives no function an AWS managed policy, and grants nothing on `*` but X-Ray', () => {
+      const functionRoles = resourcesOfType('AWS::Lambda::Function').map(
+        ([, fn]) => (fn.Properties.Role as Intrinsic)['Fn::GetAtt']?.[0],
+      );
+      for (const role of functionRoles) expect(resourceById(role).Properties.ManagedPolicyArns, role).toBeUndefined();
+      for (const [role] of resourcesOfType('AWS::IAM::Role')) {
+        for (const statement of statementsOfRole(role)) {
+          if (![statement.Resource].flat().includes('*')) continue;
+          expect(actionsOf(statement).sort(), role).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
+        }
       }
     });
   });
@@ -250,7 +365,7 @@ describe('ControllerStack', () => {
       });
     });
 
-    it('has both global secondary indexes, projecting every attribute', () => {
+    it('has its three global secondary indexes: two projecting every attribute, the session activity index keys only', () => {
       template.hasResourceProperties('AWS::DynamoDB::Table', {
         GlobalSecondaryIndexes: [
           {
@@ -268,6 +383,14 @@ describe('ControllerStack', () => {
               { AttributeName: 'GSI2SK', KeyType: 'RANGE' },
             ],
             Projection: { ProjectionType: 'ALL' },
+          },
+          {
+            IndexName: 'GSI3',
+            KeySchema: [
+              { AttributeName: 'GSI3PK', KeyType: 'HASH' },
+              { AttributeName: 'GSI3SK', KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'KEYS_ONLY' },
           },
         ],
       });

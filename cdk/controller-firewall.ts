@@ -1,0 +1,113 @@
+import type { Stage } from 'aws-cdk-lib/aws-apigateway';
+import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
+import { Construct } from 'constructs';
+import { CORS_RESPONSE_HEADERS } from '#shared/http/cors.ts';
+import { API_VERSION_META } from '#shared/http/envelope.ts';
+import type { ErrorCode } from '#shared/http/error-codes.ts';
+
+export interface ControllerFirewallProps {
+  /** The API stage the web ACL guards. */
+  readonly stage: Stage;
+  /** Requests one client IP may send in any five minutes before it is answered 429. */
+  readonly rateLimit: number;
+}
+
+/**
+ * Rules of `AWSManagedRulesCommonRuleSet` that block requests the controller serves: they only count, so their
+ * metrics still show how often they would have fired.
+ */
+const COUNTED_COMMON_RULES = [
+  // PEM certificate chains (CAs, enrollments) and bulk bodies pass its 8 KB; the functions cap bodies at 1 MiB.
+  'SizeRestrictions_BODY',
+  // ZitiQL filters naming many ids pass its 2 KB of query string.
+  'SizeRestrictions_QUERYSTRING',
+  // Tunnelers and SDKs need not send a User-Agent.
+  'NoUserAgent_HEADER',
+  // Configs and external JWT signers carry URLs of IP addresses (`https://10.0.0.5/jwks`), which it takes for RFI.
+  'GenericRFI_BODY',
+] as const;
+
+const RATE_LIMITED_BODY = 'rate-limited';
+
+function visibility(metricName: string): CfnWebACL.VisibilityConfigProperty {
+  return { metricName, cloudWatchMetricsEnabled: true, sampledRequestsEnabled: true };
+}
+
+function awsManagedRuleGroup(name: string, priority: number, counted: readonly string[] = []): CfnWebACL.RuleProperty {
+  return {
+    name,
+    priority,
+    statement: {
+      managedRuleGroupStatement: {
+        vendorName: 'AWS',
+        name,
+        ...(counted.length > 0 && {
+          ruleActionOverrides: counted.map((rule) => ({ name: rule, actionToUse: { count: {} } })),
+        }),
+      },
+    },
+    overrideAction: { none: {} },
+    visibilityConfig: visibility(name),
+  };
+}
+
+/**
+ * A WAF web ACL on the API stage: AWS's IP reputation list, a per-IP rate limit, known bad inputs (Log4Shell and
+ * the like) and the common rule set. Blocked requests get API Gateway's `WAF_FILTERED` gateway response, except the
+ * rate limit's, which answers 429 in the controller's error envelope so that clients back off instead of failing.
+ */
+export class ControllerFirewall extends Construct {
+  readonly webAcl: CfnWebACL;
+
+  constructor(scope: Construct, id: string, props: ControllerFirewallProps) {
+    super(scope, id);
+
+    this.webAcl = new CfnWebACL(this, 'WebAcl', {
+      scope: 'REGIONAL',
+      description: 'Ziti controller API: managed rule groups and a per-IP rate limit',
+      defaultAction: { allow: {} },
+      visibilityConfig: visibility('ZitiControllerApi'),
+      customResponseBodies: {
+        [RATE_LIMITED_BODY]: {
+          contentType: 'APPLICATION_JSON',
+          // WAF answers before API Gateway has a request id, so the envelope has none.
+          content: JSON.stringify({
+            error: {
+              code: 'RATE_LIMITED' satisfies ErrorCode,
+              message: 'Too many requests from this address; try again later.',
+            },
+            meta: API_VERSION_META,
+          }),
+        },
+      },
+      rules: [
+        awsManagedRuleGroup('AWSManagedRulesAmazonIpReputationList', 0),
+        {
+          name: 'RateLimitPerIp',
+          priority: 1,
+          statement: {
+            rateBasedStatement: { limit: props.rateLimit, evaluationWindowSec: 300, aggregateKeyType: 'IP' },
+          },
+          action: {
+            block: {
+              customResponse: {
+                responseCode: 429,
+                customResponseBodyKey: RATE_LIMITED_BODY,
+                // Browsers hide the answer from cross-origin pages without these.
+                responseHeaders: Object.entries(CORS_RESPONSE_HEADERS).map(([name, value]) => ({ name, value })),
+              },
+            },
+          },
+          visibilityConfig: visibility('RateLimitPerIp'),
+        },
+        awsManagedRuleGroup('AWSManagedRulesKnownBadInputsRuleSet', 2),
+        awsManagedRuleGroup('AWSManagedRulesCommonRuleSet', 3, COUNTED_COMMON_RULES),
+      ],
+    });
+
+    new CfnWebACLAssociation(this, 'StageAssociation', {
+      resourceArn: props.stage.stageArn,
+      webAclArn: this.webAcl.attrArn,
+    });
+  }
+}

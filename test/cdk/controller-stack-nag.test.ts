@@ -1,0 +1,37 @@
+import { Stack } from 'aws-cdk-lib';
+import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { describe, expect, it } from 'vitest';
+import { ControllerStack } from '../../cdk/controller-stack.ts';
+import { unacknowledgedNagFindings } from './unacknowledged-nag-findings.ts';
+
+describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
+  it('finds nothing in the controller stack that is neither fixed nor acknowledged', () => {
+    const findings = unacknowledgedNagFindings((app) => {
+      new ControllerStack(app, 'NagController', { adminUsername: 'admin', apiSessionTimeoutMinutes: 30 });
+    });
+    expect(
+      findings,
+      'Fix each finding, or acknowledge it next to the construct that causes it with ' +
+        'Validations.of(construct).acknowledge({ id, reason }) and the real reason',
+    ).toEqual([]);
+  });
+
+  it('reports the errors and warnings of a construct nobody acknowledged', () => {
+    const findings = unacknowledgedNagFindings((app) => {
+      const stack = new Stack(app, 'Unacknowledged');
+      new Secret(stack, 'Secret');
+      new LambdaFunction(stack, 'Function', {
+        runtime: Runtime.NODEJS_24_X,
+        handler: 'index.handler',
+        code: Code.fromInline('export const handler = async () => {};'),
+      });
+    });
+    expect(findings).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^error AwsSolutions-SMG4 at Unacknowledged\/Secret\/Resource: /),
+        expect.stringMatching(/^warning Serverless-LambdaTracing at Unacknowledged\/Function\/Resource: /),
+      ]),
+    );
+  });
+});
