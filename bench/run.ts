@@ -2,13 +2,19 @@ import { ensureTable } from '#local/create-table.ts';
 import { startDynamoDbLocal } from '#local/dynamodb-local.ts';
 import { startLocalServer } from '#local/local-server.ts';
 import { createServerCertificate } from '#local/tls-certificate.ts';
-import { listApiSessionsOfIdentity } from '#shared/auth/api-session-store.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
 import { createDeps, type Deps } from '#shared/deps.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { createLogger } from '#shared/log/logger.ts';
 import { count } from '#shared/store/index-queries.ts';
+import {
+  apiSessionBench,
+  LOGIN_TRIES,
+  type LoginTimingFigures,
+  SESSION_OWNERS,
+  type SessionListFigures,
+} from './api-session-bench.ts';
 import { type BenchClient, createBenchClient } from './bench-client.ts';
 import { countDynamoDbRequests, type DynamoDbRequestCounter } from './count-dynamodb-requests.ts';
 import { identityScenarios } from './identity-scenarios.ts';
@@ -16,6 +22,7 @@ import { machineFacts } from './machine-facts.ts';
 import { markdownTable } from './markdown-table.ts';
 import { type BundleFigures, measureBundles } from './measure-bundles.ts';
 import { type MeasureOptions, measureOperation, type OperationFigures } from './measure-operation.ts';
+import { percentile } from './percentile.ts';
 import { ROLE_ATTRIBUTES, seededName, seedIdentities } from './seed-identities.ts';
 
 const SIZES = [1_000, 10_000] as const;
@@ -119,16 +126,64 @@ async function measureSize(
     const figures = await measureOperation(() => scenario.run(), counter, MEASURE);
     rows.push({ label: scenario.label, figures });
   }
-  const sessions = await listApiSessionsOfIdentity(deps, context.adminId);
+  const sessions = await count(deps.store, 'api-sessions');
   print(
     [
       `### ${context.size.toLocaleString('en-US')} identities`,
       '',
       operationsTable(rows),
       '',
-      `The admin had ${sessions.length.toLocaleString('en-US')} API sessions (one per login above) when retrieved.`,
+      `${sessions.toLocaleString('en-US')} API sessions were stored (the admin's, one per login above) at the end.`,
     ].join('\n'),
   );
+}
+
+/** The API-session list page at each stored count, and how its cost grows (it should not). */
+function sessionListReport(figures: readonly SessionListFigures[]): string {
+  const rows = figures.map(({ storedSessions, totalCount, figures: operation }) => ({
+    label: `list API sessions, \`limit=10\`, ${storedSessions.toLocaleString('en-US')} stored (${totalCount.toLocaleString('en-US')} live)`,
+    figures: operation,
+  }));
+  const first = figures[0]?.figures;
+  const last = figures.at(-1)?.figures;
+  const ratio = first && last ? (last.p50Ms / first.p50Ms).toFixed(2) : 'n/a';
+  return [
+    '### API sessions',
+    '',
+    operationsTable(rows),
+    '',
+    `p50 at ${figures.at(-1)?.storedSessions.toLocaleString('en-US')} stored sessions / at ${figures[0]?.storedSessions}: ` +
+      `${ratio} (target ≤ 2); DynamoDB requests per call: ${figures.map((f) => perOp(f.figures.requestsPerOp)).join(' and ')}. ` +
+      `Sessions are seeded through the store (the writes a login commits), spread over the admin and ${SESSION_OWNERS} ` +
+      'seeded identities.',
+  ].join('\n');
+}
+
+/** Failed logins: a known username with a wrong password against an unknown username. */
+function loginTimingReport(figures: LoginTimingFigures): string {
+  const known = percentile(figures.knownUserWrongPasswordMs, 0.5);
+  const unknown = percentile(figures.unknownUserMs, 0.5);
+  const row = (label: string, samples: readonly number[]) => [
+    label,
+    String(samples.length),
+    ms(percentile(samples, 0.5)),
+    ms(percentile(samples, 0.95)),
+  ];
+  return [
+    '### Failed login timing',
+    '',
+    markdownTable(
+      ['login', 'n', 'median ms', 'p95 ms'],
+      [
+        row('known username, wrong password', figures.knownUserWrongPasswordMs),
+        row('unknown username', figures.unknownUserMs),
+      ],
+      [false, true, true, true],
+    ),
+    '',
+    `Difference of medians (known − unknown): ${ms(known - unknown)} ms. ${LOGIN_TRIES} tries of each, alternating ` +
+      '(which goes first alternates too), after a few unmeasured ones.',
+  ].join('\n');
 }
 
 /** Stands up DynamoDB Local and the HTTPS server, seeds and measures each size, and tears everything down. */
@@ -180,6 +235,17 @@ async function measureApi(): Promise<void> {
       const jitWarmUpMs = size === SIZES[0] ? JIT_WARM_UP_MS : 0;
       await measureSize(deps, client, counter, { token, adminId: adminIdentityId, size, jitWarmUpMs });
     }
+    progress('API sessions, on a table of their own');
+    const sessionFigures = await apiSessionBench({
+      dynamoDbEndpoint: dynamo.endpoint,
+      tls,
+      measure: MEASURE,
+      adminUsername: ADMIN_USERNAME,
+      adminPassword: ADMIN_PASSWORD,
+      progress: (message) => progress(`  ${message}`),
+    });
+    print(sessionListReport(sessionFigures.list));
+    print(loginTimingReport(sessionFigures.login));
   } finally {
     await cleanUp();
     process.removeListener('SIGINT', interrupted);

@@ -4,12 +4,23 @@ import { passwordField, usernameField } from './credential-fields.ts';
 
 const limited = (max: number) => z.string().max(max);
 
+/**
+ * Every login stores its config types with its session, so they are bounded: SDKs send a handful of short ids or
+ * names (`ziti-tunneler-client.v1`, `intercept.v1`, `all`), never near these.
+ */
+const MAX_CONFIG_TYPES = 32;
+const MAX_CONFIG_TYPE_LENGTH = 64;
+
 /** The optional body of `POST /authenticate`; unknown keys are ignored, as the reference does. */
 export const authenticateBodySchema = z
   .object({
     username: z.string().optional(),
     password: z.string().optional(),
-    configTypes: z.array(z.string().max(255)).max(100).optional(),
+    configTypes: z
+      .array(z.string().max(MAX_CONFIG_TYPE_LENGTH, { message: `at most ${MAX_CONFIG_TYPE_LENGTH} characters` }))
+      .max(MAX_CONFIG_TYPES, { message: `at most ${MAX_CONFIG_TYPES} config types` })
+      .transform((types) => [...new Set(types)])
+      .optional(),
     envInfo: envInfoSchema
       .extend({
         arch: limited(255).optional(),

@@ -6,7 +6,7 @@ import { ApiError, invalidField } from '#shared/http/api-error.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { type Operation, queryValue } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
-import { keys } from '#shared/store/keys.ts';
+import { keys, storedAttributes } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { currentApiSessionView } from '#shared/views/api-session-view.ts';
 import { AUTH_METHODS, type AuthenticateBody, type AuthMethod, authenticateBodySchema } from './authenticate-body.ts';
@@ -25,36 +25,45 @@ function policyAllows(policy: AuthPolicy, method: AuthMethod): boolean {
   return method === 'password' ? policy.primary.updb.allowed : method === 'cert' ? policy.primary.cert.allowed : false;
 }
 
-/** The identity's reported environment and SDK, stored with the login that reported them. */
-function clientInfoOp(deps: Deps, identityId: string, body: AuthenticateBody): WriteOp | undefined {
-  if (!body.envInfo && !body.sdkInfo) return undefined;
-  const sets = ['updatedAt = :now'];
+/**
+ * The write on the identity that the new session commits with. Its condition is the kit's reference check (the
+ * identity exists, no delete has marked it) plus "not disabled now", so a login racing a delete or a disable cannot
+ * leave a live session behind. It also stores the environment and SDK the client reported, if any.
+ */
+function identityCommitOp(deps: Deps, identityId: string, body: AuthenticateBody): WriteOp {
+  const condition =
+    'attribute_exists(PK) AND (attribute_not_exists(deletingUntil) OR deletingUntil < :wall) AND ' +
+    '(disabled = :false OR (attribute_type(disabledUntil, :string) AND disabledUntil < :now))';
   const values: Record<string, unknown> = {
     ':now': deps.now().toISOString(),
-    ':one': 1,
     ':wall': new Date().toISOString(),
+    ':false': false,
+    ':string': 'S',
   };
-  if (body.envInfo) {
-    sets.push('envInfo = :envInfo');
-    values[':envInfo'] = body.envInfo;
+  const key = keys.entity(identities.collection, identityId);
+  const onConditionFailed = () => new ApiError('INVALID_AUTH');
+  const reported = storedAttributes({
+    ...(body.envInfo ? { envInfo: body.envInfo } : {}),
+    ...(body.sdkInfo ? { sdkInfo: body.sdkInfo } : {}),
+  });
+  if (Object.keys(reported).length === 0) {
+    const check = { TableName: deps.store.tableName, Key: key, ConditionExpression: condition };
+    return { item: { ConditionCheck: { ...check, ExpressionAttributeValues: values } }, onConditionFailed };
   }
-  if (body.sdkInfo) {
-    sets.push('sdkInfo = :sdkInfo');
-    values[':sdkInfo'] = body.sdkInfo;
-  }
+  const sets = ['updatedAt = :now', ...Object.keys(reported).map((field) => `${field} = :${field}`)];
+  for (const [field, value] of Object.entries(reported)) values[`:${field}`] = value;
   return {
     item: {
       Update: {
         TableName: deps.store.tableName,
-        Key: keys.entity(identities.collection, identityId),
+        Key: key,
         // Bumping the version makes a concurrent admin update of the identity retry instead of overwriting this.
         UpdateExpression: `SET ${sets.join(', ')} ADD version :one`,
-        // As the kit's reference check: the identity exists and no delete has marked it (`deletingUntil`).
-        ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(deletingUntil) OR deletingUntil < :wall)',
-        ExpressionAttributeValues: values,
+        ConditionExpression: condition,
+        ExpressionAttributeValues: { ...values, ':one': 1 },
       },
     },
-    onConditionFailed: () => new ApiError('INVALID_AUTH'),
+    onConditionFailed,
   };
 }
 
@@ -77,12 +86,7 @@ export const authenticate: Operation = async (request, deps) => {
     configTypes: body.configTypes ?? [],
     isMfaRequired: policy.secondary.requireTotp,
   });
-  // The session commits only while its identity exists and is not being deleted (the kit's reference check), so a
-  // login racing the identity's deletion cannot leave a session behind; reported client info is written with it.
-  const identityCheck =
-    clientInfoOp(deps, identity.id, body) ??
-    deps.store.existsOp(identities.collection, identity.id, () => new ApiError('INVALID_AUTH'));
-  await deps.store.transact([...ops, identityCheck]);
+  await deps.store.transact([...ops, identityCommitOp(deps, identity.id, body)]);
 
   request.logger.info('api session created', { identityId: identity.id, apiSessionId: session.id, method });
   const expiry = sessionExpiry(deps, session);

@@ -72,8 +72,9 @@ async function lockOut(deps: Deps, authenticatorId: string, identity: Identity, 
             TableName: deps.store.tableName,
             Key: keys.entity(identities.collection, identity.id),
             // The version moves so a concurrent admin edit of the identity retries instead of undoing the lock.
+            // Sessions from before the lock stay dead even after an admin enables the identity early.
             UpdateExpression:
-              'SET disabled = :true, disabledAt = :now, disabledUntil = :until, updatedAt = :now ADD version :one',
+              'SET disabled = :true, disabledAt = :now, disabledUntil = :until, sessionsValidFrom = :now, updatedAt = :now ADD version :one',
             ConditionExpression: `attribute_exists(PK) AND (disabled = :false OR ${longer})`,
             ExpressionAttributeValues: {
               ':true': true,

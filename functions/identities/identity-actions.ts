@@ -33,6 +33,7 @@ export const disableIdentity: Operation = async (request, deps) => {
       disabled: true,
       disabledAt: now.toISOString(),
       disabledUntil,
+      sessionsValidFrom: now.toISOString(),
       updatedAt: now.toISOString(),
     };
     const ops = deps.store.replaceOps(identities, stored, next);

@@ -1,18 +1,39 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, paginateQuery, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../deps.ts';
+import { type Identity, isDisabledAt } from '../entities/identity.ts';
+import { ApiError } from '../http/api-error.ts';
 import { newId, newToken } from '../ids.ts';
-import { MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
-import { documentOf, fitsKey, keys } from '../store/keys.ts';
+import { backOff, ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
+import { COUNTER_SHARDS, documentOf, fitsKey, keys } from '../store/keys.ts';
 import type { WriteOp } from '../store/write-op.ts';
 import { API_SESSIONS_COLLECTION, type ApiSession, apiSessionSchema } from './api-session.ts';
 import { hashToken } from './session-token.ts';
 
 /**
  * API sessions are keyed by the hash of their token, so the per-request lookup is one strongly consistent read.
- * A second item maps the session id to that hash for the admin operations that address sessions by id.
+ * A second item maps the session id to that hash for the admin operations that address sessions by id. Every write
+ * that creates or removes a session moves the type's counter in the same transaction, each removal conditioned on the
+ * session still being there, so a list's total never needs to read the sessions.
  */
-const sessionKey = (tokenHash: string) => ({ PK: `APISESSION#${tokenHash}`, SK: 'META' });
+const SESSION_PREFIX = 'APISESSION#';
+const sessionKey = (tokenHash: string) => ({ PK: `${SESSION_PREFIX}${tokenHash}`, SK: 'META' });
 const idKey = (id: string) => ({ PK: `${API_SESSIONS_COLLECTION}#${id}`, SK: 'ID' });
+
+/** GSI3's one partition: sessions by last activity, so the expired ones are the key range up to the cutoff. */
+export const ACTIVITY_PARTITION = `ACTIVITY#${API_SESSIONS_COLLECTION}`;
+
+/**
+ * How long after its expiry DynamoDB's TTL deletes a session nobody removed. TTL deletes bypass the session counter,
+ * so TTL is only a late backstop: use, the list, and the identity's disable and delete remove sessions (with the
+ * counter) well before. The integrity scan (to come) recounts the counters for whatever TTL took.
+ */
+const TTL_BACKSTOP_MS = 7 * 24 * 60 * 60_000;
+
+/** A session as far as ending it needs: its item's key (the token hash) and its id pointer. */
+export interface SessionRef {
+  readonly tokenHash: string;
+  readonly id: string;
+}
 
 export interface NewApiSession {
   readonly identityId: string;
@@ -22,15 +43,65 @@ export interface NewApiSession {
   readonly isMfaRequired: boolean;
 }
 
-function expiresAt(deps: Deps, lastActivityAt: Date): Date {
-  return new Date(lastActivityAt.getTime() + deps.config.apiSessionTimeoutMinutes * 60_000);
+const timeoutMs = (deps: Deps) => deps.config.apiSessionTimeoutMinutes * 60_000;
+
+function ttlEpoch(deps: Deps, lastActivityAt: Date): number {
+  return Math.ceil((lastActivityAt.getTime() + timeoutMs(deps) + TTL_BACKSTOP_MS) / 1000);
+}
+
+/** The last activity at or before which a session has expired, as stored (ISO-8601 UTC orders as text as in time). */
+export function liveCutoff(deps: Deps): string {
+  return new Date(deps.now().getTime() - timeoutMs(deps)).toISOString();
+}
+
+/** Whether the session is still inside the inactivity timeout. */
+export function isLive(deps: Deps, session: Pick<ApiSession, 'lastActivityAt'>): boolean {
+  return session.lastActivityAt > liveCutoff(deps);
 }
 
 /** When the session ends unless used again, and how many seconds that is from its last activity. */
 export function sessionExpiry(deps: Deps, session: ApiSession): { expiresAt: string; expirationSeconds: number } {
   return {
-    expiresAt: expiresAt(deps, new Date(session.lastActivityAt)).toISOString(),
+    expiresAt: new Date(Date.parse(session.lastActivityAt) + timeoutMs(deps)).toISOString(),
     expirationSeconds: deps.config.apiSessionTimeoutMinutes * 60,
+  };
+}
+
+/**
+ * The last time the identity ended all its sessions: its latest disable (`disabledAt`, cleared by enable) or
+ * revocation (`sessionsValidFrom`, set by disable and kept by enable). Sessions created before it are dead.
+ */
+function sessionsEndedAt(identity: Identity): string | undefined {
+  return [identity.sessionsValidFrom, identity.disabledAt]
+    .filter((instant): instant is string => typeof instant === 'string')
+    .sort()
+    .at(-1);
+}
+
+/**
+ * Whether the session's identity has ended it: the identity is disabled, or ended its sessions after this one began.
+ * That is one field of the identity, which every request reads anyway, so it holds at once however many sessions are
+ * still stored.
+ */
+export function isRevoked(session: ApiSession, identity: Identity, now: Date): boolean {
+  if (isDisabledAt(identity, now)) return true;
+  const endedAt = sessionsEndedAt(identity);
+  return endedAt !== undefined && session.createdAt < endedAt;
+}
+
+function counterOp(deps: Deps, delta: number): WriteOp {
+  return {
+    item: {
+      Update: {
+        TableName: deps.store.tableName,
+        Key: keys.counter(API_SESSIONS_COLLECTION, Math.floor(Math.random() * COUNTER_SHARDS)),
+        UpdateExpression: 'ADD #count :delta',
+        ExpressionAttributeNames: { '#count': 'count' },
+        ExpressionAttributeValues: { ':delta': delta },
+      },
+    },
+    // The store merges a transaction's counter updates into one per type.
+    counter: { collection: API_SESSIONS_COLLECTION, delta },
   };
 }
 
@@ -70,7 +141,9 @@ export function createApiSessionOps(
             GSI1SK: session.id,
             GSI2PK: keys.sessionsIndex(session.identityId),
             GSI2SK: `${API_SESSIONS_COLLECTION}#${session.id}`,
-            expiresAtEpoch: Math.ceil(expiresAt(deps, now).getTime() / 1000),
+            GSI3PK: ACTIVITY_PARTITION,
+            GSI3SK: session.lastActivityAt,
+            expiresAtEpoch: ttlEpoch(deps, now),
             ...session,
           },
           ConditionExpression: 'attribute_not_exists(PK)',
@@ -78,35 +151,35 @@ export function createApiSessionOps(
       },
     },
     { item: { Put: { TableName: tableName, Item: { ...idKey(session.id), tokenHash: session.tokenHash } } } },
+    counterOp(deps, 1),
   ];
   return { token, session, ops };
 }
 
-function toSession(item: Record<string, unknown>): ApiSession {
+/** A stored session item as its document. */
+export function toSession(item: Record<string, unknown>): ApiSession {
   return apiSessionSchema.parse(documentOf(item));
 }
 
 /**
  * The live session for a token, with its activity refreshed in the same request (one conditional UpdateItem that
- * returns the session); undefined when the token is unknown or the session has been idle past the timeout. DynamoDB's
- * TTL deletes lazily, so an idle session found here is deleted now.
+ * returns the session); undefined when the token is unknown or the session has been idle past the timeout. An idle
+ * session found here is removed now.
  */
 export async function touchApiSession(deps: Deps, token: string): Promise<ApiSession | undefined> {
   const key = sessionKey(hashToken(token));
   const now = deps.now();
-  const cutoff = new Date(now.getTime() - deps.config.apiSessionTimeoutMinutes * 60_000).toISOString();
   try {
     const { Attributes } = await deps.store.db.send(
       new UpdateCommand({
         TableName: deps.store.tableName,
         Key: key,
-        UpdateExpression: 'SET lastActivityAt = :at, expiresAtEpoch = :ttl',
-        // ISO-8601 UTC timestamps of one length order as text the way they order in time.
+        UpdateExpression: 'SET lastActivityAt = :at, GSI3SK = :at, expiresAtEpoch = :ttl',
         ConditionExpression: 'attribute_exists(PK) AND lastActivityAt > :cutoff',
         ExpressionAttributeValues: {
           ':at': now.toISOString(),
-          ':ttl': Math.ceil(expiresAt(deps, now).getTime() / 1000),
-          ':cutoff': cutoff,
+          ':ttl': ttlEpoch(deps, now),
+          ':cutoff': liveCutoff(deps),
         },
         ReturnValues: 'ALL_NEW',
       }),
@@ -135,66 +208,168 @@ export async function getApiSessionById(deps: Deps, id: string): Promise<ApiSess
   return Item ? toSession(Item) : undefined;
 }
 
-/** The writes that end a session; its token stops working at once. */
-export function deleteApiSessionOps(deps: Deps, session: ApiSession): WriteOp[] {
+/** A removal that found its session already gone: someone else removed it, and counted it down. */
+class SessionAlreadyEnded extends ApiError {}
+
+/**
+ * The writes that remove sessions: each item (only if still there, and `expiredBy` a cutoff when given) and id pointer,
+ * and the counter down by as many. A failed condition cancels all of them and answers `onGone`'s error.
+ */
+function endOps(deps: Deps, sessions: readonly SessionRef[], onGone: () => ApiError, expiredBy?: string): WriteOp[] {
   const { tableName } = deps.store;
-  return [
-    { item: { Delete: { TableName: tableName, Key: sessionKey(session.tokenHash) } } },
+  const condition = expiredBy
+    ? {
+        ConditionExpression: 'attribute_exists(PK) AND lastActivityAt <= :cutoff',
+        ExpressionAttributeValues: { ':cutoff': expiredBy },
+      }
+    : { ConditionExpression: 'attribute_exists(PK)' };
+  const ops = sessions.flatMap((session): WriteOp[] => [
+    {
+      item: { Delete: { TableName: tableName, Key: sessionKey(session.tokenHash), ...condition } },
+      onConditionFailed: onGone,
+    },
     { item: { Delete: { TableName: tableName, Key: idKey(session.id) } } },
-  ];
+  ]);
+  return sessions.length > 0 ? [...ops, counterOp(deps, -sessions.length)] : [];
 }
 
-export async function deleteApiSession(deps: Deps, session: ApiSession): Promise<void> {
-  await deps.store.transact(deleteApiSessionOps(deps, session));
+/** Ends a session; its token stops working at once. False when it was already gone. */
+export async function deleteApiSession(deps: Deps, session: SessionRef): Promise<boolean> {
+  try {
+    await deps.store.transact(endOps(deps, [session], () => new SessionAlreadyEnded('NOT_FOUND')));
+    return true;
+  } catch (error) {
+    if (error instanceof SessionAlreadyEnded) return false;
+    throw error;
+  }
 }
 
-function sessionsQuery(deps: Deps, identityId: string, start?: Record<string, unknown>, projection?: string) {
-  return new QueryCommand({
-    ...(projection ? { ProjectionExpression: projection } : {}),
-    TableName: deps.store.tableName,
-    IndexName: 'GSI2',
-    KeyConditionExpression: 'GSI2PK = :sessions',
-    ExpressionAttributeValues: { ':sessions': keys.sessionsIndex(identityId) },
-    ExclusiveStartKey: start,
+/** Most sessions one transaction removes: two items each, and the counter. */
+export const SESSIONS_PER_TRANSACTION = Math.floor((MAX_TRANSACTION_ITEMS - 1) / 2);
+
+/**
+ * Removes sessions met on the way (expired by `expiredBy`, or revoked), at most `SESSIONS_PER_TRANSACTION` at a time:
+ * one transaction, or one per session when another request removed some of them first.
+ */
+export async function removeSessions(deps: Deps, sessions: readonly SessionRef[], expiredBy?: string): Promise<void> {
+  const batch = sessions.slice(0, SESSIONS_PER_TRANSACTION);
+  const gone = () => new SessionAlreadyEnded('NOT_FOUND');
+  try {
+    await deps.store.transact(endOps(deps, batch, gone, expiredBy));
+  } catch (error) {
+    if (!(error instanceof SessionAlreadyEnded) || batch.length === 1) return ignoreGone(error);
+    for (const session of batch) {
+      await deps.store.transact(endOps(deps, [session], gone, expiredBy)).catch(ignoreGone);
+    }
+  }
+}
+
+function ignoreGone(error: unknown): void {
+  if (!(error instanceof SessionAlreadyEnded)) throw error;
+}
+
+/** How often a batch read is sent again for keys DynamoDB left unprocessed (throttling). */
+const BATCH_ATTEMPTS = 6;
+
+/**
+ * The stored items of these session keys (`APISESSION#<hash>`), read strongly consistently (the indexes that named
+ * them lag behind removals), in the order given; keys of sessions gone are left out. `projection` narrows the items.
+ */
+export async function readSessionItems(
+  deps: Deps,
+  sessionPks: readonly string[],
+  projection?: string,
+): Promise<Record<string, unknown>[]> {
+  const { tableName } = deps.store;
+  const unique = [...new Set(sessionPks)];
+  const found = new Map<string, Record<string, unknown>>();
+  for (let i = 0; i < unique.length; i += 100) {
+    let keysLeft: Record<string, unknown>[] = unique.slice(i, i + 100).map((PK) => ({ PK, SK: 'META' }));
+    for (let attempt = 0; keysLeft.length > 0; attempt++) {
+      if (attempt >= BATCH_ATTEMPTS) throw new Error(`DynamoDB left ${keysLeft.length} keys unread`);
+      if (attempt > 0) await backOff(attempt);
+      const result = await deps.store.db.send(
+        new BatchGetCommand({
+          RequestItems: {
+            [tableName]: {
+              Keys: keysLeft,
+              ConsistentRead: true,
+              ...(projection ? { ProjectionExpression: projection } : {}),
+            },
+          },
+        }),
+      );
+      for (const item of result.Responses?.[tableName] ?? []) found.set(String(item.PK), item);
+      keysLeft = (result.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
+    }
+  }
+  return unique.flatMap((pk) => {
+    const item = found.get(pk);
+    return item ? [item] : [];
   });
 }
 
-/** Every stored session of an identity (idle ones included), for disable and delete. */
-export async function listApiSessionsOfIdentity(deps: Deps, identityId: string): Promise<ApiSession[]> {
-  const sessions: ApiSession[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await deps.store.db.send(sessionsQuery(deps, identityId, start));
-    for (const item of page.Items ?? []) sessions.push(toSession(item));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return sessions;
-}
-
-/** Whether the identity has a session not yet idle past the timeout; stops at the first page that has one. */
-export async function hasLiveApiSession(deps: Deps, identityId: string): Promise<boolean> {
-  const cutoff = deps.now().getTime() - deps.config.apiSessionTimeoutMinutes * 60_000;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await deps.store.db.send(sessionsQuery(deps, identityId, start, 'lastActivityAt'));
-    if ((page.Items ?? []).some((item) => Date.parse(String(item.lastActivityAt)) > cutoff)) return true;
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return false;
+/** What removing the sessions of these keys needs, for those still stored. */
+export async function storedSessionRefs(
+  deps: Deps,
+  sessionPks: readonly string[],
+): Promise<(SessionRef & { lastActivityAt: string })[]> {
+  const items = await readSessionItems(deps, sessionPks, 'PK, id, lastActivityAt');
+  return items.map((item) => ({
+    tokenHash: String(item.PK).slice(SESSION_PREFIX.length),
+    id: String(item.id),
+    lastActivityAt: String(item.lastActivityAt),
+  }));
 }
 
 /**
- * The writes that end an identity's sessions, to commit with a change of the identity (disable, delete) that leaves
- * `room` items in its transaction. Sessions beyond that room are ended first, in their own transactions: ending a
- * session a moment early is harmless, leaving one alive is not.
+ * The writes that remove an identity's stored sessions, to commit with a change of the identity (disable, delete)
+ * that leaves `room` items in its transaction: as many as fit, whatever their number, so the change costs the same
+ * with 5 or 5,000 sessions. Ending them does not depend on these writes (the identity's delete, or the
+ * `sessionsValidFrom` its disable sets, stops every session at once); the rest are removed when met: on use, by the
+ * list, by TTL.
  */
 export async function endSessionsOps(deps: Deps, identityId: string, room: number): Promise<WriteOp[]> {
-  const ops = (await listApiSessionsOfIdentity(deps, identityId)).flatMap((session) =>
-    deleteApiSessionOps(deps, session),
+  const fits = Math.min(SESSIONS_PER_TRANSACTION, Math.floor((room - 1) / 2));
+  if (fits <= 0) return [];
+  const { Items = [] } = await deps.store.db.send(
+    new QueryCommand({
+      TableName: deps.store.tableName,
+      IndexName: 'GSI2',
+      KeyConditionExpression: 'GSI2PK = :sessions',
+      ExpressionAttributeValues: { ':sessions': keys.sessionsIndex(identityId) },
+      ProjectionExpression: 'PK',
+      Limit: fits,
+    }),
   );
-  const early = ops.slice(0, Math.max(0, ops.length - Math.max(0, room)));
-  for (let i = 0; i < early.length; i += MAX_TRANSACTION_ITEMS) {
-    await deps.store.transact(early.slice(i, i + MAX_TRANSACTION_ITEMS));
-  }
-  return ops.slice(early.length);
+  const stored = await storedSessionRefs(
+    deps,
+    Items.map((item) => String(item.PK)),
+  );
+  // Removed meanwhile by someone else: the identity's change reads its sessions again.
+  const concurrentlyEnded = () =>
+    new ConcurrentModificationError('SERVER_TOO_MANY_REQUESTS', {
+      message: 'An API session of the identity ended at the same time; retry.',
+    });
+  return endOps(deps, stored, concurrentlyEnded);
+}
+
+/** Whether the identity has a session it has not revoked and not yet idle past the timeout. */
+export async function hasLiveApiSession(deps: Deps, identity: Identity): Promise<boolean> {
+  if (isDisabledAt(identity, deps.now())) return false;
+  const validFrom = sessionsEndedAt(identity);
+  const query = {
+    TableName: deps.store.tableName,
+    IndexName: 'GSI2',
+    KeyConditionExpression: 'GSI2PK = :sessions',
+    FilterExpression: `lastActivityAt > :cutoff${validFrom ? ' AND createdAt >= :validFrom' : ''}`,
+    ExpressionAttributeValues: {
+      ':sessions': keys.sessionsIndex(identity.id),
+      ':cutoff': liveCutoff(deps),
+      ...(validFrom ? { ':validFrom': validFrom } : {}),
+    },
+    Select: 'COUNT' as const,
+  };
+  for await (const page of paginateQuery({ client: deps.store.db }, query)) if ((page.Count ?? 0) > 0) return true;
+  return false;
 }

@@ -22,9 +22,9 @@ export type ApiSession = z.infer<typeof apiSessionSchema>;
 export const API_SESSIONS_COLLECTION = 'api-sessions';
 
 /**
- * API sessions, for reading and listing only: they are keyed by their token's hash (see `api-session-store.ts`), not
- * by the kit's entity layout, so they are never written through the kit. Their items carry the kit's type index
- * (GSI1), which is all a list needs.
+ * API sessions, for their label, schema and filterable fields: they are keyed by their token's hash (see
+ * `api-session-store.ts`), not by the kit's entity layout, so neither the kit's writes nor its lists handle them
+ * (`api-session-list.ts` pages them).
  */
 export const apiSessions: EntityDefinition<ApiSession> = {
   collection: API_SESSIONS_COLLECTION,

@@ -1,9 +1,9 @@
 import type { Deps } from '../deps.ts';
-import { type Identity, identities, isDisabledAt } from '../entities/identity.ts';
+import { type Identity, identities } from '../entities/identity.ts';
 import { ApiError } from '../http/api-error.ts';
 import type { AuthLevel } from '../routes/route.ts';
 import type { ApiSession } from './api-session.ts';
-import { deleteApiSession, touchApiSession } from './api-session-store.ts';
+import { deleteApiSession, isRevoked, touchApiSession } from './api-session-store.ts';
 
 /** The authenticated caller of a request: its API session, the token it presented, and its identity. */
 export interface Caller {
@@ -40,8 +40,8 @@ export async function resolveCaller(
   const session = await touchApiSession(deps, token);
   if (!session) throw unauthorized(INVALID_CHALLENGE);
   const identity = (await deps.store.get(identities, session.identityId))?.doc;
-  if (!identity || isDisabledAt(identity, deps.now())) {
-    // An identity deleted or disabled meanwhile takes its sessions with it.
+  if (!identity || isRevoked(session, identity, deps.now())) {
+    // An identity deleted, disabled or revoking its sessions meanwhile takes this one with it.
     await deleteApiSession(deps, session);
     throw unauthorized(INVALID_CHALLENGE);
   }

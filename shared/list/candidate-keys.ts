@@ -19,16 +19,19 @@ export function candidateKeys<D extends BaseDocument>(
   def: EntityDefinition<D>,
   where: BoolExpr | undefined,
 ): CandidateKeys | undefined {
-  if (!where || def.readsById === false) return undefined;
-  const keyField = (field: string) => field === 'id' || (def.unique as readonly string[]).includes(field);
+  if (def.readsById === false) return undefined;
+  return pinnedValues(where, ['id', ...def.unique]);
+}
+
+/** The values a filter pins one of `fields` to (the first such condition met), as `candidateKeys` describes. */
+export function pinnedValues(where: BoolExpr | undefined, fields: readonly string[]): CandidateKeys | undefined {
+  if (!where) return undefined;
   switch (where.kind) {
     case 'equals':
-      if (where.negated || where.lhs.kind !== 'field' || !keyField(where.lhs.field) || where.value.type !== 'string') {
-        return undefined;
-      }
-      return { field: where.lhs.field, values: [where.value.value] };
+      if (where.negated || where.lhs.kind !== 'field' || !fields.includes(where.lhs.field)) return undefined;
+      return where.value.type === 'string' ? { field: where.lhs.field, values: [where.value.value] } : undefined;
     case 'in': {
-      if (where.negated || where.lhs.kind !== 'field' || !keyField(where.lhs.field)) return undefined;
+      if (where.negated || where.lhs.kind !== 'field' || !fields.includes(where.lhs.field)) return undefined;
       const values = where.values.flatMap((value) => (value.type === 'string' ? [value.value] : []));
       return values.length === where.values.length && values.length <= MAX_CANDIDATES
         ? { field: where.lhs.field, values: [...new Set(values)] }
@@ -36,7 +39,7 @@ export function candidateKeys<D extends BaseDocument>(
     }
     case 'and':
       for (const operand of where.operands) {
-        const keys = candidateKeys(def, operand);
+        const keys = pinnedValues(operand, fields);
         if (keys) return keys;
       }
       return undefined;

@@ -7,6 +7,8 @@
  * - `GSI2` finds the children of a parent (authenticators and enrollments of an identity):
  *   `GSI2PK = <parentType>#<parentId>`, `GSI2SK = <childType>#<childId>`; an identity's API sessions have their own
  *   partition, `identities#<id>#api-sessions`.
+ * - `GSI3` orders API sessions by last activity (`ACTIVITY#api-sessions` / `<lastActivityAt>#<id>`), keys only: the
+ *   expired ones are a key range, so they are counted and removed without reading the live ones.
  * - `expiresAtEpoch` is the TTL attribute (seconds); DynamoDB deletes lazily, so readers still check expiry.
  */
 export const TABLE_KEYS = {
@@ -14,7 +16,8 @@ export const TABLE_KEYS = {
   sortKey: 'SK',
   ttlAttribute: 'expiresAtEpoch',
   indexes: [
-    { name: 'GSI1', partitionKey: 'GSI1PK', sortKey: 'GSI1SK' },
-    { name: 'GSI2', partitionKey: 'GSI2PK', sortKey: 'GSI2SK' },
+    { name: 'GSI1', partitionKey: 'GSI1PK', sortKey: 'GSI1SK', projection: 'ALL' },
+    { name: 'GSI2', partitionKey: 'GSI2PK', sortKey: 'GSI2SK', projection: 'ALL' },
+    { name: 'GSI3', partitionKey: 'GSI3PK', sortKey: 'GSI3SK', projection: 'KEYS_ONLY' },
   ],
 } as const;

@@ -19,7 +19,7 @@ export async function identityView(
   const [children, authPolicyName, hasApiSession] = await Promise.all([
     listChildren(deps, 'identities', identity.id),
     policyName(identity.authPolicyId),
-    hasLiveApiSession(deps, identity.id),
+    hasLiveApiSession(deps, identity),
   ]);
   const authenticators: Record<string, unknown> = {};
   const enrollment: Record<string, unknown> = {};
@@ -39,7 +39,8 @@ export async function identityView(
       };
     }
   }
-  const { envInfo, sdkInfo, ...rest } = identity;
+  // When the identity's sessions were revoked is kept for checking sessions, not shown.
+  const { envInfo, sdkInfo, sessionsValidFrom: _sessionsValidFrom, ...rest } = identity;
   return {
     ...rest,
     _links: selfLinks('identities', identity.id, {

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import type { HttpResponse } from '../support/https-client.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import {
+  ADMIN_PASSWORD,
+  ADMIN_USERNAME,
+  startTestController,
+  type TestController,
+} from '../support/test-controller.ts';
 
 let controller: TestController;
 let admin: string;
@@ -240,5 +246,92 @@ describe('expired sessions', () => {
     expect((await call('GET', `/api-sessions/${session.id}`)).status).toBe(200);
     const listed = await call('GET', `/api-sessions?${filterOf(`identityId = "${user.identityId}"`)}`);
     expect(sessionIds(listed)).toEqual([session.id]);
+  });
+});
+
+describe('what a login stores', () => {
+  const authenticate = (body: Record<string, unknown>) =>
+    controller.call('POST', `${M}/authenticate?method=password`, {
+      body: { username: ADMIN_USERNAME, password: ADMIN_PASSWORD, ...body },
+    });
+
+  it('takes up to 32 config types of up to 64 characters, each kept once', async () => {
+    const configTypes = Array.from({ length: 32 }, (_, i) => `${String(i).padStart(2, '0')}${'x'.repeat(62)}`);
+
+    const response = await authenticate({ configTypes: [...configTypes.slice(0, 30), configTypes[0], configTypes[1]] });
+    const all = await authenticate({ configTypes });
+
+    expect(response.status).toBe(200);
+    expect(response.body.data.configTypes).toEqual(configTypes.slice(0, 30));
+    expect(all.status).toBe(200);
+    expect(all.body.data.configTypes).toEqual(configTypes);
+  });
+
+  it.each([
+    ['more than 32 config types', { configTypes: Array.from({ length: 33 }, (_, i) => `type-${i}`) }, 'configTypes'],
+    ['a config type over 64 characters', { configTypes: ['intercept.v1', 'x'.repeat(65)] }, 'configTypes.1'],
+  ])('answers 400 naming the field for %s', async (_, body, field) => {
+    const response = await authenticate(body);
+
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
+    expect(response.body.error.cause.field).toBe(field);
+    expectMatchesSpec('management', 'POST', '/authenticate', 400, response.body);
+  });
+});
+
+describe('a disabled identity', () => {
+  it('has its sessions end at once, and they stay ended once it is enabled again', async () => {
+    const user = await createUser();
+    const sessions = [await logIn(user.username, user.password), await logIn(user.username, user.password)];
+
+    const disabled = await controller.call('POST', `${M}/identities/${user.identityId}/disable`, {
+      token: admin,
+      body: { durationMinutes: 0 },
+    });
+    const whileDisabled = await controller.call('GET', `${M}/current-api-session`, { token: sessions[0]!.token });
+    const enabled = await controller.call('POST', `${M}/identities/${user.identityId}/enable`, { token: admin });
+
+    expect(disabled.status).toBe(200);
+    expect(whileDisabled.status).toBe(401);
+    expect(enabled.status).toBe(200);
+    for (const session of sessions) {
+      const afterEnable = await controller.call('GET', `${M}/current-api-session`, { token: session.token });
+      expect(afterEnable.status).toBe(401);
+      expect((await call('GET', `/api-sessions/${session.id}`)).status).toBe(404);
+    }
+    const fresh = await logIn(user.username, user.password);
+    expect((await controller.call('GET', `${M}/current-api-session`, { token: fresh.token })).status).toBe(200);
+    const listed = await call('GET', `/api-sessions?${filterOf(`identityId = "${user.identityId}"`)}`);
+    expect(sessionIds(listed)).toEqual([fresh.id]);
+  });
+
+  it('has every session end, more than one transaction removes, and none comes back on enable', async () => {
+    const user = await createUser();
+    const tokens: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      const { token, ops } = createApiSessionOps(controller.deps, {
+        identityId: user.identityId,
+        authenticatorId: 'seeded',
+        ipAddress: '127.0.0.1',
+        configTypes: [],
+        isMfaRequired: false,
+      });
+      await controller.deps.store.transact(ops);
+      tokens.push(token);
+    }
+
+    await controller.call('POST', `${M}/identities/${user.identityId}/disable`, {
+      token: admin,
+      body: { durationMinutes: 0 },
+    });
+    await controller.call('POST', `${M}/identities/${user.identityId}/enable`, { token: admin });
+
+    for (const token of tokens) {
+      expect((await controller.call('GET', `${M}/current-api-session`, { token })).status).toBe(401);
+    }
+    const listed = await call('GET', `/api-sessions?${filterOf(`identityId = "${user.identityId}"`)}`);
+    expect(listed.body.data).toEqual([]);
+    expect(listed.body.meta.pagination.totalCount).toBe(0);
   });
 });

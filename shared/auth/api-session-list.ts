@@ -1,0 +1,206 @@
+import { paginateQuery, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Deps } from '../deps.ts';
+import { type Identity, identities } from '../entities/identity.ts';
+import { pinnedValues } from '../list/candidate-keys.ts';
+import type { ListParams } from '../list/list-params.ts';
+import { type ListPage, pageInMemory } from '../list/page-in-memory.ts';
+import { mapBounded } from '../map-bounded.ts';
+import { count } from '../store/index-queries.ts';
+import { fitsKey, keys } from '../store/keys.ts';
+import { API_SESSIONS_COLLECTION, type ApiSession, apiSessions } from './api-session.ts';
+import {
+  ACTIVITY_PARTITION,
+  getApiSessionById,
+  isRevoked,
+  liveCutoff,
+  readSessionItems,
+  removeSessions,
+  SESSIONS_PER_TRANSACTION,
+  storedSessionRefs,
+  toSession,
+} from './api-session-store.ts';
+
+/** A listed session with its identity (for the view's name). */
+export interface ListedSession {
+  readonly session: ApiSession;
+  readonly identity: Identity;
+}
+
+/** Sessions read for a page, and their total: of the stored ones (expired included) or of those that matched. */
+interface Read {
+  readonly items: ApiSession[];
+  readonly totalCount: number;
+  readonly countsExpired: boolean;
+}
+
+/**
+ * One page of the live API sessions (`GET /api-sessions`), each with its identity.
+ *
+ * - No filter, in id order (the default, or `sort=id desc`): the keys of live sessions up to offset + limit come from
+ *   the type index (GSI1, in id order, only keys projected), then the page's sessions are read whole; the total is the
+ *   session counter less the expired sessions still stored (a key range of GSI3, keys only: thousands per request,
+ *   and few, since lists remove them). The cost follows offset and limit, not how many sessions were ever stored.
+ * - A filter that pins `id` or `identityId` reads just those sessions; any other filter or sort reads every live
+ *   session and pages in memory.
+ *
+ * Expired and revoked sessions met on the way are removed (a transaction's worth per list, the counter with them).
+ */
+export async function listLiveApiSessions(
+  deps: Deps,
+  params: ListParams,
+  refilled = false,
+): Promise<ListPage<ListedSession>> {
+  const cutoff = liveCutoff(deps);
+  const direction = idOrder(params);
+  const [expired, read] = await Promise.all([
+    // The unfiltered total needs every expired key; otherwise only those this list removes.
+    expiredSessionKeys(deps, cutoff, direction ? undefined : SESSIONS_PER_TRANSACTION),
+    direction ? readInIdOrder(deps, cutoff, direction, params) : readFiltered(deps, cutoff, params),
+  ]);
+  const [{ listed, revoked }, stillStored] = await Promise.all([
+    withIdentities(deps, read.items),
+    storedSessionRefs(deps, expired.slice(0, SESSIONS_PER_TRANSACTION)),
+  ]);
+  const sweep = stillStored.filter((session) => session.lastActivityAt <= cutoff);
+  await Promise.all([removeSessions(deps, sweep, cutoff), removeSessions(deps, revoked)]);
+  // Revoked sessions left the page short; they are gone now, so one more read fills it.
+  if (revoked.length > 0 && !refilled) return listLiveApiSessions(deps, params, true);
+  const counted = read.totalCount - (read.countsExpired ? expired.length : 0) - revoked.length;
+  return {
+    items: listed,
+    pagination: {
+      limit: params.limit,
+      offset: params.offset,
+      totalCount: Math.max(counted, listed.length > 0 ? params.offset + listed.length : 0),
+    },
+  };
+}
+
+/** `asc`/`desc` when the list reads in id order without a filter (GSI1's order); undefined otherwise. */
+function idOrder(params: ListParams): 'asc' | 'desc' | undefined {
+  if (params.where !== undefined) return undefined;
+  if (params.sort.length === 0) return 'asc';
+  const [only, ...rest] = params.sort;
+  return only?.field === 'id' && rest.length === 0 ? only.direction : undefined;
+}
+
+/** A partition of sessions: the type's (GSI1) or an identity's (GSI2). */
+interface SessionPartition {
+  readonly index: 'GSI1' | 'GSI2';
+  readonly key: string;
+}
+
+/** The query of a partition's sessions still inside the timeout. */
+function liveQuery(deps: Deps, cutoff: string, partition: SessionPartition): QueryCommandInput {
+  return {
+    TableName: deps.store.tableName,
+    IndexName: partition.index,
+    KeyConditionExpression: `${partition.index}PK = :partition`,
+    // ISO-8601 UTC timestamps of one length order as text the way they order in time.
+    FilterExpression: 'lastActivityAt > :cutoff',
+    ExpressionAttributeValues: { ':partition': partition.key, ':cutoff': cutoff },
+  };
+}
+
+const TYPE_PARTITION: SessionPartition = { index: 'GSI1', key: keys.typeIndex(API_SESSIONS_COLLECTION) };
+
+/**
+ * The page in id order: the keys of live sessions up to offset + limit (keys only projected; each request reads at
+ * least as many as all before it, so expired sessions in between cost few requests), then the page's sessions whole.
+ */
+async function readInIdOrder(deps: Deps, cutoff: string, direction: 'asc' | 'desc', params: ListParams): Promise<Read> {
+  const pageKeys = async () => {
+    const wanted = params.offset + params.limit;
+    const found: string[] = [];
+    let evaluated = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await deps.store.db.send(
+        new QueryCommand({
+          ...liveQuery(deps, cutoff, TYPE_PARTITION),
+          ScanIndexForward: direction === 'asc',
+          ProjectionExpression: 'PK',
+          Limit: Math.max(wanted - found.length, evaluated),
+          ExclusiveStartKey: start,
+        }),
+      );
+      evaluated += page.ScannedCount ?? 0;
+      for (const item of page.Items ?? []) found.push(String(item.PK));
+      start = page.LastEvaluatedKey;
+    } while (start && found.length < wanted);
+    return found.slice(params.offset, wanted);
+  };
+  const [stored, sessionPks] = await Promise.all([count(deps.store, API_SESSIONS_COLLECTION), pageKeys()]);
+  const items = (await readSessionItems(deps, sessionPks))
+    .map(toSession)
+    .filter((session) => session.lastActivityAt > cutoff);
+  return { items, totalCount: stored, countsExpired: true };
+}
+
+/** A filtered or otherwise sorted page: the live sessions the filter can pin, or all of them, paged in memory. */
+async function readFiltered(deps: Deps, cutoff: string, params: ListParams): Promise<Read> {
+  const page = pageInMemory(await readLive(deps, cutoff, params), params, apiSessions.filterable);
+  return { items: page.items, totalCount: page.pagination.totalCount, countsExpired: false };
+}
+
+async function readLive(deps: Deps, cutoff: string, params: ListParams): Promise<ApiSession[]> {
+  const pinned = pinnedValues(params.where, ['id', 'identityId']);
+  // Values too long for a key name nothing stored.
+  const values = pinned?.values.filter(fitsKey) ?? [];
+  if (pinned?.field === 'id') {
+    const found = await mapBounded(values, 16, (id) => getApiSessionById(deps, id));
+    return found.filter((session): session is ApiSession => session !== undefined && session.lastActivityAt > cutoff);
+  }
+  const partitions: SessionPartition[] =
+    pinned?.field === 'identityId'
+      ? values.map((identityId) => ({ index: 'GSI2', key: keys.sessionsIndex(identityId) }))
+      : [TYPE_PARTITION];
+  return (await mapBounded(partitions, 16, (partition) => readPartition(deps, cutoff, partition))).flat();
+}
+
+async function readPartition(deps: Deps, cutoff: string, partition: SessionPartition): Promise<ApiSession[]> {
+  const sessions: ApiSession[] = [];
+  for await (const page of paginateQuery({ client: deps.store.db }, liveQuery(deps, cutoff, partition))) {
+    for (const item of page.Items ?? []) sessions.push(toSession(item));
+  }
+  return sessions;
+}
+
+/**
+ * The item keys of sessions idle past the cutoff, oldest first, from GSI3 (keys only, thousands per request): all of
+ * them, or at most `limit`.
+ */
+async function expiredSessionKeys(deps: Deps, cutoff: string, limit?: number): Promise<string[]> {
+  const found: string[] = [];
+  const query: QueryCommandInput = {
+    TableName: deps.store.tableName,
+    IndexName: 'GSI3',
+    KeyConditionExpression: 'GSI3PK = :activity AND GSI3SK <= :cutoff',
+    ExpressionAttributeValues: { ':activity': ACTIVITY_PARTITION, ':cutoff': cutoff },
+    ProjectionExpression: 'PK',
+    ...(limit === undefined ? {} : { Limit: limit }),
+  };
+  for await (const page of paginateQuery({ client: deps.store.db }, query)) {
+    for (const item of page.Items ?? []) found.push(String(item.PK));
+    if (limit !== undefined && found.length >= limit) break;
+  }
+  return found;
+}
+
+/** The page's sessions with their identities (one batch read), apart from those their identity has revoked. */
+async function withIdentities(
+  deps: Deps,
+  sessions: readonly ApiSession[],
+): Promise<{ listed: ListedSession[]; revoked: ApiSession[] }> {
+  const found = await deps.store.getMany(identities, [...new Set(sessions.map((session) => session.identityId))]);
+  const byId = new Map(found.map((identity) => [identity.id, identity]));
+  const now = deps.now();
+  const listed: ListedSession[] = [];
+  const revoked: ApiSession[] = [];
+  for (const session of sessions) {
+    const identity = byId.get(session.identityId);
+    if (identity && !isRevoked(session, identity, now)) listed.push({ session, identity });
+    else revoked.push(session);
+  }
+  return { listed, revoked };
+}

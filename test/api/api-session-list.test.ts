@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
+import type { Deps } from '#shared/deps.ts';
+import { mapBounded } from '#shared/map-bounded.ts';
+import { count } from '#shared/store/index-queries.ts';
+import { startTestController, type TestController } from '../support/test-controller.ts';
+
+let controller: TestController;
+let admin: string;
+const M = '/edge/management/v1';
+const TIMEOUT_MINUTES = 5;
+let requests = 0;
+
+beforeAll(async () => {
+  controller = await startTestController({ apiSessionTimeoutMinutes: TIMEOUT_MINUTES });
+  controller.deps.store.db.middlewareStack.add(
+    (next) => async (args) => {
+      requests++;
+      return next(args);
+    },
+    { step: 'initialize', name: 'testRequestCounter' },
+  );
+  admin = await controller.login();
+});
+afterAll(async () => {
+  await controller.close();
+});
+
+const call = (path: string, token = admin) => controller.call('GET', `${M}${path}`, { token });
+
+async function createIdentity(name: string): Promise<string> {
+  const response = await controller.call('POST', `${M}/identities`, {
+    token: admin,
+    body: { name, type: 'User', isAdmin: false },
+  });
+  if (response.status !== 201) throw new Error(`identity create failed: ${response.text}`);
+  return response.body.data.id as string;
+}
+
+/** Stores sessions straight through the store (what a login writes), idle for `idleMinutes` already. */
+async function seedSessions(identityId: string, howMany: number, idleMinutes = 0): Promise<string[]> {
+  const deps: Deps = {
+    ...controller.deps,
+    now: () => new Date(controller.deps.now().getTime() - idleMinutes * 60_000),
+  };
+  return mapBounded(Array.from({ length: howMany }), 8, async () => {
+    const { session, ops } = createApiSessionOps(deps, {
+      identityId,
+      authenticatorId: 'seeded',
+      ipAddress: '127.0.0.1',
+      configTypes: [],
+      isMfaRequired: false,
+    });
+    await deps.store.transact(ops);
+    return session.id;
+  });
+}
+
+async function listAll(query = ''): Promise<{ ids: string[]; totalCount: number }> {
+  const response = await call(`/api-sessions?limit=500${query}`);
+  expect(response.status).toBe(200);
+  return {
+    ids: response.body.data.map((session: { id: string }) => session.id),
+    totalCount: response.body.meta.pagination.totalCount,
+  };
+}
+
+/** The DynamoDB requests one call of the list page makes (its session check included). */
+async function requestsOfPage(): Promise<{ requests: number; totalCount: number }> {
+  const before = requests;
+  const response = await call('/api-sessions?limit=10');
+  expect(response.status).toBe(200);
+  return { requests: requests - before, totalCount: response.body.meta.pagination.totalCount };
+}
+
+describe('GET /api-sessions pages', () => {
+  it('in id order: pages join up into the whole list, each with the same total', async () => {
+    const identityId = await createIdentity('pager');
+    await seedSessions(identityId, 23);
+    const all = await listAll();
+    expect(all.ids).toEqual([...all.ids].sort());
+    expect(all.totalCount).toBe(all.ids.length);
+
+    const paged: string[] = [];
+    for (let offset = 0; offset < all.ids.length + 7; offset += 7) {
+      const page = await call(`/api-sessions?limit=7&offset=${offset}`);
+      expect(page.body.meta.pagination).toEqual({ limit: 7, offset, totalCount: all.totalCount });
+      paged.push(...page.body.data.map((session: { id: string }) => session.id));
+    }
+
+    expect(paged).toEqual(all.ids);
+  });
+
+  it('in descending id order with sort=id desc', async () => {
+    const all = await listAll();
+
+    const descending = await listAll('&sort=id%20desc');
+    const secondPage = await call('/api-sessions?limit=5&offset=5&sort=id%20desc');
+
+    expect(descending.ids).toEqual([...all.ids].reverse());
+    expect(secondPage.body.data.map((session: { id: string }) => session.id)).toEqual(
+      [...all.ids].reverse().slice(5, 10),
+    );
+    expect(secondPage.body.meta.pagination.totalCount).toBe(all.totalCount);
+  });
+
+  it('leaves out expired sessions and drops them from the total (and from the stored count)', async () => {
+    const identityId = await createIdentity('idler');
+    const before = await listAll();
+    const expired = await seedSessions(identityId, 12, TIMEOUT_MINUTES + 1);
+    const live = await seedSessions(identityId, 3);
+
+    const after = await listAll();
+    const mine = await listAll(`&filter=${encodeURIComponent(`identityId = "${identityId}"`)}`);
+
+    expect(after.totalCount).toBe(before.totalCount + live.length);
+    expect(after.ids).toEqual(expect.arrayContaining(live));
+    expect(after.ids.filter((id) => expired.includes(id))).toEqual([]);
+    expect(mine.ids.sort()).toEqual([...live].sort());
+    expect(mine.totalCount).toBe(live.length);
+    // The list met the expired sessions and removed them, with their count.
+    expect(await count(controller.deps.store, 'api-sessions')).toBe(after.totalCount);
+  });
+
+  it('drops sessions as they expire', async () => {
+    const identityId = await createIdentity('fading');
+    const before = await listAll();
+    const sessions = await seedSessions(identityId, 4, TIMEOUT_MINUTES - 1);
+
+    expect((await listAll()).totalCount).toBe(before.totalCount + sessions.length);
+    controller.advanceClock(2 * 60_000);
+    admin = await controller.login();
+    const after = await listAll();
+
+    expect(after.ids.filter((id) => sessions.includes(id))).toEqual([]);
+    expect(after.totalCount).toBe(after.ids.length);
+  });
+
+  it('does not list sessions of a disabled identity, even more than its disable removed at once', async () => {
+    const identityId = await createIdentity('many-revoked');
+    const sessions = await seedSessions(identityId, 60);
+    expect((await listAll()).ids).toEqual(expect.arrayContaining(sessions));
+
+    const disabled = await controller.call('POST', `${M}/identities/${identityId}/disable`, {
+      token: admin,
+      body: { durationMinutes: 0 },
+    });
+    await controller.call('POST', `${M}/identities/${identityId}/enable`, { token: admin });
+    const after = await listAll();
+
+    expect(disabled.status).toBe(200);
+    expect(after.ids.filter((id) => sessions.includes(id))).toEqual([]);
+    expect(after.totalCount).toBe(after.ids.length);
+    const identity = await call(`/identities/${identityId}`);
+    expect(identity.body.data.hasApiSession).toBe(false);
+    expect(identity.body.data).not.toHaveProperty('sessionsValidFrom');
+  });
+});
+
+describe('the session count', () => {
+  it('drops once for a session ended by several requests at the same time', async () => {
+    const identityId = await createIdentity('raced');
+    const [sessionId] = await seedSessions(identityId, 1);
+    const before = await count(controller.deps.store, 'api-sessions');
+
+    const responses = await Promise.all(
+      Array.from({ length: 5 }, () => controller.call('DELETE', `${M}/api-sessions/${sessionId}`, { token: admin })),
+    );
+
+    expect(responses.some((response) => response.status === 200)).toBe(true);
+    expect(responses.every((response) => [200, 404].includes(response.status))).toBe(true);
+    expect(await count(controller.deps.store, 'api-sessions')).toBe(before - 1);
+  });
+});
+
+describe('GET /api-sessions cost', () => {
+  it('makes as many DynamoDB requests per page with hundreds more sessions stored, live or expired', async () => {
+    await requestsOfPage(); // removes anything earlier tests left expired
+    const baseline = await requestsOfPage();
+
+    const identityId = await createIdentity('crowd');
+    await seedSessions(identityId, 300);
+    const withLive = await requestsOfPage();
+    await seedSessions(identityId, 150, TIMEOUT_MINUTES + 1);
+    const sweeping: number[] = [];
+    for (let i = 0; i < 4; i++) sweeping.push((await requestsOfPage()).requests);
+    const afterSweeping = await requestsOfPage();
+
+    expect(withLive.requests).toBe(baseline.requests);
+    expect(withLive.totalCount).toBe(baseline.totalCount + 300);
+    // While expired sessions remain, a page also reads back and removes one transaction's worth of them, and may read
+    // past those among the page's ids.
+    for (const sent of sweeping) expect(sent).toBeLessThanOrEqual(baseline.requests + 3);
+    expect(afterSweeping).toEqual(withLive);
+  });
+});
