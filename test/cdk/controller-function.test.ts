@@ -12,7 +12,8 @@ describe('ControllerFunction bundling', () => {
   const outdir = mkdtempSync(join(tmpdir(), 'controller-function-'));
   afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
-  it('bundles a handler into one ESM file that Node 24 loads without node_modules', () => {
+  // A real esbuild bundle plus a Node start: about 20 s on a loaded two-core machine.
+  it('bundles a handler into one ESM file that Node 24 loads without node_modules', { timeout: 120_000 }, () => {
     const app = new App({ outdir, context: cdkJsonContext() });
     const stack = new Stack(app, 'Bundled');
     new ControllerFunction(stack, 'Info', { source: 'info', description: 'bundling test' });
