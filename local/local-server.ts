@@ -14,7 +14,7 @@ import { newId } from '#shared/ids.ts';
 import type { OperationGroup } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { GROUP_OPERATIONS } from './group-operations.ts';
-import { toProxyEvent } from './proxy-event.ts';
+import { serverAuthority, toProxyEvent } from './proxy-event.ts';
 import { RouteMatcher } from './route-matcher.ts';
 import type { TlsMaterial } from './tls-certificate.ts';
 
@@ -34,6 +34,40 @@ export interface LocalServer {
 
 // Lambda's timeout for every function (the reference answers 503 TIMEOUT after 10 s).
 const FUNCTION_TIMEOUT_MS = 10_000;
+
+// Names that reach this machine whatever address the server listens on.
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '::', '[::]']);
+
+/** An address as it appears in a `Host` header: IPv4-mapped IPv6 unwrapped, IPv6 in brackets. */
+function hostForm(address: string): string {
+  const unmapped = address.replace(/^::ffff:(?=\d+\.)/i, '').toLowerCase();
+  return unmapped.includes(':') && !unmapped.startsWith('[') ? `[${unmapped}]` : unmapped;
+}
+
+/**
+ * The names a request may address this server by: the loopback names, the host it was configured to listen on, and
+ * the address the connection arrived at (which a client on the network necessarily used).
+ */
+function namesOf(listenHost: string, request: IncomingMessage): ReadonlySet<string> {
+  const names = new Set(LOOPBACK_NAMES);
+  const configured = hostForm(listenHost);
+  if (!WILDCARD_ADDRESSES.has(configured)) names.add(configured);
+  if (request.socket.localAddress) names.add(hostForm(request.socket.localAddress));
+  return names;
+}
+
+/** The request target as a URL, or a 400: Node accepts absolute-form targets that the URL parser refuses. */
+function requestUrl(target: string | undefined): URL {
+  try {
+    return new URL(target ?? '/', 'https://localhost');
+  } catch {
+    throw new ApiError('COULD_NOT_VALIDATE', {
+      message: 'The request target is not a valid URL.',
+      cause: { message: 'the request target cannot be parsed as a path or an absolute URL' },
+    });
+  }
+}
 
 /** The reference serves `/edge/v1/...` as the client API, and any path outside `/edge` as un-prefixed client paths. */
 function canonicalPath(pathname: string): string {
@@ -83,6 +117,7 @@ function readBody(request: IncomingMessage): Promise<Buffer | 'too-large'> {
  */
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const matcher = new RouteMatcher(ROUTES);
+  const listenHost = options.host ?? '127.0.0.1';
   const handlers = new Map<OperationGroup, GroupHandler>();
   for (const [group, operations] of Object.entries(GROUP_OPERATIONS) as [
     OperationGroup,
@@ -103,7 +138,6 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
         response.end(result.body);
       };
       try {
-        const url = new URL(request.url ?? '/', 'https://localhost');
         if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) {
           // A browser's preflight: API Gateway answers these itself (CORS options on every resource).
           response.writeHead(204, { ...CORS_PREFLIGHT_HEADERS, server: 'ziti-controller-serverless' });
@@ -122,6 +156,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
           send(errorResponse(new ApiError('REQUEST_ENTITY_TOO_LARGE'), newId()));
           return;
         }
+        const url = requestUrl(request.url);
         const match = matcher.match(request.method ?? 'GET', canonicalPath(url.pathname));
         if (match.kind !== 'found') {
           const code = match.kind === 'method-not-allowed' ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND';
@@ -135,10 +170,18 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
           pathParameters: match.pathParameters,
           body,
           stage: 'local',
+          authority: serverAuthority(request.headers.host, {
+            port: request.socket.localPort ?? 443,
+            names: namesOf(listenHost, request),
+          }),
         });
         const handler = handlers.get(match.route.group)!;
         send(await handler(event, lambdaContext(match.route.group)));
       } catch (error) {
+        if (error instanceof ApiError) {
+          send(errorResponse(error, newId()));
+          return;
+        }
         options.deps.logger.error('local server fault', { detail: (error as Error).message });
         send(errorResponse(new ApiError('UNHANDLED'), newId()));
       }
@@ -147,7 +190,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
+    server.listen(options.port, listenHost, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   return {

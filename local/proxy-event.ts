@@ -10,6 +10,28 @@ export interface ProxyEventInput {
   readonly pathParameters: Record<string, string>;
   readonly body: Buffer;
   readonly stage: string;
+  /** The `host[:port]` the request is addressed to, from {@link serverAuthority}. */
+  readonly authority: string;
+}
+
+/** How this server is reached: the port it listens on and the host names that lead to it. */
+export interface ServerAddress {
+  readonly port: number;
+  /** Lower-case host names and addresses (IPv6 in brackets) that name this server. */
+  readonly names: ReadonlySet<string>;
+}
+
+const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::([0-9]{1,5}))?$/;
+
+/**
+ * The authority a request is addressed to. API Gateway hands a function only requests whose `Host` is one of the
+ * API's own domains, and the controller builds URLs from it (`/version`'s `apiBaseUrls`); here any client can send
+ * any `Host`, so only one that names this server on its port is kept, and anything else becomes `localhost:port`.
+ */
+export function serverAuthority(host: string | undefined, server: ServerAddress): string {
+  const parsed = HOST_HEADER.exec(host?.toLowerCase() ?? '');
+  if (parsed && server.names.has(parsed[1]!) && Number(parsed[2] ?? 443) === server.port) return parsed[0];
+  return `localhost:${server.port}`;
 }
 
 /** API Gateway's mTLS client-certificate block, built from the certificate the TLS handshake received. */
@@ -25,23 +47,35 @@ function clientCertOf(certificate: X509Certificate | undefined) {
   };
 }
 
+/**
+ * API Gateway's single- and multi-value maps of repeated names. Collected in a Map: names such as `__proto__` or
+ * `toString`, which any client may send, must become keys like any other, not reach Object.prototype.
+ */
+function valueMaps(pairs: Iterable<[string, string]>, single: (values: readonly string[]) => string) {
+  const values = new Map<string, string[]>();
+  for (const [name, value] of pairs) {
+    const known = values.get(name);
+    if (known) known.push(value);
+    else values.set(name, [value]);
+  }
+  return {
+    single: Object.fromEntries([...values].map(([name, all]) => [name, single(all)])) as Record<string, string>,
+    multi: Object.fromEntries(values) as Record<string, string[]>,
+  };
+}
+
 /** A REST API (payload 1.0) proxy event, shaped exactly as API Gateway delivers it to a Lambda proxy integration. */
 export function toProxyEvent(input: ProxyEventInput): APIGatewayProxyEvent {
   const { request, url } = input;
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  const headerPairs: [string, string][] = [];
   for (let i = 0; i < request.rawHeaders.length; i += 2) {
     const name = request.rawHeaders[i]!;
-    const value = request.rawHeaders[i + 1]!;
-    headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
-    multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
+    if (name.toLowerCase() !== 'host') headerPairs.push([name, request.rawHeaders[i + 1]!]);
   }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
-  for (const [name, value] of url.searchParams) {
-    query[name] = value; // API Gateway keeps the last value in the single-value map.
-    multiQuery[name] = [...(multiQuery[name] ?? []), value];
-  }
+  headerPairs.push(['Host', input.authority]);
+  const { single: headers, multi: multiValueHeaders } = valueMaps(headerPairs, (values) => values.join(','));
+  // API Gateway keeps the last value of a repeated query parameter in the single-value map.
+  const { single: query, multi: multiQuery } = valueMaps(url.searchParams, (values) => values.at(-1)!);
   const socket = request.socket as TLSSocket;
   const certificate = typeof socket.getPeerX509Certificate === 'function' ? socket.getPeerX509Certificate() : undefined;
   const textual = input.body.length === 0 || isTextual(headers);
@@ -61,6 +95,7 @@ export function toProxyEvent(input: ProxyEventInput): APIGatewayProxyEvent {
     requestContext: {
       accountId: 'local',
       apiId: 'local',
+      domainName: input.authority.replace(/:[0-9]+$/, ''),
       authorizer: null,
       protocol: `HTTP/${request.httpVersion}`,
       httpMethod: request.method ?? 'GET',

@@ -1,0 +1,185 @@
+import { connect } from 'node:tls';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_JSON_DEPTH } from '#shared/http/middleware/request-body.ts';
+import { M } from '../support/management-fixtures.ts';
+import { startTestController, type TestController } from '../support/test-controller.ts';
+
+let controller: TestController;
+let admin: string;
+
+beforeAll(async () => {
+  controller = await startTestController();
+  admin = await controller.login();
+});
+afterAll(async () => {
+  await controller.close();
+});
+
+interface RawResponse {
+  readonly status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response shapes; assertions narrow them.
+  readonly body: any;
+}
+
+/** The body of an HTTP/1.1 response sent in chunks. */
+function dechunk(text: string): string {
+  let out = '';
+  let rest = text;
+  for (;;) {
+    const lineEnd = rest.indexOf('\r\n');
+    const size = Number.parseInt(rest.slice(0, lineEnd), 16);
+    if (!size) return out;
+    out += rest.slice(lineEnd + 2, lineEnd + 2 + size);
+    rest = rest.slice(lineEnd + 2 + size + 2);
+  }
+}
+
+/**
+ * Sends a request line and headers exactly as written, which no HTTP client does for a malformed target or a foreign
+ * `Host` (clients derive both from the URL, and TLS name checks follow `Host`).
+ */
+function rawRequest(requestLine: string, headers: readonly string[] = ['Host: localhost']): Promise<RawResponse> {
+  const text = `${requestLine}\r\n${[...headers, 'Connection: close'].join('\r\n')}\r\n\r\n`;
+  return new Promise((resolve, reject) => {
+    // The server's certificate is the test's own; what is checked here is the answer, not the TLS name.
+    const socket = connect({ host: '127.0.0.1', port: controller.server.port, rejectUnauthorized: false }, () =>
+      socket.end(text),
+    );
+    socket.setEncoding('utf8');
+    let received = '';
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+    });
+    socket.on('end', () => {
+      const split = received.indexOf('\r\n\r\n');
+      const head = received.slice(0, split);
+      const rest = received.slice(split + 4);
+      const body = /^transfer-encoding: chunked$/im.test(head) ? dechunk(rest) : rest;
+      resolve({ status: Number(head.split(' ')[1]), body: body ? JSON.parse(body) : undefined });
+    });
+    socket.on('error', reject);
+  });
+}
+
+const nestedArrays = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+const nestedObjects = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+
+describe('JSON bodies nested too deeply', () => {
+  const targets: readonly [string, string, boolean][] = [
+    ['POST', '/edge/client/v1/authenticate?method=password', false],
+    ['POST', `${M}/identities`, true],
+    ['PATCH', `${M}/identities/no-such-id`, true],
+  ];
+
+  it.each(
+    targets.flatMap(([method, path, asAdmin]) => [
+      [method, path, asAdmin, 'arrays', nestedArrays(20_000)],
+      [method, path, asAdmin, 'objects', nestedObjects(20_000)],
+      [method, path, asAdmin, 'arrays one level past the limit', nestedArrays(MAX_JSON_DEPTH + 1)],
+    ]),
+  )('%s %s answers 400 COULD_NOT_PARSE_BODY (admin: %s) for %s', async (method, path, asAdmin, _, rawBody) => {
+    const response = await controller.call(method, path, {
+      rawBody,
+      headers: { 'content-type': 'application/json' },
+      ...(asAdmin ? { token: admin } : {}),
+    });
+
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('COULD_NOT_PARSE_BODY');
+    expect(response.body.error.cause.message).toContain(String(MAX_JSON_DEPTH));
+  });
+
+  it('reads a body nested exactly to the limit, and brackets inside strings do not count', async () => {
+    const atLimit = await controller.call('POST', `${M}/identities`, {
+      token: admin,
+      rawBody: `{"name":${nestedArrays(MAX_JSON_DEPTH - 1)}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    const bracketsInName = await controller.call('POST', `${M}/identities`, {
+      token: admin,
+      body: { name: `bracketed ${'[{'.repeat(MAX_JSON_DEPTH)}`, type: 'User', isAdmin: false },
+    });
+
+    expect(atLimit.status).toBe(400);
+    expect(atLimit.body.error.code).toBe('COULD_NOT_VALIDATE');
+    expect(atLimit.body.error.cause.field).toBe('name');
+    expect(bracketsInName.status).toBe(201);
+  });
+});
+
+describe('request targets the URL parser refuses', () => {
+  it('answers 400 in the error envelope for an unclosed IPv6 bracket in an absolute-form target', async () => {
+    const response = await rawRequest('GET http://[::1/edge/client/v1/version HTTP/1.1');
+
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
+    expect(response.body.error.requestId).toMatch(/^[0-9a-zA-Z.-]{10}$/);
+    expect(response.body.meta.apiVersion).toBe('0.0.1');
+    expect(controller.logLines.join('\n')).not.toContain('local server fault');
+  });
+
+  it('still serves a well-formed absolute-form target', async () => {
+    const response = await rawRequest('GET https://localhost/edge/client/v1/version HTTP/1.1');
+
+    expect(response.status).toBe(200);
+    expect(response.body.data.apiVersions['edge-client'].v1.path).toBe('/edge/client/v1');
+  });
+});
+
+describe('HEAD', () => {
+  it('is not advertised to browsers, and answers 405 like any method the API does not serve', async () => {
+    const preflight = await controller.call('OPTIONS', '/version', {
+      headers: { origin: 'https://console.example.com', 'access-control-request-method': 'GET' },
+    });
+    const head = await rawRequest('HEAD /version HTTP/1.1');
+
+    const advertised = String(preflight.headers['access-control-allow-methods']).split(', ');
+    expect(advertised).toEqual(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+    expect(head.status).toBe(405);
+  });
+});
+
+describe('the base URLs /version advertises', () => {
+  const clientBaseUrls = (response: RawResponse): string[] =>
+    response.body.data.apiVersions['edge-client'].v1.apiBaseUrls;
+
+  it.each([
+    'evil.example.com',
+    'evil.example.com:<port>',
+    'localhost:1"><script>alert(1)</script>',
+    'localhost:1',
+    'localhost',
+  ])('ignore a Host that does not name this server (%s) and use its own origin', async (host) => {
+    const sent = host.replace('<port>', String(controller.server.port));
+    const response = await rawRequest('GET /version HTTP/1.1', [`Host: ${sent}`]);
+
+    expect(response.status).toBe(200);
+    expect(clientBaseUrls(response)).toEqual([`${controller.origin}/edge/client/v1`]);
+  });
+
+  it('answer with its own origin when the request has no Host', async () => {
+    const response = await rawRequest('GET /version HTTP/1.0', []);
+
+    expect(clientBaseUrls(response)).toEqual([`${controller.origin}/edge/client/v1`]);
+  });
+
+  it.each(['127.0.0.1', 'LOCALHOST'])('follow a Host that names this server on its port (%s)', async (name) => {
+    const authority = `${name}:${controller.server.port}`;
+    const response = await rawRequest('GET /version HTTP/1.1', [`Host: ${authority}`]);
+
+    expect(clientBaseUrls(response)).toEqual([`https://${authority.toLowerCase()}/edge/client/v1`]);
+  });
+
+  it('use the configured public URL whatever the Host', async () => {
+    const configured = await startTestController({ publicBaseUrl: 'https://ziti.example.net/' });
+    try {
+      const response = await configured.call('GET', '/version', { headers: { host: 'localhost:1' } });
+
+      expect(response.body.data.apiVersions['edge-management'].v1.apiBaseUrls).toEqual([
+        'https://ziti.example.net/edge/management/v1',
+      ]);
+    } finally {
+      await configured.close();
+    }
+  });
+});
