@@ -1,7 +1,7 @@
 import { crudOperations, getOrNotFound } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
-import { authPolicies } from '#shared/entities/auth-policy.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
+import { ENTITY_DEFINITIONS } from '#shared/entities/definitions.ts';
 import { enrollments } from '#shared/entities/enrollment.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { type IdentityType, identityTypes } from '#shared/entities/identity-type.ts';
@@ -44,11 +44,17 @@ export const getIdentityEnrollments: Operation = async (request, deps) => {
   return list(views, { limit: -1, offset: 0, totalCount: views.length }, Object.keys(enrollments.filterable));
 };
 
-/** `GET /summary`: how many of each entity type exist, from the per-type counters. */
+/** A collection's key in the summary: `auth-policies` → `authPolicies`. */
+function summaryKeyOf(collection: string): string {
+  return collection.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+}
+
+/** `GET /summary`: how many of each declared entity type exist, from the per-type counters. */
 export const listSummary: Operation = async (_request, deps) => {
-  const types = { identities, authPolicies, authenticators, enrollments, identityTypes };
   const entries = await Promise.all(
-    Object.entries(types).map(async ([name, def]) => [name, await count(deps.store, def.collection)] as const),
+    ENTITY_DEFINITIONS.map(
+      async (def) => [summaryKeyOf(def.collection), await count(deps.store, def.collection)] as const,
+    ),
   );
   return ok(Object.fromEntries(entries));
 };

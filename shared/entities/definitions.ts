@@ -4,18 +4,28 @@ import { enrollments } from './enrollment.ts';
 import type { BaseDocument, EntityDefinition } from './entity-definition.ts';
 import { identities } from './identity.ts';
 import { identityTypes } from './identity-type.ts';
+import { POSTURE_CHECK_DEFINITIONS } from './posture-check-definitions.ts';
+import { ROUTER_DEFINITIONS } from './router-definitions.ts';
+import { SERVICE_DEFINITIONS } from './service-definitions.ts';
+import { SIGNER_DEFINITIONS } from './signer-definitions.ts';
 
 /**
  * Every entity type the kit stores. Deletes read it to find the declarations of cascading children from their link
  * items, and the integrity scan walks it; a new type is added here.
  */
 export const ENTITY_DEFINITIONS: readonly EntityDefinition<BaseDocument>[] = [
-  identityTypes,
-  authPolicies,
-  identities,
-  authenticators,
-  enrollments,
-] as unknown as readonly EntityDefinition<BaseDocument>[];
+  ...([
+    identityTypes,
+    authPolicies,
+    identities,
+    authenticators,
+    enrollments,
+  ] as unknown as EntityDefinition<BaseDocument>[]),
+  ...SIGNER_DEFINITIONS,
+  ...SERVICE_DEFINITIONS,
+  ...ROUTER_DEFINITIONS,
+  ...POSTURE_CHECK_DEFINITIONS,
+];
 
 export function definitionOf(collection: string): EntityDefinition<BaseDocument> | undefined {
   return ENTITY_DEFINITIONS.find((def) => def.collection === collection);

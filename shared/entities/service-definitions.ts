@@ -1,0 +1,4 @@
+import type { BaseDocument, EntityDefinition } from './entity-definition.ts';
+
+/** The entity types of this part of the network model; `definitions.ts` lists them with the rest. */
+export const SERVICE_DEFINITIONS: readonly EntityDefinition<BaseDocument>[] = [];

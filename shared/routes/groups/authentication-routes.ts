@@ -1,0 +1,63 @@
+import type { Route } from '../route.ts';
+import { BOTH, MANAGEMENT, route } from '../route-builder.ts';
+
+/** Logins, API sessions, authenticators and auth policies. */
+export const AUTHENTICATION_ROUTES: readonly Route[] = [
+  // Authentication and the caller's own API session.
+  route('POST', '/authenticate', BOTH, 'authentication', 'none', 'authenticate'),
+  route('GET', '/current-api-session', BOTH, 'authentication', 'partial', 'getCurrentAPISession'),
+  route('DELETE', '/current-api-session', BOTH, 'authentication', 'partial', 'deleteCurrentApiSession'),
+
+  // The caller's own authenticators (self-service username and password changes).
+  route(
+    'GET',
+    '/current-identity/authenticators',
+    BOTH,
+    'authentication',
+    'authenticated',
+    'listCurrentIdentityAuthenticators',
+  ),
+  route(
+    'GET',
+    '/current-identity/authenticators/{id}',
+    BOTH,
+    'authentication',
+    'authenticated',
+    'detailCurrentIdentityAuthenticator',
+  ),
+  route(
+    'PUT',
+    '/current-identity/authenticators/{id}',
+    BOTH,
+    'authentication',
+    'authenticated',
+    'updateCurrentIdentityAuthenticator',
+  ),
+  route(
+    'PATCH',
+    '/current-identity/authenticators/{id}',
+    BOTH,
+    'authentication',
+    'authenticated',
+    'patchCurrentIdentityAuthenticator',
+  ),
+
+  // Authenticators and API sessions (management).
+  route('GET', '/authenticators', MANAGEMENT, 'authentication', 'admin', 'listAuthenticators'),
+  route('POST', '/authenticators', MANAGEMENT, 'authentication', 'admin', 'createAuthenticator'),
+  route('GET', '/authenticators/{id}', MANAGEMENT, 'authentication', 'admin', 'detailAuthenticator'),
+  route('PUT', '/authenticators/{id}', MANAGEMENT, 'authentication', 'admin', 'updateAuthenticator'),
+  route('PATCH', '/authenticators/{id}', MANAGEMENT, 'authentication', 'admin', 'patchAuthenticator'),
+  route('DELETE', '/authenticators/{id}', MANAGEMENT, 'authentication', 'admin', 'deleteAuthenticator'),
+  route('GET', '/api-sessions', MANAGEMENT, 'authentication', 'admin', 'listAPISessions'),
+  route('GET', '/api-sessions/{id}', MANAGEMENT, 'authentication', 'admin', 'detailAPISessions'),
+  route('DELETE', '/api-sessions/{id}', MANAGEMENT, 'authentication', 'admin', 'deleteAPISessions'),
+
+  // Auth policies (management).
+  route('GET', '/auth-policies', MANAGEMENT, 'authentication', 'admin', 'listAuthPolicies'),
+  route('POST', '/auth-policies', MANAGEMENT, 'authentication', 'admin', 'createAuthPolicy'),
+  route('GET', '/auth-policies/{id}', MANAGEMENT, 'authentication', 'admin', 'detailAuthPolicy'),
+  route('PUT', '/auth-policies/{id}', MANAGEMENT, 'authentication', 'admin', 'updateAuthPolicy'),
+  route('PATCH', '/auth-policies/{id}', MANAGEMENT, 'authentication', 'admin', 'patchAuthPolicy'),
+  route('DELETE', '/auth-policies/{id}', MANAGEMENT, 'authentication', 'admin', 'deleteAuthPolicy'),
+];

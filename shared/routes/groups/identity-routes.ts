@@ -1,0 +1,24 @@
+import type { Route } from '../route.ts';
+import { BOTH, MANAGEMENT, route } from '../route-builder.ts';
+
+/** The caller's own identity, and identities as admins manage them. */
+export const IDENTITY_ROUTES: readonly Route[] = [
+  // The caller's own identity.
+  route('GET', '/current-identity', BOTH, 'identities', 'authenticated', 'getCurrentIdentity'),
+
+  // Identities (management).
+  route('GET', '/identities', MANAGEMENT, 'identities', 'admin', 'listIdentities'),
+  route('POST', '/identities', MANAGEMENT, 'identities', 'admin', 'createIdentity'),
+  route('GET', '/identities/{id}', MANAGEMENT, 'identities', 'admin', 'detailIdentity'),
+  route('PUT', '/identities/{id}', MANAGEMENT, 'identities', 'admin', 'updateIdentity'),
+  route('PATCH', '/identities/{id}', MANAGEMENT, 'identities', 'admin', 'patchIdentity'),
+  route('DELETE', '/identities/{id}', MANAGEMENT, 'identities', 'admin', 'deleteIdentity'),
+  route('POST', '/identities/{id}/disable', MANAGEMENT, 'identities', 'admin', 'disableIdentity'),
+  route('POST', '/identities/{id}/enable', MANAGEMENT, 'identities', 'admin', 'enableIdentity'),
+  route('GET', '/identities/{id}/authenticators', MANAGEMENT, 'identities', 'admin', 'getIdentityAuthenticators'),
+  route('GET', '/identities/{id}/enrollments', MANAGEMENT, 'identities', 'admin', 'getIdentityEnrollments'),
+  route('GET', '/identity-types', MANAGEMENT, 'identities', 'admin', 'listIdentityTypes'),
+  route('GET', '/identity-types/{id}', MANAGEMENT, 'identities', 'admin', 'detailIdentityType'),
+  route('GET', '/identity-role-attributes', MANAGEMENT, 'identities', 'admin', 'listIdentityRoleAttributes'),
+  route('GET', '/summary', MANAGEMENT, 'identities', 'admin', 'listSummary'),
+];
