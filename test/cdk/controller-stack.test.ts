@@ -8,6 +8,7 @@ import { DEFAULT_API_LIMITS } from '../../cdk/controller-settings.ts';
 import { ControllerStack } from '../../cdk/controller-stack.ts';
 import { GATEWAY_ERRORS } from '../../cdk/gateway-error-responses.ts';
 import { operationGroupsOf } from '../../cdk/operation-groups.ts';
+import { specOperations } from '../contract/openziti-spec.ts';
 import { cdkJsonContext } from './synth-context.ts';
 
 interface CfnResource {
@@ -429,5 +430,52 @@ describe('ControllerStack', () => {
     expect(outputs).toEqual(
       expect.arrayContaining(['ClientApiUrl', 'ManagementApiUrl', 'TableName', 'AdminPasswordSecretArn']),
     );
+  });
+});
+
+/** API Gateway's default quota of resources per REST API. */
+const RESOURCE_QUOTA = 300;
+/** Head-room kept below the quota once every documented operation is served (for new paths of later API versions). */
+const RESOURCE_HEADROOM = 50;
+
+/** Every resource path (each prefix of each template) that serving `routes` needs, as `resourcesOf` lays them out. */
+function resourcePathsFor(routes: readonly Parameters<typeof resourcesOf>[0][]): Set<string> {
+  const paths = new Set<string>();
+  for (const route of routes) {
+    for (const { resource } of resourcesOf(route)) {
+      // API Gateway names a path parameter once per level; the documents' names do not change the count.
+      const parts = resource
+        .split('/')
+        .filter(Boolean)
+        .map((part) => (part.startsWith('{') ? '{param}' : part));
+      for (let i = 1; i <= parts.length; i++) paths.add(`/${parts.slice(0, i).join('/')}`);
+    }
+  }
+  return paths;
+}
+
+describe("API Gateway's resource budget", () => {
+  it('stays under the quota with the routes served today', () => {
+    const count = Object.values(resources).filter((resource) => resource.Type === 'AWS::ApiGateway::Resource').length;
+
+    expect(count).toBeLessThan(RESOURCE_QUOTA - RESOURCE_HEADROOM);
+  });
+
+  it('keeps room to spare once all 258 documented operations are served the same way', () => {
+    const documented = (['client', 'management'] as const).flatMap((api) =>
+      specOperations(api).map((operation) => ({
+        method: operation.method as 'GET',
+        path: operation.pathTemplate,
+        apis: [api],
+        group: 'info' as OperationGroup,
+        auth: 'none' as const,
+        operation: operation.operationId,
+      })),
+    );
+
+    const needed = resourcePathsFor(documented).size;
+
+    expect(documented).toHaveLength(258);
+    expect(needed).toBeLessThanOrEqual(RESOURCE_QUOTA - RESOURCE_HEADROOM);
   });
 });
