@@ -122,6 +122,7 @@ export class ControllerApi extends Construct {
       integrations.set(group, new LambdaIntegration(fn, { scopePermissionToMethod: false, timeout: REQUEST_DEADLINE }));
     }
 
+    const resourceGroups = new Map<string, OperationGroup>();
     for (const route of props.routes) {
       const integration = integrations.get(route.group);
       if (!integration) throw new Error(`No function serves group "${route.group}" (${route.method} ${route.path})`);
@@ -130,7 +131,14 @@ export class ControllerApi extends Construct {
           .resourceForPath(resource)
           .addMethod(route.method, integration, { operationName: route.operation });
         Validations.of(method).acknowledge(...IN_HANDLER_AUTHORIZATION);
+        if (!resourceGroups.has(resource)) resourceGroups.set(resource, route.group);
       }
+    }
+    // Every served resource also takes ANY other method, to a function that answers 405 METHOD_NOT_ALLOWED in the
+    // API's envelope; without it API Gateway answers its own 403, which could not be told from an unknown path.
+    for (const [resource, group] of resourceGroups) {
+      const method = this.restApi.root.resourceForPath(resource).addMethod('ANY', integrations.get(group));
+      Validations.of(method).acknowledge(...IN_HANDLER_AUTHORIZATION);
     }
   }
 }

@@ -102,4 +102,13 @@ describe('the exported Lambda handlers', () => {
     expect(result.statusCode).toBe(404);
     expect(JSON.parse(result.body).error.code).toBe('NOT_FOUND');
   });
+
+  it('answer a method the resource does not serve (its ANY catch-all) with 405 in the error envelope', async () => {
+    const { handler } = (await import('#functions/identities/handler.ts')) as { handler: Handler };
+
+    const result = await handler(event('PUT', '/edge/management/v1/identities'), context());
+
+    expect(result.statusCode).toBe(405);
+    expect(JSON.parse(result.body).error.code).toBe('METHOD_NOT_ALLOWED');
+  });
 });

@@ -108,12 +108,19 @@ describe('ControllerStack', () => {
       }
     });
 
-    it('has no method the route table does not ask for (besides CORS preflights)', () => {
+    it('has no method the route table does not ask for (besides CORS preflights and the 405 catch-alls)', () => {
       const expected = ROUTES.flatMap((route) =>
         resourcesOf(route).map(({ resource }) => `${route.method} ${resource}`),
       );
-      const routed = [...methods.keys()].filter((key) => !key.startsWith('OPTIONS '));
+      const routed = [...methods.keys()].filter((key) => !key.startsWith('OPTIONS ') && !key.startsWith('ANY '));
       expect(routed.sort()).toEqual([...new Set(expected)].sort());
+    });
+
+    it('sends any other method of a served resource to a function, so it answers 405 in the envelope', () => {
+      const served = new Set(ROUTES.flatMap((route) => resourcesOf(route).map(({ resource }) => resource)));
+      for (const resource of served) {
+        expect(methods.get(`ANY ${resource}`), resource).toMatchObject({ type: 'AWS_PROXY' });
+      }
     });
 
     it('serves the un-prefixed alias of the base path at the REST API root', () => {
