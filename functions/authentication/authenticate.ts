@@ -30,7 +30,7 @@ function policyAllows(policy: AuthPolicy, method: AuthMethod): boolean {
  * identity exists, no delete has marked it) plus "not disabled now", so a login racing a delete or a disable cannot
  * leave a live session behind. It also stores the environment and SDK the client reported, if any.
  */
-function identityCommitOp(deps: Deps, identityId: string, body: AuthenticateBody): WriteOp {
+function identityCommitOps(deps: Deps, identityId: string, body: AuthenticateBody): WriteOp[] {
   const condition =
     'attribute_exists(PK) AND (attribute_not_exists(deletingUntil) OR deletingUntil < :wall) AND ' +
     '(disabled = :false OR (attribute_type(disabledUntil, :string) AND disabledUntil < :now))';
@@ -48,11 +48,11 @@ function identityCommitOp(deps: Deps, identityId: string, body: AuthenticateBody
   });
   if (Object.keys(reported).length === 0) {
     const check = { TableName: deps.store.tableName, Key: key, ConditionExpression: condition };
-    return { item: { ConditionCheck: { ...check, ExpressionAttributeValues: values } }, onConditionFailed };
+    return [{ item: { ConditionCheck: { ...check, ExpressionAttributeValues: values } }, onConditionFailed }];
   }
   const sets = ['updatedAt = :now', ...Object.keys(reported).map((field) => `${field} = :${field}`)];
   for (const [field, value] of Object.entries(reported)) values[`:${field}`] = value;
-  return {
+  const update: WriteOp = {
     item: {
       Update: {
         TableName: deps.store.tableName,
@@ -65,6 +65,18 @@ function identityCommitOp(deps: Deps, identityId: string, body: AuthenticateBody
     },
     onConditionFailed,
   };
+  // The identity's filter record (what lists filter on) follows its new `updatedAt`.
+  const record: WriteOp = {
+    item: {
+      Update: {
+        TableName: deps.store.tableName,
+        Key: keys.idOrder(identities.collection, identityId),
+        UpdateExpression: 'SET updatedAt = :now',
+        ExpressionAttributeValues: { ':now': values[':now'] },
+      },
+    },
+  };
+  return [update, record];
 }
 
 /** `POST /authenticate?method=password|cert|ext-jwt`: a new API session, its token in the body and `zt-session`. */
@@ -86,7 +98,7 @@ export const authenticate: Operation = async (request, deps) => {
     configTypes: body.configTypes ?? [],
     isMfaRequired: policy.secondary.requireTotp,
   });
-  await deps.store.transact([...ops, identityCommitOp(deps, identity.id, body)]);
+  await deps.store.transact([...ops, ...identityCommitOps(deps, identity.id, body)]);
 
   request.logger.info('api session created', { identityId: identity.id, apiSessionId: session.id, method });
   const expiry = sessionExpiry(deps, session);

@@ -92,6 +92,19 @@ async function lockOut(deps: Deps, authenticatorId: string, identity: Identity, 
         item: {
           Update: {
             TableName: deps.store.tableName,
+            // The identity's filter record, which lists filter on, follows the change.
+            Key: keys.idOrder(identities.collection, identity.id),
+            UpdateExpression: 'SET disabled = :true, updatedAt = :now',
+            ConditionExpression: 'attribute_exists(PK)',
+            ExpressionAttributeValues: { ':true': true, ':now': now.toISOString() },
+          },
+        },
+        onConditionFailed: () => new LockNotNeeded('INVALID_AUTH'),
+      },
+      {
+        item: {
+          Update: {
+            TableName: deps.store.tableName,
             Key: keys.entity(authenticators.collection, authenticatorId),
             UpdateExpression: 'SET failedAttempts = :zero',
             ConditionExpression: 'attribute_exists(PK)',

@@ -1,7 +1,7 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../deps.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
-import { count, idsWithRole, orderedIds } from '../store/index-queries.ts';
+import { count, filterRecords, idsWithRole, orderedIds } from '../store/index-queries.ts';
 import { documentOf, keys } from '../store/keys.ts';
 import { type CandidateKeys, candidateKeys } from './candidate-keys.ts';
 import type { ListParams } from './list-params.ts';
@@ -37,7 +37,8 @@ function storedOrder<D extends BaseDocument>(
  *   markers say which, whatever the size of the type.
  * - A role filter reads the role-attribute index of the named attributes, then only the entities of the page (or, with
  *   a filter or another order too, only the entities the roles select).
- * - Otherwise the type's items are read from GSI1, filtered and sorted in memory, and the page is cut from the result.
+ * - Otherwise the type's filter records (its filterable fields, kept on each entity's id-order item) are read in
+ *   parallel key ranges, filtered and sorted in memory, and only the page's entities are read.
  */
 export async function listEntities<D extends BaseDocument>(
   deps: Deps,
@@ -78,6 +79,18 @@ export async function listEntities<D extends BaseDocument>(
     return pageInMemory(await deps.store.getMany(def, ids), params, def.filterable, keep);
   }
 
+  if (def.readsById !== false) {
+    const records = await filterRecords(deps.store, def.collection);
+    if (records) {
+      // Filter, sort and cut on the small records, then read only the page's entities.
+      const page = pageInMemory(records, params, def.filterable, (record) => keep(record as D));
+      const items = await deps.store.getMany(
+        def,
+        page.items.map((record) => String(record.id)),
+      );
+      return { items, pagination: page.pagination };
+    }
+  }
   return pageInMemory(await readAll(deps, def), params, def.filterable, keep);
 }
 

@@ -90,6 +90,22 @@ function roleAttributesOf<D extends BaseDocument>(def: EntityDefinition<D>, doc:
   return new Set(Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
 }
 
+/**
+ * What lists filter and sort on, and nothing else: the document's filterable fields (`def.filterable`; a dotted name
+ * such as `tags.env` keeps its whole top-level field) and role attributes. Kept on the entity's id-order item, in step
+ * with every write: a write outside the kit that changes one of these fields must update the record too.
+ */
+export function filterRecordOf<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): Record<string, unknown> {
+  const source = doc as unknown as Record<string, unknown>;
+  const record: Record<string, unknown> = { id: doc.id };
+  const fields = [...Object.keys(def.filterable), ...(def.roleAttributesField ? [def.roleAttributesField] : [])];
+  for (const name of fields) {
+    const field = name.split('.')[0]!;
+    if (Object.hasOwn(source, field)) record[field] = source[field];
+  }
+  return record;
+}
+
 /** 400 for a change that would touch more items than one transaction may. */
 export class TransactionTooLargeError extends ApiError {
   constructor(items: number) {
@@ -182,7 +198,7 @@ export class Store {
       }
     }
     for (const attribute of roleAttributesOf(def, parsed)) ops.push(this.addRoleOp(def, attribute, parsed.id));
-    ops.push({ item: { Put: { TableName: this.tableName, Item: keys.idOrder(def.collection, parsed.id) } } });
+    ops.push(this.idOrderPut(def, parsed));
     ops.push(this.countOp(def, 1));
     return ops;
   }
@@ -226,6 +242,7 @@ export class Store {
     for (const attribute of oldRoles)
       if (!newRoles.has(attribute)) ops.push(this.removeRoleOp(def, attribute, parsed.id));
     for (const attribute of newRoles) if (!oldRoles.has(attribute)) ops.push(this.addRoleOp(def, attribute, parsed.id));
+    ops.push(this.idOrderPut(def, parsed));
     return ops;
   }
 
@@ -387,6 +404,17 @@ export class Store {
         await backOff(attempt);
       }
     }
+  }
+
+  /**
+   * The entity's id-order item, carrying its filter record (`filterRecordOf`): lists whose filter pins nothing read
+   * these small items instead of whole entities.
+   */
+  private idOrderPut<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): WriteOp {
+    const record = storedAttributes(filterRecordOf(def, doc));
+    return {
+      item: { Put: { TableName: this.tableName, Item: { ...record, ...keys.idOrder(def.collection, doc.id) } } },
+    };
   }
 
   /** An entity's Put: its layout keys, its document (structured fields as text) and version, refused if too large. */

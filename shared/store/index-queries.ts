@@ -1,7 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { OnTargetDelete } from '../entities/entity-definition.ts';
 import type { Store } from './entity-store.ts';
-import { fitsKey, keys } from './keys.ts';
+import { documentOf, fitsKey, keys } from './keys.ts';
 
 /**
  * Reads of the store's index items (id order, unique markers as sorted partitions, role attributes, reference links,
@@ -182,4 +182,53 @@ export async function referencesTo(store: Store, collection: string, id: string,
     const onTargetDelete: OnTargetDelete = item.onTargetDelete === 'cascade' ? 'cascade' : 'refuse';
     return { collection: referrer, id: referrerId, field, onTargetDelete };
   });
+}
+
+/**
+ * Boundaries that split a type's id partition into segments read at once. Ids are ASCII (`newId`, and seeded names
+ * such as `default`), so each segment is a key range starting at one of these characters; together they cover every
+ * string, whatever the ids.
+ */
+const SEGMENT_STARTS = ['0', '5', 'A', 'H', 'O', 'V', 'c', 'j', 'q', 'x'] as const;
+
+/** The key condition of segment `index`: `[start, next start)`, open-ended below the first and above the last. */
+function segmentCondition(index: number): { expression: string; values: Record<string, string> } {
+  const start = SEGMENT_STARTS[index]!;
+  const next = SEGMENT_STARTS[index + 1];
+  if (index === 0) return { expression: 'SK < :next', values: { ':next': next! } };
+  if (next === undefined) return { expression: 'SK >= :start', values: { ':start': start } };
+  // BETWEEN is inclusive: the upper end is the last string before `next` that an ASCII id can be.
+  const before = `${String.fromCharCode(next.charCodeAt(0) - 1)}\uffff`;
+  return { expression: 'SK BETWEEN :start AND :before', values: { ':start': start, ':before': before } };
+}
+
+/**
+ * Every entity's filter record of a type (the filterable fields its id-order item carries), read as parallel key-range
+ * queries of the id partition: small items, so a list whose filter pins nothing reads a fraction of the bytes of the
+ * entities themselves. Undefined when some item has no record (written before records existed): read the entities.
+ */
+export async function filterRecords(store: Store, collection: string): Promise<Record<string, unknown>[] | undefined> {
+  const segments = await Promise.all(
+    SEGMENT_STARTS.map(async (_, index) => {
+      const { expression, values } = segmentCondition(index);
+      const records: Record<string, unknown>[] = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await store.db.send(
+          new QueryCommand({
+            TableName: store.tableName,
+            KeyConditionExpression: `PK = :pk AND ${expression}`,
+            ExpressionAttributeValues: { ':pk': keys.idOrder(collection, '').PK, ...values },
+            ConsistentRead: true,
+            ExclusiveStartKey: start,
+          }),
+        );
+        for (const item of page.Items ?? []) records.push(documentOf(item));
+        start = page.LastEvaluatedKey;
+      } while (start);
+      return records;
+    }),
+  );
+  const records = segments.flat();
+  return records.every((record) => typeof record.id === 'string') ? records : undefined;
 }

@@ -126,3 +126,30 @@ describe('the default admin', () => {
     expect(stillIn.status).toBe(200);
   });
 });
+
+describe('lists see what logins change', () => {
+  it('finds a locked-out identity by disabled = true, and a reporting one by its new updatedAt', async () => {
+    const policyId = await createPolicy(authPolicyBody('lock-listed', { maxAttempts: 1, lockoutDurationMinutes: 5 }));
+    const locked = await userUnder(policyId, 'locked-and-listed');
+    const reporting = await userUnder('default', 'reporting-and-listed');
+    const before = (await call('GET', `/identities/${reporting.identityId}`)).body.data.updatedAt as string;
+    await login(locked.username, 'wrong-password');
+    await controller.call('POST', '/edge/client/v1/authenticate?method=password', {
+      body: { username: reporting.username, password: reporting.password, envInfo: { os: 'linux' } },
+    });
+
+    const disabled = await call('GET', `/identities?filter=${encodeURIComponent('disabled = true')}&limit=500`);
+    const updated = await call(
+      'GET',
+      `/identities?filter=${encodeURIComponent(`updatedAt > datetime(${before}) and name = "reporting-and-listed"`)}`,
+    );
+    const updatedByRange = await call(
+      'GET',
+      `/identities?filter=${encodeURIComponent(`updatedAt > datetime(${before}) and name contains "reporting-and"`)}`,
+    );
+
+    expect(disabled.body.data.map((identity: { id: string }) => identity.id)).toContain(locked.identityId);
+    expect(updated.body.data).toHaveLength(1);
+    expect(updatedByRange.body.data.map((identity: { id: string }) => identity.id)).toEqual([reporting.identityId]);
+  });
+});
