@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identities, newIdentity } from '#shared/entities/identity.ts';
 import { ApiError } from '#shared/http/api-error.ts';
 import { MAX_MAP_BYTES } from '#shared/schemas/map-field.ts';
-import { managementFixtures } from '../support/management-fixtures.ts';
+import { authPolicyBody, managementFixtures } from '../support/management-fixtures.ts';
 import { startTestController, type TestController } from '../support/test-controller.ts';
 
 let controller: TestController;
@@ -118,27 +118,73 @@ const routes: MapRoute[] = [
     field: 'tags',
     value: tagValue,
     write: async (mapText) => {
-      const body = JSON.stringify({
-        name: unique('map-policy'),
-        primary: {
-          cert: { allowed: true, allowExpiredCerts: false },
-          extJwt: { allowed: false, allowedSigners: [] },
-          updb: {
-            allowed: true,
-            lockoutDurationMinutes: 0,
-            maxAttempts: 0,
-            minPasswordLength: 5,
-            requireMixedCase: false,
-            requireNumberChar: false,
-            requireSpecialChar: false,
-          },
-        },
-        secondary: { requireExtJwtSigner: null, requireTotp: false },
-      }).replace(/}$/, `,"tags":${mapText}}`);
+      const body = JSON.stringify(authPolicyBody(unique('map-policy'))).replace(/}$/, `,"tags":${mapText}}`);
       const response = await raw('POST', '/auth-policies', body);
       return readBack(`/auth-policies/${response.body?.data?.id}`, 'tags', response.status);
     },
   },
+  {
+    name: 'PUT /auth-policies/{id} tags',
+    field: 'tags',
+    value: tagValue,
+    write: async (mapText) => {
+      const id = await createdId('/auth-policies', authPolicyBody(unique('map-policy')));
+      const body = JSON.stringify(authPolicyBody(unique('map-policy'))).replace(/}$/, `,"tags":${mapText}}`);
+      const response = await raw('PUT', `/auth-policies/${id}`, body);
+      return readBack(`/auth-policies/${id}`, 'tags', response.status);
+    },
+  },
+  {
+    name: 'PATCH /auth-policies/{id} tags',
+    field: 'tags',
+    value: tagValue,
+    write: async (mapText) => {
+      const id = await createdId('/auth-policies', authPolicyBody(unique('map-policy')));
+      const response = await raw('PATCH', `/auth-policies/${id}`, `{"tags":${mapText}}`);
+      return readBack(`/auth-policies/${id}`, 'tags', response.status);
+    },
+  },
+  {
+    name: 'PATCH /current-identity/authenticators/{id} tags (self-service)',
+    field: 'tags',
+    value: tagValue,
+    write: async (mapText) => {
+      const identityId = await createdId('/identities', { name: unique('map-self'), type: 'User', isAdmin: false });
+      const username = unique('map-self-user');
+      const id = await createdId('/authenticators', {
+        identityId,
+        method: 'updb',
+        username,
+        password: 'map-Passw0rd!',
+      });
+      const token = await controller.login(username, 'map-Passw0rd!');
+      const response = await controller.call('PATCH', `/edge/client/v1/current-identity/authenticators/${id}`, {
+        token,
+        rawBody: `{"currentPassword":"map-Passw0rd!","tags":${mapText}}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      return readBack(`/authenticators/${id}`, 'tags', response.status);
+    },
+  },
+  ...(['PUT', 'PATCH'] as const).map(
+    (method): MapRoute => ({
+      name: `${method} /authenticators/{id} tags`,
+      field: 'tags',
+      value: tagValue,
+      write: async (mapText) => {
+        const identityId = await createdId('/identities', { name: unique('map'), type: 'User', isAdmin: false });
+        const id = await createdId('/authenticators', {
+          identityId,
+          method: 'updb',
+          username: unique('map-user'),
+          password: 'map-Passw0rd!',
+        });
+        const body = `{"username":${JSON.stringify(unique('map-user'))},"password":"map-Passw0rd!","tags":${mapText}}`;
+        const response = await raw(method, `/authenticators/${id}`, body);
+        return readBack(`/authenticators/${id}`, 'tags', response.status);
+      },
+    }),
+  ),
   {
     name: 'POST /authenticators tags',
     field: 'tags',
