@@ -4,6 +4,7 @@ import { type AuthPolicy, authPolicies, DEFAULT_AUTH_POLICY_ID } from './entitie
 import { authenticators } from './entities/authenticator.ts';
 import { identities, newIdentity } from './entities/identity.ts';
 import { identityTypes, SEEDED_IDENTITY_TYPES } from './entities/identity-type.ts';
+import { postureCheckTypeSeeds } from './entities/posture-check-types.ts';
 import { ApiError } from './http/api-error.ts';
 import { newId } from './ids.ts';
 import type { WriteOp } from './store/write-op.ts';
@@ -69,6 +70,7 @@ export async function bootstrap(deps: Deps, options: BootstrapOptions): Promise<
     await seed(deps, deps.store.createOps(identityTypes, { ...base(deps, name), name }));
   }
   await seed(deps, deps.store.createOps(authPolicies, defaultAuthPolicy(deps)));
+  for (const ops of postureCheckTypeSeeds(deps)) await seed(deps, ops);
 
   const admin = newIdentity({
     id: newId(),

@@ -1,6 +1,20 @@
+import { crudOperations } from '#shared/crud/crud-operations.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
+import { postureCheckApi } from './posture-check-api.ts';
+import { listPostureCheckRoleAttributes, postureCheckTypeOperations } from './posture-check-lists.ts';
 
-export const operations: OperationMap = {};
+export const operations: OperationMap = {
+  ...crudOperations(postureCheckApi, {
+    list: 'listPostureChecks',
+    create: 'createPostureCheck',
+    detail: 'detailPostureCheck',
+    replace: 'updatePostureCheck',
+    patch: 'patchPostureCheck',
+    delete: 'deletePostureCheck',
+  }),
+  listPostureCheckRoleAttributes,
+  ...postureCheckTypeOperations,
+};
 
 export const handler = createGroupHandler('posture-checks', operations);

@@ -1,0 +1,266 @@
+import * as z from 'zod';
+import type { EntityApi } from '#shared/crud/entity-api.ts';
+import {
+  NO_TIMEOUT,
+  OS_TYPES,
+  POSTURE_CHECK_TYPE_IDS,
+  type PostureCheck,
+  type PostureCheckTypeId,
+  postureChecks,
+  SEMANTICS,
+} from '#shared/entities/posture-check.ts';
+import { invalidField } from '#shared/http/api-error.ts';
+import { nameField, roleAttributesField, tagsField } from '#shared/schemas/common-fields.ts';
+import { postureCheckView } from '#shared/views/posture-check-view.ts';
+
+// Bounds that keep a check well inside one stored item, far above what any real check lists.
+const MAX_ENTRIES = 100;
+const MAX_PROCESSES = 50;
+
+/** A hex digest, any case, stored in lower case as the reference stores it (compared case-insensitively there). */
+const hexDigest = (digits: number, what: string) =>
+  z
+    .string()
+    .max(digits * 3)
+    .transform((value) => value.replaceAll(':', '').toLowerCase())
+    .pipe(z.string().regex(new RegExp(`^[0-9a-f]{${digits}}$`), `must be ${what}: ${digits} hexadecimal digits`));
+
+/** SHA-512 of the executable, what the SDKs report for a process. */
+const binaryHash = hexDigest(128, 'a SHA-512 hash of the binary');
+/** SHA-1 of the signing certificate. */
+const signerFingerprint = hexDigest(40, 'a SHA-1 fingerprint of the signer certificate');
+
+/** Six hex octets, with or without `:`, `-` or `.` separators; kept as 12 lower-case digits, as the reference does. */
+const macAddress = z
+  .string()
+  .max(32)
+  .transform((value) => value.replace(/[:.\-\s]/g, '').toLowerCase())
+  .pipe(z.string().regex(/^[0-9a-f]{12}$/, 'must be a MAC address: six hexadecimal octets such as 00:1a:2b:3c:4d:5e'));
+
+/** Processes are only checked where SDKs report them (the reference's process check types list these). */
+const MOBILE_OS_TYPES: readonly string[] = ['Android', 'iOS'];
+const desktopOsType = z.enum(OS_TYPES).refine((os) => !MOBILE_OS_TYPES.includes(os), {
+  message: 'process checks apply to Windows, WindowsServer, macOS and Linux',
+});
+const processPath = z.string().trim().min(1).max(1024);
+
+const operatingSystem = z.object({
+  type: z.enum(OS_TYPES),
+  versions: z.array(z.string().trim().min(1).max(64)).max(MAX_ENTRIES).nullable().optional(),
+});
+
+const processField = z.object({
+  osType: desktopOsType,
+  path: processPath,
+  hashes: z.array(binaryHash).max(MAX_ENTRIES).nullable().optional(),
+  signerFingerprint: z
+    .union([z.literal(''), signerFingerprint])
+    .nullable()
+    .optional(),
+});
+
+const processMultiField = z.object({
+  osType: desktopOsType,
+  path: processPath,
+  hashes: z.array(binaryHash).max(MAX_ENTRIES).nullable().optional(),
+  signerFingerprints: z.array(signerFingerprint).max(MAX_ENTRIES).nullable().optional(),
+});
+
+/** The fields that belong to one type of check each; null is the same as absent. */
+const typeFieldShape = {
+  domains: z.array(z.string().trim().min(1).max(255)).min(1).max(MAX_ENTRIES).nullable().optional(),
+  macAddresses: z.array(macAddress).min(1).max(MAX_ENTRIES).nullable().optional(),
+  operatingSystems: z.array(operatingSystem).min(1).max(OS_TYPES.length).nullable().optional(),
+  process: processField.nullable().optional(),
+  processes: z.array(processMultiField).min(1).max(MAX_PROCESSES).nullable().optional(),
+  semantic: z.enum(SEMANTICS).nullable().optional(),
+  timeoutSeconds: z.number().int().max(2_147_483_647).nullable().optional(),
+  promptOnWake: z.boolean().nullable().optional(),
+  promptOnUnlock: z.boolean().nullable().optional(),
+  ignoreLegacyEndpoints: z.boolean().nullable().optional(),
+};
+type TypeField = keyof typeof typeFieldShape;
+
+/** Which of those fields each type takes, and which it must have. */
+const FIELDS_OF: Readonly<Record<PostureCheckTypeId, { required: TypeField[]; optional: TypeField[] }>> = {
+  DOMAIN: { required: ['domains'], optional: [] },
+  MAC: { required: ['macAddresses'], optional: [] },
+  OS: { required: ['operatingSystems'], optional: [] },
+  PROCESS: { required: ['process'], optional: [] },
+  PROCESS_MULTI: { required: ['semantic', 'processes'], optional: [] },
+  MFA: { required: [], optional: ['timeoutSeconds', 'promptOnWake', 'promptOnUnlock', 'ignoreLegacyEndpoints'] },
+};
+
+const typeId = z.enum(POSTURE_CHECK_TYPE_IDS);
+const commonShape = {
+  roleAttributes: roleAttributesField.optional(),
+  tags: tagsField.optional(),
+  ...typeFieldShape,
+};
+
+const createSchema = z.object({ name: nameField, typeId, ...commonShape });
+// The type of a check is fixed at create: a replace may name it (it must be the stored one), a patch must.
+const replaceSchema = z.object({ name: nameField, typeId: typeId.optional(), ...commonShape });
+const patchSchema = z.object({ name: nameField.optional(), typeId, ...commonShape });
+
+type PostureCheckCreate = z.infer<typeof createSchema>;
+type PostureCheckReplace = z.infer<typeof replaceSchema>;
+type PostureCheckPatch = z.infer<typeof patchSchema>;
+type TypeFields = Pick<PostureCheckReplace, TypeField>;
+
+/** 400 for a field of another type of check, or a missing field this type requires. */
+function checkTypeFields(type: PostureCheckTypeId, input: TypeFields): void {
+  const { required, optional } = FIELDS_OF[type];
+  for (const field of Object.keys(typeFieldShape) as TypeField[]) {
+    const value = input[field];
+    if (value !== undefined && value !== null && !required.includes(field) && !optional.includes(field)) {
+      throw invalidField(field, `${field} is not a field of ${type} posture checks`, value);
+    }
+  }
+  for (const field of required) {
+    if (input[field] === undefined || input[field] === null) {
+      throw invalidField(field, `${field} is required for ${type} posture checks`, null);
+    }
+  }
+}
+
+/** 400 for a repeated entry the reference would silently collapse (it keys them by these values). */
+function refuseRepeats<T>(field: string, entries: readonly T[], keyOf: (entry: T) => string): void {
+  const seen = new Set<string>();
+  entries.forEach((entry, index) => {
+    const key = keyOf(entry);
+    if (seen.has(key)) throw invalidField(`${field}.${index}`, `${field} lists ${key} more than once`, entry);
+    seen.add(key);
+  });
+}
+
+/** The stored check of a type from validated fields (`checkTypeFields` has passed). */
+function checkOf(
+  type: PostureCheckTypeId,
+  common: Pick<PostureCheck, 'id' | 'createdAt' | 'updatedAt' | 'tags' | 'name' | 'roleAttributes' | 'checkVersion'>,
+  input: TypeFields,
+): PostureCheck {
+  switch (type) {
+    case 'DOMAIN':
+      return { ...common, typeId: type, domains: input.domains ?? [] };
+    case 'MAC':
+      return { ...common, typeId: type, macAddresses: [...new Set(input.macAddresses ?? [])] };
+    case 'OS': {
+      const operatingSystems = input.operatingSystems ?? [];
+      refuseRepeats('operatingSystems', operatingSystems, (os) => os.type);
+      return {
+        ...common,
+        typeId: type,
+        operatingSystems: operatingSystems.map((os) => ({ type: os.type, versions: os.versions ?? [] })),
+      };
+    }
+    case 'PROCESS': {
+      const process = input.process!;
+      return {
+        ...common,
+        typeId: type,
+        process: {
+          osType: process.osType,
+          path: process.path,
+          hashes: process.hashes ?? [],
+          signerFingerprint: process.signerFingerprint ?? '',
+        },
+      };
+    }
+    case 'PROCESS_MULTI': {
+      const processes = input.processes ?? [];
+      refuseRepeats('processes', processes, (process) => `${process.osType} ${process.path}`);
+      return {
+        ...common,
+        typeId: type,
+        semantic: input.semantic!,
+        processes: processes.map((process) => ({
+          osType: process.osType,
+          path: process.path,
+          hashes: process.hashes ?? [],
+          signerFingerprints: process.signerFingerprints ?? [],
+        })),
+      };
+    }
+    case 'MFA': {
+      const timeoutSeconds = input.timeoutSeconds ?? NO_TIMEOUT;
+      return {
+        ...common,
+        typeId: type,
+        timeoutSeconds: timeoutSeconds > 0 ? timeoutSeconds : NO_TIMEOUT,
+        promptOnWake: input.promptOnWake ?? false,
+        promptOnUnlock: input.promptOnUnlock ?? false,
+        ignoreLegacyEndpoints: input.ignoreLegacyEndpoints ?? false,
+      };
+    }
+  }
+}
+
+/** A stored check's type fields as the body that would set them, so a patch is a replace of what was not sent. */
+function typeFieldsOf(check: PostureCheck): TypeFields {
+  const { id, createdAt, updatedAt, tags, name, roleAttributes, checkVersion, typeId: _type, ...fields } = check;
+  return fields;
+}
+
+function refuseTypeChange(before: PostureCheck, requested: PostureCheckTypeId | undefined): void {
+  if (requested !== undefined && requested !== before.typeId) {
+    throw invalidField(
+      'typeId',
+      `a posture check's type cannot change (it is ${before.typeId}); create a new check instead`,
+      requested,
+    );
+  }
+}
+
+/** PUT: every field from the body (absent optional ones at their zero values); the type stays, the version moves on. */
+function replaceCheck(before: PostureCheck, input: PostureCheckReplace): PostureCheck {
+  refuseTypeChange(before, input.typeId);
+  checkTypeFields(before.typeId, input);
+  return checkOf(
+    before.typeId,
+    {
+      id: before.id,
+      createdAt: before.createdAt,
+      updatedAt: before.updatedAt,
+      tags: input.tags ?? {},
+      name: input.name,
+      roleAttributes: input.roleAttributes ?? [],
+      checkVersion: before.checkVersion + 1,
+    },
+    input,
+  );
+}
+
+export const postureCheckApi: EntityApi<PostureCheck, PostureCheckCreate, PostureCheckReplace, PostureCheckPatch> = {
+  def: postureChecks,
+  createSchema,
+  replaceSchema,
+  patchSchema,
+  roleFilter: true,
+  create: (input, context) => {
+    checkTypeFields(input.typeId, input);
+    const common = {
+      id: context.id,
+      createdAt: context.now,
+      updatedAt: context.now,
+      tags: input.tags ?? {},
+      name: input.name,
+      roleAttributes: input.roleAttributes ?? [],
+      checkVersion: 1,
+    };
+    return { doc: checkOf(input.typeId, common, input) };
+  },
+  replace: (before, input) => replaceCheck(before, input),
+  patch: (before, input, sent) => {
+    refuseTypeChange(before, input.typeId);
+    const changed = Object.fromEntries(Object.entries(input).filter(([key]) => sent.has(key)));
+    return replaceCheck(before, {
+      name: before.name,
+      roleAttributes: before.roleAttributes,
+      tags: before.tags,
+      ...typeFieldsOf(before),
+      ...changed,
+    });
+  },
+  view: (_deps, doc) => postureCheckView(doc),
+};

@@ -1,0 +1,22 @@
+import { crudOperations } from '#shared/crud/crud-operations.ts';
+import type { EntityApi } from '#shared/crud/entity-api.ts';
+import { postureChecks } from '#shared/entities/posture-check.ts';
+import { type PostureCheckType, postureCheckTypes } from '#shared/entities/posture-check-types.ts';
+import type { Operation } from '#shared/http/operation.ts';
+import { listRoleAttributes } from '#shared/list/list-role-attributes.ts';
+import { postureCheckTypeView } from '#shared/views/posture-check-view.ts';
+
+/** Posture check types are seeded and read-only. */
+const postureCheckTypeApi: EntityApi<PostureCheckType, never, never, never> = {
+  def: postureCheckTypes,
+  view: (_deps, doc) => postureCheckTypeView(doc),
+};
+
+export const postureCheckTypeOperations = crudOperations(postureCheckTypeApi, {
+  list: 'listPostureCheckTypes',
+  detail: 'detailPostureCheckType',
+});
+
+/** `GET /posture-check-role-attributes`: the role attributes posture checks hold, from the role-attribute catalog. */
+export const listPostureCheckRoleAttributes: Operation = (request, deps) =>
+  listRoleAttributes(request, deps, postureChecks.collection);
