@@ -261,6 +261,8 @@ const EXAMPLES: Readonly<Record<string, (n: number) => Record<string, unknown>>>
   }),
   '/auth-policies': (n) => ({ ...authPolicyBody(`sweep-${n}`, LOCKOUT), tags: {} }),
   '/auth-policies/{id}': (n) => ({ ...authPolicyBody(`sweep-${n}`, LOCKOUT), tags: {} }),
+  '/posture-checks': (n) => ({ name: `sweep-${n}`, typeId: 'DOMAIN', domains: ['a.example'], roleAttributes: ['a'] }),
+  '/posture-checks/{id}': (n) => ({ name: `sweep-${n}`, typeId: 'DOMAIN', domains: ['a.example'], tags: {} }),
 };
 
 // Maps of a few very long values: together past an item's 400 KB, yet within the 1 MiB body limit.
