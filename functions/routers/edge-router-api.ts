@@ -1,0 +1,109 @@
+import * as z from 'zod';
+import { getOrNotFound, sentKeys, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import type { EntityApi } from '#shared/crud/entity-api.ts';
+import { type EdgeRouter, edgeRouters } from '#shared/entities/edge-router.ts';
+import { transitRouters } from '#shared/entities/router.ts';
+import { empty } from '#shared/http/envelope.ts';
+import type { Operation } from '#shared/http/operation.ts';
+import { parseWith } from '#shared/http/validate.ts';
+import { nameField, roleAttributesField } from '#shared/schemas/common-fields.ts';
+import { appDataSchema } from '#shared/schemas/map-field.ts';
+import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
+import { edgeRouterView } from '#shared/views/router-view.ts';
+import { nameFreeAmong, newRouterEnrollment, routerFields, routerInputShape, sentFields } from './router-fields.ts';
+import { createRouterIdentityOps, syncRouterIdentityOps } from './router-identity.ts';
+
+const edgeInputShape = {
+  ...routerInputShape,
+  appData: appDataSchema.nullable().optional(),
+  isTunnelerEnabled: z.boolean().nullable().optional(),
+  roleAttributes: roleAttributesField.optional(),
+};
+const createSchema = z.object({ name: nameField, ...edgeInputShape });
+const patchSchema = z.object({ name: nameField.nullable().optional(), ...edgeInputShape });
+type EdgeRouterInput = z.infer<typeof createSchema>;
+type EdgeRouterPatch = z.infer<typeof patchSchema>;
+
+/** The stored fields a create or replace sets from its body; absent optional fields take their zero values. */
+function edgeFields(input: EdgeRouterInput) {
+  return {
+    ...routerFields(input),
+    appData: input.appData ?? {},
+    isTunnelerEnabled: input.isTunnelerEnabled ?? false,
+    roleAttributes: input.roleAttributes ?? [],
+  };
+}
+
+/** A stored edge router as the replace body that would produce it, so a patch is a replace of what was not sent. */
+function asInput(router: EdgeRouter): EdgeRouterInput {
+  const { name, cost, disabled, noTraversal, tags, appData, isTunnelerEnabled, roleAttributes } = router;
+  return { name, cost, disabled, noTraversal, tags, appData, isTunnelerEnabled, roleAttributes };
+}
+
+function patched(before: EdgeRouter, input: EdgeRouterPatch, sent: ReadonlySet<string>): EdgeRouter {
+  const { name, ...rest } = sentFields(input, sent);
+  return { ...before, ...edgeFields({ ...asInput(before), ...rest, name: name ?? before.name }) };
+}
+
+/**
+ * Edge routers. Creating one makes its one-time enrollment, and its router identity when it tunnels; deleting it
+ * deletes that identity in the same transaction (its terminators are `cascade` children the kit deletes with it).
+ */
+export const edgeRouterApi: EntityApi<EdgeRouter, EdgeRouterInput, never, never> = {
+  def: edgeRouters,
+  createSchema,
+  roleFilter: true,
+  create: (input, context) => {
+    const doc: EdgeRouter = {
+      id: context.id,
+      createdAt: context.now,
+      updatedAt: context.now,
+      ...edgeFields(input),
+      ...newRouterEnrollment(context.now),
+    };
+    return {
+      doc,
+      ops: [
+        nameFreeAmong(context.deps, transitRouters.collection, doc.name),
+        ...(doc.isTunnelerEnabled ? createRouterIdentityOps(context.deps, doc, context.now) : []),
+      ],
+    };
+  },
+  view: (_deps, doc) => edgeRouterView(doc),
+  deleteOps: (deps, stored, room) =>
+    syncRouterIdentityOps(deps, stored.doc.id, undefined, deps.now().toISOString(), room),
+};
+
+/**
+ * PUT and PATCH of an edge router: besides the router, the same transaction creates, renames or deletes its router
+ * identity as `isTunnelerEnabled` and the name say, which the generic update (it sees only the new document) cannot.
+ */
+function updateEdgeRouter(action: 'replace' | 'patch'): Operation {
+  return async (request, deps) => {
+    const body = request.body === undefined ? {} : request.body;
+    const input = action === 'replace' ? parseWith(createSchema, body) : parseWith(patchSchema, body);
+    const sent = sentKeys(request.body);
+    await withOptimisticRetry(async () => {
+      const stored = await getOrNotFound(deps, edgeRouters, request.pathParameters.id ?? '');
+      const now = deps.now().toISOString();
+      const next: EdgeRouter = {
+        ...(action === 'replace'
+          ? { ...stored.doc, ...edgeFields(input as EdgeRouterInput) }
+          : patched(stored.doc, input, sent)),
+        updatedAt: now,
+      };
+      const ops = [
+        ...deps.store.replaceOps(edgeRouters, stored, next),
+        nameFreeAmong(deps, transitRouters.collection, next.name),
+      ];
+      ops.push(...(await syncRouterIdentityOps(deps, next.id, next, now, MAX_TRANSACTION_ITEMS - ops.length)));
+      await deps.store.transact(ops);
+    });
+    return empty();
+  };
+}
+
+export const updateEdgeRouterOperations = {
+  updateEdgeRouter: updateEdgeRouter('replace'),
+  patchEdgeRouter: updateEdgeRouter('patch'),
+};

@@ -1,0 +1,65 @@
+import * as z from 'zod';
+import type { Deps } from '#shared/deps.ts';
+import { DEFAULT_ENROLLMENT_MINUTES } from '#shared/entities/enrollment.ts';
+import { invalidField } from '#shared/http/api-error.ts';
+import { newToken } from '#shared/ids.ts';
+import { costField, nameField, tagsField } from '#shared/schemas/common-fields.ts';
+import { keys } from '#shared/store/keys.ts';
+import type { WriteOp } from '#shared/store/write-op.ts';
+
+/** Fields every router takes on create, replace and patch; a sent `null` is the zero value, as the reference has it. */
+export const routerInputShape = {
+  cost: costField.nullable().optional(),
+  disabled: z.boolean().nullable().optional(),
+  noTraversal: z.boolean().nullable().optional(),
+  tags: tagsField.optional(),
+};
+
+export const routerCreateSchema = z.object({ name: nameField, ...routerInputShape });
+export const routerPatchSchema = z.object({ name: nameField.nullable().optional(), ...routerInputShape });
+export type RouterInput = z.infer<typeof routerCreateSchema>;
+export type RouterPatch = z.infer<typeof routerPatchSchema>;
+
+/** The stored fields a router's create or replace sets from its body (absent optional fields take zero values). */
+export function routerFields(input: RouterInput) {
+  return {
+    name: input.name,
+    cost: input.cost ?? 0,
+    disabled: input.disabled ?? false,
+    noTraversal: input.noTraversal ?? false,
+    tags: input.tags ?? {},
+  };
+}
+
+/** The keys of a patch that were sent: `null` for a field that is not nullable in the document keeps it as it is. */
+export function sentFields<P extends object>(input: P, sent: ReadonlySet<string>): Partial<P> {
+  return Object.fromEntries(Object.entries(input).filter(([key]) => sent.has(key))) as Partial<P>;
+}
+
+/** A new router's one-time enrollment: a token good for the enrollment duration, not yet used. */
+export function newRouterEnrollment(now: string) {
+  return {
+    enrollmentToken: newToken(),
+    enrollmentCreatedAt: now,
+    enrollmentExpiresAt: new Date(Date.parse(now) + DEFAULT_ENROLLMENT_MINUTES * 60_000).toISOString(),
+    isVerified: false,
+    fingerprint: null,
+  };
+}
+
+/**
+ * Router names are unique across edge and transit routers (one namespace in the reference): a write of one kind checks
+ * in its transaction that the other kind holds no such name.
+ */
+export function nameFreeAmong(deps: Deps, otherCollection: string, name: string): WriteOp {
+  return {
+    item: {
+      ConditionCheck: {
+        TableName: deps.store.tableName,
+        Key: keys.unique(otherCollection, 'name', name),
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    },
+    onConditionFailed: () => invalidField('name', `duplicate value '${name}' in unique index on routers store`, name),
+  };
+}

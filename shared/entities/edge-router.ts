@@ -1,0 +1,27 @@
+import * as z from 'zod';
+import { appDataSchema } from '../schemas/map-field.ts';
+import type { EntityDefinition } from './entity-definition.ts';
+import { ROUTER_FILTERABLE, routerShape } from './router.ts';
+
+export const edgeRouterSchema = z.object({
+  ...routerShape,
+  appData: appDataSchema,
+  roleAttributes: z.array(z.string()),
+  /** Whether the router also tunnels: it then has an identity of type `Router` with the router's id. */
+  isTunnelerEnabled: z.boolean(),
+});
+export type EdgeRouter = z.infer<typeof edgeRouterSchema>;
+
+export const edgeRouters: EntityDefinition<EdgeRouter> = {
+  collection: 'edge-routers',
+  label: 'edge router',
+  schema: edgeRouterSchema,
+  unique: ['name', 'enrollmentToken'],
+  sortedBy: ['name'],
+  filterable: {
+    ...ROUTER_FILTERABLE,
+    roleAttributes: 'stringSet',
+    isTunnelerEnabled: 'boolean',
+  },
+  roleAttributesField: 'roleAttributes',
+};
