@@ -1,5 +1,9 @@
+import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHECKED_FORMATS, UNCHECKED_FORMAT } from '../contract/formats.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
+import { loadSpec } from '../contract/spec-source.ts';
+import { collectFormats, definitionsDocument } from '../contract/swagger-schema.ts';
 import { managementFixtures } from '../support/management-fixtures.ts';
 import { startTestController, type TestController } from '../support/test-controller.ts';
 
@@ -45,6 +49,40 @@ const TYPE_FIELDS: Record<string, string[]> = {
   PROCESS_MULTI: ['processes', 'semantic'],
   MFA: ['ignoreLegacyEndpoints', 'promptOnUnlock', 'promptOnWake', 'timeoutSeconds'],
 };
+
+/**
+ * The document's detail of each check type (the list and detail envelopes name only the base, whose `discriminator`
+ * the contract harness does not follow).
+ */
+const DETAIL_DEFINITION: Record<string, string> = {
+  DOMAIN: 'postureCheckDomainDetail',
+  MAC: 'postureCheckMacAddressDetail',
+  OS: 'postureCheckOperatingSystemDetail',
+  PROCESS: 'postureCheckProcessDetail',
+  PROCESS_MULTI: 'postureCheckProcessMultiDetail',
+  MFA: 'postureCheckMfaDetail',
+};
+const DOC_ID = 'https://openziti.io/edge-api/management-posture-checks.json';
+let ajv: Ajv | undefined;
+
+/** Every way a check's detail differs from its type's detail definition, tags aside (see `SPEC_WINS`). */
+function typeDetailMismatches(detail: { typeId: string }): string[] {
+  if (!ajv) {
+    const doc = loadSpec('management');
+    ajv = new Ajv({ allErrors: true, strict: false });
+    for (const [name, check] of Object.entries(CHECKED_FORMATS)) ajv.addFormat(name, check);
+    for (const name of collectFormats(doc.definitions)) {
+      if (!(name in CHECKED_FORMATS)) ajv.addFormat(name, UNCHECKED_FORMAT);
+    }
+    ajv.addSchema(definitionsDocument(doc.definitions, DOC_ID));
+  }
+  const validate = ajv.getSchema(`${DOC_ID}#/definitions/${DETAIL_DEFINITION[detail.typeId]}`);
+  if (!validate) throw new Error(`no detail definition for ${detail.typeId}`);
+  if (validate(detail)) return [];
+  return (validate.errors ?? [])
+    .filter((error) => error.instancePath !== '/tags' && !error.instancePath.startsWith('/tags/'))
+    .map((error) => `${error.instancePath || '(root)'}: ${error.message}`);
+}
 
 const body = (name: string, typeId: string, extra: Record<string, unknown> = {}) => ({
   name,
@@ -106,6 +144,7 @@ describe('posture checks of every type', () => {
     const shown = await call('GET', `/posture-checks/${id}`);
     expectMatchesSpec('management', 'GET', '/posture-checks/{id}', 200, shown.body);
     expect(shown.body.data).toMatchObject({ id, name: `crud-${typeId}`, typeId, version: 1, roleAttributes: ['a'] });
+    expect(typeDetailMismatches(shown.body.data)).toEqual([]);
 
     const replaced = await call('PUT', `/posture-checks/${id}`, body(`crud-${typeId}-2`, typeId, { tags: { k: 'v' } }));
     expect(replaced.status).toBe(200);
@@ -123,6 +162,7 @@ describe('posture checks of every type', () => {
     const after = await detail(id);
     expect(after).toMatchObject({ name: `crud-${typeId}-2`, version: 3, roleAttributes: ['b'], tags: { k: 'v' } });
     expect(Object.keys(after).sort()).toEqual([...COMMON_FIELDS, ...TYPE_FIELDS[typeId]!].sort());
+    expect(typeDetailMismatches(after)).toEqual([]);
 
     const deleted = await call('DELETE', `/posture-checks/${id}`);
     expect(deleted.status).toBe(200);
