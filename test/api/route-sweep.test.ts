@@ -263,6 +263,19 @@ const EXAMPLES: Readonly<Record<string, (n: number) => Record<string, unknown>>>
   '/auth-policies/{id}': (n) => ({ ...authPolicyBody(`sweep-${n}`, LOCKOUT), tags: {} }),
   '/posture-checks': (n) => ({ name: `sweep-${n}`, typeId: 'DOMAIN', domains: ['a.example'], roleAttributes: ['a'] }),
   '/posture-checks/{id}': (n) => ({ name: `sweep-${n}`, typeId: 'DOMAIN', domains: ['a.example'], tags: {} }),
+  '/edge-routers': (n) => ({ name: `sweep-er-${n}`, cost: 1, isTunnelerEnabled: n % 2 === 0, roleAttributes: ['a'] }),
+  '/edge-routers/{id}': (n) => ({ name: `sweep-er-${n}`, isTunnelerEnabled: n % 2 === 1, appData: {}, tags: {} }),
+  '/transit-routers': (n) => ({ name: `sweep-tr-${n}`, cost: 1, noTraversal: false, tags: {} }),
+  '/transit-routers/{id}': (n) => ({ name: `sweep-tr-${n}`, disabled: true }),
+  '/routers': (n) => ({ name: `sweep-r-${n}`, cost: 2, tags: {} }),
+  '/routers/{id}': (n) => ({ name: `sweep-r-${n}`, noTraversal: true }),
+  '/terminators': (n) => ({
+    service: pick(ownIds.get('/services'), n) ?? 'none',
+    router: pick(ownIds.get('/edge-routers'), n) ?? pick(ownIds.get('/routers'), n) ?? 'none',
+    binding: 'transport',
+    address: `tcp:sweep-${n}:80`,
+  }),
+  '/terminators/{id}': (n) => ({ cost: n % 65536, precedence: 'default', tags: {} }),
 };
 
 // Maps of a few very long values: together past an item's 400 KB, yet within the 1 MiB body limit.
