@@ -1,9 +1,8 @@
 import * as z from 'zod';
-import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
+import type { EntityApi } from '#shared/crud/entity-api.ts';
 import { type AuthPolicy, authPolicies, DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
-import { ApiError, invalidField } from '#shared/http/api-error.ts';
+import { ApiError } from '#shared/http/api-error.ts';
 import { idField, nameField, tagsField } from '#shared/schemas/common-fields.ts';
-import type { WriteOp } from '#shared/store/write-op.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
 
 const count = z.number().int().min(0).max(1_000_000);
@@ -70,25 +69,6 @@ function fromInput(input: AuthPolicyInput) {
   };
 }
 
-/**
- * The external JWT signers a policy names must exist. Signers are not deletable while a policy names them once the
- * signer type tracks its references; until then the names are checked when written.
- */
-function signerChecks(policy: AuthPolicy, context: WriteContext): WriteOp[] {
-  const named = new Map<string, string>();
-  policy.primary.extJwt.allowedSigners.forEach((id, index) => {
-    if (!named.has(id)) named.set(id, `primary.extJwt.allowedSigners.${index}`);
-  });
-  const required = policy.secondary.requireExtJwtSigner;
-  if (required && !named.has(required)) named.set(required, 'secondary.requireExtJwtSigner');
-  // Each distinct signer is checked once: a repeated id costs no extra transaction item.
-  return [...named].map(([id, field]) =>
-    context.deps.store.existsOp('external-jwt-signers', id, () =>
-      invalidField(field, `no external JWT signer found with id ${id}`, id),
-    ),
-  );
-}
-
 export const authPolicyApi: EntityApi<AuthPolicy, AuthPolicyInput, AuthPolicyInput, AuthPolicyPatch> = {
   def: authPolicies,
   createSchema,
@@ -96,7 +76,7 @@ export const authPolicyApi: EntityApi<AuthPolicy, AuthPolicyInput, AuthPolicyInp
   patchSchema,
   create: (input, context) => {
     const doc: AuthPolicy = { id: context.id, createdAt: context.now, updatedAt: context.now, ...fromInput(input) };
-    return { doc, ops: signerChecks(doc, context) };
+    return { doc };
   },
   replace: (before, input) => ({ ...before, ...fromInput(input) }),
   patch: (before, input, sent) => ({
@@ -116,7 +96,6 @@ export const authPolicyApi: EntityApi<AuthPolicy, AuthPolicyInput, AuthPolicyInp
         : {}),
     },
   }),
-  updateOps: (doc, context) => signerChecks(doc, context),
   view: (_deps, doc) => ({ ...doc, _links: selfLinks('auth-policies', doc.id) }),
   guard: (stored, action) => {
     if (action === 'delete' && stored.id === DEFAULT_AUTH_POLICY_ID) {

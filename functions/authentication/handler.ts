@@ -14,6 +14,7 @@ import {
   patchCurrentIdentityAuthenticator,
   updateCurrentIdentityAuthenticator,
 } from './current-identity-authenticators.ts';
+import { externalJwtSignerApi } from './external-jwt-signer-api.ts';
 
 const authenticatorOperations: Record<string, Operation> = crudOperations(authenticatorApi, {
   list: 'listAuthenticators',
@@ -42,6 +43,14 @@ export const operations: OperationMap = {
     replace: 'updateAuthPolicy',
     patch: 'patchAuthPolicy',
     delete: 'deleteAuthPolicy',
+  }),
+  ...crudOperations(externalJwtSignerApi, {
+    list: 'listExternalJwtSigners',
+    create: 'createExternalJwtSigner',
+    detail: 'detailExternalJwtSigner',
+    replace: 'updateExternalJwtSigner',
+    patch: 'patchExternalJwtSigner',
+    delete: 'deleteExternalJwtSigner',
   }),
   listCurrentIdentityAuthenticators,
   detailCurrentIdentityAuthenticator,

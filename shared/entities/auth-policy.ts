@@ -28,6 +28,11 @@ export const authPolicies: EntityDefinition<AuthPolicy> = {
   schema: authPolicySchema,
   unique: ['name'],
   sortedBy: ['name'],
+  // A signer a policy names cannot be deleted while the policy names it.
+  references: [
+    { field: 'primary.extJwt.allowedSigners', collection: 'external-jwt-signers', onTargetDelete: 'refuse' },
+    { field: 'secondary.requireExtJwtSigner', collection: 'external-jwt-signers', onTargetDelete: 'refuse' },
+  ],
   filterable: { ...BASE_FILTERABLE, name: 'string' },
 };
 

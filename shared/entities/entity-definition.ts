@@ -35,9 +35,19 @@ export type OnTargetDelete = 'refuse' | 'cascade' | 'none';
  *    link read; one that comes after fails. A mark left by a crashed delete expires by itself.
  * 3. Every write counts its items before sending them: a change past DynamoDB's 100-item transaction is a 400.
  */
+/**
+ * Where a reference's ids are held: a top-level field (`authPolicyId`) or a dotted path through nested objects
+ * (`primary.extJwt.allowedSigners`). The path is also the link item's last key part and the `field` of the 400 for a
+ * missing target, so its parts never contain `#` or `.`.
+ */
+export type ReferenceField<D> = (keyof D & string) | `${keyof D & string}.${string}`;
+
 export interface Reference<D> {
-  /** A string field, or an array of ids (each id one link; repeated ids count once). */
-  readonly field: keyof D & string;
+  /**
+   * A string field, or an array of ids (each id one link; repeated ids count once), at the top level or at a dotted
+   * path (see `ReferenceField`; a missing or null object along the path holds no ids).
+   */
+  readonly field: ReferenceField<D>;
   /** The collection the ids point into. */
   readonly collection: string;
   readonly onTargetDelete: OnTargetDelete;

@@ -6,7 +6,13 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { BaseDocument, EntityDefinition, Reference, UniqueKey } from '../entities/entity-definition.ts';
+import type {
+  BaseDocument,
+  EntityDefinition,
+  Reference,
+  ReferenceField,
+  UniqueKey,
+} from '../entities/entity-definition.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
 import { mapBounded } from '../map-bounded.ts';
 import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, storedAttributes } from './keys.ts';
@@ -67,11 +73,29 @@ function uniqueKeysOf<D extends BaseDocument>(def: EntityDefinition<D>): readonl
   return [...fields, ...(def.uniqueKeys ?? [])];
 }
 
-/** The ids a reference holds: one for a string field, each distinct one for a list; empty values name nothing. */
+/**
+ * The ids a reference holds: one for a string field, each distinct one for a list; empty values name nothing. A
+ * dotted field is followed through nested objects; a missing or null object along the way holds none.
+ */
 export function referenceValues<D extends BaseDocument>(doc: D, reference: Reference<D>): string[] {
-  const value: unknown = doc[reference.field];
+  let value: unknown = doc;
+  for (const part of reference.field.split('.')) {
+    const holder = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
+    value = Object.hasOwn(holder, part) ? (holder as Record<string, unknown>)[part] : undefined;
+  }
   const ids = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
   return [...new Set(ids.filter((id): id is string => typeof id === 'string' && id !== ''))];
+}
+
+/**
+ * Whether this is the write's first check of the target: two references may name the same entity (a policy's allowed
+ * and required signer), and one transaction may not touch an item twice. Their links differ by field, so each is kept.
+ */
+function once<D extends BaseDocument>(checked: Set<string>, reference: Reference<D>, target: string): boolean {
+  const key = `${reference.collection}#${target}`;
+  if (checked.has(key)) return false;
+  checked.add(key);
+  return true;
 }
 
 /** Where a link is kept: in the target's partition, so the target's delete reads its links strongly consistently. */
@@ -179,7 +203,7 @@ export class Store {
   createOps<D extends BaseDocument>(
     def: EntityDefinition<D>,
     doc: D,
-    unchecked: readonly (keyof D & string)[] = [],
+    unchecked: readonly ReferenceField<D>[] = [],
   ): WriteOp[] {
     const parsed = def.schema.parse(doc);
     const ops: WriteOp[] = [
@@ -192,9 +216,11 @@ export class Store {
       const value = key.valueOf(parsed);
       if (value !== undefined) ops.push(this.putMarker(def, key, value, parsed.id));
     }
+    const checked = new Set<string>();
     for (const reference of def.references ?? []) {
       for (const target of referenceValues(parsed, reference)) {
-        ops.push(...this.addReferenceOps(def, reference, target, parsed.id, !unchecked.includes(reference.field)));
+        const check = !unchecked.includes(reference.field) && once(checked, reference, target);
+        ops.push(...this.addReferenceOps(def, reference, target, parsed.id, check));
       }
     }
     for (const attribute of roleAttributesOf(def, parsed)) ops.push(this.addRoleOp(def, attribute, parsed.id));
@@ -225,6 +251,7 @@ export class Store {
       if (old !== undefined) ops.push(this.deleteMarker(def, key.name, old));
       if (next !== undefined) ops.push(this.putMarker(def, key, next, parsed.id));
     }
+    const checked = new Set<string>();
     for (const reference of def.references ?? []) {
       const old = new Set(referenceValues(before.doc, reference));
       const next = new Set(referenceValues(parsed, reference));
@@ -234,7 +261,9 @@ export class Store {
         }
       }
       for (const target of next) {
-        if (!old.has(target)) ops.push(...this.addReferenceOps(def, reference, target, parsed.id, true));
+        if (!old.has(target)) {
+          ops.push(...this.addReferenceOps(def, reference, target, parsed.id, once(checked, reference, target)));
+        }
       }
     }
     const oldRoles = roleAttributesOf(def, before.doc);

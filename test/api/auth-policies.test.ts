@@ -61,7 +61,7 @@ describe('auth policies', () => {
     [
       'an unknown external JWT signer',
       { ...policy('p4'), primary: { ...policy('p4').primary, extJwt: { allowed: true, allowedSigners: ['nope'] } } },
-      'primary.extJwt.allowedSigners.0',
+      'primary.extJwt.allowedSigners',
     ],
     ['an unknown required signer', policy('p5', {}, { requireExtJwtSigner: 'nope' }), 'secondary.requireExtJwtSigner'],
   ])('answers 400 COULD_NOT_VALIDATE for %s', async (_case, body, field) => {

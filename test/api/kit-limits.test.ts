@@ -44,7 +44,7 @@ describe('transaction budget', () => {
     const response = await call('POST', '/auth-policies', body);
 
     expect(response.status).toBe(400);
-    expect(response.body.error.cause).toMatchObject({ field: 'primary.extJwt.allowedSigners.0', value: 'one-signer' });
+    expect(response.body.error.cause).toMatchObject({ field: 'primary.extJwt.allowedSigners', value: 'one-signer' });
   });
 });
 

@@ -1,0 +1,161 @@
+import { X509Certificate } from 'node:crypto';
+import * as z from 'zod';
+import type { EntityApi } from '#shared/crud/entity-api.ts';
+import { type ExternalJwtSigner, externalJwtSigners, TARGET_TOKENS } from '#shared/entities/external-jwt-signer.ts';
+import { invalidField } from '#shared/http/api-error.ts';
+import { nameField, tagsField } from '#shared/schemas/common-fields.ts';
+import { selfLinks } from '#shared/views/entity-ref.ts';
+
+/** Whether a string is an absolute URL with one of the given schemes. */
+function urlWith(schemes: readonly string[]) {
+  return (value: string) => {
+    try {
+      const url = new URL(value);
+      return schemes.includes(url.protocol) && url.hostname !== '';
+    } catch {
+      return false;
+    }
+  };
+}
+
+const text = z.string().max(1024);
+const httpsUrl = z
+  .string()
+  .max(2048)
+  .refine(urlWith(['https:']), { message: 'must be an https URL' });
+const webUrl = z
+  .string()
+  .max(2048)
+  .refine(urlWith(['https:', 'http:']), { message: 'must be an http(s) URL' });
+// A certificate chain of a few certificates at most; the first one is the signer's.
+const certPem = z.string().max(64 * 1024);
+
+/** The writable fields; create and replace take the same body (the documents require name, enabled, issuer, audience). */
+const fields = {
+  name: nameField,
+  enabled: z.boolean(),
+  issuer: z.string().min(1).max(1024),
+  audience: text.nullable(),
+  certPem: certPem.nullable().optional(),
+  jwksEndpoint: httpsUrl.nullable().optional(),
+  kid: text.min(1).nullable().optional(),
+  claimsProperty: text.min(1).nullable().optional(),
+  useExternalId: z.boolean().nullable().optional(),
+  externalAuthUrl: webUrl.nullable().optional(),
+  clientId: text.nullable().optional(),
+  scopes: z.array(z.string().min(1).max(255)).max(64).nullable().optional(),
+  targetToken: z.enum(TARGET_TOKENS).nullable().optional(),
+  tags: tagsField.optional(),
+};
+const createSchema = z.object(fields);
+type SignerInput = z.infer<typeof createSchema>;
+
+const patchSchema = z.object({
+  ...fields,
+  name: nameField.nullable().optional(),
+  enabled: z.boolean().nullable().optional(),
+  issuer: fields.issuer.nullable().optional(),
+  audience: text.nullable().optional(),
+});
+type SignerPatch = z.infer<typeof patchSchema>;
+
+type Writable = Omit<
+  ExternalJwtSigner,
+  'id' | 'createdAt' | 'updatedAt' | 'fingerprint' | 'commonName' | 'notBefore' | 'notAfter'
+>;
+
+/** The certificate's facts, or 400 naming `certPem` for anything that is not one PEM X.509 certificate. */
+function certificateFacts(pem: string) {
+  let cert: X509Certificate;
+  try {
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('no PEM certificate block');
+    cert = new X509Certificate(pem);
+  } catch {
+    throw invalidField('certPem', 'must be a PEM-encoded X.509 certificate', pem.slice(0, 64));
+  }
+  const commonName =
+    cert.subject
+      .split('\n')
+      .find((part) => part.startsWith('CN='))
+      ?.slice(3) ?? '';
+  return {
+    fingerprint: cert.fingerprint.replaceAll(':', '').toLowerCase(),
+    commonName,
+    notBefore: new Date(cert.validFrom).toISOString(),
+    notAfter: new Date(cert.validTo).toISOString(),
+  };
+}
+
+/**
+ * A signer's stored document from its writable fields: exactly one key source (a certificate with its `kid`, or a
+ * JWKS endpoint), and the certificate's facts read from it.
+ */
+function complete(base: Pick<ExternalJwtSigner, 'id' | 'createdAt' | 'updatedAt'>, w: Writable): ExternalJwtSigner {
+  if (w.certPem && w.jwksEndpoint) {
+    throw invalidField('jwksEndpoint', 'a signer has either certPem or jwksEndpoint, not both', w.jwksEndpoint);
+  }
+  if (!w.certPem && !w.jwksEndpoint) {
+    throw invalidField('certPem', 'one of certPem or jwksEndpoint is required', null);
+  }
+  if (w.certPem && !w.kid) throw invalidField('kid', 'kid is required with certPem', w.kid);
+  const facts = w.certPem
+    ? certificateFacts(w.certPem)
+    : { fingerprint: null, commonName: null, notBefore: null, notAfter: null };
+  return { ...base, ...w, certPem: w.certPem || null, jwksEndpoint: w.jwksEndpoint || null, ...facts };
+}
+
+/** What a create or replace body sets: omitted optional fields take their defaults. */
+function fromInput(input: SignerInput): Writable {
+  return {
+    name: input.name,
+    enabled: input.enabled,
+    issuer: input.issuer,
+    audience: input.audience,
+    certPem: input.certPem ?? null,
+    jwksEndpoint: input.jwksEndpoint ?? null,
+    kid: input.kid ?? null,
+    claimsProperty: input.claimsProperty ?? 'sub',
+    useExternalId: input.useExternalId ?? false,
+    externalAuthUrl: input.externalAuthUrl ?? null,
+    clientId: input.clientId ?? null,
+    scopes: input.scopes ?? [],
+    targetToken: input.targetToken ?? 'ACCESS',
+    tags: input.tags ?? {},
+  };
+}
+
+/** The key sources and descriptive fields a PATCH may clear with null; the rest keep their value on null. */
+const CLEARABLE = ['certPem', 'jwksEndpoint', 'kid', 'audience', 'externalAuthUrl', 'clientId'] as const;
+
+function patched(before: ExternalJwtSigner, input: SignerPatch, sent: ReadonlySet<string>): Writable {
+  const out: Record<string, unknown> = { ...before };
+  for (const [key, value] of Object.entries(input)) {
+    if (!sent.has(key)) continue;
+    if (value !== null && value !== undefined) out[key] = value;
+    else if ((CLEARABLE as readonly string[]).includes(key)) out[key] = null;
+    else if (key === 'tags') out.tags = {};
+    else if (key === 'scopes') out.scopes = [];
+  }
+  return out as unknown as Writable;
+}
+
+export function externalJwtSignerView(doc: ExternalJwtSigner) {
+  return {
+    ...doc,
+    commonName: doc.commonName ?? '',
+    _links: selfLinks('external-jwt-signers', doc.id),
+  };
+}
+
+export const externalJwtSignerApi: EntityApi<ExternalJwtSigner, SignerInput, SignerInput, SignerPatch> = {
+  def: externalJwtSigners,
+  createSchema,
+  replaceSchema: createSchema,
+  patchSchema,
+  create: (input, context) => ({
+    doc: complete({ id: context.id, createdAt: context.now, updatedAt: context.now }, fromInput(input)),
+  }),
+  replace: (before, input) => complete(before, fromInput(input)),
+  patch: (before, input, sent) => complete(before, patched(before, input, sent)),
+  view: (_deps, doc) => externalJwtSignerView(doc),
+};
