@@ -180,6 +180,19 @@ describe('the router identity of a tunneling edge router', () => {
     expect((await call('GET', `/edge-routers/${id}`)).body.data.isTunnelerEnabled).toBe(false);
   });
 
+  it('matches the last word on tunneling when updates race', async () => {
+    const id = await createdId('/edge-routers', { name: 'er-race' });
+
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, n) => call('PATCH', `/edge-routers/${id}`, { isTunnelerEnabled: n % 2 === 0 })),
+    );
+    const router = (await call('GET', `/edge-routers/${id}`)).body.data;
+    const identity = await identityOf(id);
+
+    expect(responses.map((response) => response.status)).toEqual(Array(10).fill(200));
+    expect(identity.status).toBe(router.isTunnelerEnabled ? 200 : 404);
+  });
+
   it('refuses the router when an identity already holds its name, and writes nothing', async () => {
     await createdId('/identities', { name: 'er-clash', type: 'User', isAdmin: false });
 
