@@ -2,6 +2,8 @@ import { hashPassword } from './auth/password-hash.ts';
 import type { Deps } from './deps.ts';
 import { type AuthPolicy, authPolicies, DEFAULT_AUTH_POLICY_ID } from './entities/auth-policy.ts';
 import { authenticators } from './entities/authenticator.ts';
+import { BUILTIN_CONFIG_TYPES } from './entities/builtin-config-types.ts';
+import { configTypes } from './entities/config-type.ts';
 import { identities, newIdentity } from './entities/identity.ts';
 import { identityTypes, SEEDED_IDENTITY_TYPES } from './entities/identity-type.ts';
 import { postureCheckTypeSeeds } from './entities/posture-check-types.ts';
@@ -70,6 +72,11 @@ export async function bootstrap(deps: Deps, options: BootstrapOptions): Promise<
     await seed(deps, deps.store.createOps(identityTypes, { ...base(deps, name), name }));
   }
   await seed(deps, deps.store.createOps(authPolicies, defaultAuthPolicy(deps)));
+  await Promise.all(
+    BUILTIN_CONFIG_TYPES.map(({ id, ...type }) =>
+      seed(deps, deps.store.createOps(configTypes, { ...base(deps, id), ...type })),
+    ),
+  );
   for (const ops of postureCheckTypeSeeds(deps)) await seed(deps, ops);
 
   const admin = newIdentity({

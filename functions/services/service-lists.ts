@@ -1,0 +1,73 @@
+import { getOrNotFound, VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
+import type { Deps } from '#shared/deps.ts';
+import { type Config, configs } from '#shared/entities/config.ts';
+import { configTypes } from '#shared/entities/config-type.ts';
+import { services } from '#shared/entities/service.ts';
+import { list } from '#shared/http/envelope.ts';
+import { callerOf, type Operation, type OperationRequest } from '#shared/http/operation.ts';
+import { listEntities } from '#shared/list/list-entities.ts';
+import { parseListParams } from '#shared/list/list-params.ts';
+import { listRoleAttributes } from '#shared/list/list-role-attributes.ts';
+import { pageInMemory } from '#shared/list/page-in-memory.ts';
+import { mapBounded } from '#shared/map-bounded.ts';
+import { configView } from '#shared/views/config-view.ts';
+import { nameLookup } from '#shared/views/name-lookup.ts';
+import { referrerIds } from './referrer-ids.ts';
+import { resolveConfigTypes, serviceViewPage } from './service-configs.ts';
+
+/** The config types whose data a service list shows: the `configTypes` query (comma separated), else the session's. */
+function requestedConfigTypes(request: OperationRequest): readonly string[] {
+  const query = request.query.configTypes;
+  if (query && query.length > 0) return query.flatMap((value) => value.split(','));
+  return callerOf(request).session.configTypes;
+}
+
+/** `GET /services`: services with their role filter, and the data of the config types asked for. */
+export const listServices: Operation = async (request, deps) => {
+  const { configTypes: _wanted, ...query } = request.query;
+  const params = parseListParams(query, services.filterable, { roleFilter: true });
+  const [page, wanted] = await Promise.all([
+    listEntities(deps, services, params),
+    resolveConfigTypes(deps, requestedConfigTypes(request)),
+  ]);
+  return list(await serviceViewPage(deps, page.items, wanted), page.pagination, Object.keys(services.filterable));
+};
+
+/** `GET /service-role-attributes`. */
+export const listServiceRoleAttributes: Operation = (request, deps) =>
+  listRoleAttributes(request, deps, services.collection);
+
+async function configPage(request: OperationRequest, deps: Deps, docs: readonly Config[]) {
+  const page = pageInMemory(docs, parseListParams(request.query, configs.filterable), configs.filterable);
+  const typeName = nameLookup(deps, configTypes);
+  const views = await mapBounded(page.items, VIEW_CONCURRENCY, async (doc) =>
+    configView(doc, await typeName(doc.configTypeId)),
+  );
+  return list(views, page.pagination, Object.keys(configs.filterable));
+}
+
+/** `GET /config-types/{id}/configs`. */
+export const listConfigsForConfigType: Operation = async (request, deps) => {
+  const configType = await getOrNotFound(deps, configTypes, request.pathParameters.id ?? '');
+  const ids = await referrerIds(
+    deps,
+    { collection: configTypes.collection, id: configType.doc.id },
+    configs.collection,
+  );
+  return configPage(request, deps, await deps.store.getMany(configs, ids));
+};
+
+/** `GET /services/{id}/configs`. */
+export const listServiceConfig: Operation = async (request, deps) => {
+  const service = await getOrNotFound(deps, services, request.pathParameters.id ?? '');
+  return configPage(request, deps, await deps.store.getMany(configs, service.doc.configs));
+};
+
+/** `GET /configs/{id}/services`. */
+export const listConfigServices: Operation = async (request, deps) => {
+  const config = await getOrNotFound(deps, configs, request.pathParameters.id ?? '');
+  const ids = await referrerIds(deps, { collection: configs.collection, id: config.doc.id }, services.collection);
+  const docs = await deps.store.getMany(services, ids);
+  const page = pageInMemory(docs, parseListParams(request.query, services.filterable), services.filterable);
+  return list(await serviceViewPage(deps, page.items, new Set()), page.pagination, Object.keys(services.filterable));
+};
