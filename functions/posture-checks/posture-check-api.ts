@@ -22,7 +22,7 @@ const hexDigest = (digits: number, what: string) =>
   z
     .string()
     .max(digits * 3)
-    .transform((value) => value.replaceAll(':', '').toLowerCase())
+    .transform((value) => value.replace(/[:\s]/g, '').toLowerCase())
     .pipe(z.string().regex(new RegExp(`^[0-9a-f]{${digits}}$`), `must be ${what}: ${digits} hexadecimal digits`));
 
 /** SHA-512 of the executable, what the SDKs report for a process. */
@@ -101,7 +101,14 @@ const commonShape = {
 const createSchema = z.object({ name: nameField, typeId, ...commonShape });
 // The type of a check is fixed at create: a replace may name it (it must be the stored one), a patch must.
 const replaceSchema = z.object({ name: nameField, typeId: typeId.optional(), ...commonShape });
-const patchSchema = z.object({ name: nameField.optional(), typeId, ...commonShape });
+// The ziti CLI patches single fields of a process check's `process` (`{"process": {"path": ...}}`), as the reference
+// allows: a patch's `process` holds just the fields it changes.
+const patchSchema = z.object({
+  name: nameField.optional(),
+  typeId,
+  ...commonShape,
+  process: processField.partial().nullable().optional(),
+});
 
 type PostureCheckCreate = z.infer<typeof createSchema>;
 type PostureCheckReplace = z.infer<typeof replaceSchema>;
@@ -231,6 +238,15 @@ function replaceCheck(before: PostureCheck, input: PostureCheckReplace): Posture
   );
 }
 
+/**
+ * A patch's `process` over the stored one: the fields sent replace those stored. Another type's check keeps what was
+ * sent, for `checkTypeFields` to refuse.
+ */
+function patchedProcess(before: PostureCheck, sent: PostureCheckPatch['process']): PostureCheckReplace['process'] {
+  if (!sent || before.typeId !== 'PROCESS') return sent as PostureCheckReplace['process'];
+  return { ...before.process, ...sent };
+}
+
 export const postureCheckApi: EntityApi<PostureCheck, PostureCheckCreate, PostureCheckReplace, PostureCheckPatch> = {
   def: postureChecks,
   createSchema,
@@ -253,7 +269,11 @@ export const postureCheckApi: EntityApi<PostureCheck, PostureCheckCreate, Postur
   replace: (before, input) => replaceCheck(before, input),
   patch: (before, input, sent) => {
     refuseTypeChange(before, input.typeId);
-    const changed = Object.fromEntries(Object.entries(input).filter(([key]) => sent.has(key)));
+    const { process, ...rest } = input;
+    const changed: Partial<PostureCheckReplace> = Object.fromEntries(
+      Object.entries(rest).filter(([key]) => sent.has(key)),
+    );
+    if (sent.has('process')) changed.process = patchedProcess(before, process);
     return replaceCheck(before, {
       name: before.name,
       roleAttributes: before.roleAttributes,

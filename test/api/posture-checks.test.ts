@@ -217,6 +217,42 @@ describe('posture checks of every type', () => {
     expect(await detail(id)).toMatchObject({ timeoutSeconds: -1, promptOnUnlock: true });
   });
 
+  it('patches single fields of a process, as the ziti CLI does', async () => {
+    const id = await createdId('/posture-checks', body('cli-process', 'PROCESS'));
+    const colons = SHA1.toUpperCase().replace(/(..)(?!$)/g, '$1:');
+
+    const hashes = await call('PATCH', `/posture-checks/${id}`, { typeId: 'PROCESS', process: { hashes: [] } });
+    const signer = await call('PATCH', `/posture-checks/${id}`, {
+      typeId: 'PROCESS',
+      process: { signerFingerprint: colons },
+    });
+    const path = await call('PATCH', `/posture-checks/${id}`, {
+      typeId: 'PROCESS',
+      process: { path: 'C:\\other.exe' },
+    });
+    const badHash = await call('PATCH', `/posture-checks/${id}`, { typeId: 'PROCESS', process: { hashes: ['0'] } });
+    const emptyPath = await call('PATCH', `/posture-checks/${id}`, { typeId: 'PROCESS', process: { path: '' } });
+
+    expect([hashes.status, signer.status, path.status]).toEqual([200, 200, 200]);
+    expect((await detail(id)).process).toEqual({
+      osType: 'Windows',
+      path: 'C:\\other.exe',
+      hashes: [],
+      signerFingerprint: SHA1,
+    });
+    expect(badHash.body.error.cause.field).toBe('process.hashes.0');
+    expect(emptyPath.body.error.cause.field).toBe('process.path');
+  });
+
+  it('refuses a process on a check of another type, whole or in part', async () => {
+    const id = await createdId('/posture-checks', body('not-a-process', 'DOMAIN'));
+
+    const response = await call('PATCH', `/posture-checks/${id}`, { typeId: 'DOMAIN', process: { path: '/bin/x' } });
+
+    expect(response.status).toBe(400);
+    expect(response.body.error.cause.field).toBe('process');
+  });
+
   it('patches a type field of its own type and keeps the rest', async () => {
     const id = await createdId('/posture-checks', body('patch-domains', 'DOMAIN', { tags: { keep: true } }));
 
