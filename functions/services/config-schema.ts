@@ -42,6 +42,8 @@ export function compileConfigTypeSchema(schema: JsonObject): ValidateFunction {
   if (Object.keys(schema).length > 0 && schema.type !== 'object') {
     throw invalidField('schema', 'invalid config type schema, root type must be object', schema);
   }
+  // An asynchronous schema validates nothing synchronously: every config would pass.
+  if (schema.$async !== undefined) throw invalidField('schema', 'invalid schema: $async is not supported', schema);
   try {
     return ajvFor(schema).compile(dialectless(schema));
   } catch (error) {

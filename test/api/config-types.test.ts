@@ -105,6 +105,7 @@ describe('config types', () => {
       'schema',
     ],
     ['an unknown target', { name: 'ct-bad-5', target: 'other-thing' }, 'target'],
+    ['an asynchronous schema', { name: 'ct-bad-7', schema: { type: 'object', $async: true } }, 'schema'],
     ['the keyword all as name', { name: 'all' }, 'name'],
     ['tags that are not an object', { name: 'ct-bad-6', tags: [1] }, 'tags'],
   ])('answers 400 naming the field for %s', async (_case, body, field) => {
