@@ -2,10 +2,9 @@ import * as z from 'zod';
 import { getOrNotFound, VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import type { Deps } from '#shared/deps.ts';
-import { baseDocumentShape } from '#shared/entities/base-document.ts';
 import { edgeRouters } from '#shared/entities/edge-router.ts';
-import { BASE_FILTERABLE, type EntityDefinition } from '#shared/entities/entity-definition.ts';
 import { transitRouters } from '#shared/entities/router.ts';
+import { services } from '#shared/entities/service.ts';
 import { type Terminator, terminators } from '#shared/entities/terminator.ts';
 import { invalidField } from '#shared/http/api-error.ts';
 import { list } from '#shared/http/envelope.ts';
@@ -18,19 +17,6 @@ import { costField, idField, precedenceField, tagsField } from '#shared/schemas/
 import { nameLookup } from '#shared/views/name-lookup.ts';
 import { type TerminatorNames, terminatorView } from '#shared/views/terminator-view.ts';
 import { sentFields } from './router-fields.ts';
-
-/**
- * Services as terminators read them: only their names (the service type is served by the services group). Not a
- * declared type, so it is never written through here.
- */
-const namedServiceSchema = z.object({ ...baseDocumentShape, name: z.string() });
-const namedServices: EntityDefinition<z.infer<typeof namedServiceSchema>> = {
-  collection: 'services',
-  label: 'service',
-  schema: namedServiceSchema,
-  unique: [],
-  filterable: BASE_FILTERABLE,
-};
 
 const addressField = z.string().min(1).max(4096);
 const mutableShape = {
@@ -85,7 +71,7 @@ function asInput(terminator: Terminator): TerminatorReplace {
 
 function namesFor(deps: Deps): TerminatorNames {
   return {
-    service: nameLookup(deps, namedServices),
+    service: nameLookup(deps, services),
     edgeRouter: nameLookup(deps, edgeRouters),
     transitRouter: nameLookup(deps, transitRouters),
   };
@@ -128,7 +114,7 @@ export const terminatorApi: EntityApi<Terminator, TerminatorCreate, TerminatorRe
 
 /** `GET /services/{id}/terminators`: the service's terminators, as `GET /terminators` with `service = "<id>"`. */
 export const listServiceTerminators: Operation = async (request, deps) => {
-  const service = await getOrNotFound(deps, namedServices, request.pathParameters.id ?? '');
+  const service = await getOrNotFound(deps, services, request.pathParameters.id ?? '');
   const params = parseListParams(request.query, terminators.filterable);
   const ofService: BoolExpr = {
     kind: 'equals',
