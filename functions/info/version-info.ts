@@ -2,8 +2,10 @@ import type { Deps } from '#shared/deps.ts';
 import { API_BASE_PATHS } from '#shared/routes/route.ts';
 
 /**
- * Capabilities this controller can advertise. `OIDC_AUTH` is deliberately absent: SDKs that see it switch to the
- * OIDC flow, and this controller serves the `zt-session` flow only.
+ * Capabilities this controller knows (`GET /enumerated-capabilities`). `HA_CONTROLLER` is listed because what it
+ * stands for is served (`GET /controllers`), but `/version` does not claim it: the reference claims it only when it
+ * runs as a raft cluster, and this deployment is one controller. `OIDC_AUTH` is deliberately absent: SDKs that see it
+ * switch to the OIDC flow, and this controller serves the `zt-session` flow only.
  */
 export const ENUMERATED_CAPABILITIES = ['HA_CONTROLLER'] as const;
 

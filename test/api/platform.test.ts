@@ -43,6 +43,14 @@ describe('version', () => {
     expect(capabilities.body.data).not.toContain('OIDC_AUTH');
     expectMatchesSpec('client', 'GET', '/enumerated-capabilities', 200, capabilities.body);
   });
+
+  it('enumerates HA_CONTROLLER, which /controllers backs, but does not claim it: this controller is no raft cluster', async () => {
+    const version = await controller.call('GET', '/edge/management/v1/version');
+    const capabilities = await controller.call('GET', '/edge/management/v1/enumerated-capabilities');
+
+    expect(capabilities.body.data).toEqual(['HA_CONTROLLER']);
+    expect(version.body.data.capabilities).toEqual([]);
+  });
 });
 
 describe('errors from the plumbing', () => {
