@@ -158,6 +158,36 @@ describe('terminators go with their service and their router', () => {
   });
 });
 
+describe('terminators racing the deletion of their service or router', () => {
+  it.each([
+    ['service', '/services'],
+    ['edge router', '/edge-routers'],
+    ['transit router', '/transit-routers'],
+  ])('never outlive their %s', async (_target, path) => {
+    for (let round = 0; round < 12; round++) {
+      const service = await createdId('/services', { name: `race-service-${path}-${round}` });
+      const router =
+        path === '/transit-routers'
+          ? await createdId('/transit-routers', { name: `race-transit-${round}` })
+          : await createdId('/edge-routers', { name: `race-edge-${path}-${round}` });
+      const target = path === '/services' ? service : router;
+
+      const [created, deleted] = await Promise.all([
+        call('POST', '/terminators', terminator({ service, router })),
+        new Promise((resolve) => setTimeout(resolve, Math.random() * 10)).then(() =>
+          call('DELETE', `${path}/${target}`),
+        ),
+      ]);
+
+      expect(deleted.status).toBe(200);
+      expect([201, 400]).toContain(created.status);
+      if (created.status === 201) {
+        expect((await call('GET', `/terminators/${created.body.data.id}`)).status).toBe(404);
+      }
+    }
+  });
+});
+
 describe('terminator lists', () => {
   let listService: string;
   beforeAll(async () => {
