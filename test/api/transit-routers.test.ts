@@ -143,3 +143,14 @@ describe('transit router names and lists', () => {
     expect(bad.status).toBe(400);
   });
 });
+
+describe('router counts', () => {
+  it('counts edge routers, transit routers and terminators in the summary', async () => {
+    const edge = (await call('GET', '/edge-routers?limit=1')).body.meta.pagination.totalCount;
+    const transit = (await call('GET', '/routers?limit=1')).body.meta.pagination.totalCount;
+
+    const summary = await call('GET', '/summary');
+
+    expect(summary.body.data).toMatchObject({ edgeRouters: edge, routers: transit, terminators: 0 });
+  });
+});
