@@ -14,7 +14,7 @@ import {
   patchCurrentIdentityAuthenticator,
   updateCurrentIdentityAuthenticator,
 } from './current-identity-authenticators.ts';
-import { externalJwtSignerApi } from './external-jwt-signer-api.ts';
+import { externalJwtSignerApi, listClientExternalJwtSigners } from './external-jwt-signer-api.ts';
 
 const authenticatorOperations: Record<string, Operation> = crudOperations(authenticatorApi, {
   list: 'listAuthenticators',
@@ -23,6 +23,15 @@ const authenticatorOperations: Record<string, Operation> = crudOperations(authen
   replace: 'updateAuthenticator',
   patch: 'patchAuthenticator',
   delete: 'deleteAuthenticator',
+});
+
+const externalJwtSignerOperations: Record<string, Operation> = crudOperations(externalJwtSignerApi, {
+  list: 'listExternalJwtSigners',
+  create: 'createExternalJwtSigner',
+  detail: 'detailExternalJwtSigner',
+  replace: 'updateExternalJwtSigner',
+  patch: 'patchExternalJwtSigner',
+  delete: 'deleteExternalJwtSigner',
 });
 
 export const operations: OperationMap = {
@@ -44,14 +53,12 @@ export const operations: OperationMap = {
     patch: 'patchAuthPolicy',
     delete: 'deleteAuthPolicy',
   }),
-  ...crudOperations(externalJwtSignerApi, {
-    list: 'listExternalJwtSigners',
-    create: 'createExternalJwtSigner',
-    detail: 'detailExternalJwtSigner',
-    replace: 'updateExternalJwtSigner',
-    patch: 'patchExternalJwtSigner',
-    delete: 'deleteExternalJwtSigner',
-  }),
+  ...externalJwtSignerOperations,
+  // The same operation on the client API is anonymous and shows less.
+  listExternalJwtSigners: async (request, deps) =>
+    request.api === 'client'
+      ? listClientExternalJwtSigners(request, deps)
+      : externalJwtSignerOperations.listExternalJwtSigners!(request, deps),
   listCurrentIdentityAuthenticators,
   detailCurrentIdentityAuthenticator,
   updateCurrentIdentityAuthenticator,

@@ -294,6 +294,25 @@ const EXAMPLES: Readonly<Record<string, (n: number) => Record<string, unknown>>>
     address: `tcp:sweep-${n}:80`,
   }),
   '/terminators/{id}': (n) => ({ cost: n % 65536, precedence: 'default', tags: {} }),
+  '/external-jwt-signers': (n) => ({
+    name: `sweep-${n}`,
+    enabled: true,
+    issuer: `https://sweep-${n}.example`,
+    audience: null,
+    jwksEndpoint: `https://sweep-${n}.example/jwks`,
+  }),
+  '/external-jwt-signers/{id}': (n) => ({
+    name: `sweep-${n}`,
+    enabled: n % 2 === 0,
+    issuer: `https://sweep-${n}.example`,
+    audience: 'a',
+    jwksEndpoint: `https://sweep-${n}.example/jwks`,
+  }),
+  '/controller-settings': (n) => ({
+    controllerId: 'controller',
+    oidc: { redirectUris: [`https://sweep-${n}.example/cb`] },
+  }),
+  '/controller-settings/{id}/effective': (n) => ({ oidc: { postLogoutUris: [`https://sweep-${n}.example/bye`] } }),
 };
 
 // Maps of a few very long values: together past an item's 400 KB, yet within the 1 MiB body limit.
