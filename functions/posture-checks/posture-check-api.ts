@@ -10,6 +10,7 @@ import {
   SEMANTICS,
 } from '#shared/entities/posture-check.ts';
 import { invalidField } from '#shared/http/api-error.ts';
+import { parseWith } from '#shared/http/validate.ts';
 import { nameField, roleAttributesField, tagsField } from '#shared/schemas/common-fields.ts';
 import { postureCheckView } from '#shared/views/posture-check-view.ts';
 
@@ -80,6 +81,8 @@ const typeFieldShape = {
   ignoreLegacyEndpoints: z.boolean().nullable().optional(),
 };
 type TypeField = keyof typeof typeFieldShape;
+const TYPE_FIELDS = Object.keys(typeFieldShape) as TypeField[];
+type TypeFields = z.infer<z.ZodObject<typeof typeFieldShape>>;
 
 /** Which of those fields each type takes, and which it must have. */
 const FIELDS_OF: Readonly<Record<PostureCheckTypeId, { required: TypeField[]; optional: TypeField[] }>> = {
@@ -91,45 +94,74 @@ const FIELDS_OF: Readonly<Record<PostureCheckTypeId, { required: TypeField[]; op
   MFA: { required: [], optional: ['timeoutSeconds', 'promptOnWake', 'promptOnUnlock', 'ignoreLegacyEndpoints'] },
 };
 
+/** Each type's own fields; a patch's `process` holds just the fields it changes (the ziti CLI sends them so). */
+function ownSchemaOf(type: PostureCheckTypeId, patch: boolean) {
+  const { required, optional } = FIELDS_OF[type];
+  const shape: Record<string, z.ZodType> = Object.fromEntries(
+    [...required, ...optional].map((field) => [field, typeFieldShape[field]]),
+  );
+  if (patch && type === 'PROCESS') shape.process = processField.partial().nullable().optional();
+  return z.object(shape);
+}
+
+/**
+ * Whether a value carries nothing. The admin console sends every type's fields with every check, empty (`[]`, `''`,
+ * `0`, templates of those) for the types it is not: the reference reads only the fields of the check's type.
+ */
+function isBlank(value: unknown): boolean {
+  if (value === null || value === undefined || value === '' || value === 0 || value === false) return true;
+  if (Array.isArray(value)) return value.every(isBlank);
+  if (typeof value === 'object') return Object.values(value).every(isBlank);
+  return false;
+}
+
+/**
+ * The fields of a check's own type from a body, validated. A field of another type with content is a 400 naming it;
+ * blank ones, and `semantic` (which the admin console always sends), are ignored.
+ */
+function ownFields(type: PostureCheckTypeId, body: Partial<Record<TypeField, unknown>>, patch = false): TypeFields {
+  const { required, optional } = FIELDS_OF[type];
+  const own: Record<string, unknown> = {};
+  for (const field of TYPE_FIELDS) {
+    if (!Object.hasOwn(body, field)) continue;
+    const value = body[field];
+    if (required.includes(field) || optional.includes(field)) own[field] = value;
+    else if (field !== 'semantic' && !isBlank(value)) {
+      throw invalidField(field, `${field} is not a field of ${type} posture checks`, value);
+    }
+  }
+  return parseWith(ownSchemaOf(type, patch), own) as TypeFields;
+}
+
+/** 400 for a field the check's type requires and the (merged) fields lack. */
+function requireFields(type: PostureCheckTypeId, fields: TypeFields): void {
+  for (const field of FIELDS_OF[type].required) {
+    if (fields[field] === undefined || fields[field] === null) {
+      throw invalidField(field, `${field} is required for ${type} posture checks`, null);
+    }
+  }
+}
+
+// The bodies' own shapes; type fields are read once the type is known (`ownFields`).
+const looseTypeFields = Object.fromEntries(TYPE_FIELDS.map((field) => [field, z.unknown().optional()])) as Record<
+  TypeField,
+  z.ZodOptional<z.ZodUnknown>
+>;
 const typeId = z.enum(POSTURE_CHECK_TYPE_IDS);
 const commonShape = {
   roleAttributes: roleAttributesField.optional(),
   tags: tagsField.optional(),
-  ...typeFieldShape,
+  ...looseTypeFields,
 };
 
 const createSchema = z.object({ name: nameField, typeId, ...commonShape });
 // The type of a check is fixed at create: a replace may name it (it must be the stored one), a patch must.
 const replaceSchema = z.object({ name: nameField, typeId: typeId.optional(), ...commonShape });
-// The ziti CLI patches single fields of a process check's `process` (`{"process": {"path": ...}}`), as the reference
-// allows: a patch's `process` holds just the fields it changes.
-const patchSchema = z.object({
-  name: nameField.optional(),
-  typeId,
-  ...commonShape,
-  process: processField.partial().nullable().optional(),
-});
+const patchSchema = z.object({ name: nameField.optional(), typeId, ...commonShape });
 
 type PostureCheckCreate = z.infer<typeof createSchema>;
 type PostureCheckReplace = z.infer<typeof replaceSchema>;
 type PostureCheckPatch = z.infer<typeof patchSchema>;
-type TypeFields = Pick<PostureCheckReplace, TypeField>;
-
-/** 400 for a field of another type of check, or a missing field this type requires. */
-function checkTypeFields(type: PostureCheckTypeId, input: TypeFields): void {
-  const { required, optional } = FIELDS_OF[type];
-  for (const field of Object.keys(typeFieldShape) as TypeField[]) {
-    const value = input[field];
-    if (value !== undefined && value !== null && !required.includes(field) && !optional.includes(field)) {
-      throw invalidField(field, `${field} is not a field of ${type} posture checks`, value);
-    }
-  }
-  for (const field of required) {
-    if (input[field] === undefined || input[field] === null) {
-      throw invalidField(field, `${field} is required for ${type} posture checks`, null);
-    }
-  }
-}
 
 /** 400 for a repeated entry the reference would silently collapse (it keys them by these values). */
 function refuseRepeats<T>(field: string, entries: readonly T[], keyOf: (entry: T) => string): void {
@@ -141,7 +173,7 @@ function refuseRepeats<T>(field: string, entries: readonly T[], keyOf: (entry: T
   });
 }
 
-/** The stored check of a type from validated fields (`checkTypeFields` has passed). */
+/** The stored check of a type from its validated fields (`ownFields`, `requireFields`). */
 function checkOf(
   type: PostureCheckTypeId,
   common: Pick<PostureCheck, 'id' | 'createdAt' | 'updatedAt' | 'tags' | 'name' | 'roleAttributes' | 'checkVersion'>,
@@ -219,32 +251,15 @@ function refuseTypeChange(before: PostureCheck, requested: PostureCheckTypeId | 
   }
 }
 
-/** PUT: every field from the body (absent optional ones at their zero values); the type stays, the version moves on. */
-function replaceCheck(before: PostureCheck, input: PostureCheckReplace): PostureCheck {
-  refuseTypeChange(before, input.typeId);
-  checkTypeFields(before.typeId, input);
-  return checkOf(
-    before.typeId,
-    {
-      id: before.id,
-      createdAt: before.createdAt,
-      updatedAt: before.updatedAt,
-      tags: input.tags ?? {},
-      name: input.name,
-      roleAttributes: input.roleAttributes ?? [],
-      checkVersion: before.checkVersion + 1,
-    },
-    input,
-  );
-}
-
-/**
- * A patch's `process` over the stored one: the fields sent replace those stored. Another type's check keeps what was
- * sent, for `checkTypeFields` to refuse.
- */
-function patchedProcess(before: PostureCheck, sent: PostureCheckPatch['process']): PostureCheckReplace['process'] {
-  if (!sent || before.typeId !== 'PROCESS') return sent as PostureCheckReplace['process'];
-  return { ...before.process, ...sent };
+/** The check after an update: the common fields given, the type kept, the version one more. */
+function updated(
+  before: PostureCheck,
+  common: Pick<PostureCheck, 'name' | 'roleAttributes' | 'tags'>,
+  fields: TypeFields,
+): PostureCheck {
+  requireFields(before.typeId, fields);
+  const { id, createdAt, updatedAt, checkVersion } = before;
+  return checkOf(before.typeId, { id, createdAt, updatedAt, ...common, checkVersion: checkVersion + 1 }, fields);
 }
 
 export const postureCheckApi: EntityApi<PostureCheck, PostureCheckCreate, PostureCheckReplace, PostureCheckPatch> = {
@@ -254,7 +269,8 @@ export const postureCheckApi: EntityApi<PostureCheck, PostureCheckCreate, Postur
   patchSchema,
   roleFilter: true,
   create: (input, context) => {
-    checkTypeFields(input.typeId, input);
+    const fields = ownFields(input.typeId, input);
+    requireFields(input.typeId, fields);
     const common = {
       id: context.id,
       createdAt: context.now,
@@ -264,23 +280,27 @@ export const postureCheckApi: EntityApi<PostureCheck, PostureCheckCreate, Postur
       roleAttributes: input.roleAttributes ?? [],
       checkVersion: 1,
     };
-    return { doc: checkOf(input.typeId, common, input) };
+    return { doc: checkOf(input.typeId, common, fields) };
   },
-  replace: (before, input) => replaceCheck(before, input),
+  // PUT: every field from the body, absent optional ones at their zero values.
+  replace: (before, input) => {
+    refuseTypeChange(before, input.typeId);
+    const common = { name: input.name, roleAttributes: input.roleAttributes ?? [], tags: input.tags ?? {} };
+    return updated(before, common, ownFields(before.typeId, input));
+  },
+  // PATCH: the keys sent over the check as it is; a sent null clears a field as PUT would.
   patch: (before, input, sent) => {
     refuseTypeChange(before, input.typeId);
-    const { process, ...rest } = input;
-    const changed: Partial<PostureCheckReplace> = Object.fromEntries(
-      Object.entries(rest).filter(([key]) => sent.has(key)),
-    );
-    if (sent.has('process')) changed.process = patchedProcess(before, process);
-    return replaceCheck(before, {
-      name: before.name,
-      roleAttributes: before.roleAttributes,
-      tags: before.tags,
-      ...typeFieldsOf(before),
-      ...changed,
-    });
+    const sentFields = Object.fromEntries(Object.entries(input).filter(([key]) => sent.has(key)));
+    const changed = ownFields(before.typeId, sentFields, true);
+    const fields = { ...typeFieldsOf(before), ...changed };
+    if (before.typeId === 'PROCESS' && changed.process) fields.process = { ...before.process, ...changed.process };
+    const common = {
+      name: input.name ?? before.name,
+      roleAttributes: sent.has('roleAttributes') ? (input.roleAttributes ?? []) : before.roleAttributes,
+      tags: sent.has('tags') ? (input.tags ?? {}) : before.tags,
+    };
+    return updated(before, common, fields);
   },
   view: (_deps, doc) => postureCheckView(doc),
 };

@@ -253,6 +253,35 @@ describe('posture checks of every type', () => {
     expect(response.body.error.cause.field).toBe('process');
   });
 
+  it('takes the admin console bodies, which carry the fields of every type, blank for the other types', async () => {
+    const consoleModel = {
+      name: 'console-mac',
+      typeId: 'MAC',
+      semantic: 'AllOf',
+      roleAttributes: [],
+      domains: [],
+      macAddresses: ['AA:BB:CC:DD:EE:FF'],
+      operatingSystems: [],
+      processes: [{ hashes: [], osType: '', path: '', signerFingerprints: [] }],
+      process: { hashes: [], osType: '', path: '', signerFingerprint: '' },
+      timeoutSeconds: 0,
+      tags: {},
+    };
+
+    const id = await createdId('/posture-checks', consoleModel);
+    const patched = await call('PATCH', `/posture-checks/${id}`, {
+      ...consoleModel,
+      id,
+      macAddresses: ['AA:BB:CC:DD:EE:00'],
+    });
+
+    expect(patched.status).toBe(200);
+    const check = await detail(id);
+    expect(check).toMatchObject({ typeId: 'MAC', macAddresses: ['aabbccddee00'], version: 2 });
+    expect(check).not.toHaveProperty('semantic');
+    expect(check).not.toHaveProperty('domains');
+  });
+
   it('patches a type field of its own type and keeps the rest', async () => {
     const id = await createdId('/posture-checks', body('patch-domains', 'DOMAIN', { tags: { keep: true } }));
 
