@@ -3,11 +3,6 @@ import * as z from 'zod';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import { type ExternalJwtSigner, externalJwtSigners, TARGET_TOKENS } from '#shared/entities/external-jwt-signer.ts';
 import { invalidField } from '#shared/http/api-error.ts';
-import { list } from '#shared/http/envelope.ts';
-import type { Operation } from '#shared/http/operation.ts';
-import { readAll } from '#shared/list/list-entities.ts';
-import { parseListParams } from '#shared/list/list-params.ts';
-import { pageInMemory } from '#shared/list/page-in-memory.ts';
 import { nameField, tagsField } from '#shared/schemas/common-fields.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
 
@@ -163,32 +158,4 @@ export const externalJwtSignerApi: EntityApi<ExternalJwtSigner, SignerInput, Sig
   replace: (before, input) => complete(before, fromInput(input)),
   patch: (before, input, sent) => complete(before, patched(before, input, sent)),
   view: (_deps, doc) => externalJwtSignerView(doc),
-};
-
-/** What anyone may see of a signer before logging in: enough for a client to send its user to the identity provider. */
-function clientView(doc: ExternalJwtSigner) {
-  return {
-    id: doc.id,
-    createdAt: doc.createdAt,
-    updatedAt: doc.updatedAt,
-    tags: doc.tags,
-    _links: selfLinks('external-jwt-signers', doc.id),
-    name: doc.name,
-    audience: doc.audience,
-    clientId: doc.clientId,
-    externalAuthUrl: doc.externalAuthUrl,
-    scopes: doc.scopes,
-    targetToken: doc.targetToken,
-  };
-}
-
-/**
- * `GET /external-jwt-signers` on the client API, without a session: the enabled signers (a disabled one cannot be
- * used to log in) in the client view. Signers are few, so the list is paged in memory.
- */
-export const listClientExternalJwtSigners: Operation = async (request, deps) => {
-  const { filterable } = externalJwtSigners;
-  const params = parseListParams(request.query, filterable);
-  const page = pageInMemory(await readAll(deps, externalJwtSigners), params, filterable, (doc) => doc.enabled);
-  return list(page.items.map(clientView), page.pagination, Object.keys(filterable));
 };

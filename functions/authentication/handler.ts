@@ -14,7 +14,7 @@ import {
   patchCurrentIdentityAuthenticator,
   updateCurrentIdentityAuthenticator,
 } from './current-identity-authenticators.ts';
-import { externalJwtSignerApi, listClientExternalJwtSigners } from './external-jwt-signer-api.ts';
+import { externalJwtSignerApi } from './external-jwt-signer-api.ts';
 
 const authenticatorOperations: Record<string, Operation> = crudOperations(authenticatorApi, {
   list: 'listAuthenticators',
@@ -54,11 +54,6 @@ export const operations: OperationMap = {
     delete: 'deleteAuthPolicy',
   }),
   ...externalJwtSignerOperations,
-  // The same operation on the client API is anonymous and shows less.
-  listExternalJwtSigners: async (request, deps) =>
-    request.api === 'client'
-      ? listClientExternalJwtSigners(request, deps)
-      : externalJwtSignerOperations.listExternalJwtSigners!(request, deps),
   listCurrentIdentityAuthenticators,
   detailCurrentIdentityAuthenticator,
   updateCurrentIdentityAuthenticator,

@@ -238,25 +238,6 @@ describe('external JWT signers', () => {
     expect(page.body.meta.pagination).toMatchObject({ totalCount: 3, limit: 1, offset: 1 });
   });
 
-  it('shows the enabled signers to anyone on the client API, in the client view', async () => {
-    await createSigner(jwksSigner('public-on', { externalAuthUrl: 'https://idp.example/public', clientId: 'app' }));
-    await createSigner(jwksSigner('public-off', { enabled: false, externalAuthUrl: 'https://idp.example/off' }));
-
-    const response = await controller.call(
-      'GET',
-      `/edge/client/v1/external-jwt-signers?filter=${q('name contains "public-"')}`,
-    );
-    const management = await controller.call('GET', '/edge/management/v1/external-jwt-signers');
-
-    expect(response.status).toBe(200);
-    expect(response.body.data).toEqual([
-      expect.objectContaining({ name: 'public-on', externalAuthUrl: 'https://idp.example/public', clientId: 'app' }),
-    ]);
-    expect(response.body.data[0]).not.toHaveProperty('jwksEndpoint');
-    expectMatchesSpec('client', 'GET', '/external-jwt-signers', 200, response.body);
-    expect(management.status).toBe(401);
-  });
-
   it('refuses to delete a signer an auth policy names, until the policy lets go', async () => {
     const allowed = await createSigner(jwksSigner('held-allowed'));
     const required = await createSigner(jwksSigner('held-required'));

@@ -1,12 +1,8 @@
 import type { Route } from '../route.ts';
-import { CLIENT, MANAGEMENT, route } from '../route-builder.ts';
+import { MANAGEMENT, route } from '../route-builder.ts';
 
 /** External JWT signers (served by the authentication group). */
 export const EXTERNAL_JWT_SIGNER_ROUTES: readonly Route[] = [
-  // Before logging in, clients read which identity providers they may log in with.
-  route('GET', '/external-jwt-signers', CLIENT, 'authentication', 'none', 'listExternalJwtSigners'),
-
-  // Management.
   route('GET', '/external-jwt-signers', MANAGEMENT, 'authentication', 'admin', 'listExternalJwtSigners'),
   route('POST', '/external-jwt-signers', MANAGEMENT, 'authentication', 'admin', 'createExternalJwtSigner'),
   route('GET', '/external-jwt-signers/{id}', MANAGEMENT, 'authentication', 'admin', 'detailExternalJwtSigner'),
