@@ -455,7 +455,10 @@ describe('posture check lists', () => {
       `${filter('name contains "list-"')}&sort=${encodeURIComponent('name desc')}&limit=2&offset=1`,
     );
 
+    const byFlag = await list(`${filter('promptOnWake = true and name contains "list-"')}`);
+
     expect(names(byType)).toEqual(['list-c']);
+    expect(names(byFlag)).toEqual(['list-c']);
     expectMatchesSpec('management', 'GET', '/posture-checks', 200, byType.body);
     expect(names(sorted)).toEqual(['list-c', 'list-b']);
     expect(sorted.body.meta.pagination).toEqual({ limit: 2, offset: 1, totalCount: 4 });
