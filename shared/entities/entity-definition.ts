@@ -22,6 +22,13 @@ export interface BaseDocument {
 export type OnTargetDelete = 'refuse' | 'cascade' | 'none';
 
 /**
+ * Where a reference's ids are held: a top-level field (`authPolicyId`) or a dotted path through nested objects
+ * (`primary.extJwt.allowedSigners`). The path is also the link item's last key part and the `field` of the 400 for a
+ * missing target, so its parts never contain `#` or `.`.
+ */
+export type ReferenceField<D> = (keyof D & string) | `${keyof D & string}.${string}`;
+
+/**
  * A field holding the id (or a list of ids) of other entities: the kit's one mechanism for every link between
  * entities. How it holds under concurrency, so no write ever leaves a dangling id or an orphan:
  *
@@ -35,13 +42,6 @@ export type OnTargetDelete = 'refuse' | 'cascade' | 'none';
  *    link read; one that comes after fails. A mark left by a crashed delete expires by itself.
  * 3. Every write counts its items before sending them: a change past DynamoDB's 100-item transaction is a 400.
  */
-/**
- * Where a reference's ids are held: a top-level field (`authPolicyId`) or a dotted path through nested objects
- * (`primary.extJwt.allowedSigners`). The path is also the link item's last key part and the `field` of the 400 for a
- * missing target, so its parts never contain `#` or `.`.
- */
-export type ReferenceField<D> = (keyof D & string) | `${keyof D & string}.${string}`;
-
 export interface Reference<D> {
   /**
    * A string field, or an array of ids (each id one link; repeated ids count once), at the top level or at a dotted

@@ -17,19 +17,18 @@ export interface Referrer {
 }
 
 /**
- * One page of a type's ids in the order of `id` or of a unique field every entity has, read from the id partition or
- * the field's markers (small items: skipping an offset reads thousands of keys per request, never entities).
+ * One page of a partition's items in key order, skipping `offset` items first (keys only while skipping: small
+ * reads, even for deep offsets); `pick` turns each item of the page into what the caller wants.
  */
-export async function orderedIds(
+async function pageOfPartition(
   store: Store,
-  collection: string,
-  field: string,
+  partition: string,
   direction: 'asc' | 'desc',
   offset: number,
   limit: number,
+  pick: (item: Record<string, unknown>) => string,
 ): Promise<string[]> {
-  const partition = field === 'id' ? keys.idOrder(collection, '').PK : keys.unique(collection, field, '').PK;
-  const ids: string[] = [];
+  const picked: string[] = [];
   let skipped = 0;
   let start: Record<string, unknown> | undefined;
   do {
@@ -41,16 +40,35 @@ export async function orderedIds(
         ExpressionAttributeValues: { ':pk': partition },
         ScanIndexForward: direction === 'asc',
         ConsistentRead: true,
-        Limit: skipping ? offset - skipped : limit - ids.length,
+        Limit: skipping ? offset - skipped : limit - picked.length,
         ...(skipping ? { ProjectionExpression: 'PK, SK' } : {}),
         ExclusiveStartKey: start,
       }),
     );
     if (skipping) skipped += page.Count ?? 0;
-    else for (const item of page.Items ?? []) ids.push(field === 'id' ? String(item.SK) : String(item.entityId));
+    else for (const item of page.Items ?? []) picked.push(pick(item));
     start = page.LastEvaluatedKey;
-  } while (start && ids.length < limit);
-  return ids;
+  } while (start && picked.length < limit);
+  return picked;
+}
+
+/**
+ * One page of a type's ids in the order of `id` or of a unique field every entity has, read from the id partition or
+ * the field's markers (small items: skipping an offset reads thousands of keys per request, never entities).
+ */
+export function orderedIds(
+  store: Store,
+  collection: string,
+  field: string,
+  direction: 'asc' | 'desc',
+  offset: number,
+  limit: number,
+): Promise<string[]> {
+  return field === 'id'
+    ? pageOfPartition(store, keys.idOrder(collection, '').PK, direction, offset, limit, (item) => String(item.SK))
+    : pageOfPartition(store, keys.unique(collection, field, '').PK, direction, offset, limit, (item) =>
+        String(item.entityId),
+      );
 }
 
 /** The ids of a type's entities holding a role attribute, in id order (keys only). */
@@ -85,28 +103,9 @@ export async function roleAttributesPage(
   offset: number,
   limit: number,
 ): Promise<{ attributes: string[]; totalCount: number }> {
-  const partition = { ':pk': keys.roleCatalog(collection, '').PK };
-  const attributes: string[] = [];
-  let skipped = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const skipping = skipped < offset;
-    const page = await store.db.send(
-      new QueryCommand({
-        TableName: store.tableName,
-        KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: partition,
-        ScanIndexForward: direction === 'asc',
-        ConsistentRead: true,
-        Limit: skipping ? offset - skipped : limit - attributes.length,
-        ExclusiveStartKey: start,
-      }),
-    );
-    if (skipping) skipped += page.Count ?? 0;
-    else for (const item of page.Items ?? []) attributes.push(String(item.SK));
-    start = page.LastEvaluatedKey;
-  } while (start && attributes.length < limit);
-  return { attributes, totalCount: await countItems(store, keys.roleCatalog(collection, '').PK) };
+  const partition = keys.roleCatalog(collection, '').PK;
+  const attributes = await pageOfPartition(store, partition, direction, offset, limit, (item) => String(item.SK));
+  return { attributes, totalCount: await countItems(store, partition) };
 }
 
 /** Every role attribute a type's entities hold (for filtered role-attribute lists). */

@@ -60,6 +60,11 @@ const raw = (method: string, path: string, body: string) =>
     headers: { 'content-type': 'application/json' },
   });
 
+/** A body as JSON text with `tags` spliced in as sent (plain concatenation: a key such as `$\`` is no pattern). */
+function withTags(body: object, mapText: string): string {
+  return `${JSON.stringify(body).slice(0, -1)},"tags":${mapText}}`;
+}
+
 let sequence = 0;
 const unique = (prefix: string) => `${prefix}-${++sequence}`;
 
@@ -118,7 +123,7 @@ const routes: MapRoute[] = [
     field: 'tags',
     value: tagValue,
     write: async (mapText) => {
-      const body = JSON.stringify(authPolicyBody(unique('map-policy'))).replace(/}$/, `,"tags":${mapText}}`);
+      const body = withTags(authPolicyBody(unique('map-policy')), mapText);
       const response = await raw('POST', '/auth-policies', body);
       return readBack(`/auth-policies/${response.body?.data?.id}`, 'tags', response.status);
     },
@@ -129,7 +134,7 @@ const routes: MapRoute[] = [
     value: tagValue,
     write: async (mapText) => {
       const id = await createdId('/auth-policies', authPolicyBody(unique('map-policy')));
-      const body = JSON.stringify(authPolicyBody(unique('map-policy'))).replace(/}$/, `,"tags":${mapText}}`);
+      const body = withTags(authPolicyBody(unique('map-policy')), mapText);
       const response = await raw('PUT', `/auth-policies/${id}`, body);
       return readBack(`/auth-policies/${id}`, 'tags', response.status);
     },
