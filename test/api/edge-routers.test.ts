@@ -214,7 +214,7 @@ describe('edge router lists', () => {
   const filter = (text: string) => `filter=${encodeURIComponent(text)}`;
 
   it('filters, sorts and pages', async () => {
-    const filtered = await list(filter('name contains "list-" and cost >= 20'));
+    const filtered = await list(filter('name contains "list-" and cost >= 20 sort by name'));
     const sorted = await list(`${filter('name contains "list-"')}&sort=${encodeURIComponent('cost desc')}`);
     const paged = await list(`${filter('name contains "list-" sort by name')}&limit=1&offset=1`);
 
