@@ -11,6 +11,7 @@ import {
   updateControllerSetting,
 } from './controller-settings.ts';
 import { listControllers } from './controllers.ts';
+import { detailSpec, detailSpecBody, listSpecs } from './specs.ts';
 import { ENUMERATED_CAPABILITIES, versionInfo } from './version-info.ts';
 
 const version: Operation = async (request, deps) => ok(versionInfo(deps, request.baseUrl));
@@ -20,6 +21,9 @@ export const operations: OperationMap = {
   listVersion: version,
   listEnumeratedCapabilities: async () => ok([...ENUMERATED_CAPABILITIES]),
   listControllers,
+  listSpecs,
+  detailSpec,
+  detailSpecBody,
   listControllerSettings,
   createControllerSetting,
   detailControllerSetting,

@@ -2,7 +2,7 @@ import type { Deps } from '../deps.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import { notFound } from '../http/api-error.ts';
 import { created, empty, list, ok } from '../http/envelope.ts';
-import type { Operation, OperationRequest } from '../http/operation.ts';
+import { documented, type Operation, type OperationRequest } from '../http/operation.ts';
 import { parseWith } from '../http/validate.ts';
 import { newId } from '../ids.ts';
 import { listEntities } from '../list/list-entities.ts';
@@ -69,7 +69,8 @@ function context(request: OperationRequest, deps: Deps): WriteContext {
 
 /**
  * The standard operations of a collection (list, create, detail, replace, patch, delete) for an entity type,
- * registered under the route table's operation names.
+ * registered under the route table's operation names. Each carries its request schema or list query as `docs`, which
+ * the API documents are generated from (`shared/openapi/`).
  */
 export function crudOperations<D extends BaseDocument, C, R, P>(
   api: EntityApi<D, C, R, P>,
@@ -79,14 +80,18 @@ export function crudOperations<D extends BaseDocument, C, R, P>(
   const operations: Record<string, Operation> = {};
 
   if (names.list) {
-    operations[names.list] = async (request, deps) => {
-      const params = parseListParams(request.query, def.filterable, { roleFilter: api.roleFilter ?? false });
-      const page = await listEntities(deps, def, params);
-      const views = api.viewPage
-        ? await api.viewPage(deps, page.items)
-        : await mapBounded(page.items, VIEW_CONCURRENCY, (doc) => api.view(deps, doc));
-      return list(views, page.pagination, Object.keys(def.filterable));
-    };
+    const roleFilter = api.roleFilter ?? false;
+    operations[names.list] = documented(
+      async (request, deps) => {
+        const params = parseListParams(request.query, def.filterable, { roleFilter });
+        const page = await listEntities(deps, def, params);
+        const views = api.viewPage
+          ? await api.viewPage(deps, page.items)
+          : await mapBounded(page.items, VIEW_CONCURRENCY, (doc) => api.view(deps, doc));
+        return list(views, page.pagination, Object.keys(def.filterable));
+      },
+      { list: { roleFilter } },
+    );
   }
 
   if (names.detail) {
@@ -99,39 +104,45 @@ export function crudOperations<D extends BaseDocument, C, R, P>(
   if (names.create) {
     const { createSchema, create } = api;
     if (!createSchema || !create) throw new Error(`${def.label} has no create`);
-    operations[names.create] = async (request, deps) => {
-      const input = parseWith(createSchema, bodyOf(request));
-      const id = newId();
-      const { doc, ops = [] } = await create(input, { ...context(request, deps), id });
-      await deps.store.transact([...deps.store.createOps(def, doc), ...ops]);
-      request.logger.info(`${def.label} created`, { id });
-      return created(def.collection, id);
-    };
+    operations[names.create] = documented(
+      async (request, deps) => {
+        const input = parseWith(createSchema, bodyOf(request));
+        const id = newId();
+        const { doc, ops = [] } = await create(input, { ...context(request, deps), id });
+        await deps.store.transact([...deps.store.createOps(def, doc), ...ops]);
+        request.logger.info(`${def.label} created`, { id });
+        return created(def.collection, id);
+      },
+      { body: createSchema },
+    );
   }
 
   const update = (action: 'replace' | 'patch'): Operation => {
     const schema = action === 'replace' ? api.replaceSchema : api.patchSchema;
     const { replace, patch } = api;
     if (!schema || (action === 'replace' ? !replace : !patch)) throw new Error(`${def.label} has no ${action}`);
-    return async (request, deps) => {
-      const input = parseWith(schema, bodyOf(request));
-      const sent = sentKeys(request.body);
-      await withOptimisticRetry(async () => {
-        const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
-        const ctx = context(request, deps);
-        api.guard?.(stored.doc, action, ctx);
-        const next =
-          action === 'replace'
-            ? await replace!(stored.doc, input as R, ctx)
-            : await patch!(stored.doc, input as P, sent, ctx);
-        const updated = { ...next, updatedAt: ctx.now };
-        await deps.store.transact([
-          ...deps.store.replaceOps(def, stored, updated),
-          ...(api.updateOps?.(updated, ctx) ?? []),
-        ]);
-      });
-      return empty();
-    };
+    return documented(
+      async (request, deps) => {
+        const input = parseWith(schema, bodyOf(request));
+        const sent = sentKeys(request.body);
+        await withOptimisticRetry(async () => {
+          const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
+          const ctx = context(request, deps);
+          api.guard?.(stored.doc, action, ctx);
+          const next =
+            action === 'replace'
+              ? await replace!(stored.doc, input as R, ctx)
+              : await patch!(stored.doc, input as P, sent, ctx);
+          const updated = { ...next, updatedAt: ctx.now };
+          await deps.store.transact([
+            ...deps.store.replaceOps(def, stored, updated),
+            ...(api.updateOps?.(updated, ctx) ?? []),
+          ]);
+        });
+        return empty();
+      },
+      { body: schema },
+    );
   };
   if (names.replace) operations[names.replace] = update('replace');
   if (names.patch) operations[names.patch] = update('patch');

@@ -1,3 +1,4 @@
+import type { ZodType } from 'zod';
 import type { Caller } from '../auth/resolve-caller.ts';
 import type { Deps } from '../deps.ts';
 import type { Logger } from '../log/logger.ts';
@@ -27,7 +28,25 @@ export interface OperationRequest {
   readonly baseUrl: string;
 }
 
-export type Operation = (request: OperationRequest, deps: Deps) => Promise<HttpResult>;
+/**
+ * What an operation tells the API documents about itself (`shared/openapi/`); the CRUD kit fills it in. It is read
+ * only when the documents are generated (`npm run openapi`), never while serving.
+ */
+export interface OperationDocs {
+  /** The schema the request body is validated with. */
+  readonly body?: ZodType;
+  /** The operation is a list taking the standard query (`limit`, `offset`, `filter`, `sort`), and `roleFilter`/`roleSemantic` when it says so. */
+  readonly list?: { readonly roleFilter: boolean };
+}
+
+export type Operation = ((request: OperationRequest, deps: Deps) => Promise<HttpResult>) & {
+  readonly docs?: OperationDocs;
+};
+
+/** An operation carrying what the API documents should say about it. */
+export function documented(operation: Operation, docs: OperationDocs): Operation {
+  return Object.assign(operation, { docs });
+}
 
 /** An operation group's operations, by the route table's operation name. */
 export type OperationMap = Readonly<Record<string, Operation>>;

@@ -20,10 +20,20 @@ describe('the route table', () => {
     for (const route of managementOnly) expect(route.auth, `${route.method} ${route.path}`).toBe('admin');
   });
 
-  it('leaves only version, capabilities and login open to anonymous callers', () => {
+  it('leaves only version, capabilities, the API documents and login open to anonymous callers', () => {
     const anonymous = ROUTES.filter((route) => route.auth === 'none').map((route) => route.operation);
 
-    expect(anonymous.sort()).toEqual(['authenticate', 'listEnumeratedCapabilities', 'listRoot', 'listVersion']);
+    // The API documents (`/specs*`) are public in the reference too (`security: []` in its documents); they describe
+    // the routes, never any data.
+    expect(anonymous.sort()).toEqual([
+      'authenticate',
+      'detailSpec',
+      'detailSpecBody',
+      'listEnumeratedCapabilities',
+      'listRoot',
+      'listSpecs',
+      'listVersion',
+    ]);
   });
 
   it('has no two routes on the same method and resource', () => {
