@@ -171,7 +171,7 @@ function listParameters(roleFilter: boolean): unknown[] {
   ];
 }
 
-function successResponse(route: Route): [string, unknown] {
+function successResponse(route: Route, docs: OperationDocs | undefined): [string, unknown] {
   if (route.operation === 'detailSpecBody') {
     // The spec body is served raw, as the reference does, not enveloped.
     return [
@@ -185,8 +185,8 @@ function successResponse(route: Route): [string, unknown] {
   if (route.method === 'POST' && route.operation.startsWith('create')) {
     return ['201', { description: 'Created', content: json(ref('createdEnvelope')) }];
   }
-  const listLike = route.method === 'GET' && route.operation.startsWith('list');
-  return ['200', { description: 'OK', content: json(ref(listLike ? 'listEnvelope' : 'envelope')) }];
+  // Only kit lists are known to answer an array with pagination (`listVersion`, say, answers an object).
+  return ['200', { description: 'OK', content: json(ref(docs?.list ? 'listEnvelope' : 'envelope')) }];
 }
 
 function operationObject(route: Route, docs: OperationDocs | undefined): OpenApiOperation {
@@ -200,9 +200,9 @@ function operationObject(route: Route, docs: OperationDocs | undefined): OpenApi
   if (route.auth !== 'none') errors.add(401);
   if (params.length > 0) errors.add(404);
   if (route.method === 'DELETE') errors.add(409);
-  const [status, success] = successResponse(route);
+  const [status, success] = successResponse(route, docs);
   const responses: Record<string, unknown> = { [status]: success };
-  for (const code of [...errors].sort()) {
+  for (const code of [...errors].sort((a, b) => a - b)) {
     responses[String(code)] = { description: ERROR_DESCRIPTIONS[code], content: json(ref('apiErrorEnvelope')) };
   }
   return {

@@ -69,6 +69,12 @@ describe('the OpenAPI documents', () => {
     };
 
     expect(listParams).toEqual(['limit', 'offset', 'filter', 'sort', 'roleFilter', 'roleSemantic']);
+    expect(identities.get!.responses['200']).toMatchObject({
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/listEnvelope' } } },
+    });
+    expect(documents.client.paths['/version']!.get!.responses['200']).toMatchObject({
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/envelope' } } },
+    });
     expect(body.content['application/json'].schema.required).toEqual(expect.arrayContaining(['name', 'type']));
     expect(Object.keys(identities.post!.responses)).toEqual(['201', '400', '401', '429']);
     expect(Object.keys(documents.management.paths['/identities/{id}']!.delete!.responses)).toEqual([
