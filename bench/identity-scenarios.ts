@@ -1,6 +1,6 @@
 import type { BenchClient, BenchResponse } from './bench-client.ts';
 
-const BASE = '/edge/management/v1';
+export const BASE = '/edge/management/v1';
 
 /** One measured operation: a request (checked for its expected status) and a label read after the runs. */
 export interface Scenario {
@@ -23,7 +23,7 @@ export interface ScenarioContext {
   readonly size: number;
 }
 
-function expectStatus(response: BenchResponse, status: number, what: string): BenchResponse {
+export function expectStatus(response: BenchResponse, status: number, what: string): BenchResponse {
   if (response.status !== status) {
     throw new Error(`${what}: expected ${status}, got ${response.status} ${response.text.slice(0, 500)}`);
   }
@@ -35,9 +35,14 @@ function totalCountOf(response: BenchResponse): number | undefined {
   return meta?.pagination?.totalCount;
 }
 
-/** A list request whose label reports how many identities its last run matched. */
-function listScenario(context: ScenarioContext, label: string, query: Record<string, string>): Scenario {
-  const path = `${BASE}/identities?${new URLSearchParams(query)}`;
+/** A list request whose label reports how many entities its last run matched. */
+export function listScenario(
+  context: Pick<ScenarioContext, 'client' | 'token'>,
+  label: string,
+  query: Record<string, string>,
+  collectionPath = '/identities',
+): Scenario {
+  const path = `${BASE}${collectionPath}?${new URLSearchParams(query)}`;
   let matched: number | undefined;
   return {
     get label() {

@@ -1,13 +1,17 @@
+import { edgeRouterApi } from '#functions/routers/edge-router-api.ts';
+import { serviceApi } from '#functions/services/service-api.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { startDynamoDbLocal } from '#local/dynamodb-local.ts';
 import { startLocalServer } from '#local/local-server.ts';
 import { createServerCertificate } from '#local/tls-certificate.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
+import type { EntityApi } from '#shared/crud/entity-api.ts';
 import { createDeps, type Deps } from '#shared/deps.ts';
+import type { BaseDocument } from '#shared/entities/entity-definition.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { createLogger } from '#shared/log/logger.ts';
-import { count } from '#shared/store/index-queries.ts';
+import { count, filterRecords } from '#shared/store/index-queries.ts';
 import {
   apiSessionBench,
   LOGIN_TRIES,
@@ -16,20 +20,29 @@ import {
   type SessionListFigures,
 } from './api-session-bench.ts';
 import { type BenchClient, createBenchClient } from './bench-client.ts';
+import { collectionScenarios } from './collection-scenarios.ts';
 import { countDynamoDbRequests, type DynamoDbRequestCounter } from './count-dynamodb-requests.ts';
-import { identityScenarios } from './identity-scenarios.ts';
+import { identityScenarios, listScenario, type Scenario } from './identity-scenarios.ts';
 import { machineFacts } from './machine-facts.ts';
 import { markdownTable } from './markdown-table.ts';
 import { type BundleFigures, measureBundles } from './measure-bundles.ts';
 import { type MeasureOptions, measureOperation, type OperationFigures } from './measure-operation.ts';
 import { percentile } from './percentile.ts';
+import { type SeededCollection, seedEntities, seededEdgeRouters, seededServices } from './seed-entities.ts';
 import { ROLE_ATTRIBUTES, seededName, seedIdentities } from './seed-identities.ts';
+import { seedIdentitiesInBulk } from './seed-identities-in-bulk.ts';
 
 const SIZES = [1_000, 10_000] as const;
+/** The identities a filter that pins nothing is measured at besides the last of `SIZES`; only with `BENCH_LARGE=1`. */
+const LARGE_SIZE = 100_000;
+/** p50 targets of `name contains` on identities, by table size. */
+const CONTAINS_TARGET_MS: Readonly<Record<number, number>> = { 10000: 150, 100000: 1_000 };
 const SAMPLE_INDEX = 123;
 const ADMIN_USERNAME = 'admin';
 const ADMIN_PASSWORD = 'bench-admin-password';
 const MEASURE: MeasureOptions = { warmUp: 3, warmUpMs: 1_000, maxIterations: 100, minIterations: 10, budgetMs: 8_000 };
+/** Each run at 100,000 identities takes seconds: a few runs, one unmeasured. */
+const LARGE_MEASURE: MeasureOptions = { warmUp: 1, warmUpMs: 0, maxIterations: 5, minIterations: 3, budgetMs: 0 };
 const COLD_IMPORT_RUNS = 7;
 /** Read scenarios cycled before the first size is measured: DynamoDB Local's JIT is still cold after 1,000 seeds. */
 const JIT_WARM_UP_MS = 20_000;
@@ -94,13 +107,41 @@ async function login(client: BenchClient): Promise<string> {
   return token;
 }
 
-/** Measures every identity scenario at one table size and prints its table. */
+type Row = { label: string; figures: OperationFigures };
+
+/** Measures each scenario in turn, in its own row. */
+async function measureScenarios(scenarios: readonly Scenario[], counter: DynamoDbRequestCounter): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const scenario of scenarios) {
+    progress(`  ${scenario.label}`);
+    const figures = await measureOperation(() => scenario.run(), counter, MEASURE);
+    rows.push({ label: scenario.label, figures });
+  }
+  return rows;
+}
+
+/** Seeds to `size` in all and reports how long it took and how fast it went. */
+async function timedSeed(
+  what: string,
+  stored: number,
+  size: number,
+  seed: (from: number, to: number) => Promise<void>,
+) {
+  const missing = Math.max(0, size - stored);
+  progress(`seeding ${missing.toLocaleString('en-US')} ${what} through the store (to ${size} in all)`);
+  const seedStarted = performance.now();
+  await seed(stored, stored + missing);
+  const seconds = (performance.now() - seedStarted) / 1000;
+  progress(`seeded in ${seconds.toFixed(1)} s (${Math.round(missing / seconds)}/s); measuring at ${size}`);
+}
+
+/** Measures every identity scenario at one table size, prints its table and returns its rows. */
 async function measureSize(
   deps: Deps,
   client: BenchClient,
   counter: DynamoDbRequestCounter,
   context: { token: string; adminId: string; size: number; jitWarmUpMs: number },
-): Promise<void> {
+): Promise<Row[]> {
   const sampleName = seededName(SAMPLE_INDEX);
   const sampleId = await deps.store.findIdByUnique(identities, 'name', sampleName);
   if (!sampleId) throw new Error(`${sampleName} was not seeded`);
@@ -120,12 +161,7 @@ async function measureSize(
   while (performance.now() - warming < context.jitWarmUpMs) {
     for (const scenario of reads) await scenario.run();
   }
-  const rows: { label: string; figures: OperationFigures }[] = [];
-  for (const scenario of scenarios) {
-    progress(`  ${scenario.label}`);
-    const figures = await measureOperation(() => scenario.run(), counter, MEASURE);
-    rows.push({ label: scenario.label, figures });
-  }
+  const rows = await measureScenarios(scenarios, counter);
   const sessions = await count(deps.store, 'api-sessions');
   print(
     [
@@ -136,6 +172,118 @@ async function measureSize(
       `${sessions.toLocaleString('en-US')} API sessions were stored (the admin's, one per login above) at the end.`,
     ].join('\n'),
   );
+  return rows;
+}
+
+/** Create and list of one seeded collection at each of `SIZES`, in one table. */
+async function measureCollection<D extends BaseDocument, C extends object, R, P>(
+  deps: Deps,
+  client: BenchClient,
+  counter: DynamoDbRequestCounter,
+  token: string,
+  api: EntityApi<D, C, R, P>,
+  collection: SeededCollection<C>,
+): Promise<void> {
+  const rows: Row[] = [];
+  for (const size of SIZES) {
+    const stored = await count(deps.store, api.def.collection);
+    await timedSeed(collection.plural, stored, size, (from, to) => seedEntities(deps, api, collection, from, to));
+    const scenarios = collectionScenarios({ client, token, size }, collection, SAMPLE_INDEX);
+    for (const row of await measureScenarios(scenarios, counter)) {
+      rows.push({ label: `${size.toLocaleString('en-US')}: ${row.label}`, figures: row.figures });
+    }
+  }
+  print(
+    [
+      `### ${collection.plural[0]!.toUpperCase()}${collection.plural.slice(1)} (\`${collection.path}\`)`,
+      '',
+      operationsTable(rows),
+      '',
+      `Each row starts with the ${collection.plural} seeded before it was measured (its size's creates add a few).`,
+    ].join('\n'),
+  );
+}
+
+/** The list's figures, or why it has none (at 100,000 identities it can outlast the function timeout). */
+type ContainsRow = { size: number; list: OperationFigures | string; recordsRead: OperationFigures };
+
+/** Reading every identity's filter record straight from the store, as the list does first: no HTTP, no filtering. */
+function measureRecordsRead(
+  deps: Deps,
+  counter: DynamoDbRequestCounter,
+  options: MeasureOptions,
+): Promise<OperationFigures> {
+  progress('  filter records alone');
+  const read = async () => {
+    await filterRecords(deps.store, identities.collection);
+  };
+  return measureOperation(read, counter, options);
+}
+
+/** `name contains` over HTTP and the filter records read alone, at the size the table has now. */
+async function measureContains(
+  deps: Deps,
+  client: BenchClient,
+  counter: DynamoDbRequestCounter,
+  context: { token: string; size: number; options: MeasureOptions },
+): Promise<ContainsRow> {
+  const needle = seededName(SAMPLE_INDEX).slice(-6);
+  const label = `list, filter \`name contains "${needle}"\``;
+  const scenario = listScenario({ client, token: context.token }, label, { filter: `name contains "${needle}"` });
+  progress(`  ${label}`);
+  let list: OperationFigures | string;
+  try {
+    list = await measureOperation(() => scenario.run(), counter, context.options);
+  } catch (error) {
+    list = (error as Error).message.slice(0, 120);
+  }
+  return { size: context.size, list, recordsRead: await measureRecordsRead(deps, counter, context.options) };
+}
+
+/** `name contains` on identities (a filter that pins nothing) at each size, against its p50 target. */
+function containsReport(rows: readonly ContainsRow[]): string {
+  return [
+    '### A filter that pins nothing: identities, `name contains`',
+    '',
+    markdownTable(
+      [
+        'identities',
+        'n',
+        'p50 ms',
+        'p95 ms',
+        'DynamoDB requests/op',
+        'by DynamoDB operation',
+        'p50 target ms',
+        'filter records read alone, p50 / p95 ms',
+      ],
+      rows.map(({ size, list, recordsRead }) => {
+        const target = CONTAINS_TARGET_MS[size] ?? Number.NaN;
+        const met = typeof list !== 'string' && list.p50Ms <= target;
+        const figures =
+          typeof list === 'string'
+            ? ['', `failed: ${list}`, '', '', '']
+            : [String(list.iterations), ms(list.p50Ms), ms(list.p95Ms), perOp(list.requestsPerOp), byOperation(list)];
+        return [
+          size.toLocaleString('en-US'),
+          ...figures,
+          `${target} (${met ? 'met' : 'missed'})`,
+          `${ms(recordsRead.p50Ms)} / ${ms(recordsRead.p95Ms)}`,
+        ];
+      }),
+      [false, true, true, true, true, false, true, true],
+    ),
+    '',
+    'The last column times `filterRecords` called on the store directly (the parallel key-range queries and the ' +
+      "SDK's unmarshalling): the rest of a list's time is the HTTP round trip, parsing the filter, filtering and " +
+      "sorting the records in memory, and reading and rendering the page's entities.",
+    '',
+    rows.some((row) => row.size === LARGE_SIZE)
+      ? `The identities were topped up to ${LARGE_SIZE.toLocaleString('en-US')} after every other table, the items ` +
+        "each create's transaction writes put in batches (`seed-identities-in-bulk.ts`)."
+      : process.env.BENCH_LARGE === '1'
+        ? `${LARGE_SIZE.toLocaleString('en-US')} identities follow at the end.`
+        : `Set \`BENCH_LARGE=1\` to measure it at ${LARGE_SIZE.toLocaleString('en-US')} identities too, at the end.`,
+  ].join('\n');
 }
 
 /** The API-session list page at each stored count, and how its cost grows (it should not). */
@@ -224,17 +372,24 @@ async function measureApi(): Promise<void> {
     const token = await login(client);
 
     let seeded = 0;
+    const containsRows: ContainsRow[] = [];
     for (const size of SIZES) {
-      const missing = size - (await count(deps.store, identities.collection));
-      progress(`seeding ${missing.toLocaleString('en-US')} identities through the store (to ${size} in all)`);
-      const seedStarted = performance.now();
-      await seedIdentities(deps, seeded, seeded + missing);
-      seeded += missing;
-      const seconds = ((performance.now() - seedStarted) / 1000).toFixed(1);
-      progress(`seeded in ${seconds} s; measuring at ${size}`);
+      const stored = await count(deps.store, identities.collection);
+      await timedSeed('identities', stored, size, (from, to) => seedIdentities(deps, seeded, seeded + to - from));
+      seeded += Math.max(0, size - stored);
       const jitWarmUpMs = size === SIZES[0] ? JIT_WARM_UP_MS : 0;
-      await measureSize(deps, client, counter, { token, adminId: adminIdentityId, size, jitWarmUpMs });
+      const rows = await measureSize(deps, client, counter, { token, adminId: adminIdentityId, size, jitWarmUpMs });
+      const contains = rows.find((row) => row.label.includes('contains'));
+      if (contains && size === SIZES.at(-1)) {
+        const recordsRead = await measureRecordsRead(deps, counter, MEASURE);
+        containsRows.push({ size, list: contains.figures, recordsRead });
+      }
     }
+    print(containsReport(containsRows));
+    progress('services');
+    await measureCollection(deps, client, counter, token, serviceApi, seededServices);
+    progress('edge routers');
+    await measureCollection(deps, client, counter, token, edgeRouterApi, seededEdgeRouters);
     progress('API sessions, on a table of their own');
     const sessionFigures = await apiSessionBench({
       dynamoDbEndpoint: dynamo.endpoint,
@@ -246,6 +401,16 @@ async function measureApi(): Promise<void> {
     });
     print(sessionListReport(sessionFigures.list));
     print(loginTimingReport(sessionFigures.login));
+    if (process.env.BENCH_LARGE === '1') {
+      const stored = await count(deps.store, identities.collection);
+      await timedSeed('identities', stored, LARGE_SIZE, (from, to) =>
+        seedIdentitiesInBulk(deps, seeded, seeded + to - from),
+      );
+      containsRows.push(
+        await measureContains(deps, client, counter, { token, size: LARGE_SIZE, options: LARGE_MEASURE }),
+      );
+      print(containsReport(containsRows));
+    }
   } finally {
     await cleanUp();
     process.removeListener('SIGINT', interrupted);
@@ -273,6 +438,8 @@ async function main(): Promise<void> {
         'Identities are seeded through the store (the transaction a create writes, 16 in flight), not the API;',
         'one in three has tags, one in fifty is an admin, each has one or two of the role attributes',
         `${ROLE_ATTRIBUTES.map((attribute) => `\`${attribute}\``).join(', ')}.`,
+        "Services and edge routers are seeded the same way, each document built by its API's own create from a",
+        'varied body (role attributes as above, some tags; edge routers do not tunnel).',
       ].join(' '),
     ].join('\n'),
   );

@@ -13,18 +13,24 @@ export function seededName(index: number): string {
   return `bench-identity-${String(index).padStart(6, '0')}`;
 }
 
-/** A deterministic, varied identity: one or two role attributes, one admin in fifty, some tags and app data. */
-function seededIdentity(index: number, now: string): Identity {
+/** One or two of `ROLE_ATTRIBUTES`, varied by index. */
+export function seededRoleAttributes(index: number): string[] {
   const first = ROLE_ATTRIBUTES[index % ROLE_ATTRIBUTES.length]!;
   const second = ROLE_ATTRIBUTES[(index * 7 + 3) % ROLE_ATTRIBUTES.length]!;
+  return first === second ? [first] : [first, second];
+}
+
+/** A deterministic, varied identity: one or two role attributes, one admin in fifty, some tags and app data. */
+export function seededIdentity(index: number, now: string): Identity {
+  const roleAttributes = seededRoleAttributes(index);
   return newIdentity({
     id: newId(),
     name: seededName(index),
     createdAt: now,
-    tags: index % 3 === 0 ? { team: first, costCenter: `cc-${index % 17}` } : {},
+    tags: index % 3 === 0 ? { team: roleAttributes[0]!, costCenter: `cc-${index % 17}` } : {},
     isAdmin: index % 50 === 0,
     externalId: index % 4 === 0 ? `ext-${index}` : null,
-    roleAttributes: first === second ? [first] : [first, second],
+    roleAttributes,
     appData: index % 5 === 0 ? { site: `site-${index % 11}` } : {},
   });
 }

@@ -1,0 +1,103 @@
+import type { edgeRouterApi } from '#functions/routers/edge-router-api.ts';
+import type { serviceApi } from '#functions/services/service-api.ts';
+import type { EntityApi } from '#shared/crud/entity-api.ts';
+import type { Deps } from '#shared/deps.ts';
+import type { BaseDocument } from '#shared/entities/entity-definition.ts';
+import type { OperationRequest } from '#shared/http/operation.ts';
+import { newId } from '#shared/ids.ts';
+import { mapBounded } from '#shared/map-bounded.ts';
+import { ROUTES } from '#shared/routes/route-table.ts';
+import { seededRoleAttributes } from './seed-identities.ts';
+
+/** Transactions in flight while seeding, as for identities. */
+const SEED_CONCURRENCY = 16;
+
+/** A collection the bench seeds through its API's own document builder and measures over HTTP. */
+export interface SeededCollection<C> {
+  /** The path under the management API, and the plural the tables print. */
+  readonly path: string;
+  readonly plural: string;
+  /** The create operation's name in the route table. */
+  readonly createOperation: string;
+  /** The name of the entity seeded at `index` (`bench-service-000123`). */
+  seededName(index: number): string;
+  /** The create body of the entity seeded at `index`, as a client would send it. */
+  seededInput(index: number): C;
+}
+
+function padded(prefix: string, index: number): string {
+  return `${prefix}-${String(index).padStart(6, '0')}`;
+}
+
+export const seededServices: SeededCollection<Parameters<NonNullable<typeof serviceApi.create>>[0]> = {
+  path: '/services',
+  plural: 'services',
+  createOperation: 'createService',
+  seededName: (index) => padded('bench-service', index),
+  seededInput: (index) => ({
+    name: padded('bench-service', index),
+    encryptionRequired: index % 4 !== 0,
+    roleAttributes: seededRoleAttributes(index),
+    tags: index % 3 === 0 ? { team: `team-${index % 13}` } : null,
+    terminatorStrategy: index % 5 === 0 ? 'weighted' : '',
+  }),
+};
+
+export const seededEdgeRouters: SeededCollection<Parameters<NonNullable<typeof edgeRouterApi.create>>[0]> = {
+  path: '/edge-routers',
+  plural: 'edge routers',
+  createOperation: 'createEdgeRouter',
+  seededName: (index) => padded('bench-edge-router', index),
+  seededInput: (index) => ({
+    name: padded('bench-edge-router', index),
+    cost: index % 10,
+    roleAttributes: seededRoleAttributes(index),
+    tags: index % 3 === 0 ? { site: `site-${index % 11}` } : null,
+    appData: index % 5 === 0 ? { rack: `rack-${index % 7}` } : null,
+    // A tunneling router also gets a router identity, which would add to the identities measured apart.
+    isTunnelerEnabled: false,
+  }),
+};
+
+/** The request a create's document builder sees: the create route, no body (the builders read only the input). */
+function seedRequest(deps: Deps, createOperation: string): OperationRequest {
+  const route = ROUTES.find((candidate) => candidate.operation === createOperation);
+  if (!route) throw new Error(`no route ${createOperation}`);
+  return {
+    requestId: 'bench-seed',
+    route,
+    api: 'management',
+    pathParameters: {},
+    query: {},
+    headers: {},
+    body: undefined,
+    rawBody: undefined,
+    sourceIp: '127.0.0.1',
+    clientCertPem: undefined,
+    caller: undefined,
+    logger: deps.logger,
+    baseUrl: 'https://127.0.0.1',
+  };
+}
+
+/**
+ * Seeds entities `from` (inclusive) to `to` (exclusive) through the store: the API's own create builds each document
+ * and its extra writes, and the same transaction a create commits is written, without HTTP, validation or sessions.
+ */
+export async function seedEntities<D extends BaseDocument, C>(
+  deps: Deps,
+  api: EntityApi<D, C, unknown, unknown>,
+  collection: SeededCollection<C>,
+  from: number,
+  to: number,
+): Promise<void> {
+  const create = api.create;
+  if (!create) throw new Error(`${api.def.label} has no create`);
+  const request = seedRequest(deps, collection.createOperation);
+  const indexes = Array.from({ length: Math.max(0, to - from) }, (_, offset) => from + offset);
+  const now = deps.now().toISOString();
+  await mapBounded(indexes, SEED_CONCURRENCY, async (index) => {
+    const { doc, ops = [] } = await create(collection.seededInput(index), { deps, request, now, id: newId() });
+    await deps.store.transact([...deps.store.createOps(api.def, doc), ...ops]);
+  });
+}
