@@ -1,6 +1,7 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../deps.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
+import { fieldsOf } from '../query/fields-of.ts';
 import { count, filterRecords, idsWithRole, orderedIds } from '../store/index-queries.ts';
 import { documentOf, keys } from '../store/keys.ts';
 import { type CandidateKeys, candidateKeys } from './candidate-keys.ts';
@@ -80,7 +81,9 @@ export async function listEntities<D extends BaseDocument>(
   }
 
   if (def.readsById !== false) {
-    const records = await filterRecords(deps.store, def.collection);
+    const read = fieldsOf(params.where, params.sort);
+    if (roleFilter && attributesField) read.add(attributesField);
+    const records = await filterRecords(deps.store, def.collection, read);
     if (records) {
       // Filter, sort and cut on the small records, then read only the page's entities.
       const page = pageInMemory(records, params, def.filterable, (record) => keep(record as D));

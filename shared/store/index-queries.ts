@@ -204,9 +204,22 @@ function segmentCondition(index: number): { expression: string; values: Record<s
 /**
  * Every entity's filter record of a type (the filterable fields its id-order item carries), read as parallel key-range
  * queries of the id partition: small items, so a list whose filter pins nothing reads a fraction of the bytes of the
- * entities themselves. Undefined when some item has no record (written before records existed): read the entities.
+ * entities themselves; `fields` narrows each record to what the caller reads. Undefined when some item has no record
+ * (written before records existed): read the entities.
  */
-export async function filterRecords(store: Store, collection: string): Promise<Record<string, unknown>[] | undefined> {
+export async function filterRecords(
+  store: Store,
+  collection: string,
+  fields?: ReadonlySet<string>,
+): Promise<Record<string, unknown>[] | undefined> {
+  // Only the fields the list reads: every attribute costs the SDK a conversion and the reply bytes, per record.
+  const names = fields ? ['id', ...[...fields].filter((field) => field !== 'id')] : undefined;
+  const projection = names
+    ? {
+        ProjectionExpression: names.map((_, index) => `#f${index}`).join(', '),
+        ExpressionAttributeNames: Object.fromEntries(names.map((name, index) => [`#f${index}`, name])),
+      }
+    : {};
   const segments = await Promise.all(
     SEGMENT_STARTS.map(async (_, index) => {
       const { expression, values } = segmentCondition(index);
@@ -220,6 +233,7 @@ export async function filterRecords(store: Store, collection: string): Promise<R
             ExpressionAttributeValues: { ':pk': keys.idOrder(collection, '').PK, ...values },
             ConsistentRead: true,
             ExclusiveStartKey: start,
+            ...projection,
           }),
         );
         for (const item of page.Items ?? []) records.push(documentOf(item));
