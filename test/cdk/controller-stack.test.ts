@@ -486,3 +486,10 @@ describe("API Gateway's resource budget", () => {
     expect(needed).toBeLessThanOrEqual(RESOURCE_QUOTA - RESOURCE_HEADROOM);
   });
 });
+
+describe("CloudFormation's resource limit", () => {
+  it('keeps the stack under 500 resources (every API Gateway resource and method is one)', () => {
+    // Close to the limit today: the REST API should come from one OpenAPI body before many more routes land.
+    expect(Object.keys(resources).length).toBeLessThan(500);
+  });
+});
