@@ -1,0 +1,37 @@
+import { afterAll, beforeAll } from 'vitest';
+import type { ControllerConfig } from '#shared/config.ts';
+import { managementFixtures } from './management-fixtures.ts';
+import { startTestController, type TestController } from './test-controller.ts';
+
+/**
+ * One controller for the whole test file, started in `beforeAll` with the admin logged in and closed in `afterAll`.
+ * `controller` and `admin` are getters: both exist only once setup has run. `relogin` replaces the admin's session
+ * (after the clock has been moved past its expiry).
+ */
+export function useAdminController(overrides: Partial<ControllerConfig> = {}) {
+  let started: TestController | undefined;
+  let token: string | undefined;
+
+  beforeAll(async () => {
+    started = await startTestController(overrides);
+    token = await started.login();
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+
+  const controller = (): TestController => {
+    if (!started) throw new Error('the test controller is used before beforeAll started it');
+    return started;
+  };
+  const admin = (): string => {
+    if (token === undefined) throw new Error('the admin token is used before beforeAll logged in');
+    return token;
+  };
+  const relogin = async (): Promise<string> => {
+    token = await controller().login();
+    return token;
+  };
+
+  return { controller, admin, relogin, ...managementFixtures(controller, admin) };
+}
