@@ -1,22 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authPolicyBody, managementFixtures } from '../support/management-fixtures.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { describe, expect, it } from 'vitest';
+import { useAdminController } from '../support/admin-controller.ts';
+import { authPolicyBody } from '../support/management-fixtures.ts';
 
-let controller: TestController;
-let admin: string;
-
-beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
-});
-afterAll(async () => {
-  await controller.close();
-});
-
-const { call, createdId } = managementFixtures(
-  () => controller,
-  () => admin,
-);
+const { call, createdId } = useAdminController();
 const q = encodeURIComponent;
 const identity = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
