@@ -1,23 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectMatchesSpec, specMismatches } from '../contract/openziti-spec.ts';
-import { authPolicyBody, managementFixtures } from '../support/management-fixtures.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { useAdminController } from '../support/admin-controller.ts';
+import { authPolicyBody } from '../support/management-fixtures.ts';
 
-let controller: TestController;
-let admin: string;
-
-beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
-});
-afterAll(async () => {
-  await controller.close();
-});
-
-const { call, createdId, createPolicy } = managementFixtures(
-  () => controller,
-  () => admin,
-);
+const { call, createdId, createPolicy } = useAdminController();
 const q = encodeURIComponent;
 
 /** Self-signed P-256 certificates valid until 2126 (CN=test-signer,O=ziti-test and CN=other-signer). */
