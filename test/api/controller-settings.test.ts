@@ -1,23 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectMatchesSpec, specMismatches } from '../contract/openziti-spec.ts';
-import { managementFixtures } from '../support/management-fixtures.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { useAdminController } from '../support/admin-controller.ts';
 
-let controller: TestController;
-let admin: string;
-
-beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
-});
-afterAll(async () => {
-  await controller.close();
-});
-
-const { call } = managementFixtures(
-  () => controller,
-  () => admin,
-);
+const { controller, call } = useAdminController();
 
 // The tests build on each other: global settings first, then the controller's own, then their removal.
 describe('controller settings', () => {
@@ -128,7 +113,7 @@ describe('controller settings', () => {
   });
 
   it('is for admins only', async () => {
-    const response = await controller.call('GET', '/edge/management/v1/controller-settings');
+    const response = await controller().call('GET', '/edge/management/v1/controller-settings');
 
     expect(response.status).toBe(401);
   });
