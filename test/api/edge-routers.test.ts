@@ -1,23 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
-import { managementFixtures } from '../support/management-fixtures.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { useAdminController } from '../support/admin-controller.ts';
 
-let controller: TestController;
-let admin: string;
-
-beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
-});
-afterAll(async () => {
-  await controller.close();
-});
-
-const { call, createdId } = managementFixtures(
-  () => controller,
-  () => admin,
-);
+const { call, createdId } = useAdminController();
 
 /**
  * Our spec (§2.13) has an edge router's `fingerprint` nullable: it is null until the router enrolls. The document types
