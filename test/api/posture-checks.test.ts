@@ -1,27 +1,12 @@
 import { Ajv } from 'ajv';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CHECKED_FORMATS, UNCHECKED_FORMAT } from '../contract/formats.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { loadSpec } from '../contract/spec-source.ts';
 import { collectFormats, definitionsDocument } from '../contract/swagger-schema.ts';
-import { managementFixtures } from '../support/management-fixtures.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { useAdminController } from '../support/admin-controller.ts';
 
-let controller: TestController;
-let admin: string;
-
-beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
-});
-afterAll(async () => {
-  await controller.close();
-});
-
-const { call, createdId } = managementFixtures(
-  () => controller,
-  () => admin,
-);
+const { controller, call, createdId } = useAdminController();
 
 const SHA512 = 'AB'.repeat(64);
 const SHA1 = 'cd'.repeat(20);
@@ -426,7 +411,7 @@ describe('posture check validation', () => {
   });
 
   it('is for admins only', async () => {
-    const anonymous = await controller.call('GET', '/edge/management/v1/posture-checks');
+    const anonymous = await controller().call('GET', '/edge/management/v1/posture-checks');
 
     expect(anonymous.status).toBe(401);
   });
