@@ -12,10 +12,11 @@ export interface Deps {
 }
 
 export function createDeps(config: ControllerConfig = loadConfig()): Deps {
+  const logger = createLogger();
   return {
     config,
-    store: new Store(createDocumentClient(config), config.tableName),
-    logger: createLogger(),
+    store: new Store(createDocumentClient(config), config.tableName, logger),
+    logger,
     now: () => new Date(),
   };
 }

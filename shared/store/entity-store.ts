@@ -14,6 +14,7 @@ import type {
   UniqueKey,
 } from '../entities/entity-definition.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
+import type { Logger } from '../log/logger.ts';
 import { mapBounded } from '../map-bounded.ts';
 import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, storedAttributes } from './keys.ts';
 import { addToCatalog, pruneCatalog } from './role-catalog.ts';
@@ -161,10 +162,12 @@ function tooLarge(label: string, attributes: Readonly<Record<string, unknown>>, 
 export class Store {
   readonly db: DynamoDBDocumentClient;
   readonly tableName: string;
+  private readonly logger: Pick<Logger, 'warn'> | undefined;
 
-  constructor(db: DynamoDBDocumentClient, tableName: string) {
+  constructor(db: DynamoDBDocumentClient, tableName: string, logger?: Pick<Logger, 'warn'>) {
     this.db = db;
     this.tableName = tableName;
+    this.logger = logger;
   }
 
   /** Reads one entity (strongly consistent); undefined when it does not exist. */
@@ -406,13 +409,21 @@ export class Store {
    * before anything is sent. A cancelled condition becomes the API error its op names (or a retryable concurrent
    * modification); transaction conflicts with concurrent writers are retried with back-off, after which their
    * conditions decide (so of twenty concurrent creates of one name exactly one wins and the rest answer "duplicate").
+   * After-commit work that fails is logged, not thrown: the change is committed, and an error would have the client
+   * retry a create that already happened.
    */
   async transact(unmerged: readonly WriteOp[]): Promise<void> {
     const ops = mergeCounters(this.tableName, unmerged);
     if (ops.length > MAX_TRANSACTION_ITEMS) throw new TransactionTooLargeError(ops.length);
     if (ops.length > 0) await this.send(ops);
     const followUps = unmerged.flatMap((op) => (op.afterCommit ? [op.afterCommit] : []));
-    await mapBounded(followUps, AFTER_COMMIT_CONCURRENCY, (followUp) => followUp());
+    await mapBounded(followUps, AFTER_COMMIT_CONCURRENCY, (followUp) =>
+      followUp().catch((error: unknown) =>
+        this.logger?.warn('after-commit work failed; the change itself is committed', {
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      ),
+    );
   }
 
   private async send(ops: readonly WriteOp[]): Promise<void> {
