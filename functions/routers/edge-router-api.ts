@@ -4,7 +4,7 @@ import type { EntityApi } from '#shared/crud/entity-api.ts';
 import { type EdgeRouter, edgeRouters } from '#shared/entities/edge-router.ts';
 import { transitRouters } from '#shared/entities/router.ts';
 import { empty } from '#shared/http/envelope.ts';
-import type { Operation } from '#shared/http/operation.ts';
+import { documented, type Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { nameField, roleAttributesField } from '#shared/schemas/common-fields.ts';
 import { appDataSchema } from '#shared/schemas/map-field.ts';
@@ -79,7 +79,7 @@ export const edgeRouterApi: EntityApi<EdgeRouter, EdgeRouterInput, never, never>
  * identity as `isTunnelerEnabled` and the name say, which the generic update (it sees only the new document) cannot.
  */
 function updateEdgeRouter(action: 'replace' | 'patch'): Operation {
-  return async (request, deps) => {
+  const operation: Operation = async (request, deps) => {
     const body = request.body === undefined ? {} : request.body;
     const input = action === 'replace' ? parseWith(createSchema, body) : parseWith(patchSchema, body);
     const sent = sentKeys(request.body);
@@ -101,6 +101,7 @@ function updateEdgeRouter(action: 'replace' | 'patch'): Operation {
     });
     return empty();
   };
+  return documented(operation, { body: action === 'replace' ? createSchema : patchSchema });
 }
 
 export const updateEdgeRouterOperations = {

@@ -8,7 +8,7 @@ import { services } from '#shared/entities/service.ts';
 import { type Terminator, terminators } from '#shared/entities/terminator.ts';
 import { invalidField } from '#shared/http/api-error.ts';
 import { list } from '#shared/http/envelope.ts';
-import type { Operation } from '#shared/http/operation.ts';
+import { documented } from '#shared/http/operation.ts';
 import { listEntities } from '#shared/list/list-entities.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
@@ -113,16 +113,19 @@ export const terminatorApi: EntityApi<Terminator, TerminatorCreate, TerminatorRe
 };
 
 /** `GET /services/{id}/terminators`: the service's terminators, as `GET /terminators` with `service = "<id>"`. */
-export const listServiceTerminators: Operation = async (request, deps) => {
-  const service = await getOrNotFound(deps, services, request.pathParameters.id ?? '');
-  const params = parseListParams(request.query, terminators.filterable);
-  const ofService: BoolExpr = {
-    kind: 'equals',
-    lhs: { kind: 'field', field: 'service', position: 0 },
-    negated: false,
-    value: { type: 'string', value: service.doc.id, position: 0 },
-  };
-  const where: BoolExpr = params.where ? { kind: 'and', operands: [ofService, params.where] } : ofService;
-  const page = await listEntities(deps, terminators, { ...params, where });
-  return list(await terminatorApi.viewPage!(deps, page.items), page.pagination, Object.keys(terminators.filterable));
-};
+export const listServiceTerminators = documented(
+  async (request, deps) => {
+    const service = await getOrNotFound(deps, services, request.pathParameters.id ?? '');
+    const params = parseListParams(request.query, terminators.filterable);
+    const ofService: BoolExpr = {
+      kind: 'equals',
+      lhs: { kind: 'field', field: 'service', position: 0 },
+      negated: false,
+      value: { type: 'string', value: service.doc.id, position: 0 },
+    };
+    const where: BoolExpr = params.where ? { kind: 'and', operands: [ofService, params.where] } : ofService;
+    const page = await listEntities(deps, terminators, { ...params, where });
+    return list(await terminatorApi.viewPage!(deps, page.items), page.pagination, Object.keys(terminators.filterable));
+  },
+  { list: { roleFilter: false } },
+);

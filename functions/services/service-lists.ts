@@ -1,17 +1,15 @@
-import { getOrNotFound, VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
+import { getOrNotFound } from '#shared/crud/crud-operations.ts';
 import type { Deps } from '#shared/deps.ts';
 import { type Config, configs } from '#shared/entities/config.ts';
 import { configTypes } from '#shared/entities/config-type.ts';
 import { services } from '#shared/entities/service.ts';
 import { list } from '#shared/http/envelope.ts';
-import { callerOf, type Operation, type OperationRequest } from '#shared/http/operation.ts';
+import { callerOf, documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
 import { listEntities } from '#shared/list/list-entities.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { listRoleAttributes } from '#shared/list/list-role-attributes.ts';
 import { pageInMemory } from '#shared/list/page-in-memory.ts';
-import { mapBounded } from '#shared/map-bounded.ts';
-import { configView } from '#shared/views/config-view.ts';
-import { nameLookup } from '#shared/views/name-lookup.ts';
+import { configApi } from './config-api.ts';
 import { referrerIds } from './referrer-ids.ts';
 import { resolveConfigTypes, serviceViewPage } from './service-configs.ts';
 
@@ -23,15 +21,18 @@ function requestedConfigTypes(request: OperationRequest): readonly string[] {
 }
 
 /** `GET /services`: services with their role filter, and the data of the config types asked for. */
-export const listServices: Operation = async (request, deps) => {
-  const { configTypes: _wanted, ...query } = request.query;
-  const params = parseListParams(query, services.filterable, { roleFilter: true });
-  const [page, wanted] = await Promise.all([
-    listEntities(deps, services, params),
-    resolveConfigTypes(deps, requestedConfigTypes(request)),
-  ]);
-  return list(await serviceViewPage(deps, page.items, wanted), page.pagination, Object.keys(services.filterable));
-};
+export const listServices = documented(
+  async (request, deps) => {
+    const { configTypes: _wanted, ...query } = request.query;
+    const params = parseListParams(query, services.filterable, { roleFilter: true });
+    const [page, wanted] = await Promise.all([
+      listEntities(deps, services, params),
+      resolveConfigTypes(deps, requestedConfigTypes(request)),
+    ]);
+    return list(await serviceViewPage(deps, page.items, wanted), page.pagination, Object.keys(services.filterable));
+  },
+  { list: { roleFilter: true } },
+);
 
 /** `GET /service-role-attributes`. */
 export const listServiceRoleAttributes: Operation = (request, deps) =>
@@ -39,15 +40,14 @@ export const listServiceRoleAttributes: Operation = (request, deps) =>
 
 async function configPage(request: OperationRequest, deps: Deps, docs: readonly Config[]) {
   const page = pageInMemory(docs, parseListParams(request.query, configs.filterable), configs.filterable);
-  const typeName = nameLookup(deps, configTypes);
-  const views = await mapBounded(page.items, VIEW_CONCURRENCY, async (doc) =>
-    configView(doc, await typeName(doc.configTypeId)),
-  );
-  return list(views, page.pagination, Object.keys(configs.filterable));
+  return list(await configApi.viewPage!(deps, page.items), page.pagination, Object.keys(configs.filterable));
 }
 
+/** These lists take the standard list query (paged in memory), without a role filter. */
+const standardList = { list: { roleFilter: false } } as const;
+
 /** `GET /config-types/{id}/configs`. */
-export const listConfigsForConfigType: Operation = async (request, deps) => {
+export const listConfigsForConfigType = documented(async (request, deps) => {
   const configType = await getOrNotFound(deps, configTypes, request.pathParameters.id ?? '');
   const ids = await referrerIds(
     deps,
@@ -55,19 +55,19 @@ export const listConfigsForConfigType: Operation = async (request, deps) => {
     configs.collection,
   );
   return configPage(request, deps, await deps.store.getMany(configs, ids));
-};
+}, standardList);
 
 /** `GET /services/{id}/configs`. */
-export const listServiceConfig: Operation = async (request, deps) => {
+export const listServiceConfig = documented(async (request, deps) => {
   const service = await getOrNotFound(deps, services, request.pathParameters.id ?? '');
   return configPage(request, deps, await deps.store.getMany(configs, service.doc.configs));
-};
+}, standardList);
 
 /** `GET /configs/{id}/services`. */
-export const listConfigServices: Operation = async (request, deps) => {
+export const listConfigServices = documented(async (request, deps) => {
   const config = await getOrNotFound(deps, configs, request.pathParameters.id ?? '');
   const ids = await referrerIds(deps, { collection: configs.collection, id: config.doc.id }, services.collection);
   const docs = await deps.store.getMany(services, ids);
   const page = pageInMemory(docs, parseListParams(request.query, services.filterable), services.filterable);
   return list(await serviceViewPage(deps, page.items, new Set()), page.pagination, Object.keys(services.filterable));
-};
+}, standardList);
