@@ -3,8 +3,8 @@ import type { Deps } from '../deps.ts';
 import { type Identity, isDisabledAt } from '../entities/identity.ts';
 import { ApiError } from '../http/api-error.ts';
 import { newId, newToken } from '../ids.ts';
-import { backOff, ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
-import { COUNTER_SHARDS, documentOf, fitsKey, keys } from '../store/keys.ts';
+import { backOff, ConcurrentModificationError, counterOp, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
+import { documentOf, fitsKey, keys } from '../store/keys.ts';
 import type { WriteOp } from '../store/write-op.ts';
 import { API_SESSIONS_COLLECTION, type ApiSession, apiSessionSchema } from './api-session.ts';
 import { hashToken } from './session-token.ts';
@@ -89,22 +89,6 @@ export function isRevoked(session: ApiSession, identity: Identity, now: Date): b
   return endedAt !== undefined && session.createdAt < endedAt;
 }
 
-function counterOp(deps: Deps, delta: number): WriteOp {
-  return {
-    item: {
-      Update: {
-        TableName: deps.store.tableName,
-        Key: keys.counter(API_SESSIONS_COLLECTION, Math.floor(Math.random() * COUNTER_SHARDS)),
-        UpdateExpression: 'ADD #count :delta',
-        ExpressionAttributeNames: { '#count': 'count' },
-        ExpressionAttributeValues: { ':delta': delta },
-      },
-    },
-    // The store merges a transaction's counter updates into one per type.
-    counter: { collection: API_SESSIONS_COLLECTION, delta },
-  };
-}
-
 /** The writes that store a new session; the token is returned once and only its hash is kept. */
 export function createApiSessionOps(
   deps: Deps,
@@ -151,7 +135,7 @@ export function createApiSessionOps(
       },
     },
     { item: { Put: { TableName: tableName, Item: { ...idKey(session.id), tokenHash: session.tokenHash } } } },
-    counterOp(deps, 1),
+    counterOp(deps.store.tableName, API_SESSIONS_COLLECTION, 1),
   ];
   return { token, session, ops };
 }
@@ -230,7 +214,9 @@ function endOps(deps: Deps, sessions: readonly SessionRef[], onGone: () => ApiEr
     },
     { item: { Delete: { TableName: tableName, Key: idKey(session.id) } } },
   ]);
-  return sessions.length > 0 ? [...ops, counterOp(deps, -sessions.length)] : [];
+  return sessions.length > 0
+    ? [...ops, counterOp(deps.store.tableName, API_SESSIONS_COLLECTION, -sessions.length)]
+    : [];
 }
 
 /** Ends a session; its token stops working at once. False when it was already gone. */

@@ -542,8 +542,13 @@ export class Store {
   }
 
   private countOp<D extends BaseDocument>(def: EntityDefinition<D>, delta: number): WriteOp {
-    return { ...counterUpdate(this.tableName, def.collection, delta), counter: { collection: def.collection, delta } };
+    return counterOp(this.tableName, def.collection, delta);
   }
+}
+
+/** A move of a type's counter by `delta`, tagged so `transact` merges it with the transaction's others. */
+export function counterOp(tableName: string, collection: string, delta: number): WriteOp {
+  return { ...counterUpdate(tableName, collection, delta), counter: { collection, delta } };
 }
 
 function counterUpdate(tableName: string, collection: string, delta: number): WriteOp {
