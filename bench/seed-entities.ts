@@ -7,10 +7,7 @@ import type { OperationRequest } from '#shared/http/operation.ts';
 import { newId } from '#shared/ids.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
-import { seededRoleAttributes } from './seed-identities.ts';
-
-/** Transactions in flight while seeding, as for identities. */
-const SEED_CONCURRENCY = 16;
+import { paddedName, SEED_CONCURRENCY, seededRoleAttributes, seedIndexes } from './seed-identities.ts';
 
 /** A collection the bench seeds through its API's own document builder and measures over HTTP. */
 export interface SeededCollection<C> {
@@ -25,17 +22,13 @@ export interface SeededCollection<C> {
   seededInput(index: number): C;
 }
 
-function padded(prefix: string, index: number): string {
-  return `${prefix}-${String(index).padStart(6, '0')}`;
-}
-
 export const seededServices: SeededCollection<Parameters<NonNullable<typeof serviceApi.create>>[0]> = {
   path: '/services',
   plural: 'services',
   createOperation: 'createService',
-  seededName: (index) => padded('bench-service', index),
+  seededName: (index) => paddedName('bench-service', index),
   seededInput: (index) => ({
-    name: padded('bench-service', index),
+    name: paddedName('bench-service', index),
     encryptionRequired: index % 4 !== 0,
     roleAttributes: seededRoleAttributes(index),
     tags: index % 3 === 0 ? { team: `team-${index % 13}` } : null,
@@ -47,9 +40,9 @@ export const seededEdgeRouters: SeededCollection<Parameters<NonNullable<typeof e
   path: '/edge-routers',
   plural: 'edge routers',
   createOperation: 'createEdgeRouter',
-  seededName: (index) => padded('bench-edge-router', index),
+  seededName: (index) => paddedName('bench-edge-router', index),
   seededInput: (index) => ({
-    name: padded('bench-edge-router', index),
+    name: paddedName('bench-edge-router', index),
     cost: index % 10,
     roleAttributes: seededRoleAttributes(index),
     tags: index % 3 === 0 ? { site: `site-${index % 11}` } : null,
@@ -94,9 +87,8 @@ export async function seedEntities<D extends BaseDocument, C>(
   const create = api.create;
   if (!create) throw new Error(`${api.def.label} has no create`);
   const request = seedRequest(deps, collection.createOperation);
-  const indexes = Array.from({ length: Math.max(0, to - from) }, (_, offset) => from + offset);
   const now = deps.now().toISOString();
-  await mapBounded(indexes, SEED_CONCURRENCY, async (index) => {
+  await mapBounded(seedIndexes(from, to), SEED_CONCURRENCY, async (index) => {
     const { doc, ops = [] } = await create(collection.seededInput(index), { deps, request, now, id: newId() });
     await deps.store.transact([...deps.store.createOps(api.def, doc), ...ops]);
   });

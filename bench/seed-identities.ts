@@ -6,11 +6,21 @@ import { mapBounded } from '#shared/map-bounded.ts';
 export const ROLE_ATTRIBUTES = ['sales', 'eng', 'ops', 'emea', 'us'] as const;
 
 /** Transactions in flight while seeding: enough to keep DynamoDB Local busy on two cores. */
-const SEED_CONCURRENCY = 16;
+export const SEED_CONCURRENCY = 16;
+
+/** `prefix-000123`: the name of the entity seeded at `index`, sorting as the indexes do. */
+export function paddedName(prefix: string, index: number): string {
+  return `${prefix}-${String(index).padStart(6, '0')}`;
+}
+
+/** The indexes `from` (inclusive) to `to` (exclusive). */
+export function seedIndexes(from: number, to: number): number[] {
+  return Array.from({ length: Math.max(0, to - from) }, (_, offset) => from + offset);
+}
 
 /** `bench-identity-000123`: the name of the identity seeded at `index`. */
 export function seededName(index: number): string {
-  return `bench-identity-${String(index).padStart(6, '0')}`;
+  return paddedName('bench-identity', index);
 }
 
 /** One or two of `ROLE_ATTRIBUTES`, varied by index. */
@@ -40,9 +50,8 @@ export function seededIdentity(index: number, now: string): Identity {
  * (item, unique markers, reference checks and links, counter), without HTTP, validation or session checks.
  */
 export async function seedIdentities(deps: Deps, from: number, to: number): Promise<void> {
-  const indexes = Array.from({ length: Math.max(0, to - from) }, (_, offset) => from + offset);
   const now = deps.now().toISOString();
-  await mapBounded(indexes, SEED_CONCURRENCY, (index) =>
+  await mapBounded(seedIndexes(from, to), SEED_CONCURRENCY, (index) =>
     deps.store.transact(deps.store.createOps(identities, seededIdentity(index, now))),
   );
 }
