@@ -10,7 +10,7 @@ import { nameField, roleAttributesField } from '#shared/schemas/common-fields.ts
 import { appDataSchema } from '#shared/schemas/map-field.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
 import { edgeRouterView } from '#shared/views/router-view.ts';
-import { nameFreeAmong, newRouterEnrollment, routerFields, routerInputShape, sentFields } from './router-fields.ts';
+import { nameFreeAmong, newRouterEnrollment, patchedInput, routerFields, routerInputShape } from './router-fields.ts';
 import { createRouterIdentityOps, syncRouterIdentityOps } from './router-identity.ts';
 
 const edgeInputShape = {
@@ -41,8 +41,7 @@ function asInput(router: EdgeRouter): EdgeRouterInput {
 }
 
 function patched(before: EdgeRouter, input: EdgeRouterPatch, sent: ReadonlySet<string>): EdgeRouter {
-  const { name, ...rest } = sentFields(input, sent);
-  return { ...before, ...edgeFields({ ...asInput(before), ...rest, name: name ?? before.name }) };
+  return { ...before, ...edgeFields(patchedInput(asInput(before), input, sent)) };
 }
 
 /**

@@ -36,6 +36,16 @@ export function sentFields<P extends object>(input: P, sent: ReadonlySet<string>
   return Object.fromEntries(Object.entries(input).filter(([key]) => sent.has(key))) as Partial<P>;
 }
 
+/** The replace body a patch amounts to: the sent keys over the stored router's (a sent `null` name keeps it). */
+export function patchedInput<I extends RouterInput>(
+  current: I,
+  input: Omit<Partial<I>, 'name'> & { name?: string | null },
+  sent: ReadonlySet<string>,
+): I {
+  const { name, ...rest } = sentFields(input, sent);
+  return { ...current, ...rest, name: name ?? current.name };
+}
+
 /** A new router's one-time enrollment: a token good for the enrollment duration, not yet used. */
 export function newRouterEnrollment(now: string) {
   return {

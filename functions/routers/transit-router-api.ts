@@ -5,12 +5,12 @@ import { transitRouterView } from '#shared/views/router-view.ts';
 import {
   nameFreeAmong,
   newRouterEnrollment,
+  patchedInput,
   type RouterInput,
   type RouterPatch,
   routerCreateSchema,
   routerFields,
   routerPatchSchema,
-  sentFields,
 } from './router-fields.ts';
 
 /** A stored router as the replace body that would produce it, so a patch is a replace of what was not sent. */
@@ -36,10 +36,7 @@ export const transitRouterApi: EntityApi<TransitRouter, RouterInput, RouterInput
     ops: [nameFreeAmong(context.deps, edgeRouters.collection, input.name)],
   }),
   replace: (before, input) => ({ ...before, ...routerFields(input) }),
-  patch: (before, input, sent) => {
-    const { name, ...rest } = sentFields(input, sent);
-    return { ...before, ...routerFields({ ...asInput(before), ...rest, name: name ?? before.name }) };
-  },
+  patch: (before, input, sent) => ({ ...before, ...routerFields(patchedInput(asInput(before), input, sent)) }),
   updateOps: (doc, context) => [nameFreeAmong(context.deps, edgeRouters.collection, doc.name)],
   view: (_deps, doc) => transitRouterView(doc),
 };
