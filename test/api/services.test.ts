@@ -1,23 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectMatchesSpec, specMismatches } from '../contract/openziti-spec.ts';
-import { M, managementFixtures } from '../support/management-fixtures.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { useAdminController } from '../support/admin-controller.ts';
+import { M } from '../support/management-fixtures.ts';
 
-let controller: TestController;
-let admin: string;
-
-beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
-});
-afterAll(async () => {
-  await controller.close();
-});
-
-const { call, createdId } = managementFixtures(
-  () => controller,
-  () => admin,
-);
+const { controller, call, createdId } = useAdminController();
 
 const INTERCEPT_V1 = 'g7cIWbcGg';
 const HOST_V1 = 'NH5p4FpGR';
@@ -158,7 +144,7 @@ describe('services', () => {
   it('shows the config types the API session asked for at login', async () => {
     const interceptId = await interceptConfig('svc-session-intercept');
     await createdId('/services', { name: 'svc-session', configs: [interceptId] });
-    const login = await controller.call('POST', `${M}/authenticate?method=password`, {
+    const login = await controller().call('POST', `${M}/authenticate?method=password`, {
       body: { username: 'admin', password: 'admin-password-for-tests', configTypes: ['intercept.v1'] },
     });
     const token = login.headers['zt-session'] ?? login.body.data.token;
