@@ -1,25 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ENTITY_DEFINITIONS } from '#shared/entities/definitions.ts';
 import { readAll } from '#shared/list/list-entities.ts';
 import { referenceValues } from '#shared/store/entity-store.ts';
-import { authPolicyBody, managementFixtures } from '../support/management-fixtures.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { useAdminController } from '../support/admin-controller.ts';
+import { authPolicyBody } from '../support/management-fixtures.ts';
 
-let controller: TestController;
-let admin: string;
-
-beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
-});
-afterAll(async () => {
-  await controller.close();
-});
-
-const { call, createdId, createPolicy } = managementFixtures(
-  () => controller,
-  () => admin,
-);
+const { controller, call, createdId, createPolicy } = useAdminController();
 /** Rounds per pair: hundreds of interleavings in all, each a create or update racing a delete. */
 const ROUNDS = 60;
 let sequence = 0;
@@ -43,7 +29,7 @@ async function interleave<A, B>(first: () => Promise<A>, second: () => Promise<B
 async function danglingReferences(): Promise<string[]> {
   const held: { from: string; collection: string; target: string }[] = [];
   for (const def of ENTITY_DEFINITIONS) {
-    for (const doc of await readAll(controller.deps, def)) {
+    for (const doc of await readAll(controller().deps, def)) {
       for (const reference of def.references ?? []) {
         for (const target of referenceValues(doc, reference)) {
           held.push({
@@ -60,7 +46,7 @@ async function danglingReferences(): Promise<string[]> {
     const wanted = held.filter((link) => link.collection === targetDef.collection);
     const found = new Set(
       (
-        await controller.deps.store.getMany(
+        await controller().deps.store.getMany(
           targetDef,
           wanted.map((link) => link.target),
         )
