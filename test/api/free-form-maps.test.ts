@@ -1,26 +1,12 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { identities, newIdentity } from '#shared/entities/identity.ts';
 import { ApiError } from '#shared/http/api-error.ts';
 import { MAX_MAP_BYTES } from '#shared/schemas/map-field.ts';
-import { authPolicyBody, managementFixtures } from '../support/management-fixtures.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { useAdminController } from '../support/admin-controller.ts';
+import { authPolicyBody } from '../support/management-fixtures.ts';
 
-let controller: TestController;
-let admin: string;
-
-beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
-});
-afterAll(async () => {
-  await controller.close();
-});
-
-const { call, createdId } = managementFixtures(
-  () => controller,
-  () => admin,
-);
+const { controller, admin, call, createdId } = useAdminController();
 
 /** Keys that trip code treating maps as plain JS objects: every property name of Object.prototype, and more. */
 const hostileKeys = [
@@ -54,8 +40,8 @@ interface MapRoute {
 }
 
 const raw = (method: string, path: string, body: string) =>
-  controller.call(method, `/edge/management/v1${path}`, {
-    token: admin,
+  controller().call(method, `/edge/management/v1${path}`, {
+    token: admin(),
     rawBody: body,
     headers: { 'content-type': 'application/json' },
   });
@@ -162,8 +148,8 @@ const routes: MapRoute[] = [
         username,
         password: 'map-Passw0rd!',
       });
-      const token = await controller.login(username, 'map-Passw0rd!');
-      const response = await controller.call('PATCH', `/edge/client/v1/current-identity/authenticators/${id}`, {
+      const token = await controller().login(username, 'map-Passw0rd!');
+      const response = await controller().call('PATCH', `/edge/client/v1/current-identity/authenticators/${id}`, {
         token,
         rawBody: `{"currentPassword":"map-Passw0rd!","tags":${mapText}}`,
         headers: { 'content-type': 'application/json' },
@@ -259,7 +245,7 @@ describe('free-form maps keep every key as data', () => {
     const now = new Date().toISOString();
     const identity = newIdentity({ id: 'oversized', name: 'n'.repeat(400_000), createdAt: now });
 
-    const attempt = () => controller.deps.store.createOps(identities, identity);
+    const attempt = () => controller().deps.store.createOps(identities, identity);
 
     expect(attempt).toThrow(ApiError);
     expect(attempt).toThrow(
