@@ -1,27 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authPolicyBody, managementFixtures } from '../support/management-fixtures.ts';
-import {
-  ADMIN_PASSWORD,
-  ADMIN_USERNAME,
-  startTestController,
-  type TestController,
-} from '../support/test-controller.ts';
+import { describe, expect, it } from 'vitest';
+import { useAdminController } from '../support/admin-controller.ts';
+import { authPolicyBody } from '../support/management-fixtures.ts';
+import { ADMIN_PASSWORD, ADMIN_USERNAME } from '../support/test-controller.ts';
 
-let controller: TestController;
-let admin: string;
-
-beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
-});
-afterAll(async () => {
-  await controller.close();
-});
-
-const { call, createPolicy, userUnder, login } = managementFixtures(
-  () => controller,
-  () => admin,
-);
+const { controller, call, createPolicy, userUnder, login } = useAdminController();
 const MINUTE = 60_000;
 
 describe('a disable is never undone or shortened by wrong passwords', () => {
@@ -31,7 +13,7 @@ describe('a disable is never undone or shortened by wrong passwords', () => {
     await call('POST', `/identities/${user.identityId}/disable`, { durationMinutes: 0 });
 
     for (let i = 0; i < 5; i++) expect((await login(user.username, 'wrong-password')).status).toBe(401);
-    controller.advanceClock(5 * MINUTE);
+    controller().advanceClock(5 * MINUTE);
     const withRightPassword = await login(user.username, user.password);
     const detail = await call('GET', `/identities/${user.identityId}`);
 
@@ -45,7 +27,7 @@ describe('a disable is never undone or shortened by wrong passwords', () => {
     await call('POST', `/identities/${user.identityId}/disable`, { durationMinutes: 1 });
 
     for (let i = 0; i < 5; i++) await login(user.username, 'wrong-password');
-    controller.advanceClock(2 * MINUTE);
+    controller().advanceClock(2 * MINUTE);
     expect((await login(user.username, 'wrong-password')).status).toBe(401);
     const afterOneMore = await login(user.username, user.password);
 
@@ -134,7 +116,7 @@ describe('lists see what logins change', () => {
     const reporting = await userUnder('default', 'reporting-and-listed');
     const before = (await call('GET', `/identities/${reporting.identityId}`)).body.data.updatedAt as string;
     await login(locked.username, 'wrong-password');
-    await controller.call('POST', '/edge/client/v1/authenticate?method=password', {
+    await controller().call('POST', '/edge/client/v1/authenticate?method=password', {
       body: { username: reporting.username, password: reporting.password, envInfo: { os: 'linux' } },
     });
 
