@@ -1,23 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectMatchesSpec, specMismatches } from '../contract/openziti-spec.ts';
-import { authPolicyBody, managementFixtures } from '../support/management-fixtures.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { useAdminController } from '../support/admin-controller.ts';
+import { authPolicyBody } from '../support/management-fixtures.ts';
 
-let controller: TestController;
-let admin: string;
-
-beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
-});
-afterAll(async () => {
-  await controller.close();
-});
-
-const { call, createPolicy, userUnder, login } = managementFixtures(
-  () => controller,
-  () => admin,
-);
+const { controller, relogin, call, createPolicy, userUnder, login } = useAdminController();
 const policy = authPolicyBody;
 
 describe('auth policies', () => {
@@ -175,8 +161,8 @@ describe('what a policy enforces', () => {
     for (let i = 0; i < 3; i++) expect((await login(user.username, 'wrong-password')).status).toBe(401);
     const locked = await login(user.username, user.password);
     const detail = await call('GET', `/identities/${user.identityId}`);
-    controller.advanceClock(6 * 60_000);
-    admin = await controller.login();
+    controller().advanceClock(6 * 60_000);
+    await relogin();
     const unlocked = await login(user.username, user.password);
 
     expect(locked.status).toBe(401);
