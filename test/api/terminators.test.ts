@@ -1,28 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
-import { managementFixtures } from '../support/management-fixtures.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { useAdminController } from '../support/admin-controller.ts';
 
-let controller: TestController;
-let admin: string;
 let serviceId: string;
 let edgeRouterId: string;
 let transitRouterId: string;
 
-const { call, createdId } = managementFixtures(
-  () => controller,
-  () => admin,
-);
+const { call, createdId } = useAdminController();
 
 beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
   serviceId = await createdId('/services', { name: 'term-service' });
   edgeRouterId = await createdId('/edge-routers', { name: 'term-edge' });
   transitRouterId = await createdId('/transit-routers', { name: 'term-transit' });
-});
-afterAll(async () => {
-  await controller.close();
 });
 
 const terminator = (fields: Record<string, unknown> = {}) => ({
