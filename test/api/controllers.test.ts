@@ -1,42 +1,33 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { useAdminController } from '../support/admin-controller.ts';
 
-let controller: TestController;
-let admin: string;
-
-beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
-});
-afterAll(async () => {
-  await controller.close();
-});
+const { controller, admin } = useAdminController();
 
 const q = encodeURIComponent;
 
 describe('controllers', () => {
   it('lists this deployment as the one controller, with its API addresses, on the management API', async () => {
-    const response = await controller.call('GET', '/edge/management/v1/controllers', { token: admin });
+    const response = await controller().call('GET', '/edge/management/v1/controllers', { token: admin() });
 
     expect(response.status).toBe(200);
     expectMatchesSpec('management', 'GET', '/controllers', 200, response.body);
     expect(response.body.data).toHaveLength(1);
     expect(response.body.data[0]).toMatchObject({
       id: 'controller',
-      name: new URL(controller.origin).host,
+      name: new URL(controller().origin).host,
       isOnline: true,
       ctrlAddress: null,
       apiAddresses: {
-        'edge-client': [{ url: `${controller.origin}/edge/client/v1`, version: 'v1' }],
-        'edge-management': [{ url: `${controller.origin}/edge/management/v1`, version: 'v1' }],
+        'edge-client': [{ url: `${controller().origin}/edge/client/v1`, version: 'v1' }],
+        'edge-management': [{ url: `${controller().origin}/edge/management/v1`, version: 'v1' }],
       },
     });
     expect(response.body.meta.pagination).toEqual({ limit: 10, offset: 0, totalCount: 1 });
   });
 
   it('lists the client address only, and no control channel, on the client API', async () => {
-    const response = await controller.call('GET', '/edge/client/v1/controllers', { token: admin });
+    const response = await controller().call('GET', '/edge/client/v1/controllers', { token: admin() });
 
     expect(response.status).toBe(200);
     expectMatchesSpec('client', 'GET', '/controllers', 200, response.body);
@@ -45,11 +36,11 @@ describe('controllers', () => {
   });
 
   it('filters like any list', async () => {
-    const none = await controller.call('GET', `/edge/management/v1/controllers?filter=${q('isOnline = false')}`, {
-      token: admin,
+    const none = await controller().call('GET', `/edge/management/v1/controllers?filter=${q('isOnline = false')}`, {
+      token: admin(),
     });
-    const bad = await controller.call('GET', `/edge/management/v1/controllers?filter=${q('nope = 1')}`, {
-      token: admin,
+    const bad = await controller().call('GET', `/edge/management/v1/controllers?filter=${q('nope = 1')}`, {
+      token: admin(),
     });
 
     expect(none.body.data).toEqual([]);
@@ -59,8 +50,8 @@ describe('controllers', () => {
   });
 
   it('needs a session', async () => {
-    const client = await controller.call('GET', '/edge/client/v1/controllers');
-    const management = await controller.call('GET', '/edge/management/v1/controllers');
+    const client = await controller().call('GET', '/edge/client/v1/controllers');
+    const management = await controller().call('GET', '/edge/management/v1/controllers');
 
     expect([client.status, management.status]).toEqual([401, 401]);
   });
