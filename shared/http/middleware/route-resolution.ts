@@ -28,15 +28,13 @@ export function indexRoutes(routes: readonly Route[]): RouteIndex {
 export function routeResolution(
   index: RouteIndex,
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ControllerContext> {
+  const servedResources = new Set([...index.keys()].map(resourceOfKey));
   return {
     name: 'route-resolution',
     before: (request) => {
       const resource = request.event.resource === '' ? '/' : request.event.resource;
       const found = index.get(`${request.event.httpMethod.toUpperCase()} ${resource}`);
-      if (!found) {
-        const served = [...index.keys()].some((key) => resourceOfKey(key) === resource);
-        throw new ApiError(served ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND');
-      }
+      if (!found) throw new ApiError(servedResources.has(resource) ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND');
       request.context.controller.route = found.route;
       request.context.controller.api = found.api;
     },
