@@ -67,7 +67,14 @@ export async function deleteEntity<D extends BaseDocument>(
     ];
     await deps.store.transact([...ops, ...((await dependents?.(MAX_TRANSACTION_ITEMS - ops.length)) ?? [])]);
   } catch (error) {
-    await deps.store.unmarkDeleting(def, stored.doc.id, marked);
+    // The caller hears why the delete stopped; a mark left behind lapses by itself after `DELETE_MARK_MS`.
+    await deps.store.unmarkDeleting(def, stored.doc.id, marked).catch((unmarkError: unknown) =>
+      deps.logger.warn('could not clear a delete mark', {
+        collection: def.collection,
+        id: stored.doc.id,
+        error: unmarkError instanceof Error ? unmarkError.message : String(unmarkError),
+      }),
+    );
     throw error;
   }
 }
