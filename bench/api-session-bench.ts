@@ -8,10 +8,11 @@ import { createDeps, type Deps } from '#shared/deps.ts';
 import { createLogger } from '#shared/log/logger.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import { count, orderedIds } from '#shared/store/index-queries.ts';
-import { type BenchClient, type BenchResponse, createBenchClient } from './bench-client.ts';
+import { type BenchClient, createBenchClient } from './bench-client.ts';
 import { countDynamoDbRequests } from './count-dynamodb-requests.ts';
+import { expectStatus } from './identity-scenarios.ts';
 import { type MeasureOptions, measureOperation, type OperationFigures } from './measure-operation.ts';
-import { seedIdentities } from './seed-identities.ts';
+import { SEED_CONCURRENCY, seedIdentities, seedIndexes } from './seed-identities.ts';
 
 /** The stored sessions the list page is measured at: its cost must not follow them. */
 export const SESSION_COUNTS = [10, 5_000] as const;
@@ -21,7 +22,6 @@ const LOGIN_WARM_UP = 5;
 const LIST_WARM_UP_MS = 5_000;
 /** Seeded identities the sessions are spread over, with the admin. */
 export const SESSION_OWNERS = 50;
-const SEED_CONCURRENCY = 16;
 const LIST_PATH = '/edge/management/v1/api-sessions?limit=10';
 const LOGIN_PATH = '/edge/management/v1/authenticate?method=password';
 
@@ -45,16 +45,9 @@ export interface LoginTimingFigures {
   readonly unknownUserMs: readonly number[];
 }
 
-function expectStatus(response: BenchResponse, status: number, what: string): BenchResponse {
-  if (response.status !== status)
-    throw new Error(`${what}: expected ${status}, got ${response.status} ${response.text}`);
-  return response;
-}
-
 /** Stores sessions straight through the store (the writes a login commits), spread over `owners`. */
 async function seedSessions(deps: Deps, owners: readonly string[], from: number, to: number): Promise<void> {
-  const indexes = Array.from({ length: Math.max(0, to - from) }, (_, offset) => from + offset);
-  await mapBounded(indexes, SEED_CONCURRENCY, async (index) => {
+  await mapBounded(seedIndexes(from, to), SEED_CONCURRENCY, async (index) => {
     const { ops } = createApiSessionOps(deps, {
       identityId: owners[index % owners.length]!,
       authenticatorId: 'bench-seeded',
