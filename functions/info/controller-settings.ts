@@ -70,8 +70,8 @@ function idOf(request: OperationRequest): string {
 
 export const listControllerSettings: Operation = async (request, deps) => {
   const params = parseListParams(request.query, controllerSettings.filterable);
-  const own = await deps.store.get(controllerSettings, CONTROLLER_ID);
-  const docs = [await globalSettings(deps), ...(own ? [own.doc] : [])];
+  const [global, own] = await Promise.all([globalSettings(deps), deps.store.get(controllerSettings, CONTROLLER_ID)]);
+  const docs = [global, ...(own ? [own.doc] : [])];
   const page = pageInMemory(docs, params, controllerSettings.filterable);
   return list(page.items.map(settingsView), page.pagination, Object.keys(controllerSettings.filterable));
 };
@@ -86,8 +86,11 @@ export const detailControllerSetting: Operation = async (request, deps) => {
 export const detailControllerSettingEffective: Operation = async (request, deps) => {
   const id = idOf(request);
   if (id !== GLOBAL_SETTINGS_ID && id !== CONTROLLER_ID) throw notFound('controller setting', id);
-  const global = await globalSettings(deps);
-  const instance = id === GLOBAL_SETTINGS_ID ? global : (await deps.store.get(controllerSettings, id))?.doc;
+  const [global, own] = await Promise.all([
+    globalSettings(deps),
+    id === GLOBAL_SETTINGS_ID ? undefined : deps.store.get(controllerSettings, id),
+  ]);
+  const instance = id === GLOBAL_SETTINGS_ID ? global : own?.doc;
   const base = instance ?? { ...global, id, tags: {} };
   return ok({
     id,
