@@ -1,8 +1,8 @@
 import { type ApiSession, apiSessions } from '#shared/auth/api-session.ts';
 import { listLiveApiSessions } from '#shared/auth/api-session-list.ts';
-import { deleteApiSession, getApiSessionById, isLive, isRevoked } from '#shared/auth/api-session-store.ts';
+import { deleteApiSession, getApiSessionById, identityOfSession, isLive } from '#shared/auth/api-session-store.ts';
 import type { Deps } from '#shared/deps.ts';
-import { type Identity, identities } from '#shared/entities/identity.ts';
+import type { Identity } from '#shared/entities/identity.ts';
 import { notFound } from '#shared/http/api-error.ts';
 import { empty, list, ok } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
@@ -16,11 +16,8 @@ import { apiSessionView } from '#shared/views/api-session-view.ts';
 async function liveSessionOrNotFound(deps: Deps, id: string): Promise<{ session: ApiSession; identity: Identity }> {
   const session = await getApiSessionById(deps, id);
   if (!session || !isLive(deps, session)) throw notFound(apiSessions.label, id);
-  const identity = (await deps.store.get(identities, session.identityId))?.doc;
-  if (!identity || isRevoked(session, identity, deps.now())) {
-    await deleteApiSession(deps, session);
-    throw notFound(apiSessions.label, id);
-  }
+  const identity = await identityOfSession(deps, session);
+  if (!identity) throw notFound(apiSessions.label, id);
   return { session, identity };
 }
 

@@ -1,6 +1,6 @@
 import { BatchGetCommand, GetCommand, paginateQuery, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../deps.ts';
-import { type Identity, isDisabledAt } from '../entities/identity.ts';
+import { type Identity, identities, isDisabledAt } from '../entities/identity.ts';
 import { ApiError } from '../http/api-error.ts';
 import { newId, newToken } from '../ids.ts';
 import { backOff, ConcurrentModificationError, counterOp, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
@@ -176,6 +176,17 @@ export async function touchApiSession(deps: Deps, token: string): Promise<ApiSes
     new GetCommand({ TableName: deps.store.tableName, Key: key, ConsistentRead: true }),
   );
   if (Item) await deleteApiSession(deps, toSession(Item));
+  return undefined;
+}
+
+/**
+ * The session's identity, unless the identity is gone or has revoked the session (deleted, disabled or ending its
+ * sessions meanwhile): then the session goes with it, and the answer is undefined.
+ */
+export async function identityOfSession(deps: Deps, session: ApiSession): Promise<Identity | undefined> {
+  const identity = (await deps.store.get(identities, session.identityId))?.doc;
+  if (identity && !isRevoked(session, identity, deps.now())) return identity;
+  await deleteApiSession(deps, session);
   return undefined;
 }
 

@@ -1,9 +1,9 @@
 import type { Deps } from '../deps.ts';
-import { type Identity, identities } from '../entities/identity.ts';
+import type { Identity } from '../entities/identity.ts';
 import { ApiError } from '../http/api-error.ts';
 import type { AuthLevel } from '../routes/route.ts';
 import type { ApiSession } from './api-session.ts';
-import { deleteApiSession, isRevoked, touchApiSession } from './api-session-store.ts';
+import { identityOfSession, touchApiSession } from './api-session-store.ts';
 
 /** The authenticated caller of a request: its API session, the token it presented, and its identity. */
 export interface Caller {
@@ -39,12 +39,8 @@ export async function resolveCaller(
   if (!token) throw unauthorized(MISSING_CHALLENGE);
   const session = await touchApiSession(deps, token);
   if (!session) throw unauthorized(INVALID_CHALLENGE);
-  const identity = (await deps.store.get(identities, session.identityId))?.doc;
-  if (!identity || isRevoked(session, identity, deps.now())) {
-    // An identity deleted, disabled or revoking its sessions meanwhile takes this one with it.
-    await deleteApiSession(deps, session);
-    throw unauthorized(INVALID_CHALLENGE);
-  }
+  const identity = await identityOfSession(deps, session);
+  if (!identity) throw unauthorized(INVALID_CHALLENGE);
   const caller = { token, session, identity };
   if (level === 'partial') return caller;
   if (session.isMfaRequired && !session.isMfaComplete) {
