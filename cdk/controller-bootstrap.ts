@@ -1,11 +1,10 @@
 import { CustomResource, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
-import { ControllerFunction } from './controller-function.ts';
+import { ControllerFunction, functionLogGroup } from './controller-function.ts';
 import { FunctionRole } from './function-role.ts';
 import { wildcardUnderArnFinding } from './wildcard-under-arn-finding.ts';
 
@@ -58,10 +57,7 @@ export class ControllerBootstrap extends Construct {
     props.table.grantReadWriteData(handler);
     this.adminPasswordSecret.grantRead(handler);
 
-    const providerLogs = new LogGroup(this, 'ProviderLogs', {
-      retention: RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
+    const providerLogs = functionLogGroup(this, 'ProviderLogs');
     const providerRole = new FunctionRole(this, 'ProviderRole', {
       logGroup: providerLogs,
       description: 'Ziti controller: custom resource provider of the bootstrap (execution role)',

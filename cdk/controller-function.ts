@@ -35,6 +35,14 @@ export interface ControllerFunctionProps {
 }
 
 /**
+ * The log group of one function of the stack. Logs are for operating the function, not an audit trail: they go with
+ * the stack, and age out before that.
+ */
+export function functionLogGroup(scope: Construct, id: string): LogGroup {
+  return new LogGroup(scope, id, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+}
+
+/**
  * Every controller function: Node 24 on arm64, one minified ESM bundle with everything inside (the AWS SDK too, so a
  * runtime SDK update never changes behaviour), source maps, JSON logs in its own log group, X-Ray tracing, and a role
  * that may write that log group and send traces until granted more.
@@ -44,11 +52,7 @@ export interface ControllerFunctionProps {
  */
 export class ControllerFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: ControllerFunctionProps) {
-    // Logs are for operating the function, not an audit trail: they go with the stack, and age out before that.
-    const logGroup = new LogGroup(scope, `${id}Logs`, {
-      retention: RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
+    const logGroup = functionLogGroup(scope, `${id}Logs`);
     const role = new FunctionRole(scope, `${id}Role`, {
       logGroup,
       description: `${props.description} (execution role)`,
