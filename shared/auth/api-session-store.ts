@@ -1,9 +1,9 @@
-import { BatchGetCommand, GetCommand, paginateQuery, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, paginateQuery, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../deps.ts';
 import { type Identity, identities, isDisabledAt } from '../entities/identity.ts';
 import { ApiError } from '../http/api-error.ts';
 import { newId, newToken } from '../ids.ts';
-import { backOff, ConcurrentModificationError, counterOp, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
+import { ConcurrentModificationError, counterOp, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
 import { documentOf, fitsKey, keys } from '../store/keys.ts';
 import type { WriteOp } from '../store/write-op.ts';
 import { API_SESSIONS_COLLECTION, type ApiSession, apiSessionSchema } from './api-session.ts';
@@ -265,9 +265,6 @@ function ignoreGone(error: unknown): void {
   if (!(error instanceof SessionAlreadyEnded)) throw error;
 }
 
-/** How often a batch read is sent again for keys DynamoDB left unprocessed (throttling). */
-const BATCH_ATTEMPTS = 6;
-
 /**
  * The stored items of these session keys (`APISESSION#<hash>`), read strongly consistently (the indexes that named
  * them lag behind removals), in the order given; keys of sessions gone are left out. `projection` narrows the items.
@@ -277,29 +274,12 @@ export async function readSessionItems(
   sessionPks: readonly string[],
   projection?: string,
 ): Promise<Record<string, unknown>[]> {
-  const { tableName } = deps.store;
   const unique = [...new Set(sessionPks)];
-  const found = new Map<string, Record<string, unknown>>();
-  for (let i = 0; i < unique.length; i += 100) {
-    let keysLeft: Record<string, unknown>[] = unique.slice(i, i + 100).map((PK) => ({ PK, SK: 'META' }));
-    for (let attempt = 0; keysLeft.length > 0; attempt++) {
-      if (attempt >= BATCH_ATTEMPTS) throw new Error(`DynamoDB left ${keysLeft.length} keys unread`);
-      if (attempt > 0) await backOff(attempt);
-      const result = await deps.store.db.send(
-        new BatchGetCommand({
-          RequestItems: {
-            [tableName]: {
-              Keys: keysLeft,
-              ConsistentRead: true,
-              ...(projection ? { ProjectionExpression: projection } : {}),
-            },
-          },
-        }),
-      );
-      for (const item of result.Responses?.[tableName] ?? []) found.set(String(item.PK), item);
-      keysLeft = (result.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
-    }
-  }
+  const items = await deps.store.batchGet(
+    unique.map((PK) => ({ PK, SK: 'META' })),
+    projection,
+  );
+  const found = new Map(items.map((item) => [String(item.PK), item]));
   return unique.flatMap((pk) => {
     const item = found.get(pk);
     return item ? [item] : [];

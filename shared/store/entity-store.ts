@@ -361,27 +361,46 @@ export class Store {
   async getMany<D extends BaseDocument>(def: EntityDefinition<D>, ids: readonly string[]): Promise<D[]> {
     // BatchGetItem refuses duplicate keys, and keys too long for DynamoDB name nothing.
     const storable = [...new Set(ids)].filter(fitsKey);
-    const found = new Map<string, D>();
-    for (let i = 0; i < storable.length; i += 100) {
-      let keysLeft: Record<string, unknown>[] = storable.slice(i, i + 100).map((id) => keys.entity(def.collection, id));
+    const items = await this.batchGet(storable.map((id) => keys.entity(def.collection, id)));
+    const found = new Map(items.map((item) => def.schema.parse(documentOf(item))).map((doc) => [doc.id, doc]));
+    return storable.flatMap((id) => {
+      const doc = found.get(id);
+      return doc ? [doc] : [];
+    });
+  }
+
+  /**
+   * The items of these (distinct) keys, read strongly consistently, 100 per request, with what DynamoDB leaves
+   * unprocessed (throttling) sent again; keys of items that do not exist are left out, in no particular order.
+   * `projection` narrows the items.
+   */
+  async batchGet(
+    itemKeys: readonly Record<string, unknown>[],
+    projection?: string,
+  ): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    for (let i = 0; i < itemKeys.length; i += 100) {
+      let keysLeft = itemKeys.slice(i, i + 100);
       for (let attempt = 0; keysLeft.length > 0; attempt++) {
         if (attempt >= BATCH_ATTEMPTS)
           throw new Error(`DynamoDB left ${keysLeft.length} keys unread after ${attempt} tries`);
         if (attempt > 0) await backOff(attempt);
         const result = await this.db.send(
-          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keysLeft, ConsistentRead: true } } }),
+          new BatchGetCommand({
+            RequestItems: {
+              [this.tableName]: {
+                Keys: [...keysLeft],
+                ConsistentRead: true,
+                ...(projection ? { ProjectionExpression: projection } : {}),
+              },
+            },
+          }),
         );
-        for (const item of result.Responses?.[this.tableName] ?? []) {
-          const doc = def.schema.parse(documentOf(item));
-          found.set(doc.id, doc);
-        }
+        items.push(...(result.Responses?.[this.tableName] ?? []));
         keysLeft = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
       }
     }
-    return storable.flatMap((id) => {
-      const doc = found.get(id);
-      return doc ? [doc] : [];
-    });
+    return items;
   }
 
   /**
