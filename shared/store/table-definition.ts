@@ -7,7 +7,7 @@
  * - `GSI2` finds the children of a parent (authenticators and enrollments of an identity):
  *   `GSI2PK = <parentType>#<parentId>`, `GSI2SK = <childType>#<childId>`; an identity's API sessions have their own
  *   partition, `identities#<id>#api-sessions`.
- * - `GSI3` orders API sessions by last activity (`ACTIVITY#api-sessions` / `<lastActivityAt>#<id>`), keys only: the
+ * - `GSI3` orders API sessions by last activity (`ACTIVITY#api-sessions` / `<lastActivityAt>`), keys only: the
  *   expired ones are a key range, so they are counted and removed without reading the live ones.
  * - `expiresAtEpoch` is the TTL attribute (seconds); DynamoDB deletes lazily, so readers still check expiry.
  */
