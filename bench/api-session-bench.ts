@@ -10,7 +10,7 @@ import { mapBounded } from '#shared/map-bounded.ts';
 import { count, orderedIds } from '#shared/store/index-queries.ts';
 import { type BenchClient, createBenchClient } from './bench-client.ts';
 import { countDynamoDbRequests } from './count-dynamodb-requests.ts';
-import { expectStatus } from './identity-scenarios.ts';
+import { expectStatus, login } from './identity-scenarios.ts';
 import { type MeasureOptions, measureOperation, type OperationFigures } from './measure-operation.ts';
 import { SEED_CONCURRENCY, seedIdentities, seedIndexes } from './seed-identities.ts';
 
@@ -96,9 +96,7 @@ export async function apiSessionBench(
   const server = await startLocalServer({ deps, tls: options.tls, port: 0 });
   const client = createBenchClient(`https://127.0.0.1:${server.port}`, options.tls.cert);
   try {
-    const body = { username: options.adminUsername, password: options.adminPassword };
-    const login = expectStatus(await client.call('POST', LOGIN_PATH, { body }), 200, 'login');
-    const token = (login.body as { data: { token: string } }).data.token;
+    const token = await login(client, options.adminUsername, options.adminPassword);
     await seedIdentities(deps, 0, SESSION_OWNERS);
     const owners = await orderedIds(deps.store, 'identities', 'id', 'asc', 0, SESSION_OWNERS + 1);
 

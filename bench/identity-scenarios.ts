@@ -30,6 +30,12 @@ export function expectStatus(response: BenchResponse, status: number, what: stri
   return response;
 }
 
+/** Logs in with a password on the management API and returns the session token. */
+export async function login(client: BenchClient, username: string, password: string): Promise<string> {
+  const response = await client.call('POST', `${BASE}/authenticate?method=password`, { body: { username, password } });
+  return (expectStatus(response, 200, 'login').body as { data: { token: string } }).data.token;
+}
+
 function totalCountOf(response: BenchResponse): number | undefined {
   const meta = (response.body as { meta?: { pagination?: { totalCount?: number } } } | undefined)?.meta;
   return meta?.pagination?.totalCount;

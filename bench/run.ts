@@ -22,7 +22,7 @@ import {
 import { type BenchClient, createBenchClient } from './bench-client.ts';
 import { collectionScenarios } from './collection-scenarios.ts';
 import { countDynamoDbRequests, type DynamoDbRequestCounter } from './count-dynamodb-requests.ts';
-import { identityScenarios, listScenario, type Scenario } from './identity-scenarios.ts';
+import { identityScenarios, listScenario, login, type Scenario } from './identity-scenarios.ts';
 import { machineFacts } from './machine-facts.ts';
 import { markdownTable } from './markdown-table.ts';
 import { type BundleFigures, measureBundles } from './measure-bundles.ts';
@@ -96,15 +96,6 @@ function bundlesTable(bundles: readonly BundleFigures[]): string {
     ]),
     [false, true, true, true, true, true],
   );
-}
-
-async function login(client: BenchClient): Promise<string> {
-  const response = await client.call('POST', '/edge/management/v1/authenticate?method=password', {
-    body: { username: ADMIN_USERNAME, password: ADMIN_PASSWORD },
-  });
-  const token = (response.body as { data?: { token?: string } } | undefined)?.data?.token;
-  if (response.status !== 200 || !token) throw new Error(`login failed: ${response.status} ${response.text}`);
-  return token;
 }
 
 type Row = { label: string; figures: OperationFigures };
@@ -369,7 +360,7 @@ async function measureApi(): Promise<void> {
     cleanups.push(() => server.close());
     const client = createBenchClient(`https://127.0.0.1:${server.port}`, tls.cert);
     cleanups.push(() => client.close());
-    const token = await login(client);
+    const token = await login(client, ADMIN_USERNAME, ADMIN_PASSWORD);
 
     let seeded = 0;
     const containsRows: ContainsRow[] = [];
