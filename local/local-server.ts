@@ -45,16 +45,19 @@ function hostForm(address: string): string {
   return unmapped.includes(':') && !unmapped.startsWith('[') ? `[${unmapped}]` : unmapped;
 }
 
-/**
- * The names a request may address this server by: the loopback names, the host it was configured to listen on, and
- * the address the connection arrived at (which a client on the network necessarily used).
- */
-function namesOf(listenHost: string, request: IncomingMessage): ReadonlySet<string> {
-  const names = new Set(LOOPBACK_NAMES);
+/** The names that reach a server listening on `listenHost`: the loopback names, and that host unless a wildcard. */
+function listenNames(listenHost: string): ReadonlySet<string> {
   const configured = hostForm(listenHost);
-  if (!WILDCARD_ADDRESSES.has(configured)) names.add(configured);
-  if (request.socket.localAddress) names.add(hostForm(request.socket.localAddress));
-  return names;
+  return new Set(WILDCARD_ADDRESSES.has(configured) ? LOOPBACK_NAMES : [...LOOPBACK_NAMES, configured]);
+}
+
+/**
+ * The names a request may address this server by: those of its listening host, and the address the connection
+ * arrived at (which a client on the network necessarily used).
+ */
+function namesOf(listening: ReadonlySet<string>, request: IncomingMessage): ReadonlySet<string> {
+  const local = request.socket.localAddress && hostForm(request.socket.localAddress);
+  return local && !listening.has(local) ? new Set([...listening, local]) : listening;
 }
 
 /** The request target as a URL, or a 400: Node accepts absolute-form targets that the URL parser refuses. */
@@ -118,6 +121,7 @@ function readBody(request: IncomingMessage): Promise<Buffer | 'too-large'> {
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const matcher = new RouteMatcher(ROUTES);
   const listenHost = options.host ?? '127.0.0.1';
+  const listening = listenNames(listenHost);
   const handlers = new Map<OperationGroup, GroupHandler>();
   for (const [group, operations] of Object.entries(GROUP_OPERATIONS) as [
     OperationGroup,
@@ -172,7 +176,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
           stage: 'local',
           authority: serverAuthority(request.headers.host, {
             port: request.socket.localPort ?? 443,
-            names: namesOf(listenHost, request),
+            names: namesOf(listening, request),
           }),
         });
         const handler = handlers.get(match.route.group)!;
