@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { endSessionsOps } from '#shared/auth/api-session-store.ts';
-import { VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
+import { sentFields, VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
 import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
 import { authPolicies, DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
@@ -200,7 +200,7 @@ function asReplaceInput(identity: Identity): IdentityReplace {
 
 /** PATCH: the keys sent, over the identity as it is; a sent `null` clears a field as PUT would. */
 function applyPatch(before: Identity, input: IdentityPatch, sent: ReadonlySet<string>): Identity {
-  const changed: Partial<IdentityPatch> = Object.fromEntries(Object.entries(input).filter(([key]) => sent.has(key)));
+  const changed: Partial<IdentityPatch> = sentFields(input, sent);
   return { ...before, ...fieldsFrom({ ...asReplaceInput(before), ...changed }) };
 }
 

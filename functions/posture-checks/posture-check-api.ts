@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { sentFields } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import {
   NO_TIMEOUT,
@@ -291,8 +292,7 @@ export const postureCheckApi: EntityApi<PostureCheck, PostureCheckCreate, Postur
   // PATCH: the keys sent over the check as it is; a sent null clears a field as PUT would.
   patch: (before, input, sent) => {
     refuseTypeChange(before, input.typeId);
-    const sentFields = Object.fromEntries(Object.entries(input).filter(([key]) => sent.has(key)));
-    const changed = ownFields(before.typeId, sentFields, true);
+    const changed = ownFields(before.typeId, sentFields(input, sent), true);
     const fields = { ...typeFieldsOf(before), ...changed };
     if (before.typeId === 'PROCESS' && changed.process) fields.process = { ...before.process, ...changed.process };
     const common = {

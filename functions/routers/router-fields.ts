@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { sentFields } from '#shared/crud/crud-operations.ts';
 import type { Deps } from '#shared/deps.ts';
 import { DEFAULT_ENROLLMENT_MINUTES } from '#shared/entities/enrollment.ts';
 import { invalidField } from '#shared/http/api-error.ts';
@@ -29,11 +30,6 @@ export function routerFields(input: RouterInput) {
     noTraversal: input.noTraversal ?? false,
     tags: input.tags ?? {},
   };
-}
-
-/** The keys of a patch that were sent: `null` for a field that is not nullable in the document keeps it as it is. */
-export function sentFields<P extends object>(input: P, sent: ReadonlySet<string>): Partial<P> {
-  return Object.fromEntries(Object.entries(input).filter(([key]) => sent.has(key))) as Partial<P>;
 }
 
 /** The replace body a patch amounts to: the sent keys over the stored router's (a sent `null` name keeps it). */

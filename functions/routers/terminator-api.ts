@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { getOrNotFound, VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
+import { getOrNotFound, sentFields, VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import type { Deps } from '#shared/deps.ts';
 import { edgeRouters } from '#shared/entities/edge-router.ts';
@@ -16,7 +16,6 @@ import type { BoolExpr } from '#shared/query/filter-ast.ts';
 import { costField, idField, precedenceField, tagsField } from '#shared/schemas/common-fields.ts';
 import { nameLookup } from '#shared/views/name-lookup.ts';
 import { type TerminatorNames, terminatorView } from '#shared/views/terminator-view.ts';
-import { sentFields } from './router-fields.ts';
 
 const addressField = z.string().min(1).max(4096);
 const mutableShape = {

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
+import { sentFields, VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
 import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
 import { type Config, configs } from '#shared/entities/config.ts';
 import { configTypes, jsonObjectSchema } from '#shared/entities/config-type.ts';
@@ -60,7 +60,7 @@ export const configApi: EntityApi<Config, ConfigCreate, ConfigReplace, ConfigPat
   replace: (before, input, context) =>
     checked({ ...before, name: input.name, data: input.data, tags: input.tags ?? {} }, context),
   patch: (before, input, sent, context) => {
-    const changed = Object.fromEntries(Object.entries(input).filter(([key]) => sent.has(key)));
+    const changed = sentFields(input, sent);
     return checked({ ...before, ...changed, tags: (sent.has('tags') ? input.tags : before.tags) ?? {} }, context);
   },
   view: async (deps, doc) => configView(doc, await nameLookup(deps, configTypes)(doc.configTypeId)),

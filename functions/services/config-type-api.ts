@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { sentFields } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import { CONFIG_TYPE_TARGETS, type ConfigType, configTypes, jsonObjectSchema } from '#shared/entities/config-type.ts';
 import { nameField, tagsField } from '#shared/schemas/common-fields.ts';
@@ -51,7 +52,7 @@ export const configTypeApi: EntityApi<ConfigType, ConfigTypeCreate, ConfigTypeRe
   }),
   replace: (before, input) => ({ ...before, ...fieldsFrom(input) }),
   patch: (before, input, sent) => {
-    const changed = Object.fromEntries(Object.entries(input).filter(([key]) => sent.has(key)));
+    const changed = sentFields(input, sent);
     return { ...before, ...fieldsFrom({ name: before.name, schema: before.schema, tags: before.tags, ...changed }) };
   },
   view: (_deps, doc) => configTypeView(doc),

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { sentFields } from '#shared/crud/crud-operations.ts';
 import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
 import { configs } from '#shared/entities/config.ts';
 import { configTypes } from '#shared/entities/config-type.ts';
@@ -123,7 +124,7 @@ export const serviceApi: EntityApi<Service, ServiceCreate, ServiceReplace, Servi
   }),
   replace: async (before, input, context) => ({ ...before, ...(await checkConfigs(fieldsFrom(input), context)) }),
   patch: async (before, input, sent, context) => {
-    const changed = Object.fromEntries(Object.entries(input).filter(([key]) => sent.has(key)));
+    const changed = sentFields(input, sent);
     return { ...before, ...(await checkConfigs(fieldsFrom({ ...asReplaceInput(before), ...changed }), context)) };
   },
   view: (_deps, doc) => serviceView(doc),

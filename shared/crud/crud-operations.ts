@@ -40,6 +40,11 @@ export function sentKeys(body: unknown): ReadonlySet<string> {
   return new Set(body !== null && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : []);
 }
 
+/** The fields of a parsed PATCH body its sender actually sent (schema defaults and absent keys left out). */
+export function sentFields<T extends object>(input: T, sent: ReadonlySet<string>): Partial<T> {
+  return Object.fromEntries(Object.entries(input).filter(([key]) => sent.has(key))) as Partial<T>;
+}
+
 /** Reads an entity or answers 404. */
 export async function getOrNotFound<D extends BaseDocument>(
   deps: Deps,
