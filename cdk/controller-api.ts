@@ -1,21 +1,20 @@
-import { type Acknowledgment, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { type CfnElement, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
+  ApiDefinition,
   EndpointType,
-  LambdaIntegration,
   LogGroupLogDestination,
   MethodLoggingLevel,
-  RestApi,
+  SpecRestApi,
 } from 'aws-cdk-lib/aws-apigateway';
+import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_MAX_AGE_SECONDS } from '#shared/http/cors.ts';
-import { resourcesOf } from '#shared/routes/resource-paths.ts';
 import type { OperationGroup, Route } from '#shared/routes/route.ts';
 import { REQUEST_DEADLINE } from './controller-function.ts';
-import { addGatewayErrorResponses } from './gateway-error-responses.ts';
+import { type RestApiDefinition, restApiDefinition } from './rest-api-definition.ts';
 
 export interface ControllerApiProps {
   readonly routes: readonly Route[];
@@ -44,23 +43,18 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   }),
 );
 
-const IN_HANDLER_AUTHORIZATION_REASON =
-  "Authorization is the controller's own, in the functions: the zt-session token, partial (MFA-pending) sessions " +
-  'and admin checks are state in the table that API Gateway and Cognito authorizers know nothing of, and some ' +
-  'routes (authenticate, enroll, version) must be open.';
-
-const IN_HANDLER_AUTHORIZATION: Acknowledgment[] = ['AwsSolutions-APIG4', 'AwsSolutions-COG4'].map((id) => ({
-  id,
-  reason: IN_HANDLER_AUTHORIZATION_REASON,
-}));
-
 /**
- * The REST API, built from the route table: every route is a method on each resource `resourcesOf` gives it, proxied
- * to its group's function. Authentication happens in the functions (API sessions live in DynamoDB), so every method
- * is open to API Gateway.
+ * The REST API, built from the route table as one OpenAPI body (see `restApiDefinition`): every route is a method on
+ * each resource `resourcesOf` gives it, proxied to its group's function.
+ *
+ * Authentication happens in the functions, so every method is open to API Gateway: the zt-session token, partial
+ * (MFA-pending) sessions and admin checks are state in the table that API Gateway and Cognito authorizers know
+ * nothing of, and some routes (authenticate, enroll, version) must be open.
  */
 export class ControllerApi extends Construct {
-  readonly restApi: RestApi;
+  readonly restApi: SpecRestApi;
+  /** The body the REST API is imported from, tokens unresolved. */
+  readonly definition: RestApiDefinition;
 
   constructor(scope: Construct, id: string, props: ControllerApiProps) {
     super(scope, id);
@@ -71,17 +65,29 @@ export class ControllerApi extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
-    this.restApi = new RestApi(this, 'RestApi', {
-      restApiName: `${Stack.of(this).stackName}-api`,
-      description: 'OpenZiti Edge client and management APIs',
-      endpointConfiguration: { types: [EndpointType.REGIONAL] },
-      // Browser clients (the admin console) call from other origins; preflights are answered by API Gateway itself.
-      defaultCorsPreflightOptions: {
-        allowOrigins: ['*'],
-        allowMethods: [...CORS_ALLOWED_METHODS],
-        allowHeaders: [...CORS_ALLOWED_HEADERS],
-        maxAge: Duration.seconds(CORS_MAX_AGE_SECONDS),
+    const restApiName = `${Stack.of(this).stackName}-api`;
+    this.definition = restApiDefinition(props.routes, {
+      title: restApiName,
+      integrationUriOf: (group) => {
+        const fn = props.functions.get(group);
+        if (!fn) throw new Error(`No function serves group "${group}"`);
+        // One Fn::Sub string naming the function's ARN by logical id: as a Fn::Join of tokens each of the ~400
+        // operations would take four times the room in the template.
+        const logicalId = Stack.of(this).getLogicalId(fn.node.defaultChild as CfnElement);
+        return Fn.sub(
+          `arn:\${AWS::Partition}:apigateway:\${AWS::Region}:lambda:path/2015-03-31/functions/\${${logicalId}.Arn}/invocations`,
+        );
       },
+      timeoutInMillis: REQUEST_DEADLINE.toMilliseconds(),
+    });
+
+    this.restApi = new SpecRestApi(this, 'RestApi', {
+      restApiName,
+      description: 'OpenZiti Edge client and management APIs',
+      apiDefinition: ApiDefinition.fromInline(this.definition),
+      // Warnings are what API Gateway skipped while importing: a route it would silently not serve.
+      failOnWarnings: true,
+      endpointConfiguration: { types: [EndpointType.REGIONAL] },
       // Stage logging needs the region's one API Gateway CloudWatch role; kept on deletion because other APIs in the
       // account may rely on it by then.
       cloudWatchRole: true,
@@ -99,7 +105,6 @@ export class ControllerApi extends Construct {
         throttlingBurstLimit: props.throttling.burstLimit,
       },
     });
-    addGatewayErrorResponses(this.restApi);
     Validations.of(this.restApi).acknowledge({
       id: 'AwsSolutions-APIG2',
       reason:
@@ -115,30 +120,17 @@ export class ControllerApi extends Construct {
         "the others' logs.",
     });
 
-    // One integration per function, each granting API Gateway one API-wide invoke permission: a permission per
-    // method would outgrow the function's 20 KB resource policy long before the route table is complete.
-    const integrations = new Map<OperationGroup, LambdaIntegration>();
-    for (const [group, fn] of props.functions) {
-      integrations.set(group, new LambdaIntegration(fn, { scopePermissionToMethod: false, timeout: REQUEST_DEADLINE }));
-    }
+    // A changed body must make a new deployment, or the stage keeps serving the old routes: CDK names the
+    // deployment after what is added here (tokens resolved at synthesis).
+    this.restApi.latestDeployment?.addToLogicalId(this.definition);
 
-    const resourceGroups = new Map<string, OperationGroup>();
-    for (const route of props.routes) {
-      const integration = integrations.get(route.group);
-      if (!integration) throw new Error(`No function serves group "${route.group}" (${route.method} ${route.path})`);
-      for (const { resource } of resourcesOf(route)) {
-        const method = this.restApi.root
-          .resourceForPath(resource)
-          .addMethod(route.method, integration, { operationName: route.operation });
-        Validations.of(method).acknowledge(...IN_HANDLER_AUTHORIZATION);
-        if (!resourceGroups.has(resource)) resourceGroups.set(resource, route.group);
-      }
-    }
-    // Every served resource also takes ANY other method, to a function that answers 405 METHOD_NOT_ALLOWED in the
-    // API's envelope; without it API Gateway answers its own 403, which could not be told from an unknown path.
-    for (const [resource, group] of resourceGroups) {
-      const method = this.restApi.root.resourceForPath(resource).addMethod('ANY', integrations.get(group));
-      Validations.of(method).acknowledge(...IN_HANDLER_AUTHORIZATION);
+    // One API-wide invoke permission per function: a permission per method would outgrow the function's 20 KB
+    // resource policy long before the route table is complete.
+    for (const fn of props.functions.values()) {
+      fn.addPermission('ApiGatewayInvoke', {
+        principal: new ServicePrincipal('apigateway.amazonaws.com'),
+        sourceArn: this.restApi.arnForExecuteApi('*', '/*', '*'),
+      });
     }
   }
 }

@@ -1,6 +1,6 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { API_BASE_PATHS, type OperationGroup } from '#shared/routes/route.ts';
+import { API_BASE_PATHS, type OperationGroup, type Route } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { ControllerApi } from './controller-api.ts';
 import { ControllerBootstrap } from './controller-bootstrap.ts';
@@ -14,7 +14,10 @@ import { functionIdOf, operationGroupsOf } from './operation-groups.ts';
 export interface ControllerStackProps
   extends StackProps,
     Omit<ControllerSettings, keyof ApiLimits>,
-    Partial<ApiLimits> {}
+    Partial<ApiLimits> {
+  /** The routes served; the route table unless a test asks what a different set would synthesise to. */
+  readonly routes?: readonly Route[];
+}
 
 /**
  * The whole controller: one table, one function per operation group of the route table, one REST API behind a web
@@ -35,8 +38,9 @@ export class ControllerStack extends Stack {
     // PKI: the network root CA, signing CA and enrollment JWT keys (KMS, ECC_NIST_P256, SIGN_VERIFY) go here, with
     // kms:Sign and kms:GetPublicKey granted only to the groups that issue certificates or enrollment tokens.
 
+    const routes = props.routes ?? ROUTES;
     const functions = new Map<OperationGroup, ControllerFunction>();
-    for (const group of operationGroupsOf(ROUTES)) {
+    for (const group of operationGroupsOf(routes)) {
       const fn = new ControllerFunction(this, functionIdOf(group), {
         source: group,
         description: `Ziti controller: ${group} operations`,
@@ -56,7 +60,7 @@ export class ControllerStack extends Stack {
     // maintenance group gets states:StartExecution on it.
 
     this.api = new ControllerApi(this, 'Api', {
-      routes: ROUTES,
+      routes,
       functions,
       throttling: {
         rateLimit: props.apiRateLimit ?? DEFAULT_API_LIMITS.apiRateLimit,
