@@ -1,6 +1,7 @@
 import { operations as authentication } from '#functions/authentication/handler.ts';
 import { operations as identities } from '#functions/identities/handler.ts';
 import { operations as info } from '#functions/info/handler.ts';
+import { operations as policies } from '#functions/policies/handler.ts';
 import { operations as postureChecks } from '#functions/posture-checks/handler.ts';
 import { operations as routers } from '#functions/routers/handler.ts';
 import { operations as services } from '#functions/services/handler.ts';
@@ -15,4 +16,5 @@ export const GROUP_OPERATIONS: Readonly<Record<OperationGroup, OperationMap>> = 
   services,
   routers,
   'posture-checks': postureChecks,
+  policies,
 };

@@ -4,6 +4,7 @@ import { enrollments } from './enrollment.ts';
 import type { BaseDocument, EntityDefinition } from './entity-definition.ts';
 import { identities } from './identity.ts';
 import { identityTypes } from './identity-type.ts';
+import { POLICY_DEFINITIONS } from './policies.ts';
 import { POSTURE_CHECK_DEFINITIONS } from './posture-check-definitions.ts';
 import { ROUTER_DEFINITIONS } from './router-definitions.ts';
 import { SERVICE_DEFINITIONS } from './service-definitions.ts';
@@ -25,6 +26,7 @@ export const ENTITY_DEFINITIONS: readonly EntityDefinition<BaseDocument>[] = [
   ...SERVICE_DEFINITIONS,
   ...ROUTER_DEFINITIONS,
   ...POSTURE_CHECK_DEFINITIONS,
+  ...POLICY_DEFINITIONS,
 ];
 
 export function definitionOf(collection: string): EntityDefinition<BaseDocument> | undefined {

@@ -102,6 +102,37 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
   readonly readsById?: boolean;
   /** The role-attribute field that a list's `roleFilter` matches, for types policies select by role. */
   readonly roleAttributesField?: keyof D & string;
+  /** For policies: the role fields that select entities of other types (see `Selections`). */
+  readonly selects?: Selections<D>;
+  /**
+   * Change markers (`keys.changeMarker`) every create, replace and delete of this type moves in its own transaction:
+   * what readers poll to learn that something they derive from these entities may have changed (the client's
+   * `lastChangeAt` of its services).
+   */
+  readonly changeMarkers?: readonly string[];
+}
+
+/** A role field of a policy (`identityRoles`) and the type its `#attribute` and `@id` roles select (`identities`). */
+export interface Selector<D> {
+  readonly field: keyof D & string;
+  readonly collection: string;
+  /** The entity type's label in the plural, for "no identities found with the given ids". */
+  readonly plural: string;
+}
+
+/**
+ * How a policy selects entities, and how readers find the policies that select an entity without reading every
+ * policy. For each distinct role of each selector field the kit keeps a selection item
+ * `SELECT#<collection>#<role>` / `<policy collection>#<policy id>` (roles are `#attribute`, `@id` or `#all`), written
+ * in the policy's own transaction. Every selection item carries the policy's whole evaluation record (`recordOf`:
+ * semantic, type, every role field), so a reader that found an entity's policies (one query per `@id`, `#all` and
+ * attribute of the entity, in parallel) evaluates them without reading the policies. A change of the record rewrites
+ * all of the policy's selection items; a change of anything else (name, tags) writes none. `@id` roles are checked
+ * to exist when written, like references with `onTargetDelete: 'none'`.
+ */
+export interface Selections<D> {
+  readonly fields: readonly Selector<D>[];
+  readonly recordOf: (doc: D) => Readonly<Record<string, unknown>>;
 }
 
 /** The fields every entity offers to filters and sorts. */

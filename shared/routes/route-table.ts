@@ -3,6 +3,7 @@ import { CONTROLLER_ROUTES } from './groups/controller-routes.ts';
 import { EXTERNAL_JWT_SIGNER_ROUTES } from './groups/external-jwt-signer-routes.ts';
 import { IDENTITY_ROUTES } from './groups/identity-routes.ts';
 import { INFO_ROUTES } from './groups/info-routes.ts';
+import { POLICY_ROUTES } from './groups/policy-routes.ts';
 import { POSTURE_CHECK_ROUTES } from './groups/posture-check-routes.ts';
 import { ROUTERS_ROUTES } from './groups/routers-routes.ts';
 import { SERVICES_ROUTES } from './groups/services-routes.ts';
@@ -22,4 +23,5 @@ export const ROUTES: readonly Route[] = [
   ...SERVICES_ROUTES,
   ...ROUTERS_ROUTES,
   ...POSTURE_CHECK_ROUTES,
+  ...POLICY_ROUTES,
 ];

@@ -11,7 +11,14 @@ export type Api = 'client' | 'management';
 export type AuthLevel = 'none' | 'partial' | 'authenticated' | 'admin';
 
 /** One Lambda function each; a group's bundle holds only the operations it routes. */
-export type OperationGroup = 'info' | 'authentication' | 'identities' | 'services' | 'routers' | 'posture-checks';
+export type OperationGroup =
+  | 'info'
+  | 'authentication'
+  | 'identities'
+  | 'services'
+  | 'routers'
+  | 'posture-checks'
+  | 'policies';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -11,6 +11,7 @@ import type {
   EntityDefinition,
   Reference,
   ReferenceField,
+  Selector,
   UniqueKey,
 } from '../entities/entity-definition.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
@@ -24,6 +25,31 @@ import type { WriteOp } from './write-op.ts';
 export interface Stored<D> {
   readonly doc: D;
   readonly version: number;
+}
+
+/** A selection item's key, the selector it comes from, and the id an `@id` role names. */
+interface SelectionKey {
+  readonly key: { readonly PK: string; readonly SK: string };
+  readonly selector: Selector<BaseDocument>;
+  readonly namedId?: string;
+}
+
+/** A policy's selection items by `PK|SK`: one per distinct role of each selector field. */
+function selectionKeysOf<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): Map<string, SelectionKey> {
+  const found = new Map<string, SelectionKey>();
+  for (const selector of def.selects?.fields ?? []) {
+    for (const role of (doc[selector.field] as readonly string[] | undefined) ?? []) {
+      if (!fitsKey(role)) continue;
+      const key = keys.selection(selector.collection, role, def.collection, doc.id);
+      const namedId = role.startsWith('@') ? role.slice(1) : undefined;
+      found.set(`${key.PK}|${key.SK}`, {
+        key,
+        selector: selector as unknown as Selector<BaseDocument>,
+        ...(namedId !== undefined ? { namedId } : {}),
+      });
+    }
+  }
+  return found;
 }
 
 /** DynamoDB's limit on the items of one transaction. */
@@ -227,8 +253,10 @@ export class Store {
       }
     }
     for (const attribute of roleAttributesOf(def, parsed)) ops.push(this.addRoleOp(def, attribute, parsed.id));
+    ops.push(...this.selectionOps(def, undefined, parsed));
     ops.push(this.idOrderPut(def, parsed));
     ops.push(this.countOp(def, 1));
+    ops.push(...markerOps(this.tableName, def));
     return ops;
   }
 
@@ -274,7 +302,9 @@ export class Store {
     for (const attribute of oldRoles)
       if (!newRoles.has(attribute)) ops.push(this.removeRoleOp(def, attribute, parsed.id));
     for (const attribute of newRoles) if (!oldRoles.has(attribute)) ops.push(this.addRoleOp(def, attribute, parsed.id));
+    ops.push(...this.selectionOps(def, before.doc, parsed));
     ops.push(this.idOrderPut(def, parsed));
+    ops.push(...markerOps(this.tableName, def));
     return ops;
   }
 
@@ -309,8 +339,10 @@ export class Store {
       for (const target of referenceValues(doc, reference)) ops.push(this.deleteLink(def, reference, target, doc.id));
     }
     for (const attribute of roleAttributesOf(def, doc)) ops.push(this.removeRoleOp(def, attribute, doc.id));
+    ops.push(...this.selectionOps(def, doc, undefined));
     ops.push({ item: { Delete: { TableName: this.tableName, Key: keys.idOrder(def.collection, doc.id) } } });
     ops.push(this.countOp(def, -1));
+    ops.push(...markerOps(this.tableName, def));
     return ops;
   }
 
@@ -524,6 +556,45 @@ export class Store {
     return { item: { Delete: { TableName: this.tableName, Key: linkKey(def, reference, target, id) } } };
   }
 
+  /**
+   * The selection items of a policy (see `Selections`) that move from `before` to `after` (either may be absent: a
+   * create or a delete): all of them when the evaluation record changed, else only the roles added or removed; and
+   * a check that each `@id` newly named exists.
+   */
+  private selectionOps<D extends BaseDocument>(
+    def: EntityDefinition<D>,
+    before: D | undefined,
+    after: D | undefined,
+  ): WriteOp[] {
+    const selections = def.selects;
+    if (!selections) return [];
+    const oldItems = before ? selectionKeysOf(def, before) : new Map<string, SelectionKey>();
+    const newItems = after ? selectionKeysOf(def, after) : new Map<string, SelectionKey>();
+    const record = after ? storedAttributes(selections.recordOf(after)) : undefined;
+    const recordChanged =
+      !before || !after || JSON.stringify(selections.recordOf(before)) !== JSON.stringify(selections.recordOf(after));
+    const ops: WriteOp[] = [];
+    for (const [name, key] of oldItems) {
+      if (!newItems.has(name)) ops.push({ item: { Delete: { TableName: this.tableName, Key: key.key } } });
+    }
+    const checked = new Set<string>();
+    for (const [name, key] of newItems) {
+      if (!recordChanged && oldItems.has(name)) continue;
+      if (key.namedId !== undefined && !oldItems.has(name) && !checked.has(name)) {
+        checked.add(name);
+        const { field, plural } = key.selector;
+        ops.push(
+          this.existsOp(key.selector.collection, key.namedId, () =>
+            invalidField(field, `no ${plural} found with the given ids`, after?.[field]),
+          ),
+        );
+      }
+      const item = { ...record, ...key.key, policyId: after?.id, policyCollection: def.collection };
+      ops.push({ item: { Put: { TableName: this.tableName, Item: item } } });
+    }
+    return ops;
+  }
+
   private addRoleOp<D extends BaseDocument>(def: EntityDefinition<D>, attribute: string, id: string): WriteOp {
     return {
       item: { Put: { TableName: this.tableName, Item: keys.roleMember(def.collection, attribute, id) } },
@@ -584,16 +655,44 @@ function counterUpdate(tableName: string, collection: string, delta: number): Wr
   };
 }
 
-/** One counter update per type (deltas summed), so a transaction never names the same counter shard twice. */
+/**
+ * One counter update per type (deltas summed) and one move per change marker, so a transaction never names the same
+ * shard twice.
+ */
 function mergeCounters(tableName: string, ops: readonly WriteOp[]): WriteOp[] {
   const deltas = new Map<string, number>();
+  const markers = new Set<string>();
   const others: WriteOp[] = [];
   for (const op of ops) {
     if (op.counter) deltas.set(op.counter.collection, (deltas.get(op.counter.collection) ?? 0) + op.counter.delta);
+    else if (op.changeMarker !== undefined) markers.add(op.changeMarker);
     else others.push(op);
   }
   for (const [collection, delta] of deltas) if (delta !== 0) others.push(counterUpdate(tableName, collection, delta));
+  for (const marker of markers) others.push(markerMove(tableName, marker));
   return others;
+}
+
+/** The change-marker moves a write of `def` makes (see `EntityDefinition.changeMarkers`). */
+export function markerOps<D extends BaseDocument>(tableName: string, def: EntityDefinition<D>): WriteOp[] {
+  return (def.changeMarkers ?? []).map((marker) => ({ ...markerMove(tableName, marker), changeMarker: marker }));
+}
+
+/**
+ * Sets one random shard of a change marker to now: concurrent writers rarely pick the same shard, so the marker does
+ * not make their transactions conflict; readers take the latest of all shards.
+ */
+function markerMove(tableName: string, marker: string): WriteOp {
+  return {
+    item: {
+      Update: {
+        TableName: tableName,
+        Key: keys.changeMarker(marker, Math.floor(Math.random() * COUNTER_SHARDS)),
+        UpdateExpression: 'SET changedAt = :now',
+        ExpressionAttributeValues: { ':now': new Date().toISOString() },
+      },
+    },
+  };
 }
 
 /** A version-checked write lost to a concurrent writer; the read-modify-write that made it may simply run again. */

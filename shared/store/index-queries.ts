@@ -245,3 +245,53 @@ export async function filterRecords(
   const records = segments.flat();
   return records.every((record) => typeof record.id === 'string') ? records : undefined;
 }
+
+/** Every item of a partition (optionally only sort keys beginning with `prefix`), all pages, strongly consistent. */
+export async function partitionItems(
+  store: Store,
+  partition: string,
+  options: { readonly prefix?: string; readonly projection?: string } = {},
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await store.db.send(
+      new QueryCommand({
+        TableName: store.tableName,
+        KeyConditionExpression: options.prefix === undefined ? 'PK = :pk' : 'PK = :pk AND begins_with(SK, :prefix)',
+        ExpressionAttributeValues: {
+          ':pk': partition,
+          ...(options.prefix === undefined ? {} : { ':prefix': options.prefix }),
+        },
+        ...(options.projection ? { ProjectionExpression: options.projection } : {}),
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** Every id of a type, in id order, from its id partition (keys only). */
+export async function allIds(store: Store, collection: string): Promise<string[]> {
+  const items = await partitionItems(store, keys.idOrder(collection, '').PK, { projection: 'SK' });
+  return items.map((item) => String(item.SK));
+}
+
+/**
+ * The selection items (see `Selections`) of the policies of `policyCollection` that name `role` on a field selecting
+ * `collection`, documents of their evaluation records with `policyId`.
+ */
+export async function selectionsByRole(
+  store: Store,
+  collection: string,
+  role: string,
+  policyCollection: string,
+): Promise<Record<string, unknown>[]> {
+  if (!fitsKey(role)) return [];
+  const { PK } = keys.selection(collection, role, policyCollection, '');
+  const items = await partitionItems(store, PK, { prefix: `${policyCollection}#` });
+  return items.map(documentOf);
+}

@@ -22,6 +22,16 @@ export const keys = {
     PK: `ROLE#${collection}#${attribute}`,
     SK: id,
   }),
+  /**
+   * A policy's selection of entities by one role (`#attribute`, `@id`, `#all`): `SELECT#<collection>#<role>` /
+   * `<policy collection>#<policy id>`. The policies selecting an entity are the items of its roles' partitions.
+   */
+  selection: (collection: string, role: string, policyCollection: string, policyId: string) => ({
+    PK: `SELECT#${collection}#${role}`,
+    SK: `${policyCollection}#${policyId}`,
+  }),
+  /** One shard of a change marker (`lastChangeAt`), moved by the writes of the types that declare it. */
+  changeMarker: (name: string, shard: number) => ({ PK: `CHANGED#${name}`, SK: `SHARD#${shard}` }),
   /** The role attributes a type has ever used: `ROLES#<collection>` / `<attribute>`. */
   roleCatalog: (collection: string, attribute: string) => ({ PK: `ROLES#${collection}`, SK: attribute }),
 } as const;

@@ -12,6 +12,8 @@ export interface WriteOp {
    * a transaction into one per type before sending it.
    */
   readonly counter?: { readonly collection: string; readonly delta: number };
+  /** Set on change-marker moves, merged the same way: one move per marker and transaction. */
+  readonly changeMarker?: string;
   /**
    * Work that follows a committed transaction and only then (a role-attribute catalog entry added or pruned): items
    * that many concurrent writers share would make their transactions conflict if written inside them, and a
