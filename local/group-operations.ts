@@ -1,10 +1,12 @@
 import { operations as authentication } from '#functions/authentication/handler.ts';
+import { operations as client } from '#functions/client/handler.ts';
 import { operations as identities } from '#functions/identities/handler.ts';
 import { operations as info } from '#functions/info/handler.ts';
 import { operations as policies } from '#functions/policies/handler.ts';
 import { operations as postureChecks } from '#functions/posture-checks/handler.ts';
 import { operations as routers } from '#functions/routers/handler.ts';
 import { operations as services } from '#functions/services/handler.ts';
+import { operations as sessions } from '#functions/sessions/handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
 import type { OperationGroup } from '#shared/routes/route.ts';
 
@@ -17,4 +19,6 @@ export const GROUP_OPERATIONS: Readonly<Record<OperationGroup, OperationMap>> = 
   routers,
   'posture-checks': postureChecks,
   policies,
+  client,
+  sessions,
 };

@@ -3,6 +3,7 @@ import { authenticators } from './authenticator.ts';
 import { enrollments } from './enrollment.ts';
 import type { BaseDocument, EntityDefinition } from './entity-definition.ts';
 import { identities } from './identity.ts';
+import { identityServiceConfigs } from './identity-service-config.ts';
 import { identityTypes } from './identity-type.ts';
 import { POLICY_DEFINITIONS } from './policies.ts';
 import { POSTURE_CHECK_DEFINITIONS } from './posture-check-definitions.ts';
@@ -27,6 +28,7 @@ export const ENTITY_DEFINITIONS: readonly EntityDefinition<BaseDocument>[] = [
   ...ROUTER_DEFINITIONS,
   ...POSTURE_CHECK_DEFINITIONS,
   ...POLICY_DEFINITIONS,
+  identityServiceConfigs as unknown as EntityDefinition<BaseDocument>,
 ];
 
 export function definitionOf(collection: string): EntityDefinition<BaseDocument> | undefined {

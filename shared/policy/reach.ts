@@ -1,5 +1,4 @@
 import type { z } from 'zod';
-import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import type { Store } from '../store/entity-store.ts';
 import { allIds, idsWithRole, selectionsByRole } from '../store/index-queries.ts';
 import { keys } from '../store/keys.ts';
@@ -25,9 +24,15 @@ export interface Selectable {
   readonly attributes: readonly string[];
 }
 
+/** The part of a policy type's definition readers use: its collection and its selector fields. */
+export interface PolicyDefinition {
+  readonly collection: string;
+  readonly selects?: { readonly fields: readonly { readonly field: string; readonly collection: string }[] };
+}
+
 /** A policy kind as the readers need it: its definition and the record its selection items carry. */
 export interface PolicyKind<R extends { readonly id: string; readonly semantic: PolicySemantic }> {
-  readonly def: EntityDefinition<BaseDocument>;
+  readonly def: PolicyDefinition;
   readonly record: z.ZodType<R>;
 }
 
@@ -37,7 +42,7 @@ function rolesOf(entity: Selectable): string[] {
 }
 
 /** The field of a policy kind that selects entities of `collection`. */
-function selectorField(def: EntityDefinition<BaseDocument>, collection: string): string {
+function selectorField(def: PolicyDefinition, collection: string): string {
   const selector = def.selects?.fields.find((candidate) => candidate.collection === collection);
   if (!selector) throw new Error(`${def.collection} do not select ${collection}`);
   return selector.field;
@@ -75,41 +80,70 @@ export interface RoleSelection {
 }
 
 /**
- * The ids of `collection` that any of the selections selects, sorted. Each distinct role is read once: the type's
- * id partition for `#all` (then nothing else is needed), a role-attribute partition per `#attribute`, and one batch
- * read for the `@ids` (an id whose entity was deleted selects nothing).
+ * Resolves role selections to ids, reading each distinct role of a collection once however many selections name it:
+ * the type's id partition for `#all`, a role-attribute partition per `#attribute`, one batch read for the `@ids` (an
+ * id whose entity was deleted selects nothing). Selections resolved together (`Promise.all`) issue their reads in one
+ * parallel wave.
  */
-export async function idsSelectedByAny(
+export class RoleResolver {
+  private readonly store: Store;
+  private readonly reads = new Map<string, Promise<readonly string[]>>();
+
+  constructor(store: Store) {
+    this.store = store;
+  }
+
+  /** The ids one selection selects, sorted. */
+  async ids(collection: string, selection: RoleSelection): Promise<string[]> {
+    const { all, ids, attributes } = parseRoles(selection.roles);
+    if (all) return [...(await this.read(collection, ALL_ROLE, () => allIds(this.store, collection)))];
+    const [holderLists, existing] = await Promise.all([
+      Promise.all(
+        attributes.map((attribute) =>
+          this.read(collection, `#${attribute}`, () => idsWithRole(this.store, collection, attribute)),
+        ),
+      ),
+      Promise.all(ids.map((id) => this.read(collection, `@${id}`, () => existingIds(this.store, collection, [id])))),
+    ]);
+    const selected = new Set<string>(existing.flat());
+    if (holderLists.length > 0) {
+      if (selection.semantic === 'AnyOf') for (const list of holderLists) for (const id of list) selected.add(id);
+      else {
+        const [first = [], ...rest] = holderLists;
+        const others = rest.map((list) => new Set(list));
+        for (const id of first) if (others.every((set) => set.has(id))) selected.add(id);
+      }
+    }
+    return [...selected].sort();
+  }
+
+  /** The ids any of the selections selects, sorted. */
+  async idsOfAny(collection: string, selections: readonly RoleSelection[]): Promise<string[]> {
+    const lists = await Promise.all(selections.map((selection) => this.ids(collection, selection)));
+    return [...new Set(lists.flat())].sort();
+  }
+
+  private read(collection: string, role: string, load: () => Promise<readonly string[]>): Promise<readonly string[]> {
+    const key = `${collection}|${role}`;
+    let found = this.reads.get(key);
+    if (!found) {
+      found = load();
+      this.reads.set(key, found);
+    }
+    return found;
+  }
+}
+
+/** The ids of `collection` that any of the selections selects, sorted (see `RoleResolver`). */
+export function idsSelectedByAny(
   store: Store,
   collection: string,
   selections: readonly RoleSelection[],
 ): Promise<string[]> {
-  const parsed = selections.map((selection) => ({ ...parseRoles(selection.roles), semantic: selection.semantic }));
-  if (parsed.some((selection) => selection.all)) return allIds(store, collection);
-
-  const attributes = [...new Set(parsed.flatMap((selection) => selection.attributes))];
-  const named = [...new Set(parsed.flatMap((selection) => selection.ids))];
-  const [holderLists, existing] = await Promise.all([
-    Promise.all(attributes.map((attribute) => idsWithRole(store, collection, attribute))),
-    existingIds(store, collection, named),
-  ]);
-  const holders = new Map(attributes.map((attribute, i) => [attribute, holderLists[i] ?? []]));
-
-  const selected = new Set<string>(existing);
-  for (const selection of parsed) {
-    if (selection.attributes.length === 0) continue;
-    if (selection.semantic === 'AnyOf') {
-      for (const attribute of selection.attributes) for (const id of holders.get(attribute) ?? []) selected.add(id);
-    } else {
-      const [first, ...rest] = selection.attributes.map((attribute) => holders.get(attribute) ?? []);
-      const others = rest.map((ids) => new Set(ids));
-      for (const id of first ?? []) if (others.every((set) => set.has(id))) selected.add(id);
-    }
-  }
-  return [...selected].sort();
+  return new RoleResolver(store).idsOfAny(collection, selections);
 }
 
-/** Which of these ids name an entity of the type (one batch read of their id-order items, keys only). */
+/** Which of these ids name an entity of the type (their id-order items, keys only). */
 async function existingIds(store: Store, collection: string, ids: readonly string[]): Promise<string[]> {
   if (ids.length === 0) return [];
   const items = await store.batchGet(

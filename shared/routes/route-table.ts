@@ -1,4 +1,5 @@
 import { AUTHENTICATION_ROUTES } from './groups/authentication-routes.ts';
+import { CLIENT_ROUTES } from './groups/client-routes.ts';
 import { CONTROLLER_ROUTES } from './groups/controller-routes.ts';
 import { EXTERNAL_JWT_SIGNER_ROUTES } from './groups/external-jwt-signer-routes.ts';
 import { IDENTITY_ROUTES } from './groups/identity-routes.ts';
@@ -7,6 +8,7 @@ import { POLICY_ROUTES } from './groups/policy-routes.ts';
 import { POSTURE_CHECK_ROUTES } from './groups/posture-check-routes.ts';
 import { ROUTERS_ROUTES } from './groups/routers-routes.ts';
 import { SERVICES_ROUTES } from './groups/services-routes.ts';
+import { SESSIONS_ROUTES } from './groups/sessions-routes.ts';
 import type { Route } from './route.ts';
 
 /**
@@ -24,4 +26,6 @@ export const ROUTES: readonly Route[] = [
   ...ROUTERS_ROUTES,
   ...POSTURE_CHECK_ROUTES,
   ...POLICY_ROUTES,
+  ...CLIENT_ROUTES,
+  ...SESSIONS_ROUTES,
 ];

@@ -18,7 +18,9 @@ export type OperationGroup =
   | 'services'
   | 'routers'
   | 'posture-checks'
-  | 'policies';
+  | 'policies'
+  | 'client'
+  | 'sessions';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

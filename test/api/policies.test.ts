@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { servicePolicies, servicePolicyRecord } from '#shared/entities/policies.ts';
+import { SERVICE_POLICY } from '#shared/policy/access.ts';
 import { policiesSelecting } from '#shared/policy/reach.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
@@ -13,9 +13,8 @@ const servicePolicy = (body: Record<string, unknown>) =>
 
 /** The ids of the service policies that select an identity, from the selection items alone. */
 async function policiesOfIdentity(id: string, attributes: string[]): Promise<string[]> {
-  const kind = { def: servicePolicies, record: servicePolicyRecord } as never;
-  const records = await policiesSelecting(controller().deps.store, kind, 'identities', { id, attributes });
-  return (records as { id: string }[]).map((record) => record.id);
+  const records = await policiesSelecting(controller().deps.store, SERVICE_POLICY, 'identities', { id, attributes });
+  return records.map((record) => record.id);
 }
 
 describe('service policies', () => {
