@@ -163,3 +163,53 @@ export async function readAll<D extends BaseDocument>(deps: Deps, def: EntityDef
   } while (start);
   return items;
 }
+
+/** Above this many ids, reading the whole type's filter records costs less than reading the ids' records one by one. */
+const AMONG_BY_KEY_LIMIT = 1000;
+
+/**
+ * One page of the entities among a known set of ids (what a reach question answered: the services an identity may
+ * dial), filtered, sorted and cut like any list. In id order without a filter the page is cut from the ids and only
+ * its entities are read; otherwise the ids' filter records are read (by key, or the whole type's in parallel ranges
+ * when the set is large) and only the page's entities after them.
+ */
+export async function listEntitiesAmong<D extends BaseDocument>(
+  deps: Deps,
+  def: EntityDefinition<D>,
+  ids: readonly string[],
+  params: ListParams,
+  keep: (record: Readonly<Record<string, unknown>>) => boolean = () => true,
+): Promise<ListPage<D>> {
+  const among = new Set(ids);
+  const order = storedOrder(def, params);
+  if (order?.field === 'id' && params.where === undefined && params.roleFilter === undefined) {
+    const sorted = [...among].sort();
+    if (order.direction === 'desc') sorted.reverse();
+    const items = await deps.store.getMany(def, sorted.slice(params.offset, params.offset + params.limit));
+    return { items, pagination: { limit: params.limit, offset: params.offset, totalCount: sorted.length } };
+  }
+  const attributesField = def.roleAttributesField;
+  const read = fieldsOf(params.where, params.sort);
+  if (params.roleFilter && attributesField) read.add(attributesField);
+  const records =
+    among.size > AMONG_BY_KEY_LIMIT
+      ? ((await filterRecords(deps.store, def.collection, read)) ?? []).filter((record) => among.has(String(record.id)))
+      : (
+          await deps.store.batchGet(
+            [...among].map((id) => keys.idOrder(def.collection, id)),
+            undefined,
+          )
+        ).map(documentOf);
+  const roleFilter = params.roleFilter;
+  const page = pageInMemory(records, params, def.filterable, (record) => {
+    if (!keep(record)) return false;
+    if (!roleFilter) return true;
+    const attributes = attributesField ? ((record[attributesField] as string[] | undefined) ?? []) : [];
+    return matchesRoles(String(record.id), attributes, roleFilter.roles, roleFilter.semantic);
+  });
+  const items = await deps.store.getMany(
+    def,
+    page.items.map((record) => String(record.id)),
+  );
+  return { items, pagination: page.pagination };
+}

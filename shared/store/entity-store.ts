@@ -62,6 +62,8 @@ export const MAX_ITEM_BYTES = 380 * 1024;
  */
 const CONFLICT_ATTEMPTS = 12;
 /** How often a batch request is sent again for what DynamoDB left unprocessed (throttling) before giving up. */
+/** How many 100-key batch reads of one `batchGet` are in flight at once. */
+const BATCH_CONCURRENCY = 16;
 const BATCH_ATTEMPTS = 6;
 /** After-commit requests (catalog entries) sent at once. */
 const AFTER_COMMIT_CONCURRENCY = 8;
@@ -410,27 +412,33 @@ export class Store {
     itemKeys: readonly Record<string, unknown>[],
     projection?: string,
   ): Promise<Record<string, unknown>[]> {
+    const chunks: Record<string, unknown>[][] = [];
+    for (let i = 0; i < itemKeys.length; i += 100) chunks.push(itemKeys.slice(i, i + 100));
+    // The chunks go out together (bounded), so reading a thousand keys is one wave, not ten.
+    const read = await mapBounded(chunks, BATCH_CONCURRENCY, (chunk) => this.batchGetChunk(chunk, projection));
+    return read.flat();
+  }
+
+  private async batchGetChunk(chunk: readonly Record<string, unknown>[], projection?: string) {
     const items: Record<string, unknown>[] = [];
-    for (let i = 0; i < itemKeys.length; i += 100) {
-      let keysLeft = itemKeys.slice(i, i + 100);
-      for (let attempt = 0; keysLeft.length > 0; attempt++) {
-        if (attempt >= BATCH_ATTEMPTS)
-          throw new Error(`DynamoDB left ${keysLeft.length} keys unread after ${attempt} tries`);
-        if (attempt > 0) await backOff(attempt);
-        const result = await this.db.send(
-          new BatchGetCommand({
-            RequestItems: {
-              [this.tableName]: {
-                Keys: [...keysLeft],
-                ConsistentRead: true,
-                ...(projection ? { ProjectionExpression: projection } : {}),
-              },
+    let keysLeft = chunk;
+    for (let attempt = 0; keysLeft.length > 0; attempt++) {
+      if (attempt >= BATCH_ATTEMPTS)
+        throw new Error(`DynamoDB left ${keysLeft.length} keys unread after ${attempt} tries`);
+      if (attempt > 0) await backOff(attempt);
+      const result = await this.db.send(
+        new BatchGetCommand({
+          RequestItems: {
+            [this.tableName]: {
+              Keys: [...keysLeft],
+              ConsistentRead: true,
+              ...(projection ? { ProjectionExpression: projection } : {}),
             },
-          }),
-        );
-        items.push(...(result.Responses?.[this.tableName] ?? []));
-        keysLeft = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
-      }
+          },
+        }),
+      );
+      items.push(...(result.Responses?.[this.tableName] ?? []));
+      keysLeft = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
     }
     return items;
   }
