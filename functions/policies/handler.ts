@@ -2,6 +2,9 @@ import { crudOperations } from '#shared/crud/crud-operations.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
 import { edgeRouterPolicyApi } from './edge-router-policy-api.ts';
+import { getIdentityPolicyAdvice } from './policy-advice.ts';
+import { policyListOperations } from './policy-lists.ts';
+import { reachListOperations } from './reach-lists.ts';
 import { serviceEdgeRouterPolicyApi } from './service-edge-router-policy-api.ts';
 import { servicePolicyApi } from './service-policy-api.ts';
 
@@ -21,6 +24,9 @@ export const operations: OperationMap = {
   ...crudOperations(servicePolicyApi, crudNames('ServicePolicy', 'ServicePolicies')),
   ...crudOperations(edgeRouterPolicyApi, crudNames('EdgeRouterPolicy', 'EdgeRouterPolicies')),
   ...crudOperations(serviceEdgeRouterPolicyApi, crudNames('ServiceEdgeRouterPolicy', 'ServiceEdgeRouterPolicies')),
+  ...policyListOperations,
+  ...reachListOperations,
+  getIdentityPolicyAdvice,
 };
 
 export const handler = createGroupHandler('policies', operations);

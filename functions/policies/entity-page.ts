@@ -1,0 +1,55 @@
+import { getOrNotFound, VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
+import type { EntityApi } from '#shared/crud/entity-api.ts';
+import type { Deps } from '#shared/deps.ts';
+import type { BaseDocument, EntityDefinition } from '#shared/entities/entity-definition.ts';
+import { list } from '#shared/http/envelope.ts';
+import type { HttpResult } from '#shared/http/http-result.ts';
+import { documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
+import { listEntities, listEntitiesAmong } from '#shared/list/list-entities.ts';
+import { type ListParams, parseListParams } from '#shared/list/list-params.ts';
+import { mapBounded } from '#shared/map-bounded.ts';
+
+/** What a list needs of an entity type: its definition and its management views (one page at a time if it can). */
+export type EntityViews<D extends BaseDocument> = Pick<
+  EntityApi<D, unknown, unknown, unknown>,
+  'def' | 'view' | 'viewPage'
+>;
+
+/** The entities a list shows: every one of the type (`#all`), or those among known ids (a reach answer). */
+export type Members = 'all' | readonly string[];
+
+/** One page of the members as the type's management list shows them, with filter, sort and paging applied. */
+export async function membersPage<D extends BaseDocument>(
+  deps: Deps,
+  api: EntityViews<D>,
+  members: Members,
+  params: ListParams,
+): Promise<HttpResult> {
+  const page =
+    members === 'all'
+      ? await listEntities(deps, api.def, params)
+      : await listEntitiesAmong(deps, api.def, members, params);
+  const views = api.viewPage
+    ? await api.viewPage(deps, page.items)
+    : await mapBounded(page.items, VIEW_CONCURRENCY, (doc) => api.view(deps, doc));
+  return list(views, page.pagination, Object.keys(api.def.filterable));
+}
+
+/**
+ * A list of the entities related to one entity (`GET /<owners>/{id}/<members>`): 404 for an unknown owner, 400 for a
+ * bad list query (checked before anything is read), then the members `membersOf` finds for the owner, paged.
+ */
+export function relatedList<O extends BaseDocument, D extends BaseDocument>(
+  owners: EntityDefinition<O>,
+  api: EntityViews<D>,
+  membersOf: (deps: Deps, owner: O, request: OperationRequest) => Promise<Members>,
+): Operation {
+  return documented(
+    async (request, deps) => {
+      const params = parseListParams(request.query, api.def.filterable);
+      const owner = await getOrNotFound(deps, owners, request.pathParameters.id ?? '');
+      return membersPage(deps, api, await membersOf(deps, owner.doc, request), params);
+    },
+    { list: { roleFilter: false } },
+  );
+}
