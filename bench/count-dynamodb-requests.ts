@@ -4,6 +4,11 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 export interface DynamoDbRequestCounter {
   /** A copy of the counts so far; subtract two snapshots to get what happened in between. */
   snapshot(): ReadonlyMap<string, number>;
+  /**
+   * Waves so far: how many times a request started while none was in flight. For one operation run on its own, that
+   * is its number of sequential round trips (requests sent together with `Promise.all` share a wave).
+   */
+  waves(): number;
 }
 
 /**
@@ -12,15 +17,23 @@ export interface DynamoDbRequestCounter {
  */
 export function countDynamoDbRequests(db: DynamoDBDocumentClient): DynamoDbRequestCounter {
   const counts = new Map<string, number>();
+  let inFlight = 0;
+  let waves = 0;
   db.middlewareStack.add(
     (next, context) => async (args) => {
       const operation = (context.commandName ?? 'unknown').replace(/Command$/, '');
       counts.set(operation, (counts.get(operation) ?? 0) + 1);
-      return next(args);
+      if (inFlight === 0) waves++;
+      inFlight++;
+      try {
+        return await next(args);
+      } finally {
+        inFlight--;
+      }
     },
     { step: 'initialize', name: 'benchRequestCounter' },
   );
-  return { snapshot: () => new Map(counts) };
+  return { snapshot: () => new Map(counts), waves: () => waves };
 }
 
 /** What was sent between two snapshots, by operation. */

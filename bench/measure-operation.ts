@@ -20,6 +20,8 @@ export interface OperationFigures {
   readonly requestsPerOp: number;
   /** Mean DynamoDB requests per run, by DynamoDB operation. */
   readonly requestsByOperation: ReadonlyMap<string, number>;
+  /** Mean sequential waves of DynamoDB requests per run (see `DynamoDbRequestCounter.waves`). */
+  readonly wavesPerOp: number;
 }
 
 /** Runs one operation sequentially and reports its latency percentiles and the DynamoDB requests each run made. */
@@ -31,6 +33,7 @@ export async function measureOperation(
   const warming = performance.now();
   for (let i = 0; i < options.warmUp || performance.now() - warming < options.warmUpMs; i++) await run();
   const before = counter.snapshot();
+  const wavesBefore = counter.waves();
   const samples: number[] = [];
   const started = performance.now();
   while (
@@ -50,5 +53,6 @@ export async function measureOperation(
     p95Ms: percentile(samples, 0.95),
     requestsPerOp,
     requestsByOperation,
+    wavesPerOp: (counter.waves() - wavesBefore) / samples.length,
   };
 }

@@ -28,6 +28,7 @@ import { markdownTable } from './markdown-table.ts';
 import { type BundleFigures, measureBundles } from './measure-bundles.ts';
 import { type MeasureOptions, measureOperation, type OperationFigures } from './measure-operation.ts';
 import { percentile } from './percentile.ts';
+import { POLICY_NETWORK, type PolicyRow, policyBench } from './policy-bench.ts';
 import { type SeededCollection, seedEntities, seededEdgeRouters, seededServices } from './seed-entities.ts';
 import { ROLE_ATTRIBUTES, seededName, seedIdentities } from './seed-identities.ts';
 import { seedIdentitiesInBulk } from './seed-identities-in-bulk.ts';
@@ -325,6 +326,53 @@ function loginTimingReport(figures: LoginTimingFigures): string {
   ].join('\n');
 }
 
+/** The policy scenario's table: each operation with its requests and sequential waves, against its target. */
+function policyReport(rows: readonly PolicyRow[]): string {
+  const n = POLICY_NETWORK;
+  return [
+    '### Policies',
+    '',
+    markdownTable(
+      [
+        'operation',
+        'n',
+        'p50 ms',
+        'p95 ms',
+        'DynamoDB requests/op',
+        'sequential waves/op',
+        'by DynamoDB operation',
+        'p50 target ms',
+      ],
+      rows.map(({ label, figures, targetMs }) => {
+        const target =
+          targetMs === undefined
+            ? ''
+            : `${targetMs} (${typeof figures !== 'string' && figures.p50Ms <= targetMs ? 'met' : 'missed'})`;
+        return typeof figures === 'string'
+          ? [label, '', `failed: ${figures}`, '', '', '', '', target]
+          : [
+              label,
+              String(figures.iterations),
+              ms(figures.p50Ms),
+              ms(figures.p95Ms),
+              perOp(figures.requestsPerOp),
+              perOp(figures.wavesPerOp),
+              byOperation(figures),
+              target,
+            ];
+      }),
+      [false, true, true, true, true, true, false, true],
+    ),
+    '',
+    `On a table of their own: ${n.identities.toLocaleString('en-US')} identities, ${n.services.toLocaleString('en-US')} ` +
+      `services, ${n.edgeRouters} edge routers and ${n.servicePolicies + n.edgeRouterPolicies + n.serviceEdgeRouterPolicies} ` +
+      `policies (${n.servicePolicies} service, ${n.edgeRouterPolicies} edge router, ${n.serviceEdgeRouterPolicies} ` +
+      'service edge router; one side in twenty `#all`, one in four one to three `@ids`, the rest one or two attributes; ' +
+      'AllOf and AnyOf alternating). The client is a non-admin identity with the attributes `eng` and `emea`. A wave is ' +
+      'a run of DynamoDB requests in flight together; the waves of a request are its sequential round trips.',
+  ].join('\n');
+}
+
 /** Stands up DynamoDB Local and the HTTPS server, seeds and measures each size, and tears everything down. */
 async function measureApi(): Promise<void> {
   const cleanups: (() => Promise<void> | void)[] = [];
@@ -362,37 +410,54 @@ async function measureApi(): Promise<void> {
     cleanups.push(() => client.close());
     const token = await login(client, ADMIN_USERNAME, ADMIN_PASSWORD);
 
+    // `BENCH_ONLY=policies` measures the policy scenario alone (while working on policies).
+    const policiesOnly = process.env.BENCH_ONLY === 'policies';
     let seeded = 0;
     const containsRows: ContainsRow[] = [];
-    for (const size of SIZES) {
-      const stored = await count(deps.store, identities.collection);
-      await timedSeed('identities', stored, size, (from, to) => seedIdentities(deps, seeded, seeded + to - from));
-      seeded += Math.max(0, size - stored);
-      const jitWarmUpMs = size === SIZES[0] ? JIT_WARM_UP_MS : 0;
-      const rows = await measureSize(deps, client, counter, { token, adminId: adminIdentityId, size, jitWarmUpMs });
-      const contains = rows.find((row) => row.label.includes('contains'));
-      if (contains && size === SIZES.at(-1)) {
-        const recordsRead = await measureRecordsRead(deps, counter, MEASURE);
-        containsRows.push({ size, list: contains.figures, recordsRead });
+    if (!policiesOnly) {
+      for (const size of SIZES) {
+        const stored = await count(deps.store, identities.collection);
+        await timedSeed('identities', stored, size, (from, to) => seedIdentities(deps, seeded, seeded + to - from));
+        seeded += Math.max(0, size - stored);
+        const jitWarmUpMs = size === SIZES[0] ? JIT_WARM_UP_MS : 0;
+        const rows = await measureSize(deps, client, counter, { token, adminId: adminIdentityId, size, jitWarmUpMs });
+        const contains = rows.find((row) => row.label.includes('contains'));
+        if (contains && size === SIZES.at(-1)) {
+          const recordsRead = await measureRecordsRead(deps, counter, MEASURE);
+          containsRows.push({ size, list: contains.figures, recordsRead });
+        }
       }
+      print(containsReport(containsRows));
+      progress('services');
+      await measureCollection(deps, client, counter, token, serviceApi, seededServices);
+      progress('edge routers');
+      await measureCollection(deps, client, counter, token, edgeRouterApi, seededEdgeRouters);
+      progress('API sessions, on a table of their own');
+      const sessionFigures = await apiSessionBench({
+        dynamoDbEndpoint: dynamo.endpoint,
+        tls,
+        measure: MEASURE,
+        adminUsername: ADMIN_USERNAME,
+        adminPassword: ADMIN_PASSWORD,
+        progress: (message) => progress(`  ${message}`),
+      });
+      print(sessionListReport(sessionFigures.list));
+      print(loginTimingReport(sessionFigures.login));
     }
-    print(containsReport(containsRows));
-    progress('services');
-    await measureCollection(deps, client, counter, token, serviceApi, seededServices);
-    progress('edge routers');
-    await measureCollection(deps, client, counter, token, edgeRouterApi, seededEdgeRouters);
-    progress('API sessions, on a table of their own');
-    const sessionFigures = await apiSessionBench({
-      dynamoDbEndpoint: dynamo.endpoint,
-      tls,
-      measure: MEASURE,
-      adminUsername: ADMIN_USERNAME,
-      adminPassword: ADMIN_PASSWORD,
-      progress: (message) => progress(`  ${message}`),
-    });
-    print(sessionListReport(sessionFigures.list));
-    print(loginTimingReport(sessionFigures.login));
-    if (process.env.BENCH_LARGE === '1') {
+    progress('policies, on a table of their own');
+    print(
+      policyReport(
+        await policyBench({
+          dynamoDbEndpoint: dynamo.endpoint,
+          tls,
+          measure: MEASURE,
+          adminUsername: ADMIN_USERNAME,
+          adminPassword: ADMIN_PASSWORD,
+          progress: (message) => progress(`  ${message}`),
+        }),
+      ),
+    );
+    if (process.env.BENCH_LARGE === '1' && !policiesOnly) {
       const stored = await count(deps.store, identities.collection);
       await timedSeed('identities', stored, LARGE_SIZE, (from, to) =>
         seedIdentitiesInBulk(deps, seeded, seeded + to - from),

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Store } from '../store/entity-store.ts';
 import { allIds, idsWithRole, selectionsByRole } from '../store/index-queries.ts';
-import { keys } from '../store/keys.ts';
+import { fitsKey, keys } from '../store/keys.ts';
 import { ALL_ROLE, type PolicySemantic, parseRoles, selectsEntity } from './roles.ts';
 
 /**
@@ -88,6 +88,13 @@ export interface RoleSelection {
 export class RoleResolver {
   private readonly store: Store;
   private readonly reads = new Map<string, Promise<readonly string[]>>();
+  /** `@ids` asked for in this tick, read together in one batch when the tick ends. */
+  private pendingNamed: {
+    collection: string;
+    id: string;
+    resolve: (exists: boolean) => void;
+    reject: (error: unknown) => void;
+  }[] = [];
 
   constructor(store: Store) {
     this.store = store;
@@ -103,7 +110,7 @@ export class RoleResolver {
           this.read(collection, `#${attribute}`, () => idsWithRole(this.store, collection, attribute)),
         ),
       ),
-      Promise.all(ids.map((id) => this.read(collection, `@${id}`, () => existingIds(this.store, collection, [id])))),
+      Promise.all(ids.map((id) => this.read(collection, `@${id}`, () => this.named(collection, id)))),
     ]);
     const selected = new Set<string>(existing.flat());
     if (holderLists.length > 0) {
@@ -121,6 +128,36 @@ export class RoleResolver {
   async idsOfAny(collection: string, selections: readonly RoleSelection[]): Promise<string[]> {
     const lists = await Promise.all(selections.map((selection) => this.ids(collection, selection)));
     return [...new Set(lists.flat())].sort();
+  }
+
+  /**
+   * Whether a named entity exists, as a one-id list. Every `@id` asked for while selections are being resolved
+   * together (the same tick) is read in one batch, not one request each.
+   */
+  private named(collection: string, id: string): Promise<readonly string[]> {
+    if (!fitsKey(id)) return Promise.resolve([]);
+    if (this.pendingNamed.length === 0) queueMicrotask(() => void this.readNamed());
+    return new Promise<boolean>((resolve, reject) => {
+      this.pendingNamed.push({ collection, id, resolve, reject });
+    }).then((exists) => (exists ? [id] : []));
+  }
+
+  private async readNamed(): Promise<void> {
+    const batch = this.pendingNamed;
+    this.pendingNamed = [];
+    try {
+      const items = await this.store.batchGet(
+        batch.map(({ collection, id }) => keys.idOrder(collection, id)),
+        'PK, SK',
+      );
+      const found = new Set(items.map((item) => `${String(item.PK)}|${String(item.SK)}`));
+      for (const { collection, id, resolve } of batch) {
+        const key = keys.idOrder(collection, id);
+        resolve(found.has(`${key.PK}|${key.SK}`));
+      }
+    } catch (error) {
+      for (const { reject } of batch) reject(error);
+    }
   }
 
   private read(collection: string, role: string, load: () => Promise<readonly string[]>): Promise<readonly string[]> {
@@ -141,16 +178,6 @@ export function idsSelectedByAny(
   selections: readonly RoleSelection[],
 ): Promise<string[]> {
   return new RoleResolver(store).idsOfAny(collection, selections);
-}
-
-/** Which of these ids name an entity of the type (their id-order items, keys only). */
-async function existingIds(store: Store, collection: string, ids: readonly string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const items = await store.batchGet(
-    ids.map((id) => keys.idOrder(collection, id)),
-    'SK',
-  );
-  return items.map((item) => String(item.SK));
 }
 
 /** The roles of `field` of each record, as selections. */
