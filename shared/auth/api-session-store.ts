@@ -3,6 +3,8 @@ import type { Deps } from '../deps.ts';
 import { type Identity, identities, isDisabledAt } from '../entities/identity.ts';
 import { ApiError } from '../http/api-error.ts';
 import { newId, newToken } from '../ids.ts';
+import { removePostureData } from '../posture/posture-data.ts';
+import { endSessionsOfApiSessions } from '../posture/session-lifetime.ts';
 import { ConcurrentModificationError, counterOp, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
 import { documentOf, fitsKey, keys } from '../store/keys.ts';
 import type { WriteOp } from '../store/write-op.ts';
@@ -33,6 +35,10 @@ const TTL_BACKSTOP_MS = 7 * 24 * 60 * 60_000;
 export interface SessionRef {
   readonly tokenHash: string;
   readonly id: string;
+  /** False when the session is known never to have had a session (Dial/Bind), so ending it need not look for any. */
+  readonly hasSessions?: boolean;
+  /** False when the session is known never to have had posture data. */
+  readonly hasPosture?: boolean;
 }
 
 export interface NewApiSession {
@@ -225,9 +231,53 @@ function endOps(deps: Deps, sessions: readonly SessionRef[], onGone: () => ApiEr
     },
     { item: { Delete: { TableName: tableName, Key: idKey(session.id) } } },
   ]);
-  return sessions.length > 0
-    ? [...ops, counterOp(deps.store.tableName, API_SESSIONS_COLLECTION, -sessions.length)]
-    : [];
+  if (sessions.length === 0) return [];
+  // Once the removal has committed, the sessions' sessions (Dial/Bind) end and their posture data goes: both only
+  // where the session may have any (flags set by the writes that add them).
+  const withSessions = sessions.filter((session) => session.hasSessions !== false).map((session) => session.id);
+  const withPosture = sessions.filter((session) => session.hasPosture !== false).map((session) => session.id);
+  const afterCommit = async () => {
+    await Promise.all([
+      withSessions.length > 0 ? endSessionsOfApiSessions(deps, withSessions) : undefined,
+      withPosture.length > 0 ? removePostureData(deps, withPosture) : undefined,
+    ]);
+  };
+  return [
+    ...ops,
+    {
+      ...counterOp(deps.store.tableName, API_SESSIONS_COLLECTION, -sessions.length),
+      ...(withSessions.length > 0 || withPosture.length > 0 ? { afterCommit } : {}),
+    },
+  ];
+}
+
+/**
+ * The write that notes on an API session that it has a session (Dial/Bind), committed with the session's creation:
+ * only then does ending the API session look for sessions to end. Conditioned on the API session still existing, so
+ * no session is created for an API session that ended meanwhile.
+ */
+export function markHasSessionsOp(deps: Deps, tokenHash: string): WriteOp {
+  return markOp(deps, tokenHash, 'hasSessions');
+}
+
+/** The same for posture data, committed with the posture data's write. */
+export function markHasPostureOp(deps: Deps, tokenHash: string): WriteOp {
+  return markOp(deps, tokenHash, 'hasPosture');
+}
+
+function markOp(deps: Deps, tokenHash: string, flag: 'hasSessions' | 'hasPosture'): WriteOp {
+  return {
+    item: {
+      Update: {
+        TableName: deps.store.tableName,
+        Key: sessionKey(tokenHash),
+        UpdateExpression: `SET ${flag} = :true`,
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':true': true },
+      },
+    },
+    onConditionFailed: () => new ApiError('UNAUTHORIZED'),
+  };
 }
 
 /** Ends a session; its token stops working at once. False when it was already gone. */
@@ -241,8 +291,11 @@ export async function deleteApiSession(deps: Deps, session: SessionRef): Promise
   }
 }
 
+/** Items each removed session takes in a transaction: its item and its id pointer. */
+const ITEMS_PER_SESSION = 2;
+
 /** Most sessions one transaction removes: two items each, and the counter. */
-export const SESSIONS_PER_TRANSACTION = Math.floor((MAX_TRANSACTION_ITEMS - 1) / 2);
+export const SESSIONS_PER_TRANSACTION = Math.floor((MAX_TRANSACTION_ITEMS - 1) / ITEMS_PER_SESSION);
 
 /**
  * Removes sessions met on the way (expired by `expiredBy`, or revoked), at most `SESSIONS_PER_TRANSACTION` at a time:
@@ -291,11 +344,13 @@ export async function storedSessionRefs(
   deps: Deps,
   sessionPks: readonly string[],
 ): Promise<(SessionRef & { lastActivityAt: string })[]> {
-  const items = await readSessionItems(deps, sessionPks, 'PK, id, lastActivityAt');
+  const items = await readSessionItems(deps, sessionPks, 'PK, id, lastActivityAt, hasSessions, hasPosture');
   return items.map((item) => ({
     tokenHash: String(item.PK).slice(SESSION_PREFIX.length),
     id: String(item.id),
     lastActivityAt: String(item.lastActivityAt),
+    hasSessions: item.hasSessions === true,
+    hasPosture: item.hasPosture === true,
   }));
 }
 
@@ -307,7 +362,7 @@ export async function storedSessionRefs(
  * list, by TTL.
  */
 export async function endSessionsOps(deps: Deps, identityId: string, room: number): Promise<WriteOp[]> {
-  const fits = Math.min(SESSIONS_PER_TRANSACTION, Math.floor((room - 1) / 2));
+  const fits = Math.min(SESSIONS_PER_TRANSACTION, Math.floor((room - 1) / ITEMS_PER_SESSION));
   if (fits <= 0) return [];
   const { Items = [] } = await deps.store.db.send(
     new QueryCommand({

@@ -9,6 +9,7 @@ import { POLICY_DEFINITIONS } from './policies.ts';
 import { POSTURE_CHECK_DEFINITIONS } from './posture-check-definitions.ts';
 import { ROUTER_DEFINITIONS } from './router-definitions.ts';
 import { SERVICE_DEFINITIONS } from './service-definitions.ts';
+import { sessions } from './session.ts';
 import { SIGNER_DEFINITIONS } from './signer-definitions.ts';
 
 /**
@@ -29,6 +30,7 @@ export const ENTITY_DEFINITIONS: readonly EntityDefinition<BaseDocument>[] = [
   ...POSTURE_CHECK_DEFINITIONS,
   ...POLICY_DEFINITIONS,
   identityServiceConfigs as unknown as EntityDefinition<BaseDocument>,
+  sessions as unknown as EntityDefinition<BaseDocument>,
 ];
 
 export function definitionOf(collection: string): EntityDefinition<BaseDocument> | undefined {

@@ -1,16 +1,17 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { Deps } from '../deps.ts';
-import { ConcurrentModificationError } from '../store/entity-store.ts';
+import { ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
 import { fitsKey } from '../store/keys.ts';
 import type { WriteOp } from '../store/write-op.ts';
 
 /**
  * What an endpoint reported about itself (posture responses) and when it passed MFA, kept per API session: one item
- * `POSTURE#<apiSessionId>` / `DATA`, so evaluating a caller's posture is one strongly consistent read, and ending the
- * API session removes it in the same transaction (`postureDataDeleteOp`, used by `api-session-store.ts`). The data is
- * volatile, as in the reference (which keeps it in memory): every write also moves a TTL backstop (`expiresAtEpoch`)
- * for API sessions that DynamoDB's TTL removed without their posture data. The item sits in GSI2 under
+ * `POSTURE#<apiSessionId>` / `DATA`, so evaluating a caller's posture is one strongly consistent read. Its write also
+ * flags the API session (`markHasPostureOp`), and ending a flagged API session removes the data once that commits
+ * (`removePostureData`, run by `api-session-store.ts`). The data is volatile, as in the reference (which keeps it in
+ * memory): every write also moves a TTL backstop (`expiresAtEpoch`) for API sessions that DynamoDB's TTL removed
+ * without their posture data. The item sits in GSI2 under
  * `identities#<id>#posture`, so an identity's data (getIdentityPostureData) is one query.
  *
  * The reference keeps domain, MAC, OS and processes per identity and only MFA and the endpoint state per API session;
@@ -138,9 +139,19 @@ export function postureDataPutOp(
   };
 }
 
-/** The write that removes an API session's posture data (with the session; nothing when there is none). */
-export function postureDataDeleteOp(tableName: string, apiSessionId: string): WriteOp {
-  return { item: { Delete: { TableName: tableName, Key: postureKey(apiSessionId) } } };
+/**
+ * Removes the posture data of ended API sessions (after the transaction that ended them, see `api-session-store.ts`):
+ * unconditional deletes, a transaction per hundred.
+ */
+export async function removePostureData(deps: Deps, apiSessionIds: readonly string[]): Promise<void> {
+  const ids = [...new Set(apiSessionIds)].filter(fitsKey);
+  for (let i = 0; i < ids.length; i += MAX_TRANSACTION_ITEMS) {
+    await deps.store.transact(
+      ids
+        .slice(i, i + MAX_TRANSACTION_ITEMS)
+        .map((id): WriteOp => ({ item: { Delete: { TableName: deps.store.tableName, Key: postureKey(id) } } })),
+    );
+  }
 }
 
 /** Changes an API session's posture data: read, change, conditional write, again when another write came between. */
@@ -148,12 +159,13 @@ export async function updatePostureData(
   deps: Deps,
   owner: { readonly identityId: string; readonly apiSessionId: string },
   change: (data: PostureData) => PostureData,
+  withOps: readonly WriteOp[] = [],
 ): Promise<PostureData> {
   for (let attempt = 0; ; attempt++) {
     const stored = await readPostureData(deps, owner.apiSessionId);
     const next = change(stored.data);
     try {
-      await deps.store.transact([postureDataPutOp(deps, owner, next, stored.version)]);
+      await deps.store.transact([postureDataPutOp(deps, owner, next, stored.version), ...withOps]);
       return next;
     } catch (error) {
       if (!(error instanceof ConcurrentModificationError) || attempt >= 4) throw error;
@@ -168,7 +180,8 @@ export async function updatePostureData(
 export async function recordMfaPassed(
   deps: Deps,
   owner: { readonly identityId: string; readonly apiSessionId: string },
+  withOps: readonly WriteOp[] = [],
 ): Promise<void> {
   const passedAt = deps.now().toISOString();
-  await updatePostureData(deps, owner, (data) => ({ ...data, mfa: { passedAt } }));
+  await updatePostureData(deps, owner, (data) => ({ ...data, mfa: { passedAt } }), withOps);
 }

@@ -1,0 +1,58 @@
+import { createHash } from 'node:crypto';
+import * as z from 'zod';
+import { baseDocumentShape } from './base-document.ts';
+import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
+import { DIAL_BIND } from './policies.ts';
+
+/**
+ * A session (Dial or Bind) of an API session for one service: a kit entity (`sessions#<id>`), so the management list
+ * pages, filters and sorts it like any type, listed under its API session in GSI2 (`api-sessions#<apiSessionId>`).
+ * Why that parent: a session lives exactly as long as its API session, and every way an API session ends (logout,
+ * admin delete, expiry met by use or by the list, its identity disabled or deleted) goes through `endOps` in
+ * `shared/auth/api-session-store.ts`, which then removes the sessions of that partition (`endSessionsOfApiSessions`).
+ * No kit reference points at the API session (it is not a kit entity) nor at the service: a cascade would make
+ * deleting a service or an identity one transaction per however many sessions they have.
+ *
+ * The token is stored as it is, not hashed: the reference returns it on every read of the session (the client reads
+ * it back with detailSession), so it is no secret at rest here any more than there.
+ */
+export const sessionSchema = z.object({
+  ...baseDocumentShape,
+  token: z.string(),
+  type: z.enum(DIAL_BIND),
+  identityId: z.string(),
+  apiSessionId: z.string(),
+  serviceId: z.string(),
+  /** The edge routers usable for the session when it was created (the caller's that the service may use). */
+  edgeRouterIds: z.array(z.string()),
+  /** The service policies that granted it and whose posture checks passed (the management view's `servicePolicies`). */
+  servicePolicyIds: z.array(z.string()),
+});
+export type Session = z.infer<typeof sessionSchema>;
+
+export const SESSIONS_COLLECTION = 'sessions';
+
+export const sessions: EntityDefinition<Session> = {
+  collection: SESSIONS_COLLECTION,
+  label: 'session',
+  schema: sessionSchema,
+  unique: [],
+  parentOf: (doc) => ({ collection: 'api-sessions', id: doc.apiSessionId }),
+  filterable: {
+    ...BASE_FILTERABLE,
+    token: 'string',
+    type: 'string',
+    identityId: 'string',
+    apiSessionId: 'string',
+    serviceId: 'string',
+  },
+};
+
+/**
+ * The id of the session of an API session for a service and type: the reference hands back the existing session
+ * when the same API session asks again (its session cache by API session, type and service), so the id is derived
+ * from the three and a repeated create finds the stored one.
+ */
+export function sessionIdFor(apiSessionId: string, type: string, serviceId: string): string {
+  return createHash('sha256').update(`${apiSessionId}\n${type}\n${serviceId}`).digest('base64url').slice(0, 16);
+}
