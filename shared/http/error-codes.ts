@@ -25,6 +25,11 @@ export const ERROR_CODES = {
   RATE_LIMITED: { status: 429, message: 'Too many requests of this kind; try again later.' },
   SERVER_TOO_MANY_REQUESTS: { status: 429, message: 'The controller is busy; try again later.' },
   TIMEOUT: { status: 503, message: 'The request took too long to process.' },
+  INVALID_POSTURE: { status: 409, message: 'The posture checks of the service policies granting the service failed.' },
+  NO_EDGE_ROUTERS_AVAILABLE: {
+    status: 400,
+    message: 'No edge router is available to both the identity and the service.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
