@@ -12,6 +12,12 @@ import {
   listIdentityRoleAttributes,
   listSummary,
 } from './identity-lists.ts';
+import {
+  associateIdentitysServiceConfigs,
+  disassociateIdentitysServiceConfigs,
+  listIdentitysServiceConfigs,
+} from './identity-service-configs.ts';
+import { updateIdentityTracing } from './identity-tracing.ts';
 
 export const operations: OperationMap = {
   getCurrentIdentity: async (request, deps) => ok(await identityView(deps, callerOf(request).identity)),
@@ -30,6 +36,10 @@ export const operations: OperationMap = {
   listIdentityRoleAttributes,
   listSummary,
   ...identityTypeOperations,
+  listIdentitysServiceConfigs,
+  associateIdentitysServiceConfigs,
+  disassociateIdentitysServiceConfigs,
+  updateIdentityTracing,
 };
 
 export const handler = createGroupHandler('identities', operations);

@@ -23,6 +23,14 @@ export const sdkInfoSchema = z.object({
   version: z.string().optional(),
 });
 
+/** A data-flow trace an admin started on the identity (`PUT /identities/{id}/trace`), until it ends or is stopped. */
+export const identityTracingSchema = z.object({
+  traceId: z.string(),
+  until: z.string(),
+  channels: z.array(z.string()),
+});
+export type IdentityTracing = z.infer<typeof identityTracingSchema>;
+
 export const identitySchema = z.object({
   ...baseDocumentShape,
   name: z.string(),
@@ -44,6 +52,7 @@ export const identitySchema = z.object({
   sessionsValidFrom: z.string().optional(),
   envInfo: envInfoSchema.nullable(),
   sdkInfo: sdkInfoSchema.nullable(),
+  tracing: identityTracingSchema.optional(),
 });
 export type Identity = z.infer<typeof identitySchema>;
 

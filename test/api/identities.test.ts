@@ -504,3 +504,54 @@ describe('access', () => {
     }
   });
 });
+
+describe('tracing', () => {
+  const trace = (id: string, body: unknown) => call('PUT', `/identities/${id}/trace`, body);
+
+  it('starts a trace for a duration, under the trace id given or a new one, and stops it', async () => {
+    const id = await createIdentity({ name: 'traced' });
+    // Earlier tests moved the controller's clock: the trace ends by it.
+    const before = controller.deps.now().getTime();
+
+    const named = await trace(id, { enabled: true, duration: '1h30m', traceId: 'trace-1', channels: ['select.path'] });
+    expect(named.status, named.text).toBe(200);
+    expectMatchesSpec('management', 'PUT', '/identities/{id}/trace', 200, named.body);
+    expect(named.body.data).toMatchObject({ enabled: true, traceId: 'trace-1' });
+    const until = Date.parse(named.body.data.until);
+    expect(until).toBeGreaterThanOrEqual(before + 90 * 60_000);
+    expect(until).toBeLessThan(controller.deps.now().getTime() + 90 * 60_000 + 1000);
+
+    const generated = await trace(id, { enabled: true, duration: '90s' });
+    expect(generated.body.data.traceId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const stopped = await trace(id, { enabled: false });
+    expect(stopped.status).toBe(200);
+    expectMatchesSpec('management', 'PUT', '/identities/{id}/trace', 200, stopped.body);
+    expect(stopped.body.data).toEqual({ enabled: false });
+    // The identity is otherwise unchanged.
+    expect((await call('GET', `/identities/${id}`)).body.data.name).toBe('traced');
+  });
+
+  it('needs a valid, bounded duration to start and a trace spec body', async () => {
+    const id = await createIdentity({ name: 'trace-bad' });
+    for (const [body, field] of [
+      [{ enabled: true }, 'duration'],
+      [{ enabled: true, duration: 'ten minutes' }, 'duration'],
+      [{ enabled: true, duration: '0s' }, 'duration'],
+      [{ enabled: true, duration: '25h' }, 'duration'],
+      [{ enabled: 'yes' }, 'enabled'],
+      [{ enabled: true, duration: '1m', channels: Array(17).fill('x') }, 'channels'],
+      [undefined, '(root)'],
+    ] as const) {
+      const response = await trace(id, body);
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.body.error.cause.field, JSON.stringify(body)).toBe(field);
+    }
+  });
+
+  it('answers 404 for an unknown identity', async () => {
+    const response = await trace('no-such-identity', { enabled: false });
+    expect(response.status).toBe(404);
+    expectMatchesSpec('management', 'PUT', '/identities/{id}/trace', 404, response.body);
+  });
+});
