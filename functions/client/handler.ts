@@ -1,6 +1,19 @@
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
+import { getCurrentIdentityEdgeRouters, listServiceEdgeRouters } from './client-edge-routers.ts';
+import { detailService, listServices } from './client-services.ts';
+import { listServiceTerminators } from './client-terminators.ts';
+import { listProtocols } from './protocols.ts';
+import { listServiceUpdates } from './service-updates.ts';
 
-export const operations: OperationMap = {};
+export const operations: OperationMap = {
+  listServices,
+  detailService,
+  listServiceEdgeRouters,
+  listServiceTerminators,
+  getCurrentIdentityEdgeRouters,
+  listServiceUpdates,
+  listProtocols,
+};
 
 export const handler = createGroupHandler('client', operations);

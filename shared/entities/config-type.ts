@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { mapOf } from '../schemas/map-field.ts';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
+import { SERVICE_ACCESS_MARKER } from './policies.ts';
 
 /** What a config type configures: services (the default) or routers. */
 export const CONFIG_TYPE_TARGETS = ['service', 'router'] as const;
@@ -25,4 +26,5 @@ export const configTypes: EntityDefinition<ConfigType> = {
   unique: ['name'],
   sortedBy: ['name'],
   filterable: { ...BASE_FILTERABLE, name: 'string', target: 'string' },
+  changeMarkers: [SERVICE_ACCESS_MARKER],
 };

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { appDataSchema, mapOf } from '../schemas/map-field.ts';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
+import { SERVICE_ACCESS_MARKER } from './policies.ts';
 
 export const PRECEDENCES = ['default', 'required', 'failed'] as const;
 
@@ -80,6 +81,7 @@ export const identities: EntityDefinition<Identity> = {
     defaultHostingPrecedence: 'string',
   },
   roleAttributesField: 'roleAttributes',
+  changeMarkers: [SERVICE_ACCESS_MARKER],
 };
 
 /** The fields an identity starts with; callers give the rest (id, name, timestamps, admin flags). */

@@ -43,7 +43,17 @@ export interface ServiceGrant {
 /** Every service an identity may dial or bind, by id, with its grant. */
 export async function servicesOfIdentity(store: Store, identity: Selectable): Promise<Map<string, ServiceGrant>> {
   const policies = await policiesSelecting(store, SERVICE_POLICY, 'identities', identity);
-  const resolver = new RoleResolver(store);
+  return servicesGrantedBy(new RoleResolver(store), policies);
+}
+
+/**
+ * The services an identity's service policies (already read with `policiesSelecting`) grant, by id, with their
+ * grants: one wave, whose reads `resolver` shares with other resolutions made at the same time.
+ */
+export async function servicesGrantedBy(
+  resolver: RoleResolver,
+  policies: readonly ServicePolicyRecord[],
+): Promise<Map<string, ServiceGrant>> {
   const selected = await Promise.all(
     policies.map((policy) => resolver.ids('services', { roles: policy.serviceRoles, semantic: policy.semantic })),
   );
@@ -64,7 +74,11 @@ export async function servicesOfIdentity(store: Store, identity: Selectable): Pr
  * own roles are checked in memory.
  */
 export async function grantOf(store: Store, identity: Selectable, service: Selectable): Promise<ServiceGrant> {
-  const policies = await policiesSelecting(store, SERVICE_POLICY, 'identities', identity);
+  return grantAmong(await policiesSelecting(store, SERVICE_POLICY, 'identities', identity), service);
+}
+
+/** The grant of one service among an identity's service policies (already read), checked in memory. */
+export function grantAmong(policies: readonly ServicePolicyRecord[], service: Selectable): ServiceGrant {
   const granting = policies.filter((policy) => selectsEntity(policy.serviceRoles, policy.semantic, service));
   return { permissions: new Set(granting.map((policy) => policy.type)), policies: granting };
 }

@@ -1,5 +1,5 @@
 import type { Route } from '../route.ts';
-import { MANAGEMENT, route } from '../route-builder.ts';
+import { CLIENT, MANAGEMENT, route } from '../route-builder.ts';
 
 /** Config types, configs, services and terminators. */
 export const SERVICES_ROUTES: readonly Route[] = [
@@ -28,6 +28,10 @@ export const SERVICES_ROUTES: readonly Route[] = [
   route('PUT', '/services/{id}', MANAGEMENT, 'services', 'admin', 'updateService'),
   route('PATCH', '/services/{id}', MANAGEMENT, 'services', 'admin', 'patchService'),
   route('DELETE', '/services/{id}', MANAGEMENT, 'services', 'admin', 'deleteService'),
+  // The client API lists the same three writes, for admins only, as the management API has them.
+  route('PUT', '/services/{id}', CLIENT, 'services', 'admin', 'updateService'),
+  route('PATCH', '/services/{id}', CLIENT, 'services', 'admin', 'patchService'),
+  route('DELETE', '/services/{id}', CLIENT, 'services', 'admin', 'deleteService'),
   route('GET', '/services/{id}/configs', MANAGEMENT, 'services', 'admin', 'listServiceConfig'),
   route('GET', '/service-role-attributes', MANAGEMENT, 'services', 'admin', 'listServiceRoleAttributes'),
 ];

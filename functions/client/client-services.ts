@@ -1,0 +1,75 @@
+import { services } from '#shared/entities/service.ts';
+import { notFound } from '#shared/http/api-error.ts';
+import { list, ok } from '#shared/http/envelope.ts';
+import { callerOf, documented, type Operation } from '#shared/http/operation.ts';
+import { listEntitiesAmong } from '#shared/list/list-entities.ts';
+import { parseListParams } from '#shared/list/list-params.ts';
+import { grantAmong, selectable, servicesGrantedBy } from '#shared/policy/access.ts';
+import { RoleResolver } from '#shared/policy/reach.ts';
+import {
+  clientServiceViewOf,
+  configMaps,
+  postureCheckIdsOf,
+  readCallerServiceContext,
+  readPostureChecks,
+} from './client-service-views.ts';
+import { requestedConfigTypes } from './config-types-wanted.ts';
+
+/**
+ * Client `GET /services`: the services the caller may dial or bind (admins too: the client API shows what policies
+ * grant), paged, filtered and sorted like any list, each with its permissions, config and posture queries.
+ *
+ * Sequential DynamoDB waves after the caller is resolved, whatever the number of policies, services and checks:
+ * 1. the service policies selecting the identity, its overrides, the config types asked for, the posture check count
+ *    and the session's posture data;
+ * 2. the services and posture checks those policies select (each distinct role once);
+ * 3. the page's services (one more wave before it when a filter or another sort reads the candidates' filter
+ *    records) and the posture checks;
+ * 4. the configs of the page (its services' own and the overrides').
+ */
+export const listServices = documented(
+  async (request, deps) => {
+    const caller = callerOf(request);
+    const { configTypes: _requested, ...query } = request.query;
+    const params = parseListParams(query, services.filterable, { roleFilter: true });
+    const context = await readCallerServiceContext(deps, caller, requestedConfigTypes(request, caller));
+    const resolver = new RoleResolver(deps.store);
+    const [grants, checkIds] = await Promise.all([
+      servicesGrantedBy(resolver, context.policies),
+      postureCheckIdsOf(resolver, context, context.policies),
+    ]);
+    const [page, checks] = await Promise.all([
+      listEntitiesAmong(deps, services, [...grants.keys()], params),
+      readPostureChecks(deps, checkIds),
+    ]);
+    const reads = { context, checkIds, checks, configs: await configMaps(deps, page.items, context) };
+    const views = page.items.flatMap((doc) => {
+      const grant = grants.get(doc.id);
+      return grant ? [clientServiceViewOf(doc, grant, reads)] : [];
+    });
+    return list(views, page.pagination, Object.keys(services.filterable));
+  },
+  { list: { roleFilter: true } },
+);
+
+/**
+ * Client `GET /services/{id}`: the same view of one service; 404 when the caller may neither dial nor bind it.
+ * Three waves: the service with the caller's context (wave 1 above), then its configs and the checks its granting
+ * policies name, then those checks.
+ */
+export const detailService: Operation = async (request, deps) => {
+  const caller = callerOf(request);
+  const id = request.pathParameters.id ?? '';
+  const [context, stored] = await Promise.all([
+    readCallerServiceContext(deps, caller, requestedConfigTypes(request, caller)),
+    deps.store.get(services, id),
+  ]);
+  const grant = stored && grantAmong(context.policies, selectable(stored.doc));
+  if (!stored || !grant || grant.policies.length === 0) throw notFound(services.label, id);
+  const [checkIds, configs] = await Promise.all([
+    postureCheckIdsOf(new RoleResolver(deps.store), context, grant.policies),
+    configMaps(deps, [stored.doc], context),
+  ]);
+  const checks = await readPostureChecks(deps, checkIds);
+  return ok(clientServiceViewOf(stored.doc, grant, { context, checkIds, checks, configs }));
+};
