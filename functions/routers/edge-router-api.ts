@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { getOrNotFound, sentKeys, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
+import type { Deps } from '#shared/deps.ts';
 import { type EdgeRouter, edgeRouters } from '#shared/entities/edge-router.ts';
 import { transitRouters } from '#shared/entities/router.ts';
 import { empty } from '#shared/http/envelope.ts';
@@ -9,9 +10,11 @@ import { parseWith } from '#shared/http/validate.ts';
 import { nameField, roleAttributesField } from '#shared/schemas/common-fields.ts';
 import { appDataSchema } from '#shared/schemas/map-field.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
+import type { WriteOp } from '#shared/store/write-op.ts';
 import { edgeRouterView } from '#shared/views/router-view.ts';
 import { nameFreeAmong, newRouterEnrollment, patchedInput, routerFields, routerInputShape } from './router-fields.ts';
 import { createRouterIdentityOps, syncRouterIdentityOps } from './router-identity.ts';
+import { createSystemPolicyOps, SYSTEM_POLICY_ROOM, syncSystemPolicyOps } from './router-system-policy.ts';
 
 const edgeInputShape = {
   ...routerInputShape,
@@ -45,8 +48,27 @@ function patched(before: EdgeRouter, input: EdgeRouterPatch, sent: ReadonlySet<s
 }
 
 /**
- * Edge routers. Creating one makes its one-time enrollment, and its router identity when it tunnels; deleting it
- * deletes that identity in the same transaction (its terminators are `cascade` children the kit deletes with it).
+ * The writes that bring what tunneling gives a router (its identity and its system edge router policy) in line with
+ * the router as it will be (`after`; undefined when it is deleted), read together.
+ */
+async function syncTunnelingOps(
+  deps: Deps,
+  routerId: string,
+  after: EdgeRouter | undefined,
+  room: number,
+  now = deps.now().toISOString(),
+): Promise<WriteOp[]> {
+  const [policyOps, identityOps] = await Promise.all([
+    syncSystemPolicyOps(deps, routerId, after, now),
+    // The policy's writes are few (a handful of items); the identity's API sessions take what room is left.
+    syncRouterIdentityOps(deps, routerId, after, now, room - SYSTEM_POLICY_ROOM),
+  ]);
+  return [...identityOps, ...policyOps];
+}
+
+/**
+ * Edge routers. Creating one makes its one-time enrollment, and its router identity and system edge router policy
+ * when it tunnels; deleting it deletes those in the same transaction (its terminators are `cascade` children the kit deletes with it).
  */
 export const edgeRouterApi: EntityApi<EdgeRouter, EdgeRouterInput, never, never> = {
   def: edgeRouters,
@@ -64,18 +86,23 @@ export const edgeRouterApi: EntityApi<EdgeRouter, EdgeRouterInput, never, never>
       doc,
       ops: [
         nameFreeAmong(context.deps, transitRouters.collection, doc.name),
-        ...(doc.isTunnelerEnabled ? createRouterIdentityOps(context.deps, doc, context.now) : []),
+        ...(doc.isTunnelerEnabled
+          ? [
+              ...createRouterIdentityOps(context.deps, doc, context.now),
+              ...createSystemPolicyOps(context.deps, doc.id, context.now),
+            ]
+          : []),
       ],
     };
   },
   view: (_deps, doc) => edgeRouterView(doc),
-  deleteOps: (deps, stored, room) =>
-    syncRouterIdentityOps(deps, stored.doc.id, undefined, deps.now().toISOString(), room),
+  deleteOps: (deps, stored, room) => syncTunnelingOps(deps, stored.doc.id, undefined, room),
 };
 
 /**
  * PUT and PATCH of an edge router: besides the router, the same transaction creates, renames or deletes its router
- * identity as `isTunnelerEnabled` and the name say, which the generic update (it sees only the new document) cannot.
+ * identity and creates or deletes its system edge router policy as `isTunnelerEnabled` and the name say, which the
+ * generic update (it sees only the new document) cannot.
  */
 function updateEdgeRouter(action: 'replace' | 'patch'): Operation {
   const operation: Operation = async (request, deps) => {
@@ -95,7 +122,7 @@ function updateEdgeRouter(action: 'replace' | 'patch'): Operation {
         ...deps.store.replaceOps(edgeRouters, stored, next),
         nameFreeAmong(deps, transitRouters.collection, next.name),
       ];
-      ops.push(...(await syncRouterIdentityOps(deps, next.id, next, now, MAX_TRANSACTION_ITEMS - ops.length)));
+      ops.push(...(await syncTunnelingOps(deps, next.id, next, MAX_TRANSACTION_ITEMS - ops.length, now)));
       await deps.store.transact(ops);
     });
     return empty();

@@ -185,6 +185,83 @@ describe('the router identity of a tunneling edge router', () => {
   });
 });
 
+describe('the system edge router policy of a tunneling edge router', () => {
+  const policyOf = (id: string) => call('GET', `/edge-router-policies/${id}`);
+
+  it('comes with the router, lets its identity use it, and goes with it', async () => {
+    const id = await createdId('/edge-routers', { name: 'er-sys', isTunnelerEnabled: true });
+
+    const policy = await policyOf(id);
+    expect(policy.status).toBe(200);
+    expectMatchesSpec('management', 'GET', '/edge-router-policies/{id}', 200, policy.body);
+    expect(policy.body.data).toMatchObject({
+      id,
+      name: `edge-router-${id}-system`,
+      isSystem: true,
+      semantic: 'AnyOf',
+      identityRoles: [`@${id}`],
+      edgeRouterRoles: [`@${id}`],
+      identityRolesDisplay: [{ role: `@${id}`, name: '@er-sys' }],
+    });
+    const routers = await call('GET', `/identities/${id}/edge-routers`);
+    expect(routers.body.data.map((router: { id: string }) => router.id)).toEqual([id]);
+
+    await call('DELETE', `/edge-routers/${id}`);
+    expect((await policyOf(id)).status).toBe(404);
+    const listed = await call(
+      'GET',
+      `/edge-router-policies?filter=${encodeURIComponent(`name = "edge-router-${id}-system"`)}`,
+    );
+    expect(listed.body.data).toEqual([]);
+  });
+
+  it('comes and goes as tunneling is turned on and off', async () => {
+    const id = await createdId('/edge-routers', { name: 'er-sys-toggle' });
+
+    const before = await policyOf(id);
+    await call('PATCH', `/edge-routers/${id}`, { isTunnelerEnabled: true });
+    const on = await policyOf(id);
+    await call('PATCH', `/edge-routers/${id}`, { name: 'er-sys-toggle-2' });
+    const renamed = await policyOf(id);
+    await call('PATCH', `/edge-routers/${id}`, { isTunnelerEnabled: false });
+    const off = await policyOf(id);
+
+    expect([before.status, on.status, renamed.status, off.status]).toEqual([404, 200, 200, 404]);
+    expect(renamed.body.data.identityRolesDisplay).toEqual([{ role: `@${id}`, name: '@er-sys-toggle-2' }]);
+  });
+
+  it('cannot be changed or deleted by an admin', async () => {
+    const id = await createdId('/edge-routers', { name: 'er-sys-guarded', isTunnelerEnabled: true });
+
+    const put = await call('PUT', `/edge-router-policies/${id}`, { name: 'mine', semantic: 'AllOf' });
+    const patch = await call('PATCH', `/edge-router-policies/${id}`, { identityRoles: ['#all'] });
+    const deleted = await call('DELETE', `/edge-router-policies/${id}`);
+
+    expect([put.status, patch.status, deleted.status]).toEqual([400, 400, 400]);
+    expect([put.body.error.code, patch.body.error.code, deleted.body.error.code]).toEqual([
+      'ENTITY_CAN_NOT_BE_UPDATED',
+      'ENTITY_CAN_NOT_BE_UPDATED',
+      'ENTITY_CAN_NOT_BE_DELETED',
+    ]);
+    expect((await policyOf(id)).body.data).toMatchObject({
+      name: `edge-router-${id}-system`,
+      identityRoles: [`@${id}`],
+    });
+  });
+
+  it('matches the last word on tunneling when updates race', async () => {
+    const id = await createdId('/edge-routers', { name: 'er-sys-race' });
+
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, n) => call('PATCH', `/edge-routers/${id}`, { isTunnelerEnabled: n % 2 === 0 })),
+    );
+    const router = (await call('GET', `/edge-routers/${id}`)).body.data;
+
+    expect(responses.map((response) => response.status)).toEqual(Array(10).fill(200));
+    expect((await policyOf(id)).status).toBe(router.isTunnelerEnabled ? 200 : 404);
+  });
+});
+
 describe('edge router lists', () => {
   beforeAll(async () => {
     for (const [name, roleAttributes, cost] of [
