@@ -165,3 +165,78 @@ export function mfaPromptsAnswered(data: PostureData, now: Date): { passedOnWake
     passedOnUnlock: passedAfterEvent(data.endpointState?.unlockedAt, passedAt, now),
   };
 }
+
+/** What failed of one posture check, as the reference reports it (`postureCheckFailure` and its per-type values). */
+export function checkFailure(check: PostureCheck, data: PostureData, now: Date): Record<string, unknown> {
+  const common = { postureCheckId: check.id, postureCheckName: check.name, postureCheckType: check.typeId };
+  const reportOf = (report: ProcessData | undefined, osType?: string) => ({
+    ...(osType ? { osType } : {}),
+    path: report?.path ?? '',
+    isRunning: report?.isRunning ?? false,
+    hash: report?.hash ?? '',
+    signerFingerprints: report?.signerFingerprints ?? [],
+  });
+  switch (check.typeId) {
+    case 'DOMAIN':
+      return { ...common, actualValue: data.domain?.name ?? '', expectedValue: check.domains };
+    case 'MAC':
+      return { ...common, actualValue: data.mac?.addresses ?? [], expectedValue: check.macAddresses };
+    case 'OS':
+      return {
+        ...common,
+        actualValue: { type: data.os?.type ?? '', version: data.os?.version ?? '' },
+        expectedValue: check.operatingSystems,
+      };
+    case 'PROCESS':
+      return {
+        ...common,
+        actualValue: reportOf(
+          data.processes.find((process) => process.postureCheckId === check.id),
+          check.process.osType,
+        ),
+        expectedValue: check.process,
+      };
+    case 'PROCESS_MULTI': {
+      const paths = new Set(check.processes.map((process) => process.path));
+      return {
+        ...common,
+        semantic: check.semantic,
+        actualValue: data.processPaths.filter((report) => paths.has(report.path)).map((report) => reportOf(report)),
+        expectedValue: check.processes,
+      };
+    }
+    case 'MFA': {
+      const passedAt = data.mfa?.passedAt;
+      const prompts = mfaPromptsAnswered(data, now);
+      const timeoutSeconds = check.timeoutSeconds > 0 ? check.timeoutSeconds : NO_TIMEOUT;
+      const timedOut =
+        passedAt === undefined ||
+        (timeoutSeconds !== NO_TIMEOUT && Date.parse(passedAt) + timeoutSeconds * 1000 < now.getTime());
+      return {
+        ...common,
+        actualValue: {
+          passedMfa: passedAt !== undefined,
+          timedOut,
+          passedOnWake: prompts.passedOnWake,
+          passedOnUnlock: prompts.passedOnUnlock,
+        },
+        expectedValue: {
+          passedMfa: true,
+          timedOut: false,
+          passedOnWake: check.promptOnWake,
+          passedOnUnlock: check.promptOnUnlock,
+        },
+        criteria: {
+          // The documents require the three instants; an epoch zero stands for "never", as Go's zero time would.
+          passedMfaAt: passedAt ?? NEVER,
+          wokenAt: data.endpointState?.wokenAt ?? NEVER,
+          unlockedAt: data.endpointState?.unlockedAt ?? NEVER,
+          timeoutSeconds,
+          timeoutRemainingSeconds: mfaTimeoutRemaining(check, data, now),
+        },
+      };
+    }
+  }
+}
+
+const NEVER = '0001-01-01T00:00:00.000Z';

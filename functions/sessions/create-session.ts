@@ -1,0 +1,203 @@
+import * as z from 'zod';
+import { markHasSessionsOp } from '#shared/auth/api-session-store.ts';
+import { edgeRouters } from '#shared/entities/edge-router.ts';
+import { type DialBind, type ServicePolicyRecord, servicePolicies } from '#shared/entities/policies.ts';
+import { type PostureCheck, postureChecks } from '#shared/entities/posture-check.ts';
+import { services } from '#shared/entities/service.ts';
+import { type Session, sessionIdFor, sessions } from '#shared/entities/session.ts';
+import { ApiError, invalidField, notFound } from '#shared/http/api-error.ts';
+import { API_VERSION_META } from '#shared/http/envelope.ts';
+import { callerOf, documented, type Operation } from '#shared/http/operation.ts';
+import { parseWith } from '#shared/http/validate.ts';
+import { newId, newToken } from '#shared/ids.ts';
+import { EDGE_ROUTER_POLICY, SERVICE_EDGE_ROUTER_POLICY, SERVICE_POLICY, selectable } from '#shared/policy/access.ts';
+import { policiesSelecting, RoleResolver, selectionsOf } from '#shared/policy/reach.ts';
+import { selectsEntity } from '#shared/policy/roles.ts';
+import { recordFailedServiceRequest } from '#shared/posture/failed-requests.ts';
+import { type PostureData, readPostureData } from '#shared/posture/posture-data.ts';
+import { checkFailure, checkPasses } from '#shared/posture/posture-evaluation.ts';
+import { tagsField } from '#shared/schemas/common-fields.ts';
+import { sessionView } from './session-view.ts';
+
+export const createSessionBody = z
+  .object({
+    serviceId: z.string().min(1).max(255),
+    // The reference treats a missing type as Dial; `Invalid` is in its enum but grants nothing.
+    type: z.enum(['Dial', 'Bind']).optional(),
+    tags: tagsField.optional(),
+  })
+  .strict();
+
+/** The service policies of one type that grant the service, with the posture checks each names. */
+interface Granting {
+  readonly policy: ServicePolicyRecord;
+  readonly checks: readonly PostureCheck[];
+}
+
+/** The policies whose every posture check passes; for the others, which checks failed. */
+function evaluatePolicies(granting: readonly Granting[], data: PostureData, now: Date) {
+  const verdicts = new Map<string, boolean>();
+  const passes = (check: PostureCheck) => {
+    let verdict = verdicts.get(check.id);
+    if (verdict === undefined) {
+      verdict = checkPasses(check, data, now);
+      verdicts.set(check.id, verdict);
+    }
+    return verdict;
+  };
+  const passing: string[] = [];
+  const failing: { policy: ServicePolicyRecord; failed: PostureCheck[] }[] = [];
+  for (const { policy, checks } of granting) {
+    const failed = checks.filter((check) => !passes(check));
+    if (failed.length === 0) passing.push(policy.id);
+    else failing.push({ policy, failed });
+  }
+  return { passing, failing };
+}
+
+/**
+ * `POST /sessions` (client): a Dial or Bind session for a service, allowed when a service policy of that type grants
+ * the caller the service and every posture check of at least one such policy passes, and when an edge router is
+ * usable by both (NO_EDGE_ROUTERS_AVAILABLE otherwise), as the reference decides. A service the caller cannot reach
+ * at all is a 404; one it reaches only for the other type is a 400 on `serviceId` ("service not found"); failed
+ * posture is a 409 INVALID_POSTURE, recorded for getIdentityFailedServiceRequests. The same API session asking again
+ * for the same service and type gets its existing session back.
+ *
+ * DynamoDB round trips, in sequence (each wave's requests in parallel), after the caller's own two:
+ * 1. the service, the existing session, the caller's service and edge router policies, its posture data;
+ * 2. the posture checks' role reads, the service's service-edge-router policies, the caller's routers' role reads;
+ * 3. the posture checks, the service's routers' role reads;
+ * 4. the write (one transaction), and the session's routers for the answer.
+ */
+export const createSession: Operation = documented(
+  async (request, deps) => {
+    const { identity, session: apiSession } = callerOf(request);
+    const body = parseWith(createSessionBody, request.body);
+    const type: DialBind = body.type ?? 'Dial';
+    const now = deps.now();
+    const me = selectable(identity);
+    const resolver = new RoleResolver(deps.store);
+    const sessionId = sessionIdFor(apiSession.id, type, body.serviceId);
+
+    const [service, existing, identityPolicies, routerPolicies, posture] = await Promise.all([
+      deps.store.get(services, body.serviceId),
+      deps.store.get(sessions, sessionId),
+      policiesSelecting(deps.store, SERVICE_POLICY, 'identities', me),
+      policiesSelecting(deps.store, EDGE_ROUTER_POLICY, 'identities', me),
+      readPostureData(deps, apiSession.id),
+    ]);
+    if (!service) throw notFound('service', body.serviceId);
+    const target = selectable(service.doc);
+    const granting = identityPolicies.filter((policy) => selectsEntity(policy.serviceRoles, policy.semantic, target));
+    if (granting.length === 0) throw notFound('service', body.serviceId);
+    const ofType = granting.filter((policy) => policy.type === type);
+    if (ofType.length === 0) throw invalidField('serviceId', 'service not found', body.serviceId);
+
+    const [checkIds, serviceRouterPolicies, identityRouterIds] = await Promise.all([
+      Promise.all(
+        ofType.map((policy) =>
+          resolver.ids('posture-checks', { roles: policy.postureCheckRoles, semantic: policy.semantic }),
+        ),
+      ),
+      policiesSelecting(deps.store, SERVICE_EDGE_ROUTER_POLICY, 'services', target),
+      resolver.idsOfAny('edge-routers', selectionsOf(routerPolicies, 'edgeRouterRoles')),
+    ]);
+    const [checks, serviceRouterIds] = await Promise.all([
+      deps.store.getMany(postureChecks, [...new Set(checkIds.flat())]),
+      resolver.idsOfAny('edge-routers', selectionsOf(serviceRouterPolicies, 'edgeRouterRoles')),
+    ]);
+
+    const checksById = new Map(checks.map((check) => [check.id, check]));
+    const { passing, failing } = evaluatePolicies(
+      ofType.map((policy, i) => ({
+        policy,
+        checks: (checkIds[i] ?? []).flatMap((id) => checksById.get(id) ?? []),
+      })),
+      posture.data,
+      now,
+    );
+    if (passing.length === 0) {
+      const names = new Map(
+        (
+          await deps.store.getMany(
+            servicePolicies,
+            failing.map(({ policy }) => policy.id),
+          )
+        ).map((policy) => [policy.id, policy.name]),
+      );
+      const policyFailures = failing.map(({ policy, failed }) => ({
+        policyId: policy.id,
+        policyName: names.get(policy.id) ?? '',
+        checks: failed.map((check) => checkFailure(check, posture.data, now)),
+      }));
+      await recordFailedServiceRequest(deps, identity.id, {
+        apiSessionId: apiSession.id,
+        serviceId: service.doc.id,
+        serviceName: service.doc.name,
+        sessionType: type,
+        when: now.toISOString(),
+        policyFailures,
+      });
+      throw new ApiError('INVALID_POSTURE', {
+        cause: {
+          message: `Failed to pass posture checks for service policies: [${failing.map(({ policy }) => policy.id).join(' ')}]`,
+          data: Object.fromEntries(policyFailures.map((failure) => [failure.policyId, failure.checks])),
+        },
+      });
+    }
+
+    const allowed = new Set(serviceRouterIds);
+    const routerIds = identityRouterIds.filter((id) => allowed.has(id));
+    if (routerIds.length === 0) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE');
+
+    const same = existing?.doc;
+    // The id is a hash: a session of another API session under it (never yet seen) gets a random id instead.
+    const reuse = same?.apiSessionId === apiSession.id && same.type === type && same.serviceId === service.doc.id;
+    const stamp = now.toISOString();
+    const session: Session = reuse
+      ? same
+      : {
+          id: existing ? newId() : sessionId,
+          createdAt: stamp,
+          updatedAt: stamp,
+          tags: body.tags ?? {},
+          token: newToken(),
+          type,
+          identityId: identity.id,
+          apiSessionId: apiSession.id,
+          serviceId: service.doc.id,
+          edgeRouterIds: routerIds,
+          servicePolicyIds: passing,
+        };
+    const [stored, routers] = await Promise.all([
+      reuse ? Promise.resolve(session) : storeSession(deps, session, apiSession.tokenHash),
+      deps.store.getMany(edgeRouters, session.edgeRouterIds),
+    ]);
+    const context = {
+      serviceNames: new Map([[service.doc.id, service.doc.name]]),
+      routers: new Map(routers.map((router) => [router.id, router])),
+      policyNames: new Map<string, string>(),
+    };
+    return { statusCode: 201, body: { data: sessionView(stored, context, 'client'), meta: { ...API_VERSION_META } } };
+  },
+  { body: createSessionBody },
+);
+
+/** Stores a new session with its API session's flag; another request creating the same one first wins. */
+async function storeSession(
+  deps: Parameters<Operation>[1],
+  session: Session,
+  apiSessionTokenHash: string,
+): Promise<Session> {
+  try {
+    await deps.store.transact([
+      ...deps.store.createOps(sessions, session),
+      markHasSessionsOp(deps, apiSessionTokenHash),
+    ]);
+    return session;
+  } catch (error) {
+    const raced = await deps.store.get(sessions, session.id);
+    if (raced && raced.doc.apiSessionId === session.apiSessionId) return raced.doc;
+    throw error;
+  }
+}

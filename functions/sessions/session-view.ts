@@ -1,0 +1,94 @@
+import type { Deps } from '#shared/deps.ts';
+import { type EdgeRouter, edgeRouters } from '#shared/entities/edge-router.ts';
+import { servicePolicies } from '#shared/entities/policies.ts';
+import { services } from '#shared/entities/service.ts';
+import type { Session } from '#shared/entities/session.ts';
+import type { Api } from '#shared/routes/route.ts';
+import { entityRef, selfLinks } from '#shared/views/entity-ref.ts';
+
+/**
+ * An edge router of a session (`sessionEdgeRouter`): the client fields and its `urls`. No router process reports to
+ * this controller yet, so each shows offline, with no listeners: its protocols and urls are empty (the reference's
+ * urls are the protocols a connected router reports).
+ */
+export function sessionEdgeRouterView(router: EdgeRouter) {
+  return {
+    name: router.name,
+    hostname: '',
+    supportedProtocols: {},
+    urls: {},
+    syncStatus: 'SYNC_UNKNOWN',
+    isOnline: false,
+    cost: router.cost,
+    noTraversal: router.noTraversal,
+    disabled: router.disabled,
+    appData: router.appData,
+  };
+}
+
+/** What the views of a page of sessions need besides the sessions: one parallel wave of batch reads. */
+export interface SessionViewContext {
+  readonly serviceNames: ReadonlyMap<string, string>;
+  readonly routers: ReadonlyMap<string, EdgeRouter>;
+  readonly policyNames: ReadonlyMap<string, string>;
+}
+
+export async function sessionViewContext(deps: Deps, page: readonly Session[], api: Api): Promise<SessionViewContext> {
+  const [serviceDocs, routerDocs, policyDocs] = await Promise.all([
+    deps.store.getMany(
+      services,
+      page.map((session) => session.serviceId),
+    ),
+    deps.store.getMany(
+      edgeRouters,
+      page.flatMap((session) => session.edgeRouterIds),
+    ),
+    api === 'management'
+      ? deps.store.getMany(
+          servicePolicies,
+          page.flatMap((session) => session.servicePolicyIds),
+        )
+      : Promise.resolve([]),
+  ]);
+  return {
+    serviceNames: new Map(serviceDocs.map((service) => [service.id, service.name])),
+    routers: new Map(routerDocs.map((router) => [router.id, router])),
+    policyNames: new Map(policyDocs.map((policy) => [policy.id, policy.name])),
+  };
+}
+
+/** A session as the client (`sessionDetail`) or management API (`sessionManagementDetail`) shows it. */
+export function sessionView(session: Session, context: SessionViewContext, api: Api) {
+  const view = {
+    id: session.id,
+    createdAt: session.createdAt,
+    updatedAt: session.updatedAt,
+    tags: session.tags,
+    _links: selfLinks('sessions', session.id),
+    apiSession: entityRef('api-sessions', session.apiSessionId, ''),
+    apiSessionId: session.apiSessionId,
+    service: entityRef('services', session.serviceId, context.serviceNames.get(session.serviceId) ?? ''),
+    serviceId: session.serviceId,
+    identityId: session.identityId,
+    token: session.token,
+    type: session.type,
+    edgeRouters: session.edgeRouterIds.flatMap((id) => {
+      const router = context.routers.get(id);
+      return router ? [sessionEdgeRouterView(router)] : [];
+    }),
+  };
+  if (api === 'client') return view;
+  return {
+    ...view,
+    servicePolicies: session.servicePolicyIds.flatMap((id) => {
+      const name = context.policyNames.get(id);
+      return name === undefined ? [] : [entityRef('service-policies', id, name)];
+    }),
+  };
+}
+
+/** The views of a page of sessions. */
+export async function sessionViews(deps: Deps, page: readonly Session[], api: Api) {
+  const context = await sessionViewContext(deps, page, api);
+  return page.map((session) => sessionView(session, context, api));
+}

@@ -1,0 +1,111 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Deps } from '#shared/deps.ts';
+import type { Identity } from '#shared/entities/identity.ts';
+import { type Session, sessions } from '#shared/entities/session.ts';
+import { notFound } from '#shared/http/api-error.ts';
+import { empty, list, ok } from '#shared/http/envelope.ts';
+import { callerOf, documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
+import { listEntities, listEntitiesAmong } from '#shared/list/list-entities.ts';
+import { parseListParams } from '#shared/list/list-params.ts';
+import { mapBounded } from '#shared/map-bounded.ts';
+import { ConcurrentModificationError } from '#shared/store/entity-store.ts';
+import { keys } from '#shared/store/keys.ts';
+import { sessionViews } from './session-view.ts';
+
+const QUERY_CONCURRENCY = 16;
+
+/** Keys-only query of one GSI2 partition (paged through), the sort keys of its items. */
+async function partitionSortKeys(deps: Deps, partition: string, prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await deps.store.db.send(
+      new QueryCommand({
+        TableName: deps.store.tableName,
+        IndexName: 'GSI2',
+        KeyConditionExpression: 'GSI2PK = :partition AND begins_with(GSI2SK, :prefix)',
+        ExpressionAttributeValues: { ':partition': partition, ':prefix': prefix },
+        ProjectionExpression: 'GSI2SK',
+        ...(ExclusiveStartKey ? { ExclusiveStartKey } : {}),
+      }),
+    );
+    for (const item of page.Items ?? []) found.push(String(item.GSI2SK).slice(prefix.length));
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return found;
+}
+
+/**
+ * The ids of an identity's sessions: its API sessions (GSI2, `identities#<id>#api-sessions`), then the sessions
+ * listed under each (in parallel): two waves.
+ */
+async function sessionIdsOfIdentity(deps: Deps, identityId: string): Promise<string[]> {
+  const apiSessionIds = await partitionSortKeys(deps, keys.sessionsIndex(identityId), 'api-sessions#');
+  const lists = await mapBounded(apiSessionIds, QUERY_CONCURRENCY, (id) =>
+    partitionSortKeys(deps, keys.parentIndex('api-sessions', id), `${sessions.collection}#`),
+  );
+  return lists.flat();
+}
+
+/** Whether the caller may see a session on this API: the management API (admins) or its own on the client API. */
+function mayRead(request: OperationRequest, identity: Identity, session: Session): boolean {
+  return request.api === 'management' || identity.isAdmin || session.identityId === identity.id;
+}
+
+/**
+ * `GET /sessions`: on the management API every session; on the client API the caller's own, or every session for
+ * an admin (as the reference's PublicQueryForIdentity). Paged, filtered and sorted like any list.
+ */
+export const listSessions: Operation = documented(
+  async (request, deps) => {
+    const { identity } = callerOf(request);
+    const params = parseListParams(request.query, sessions.filterable);
+    const page =
+      request.api === 'management' || identity.isAdmin
+        ? await listEntities(deps, sessions, params)
+        : await listEntitiesAmong(deps, sessions, await sessionIdsOfIdentity(deps, identity.id), params, (record) =>
+            // The index lags behind: a session read by key is checked to be the caller's again.
+            record.identityId === undefined ? true : record.identityId === identity.id,
+          );
+    const items =
+      request.api === 'client' ? page.items.filter((session) => mayRead(request, identity, session)) : page.items;
+    return list(await sessionViews(deps, items, request.api), page.pagination, Object.keys(sessions.filterable));
+  },
+  { list: { roleFilter: false } },
+);
+
+async function readableSession(request: OperationRequest, deps: Deps) {
+  const { identity } = callerOf(request);
+  const id = request.pathParameters.id ?? '';
+  const stored = await deps.store.get(sessions, id);
+  if (!stored || !mayRead(request, identity, stored.doc)) throw notFound('session', id);
+  return stored;
+}
+
+/** `GET /sessions/{id}`. */
+export const detailSession: Operation = async (request, deps) => {
+  const stored = await readableSession(request, deps);
+  const [view] = await sessionViews(deps, [stored.doc], request.api);
+  return ok(view);
+};
+
+/** `DELETE /sessions/{id}`: ends the session (version-checked: two deletes count it down once). */
+export const deleteSession: Operation = async (request, deps) => {
+  const stored = await readableSession(request, deps);
+  try {
+    await deps.store.transact(deps.store.deleteOps(sessions, stored.doc, stored.version));
+  } catch (error) {
+    if (error instanceof ConcurrentModificationError) throw notFound('session', stored.doc.id);
+    throw error;
+  }
+  return empty();
+};
+
+/**
+ * `GET /sessions/{id}/route-path` (management): the routers of the session's circuit. No router connects to this
+ * controller, so no session has a circuit: the path is empty, as the reference answers for a session without one.
+ */
+export const detailSessionRoutePath: Operation = async (request, deps) => {
+  await readableSession(request, deps);
+  return ok({ routePath: [] });
+};

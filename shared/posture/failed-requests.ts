@@ -1,0 +1,94 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import type { Deps } from '../deps.ts';
+import { ConcurrentModificationError } from '../store/entity-store.ts';
+import { fitsKey } from '../store/keys.ts';
+
+/**
+ * The session requests an identity was refused for failing posture checks (getIdentityFailedServiceRequests): the
+ * last `MAX_FAILED_REQUESTS`, oldest first, as the reference keeps them (in memory, per identity). One item per
+ * identity, `FAILED-SESSIONS#<identityId>` / `DATA`, rewritten (version-checked) on each refusal; volatile like
+ * posture data (TTL a week after the last refusal) and kept under `MAX_RECORD_BYTES`.
+ */
+
+export const MAX_FAILED_REQUESTS = 100;
+const MAX_RECORD_BYTES = 300 * 1024;
+const TTL_MS = 7 * 24 * 60 * 60_000;
+
+const failedKey = (identityId: string) => ({ PK: `FAILED-SESSIONS#${identityId}`, SK: 'DATA' });
+
+export const failedServiceRequestSchema = z.object({
+  apiSessionId: z.string(),
+  serviceId: z.string(),
+  serviceName: z.string(),
+  sessionType: z.string(),
+  when: z.string(),
+  policyFailures: z.array(
+    z.object({
+      policyId: z.string(),
+      policyName: z.string(),
+      checks: z.array(z.record(z.string(), z.unknown())),
+    }),
+  ),
+});
+export type FailedServiceRequest = z.infer<typeof failedServiceRequestSchema>;
+
+async function read(deps: Deps, identityId: string): Promise<{ failures: FailedServiceRequest[]; version: number }> {
+  if (!fitsKey(identityId)) return { failures: [], version: 0 };
+  const { Item } = await deps.store.db.send(
+    new GetCommand({ TableName: deps.store.tableName, Key: failedKey(identityId), ConsistentRead: true }),
+  );
+  if (!Item) return { failures: [], version: 0 };
+  return {
+    failures: z.array(failedServiceRequestSchema).parse(JSON.parse(String(Item.failures ?? '[]'))),
+    version: Number(Item.version ?? 0),
+  };
+}
+
+/** The identity's recorded refusals, oldest first. */
+export async function failedServiceRequests(deps: Deps, identityId: string): Promise<FailedServiceRequest[]> {
+  return (await read(deps, identityId)).failures;
+}
+
+/** Records a refusal, dropping the oldest beyond the bound (retried when another refusal was recorded meanwhile). */
+export async function recordFailedServiceRequest(
+  deps: Deps,
+  identityId: string,
+  failure: FailedServiceRequest,
+): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const stored = await read(deps, identityId);
+    const failures = [...stored.failures, failure].slice(-MAX_FAILED_REQUESTS);
+    let text = JSON.stringify(failures);
+    while (failures.length > 1 && Buffer.byteLength(text, 'utf8') > MAX_RECORD_BYTES) {
+      failures.shift();
+      text = JSON.stringify(failures);
+    }
+    try {
+      await deps.store.transact([
+        {
+          item: {
+            Put: {
+              TableName: deps.store.tableName,
+              Item: {
+                ...failedKey(identityId),
+                failures: text,
+                version: stored.version + 1,
+                expiresAtEpoch: Math.ceil((deps.now().getTime() + TTL_MS) / 1000),
+              },
+              ...(stored.version === 0
+                ? { ConditionExpression: 'attribute_not_exists(PK)' }
+                : {
+                    ConditionExpression: 'version = :version',
+                    ExpressionAttributeValues: { ':version': stored.version },
+                  }),
+            },
+          },
+        },
+      ]);
+      return;
+    } catch (error) {
+      if (!(error instanceof ConcurrentModificationError) || attempt >= 4) throw error;
+    }
+  }
+}
