@@ -1,3 +1,4 @@
+import type { Deps } from '#shared/deps.ts';
 import { edgeRouters } from '#shared/entities/edge-router.ts';
 import type { BaseDocument, EntityDefinition } from '#shared/entities/entity-definition.ts';
 import { identities } from '#shared/entities/identity.ts';
@@ -5,28 +6,19 @@ import { DIAL_BIND, type DialBind } from '#shared/entities/policies.ts';
 import { services } from '#shared/entities/service.ts';
 import { invalidField } from '#shared/http/api-error.ts';
 import { type Operation, type OperationRequest, queryValue } from '#shared/http/operation.ts';
-import {
-  EDGE_ROUTER_POLICY,
-  edgeRoutersOfIdentity,
-  edgeRoutersOfService,
-  identitiesOfEdgeRouter,
-  identitiesOfService,
-  SERVICE_EDGE_ROUTER_POLICY,
-  SERVICE_POLICY,
-  selectable,
-  servicesOfEdgeRouter,
-  servicesOfIdentity,
-} from '#shared/policy/access.ts';
-import { type PolicyKind, policiesSelecting } from '#shared/policy/reach.ts';
-import type { PolicySemantic } from '#shared/policy/roles.ts';
+import { EDGE_ROUTER_POLICY, SERVICE_EDGE_ROUTER_POLICY, SERVICE_POLICY, selectable } from '#shared/policy/access.ts';
+import { type PolicyKind, policiesSelecting, RoleResolver, selectionsOf } from '#shared/policy/reach.ts';
+import { type PolicySemantic, parseRoles } from '#shared/policy/roles.ts';
 import { edgeRouterPolicyApi } from './edge-router-policy-api.ts';
-import { type EntityViews, relatedList } from './entity-page.ts';
+import { type EntityViews, type Members, relatedList } from './entity-page.ts';
 import { EDGE_ROUTER_VIEWS, IDENTITY_VIEWS, SERVICE_VIEWS } from './entity-views.ts';
 import { serviceEdgeRouterPolicyApi } from './service-edge-router-policy-api.ts';
 import { servicePolicyApi } from './service-policy-api.ts';
 
 /** An entity policies select by role. */
 type Selectable = BaseDocument & { readonly roleAttributes?: readonly string[] };
+/** A policy's evaluation record, as its selection items carry it. */
+type PolicyRecord = { readonly id: string; readonly semantic: PolicySemantic };
 
 /**
  * `policyType=dial|bind` (any case) narrows a service/identity reach list to one permission; absent, both count. Any
@@ -40,20 +32,51 @@ function policyTypeOf(request: OperationRequest): DialBind | undefined {
   return type;
 }
 
-/** The ids whose permissions include the type asked for (any permission when none is). */
-function withPermission(
-  permissions: ReadonlyMap<string, { has(type: DialBind): boolean }>,
-  type: DialBind | undefined,
-): string[] {
-  return [...permissions].filter(([, held]) => type === undefined || held.has(type)).map(([id]) => id);
+/**
+ * What an entity reaches through the policies of a kind that select it: the entities of `toCollection` their
+ * `toField` selects (the same answer as `shared/policy/access.ts`, two waves). When one of those policies selects
+ * `#all`, the answer is every entity of the type, which the list pages from the type itself instead of reading every
+ * id: a `#all` policy costs a reach list nothing however large the network.
+ */
+async function reached<R extends PolicyRecord>(
+  deps: Deps,
+  kind: PolicyKind<R>,
+  from: { readonly collection: string; readonly entity: Selectable },
+  to: { readonly field: keyof R & string; readonly collection: string },
+  keep: (policy: R) => boolean = () => true,
+): Promise<Members> {
+  const policies = (await policiesSelecting(deps.store, kind, from.collection, selectable(from.entity))).filter(keep);
+  const selections = selectionsOf(policies, to.field);
+  if (selections.some((selection) => parseRoles(selection.roles).all)) return 'all';
+  return new RoleResolver(deps.store).idsOfAny(to.collection, selections);
+}
+
+/** `GET /<entities>/{id}/<reached>`: what the entity reaches through the policies of a kind, as its list shows it. */
+function reachList<E extends Selectable, R extends PolicyRecord, D extends BaseDocument>(
+  entities: EntityDefinition<E>,
+  kind: PolicyKind<R>,
+  toField: keyof R & string,
+  views: EntityViews<D>,
+  byPolicyType = false,
+): Operation {
+  return relatedList(entities, views, (deps, entity, request) => {
+    const type = byPolicyType ? policyTypeOf(request) : undefined;
+    return reached(
+      deps,
+      kind,
+      { collection: entities.collection, entity },
+      { field: toField, collection: views.def.collection },
+      (policy) => type === undefined || (policy as { readonly type?: DialBind }).type === type,
+    );
+  });
 }
 
 /** `GET /<entities>/{id}/<policies>`: the policies of a kind that select the entity, as their list shows them. */
-function policiesOf<
-  E extends Selectable,
-  R extends { readonly id: string; readonly semantic: PolicySemantic },
-  P extends BaseDocument,
->(entities: EntityDefinition<E>, kind: PolicyKind<R>, views: EntityViews<P>): Operation {
+function policiesOf<E extends Selectable, R extends PolicyRecord, P extends BaseDocument>(
+  entities: EntityDefinition<E>,
+  kind: PolicyKind<R>,
+  views: EntityViews<P>,
+): Operation {
   return relatedList(entities, views, async (deps, entity) => {
     const records = await policiesSelecting(deps.store, kind, entities.collection, selectable(entity));
     return records.map((record) => record.id);
@@ -62,37 +85,21 @@ function policiesOf<
 
 /**
  * The management reach lists: what an identity, a service or an edge router can reach through the policies, and the
- * policies that select it. Each is answered at read time (`shared/policy/access.ts`: two waves of parallel queries),
- * then paged, filtered and sorted like the type's own list.
+ * policies that select it, answered at read time and paged, filtered and sorted like the type's own list.
  */
 export const reachListOperations: Record<string, Operation> = {
-  listIdentityServices: relatedList(identities, SERVICE_VIEWS, async (deps, identity, request) => {
-    const type = policyTypeOf(request);
-    const grants = await servicesOfIdentity(deps.store, selectable(identity));
-    return withPermission(new Map([...grants].map(([id, grant]) => [id, grant.permissions])), type);
-  }),
+  listIdentityServices: reachList(identities, SERVICE_POLICY, 'serviceRoles', SERVICE_VIEWS, true),
   listIdentityServicePolicies: policiesOf(identities, SERVICE_POLICY, servicePolicyApi),
-  listIdentityEdgeRouters: relatedList(identities, EDGE_ROUTER_VIEWS, (deps, identity) =>
-    edgeRoutersOfIdentity(deps.store, selectable(identity)),
-  ),
+  listIdentityEdgeRouters: reachList(identities, EDGE_ROUTER_POLICY, 'edgeRouterRoles', EDGE_ROUTER_VIEWS),
   listIdentitysEdgeRouterPolicies: policiesOf(identities, EDGE_ROUTER_POLICY, edgeRouterPolicyApi),
 
-  listServiceIdentities: relatedList(services, IDENTITY_VIEWS, async (deps, service, request) => {
-    const type = policyTypeOf(request);
-    return withPermission(await identitiesOfService(deps.store, selectable(service)), type);
-  }),
+  listServiceIdentities: reachList(services, SERVICE_POLICY, 'identityRoles', IDENTITY_VIEWS, true),
   listServiceServicePolicies: policiesOf(services, SERVICE_POLICY, servicePolicyApi),
-  listServiceEdgeRouters: relatedList(services, EDGE_ROUTER_VIEWS, (deps, service) =>
-    edgeRoutersOfService(deps.store, selectable(service)),
-  ),
+  listServiceEdgeRouters: reachList(services, SERVICE_EDGE_ROUTER_POLICY, 'edgeRouterRoles', EDGE_ROUTER_VIEWS),
   listServiceServiceEdgeRouterPolicies: policiesOf(services, SERVICE_EDGE_ROUTER_POLICY, serviceEdgeRouterPolicyApi),
 
-  listEdgeRouterIdentities: relatedList(edgeRouters, IDENTITY_VIEWS, (deps, router) =>
-    identitiesOfEdgeRouter(deps.store, selectable(router)),
-  ),
-  listEdgeRouterServices: relatedList(edgeRouters, SERVICE_VIEWS, (deps, router) =>
-    servicesOfEdgeRouter(deps.store, selectable(router)),
-  ),
+  listEdgeRouterIdentities: reachList(edgeRouters, EDGE_ROUTER_POLICY, 'identityRoles', IDENTITY_VIEWS),
+  listEdgeRouterServices: reachList(edgeRouters, SERVICE_EDGE_ROUTER_POLICY, 'serviceRoles', SERVICE_VIEWS),
   listEdgeRouterEdgeRouterPolicies: policiesOf(edgeRouters, EDGE_ROUTER_POLICY, edgeRouterPolicyApi),
   listEdgeRouterServiceEdgeRouterPolicies: policiesOf(
     edgeRouters,

@@ -357,6 +357,10 @@ describe('#all policies', () => {
       isolated.createdId('/identities', { name: 'all-i2', type: 'User', isAdmin: false }),
     ]);
     expect(await list(`/identities/${identity}/services`)).toEqual(['all-s1', 'all-s2']);
+    expect(await list(`/identities/${identity}/services?policyType=bind`)).toEqual([]);
+    const paged = await isolated.call('GET', `/services/${service}/identities?limit=1&offset=2&sort=name`);
+    expect(paged.body.data.map((entity: { name: string }) => entity.name)).toEqual(['all-i2']);
+    expect(paged.body.meta.pagination).toEqual({ limit: 1, offset: 2, totalCount: 3 });
     expect(await list(`/services/${service2}/identities`)).toEqual(['Default Admin', 'all-i1', 'all-i2']);
     expect(await list(`/identities/${identity}/edge-routers`)).toEqual(['all-r1']);
     expect(await list(`/edge-routers/${router}/identities`)).toEqual(['Default Admin', 'all-i1', 'all-i2']);
