@@ -1,15 +1,20 @@
+import { API_SESSIONS_COLLECTION } from '#shared/auth/api-session.ts';
 import type { Caller } from '#shared/auth/resolve-caller.ts';
 import type { Deps } from '#shared/deps.ts';
+import { SESSIONS_COLLECTION, sessionSchema } from '#shared/entities/session.ts';
 import { ApiError } from '#shared/http/api-error.ts';
+import { listChildren } from '#shared/store/children.ts';
 
 /**
  * The optional `session-token` header of client `GET /services/{id}/edge-routers`: when sent, it must be the token of
- * a valid session of the caller, else the request is unauthorized.
- *
- * No session (Dial/Bind) store exists yet, so no token can be valid: a sent header is refused. When sessions land,
- * this looks the token up in their store (one read, in the same wave as the service).
+ * a session of the caller's API session, else the request is unauthorized. One query: the API session's sessions
+ * (its children in GSI2), issued in the same wave as the service.
  */
-export async function checkSessionToken(_deps: Deps, _caller: Caller, token: string | undefined): Promise<void> {
+export async function checkSessionToken(deps: Deps, caller: Caller, token: string | undefined): Promise<void> {
   if (token === undefined || token.trim() === '') return;
-  throw new ApiError('UNAUTHORIZED', { message: 'The session-token header does not name a valid session.' });
+  const children = await listChildren(deps, API_SESSIONS_COLLECTION, caller.session.id, SESSIONS_COLLECTION);
+  if (children.some((child) => sessionSchema.parse(child.doc).token === token.trim())) return;
+  throw new ApiError('UNAUTHORIZED', {
+    message: 'The session-token header does not name a session of this API session.',
+  });
 }
