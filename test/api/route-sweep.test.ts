@@ -282,6 +282,8 @@ const EXAMPLES: Readonly<Record<string, (n: number) => Record<string, unknown>>>
   '/services/{id}': (n) => ({ name: `sweep-${n}`, maxIdleTimeMillis: n, roleAttributes: ['b'], tags: {} }),
   '/posture-checks': (n) => ({ name: `sweep-${n}`, typeId: 'DOMAIN', domains: ['a.example'], roleAttributes: ['a'] }),
   '/posture-checks/{id}': (n) => ({ name: `sweep-${n}`, typeId: 'DOMAIN', domains: ['a.example'], tags: {} }),
+  '/sessions': (n) => ({ serviceId: pick(ownIds.get('/services'), n) ?? 'none', type: n % 2 === 0 ? 'Dial' : 'Bind' }),
+  '/posture-response': (n) => ({ id: `endpoint-${n}`, typeId: 'ENDPOINT_STATE', woken: n % 2 === 0, unlocked: true }),
   '/edge-routers': (n) => ({ name: `sweep-er-${n}`, cost: 1, isTunnelerEnabled: n % 2 === 0, roleAttributes: ['a'] }),
   '/edge-routers/{id}': (n) => ({ name: `sweep-er-${n}`, isTunnelerEnabled: n % 2 === 1, appData: {}, tags: {} }),
   '/transit-routers': (n) => ({ name: `sweep-tr-${n}`, cost: 1, noTraversal: false, tags: {} }),
