@@ -59,20 +59,25 @@ function withoutRepeatedChecks(ops: readonly WriteOp[]): WriteOp[] {
   });
 }
 
+/** The services and configs pairs name, read together. */
+function servicesAndConfigs(deps: Deps, pairs: readonly Pair[]) {
+  return Promise.all([
+    deps.store.getMany(
+      services,
+      pairs.map((entry) => entry.serviceId),
+    ),
+    deps.store.getMany(
+      configs,
+      pairs.map((entry) => entry.configId),
+    ),
+  ]);
+}
+
 /** `GET /identities/{id}/service-configs`: the identity's overrides as service and config pairs. */
 export const listIdentitysServiceConfigs: Operation = async (request, deps) => {
   const identity = await getOrNotFound(deps, identities, request.pathParameters.id ?? '');
   const overrides = (await overridesOf(deps, identity.doc.id)).map((entry) => entry.doc);
-  const [serviceDocs, configDocs] = await Promise.all([
-    deps.store.getMany(
-      services,
-      overrides.map((override) => override.serviceId),
-    ),
-    deps.store.getMany(
-      configs,
-      overrides.map((override) => override.configId),
-    ),
-  ]);
+  const [serviceDocs, configDocs] = await servicesAndConfigs(deps, overrides);
   const serviceName = new Map(serviceDocs.map((doc) => [doc.id, doc.name]));
   const configName = new Map(configDocs.map((doc) => [doc.id, doc.name]));
   const views = overrides
@@ -92,16 +97,7 @@ export const listIdentitysServiceConfigs: Operation = async (request, deps) => {
  * services, and one request may give a service only one config of each type.
  */
 async function requestedOverrides(deps: Deps, identityId: string, pairs: readonly Pair[], now: string) {
-  const [serviceDocs, configDocs] = await Promise.all([
-    deps.store.getMany(
-      services,
-      pairs.map((entry) => entry.serviceId),
-    ),
-    deps.store.getMany(
-      configs,
-      pairs.map((entry) => entry.configId),
-    ),
-  ]);
+  const [serviceDocs, configDocs] = await servicesAndConfigs(deps, pairs);
   const missingService = pairs.find((entry) => !serviceDocs.some((doc) => doc.id === entry.serviceId));
   if (missingService) {
     throw invalidField('serviceId', `no service found with id ${missingService.serviceId}`, missingService.serviceId);

@@ -1,8 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { authPolicyBody } from '../support/management-fixtures.ts';
 
-const { call, createdId, userUnder, login } = useAdminController();
+const { call, createdId, createPolicy, userUnder, login } = useAdminController();
 
 /**
  * Known document defects: an edge router's `fingerprint` is null until it enrolls (the documents type it as a plain
@@ -299,23 +300,7 @@ describe('bad requests', () => {
   });
 
   it('answers 401 without a session and to an identity that is not an admin', async () => {
-    const policy = await createdId('/auth-policies', {
-      name: 'reach-users',
-      primary: {
-        cert: { allowed: true, allowExpiredCerts: false },
-        extJwt: { allowed: false, allowedSigners: [] },
-        updb: {
-          allowed: true,
-          lockoutDurationMinutes: 0,
-          maxAttempts: 0,
-          minPasswordLength: 5,
-          requireMixedCase: false,
-          requireNumberChar: false,
-          requireSpecialChar: false,
-        },
-      },
-      secondary: { requireExtJwtSigner: null, requireTotp: false },
-    });
+    const policy = await createPolicy(authPolicyBody('reach-users'));
     const user = await userUnder(policy, 'reach-user');
     const token = (await login(user.username, user.password)).body.data.token as string;
     for (const path of [...paths, `/identities/{id}/policy-advice/${ids.web}`]) {
