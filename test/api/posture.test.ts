@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { getApiSessionById, markHasPostureOp } from '#shared/auth/api-session-store.ts';
+import {
+  failedServiceRequests,
+  MAX_FAILED_REQUESTS,
+  recordFailedServiceRequest,
+} from '#shared/posture/failed-requests.ts';
 import { recordMfaPassed } from '#shared/posture/posture-data.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
@@ -220,5 +225,26 @@ describe('deleting an identity', () => {
     expect(created.status).toBe(201);
     expect((await call('DELETE', `/identities/${net.identityId}`)).status).toBe(200);
     expect((await call('GET', `/sessions/${created.body.data.id}`)).status).toBe(404);
+  });
+});
+
+describe('failed service requests', () => {
+  it('keeps the last hundred per identity, oldest first', async () => {
+    const deps = controller().deps;
+    const identityId = unique('failing');
+    for (let i = 0; i < MAX_FAILED_REQUESTS + 5; i++) {
+      await recordFailedServiceRequest(deps, identityId, {
+        apiSessionId: 'a',
+        serviceId: `s${i}`,
+        serviceName: `service ${i}`,
+        sessionType: 'Dial',
+        when: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+        policyFailures: [],
+      });
+    }
+    const kept = await failedServiceRequests(deps, identityId);
+    expect(kept).toHaveLength(MAX_FAILED_REQUESTS);
+    expect(kept[0]?.serviceId).toBe('s5');
+    expect(kept.at(-1)?.serviceId).toBe(`s${MAX_FAILED_REQUESTS + 4}`);
   });
 });

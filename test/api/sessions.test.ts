@@ -337,6 +337,11 @@ describe('session lifetime', () => {
     expect((await client('GET', `/sessions/${mine}`, owner.token)).status).toBe(404);
     expect((await client('DELETE', `/sessions/${mine}`, owner.token)).status).toBe(404);
 
+    // An admin identity sees every session on the client API too, as the reference's list does.
+    const clientAdmin = await user([], true);
+    const all = await client('GET', `/sessions?limit=500`, clientAdmin.token);
+    expect(all.body.data.map((s: { id: string }) => s.id)).toEqual(expect.arrayContaining([theirs]));
+
     const byAdmin = await call('DELETE', `/sessions/${theirs}`);
     expect(byAdmin.status).toBe(200);
     expectMatchesSpec('management', 'DELETE', '/sessions/{id}', 200, byAdmin.body);
