@@ -1,9 +1,12 @@
-import { services } from '#shared/entities/service.ts';
+import type { Deps } from '#shared/deps.ts';
+import { type Service, services } from '#shared/entities/service.ts';
 import { notFound } from '#shared/http/api-error.ts';
 import { list, ok } from '#shared/http/envelope.ts';
 import { callerOf, documented, type Operation } from '#shared/http/operation.ts';
-import { listEntitiesAmong } from '#shared/list/list-entities.ts';
-import { parseListParams } from '#shared/list/list-params.ts';
+import { type ListPage, listEntitiesAmong } from '#shared/list/list-entities.ts';
+import { type ListParams, parseListParams } from '#shared/list/list-params.ts';
+import { pageInMemory } from '#shared/list/page-in-memory.ts';
+import { matchesRoles } from '#shared/list/role-filter.ts';
 import { grantAmong, selectable, servicesGrantedBy } from '#shared/policy/access.ts';
 import { RoleResolver } from '#shared/policy/reach.ts';
 import {
@@ -15,6 +18,32 @@ import {
 } from './client-service-views.ts';
 import { requestedConfigTypes } from './config-types-wanted.ts';
 
+/** Up to this many granted services are read whole to page them in memory, in one wave. */
+const READ_WHOLE_LIMIT = 1000;
+
+/**
+ * One page of the granted services in one wave: cut from the ids in id order, or, with a filter, a role filter or
+ * another sort, read whole and paged in memory (up to `READ_WHOLE_LIMIT` of them; beyond, their filter records are
+ * read first, one wave more).
+ */
+function servicePage(deps: Deps, ids: readonly string[], params: ListParams): Promise<ListPage<Service>> {
+  const idOrder = params.sort.length === 0 || (params.sort.length === 1 && params.sort[0]?.field === 'id');
+  if ((idOrder && !params.where && !params.roleFilter) || ids.length > READ_WHOLE_LIMIT) {
+    return listEntitiesAmong(deps, services, ids, params);
+  }
+  const { roleFilter } = params;
+  return deps.store
+    .getMany(services, ids)
+    .then((docs) =>
+      pageInMemory(
+        docs,
+        params,
+        services.filterable,
+        (doc) => !roleFilter || matchesRoles(doc.id, doc.roleAttributes, roleFilter.roles, roleFilter.semantic),
+      ),
+    );
+}
+
 /**
  * Client `GET /services`: the services the caller may dial or bind (admins too: the client API shows what policies
  * grant), paged, filtered and sorted like any list, each with its permissions, config and posture queries.
@@ -23,8 +52,7 @@ import { requestedConfigTypes } from './config-types-wanted.ts';
  * 1. the service policies selecting the identity, its overrides, the config types asked for, the posture check count
  *    and the session's posture data;
  * 2. the services and posture checks those policies select (each distinct role once);
- * 3. the page's services (one more wave before it when a filter or another sort reads the candidates' filter
- *    records) and the posture checks;
+ * 3. the page's services (see `servicePage`) and the posture checks;
  * 4. the configs of the page (its services' own and the overrides').
  */
 export const listServices = documented(
@@ -39,7 +67,7 @@ export const listServices = documented(
       postureCheckIdsOf(resolver, context, context.policies),
     ]);
     const [page, checks] = await Promise.all([
-      listEntitiesAmong(deps, services, [...grants.keys()], params),
+      servicePage(deps, [...grants.keys()], params),
       readPostureChecks(deps, checkIds),
     ]);
     const reads = { context, checkIds, checks, configs: await configMaps(deps, page.items, context) };

@@ -399,5 +399,19 @@ describe('DynamoDB round trips of GET /services', () => {
     expect(ofSpread.waves).toBe(ofOne.waves);
     // Two to resolve the caller (its API session, then its identity), four for the services.
     expect(ofOne.waves).toBeLessThanOrEqual(6);
+
+    // A filter and another sort read the granted services whole: no wave more.
+    const filtered = (token: string) => async () => {
+      const query = `?limit=500&sort=name desc&filter=${encodeURIComponent('name contains "cs-"')}`;
+      const response = await clientGet(`/services${query}`, token);
+      expect(response.status).toBe(200);
+    };
+    const filteredOfOne = await tracker.measure(filtered(one.token));
+    const filteredOfSpread = await tracker.measure(filtered(spread.token));
+    expect(filteredOfOne.waves).toBe(ofOne.waves);
+    expect(filteredOfSpread.waves).toBe(ofOne.waves);
+    expect(names(await servicesOf(spread.token, '?limit=500&sort=name desc&filter=name contains "spread-1"'))).toEqual(
+      ['cs-scale-spread-1', ...Array.from({ length: 10 }, (_, i) => `cs-scale-spread-1${i}`)].sort(),
+    );
   });
 });
