@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { PostureCheck } from '#shared/entities/posture-check.ts';
-import { EMPTY_POSTURE_DATA, type PostureData } from '#shared/posture/posture-data.ts';
+import { EMPTY_POSTURE_DATA, MAX_PROCESSES, type PostureData } from '#shared/posture/posture-data.ts';
 import { checkPasses, evaluateCheck } from '#shared/posture/posture-evaluation.ts';
 import { parseSemVer, parseSemVerRange } from '#shared/posture/semver.ts';
+import { applyResponses } from '../../functions/sessions/posture-responses.ts';
 
 const NOW = new Date('2026-01-01T12:00:00.000Z');
 const ago = (seconds: number) => new Date(NOW.getTime() - seconds * 1000).toISOString();
@@ -168,5 +169,49 @@ describe('posture checks', () => {
       expect(checkPasses(unlock, unlocked, NOW)).toBe(false);
       expect(checkPasses(mfa(), unlocked, NOW)).toBe(true);
     });
+  });
+});
+
+describe('posture responses applied to the stored data', () => {
+  const at = NOW.toISOString();
+
+  it('cleans hex values, keeps one report per check and per path, and merges endpoint state', () => {
+    let data = applyResponses(
+      EMPTY_POSTURE_DATA,
+      [
+        { typeId: 'MAC', id: 'm', macAddresses: ['AA:BB:CC:DD:EE:FF'] },
+        { typeId: 'PROCESS', id: 'p', path: '/a', isRunning: true, hash: 'AB-CD', signerFingerprints: ['FF:00'] },
+        { typeId: 'ENDPOINT_STATE', id: 's', woken: true },
+      ],
+      at,
+    );
+    expect(data.mac?.addresses).toEqual(['aabbccddeeff']);
+    expect(data.processes).toEqual([
+      expect.objectContaining({ postureCheckId: 'p', hash: 'abcd', signerFingerprints: ['ff00'] }),
+    ]);
+    data = applyResponses(
+      data,
+      [
+        { typeId: 'PROCESS', id: 'p', path: '/b', isRunning: false },
+        { typeId: 'ENDPOINT_STATE', id: 's', unlocked: true },
+      ],
+      ago(-5),
+    );
+    expect(data.processes).toEqual([expect.objectContaining({ path: '/b', isRunning: false })]);
+    expect(data.processPaths.map((report) => report.path)).toEqual(['/a', '/b']);
+    expect(data.endpointState).toEqual({ wokenAt: at, unlockedAt: ago(-5) });
+  });
+
+  it('keeps at most MAX_PROCESSES reports', () => {
+    const responses = Array.from({ length: MAX_PROCESSES + 10 }, (_, i) => ({
+      typeId: 'PROCESS' as const,
+      id: `p${i}`,
+      path: `/p${i}`,
+      isRunning: true,
+    }));
+    const data = applyResponses(EMPTY_POSTURE_DATA, responses, at);
+    expect(data.processes).toHaveLength(MAX_PROCESSES);
+    expect(data.processPaths).toHaveLength(MAX_PROCESSES);
+    expect(data.processes[0]?.postureCheckId).toBe('p10');
   });
 });
