@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { applyResponses } from '#functions/sessions/posture-responses.ts';
 import type { PostureCheck } from '#shared/entities/posture-check.ts';
 import { EMPTY_POSTURE_DATA, MAX_PROCESSES, type PostureData } from '#shared/posture/posture-data.ts';
 import { checkPasses, evaluateCheck } from '#shared/posture/posture-evaluation.ts';
 import { parseSemVer, parseSemVerRange } from '#shared/posture/semver.ts';
-import { applyResponses } from '../../functions/sessions/posture-responses.ts';
 
 const NOW = new Date('2026-01-01T12:00:00.000Z');
 const ago = (seconds: number) => new Date(NOW.getTime() - seconds * 1000).toISOString();
