@@ -1,4 +1,4 @@
-import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '#shared/deps.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
@@ -13,14 +13,22 @@ const BATCHES_IN_FLIGHT = 8;
 type PutRequest = { PutRequest: { Item: Record<string, unknown> } };
 
 /** The item a transaction's Put writes; conditions and checks only guard against conflicts, which seeding has none of. */
-function putsOf(ops: readonly WriteOp[]): { puts: PutRequest[]; counted: number } {
+function putsOf(
+  ops: readonly WriteOp[],
+  packs: Map<string, Record<string, unknown>>,
+): { puts: PutRequest[]; counted: number } {
   const puts: PutRequest[] = [];
   let counted = 0;
-  for (const { item, counter, changeMarker } of ops) {
+  for (const { item, counter, changeMarker, filterPack } of ops) {
     if (counter) counted += counter.delta;
     // Nobody polls for changes while the bench seeds.
     else if (changeMarker !== undefined) continue;
-    else if (item.Put?.Item) puts.push({ PutRequest: { Item: item.Put.Item } });
+    else if (filterPack) {
+      // Records are gathered per pack and written once each, after the entities.
+      const pack = packs.get(filterPack.bucket) ?? {};
+      pack[`r:${filterPack.id}`] = filterPack.json;
+      packs.set(filterPack.bucket, pack);
+    } else if (item.Put?.Item) puts.push({ PutRequest: { Item: item.Put.Item } });
     else if (!item.ConditionCheck) throw new Error(`cannot seed in bulk: ${JSON.stringify(item).slice(0, 200)}`);
   }
   return { puts, counted };
@@ -44,9 +52,10 @@ async function writeBatch(deps: Deps, puts: PutRequest[]): Promise<void> {
 export async function seedIdentitiesInBulk(deps: Deps, from: number, to: number): Promise<void> {
   const now = deps.now().toISOString();
   const puts: PutRequest[] = [];
+  const packs = new Map<string, Record<string, unknown>>();
   let counted = 0;
   for (let index = from; index < to; index++) {
-    const seeded = putsOf(deps.store.createOps(identities, seededIdentity(index, now)));
+    const seeded = putsOf(deps.store.createOps(identities, seededIdentity(index, now)), packs);
     puts.push(...seeded.puts);
     counted += seeded.counted;
   }
@@ -54,6 +63,16 @@ export async function seedIdentitiesInBulk(deps: Deps, from: number, to: number)
     puts.slice(batch * BATCH_ITEMS, (batch + 1) * BATCH_ITEMS),
   );
   await mapBounded(batches, BATCHES_IN_FLIGHT, (batch) => writeBatch(deps, batch));
+  // Each pack merged with what creates already put in it.
+  await mapBounded([...packs], BATCHES_IN_FLIGHT, async ([bucket, records]) => {
+    const key = keys.filterPack(identities.collection, bucket);
+    const { Item } = await deps.store.db.send(
+      new GetCommand({ TableName: deps.store.tableName, Key: key, ConsistentRead: true }),
+    );
+    await deps.store.db.send(
+      new PutCommand({ TableName: deps.store.tableName, Item: { ...Item, ...records, ...key } }),
+    );
+  });
   await deps.store.db.send(
     new UpdateCommand({
       TableName: deps.store.tableName,

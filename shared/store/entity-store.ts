@@ -17,6 +17,7 @@ import type {
 import { ApiError, invalidField } from '../http/api-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { mapBounded } from '../map-bounded.ts';
+import { mergePackOps, packOp } from './filter-packs.ts';
 import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, storedAttributes } from './keys.ts';
 import { addToCatalog, pruneCatalog } from './role-catalog.ts';
 import type { WriteOp } from './write-op.ts';
@@ -257,6 +258,7 @@ export class Store {
     for (const attribute of roleAttributesOf(def, parsed)) ops.push(this.addRoleOp(def, attribute, parsed.id));
     ops.push(...this.selectionOps(def, undefined, parsed));
     ops.push(this.idOrderPut(def, parsed));
+    ops.push(packOp(def.collection, parsed.id, filterRecordOf(def, parsed)));
     ops.push(this.countOp(def, 1));
     ops.push(...markerOps(this.tableName, def));
     return ops;
@@ -306,6 +308,7 @@ export class Store {
     for (const attribute of newRoles) if (!oldRoles.has(attribute)) ops.push(this.addRoleOp(def, attribute, parsed.id));
     ops.push(...this.selectionOps(def, before.doc, parsed));
     ops.push(this.idOrderPut(def, parsed));
+    ops.push(packOp(def.collection, parsed.id, filterRecordOf(def, parsed)));
     ops.push(...markerOps(this.tableName, def));
     return ops;
   }
@@ -343,6 +346,7 @@ export class Store {
     for (const attribute of roleAttributesOf(def, doc)) ops.push(this.removeRoleOp(def, attribute, doc.id));
     ops.push(...this.selectionOps(def, doc, undefined));
     ops.push({ item: { Delete: { TableName: this.tableName, Key: keys.idOrder(def.collection, doc.id) } } });
+    ops.push(packOp(def.collection, doc.id, undefined));
     ops.push(this.countOp(def, -1));
     ops.push(...markerOps(this.tableName, def));
     return ops;
@@ -664,8 +668,8 @@ function counterUpdate(tableName: string, collection: string, delta: number): Wr
 }
 
 /**
- * One counter update per type (deltas summed) and one move per change marker, so a transaction never names the same
- * shard twice.
+ * One counter update per type (deltas summed), one move per change marker and one update per filter pack, so a
+ * transaction never names the same item twice.
  */
 function mergeCounters(tableName: string, ops: readonly WriteOp[]): WriteOp[] {
   const deltas = new Map<string, number>();
@@ -674,8 +678,9 @@ function mergeCounters(tableName: string, ops: readonly WriteOp[]): WriteOp[] {
   for (const op of ops) {
     if (op.counter) deltas.set(op.counter.collection, (deltas.get(op.counter.collection) ?? 0) + op.counter.delta);
     else if (op.changeMarker !== undefined) markers.add(op.changeMarker);
-    else others.push(op);
+    else if (!op.filterPack) others.push(op);
   }
+  others.push(...mergePackOps(tableName, ops));
   for (const [collection, delta] of deltas) if (delta !== 0) others.push(counterUpdate(tableName, collection, delta));
   for (const marker of markers) others.push(markerMove(tableName, marker));
   return others;

@@ -1,6 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { OnTargetDelete } from '../entities/entity-definition.ts';
 import type { Store } from './entity-store.ts';
+import { packedFilterRecords } from './filter-packs.ts';
 import { documentOf, fitsKey, keys } from './keys.ts';
 
 /**
@@ -184,66 +185,18 @@ export async function referencesTo(store: Store, collection: string, id: string,
 }
 
 /**
- * Boundaries that split a type's id partition into segments read at once. Ids are ASCII (`newId`, and seeded names
- * such as `default`), so each segment is a key range starting at one of these characters; together they cover every
- * string, whatever the ids.
- */
-const SEGMENT_STARTS = ['0', '5', 'A', 'H', 'O', 'V', 'c', 'j', 'q', 'x'] as const;
-
-/** The key condition of segment `index`: `[start, next start)`, open-ended below the first and above the last. */
-function segmentCondition(index: number): { expression: string; values: Record<string, string> } {
-  const start = SEGMENT_STARTS[index]!;
-  const next = SEGMENT_STARTS[index + 1];
-  if (index === 0) return { expression: 'SK < :next', values: { ':next': next! } };
-  if (next === undefined) return { expression: 'SK >= :start', values: { ':start': start } };
-  // BETWEEN is inclusive: the upper end is the last string before `next` that an ASCII id can be.
-  const before = `${String.fromCharCode(next.charCodeAt(0) - 1)}\uffff`;
-  return { expression: 'SK BETWEEN :start AND :before', values: { ':start': start, ':before': before } };
-}
-
-/**
- * Every entity's filter record of a type (the filterable fields its id-order item carries), read as parallel key-range
- * queries of the id partition: small items, so a list whose filter pins nothing reads a fraction of the bytes of the
- * entities themselves; `fields` narrows each record to what the caller reads. Undefined when some item has no record
- * (written before records existed): read the entities.
+ * Every entity's filter record of a type, from its filter packs (`filter-packs.ts`): ~1,000 items whatever the size of
+ * the type, read in parallel ranges. `fields` is what the caller reads (the records carry every filterable field, so
+ * it only decides whether packs can answer). Undefined when the packs hold fewer records than the type counts (some
+ * entities were written before packs existed): the caller then reads the entities.
  */
 export async function filterRecords(
   store: Store,
   collection: string,
-  fields?: ReadonlySet<string>,
+  _fields?: ReadonlySet<string>,
 ): Promise<Record<string, unknown>[] | undefined> {
-  // Only the fields the list reads: every attribute costs the SDK a conversion and the reply bytes, per record.
-  const names = fields ? ['id', ...[...fields].filter((field) => field !== 'id')] : undefined;
-  const projection = names
-    ? {
-        ProjectionExpression: names.map((_, index) => `#f${index}`).join(', '),
-        ExpressionAttributeNames: Object.fromEntries(names.map((name, index) => [`#f${index}`, name])),
-      }
-    : {};
-  const segments = await Promise.all(
-    SEGMENT_STARTS.map(async (_, index) => {
-      const { expression, values } = segmentCondition(index);
-      const records: Record<string, unknown>[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        const page = await store.db.send(
-          new QueryCommand({
-            TableName: store.tableName,
-            KeyConditionExpression: `PK = :pk AND ${expression}`,
-            ExpressionAttributeValues: { ':pk': keys.idOrder(collection, '').PK, ...values },
-            ConsistentRead: true,
-            ExclusiveStartKey: start,
-            ...projection,
-          }),
-        );
-        for (const item of page.Items ?? []) records.push(documentOf(item));
-        start = page.LastEvaluatedKey;
-      } while (start);
-      return records;
-    }),
-  );
-  const records = segments.flat();
-  return records.every((record) => typeof record.id === 'string') ? records : undefined;
+  const [records, total] = await Promise.all([packedFilterRecords(store, collection), count(store, collection)]);
+  return records.length >= total && records.every((record) => typeof record.id === 'string') ? records : undefined;
 }
 
 /** Every item of a partition (optionally only sort keys beginning with `prefix`), all pages, strongly consistent. */

@@ -8,6 +8,8 @@ export const keys = {
   unique: (collection: string, field: string, value: string) => ({ PK: `UNIQUE#${collection}#${field}`, SK: value }),
   /** One small item per entity in a type's id partition: the id order without reading whole entities. */
   idOrder: (collection: string, id: string) => ({ PK: `IDS#${collection}`, SK: id }),
+  /** A share of a type's filter records (`filter-packs.ts`): `FILTERS#<collection>` / `<bucket>`. */
+  filterPack: (collection: string, bucket: string) => ({ PK: `FILTERS#${collection}`, SK: bucket }),
   /** One of a type's counter shards; concurrent writers pick different shards so they rarely conflict. */
   counter: (collection: string, shard: number) => ({ PK: `COUNT#${collection}`, SK: `SHARD#${shard}` }),
   typeIndex: (collection: string) => `TYPE#${collection}`,

@@ -14,6 +14,13 @@ export interface WriteOp {
   readonly counter?: { readonly collection: string; readonly delta: number };
   /** Set on change-marker moves, merged the same way: one move per marker and transaction. */
   readonly changeMarker?: string;
+  /** Set on filter-pack writes (`filter-packs.ts`), merged into one update per pack; `json` undefined removes. */
+  readonly filterPack?: {
+    readonly collection: string;
+    readonly bucket: string;
+    readonly id: string;
+    readonly json: string | undefined;
+  };
   /**
    * Work that follows a committed transaction and only then (a role-attribute catalog entry added or pruned): items
    * that many concurrent writers share would make their transactions conflict if written inside them, and a
