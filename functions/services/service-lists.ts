@@ -20,6 +20,13 @@ function requestedConfigTypes(request: OperationRequest): readonly string[] {
   return callerOf(request).session.configTypes;
 }
 
+/** The `configTypes` parameter of the service lists and details: whose config data `config` carries. */
+export const CONFIG_TYPES_QUERY = {
+  name: 'configTypes',
+  description: 'Config types (ids or names, or `all`) whose data the `config` map of each service carries',
+  repeated: true,
+} as const;
+
 /** `GET /services`: services with their role filter, and the data of the config types asked for. */
 export const listServices = documented(
   async (request, deps) => {
@@ -31,7 +38,7 @@ export const listServices = documented(
     ]);
     return list(await serviceViewPage(deps, page.items, wanted), page.pagination, Object.keys(services.filterable));
   },
-  { list: { roleFilter: true } },
+  { list: { roleFilter: true }, query: [CONFIG_TYPES_QUERY] },
 );
 
 /** `GET /service-role-attributes`. */

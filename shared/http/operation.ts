@@ -37,6 +37,16 @@ export interface OperationDocs {
   readonly body?: ZodType;
   /** The operation is a list taking the standard query (`limit`, `offset`, `filter`, `sort`), and `roleFilter`/`roleSemantic` when it says so. */
   readonly list?: { readonly roleFilter: boolean };
+  /** Query parameters of its own besides the list's (`configTypes` of the service lists). */
+  readonly query?: readonly QueryParameterDoc[];
+}
+
+/** A query parameter an operation takes, as the API documents describe it. */
+export interface QueryParameterDoc {
+  readonly name: string;
+  readonly description: string;
+  /** Repeatable (`?configTypes=a&configTypes=b`) rather than one string. */
+  readonly repeated?: boolean;
 }
 
 export type Operation = ((request: OperationRequest, deps: Deps) => Promise<HttpResult>) & {

@@ -194,6 +194,13 @@ function operationObject(route: Route, docs: OperationDocs | undefined): OpenApi
   const parameters = [
     ...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
     ...(docs?.list ? listParameters(docs.list.roleFilter) : []),
+    ...(docs?.query ?? []).map((parameter) => ({
+      name: parameter.name,
+      in: 'query',
+      schema: parameter.repeated ? { type: 'array', items: { type: 'string' } } : { type: 'string' },
+      ...(parameter.repeated ? { style: 'form', explode: true } : {}),
+      description: parameter.description,
+    })),
   ];
   const errors = new Set<number>([429]);
   if (docs?.body || docs?.list) errors.add(400);
