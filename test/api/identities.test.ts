@@ -523,6 +523,17 @@ describe('tracing', () => {
 
     const generated = await trace(id, { enabled: true, duration: '90s' });
     expect(generated.body.data.traceId).toMatch(/^[0-9a-f-]{36}$/);
+    // Durations are Go's: decimal fractions and several units in one.
+    for (const [duration, ms] of [
+      ['1.5h', 90 * 60_000],
+      ['2m30s', 150_000],
+      ['1500ms', 1500],
+    ] as const) {
+      const now = controller.deps.now().getTime();
+      const started = await trace(id, { enabled: true, duration });
+      expect(Date.parse(started.body.data.until) - now, duration).toBeGreaterThanOrEqual(ms);
+      expect(Date.parse(started.body.data.until) - now, duration).toBeLessThan(ms + 1000);
+    }
 
     const stopped = await trace(id, { enabled: false });
     expect(stopped.status).toBe(200);
@@ -538,6 +549,8 @@ describe('tracing', () => {
       [{ enabled: true }, 'duration'],
       [{ enabled: true, duration: 'ten minutes' }, 'duration'],
       [{ enabled: true, duration: '0s' }, 'duration'],
+      [{ enabled: true, duration: '-5m' }, 'duration'],
+      [{ enabled: true, duration: '5' }, 'duration'],
       [{ enabled: true, duration: '25h' }, 'duration'],
       [{ enabled: 'yes' }, 'enabled'],
       [{ enabled: true, duration: '1m', channels: Array(17).fill('x') }, 'channels'],
