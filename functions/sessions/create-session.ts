@@ -177,6 +177,7 @@ export const createSession: Operation = documented(
       serviceNames: new Map([[service.doc.id, service.doc.name]]),
       routers: new Map(routers.map((router) => [router.id, router])),
       policyNames: new Map<string, string>(),
+      apiSessions: new Set([apiSession.id]),
     };
     return { statusCode: 201, body: { data: sessionView(stored, context, 'client'), meta: { ...API_VERSION_META } } };
   },

@@ -1,8 +1,10 @@
+import { storedApiSessionIds } from '#shared/auth/api-session-store.ts';
 import type { Deps } from '#shared/deps.ts';
 import { type EdgeRouter, edgeRouters } from '#shared/entities/edge-router.ts';
 import { servicePolicies } from '#shared/entities/policies.ts';
 import { services } from '#shared/entities/service.ts';
-import type { Session } from '#shared/entities/session.ts';
+import { type Session, sessions } from '#shared/entities/session.ts';
+import { removeStoredSessions } from '#shared/posture/session-lifetime.ts';
 import type { Api } from '#shared/routes/route.ts';
 import { entityRef, selfLinks } from '#shared/views/entity-ref.ts';
 
@@ -31,10 +33,12 @@ export interface SessionViewContext {
   readonly serviceNames: ReadonlyMap<string, string>;
   readonly routers: ReadonlyMap<string, EdgeRouter>;
   readonly policyNames: ReadonlyMap<string, string>;
+  /** The page's API sessions that are still stored. */
+  readonly apiSessions: ReadonlySet<string>;
 }
 
 export async function sessionViewContext(deps: Deps, page: readonly Session[], api: Api): Promise<SessionViewContext> {
-  const [serviceDocs, routerDocs, policyDocs] = await Promise.all([
+  const [serviceDocs, routerDocs, policyDocs, apiSessions] = await Promise.all([
     deps.store.getMany(
       services,
       page.map((session) => session.serviceId),
@@ -49,12 +53,42 @@ export async function sessionViewContext(deps: Deps, page: readonly Session[], a
           page.flatMap((session) => session.servicePolicyIds),
         )
       : Promise.resolve([]),
+    storedApiSessionIds(
+      deps,
+      page.map((session) => session.apiSessionId),
+    ),
   ]);
   return {
     serviceNames: new Map(serviceDocs.map((service) => [service.id, service.name])),
     routers: new Map(routerDocs.map((router) => [router.id, router])),
     policyNames: new Map(policyDocs.map((policy) => [policy.id, policy.name])),
+    apiSessions,
   };
+}
+
+/**
+ * Whether a session has outlived what it belongs to: its API session ended (and the cleanup that follows did not
+ * reach it: DynamoDB's TTL, or more sessions than an identity's disable removes at once) or its service was deleted
+ * (the reference deletes a service's sessions with it). Such a session is gone: views leave it out and remove it.
+ */
+export function isOrphaned(session: Session, context: SessionViewContext): boolean {
+  return !context.apiSessions.has(session.apiSessionId) || !context.serviceNames.has(session.serviceId);
+}
+
+/** Removes orphaned sessions met by a read (best effort: each read again for its version, then removed). */
+export async function removeOrphans(deps: Deps, orphans: readonly Session[]): Promise<void> {
+  if (orphans.length === 0) return;
+  try {
+    const stored = await Promise.all(orphans.map((session) => deps.store.get(sessions, session.id)));
+    await removeStoredSessions(
+      deps,
+      stored.flatMap((found) => (found ? [found] : [])),
+    );
+  } catch (error) {
+    deps.logger.warn('removing orphaned sessions failed; a later read removes them', {
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
 }
 
 /** A session as the client (`sessionDetail`) or management API (`sessionManagementDetail`) shows it. */
@@ -87,8 +121,10 @@ export function sessionView(session: Session, context: SessionViewContext, api: 
   };
 }
 
-/** The views of a page of sessions. */
+/** The views of a page of sessions, without (and removing) orphaned ones. */
 export async function sessionViews(deps: Deps, page: readonly Session[], api: Api) {
   const context = await sessionViewContext(deps, page, api);
-  return page.map((session) => sessionView(session, context, api));
+  const orphans = page.filter((session) => isOrphaned(session, context));
+  await removeOrphans(deps, orphans);
+  return page.filter((session) => !orphans.includes(session)).map((session) => sessionView(session, context, api));
 }

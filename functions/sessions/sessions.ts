@@ -86,6 +86,7 @@ async function readableSession(request: OperationRequest, deps: Deps) {
 export const detailSession: Operation = async (request, deps) => {
   const stored = await readableSession(request, deps);
   const [view] = await sessionViews(deps, [stored.doc], request.api);
+  if (!view) throw notFound('session', stored.doc.id);
   return ok(view);
 };
 

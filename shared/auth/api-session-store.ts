@@ -209,6 +209,13 @@ export async function getApiSessionById(deps: Deps, id: string): Promise<ApiSess
   return Item ? toSession(Item) : undefined;
 }
 
+/** Which of these API session ids still name a stored session (their id pointers, read strongly consistently). */
+export async function storedApiSessionIds(deps: Deps, ids: readonly string[]): Promise<Set<string>> {
+  const unique = [...new Set(ids)].filter(fitsKey);
+  const items = await deps.store.batchGet(unique.map(idKey), 'PK');
+  return new Set(items.map((item) => String(item.PK).slice(`${API_SESSIONS_COLLECTION}#`.length)));
+}
+
 /** A removal that found its session already gone: someone else removed it, and counted it down. */
 class SessionAlreadyEnded extends ApiError {}
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sessions } from '#shared/entities/session.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 
@@ -316,6 +317,17 @@ describe('session lifetime', () => {
     const third = await open(disabled);
     expect((await call('POST', `/identities/${disabled.identityId}/disable`, { durationMinutes: 0 })).status).toBe(200);
     expect(await gone(third)).toBe(true);
+  });
+
+  it('ends the sessions of a deleted service, as the reference does', async () => {
+    const net = await network();
+    const owner = await user([net.users]);
+    const id = (await client('POST', '/sessions', owner.token, { serviceId: net.serviceId })).body.data.id as string;
+    expect((await call('DELETE', `/services/${net.serviceId}`)).status).toBe(200);
+    expect((await client('GET', '/sessions', owner.token)).body.data).toEqual([]);
+    expect((await client('GET', `/sessions/${id}`, owner.token)).status).toBe(404);
+    expect((await call('GET', `/sessions/${id}`)).status).toBe(404);
+    expect((await controller().deps.store.get(sessions, id))?.doc).toBe(undefined);
   });
 
   it('deletes a session by id on either API; a caller sees and deletes only its own', async () => {
