@@ -4,7 +4,7 @@ import type { Deps } from '#shared/deps.ts';
 import type { BaseDocument, EntityDefinition } from '#shared/entities/entity-definition.ts';
 import { list } from '#shared/http/envelope.ts';
 import type { HttpResult } from '#shared/http/http-result.ts';
-import { documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
+import { documented, type Operation, type OperationRequest, type QueryParameterDoc } from '#shared/http/operation.ts';
 import { listEntities, listEntitiesAmong } from '#shared/list/list-entities.ts';
 import { type ListParams, parseListParams } from '#shared/list/list-params.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
@@ -37,12 +37,14 @@ export async function membersPage<D extends BaseDocument>(
 
 /**
  * A list of the entities related to one entity (`GET /<owners>/{id}/<members>`): 404 for an unknown owner, 400 for a
- * bad list query (checked before anything is read), then the members `membersOf` finds for the owner, paged.
+ * bad list query (checked before anything is read), then the members `membersOf` finds for the owner, paged. `query`
+ * documents the list's own parameters besides the standard ones.
  */
 export function relatedList<O extends BaseDocument, D extends BaseDocument>(
   owners: EntityDefinition<O>,
   api: EntityViews<D>,
   membersOf: (deps: Deps, owner: O, request: OperationRequest) => Promise<Members>,
+  query: readonly QueryParameterDoc[] = [],
 ): Operation {
   return documented(
     async (request, deps) => {
@@ -50,6 +52,6 @@ export function relatedList<O extends BaseDocument, D extends BaseDocument>(
       const owner = await getOrNotFound(deps, owners, request.pathParameters.id ?? '');
       return membersPage(deps, api, await membersOf(deps, owner.doc, request), params);
     },
-    { list: { roleFilter: false } },
+    { list: { roleFilter: false }, ...(query.length > 0 ? { query } : {}) },
   );
 }

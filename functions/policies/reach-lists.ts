@@ -5,7 +5,7 @@ import { identities } from '#shared/entities/identity.ts';
 import { DIAL_BIND, type DialBind } from '#shared/entities/policies.ts';
 import { services } from '#shared/entities/service.ts';
 import { invalidField } from '#shared/http/api-error.ts';
-import { type Operation, type OperationRequest, queryValue } from '#shared/http/operation.ts';
+import { type Operation, type OperationRequest, type QueryParameterDoc, queryValue } from '#shared/http/operation.ts';
 import { EDGE_ROUTER_POLICY, SERVICE_EDGE_ROUTER_POLICY, SERVICE_POLICY, selectable } from '#shared/policy/access.ts';
 import { type PolicyKind, policiesSelecting, RoleResolver, selectionsOf } from '#shared/policy/reach.ts';
 import { type PolicySemantic, parseRoles } from '#shared/policy/roles.ts';
@@ -19,6 +19,11 @@ import { servicePolicyApi } from './service-policy-api.ts';
 type Selectable = BaseDocument & { readonly roleAttributes?: readonly string[] };
 /** A policy's evaluation record, as its selection items carry it. */
 type PolicyRecord = { readonly id: string; readonly semantic: PolicySemantic };
+
+const POLICY_TYPE_QUERY: QueryParameterDoc = {
+  name: 'policyType',
+  description: 'dial or bind: only what service policies of that type grant',
+};
 
 /**
  * `policyType=dial|bind` (any case) narrows a service/identity reach list to one permission; absent, both count. Any
@@ -59,16 +64,21 @@ function reachList<E extends Selectable, R extends PolicyRecord, D extends BaseD
   views: EntityViews<D>,
   byPolicyType = false,
 ): Operation {
-  return relatedList(entities, views, (deps, entity, request) => {
-    const type = byPolicyType ? policyTypeOf(request) : undefined;
-    return reached(
-      deps,
-      kind,
-      { collection: entities.collection, entity },
-      { field: toField, collection: views.def.collection },
-      (policy) => type === undefined || (policy as { readonly type?: DialBind }).type === type,
-    );
-  });
+  return relatedList(
+    entities,
+    views,
+    (deps, entity, request) => {
+      const type = byPolicyType ? policyTypeOf(request) : undefined;
+      return reached(
+        deps,
+        kind,
+        { collection: entities.collection, entity },
+        { field: toField, collection: views.def.collection },
+        (policy) => type === undefined || (policy as { readonly type?: DialBind }).type === type,
+      );
+    },
+    byPolicyType ? [POLICY_TYPE_QUERY] : [],
+  );
 }
 
 /** `GET /<entities>/{id}/<policies>`: the policies of a kind that select the entity, as their list shows them. */
