@@ -24,12 +24,13 @@ describe('the route table', () => {
     const anonymous = ROUTES.filter((route) => route.auth === 'none').map((route) => route.operation);
 
     // The API documents (`/specs*`) are public in the reference too (`security: []` in its documents); they describe
-    // the routes, never any data.
+    // the routes, never any data. So is the client's list of protocols: the address the caller already reached.
     expect(anonymous.sort()).toEqual([
       'authenticate',
       'detailSpec',
       'detailSpecBody',
       'listEnumeratedCapabilities',
+      'listProtocols',
       'listRoot',
       'listSpecs',
       'listVersion',
