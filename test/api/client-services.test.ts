@@ -389,7 +389,7 @@ describe('DynamoDB round trips of GET /services', () => {
       const response = await clientGet('/services?limit=500', token);
       expect(response.status).toBe(200);
     };
-    // Warm up (the caller's session activity refresh is a write only now and then).
+    // Each caller lists once before it is measured, so no measurement includes anything a first call sets up.
     for (const user of [one, many, spread]) await list(user.token)();
     const ofOne = await tracker.measure(list(one.token));
     const ofMany = await tracker.measure(list(many.token));
