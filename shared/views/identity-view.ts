@@ -39,8 +39,8 @@ export async function identityView(
       };
     }
   }
-  // When the identity's sessions were revoked is kept for checking sessions, not shown.
-  const { envInfo, sdkInfo, sessionsValidFrom: _sessionsValidFrom, ...rest } = identity;
+  // When the identity's sessions were revoked is kept for checking sessions, and its trace for `/trace`: not shown.
+  const { envInfo, sdkInfo, sessionsValidFrom: _sessionsValidFrom, tracing: _tracing, ...rest } = identity;
   return {
     ...rest,
     _links: selfLinks('identities', identity.id, {

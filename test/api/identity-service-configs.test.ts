@@ -42,16 +42,10 @@ async function overrides(identityId: string): Promise<string[]> {
 
 const associate = (identityId: string, body: unknown) =>
   call('POST', `/identities/${identityId}/service-configs`, body);
-/**
- * Node sends a DELETE body with neither a length nor chunked encoding unless told its length, so the test client
- * needs the header for this one DELETE that has a body.
- */
 const disassociate = (identityId: string, body?: unknown, token = admin()) =>
   controller().call('DELETE', `${M}/identities/${identityId}/service-configs`, {
     token,
-    ...(body === undefined
-      ? {}
-      : { body, headers: { 'content-length': String(Buffer.byteLength(JSON.stringify(body))) } }),
+    ...(body === undefined ? {} : { body }),
   });
 
 describe('identity service configs', () => {

@@ -36,6 +36,11 @@ export function httpsCall(
   const headers: Record<string, string> = {
     accept: 'application/json',
     ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+    // Node sends a DELETE body with neither a length nor chunked encoding unless told its length (a test that asks
+    // for chunked encoding gets no length).
+    ...(payload !== undefined && options.headers?.['transfer-encoding'] === undefined
+      ? { 'content-length': String(Buffer.byteLength(payload)) }
+      : {}),
     ...(options.token ? { 'zt-session': options.token } : {}),
     ...options.headers,
   };
