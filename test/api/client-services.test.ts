@@ -141,6 +141,14 @@ describe('client GET /services and GET /services/{id}', () => {
     expect(bad.body.error.cause.field).toBe('filter');
     const badSort = await clientGet('/services?sort=nope', alice.token);
     expect(badSort.status).toBe(400);
+    const badLimit = await clientGet('/services?limit=many', alice.token);
+    expect(badLimit.status).toBe(400);
+    expect(badLimit.body.error.cause.field).toBe('limit');
+    // Config types that name nothing (empty, unknown, longer than any key) show no config data, and fail nothing.
+    for (const configTypes of ['', ',', 'nope', 'x'.repeat(3000)]) {
+      const listed = await servicesOf(alice.token, `?configTypes=${configTypes}`);
+      expect(listed.every((item) => Object.keys(item.config).length === 0)).toBe(true);
+    }
   });
 });
 
