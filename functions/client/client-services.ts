@@ -7,6 +7,7 @@ import { type ListPage, listEntitiesAmong } from '#shared/list/list-entities.ts'
 import { type ListParams, parseListParams } from '#shared/list/list-params.ts';
 import { pageInMemory } from '#shared/list/page-in-memory.ts';
 import { matchesRoles } from '#shared/list/role-filter.ts';
+import { CONFIG_TYPES_QUERY } from '#shared/openapi/query-parameters.ts';
 import { grantAmong, selectable, servicesGrantedBy } from '#shared/policy/access.ts';
 import { RoleResolver } from '#shared/policy/reach.ts';
 import {
@@ -77,7 +78,7 @@ export const listServices = documented(
     });
     return list(views, page.pagination, Object.keys(services.filterable));
   },
-  { list: { roleFilter: true } },
+  { list: { roleFilter: true }, query: [CONFIG_TYPES_QUERY] },
 );
 
 /**
@@ -85,19 +86,22 @@ export const listServices = documented(
  * Three waves: the service with the caller's context (wave 1 above), then its configs and the checks its granting
  * policies name, then those checks.
  */
-export const detailService: Operation = async (request, deps) => {
-  const caller = callerOf(request);
-  const id = request.pathParameters.id ?? '';
-  const [context, stored] = await Promise.all([
-    readCallerServiceContext(deps, caller, requestedConfigTypes(request, caller)),
-    deps.store.get(services, id),
-  ]);
-  const grant = stored && grantAmong(context.policies, selectable(stored.doc));
-  if (!stored || !grant || grant.policies.length === 0) throw notFound(services.label, id);
-  const [checkIds, configs] = await Promise.all([
-    postureCheckIdsOf(new RoleResolver(deps.store), context, grant.policies),
-    configMaps(deps, [stored.doc], context),
-  ]);
-  const checks = await readPostureChecks(deps, checkIds);
-  return ok(clientServiceViewOf(stored.doc, grant, { context, checkIds, checks, configs }));
-};
+export const detailService: Operation = documented(
+  async (request, deps) => {
+    const caller = callerOf(request);
+    const id = request.pathParameters.id ?? '';
+    const [context, stored] = await Promise.all([
+      readCallerServiceContext(deps, caller, requestedConfigTypes(request, caller)),
+      deps.store.get(services, id),
+    ]);
+    const grant = stored && grantAmong(context.policies, selectable(stored.doc));
+    if (!stored || !grant || grant.policies.length === 0) throw notFound(services.label, id);
+    const [checkIds, configs] = await Promise.all([
+      postureCheckIdsOf(new RoleResolver(deps.store), context, grant.policies),
+      configMaps(deps, [stored.doc], context),
+    ]);
+    const checks = await readPostureChecks(deps, checkIds);
+    return ok(clientServiceViewOf(stored.doc, grant, { context, checkIds, checks, configs }));
+  },
+  { query: [CONFIG_TYPES_QUERY] },
+);

@@ -9,6 +9,7 @@ import { listEntities } from '#shared/list/list-entities.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { listRoleAttributes } from '#shared/list/list-role-attributes.ts';
 import { pageInMemory } from '#shared/list/page-in-memory.ts';
+import { CONFIG_TYPES_QUERY } from '#shared/openapi/query-parameters.ts';
 import { configApi } from './config-api.ts';
 import { referrerIds } from './referrer-ids.ts';
 import { resolveConfigTypes, serviceViewPage } from './service-configs.ts';
@@ -19,13 +20,6 @@ function requestedConfigTypes(request: OperationRequest): readonly string[] {
   if (query && query.length > 0) return query.flatMap((value) => value.split(','));
   return callerOf(request).session.configTypes;
 }
-
-/** The `configTypes` parameter of the service lists and details: whose config data `config` carries. */
-export const CONFIG_TYPES_QUERY = {
-  name: 'configTypes',
-  description: 'Config types (ids or names, or `all`) whose data the `config` map of each service carries',
-  repeated: true,
-} as const;
 
 /** `GET /services`: services with their role filter, and the data of the config types asked for. */
 export const listServices = documented(
