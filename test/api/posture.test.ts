@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { getApiSessionById, markHasPostureOp } from '#shared/auth/api-session-store.ts';
 import {
@@ -246,5 +247,186 @@ describe('failed service requests', () => {
     expect(kept).toHaveLength(MAX_FAILED_REQUESTS);
     expect(kept[0]?.serviceId).toBe('s5');
     expect(kept.at(-1)?.serviceId).toBe(`s${MAX_FAILED_REQUESTS + 4}`);
+  });
+});
+
+/**
+ * createSession's decision against a brute-force evaluation of its definition (guide §e's match rule, the policies'
+ * posture checks, the shared edge routers): random small networks, each run with its own attributes, its policies
+ * deleted at the end. Edge router and posture check roles never use `#all` here, so other tests' routers and checks
+ * in this table cannot change an answer.
+ */
+describe('createSession decisions', () => {
+  type Semantic = 'AllOf' | 'AnyOf';
+  type RoleSpec = { attribute: number } | { all: true } | { named: number };
+  interface Entity {
+    id: string;
+    attributes: string[];
+  }
+
+  const selects = (roles: readonly string[], semantic: Semantic, entity: Entity): boolean => {
+    if (roles.includes('#all') || roles.includes(`@${entity.id}`)) return true;
+    const wanted = roles.filter((role) => role.startsWith('#')).map((role) => role.slice(1));
+    if (wanted.length === 0) return false;
+    const held = wanted.filter((attribute) => entity.attributes.includes(attribute)).length;
+    return semantic === 'AllOf' ? held === wanted.length : held > 0;
+  };
+
+  const attributeSet = fc.subarray([0, 1], { minLength: 1 });
+  // Mostly non-empty roles and attributes, so that every outcome, success included, comes up in a few runs.
+  const roleSpecs = (allowAll: boolean, minLength = 1) =>
+    fc.array(
+      fc.oneof(
+        fc.record({ attribute: fc.constantFrom(0, 1) }),
+        fc.record({ named: fc.constantFrom(0, 1) }),
+        ...(allowAll ? [fc.constant({ all: true } as const)] : []),
+      ),
+      { minLength, maxLength: 2 },
+    );
+  const semantic = fc.constantFrom<Semantic>('AllOf', 'AnyOf');
+  const scenario = fc.record({
+    identity: attributeSet,
+    services: fc.tuple(attributeSet, attributeSet),
+    routers: fc.tuple(attributeSet, attributeSet),
+    checks: fc.tuple(attributeSet, attributeSet),
+    servicePolicies: fc.array(
+      fc.record({
+        semantic,
+        type: fc.constantFrom('Dial', 'Bind'),
+        identityRoles: roleSpecs(true),
+        serviceRoles: roleSpecs(true),
+        postureCheckRoles: roleSpecs(false, 0),
+      }),
+      { minLength: 1, maxLength: 3 },
+    ),
+    routerPolicies: fc.array(
+      fc.record({ semantic, identityRoles: roleSpecs(true), edgeRouterRoles: roleSpecs(false) }),
+      { minLength: 1, maxLength: 2 },
+    ),
+    serviceRouterPolicies: fc.array(
+      fc.record({ semantic, serviceRoles: roleSpecs(true), edgeRouterRoles: roleSpecs(false) }),
+      { minLength: 1, maxLength: 2 },
+    ),
+    reported: fc.constantFrom('one.example', 'two.example', undefined),
+  });
+
+  it('equals the brute-force decision for every service and type', { timeout: 300_000 }, async () => {
+    await fc.assert(
+      fc.asyncProperty(scenario, async (s) => {
+        const prefix = unique('pd');
+        const attrs = (indexes: readonly number[]) => indexes.map((i) => `${prefix}-${i}`);
+        const roles = (specs: readonly RoleSpec[], named: readonly Entity[]) =>
+          specs.some((spec) => 'all' in spec)
+            ? ['#all']
+            : [
+                ...new Set(
+                  specs.map((spec) =>
+                    'attribute' in spec
+                      ? `#${prefix}-${spec.attribute}`
+                      : `@${named[(spec as { named: number }).named]?.id}`,
+                  ),
+                ),
+              ];
+
+        const name = unique('pd-user');
+        const identity: Entity = {
+          id: await createdId('/identities', { name, type: 'User', isAdmin: false, roleAttributes: attrs(s.identity) }),
+          attributes: attrs(s.identity),
+        };
+        await createdId('/authenticators', {
+          identityId: identity.id,
+          method: 'updb',
+          username: name,
+          password: `${name}-Pw1!`,
+        });
+        const make = async (path: string, body: Record<string, unknown>, attributes: string[]) => ({
+          id: await createdId(path, { name: unique('pd'), roleAttributes: attributes, ...body }),
+          attributes,
+        });
+        const services = await Promise.all(s.services.map((a) => make('/services', {}, attrs(a))));
+        const routers = await Promise.all(s.routers.map((a) => make('/edge-routers', { cost: 0 }, attrs(a))));
+        const domains = ['one.example', 'two.example'];
+        const checks = await Promise.all(
+          s.checks.map((a, i) => make('/posture-checks', { typeId: 'DOMAIN', domains: [domains[i]] }, attrs(a))),
+        );
+        const checkDomain = new Map(checks.map((check, i) => [check.id, domains[i]]));
+
+        const servicePolicies = s.servicePolicies.map((p) => ({
+          semantic: p.semantic,
+          type: p.type,
+          identityRoles: roles(p.identityRoles, [identity, identity]),
+          serviceRoles: roles(p.serviceRoles, services),
+          postureCheckRoles: roles(p.postureCheckRoles, checks),
+        }));
+        const routerPolicies = s.routerPolicies.map((p) => ({
+          semantic: p.semantic,
+          identityRoles: roles(p.identityRoles, [identity, identity]),
+          edgeRouterRoles: roles(p.edgeRouterRoles, routers),
+        }));
+        const serviceRouterPolicies = s.serviceRouterPolicies.map((p) => ({
+          semantic: p.semantic,
+          serviceRoles: roles(p.serviceRoles, services),
+          edgeRouterRoles: roles(p.edgeRouterRoles, routers),
+        }));
+        const created: string[] = [];
+        for (const [path, bodies] of [
+          ['/service-policies', servicePolicies],
+          ['/edge-router-policies', routerPolicies],
+          ['/service-edge-router-policies', serviceRouterPolicies],
+        ] as const) {
+          for (const body of bodies)
+            created.push(`${path}/${await createdId(path, { name: unique('pd-p'), ...body })}`);
+        }
+
+        const token = await controller().login(name, `${name}-Pw1!`);
+        if (s.reported) {
+          const checkId = checks[domains.indexOf(s.reported)]?.id;
+          await client('POST', '/posture-response', token, { id: checkId, typeId: 'DOMAIN', domain: s.reported });
+        }
+
+        try {
+          for (const service of services) {
+            for (const type of ['Dial', 'Bind'] as const) {
+              const granting = servicePolicies.filter(
+                (p) => selects(p.identityRoles, p.semantic, identity) && selects(p.serviceRoles, p.semantic, service),
+              );
+              const ofType = granting.filter((p) => p.type === type);
+              const passing = ofType.filter((p) =>
+                checks
+                  .filter((check) => selects(p.postureCheckRoles, p.semantic, check))
+                  .every((check) => checkDomain.get(check.id) === s.reported),
+              );
+              const shared = routers.some(
+                (router) =>
+                  routerPolicies.some(
+                    (p) =>
+                      selects(p.identityRoles, p.semantic, identity) && selects(p.edgeRouterRoles, p.semantic, router),
+                  ) &&
+                  serviceRouterPolicies.some(
+                    (p) =>
+                      selects(p.serviceRoles, p.semantic, service) && selects(p.edgeRouterRoles, p.semantic, router),
+                  ),
+              );
+              const expected =
+                granting.length === 0
+                  ? 404
+                  : ofType.length === 0
+                    ? 'COULD_NOT_VALIDATE'
+                    : passing.length === 0
+                      ? 409
+                      : shared
+                        ? 201
+                        : 'NO_EDGE_ROUTERS_AVAILABLE';
+              const response = await client('POST', '/sessions', token, { serviceId: service.id, type });
+              const actual = response.status === 400 ? response.body.error.code : response.status;
+              expect({ service: service.id, type, actual }).toEqual({ service: service.id, type, actual: expected });
+            }
+          }
+        } finally {
+          for (const path of created) await call('DELETE', path);
+        }
+      }),
+      { numRuns: 20 },
+    );
   });
 });
