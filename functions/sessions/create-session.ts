@@ -179,7 +179,8 @@ export const createSession: Operation = documented(
         };
     const [stored, routers] = await Promise.all([
       reuse ? Promise.resolve(session) : storeSession(deps, session, apiSession.tokenHash),
-      deps.store.getMany(edgeRouters, session.edgeRouterIds),
+      // The routers usable now, also for a session asked for again (the reference works them out on every answer).
+      deps.store.getMany(edgeRouters, routerIds),
     ]);
     const context = {
       serviceNames: new Map([[service.doc.id, service.doc.name]]),
@@ -187,7 +188,8 @@ export const createSession: Operation = documented(
       policyNames: new Map<string, string>(),
       apiSessions: new Set([apiSession.id]),
     };
-    return { statusCode: 201, body: { data: sessionView(stored, context, 'client'), meta: { ...API_VERSION_META } } };
+    const view = sessionView({ ...stored, edgeRouterIds: routerIds }, context, 'client');
+    return { statusCode: 201, body: { data: view, meta: { ...API_VERSION_META } } };
   },
   { body: createSessionBody },
 );
