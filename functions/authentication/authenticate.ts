@@ -1,7 +1,7 @@
 import { createApiSessionOps, sessionExpiry } from '#shared/auth/api-session-store.ts';
 import type { Deps } from '#shared/deps.ts';
 import type { AuthPolicy } from '#shared/entities/auth-policy.ts';
-import { identities } from '#shared/entities/identity.ts';
+import { type Identity, identities } from '#shared/entities/identity.ts';
 import { ApiError, invalidField } from '#shared/http/api-error.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { type Operation, queryValue } from '#shared/http/operation.ts';
@@ -30,7 +30,8 @@ function policyAllows(policy: AuthPolicy, method: AuthMethod): boolean {
  * identity exists, no delete has marked it) plus "not disabled now", so a login racing a delete or a disable cannot
  * leave a live session behind. It also stores the environment and SDK the client reported, if any.
  */
-function identityCommitOps(deps: Deps, identityId: string, body: AuthenticateBody): WriteOp[] {
+function identityCommitOps(deps: Deps, identity: Identity, body: AuthenticateBody): WriteOp[] {
+  const identityId = identity.id;
   const condition =
     'attribute_exists(PK) AND (attribute_not_exists(deletingUntil) OR deletingUntil < :wall) AND ' +
     '(disabled = :false OR (attribute_type(disabledUntil, :string) AND disabledUntil < :now))';
@@ -66,17 +67,7 @@ function identityCommitOps(deps: Deps, identityId: string, body: AuthenticateBod
     onConditionFailed,
   };
   // The identity's filter record (what lists filter on) follows its new `updatedAt`.
-  const record: WriteOp = {
-    item: {
-      Update: {
-        TableName: deps.store.tableName,
-        Key: keys.idOrder(identities.collection, identityId),
-        UpdateExpression: 'SET updatedAt = :now',
-        ExpressionAttributeValues: { ':now': values[':now'] },
-      },
-    },
-  };
-  return [update, record];
+  return [update, ...deps.store.filterRecordOps(identities, { ...identity, updatedAt: String(values[':now']) })];
 }
 
 /** `POST /authenticate?method=password|cert|ext-jwt`: a new API session, its token in the body and `zt-session`. */
@@ -98,7 +89,7 @@ export const authenticate: Operation = async (request, deps) => {
     configTypes: body.configTypes ?? [],
     isMfaRequired: policy.secondary.requireTotp,
   });
-  await deps.store.transact([...ops, ...identityCommitOps(deps, identity.id, body)]);
+  await deps.store.transact([...ops, ...identityCommitOps(deps, identity, body)]);
 
   request.logger.info('api session created', { identityId: identity.id, apiSessionId: session.id, method });
   const expiry = sessionExpiry(deps, session);

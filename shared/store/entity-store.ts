@@ -510,6 +510,14 @@ export class Store {
   }
 
   /**
+   * The writes that bring an entity's filter record (id-order item and filter pack) in step with `doc`: for the few
+   * writes outside the kit that change a filterable field (a lockout's disable, a login's `updatedAt`).
+   */
+  filterRecordOps<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): WriteOp[] {
+    return [this.idOrderPut(def, doc), packOp(def.collection, doc.id, filterRecordOf(def, doc))];
+  }
+
+  /**
    * The entity's id-order item, carrying its filter record (`filterRecordOf`): lists whose filter pins nothing read
    * these small items instead of whole entities.
    */
