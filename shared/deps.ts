@@ -1,5 +1,7 @@
 import { type ControllerConfig, loadConfig } from './config.ts';
 import { createLogger, type Logger } from './log/logger.ts';
+import type { Signers } from './pki/signer.ts';
+import { createSigners } from './pki/signers.ts';
 import { createDocumentClient } from './store/dynamo-client.ts';
 import { Store } from './store/entity-store.ts';
 
@@ -9,6 +11,8 @@ export interface Deps {
   readonly store: Store;
   readonly logger: Logger;
   readonly now: () => Date;
+  /** The network's PKI keys (KMS in AWS, local keys elsewhere). */
+  readonly signers: Signers;
 }
 
 export function createDeps(config: ControllerConfig = loadConfig()): Deps {
@@ -18,6 +22,7 @@ export function createDeps(config: ControllerConfig = loadConfig()): Deps {
     store: new Store(createDocumentClient(config), config.tableName, logger),
     logger,
     now: () => new Date(),
+    signers: createSigners(config),
   };
 }
 

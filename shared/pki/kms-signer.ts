@@ -1,0 +1,38 @@
+import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
+import { GetPublicKeyCommand, type KMSClient, SignCommand } from '@aws-sdk/client-kms';
+import { derToRawSignature } from './ecdsa-signature.ts';
+import type { Signer } from './signer.ts';
+
+/**
+ * A Signer over an asymmetric KMS key (`ECC_NIST_P256`, `SIGN_VERIFY`): the digest is computed here and sent as
+ * `MessageType: DIGEST` (no 4 KB message limit, nothing but 32 bytes leaves the function), one `Sign` call per
+ * signature. The public key is fetched once per cold start.
+ */
+export function kmsSigner(client: KMSClient, keyId: string): Signer {
+  let publicKey: Promise<KeyObject> | undefined;
+  const fetchPublicKey = async () => {
+    const answer = await client.send(new GetPublicKeyCommand({ KeyId: keyId }));
+    if (answer.KeySpec !== 'ECC_NIST_P256' || !answer.PublicKey) {
+      throw new Error(`KMS key ${keyId} is ${answer.KeySpec ?? 'unknown'}, expected ECC_NIST_P256`);
+    }
+    return createPublicKey({ key: Buffer.from(answer.PublicKey), format: 'der', type: 'spki' });
+  };
+  return {
+    keyId,
+    async sign(data) {
+      const digest = createHash('sha256').update(data).digest();
+      const answer = await client.send(
+        new SignCommand({ KeyId: keyId, Message: digest, MessageType: 'DIGEST', SigningAlgorithm: 'ECDSA_SHA_256' }),
+      );
+      if (!answer.Signature) throw new Error(`KMS answered no signature for key ${keyId}`);
+      return derToRawSignature(answer.Signature);
+    },
+    publicKey() {
+      publicKey ??= fetchPublicKey().catch((error: unknown) => {
+        publicKey = undefined;
+        throw error;
+      });
+      return publicKey;
+    },
+  };
+}
