@@ -2,6 +2,7 @@ import { operations as authentication } from '#functions/authentication/handler.
 import { operations as client } from '#functions/client/handler.ts';
 import { operations as identities } from '#functions/identities/handler.ts';
 import { operations as info } from '#functions/info/handler.ts';
+import { operations as pki } from '#functions/pki/handler.ts';
 import { operations as policies } from '#functions/policies/handler.ts';
 import { operations as postureChecks } from '#functions/posture-checks/handler.ts';
 import { operations as routers } from '#functions/routers/handler.ts';
@@ -21,4 +22,5 @@ export const GROUP_OPERATIONS: Readonly<Record<OperationGroup, OperationMap>> = 
   policies,
   client,
   sessions,
+  pki,
 };

@@ -22,7 +22,16 @@ async function main(): Promise<void> {
   const dynamo = process.env.DYNAMODB_ENDPOINT
     ? undefined
     : await startDynamoDbLocal({ dataDir: resolve(dataDir, 'dynamodb') });
-  const config = { ...loadConfig(), dynamoDbEndpoint: process.env.DYNAMODB_ENDPOINT || dynamo?.endpoint };
+  const loaded = loadConfig();
+  const config = {
+    ...loaded,
+    dynamoDbEndpoint: process.env.DYNAMODB_ENDPOINT || dynamo?.endpoint,
+    // The network's PKI keys live in the data directory next to the table, unless KMS keys or another directory are set.
+    pkiKeys:
+      loaded.pkiKeys.kind === 'memory'
+        ? { kind: 'files' as const, directory: resolve(dataDir, 'pki') }
+        : loaded.pkiKeys,
+  };
   const deps = createDeps(config);
   await ensureTable(deps.store.db, config.tableName);
 
@@ -38,7 +47,7 @@ async function main(): Promise<void> {
     `  management API  ${origin}/edge/management/v1`,
     `  client API      ${origin}/edge/client/v1`,
     `  version         ${origin}/version`,
-    `  data directory  ${dataDir}  (DynamoDB: ${config.dynamoDbEndpoint}, TLS certificate: ${resolve(dataDir, 'tls/server.crt')})`,
+    `  data directory  ${dataDir}  (DynamoDB: ${config.dynamoDbEndpoint}, TLS certificate: ${resolve(dataDir, 'tls/server.crt')}, PKI keys: ${config.pkiKeys.kind})`,
     '',
   ];
   if (result.adminCreated && !configuredPassword) {

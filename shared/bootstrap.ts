@@ -9,6 +9,7 @@ import { identityTypes, SEEDED_IDENTITY_TYPES } from './entities/identity-type.t
 import { postureCheckTypeSeeds } from './entities/posture-check-types.ts';
 import { ApiError } from './http/api-error.ts';
 import { newId } from './ids.ts';
+import { ensureNetworkCa } from './pki/network-ca.ts';
 import type { WriteOp } from './store/write-op.ts';
 
 export interface BootstrapOptions {
@@ -65,7 +66,8 @@ export function defaultAuthPolicy(deps: Deps): AuthPolicy {
 
 /**
  * Seeds what every controller starts with: the identity types, the `default` auth policy and the default admin with
- * a username/password authenticator. Safe to run on every start and every deploy.
+ * a username/password authenticator, and the network CA (built through the root and signing CA keys on the first run,
+ * kept after). Safe to run on every start and every deploy.
  */
 export async function bootstrap(deps: Deps, options: BootstrapOptions): Promise<BootstrapResult> {
   for (const name of SEEDED_IDENTITY_TYPES) {
@@ -78,6 +80,7 @@ export async function bootstrap(deps: Deps, options: BootstrapOptions): Promise<
     ),
   );
   for (const ops of postureCheckTypeSeeds(deps)) await seed(deps, ops);
+  await ensureNetworkCa(deps);
 
   const admin = newIdentity({
     id: newId(),

@@ -5,6 +5,7 @@ import { EXTERNAL_JWT_SIGNER_ROUTES } from './groups/external-jwt-signer-routes.
 import { IDENTITY_ROUTES } from './groups/identity-routes.ts';
 import { INFO_ROUTES } from './groups/info-routes.ts';
 import { POLICY_ROUTES } from './groups/policy-routes.ts';
+import { PKI_ROUTES } from './groups/pki-routes.ts';
 import { POSTURE_CHECK_ROUTES } from './groups/posture-check-routes.ts';
 import { ROUTERS_ROUTES } from './groups/routers-routes.ts';
 import { SERVICES_ROUTES } from './groups/services-routes.ts';
@@ -28,4 +29,5 @@ export const ROUTES: readonly Route[] = [
   ...POLICY_ROUTES,
   ...CLIENT_ROUTES,
   ...SESSIONS_ROUTES,
+  ...PKI_ROUTES,
 ];

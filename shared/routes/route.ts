@@ -20,7 +20,8 @@ export type OperationGroup =
   | 'posture-checks'
   | 'policies'
   | 'client'
-  | 'sessions';
+  | 'sessions'
+  | 'pki';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

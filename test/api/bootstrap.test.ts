@@ -15,7 +15,13 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 async function withPersistentStore<T>(run: (deps: ReturnType<typeof createDeps>) => Promise<T>): Promise<T> {
   const dynamo = await startDynamoDbLocal({ dataDir });
-  const deps = createDeps({ ...loadConfig({}), tableName: 'controller', dynamoDbEndpoint: dynamo.endpoint });
+  const deps = createDeps({
+    ...loadConfig({}),
+    tableName: 'controller',
+    dynamoDbEndpoint: dynamo.endpoint,
+    // The PKI keys live in the data directory as `npm start` keeps them, so the restart finds the CA's keys.
+    pkiKeys: { kind: 'files', directory: join(dataDir, 'pki') },
+  });
   try {
     await ensureTable(deps.store.db, 'controller');
     return await run(deps);
@@ -44,6 +50,7 @@ describe('bootstrap', () => {
     const types = second.items.filter((item) => String(item.PK).startsWith('identity-types#')).map((item) => item.id);
     expect(types.sort()).toEqual(['Default', 'Router']);
     expect(second.items.filter((item) => item.PK === 'auth-policies#default' && item.SK === 'META')).toHaveLength(1);
+    expect(second.items.filter((item) => item.PK === 'SYSTEM#network-ca')).toHaveLength(1);
     expect(second.items.filter((item) => String(item.PK).startsWith('identities#') && item.SK === 'META')).toHaveLength(
       1,
     );

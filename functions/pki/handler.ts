@@ -1,0 +1,12 @@
+import { createGroupHandler } from '#shared/http/create-group-handler.ts';
+import type { OperationMap } from '#shared/http/operation.ts';
+import { enrollmentChallenge, getEnrollmentJwks, listNetworkJWTs, listWellKnownCas } from './public-pki.ts';
+
+export const operations: OperationMap = {
+  listWellKnownCas,
+  getEnrollmentJwks,
+  enrollmentChallenge,
+  listNetworkJWTs,
+};
+
+export const handler = createGroupHandler('pki', operations);

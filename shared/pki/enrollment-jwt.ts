@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import { base64url, calculateJwkThumbprint, type JWK } from 'jose';
+import type { Signer } from './signer.ts';
+
+/** The JWS algorithm of every key here: ECDSA P-256 with SHA-256. */
+export const JWT_ALGORITHM = 'ES256';
+
+/** The enrollment methods a JWT names in `em` (identities, routers, CA auto-enrollment, the network's own). */
+export type EnrollmentJwtMethod = 'ott' | 'ottca' | 'updb' | 'erott' | 'trott' | 'ca' | 'network';
+
+const publicJwks = new WeakMap<Signer, Promise<JWK & { kid: string }>>();
+
+/** The signer's public key as a JWK with its `kid` (the RFC 7638 thumbprint, so it names the key wherever it lives). */
+export function publicJwk(signer: Signer): Promise<JWK & { kid: string }> {
+  let jwk = publicJwks.get(signer);
+  if (!jwk) {
+    jwk = signer.publicKey().then(async (key) => {
+      const { kty, crv, x, y } = key.export({ format: 'jwk' });
+      const bare = { kty: kty!, crv: crv!, x: x!, y: y! };
+      return { ...bare, kid: await calculateJwkThumbprint(bare), alg: JWT_ALGORITHM, use: 'sig' };
+    });
+    jwk.catch(() => publicJwks.delete(signer));
+    publicJwks.set(signer, jwk);
+  }
+  return jwk;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * A compact JWS over `claims`, signed through the Signer: jose cannot sign with a key it does not hold, so the signing
+ * input is built here and the Signer (one KMS `Sign`) signs it. Verify with jose against the JWKS.
+ */
+export async function signJwt(signer: Signer, claims: Readonly<Record<string, unknown>>): Promise<string> {
+  const { kid } = await publicJwk(signer);
+  const header = base64url.encode(JSON.stringify({ alg: JWT_ALGORITHM, kid, typ: 'JWT' }));
+  const input = `${header}.${base64url.encode(JSON.stringify(claims))}`;
+  const signature = await signer.sign(encoder.encode(input));
+  return `${input}.${base64url.encode(signature)}`;
+}
+
+/** `iss` of enrollment JWTs: the controller's public origin, no trailing slash (§f.1). */
+export function issuerOf(baseUrl: string): string {
+  return new URL(baseUrl).origin;
+}
+
+export interface EnrollmentJwtInput {
+  readonly method: EnrollmentJwtMethod;
+  /** The identity or router that enrolls. */
+  readonly subject: string;
+  /** The enrollment token. */
+  readonly token: string;
+  readonly expiresAt: string;
+  readonly baseUrl: string;
+}
+
+/** The claims of an identity or router enrollment JWT, as the reference writes them (`ctrls` left out: no ctrl channel). */
+export function enrollmentClaims(input: EnrollmentJwtInput) {
+  return {
+    em: input.method,
+    sub: input.subject,
+    jti: input.token,
+    iss: issuerOf(input.baseUrl),
+    aud: [''],
+    exp: Math.floor(Date.parse(input.expiresAt) / 1000),
+  };
+}
+
+/** An enrollment's JWT, signed by the enrollment key: one `Sign`. */
+export function signEnrollmentJwt(signer: Signer, input: EnrollmentJwtInput): Promise<string> {
+  return signJwt(signer, enrollmentClaims(input));
+}
+
+/** The network JWT (`GET /network-jwts`): who the network is, no expiry, a random `jti`. */
+export function signNetworkJwt(signer: Signer, baseUrl: string): Promise<string> {
+  const issuer = `${issuerOf(baseUrl)}/`;
+  return signJwt(signer, { em: 'network', iss: issuer, sub: issuer, aud: ['openziti-enroller'], jti: randomUUID() });
+}
