@@ -1,4 +1,3 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '#shared/deps.ts';
 import type { Identity } from '#shared/entities/identity.ts';
 import { type Session, sessions } from '#shared/entities/session.ts';
@@ -9,6 +8,7 @@ import { listEntities, listEntitiesAmong } from '#shared/list/list-entities.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import { ConcurrentModificationError } from '#shared/store/entity-store.ts';
+import { queryAll } from '#shared/store/index-queries.ts';
 import { keys } from '#shared/store/keys.ts';
 import { sessionViews } from './session-view.ts';
 
@@ -16,23 +16,13 @@ const QUERY_CONCURRENCY = 16;
 
 /** Keys-only query of one GSI2 partition (paged through), the sort keys of its items. */
 async function partitionSortKeys(deps: Deps, partition: string, prefix: string): Promise<string[]> {
-  const found: string[] = [];
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const page = await deps.store.db.send(
-      new QueryCommand({
-        TableName: deps.store.tableName,
-        IndexName: 'GSI2',
-        KeyConditionExpression: 'GSI2PK = :partition AND begins_with(GSI2SK, :prefix)',
-        ExpressionAttributeValues: { ':partition': partition, ':prefix': prefix },
-        ProjectionExpression: 'GSI2SK',
-        ...(ExclusiveStartKey ? { ExclusiveStartKey } : {}),
-      }),
-    );
-    for (const item of page.Items ?? []) found.push(String(item.GSI2SK).slice(prefix.length));
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
-  return found;
+  const items = await queryAll(deps.store, {
+    IndexName: 'GSI2',
+    KeyConditionExpression: 'GSI2PK = :partition AND begins_with(GSI2SK, :prefix)',
+    ExpressionAttributeValues: { ':partition': partition, ':prefix': prefix },
+    ProjectionExpression: 'GSI2SK',
+  });
+  return items.map((item) => String(item.GSI2SK).slice(prefix.length));
 }
 
 /**

@@ -1,7 +1,8 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { Deps } from '../deps.ts';
 import { ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
+import { queryAll } from '../store/index-queries.ts';
 import { fitsKey } from '../store/keys.ts';
 import type { WriteOp } from '../store/write-op.ts';
 
@@ -86,22 +87,12 @@ export async function readPostureData(deps: Deps, apiSessionId: string): Promise
 
 /** The posture data of each of an identity's API sessions (one query; eventually consistent, for the admin view). */
 export async function identityPostureData(deps: Deps, identityId: string): Promise<StoredPostureData[]> {
-  const found: StoredPostureData[] = [];
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const page = await deps.store.db.send(
-      new QueryCommand({
-        TableName: deps.store.tableName,
-        IndexName: 'GSI2',
-        KeyConditionExpression: 'GSI2PK = :partition',
-        ExpressionAttributeValues: { ':partition': posturePartition(identityId) },
-        ...(ExclusiveStartKey ? { ExclusiveStartKey } : {}),
-      }),
-    );
-    found.push(...(page.Items ?? []).map(fromItem));
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
-  return found;
+  const items = await queryAll(deps.store, {
+    IndexName: 'GSI2',
+    KeyConditionExpression: 'GSI2PK = :partition',
+    ExpressionAttributeValues: { ':partition': posturePartition(identityId) },
+  });
+  return items.map(fromItem);
 }
 
 /** The write that stores `data` for the API session, conditioned on the version read. */

@@ -1,7 +1,7 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../deps.ts';
 import { type Session, sessions } from '../entities/session.ts';
 import { mapBounded } from '../map-bounded.ts';
+import { queryAll } from '../store/index-queries.ts';
 import { documentOf, keys } from '../store/keys.ts';
 
 /**
@@ -22,28 +22,18 @@ interface StoredSession {
 
 /** The sessions listed under an API session (GSI2, eventually consistent: a cleanup of a moment ago may show). */
 async function sessionsOfApiSession(deps: Deps, apiSessionId: string): Promise<StoredSession[]> {
-  const found: StoredSession[] = [];
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const page = await deps.store.db.send(
-      new QueryCommand({
-        TableName: deps.store.tableName,
-        IndexName: 'GSI2',
-        KeyConditionExpression: 'GSI2PK = :parent AND begins_with(GSI2SK, :prefix)',
-        ExpressionAttributeValues: {
-          ':parent': keys.parentIndex('api-sessions', apiSessionId),
-          ':prefix': `${sessions.collection}#`,
-        },
-        ...(ExclusiveStartKey ? { ExclusiveStartKey } : {}),
-      }),
-    );
-    for (const item of page.Items ?? []) {
-      const parsed = sessions.schema.safeParse(documentOf(item));
-      if (parsed.success) found.push({ doc: parsed.data, version: Number(item.version ?? 0) });
-    }
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
-  return found;
+  const items = await queryAll(deps.store, {
+    IndexName: 'GSI2',
+    KeyConditionExpression: 'GSI2PK = :parent AND begins_with(GSI2SK, :prefix)',
+    ExpressionAttributeValues: {
+      ':parent': keys.parentIndex('api-sessions', apiSessionId),
+      ':prefix': `${sessions.collection}#`,
+    },
+  });
+  return items.flatMap((item) => {
+    const parsed = sessions.schema.safeParse(documentOf(item));
+    return parsed.success ? [{ doc: parsed.data, version: Number(item.version ?? 0) }] : [];
+  });
 }
 
 /** Removes sessions, a transaction per chunk, and one by one where another request removed some of a chunk first. */

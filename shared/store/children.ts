@@ -1,5 +1,5 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../deps.ts';
+import { queryAll } from './index-queries.ts';
 import { documentOf, keys } from './keys.ts';
 
 /** A child item found under a parent in GSI2, grouped by the child's collection. */
@@ -18,27 +18,13 @@ export async function listChildren(
   id: string,
   childCollection?: string,
 ): Promise<Child[]> {
-  const children: Child[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await deps.store.db.send(
-      new QueryCommand({
-        TableName: deps.store.tableName,
-        IndexName: 'GSI2',
-        KeyConditionExpression: childCollection
-          ? 'GSI2PK = :parent AND begins_with(GSI2SK, :prefix)'
-          : 'GSI2PK = :parent',
-        ExpressionAttributeValues: {
-          ':parent': keys.parentIndex(collection, id),
-          ...(childCollection ? { ':prefix': `${childCollection}#` } : {}),
-        },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) {
-      children.push({ collection: String(item.GSI2SK).split('#')[0]!, doc: documentOf(item) });
-    }
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return children;
+  const items = await queryAll(deps.store, {
+    IndexName: 'GSI2',
+    KeyConditionExpression: childCollection ? 'GSI2PK = :parent AND begins_with(GSI2SK, :prefix)' : 'GSI2PK = :parent',
+    ExpressionAttributeValues: {
+      ':parent': keys.parentIndex(collection, id),
+      ...(childCollection ? { ':prefix': `${childCollection}#` } : {}),
+    },
+  });
+  return items.map((item) => ({ collection: String(item.GSI2SK).split('#')[0]!, doc: documentOf(item) }));
 }

@@ -1,4 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { paginateQuery, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { OnTargetDelete } from '../entities/entity-definition.ts';
 import type { Store } from './entity-store.ts';
 import { packedFilterRecords } from './filter-packs.ts';
@@ -75,22 +75,8 @@ export function orderedIds(
 /** The ids of a type's entities holding a role attribute, in id order (keys only). */
 export async function idsWithRole(store: Store, collection: string, attribute: string): Promise<string[]> {
   if (!fitsKey(attribute)) return [];
-  const ids: string[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await store.db.send(
-      new QueryCommand({
-        TableName: store.tableName,
-        KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': keys.roleMember(collection, attribute, '').PK },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) ids.push(String(item.SK));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return ids;
+  const items = await partitionItems(store, keys.roleMember(collection, attribute, '').PK);
+  return items.map((item) => String(item.SK));
 }
 
 /**
@@ -199,32 +185,33 @@ export async function filterRecords(
   return records.length >= total && records.every((record) => typeof record.id === 'string') ? records : undefined;
 }
 
+/** Every item a query of the table (or an index) matches, all pages, through the SDK's paginator. */
+export async function queryAll(
+  store: Store,
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  for await (const page of paginateQuery({ client: store.db }, { TableName: store.tableName, ...input })) {
+    items.push(...(page.Items ?? []));
+  }
+  return items;
+}
+
 /** Every item of a partition (optionally only sort keys beginning with `prefix`), all pages, strongly consistent. */
-export async function partitionItems(
+export function partitionItems(
   store: Store,
   partition: string,
   options: { readonly prefix?: string; readonly projection?: string } = {},
 ): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await store.db.send(
-      new QueryCommand({
-        TableName: store.tableName,
-        KeyConditionExpression: options.prefix === undefined ? 'PK = :pk' : 'PK = :pk AND begins_with(SK, :prefix)',
-        ExpressionAttributeValues: {
-          ':pk': partition,
-          ...(options.prefix === undefined ? {} : { ':prefix': options.prefix }),
-        },
-        ...(options.projection ? { ProjectionExpression: options.projection } : {}),
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
+  return queryAll(store, {
+    KeyConditionExpression: options.prefix === undefined ? 'PK = :pk' : 'PK = :pk AND begins_with(SK, :prefix)',
+    ExpressionAttributeValues: {
+      ':pk': partition,
+      ...(options.prefix === undefined ? {} : { ':prefix': options.prefix }),
+    },
+    ...(options.projection ? { ProjectionExpression: options.projection } : {}),
+    ConsistentRead: true,
+  });
 }
 
 /** Every id of a type, in id order, from its id partition (keys only). */
