@@ -1,8 +1,9 @@
 import * as z from 'zod';
-import type { WriteContext } from '#shared/crud/entity-api.ts';
+import { sentFields } from '#shared/crud/crud-operations.ts';
+import type { EntityApi } from '#shared/crud/entity-api.ts';
 import type { Deps } from '#shared/deps.ts';
-import type { BaseDocument, EntityDefinition } from '#shared/entities/entity-definition.ts';
-import { rolesField, semanticField } from '#shared/policy/roles.ts';
+import type { BaseDocument, EntityDefinition, Tags } from '#shared/entities/entity-definition.ts';
+import { type PolicySemantic, rolesField, semanticField } from '#shared/policy/roles.ts';
 import { nameField, tagsField } from '#shared/schemas/common-fields.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
 import { type RoleNames, roleNames, rolesDisplay } from '#shared/views/roles-display.ts';
@@ -17,9 +18,51 @@ export function policySchemas<S extends z.ZodRawShape>(own: S) {
   return { create: full, replace: full, patch: full.partial() };
 }
 
-/** The base fields of a new policy document. */
-export function newPolicyBase(context: WriteContext & { readonly id: string }) {
-  return { id: context.id, createdAt: context.now, updatedAt: context.now };
+/** The fields of a policy kind's body: the common ones plus its role fields (and, for service policies, `type`). */
+type PolicyInput = { name: string; semantic: PolicySemantic; tags?: Tags | null | undefined } & Record<string, unknown>;
+
+/**
+ * A policy kind's EntityApi: every kind is served alike (PUT semantics for absent role fields, a patch as a replace of
+ * what was not sent, display arrays); `own` maps the kind's fields beyond the common ones from a body, and
+ * `createdWith` adds what only a create sets.
+ */
+export function policyApi<D extends BaseDocument, I extends PolicyInput>(options: {
+  readonly def: EntityDefinition<D>;
+  readonly schemas: { create: z.ZodType<I>; replace: z.ZodType<I>; patch: z.ZodType<Partial<I>> };
+  readonly roleFields: readonly (keyof I & string)[];
+  readonly own?: (input: I) => Partial<D>;
+  readonly createdWith?: Partial<D>;
+  readonly guard?: EntityApi<D, I, I, Partial<I>>['guard'];
+}): EntityApi<D, I, I, Partial<I>> {
+  const { def, schemas, roleFields, own = () => ({}), createdWith = {} } = options;
+  const fieldsFrom = (input: I) =>
+    ({
+      name: input.name,
+      semantic: input.semantic,
+      tags: input.tags ?? {},
+      ...own(input),
+      ...rolesFrom(roleFields, input as Partial<Record<string, readonly string[] | null>>),
+    }) as unknown as Partial<D>;
+  return {
+    def,
+    createSchema: schemas.create,
+    replaceSchema: schemas.replace,
+    patchSchema: schemas.patch,
+    create: (input, context) => ({
+      doc: {
+        id: context.id,
+        createdAt: context.now,
+        updatedAt: context.now,
+        ...fieldsFrom(input),
+        ...createdWith,
+      } as D,
+    }),
+    replace: (before, input) => ({ ...before, ...fieldsFrom(input) }),
+    patch: (before, input, sent) => ({ ...before, ...fieldsFrom({ ...before, ...sentFields(input, sent) } as I) }),
+    ...(options.guard ? { guard: options.guard } : {}),
+    view: async (deps, doc) => (await policyViews(deps, def, [doc]))[0],
+    viewPage: (deps, docs) => policyViews(deps, def, docs),
+  };
 }
 
 /** A policy document with each role field read from the body (absent or null: no roles, as PUT semantics ask). */
