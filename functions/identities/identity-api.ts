@@ -9,6 +9,7 @@ import { type Identity, identities, newIdentity } from '#shared/entities/identit
 import { ApiError, invalidField } from '#shared/http/api-error.ts';
 import { newId, newToken } from '#shared/ids.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
+import { withEnrollmentJwt } from '#shared/pki/enrollment-jwt.ts';
 import {
   costField,
   idField,
@@ -115,11 +116,11 @@ function fieldsFrom(
 }
 
 /** The outstanding enrollments asked for on create: `ott`, `ottca` (a CA id) and/or `updb` (a username). */
-function enrollmentsFor(
+async function enrollmentsFor(
   identityId: string,
   input: IdentityCreate,
   context: WriteContext,
-): { docs: Enrollment[]; ops: WriteOp[] } {
+): Promise<{ docs: Enrollment[]; ops: WriteOp[] }> {
   const requested = input.enrollment;
   if (!requested) return { docs: [], ops: [] };
   const expiresAt = new Date(Date.parse(context.now) + DEFAULT_ENROLLMENT_MINUTES * 60_000).toISOString();
@@ -135,12 +136,12 @@ function enrollmentsFor(
     caId: null,
     username: null,
   });
-  const docs: Enrollment[] = [];
+  const unsigned: Enrollment[] = [];
   const ops: WriteOp[] = [];
-  if (requested.ott) docs.push(base('ott'));
-  if (requested.ottca) docs.push({ ...base('ottca'), caId: requested.ottca });
+  if (requested.ott) unsigned.push(base('ott'));
+  if (requested.ottca) unsigned.push({ ...base('ottca'), caId: requested.ottca });
   if (requested.updb) {
-    docs.push({ ...base('updb'), username: requested.updb });
+    unsigned.push({ ...base('updb'), username: requested.updb });
     // The username must still be free when the identity enrolls; refuse it now if an authenticator holds it.
     ops.push({
       item: {
@@ -158,6 +159,9 @@ function enrollmentsFor(
         ),
     });
   }
+  const docs = await Promise.all(
+    unsigned.map((doc) => withEnrollmentJwt(context.deps.signers.enrollment, context.request.baseUrl, doc)),
+  );
   for (const doc of docs) {
     // The enrollment's CA check speaks of its own field; the caller sent it as `enrollment.ottca`.
     const enrollmentOps = context.deps.store.createOps(enrollments, doc, ['identityId']).map((op) => ({
@@ -217,9 +221,9 @@ export const identityApi: EntityApi<Identity, IdentityCreate, IdentityReplace, I
   replaceSchema,
   patchSchema,
   roleFilter: true,
-  create: (input, context) => {
+  create: async (input, context) => {
     const doc = newIdentity({ id: context.id, createdAt: context.now, ...fieldsFrom(input) });
-    return { doc, ops: enrollmentsFor(doc.id, input, context).ops };
+    return { doc, ops: (await enrollmentsFor(doc.id, input, context)).ops };
   },
   replace: (before, input) => keepDefaultAdmin(before, { ...before, ...fieldsFrom(input) }),
   patch: (before, input, sent) => keepDefaultAdmin(before, applyPatch(before, input, sent)),

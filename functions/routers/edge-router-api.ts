@@ -74,13 +74,13 @@ export const edgeRouterApi: EntityApi<EdgeRouter, EdgeRouterInput, never, never>
   def: edgeRouters,
   createSchema,
   roleFilter: true,
-  create: (input, context) => {
+  create: async (input, context) => {
     const doc: EdgeRouter = {
       id: context.id,
       createdAt: context.now,
       updatedAt: context.now,
       ...edgeFields(input),
-      ...newRouterEnrollment(context.now),
+      ...(await newRouterEnrollment(context, 'erott')),
     };
     return {
       doc,

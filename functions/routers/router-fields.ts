@@ -1,9 +1,11 @@
 import * as z from 'zod';
 import { sentFields } from '#shared/crud/crud-operations.ts';
+import type { WriteContext } from '#shared/crud/entity-api.ts';
 import type { Deps } from '#shared/deps.ts';
 import { DEFAULT_ENROLLMENT_MINUTES } from '#shared/entities/enrollment.ts';
 import { invalidField } from '#shared/http/api-error.ts';
 import { newToken } from '#shared/ids.ts';
+import { signEnrollmentJwt } from '#shared/pki/enrollment-jwt.ts';
 import { costField, nameField, tagsField } from '#shared/schemas/common-fields.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
@@ -42,12 +44,26 @@ export function patchedInput<I extends RouterInput>(
   return { ...current, ...rest, name: name ?? current.name };
 }
 
-/** A new router's one-time enrollment: a token good for the enrollment duration, not yet used. */
-export function newRouterEnrollment(now: string) {
+/**
+ * A new router's one-time enrollment: a token good for the enrollment duration, not yet used, and its JWT (`erott`
+ * for edge routers, `trott` for transit routers), signed once here by the enrollment key.
+ */
+export async function newRouterEnrollment(context: WriteContext & { readonly id: string }, method: 'erott' | 'trott') {
+  const { now } = context;
+  const enrollmentToken = newToken();
+  const enrollmentExpiresAt = new Date(Date.parse(now) + DEFAULT_ENROLLMENT_MINUTES * 60_000).toISOString();
+  const enrollmentJwt = await signEnrollmentJwt(context.deps.signers.enrollment, {
+    method,
+    subject: context.id,
+    token: enrollmentToken,
+    expiresAt: enrollmentExpiresAt,
+    baseUrl: context.request.baseUrl,
+  });
   return {
-    enrollmentToken: newToken(),
+    enrollmentToken,
     enrollmentCreatedAt: now,
-    enrollmentExpiresAt: new Date(Date.parse(now) + DEFAULT_ENROLLMENT_MINUTES * 60_000).toISOString(),
+    enrollmentExpiresAt,
+    enrollmentJwt,
     isVerified: false,
     fingerprint: null,
   };

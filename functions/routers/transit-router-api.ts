@@ -25,13 +25,13 @@ export const transitRouterApi: EntityApi<TransitRouter, RouterInput, RouterInput
   createSchema: routerCreateSchema,
   replaceSchema: routerCreateSchema,
   patchSchema: routerPatchSchema,
-  create: (input, context) => ({
+  create: async (input, context) => ({
     doc: {
       id: context.id,
       createdAt: context.now,
       updatedAt: context.now,
       ...routerFields(input),
-      ...newRouterEnrollment(context.now),
+      ...(await newRouterEnrollment(context, 'trott')),
     },
     ops: [nameFreeAmong(context.deps, edgeRouters.collection, input.name)],
   }),

@@ -16,6 +16,8 @@ export const enrollmentSchema = z.object({
   expiresAt: z.string(),
   caId: z.string().nullable(),
   username: z.string().nullable(),
+  /** The enrollment JWT, signed once when the enrollment is made (views never sign); absent on enrollments made before. */
+  jwt: z.string().optional(),
 });
 export type Enrollment = z.infer<typeof enrollmentSchema>;
 

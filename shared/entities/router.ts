@@ -11,6 +11,8 @@ export const routerEnrollmentShape = {
   enrollmentToken: z.string().nullable(),
   enrollmentCreatedAt: z.string().nullable(),
   enrollmentExpiresAt: z.string().nullable(),
+  /** The enrollment JWT, signed once with the enrollment (views never sign); absent on routers made before. */
+  enrollmentJwt: z.string().nullable().optional(),
   isVerified: z.boolean(),
   /** The SHA-1 fingerprint of the enrolled certificate; null until the router enrolls. */
   fingerprint: z.string().nullable(),

@@ -76,3 +76,17 @@ export function signNetworkJwt(signer: Signer, baseUrl: string): Promise<string>
   const issuer = `${issuerOf(baseUrl)}/`;
   return signJwt(signer, { em: 'network', iss: issuer, sub: issuer, aud: ['openziti-enroller'], jti: randomUUID() });
 }
+
+/** An identity enrollment with its JWT, signed once when the enrollment is made and stored with it. */
+export async function withEnrollmentJwt<
+  E extends { identityId: string; method: 'ott' | 'ottca' | 'updb'; token: string; expiresAt: string },
+>(signer: Signer, baseUrl: string, enrollment: E): Promise<E & { jwt: string }> {
+  const jwt = await signEnrollmentJwt(signer, {
+    method: enrollment.method,
+    subject: enrollment.identityId,
+    token: enrollment.token,
+    expiresAt: enrollment.expiresAt,
+    baseUrl,
+  });
+  return { ...enrollment, jwt };
+}

@@ -32,6 +32,7 @@ export async function identityView(
       enrollment[doc.method] = {
         id: doc.id,
         token: doc.token,
+        ...(typeof doc.jwt === 'string' ? { jwt: doc.jwt } : {}),
         expiresAt: doc.expiresAt,
         ...(doc.method === 'ottca' && typeof doc.caId === 'string'
           ? { caId: doc.caId, ca: entityRef('cas', doc.caId, doc.caId) }

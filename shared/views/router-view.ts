@@ -12,13 +12,13 @@ const UNREPORTED = {
   unverifiedFingerprint: null,
 } as const;
 
-/** The enrollment a router has outstanding; the JWT comes with the controller's enrollment signer. */
+/** The enrollment a router has outstanding, with the JWT signed when it was made. */
 function enrollmentOf(router: TransitRouter | EdgeRouter) {
   return {
     enrollmentToken: router.enrollmentToken,
     enrollmentCreatedAt: router.enrollmentCreatedAt,
     enrollmentExpiresAt: router.enrollmentExpiresAt,
-    enrollmentJwt: null,
+    enrollmentJwt: router.enrollmentJwt ?? null,
   };
 }
 

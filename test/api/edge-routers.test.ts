@@ -43,7 +43,8 @@ describe('edge routers', () => {
       isOnline: false,
       isVerified: false,
       fingerprint: null,
-      enrollmentJwt: null,
+      // Signed when the router was made; its claims are checked in enrollment-jwt.test.ts.
+      enrollmentJwt: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
       supportedProtocols: {},
       _links: { self: { href: `./edge-routers/${created.body.data.id}` } },
     });

@@ -1,0 +1,122 @@
+import { createLocalJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Signer } from '#shared/pki/signer.ts';
+import { expectMatchesSpec } from '../contract/openziti-spec.ts';
+import { startTestController, type TestController } from '../support/test-controller.ts';
+
+let controller: TestController;
+let admin: string;
+let signs = 0;
+const C = '/edge/client/v1';
+const M = '/edge/management/v1';
+
+beforeAll(async () => {
+  controller = await startTestController();
+  admin = await controller.login();
+  // Count the enrollment key's signatures (a KMS `Sign` each in AWS).
+  const signer = controller.deps.signers.enrollment as { sign: Signer['sign'] };
+  const sign = signer.sign.bind(signer);
+  signer.sign = (data) => {
+    signs++;
+    return sign(data);
+  };
+});
+afterAll(async () => {
+  await controller.close();
+});
+
+/** Verifies a JWT against the controller's JWKS as an enrolling client would, and answers its claims. */
+async function verified(jwt: string): Promise<JWTPayload> {
+  const jwks = await controller.call('GET', `${C}/enroll/jwks`);
+  const { payload } = await jwtVerify(jwt, createLocalJWKSet(jwks.body), { issuer: controller.origin });
+  expect(decodeProtectedHeader(jwt)).toEqual({ alg: 'ES256', typ: 'JWT', kid: jwks.body.keys[0].kid });
+  return payload;
+}
+
+async function create(path: string, body: unknown): Promise<string> {
+  const response = await controller.call('POST', `${M}${path}`, { token: admin, body });
+  expect(response.status, response.text).toBe(201);
+  return response.body.data.id;
+}
+
+describe('identity enrollment JWTs', () => {
+  it('shows a JWT with each outstanding enrollment, signed once when it was made, verifiable with the JWKS', async () => {
+    const before = signs;
+    const id = await create('/identities', {
+      name: 'jwt-device',
+      type: 'Device',
+      isAdmin: false,
+      enrollment: { ott: true, updb: 'jwt-device-user' },
+    });
+    const afterCreate = signs;
+
+    const first = await controller.call('GET', `${M}/identities/${id}`, { token: admin });
+    const second = await controller.call('GET', `${M}/identities/${id}`, { token: admin });
+    const enrollments = await controller.call('GET', `${M}/identities/${id}/enrollments`, { token: admin });
+
+    expect(afterCreate - before).toBe(2);
+    expect(signs).toBe(afterCreate);
+    expectMatchesSpec('management', 'GET', '/identities/{id}', 200, first.body);
+    const { ott, updb } = first.body.data.enrollment;
+    expect(second.body.data.enrollment.ott.jwt).toBe(ott.jwt);
+    for (const [method, enrollment] of [
+      ['ott', ott],
+      ['updb', updb],
+    ] as const) {
+      const claims = await verified(enrollment.jwt);
+      expect(claims).toEqual({
+        em: method,
+        sub: id,
+        jti: enrollment.token,
+        iss: controller.origin,
+        aud: [''],
+        exp: Math.floor(Date.parse(enrollment.expiresAt) / 1000),
+      });
+    }
+    expect(enrollments.body.data.map((e: { jwt: string }) => e.jwt).sort()).toEqual([ott.jwt, updb.jwt].sort());
+  });
+
+  it('shows no enrollment and signs nothing for an identity created without one', async () => {
+    const before = signs;
+    const id = await create('/identities', { name: 'jwt-none', type: 'Device', isAdmin: false });
+
+    const response = await controller.call('GET', `${M}/identities/${id}`, { token: admin });
+
+    expect(response.body.data.enrollment).toEqual({});
+    expect(signs).toBe(before);
+  });
+});
+
+describe('router enrollment JWTs', () => {
+  it('gives an edge router an erott JWT for its enrollment token, signed once', async () => {
+    const before = signs;
+    const id = await create('/edge-routers', { name: 'jwt-edge-router' });
+
+    const response = await controller.call('GET', `${M}/edge-routers/${id}`, { token: admin });
+
+    expect(signs - before).toBe(1);
+    const router = response.body.data;
+    expect(await verified(router.enrollmentJwt)).toEqual({
+      em: 'erott',
+      sub: id,
+      jti: router.enrollmentToken,
+      iss: controller.origin,
+      aud: [''],
+      exp: Math.floor(Date.parse(router.enrollmentExpiresAt) / 1000),
+    });
+  });
+
+  it('gives a transit router a trott JWT, shown under both of its paths', async () => {
+    const id = await create('/transit-routers', { name: 'jwt-transit-router' });
+
+    const transit = await controller.call('GET', `${M}/transit-routers/${id}`, { token: admin });
+    const router = await controller.call('GET', `${M}/routers/${id}`, { token: admin });
+
+    expect(router.body.data.enrollmentJwt).toBe(transit.body.data.enrollmentJwt);
+    expect(await verified(transit.body.data.enrollmentJwt)).toMatchObject({
+      em: 'trott',
+      sub: id,
+      jti: transit.body.data.enrollmentToken,
+    });
+  });
+});
