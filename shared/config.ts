@@ -1,13 +1,35 @@
 /**
  * Where the network's three PKI keys live: KMS in AWS (key ids from the stack), key files under a directory for
  * `npm start`, process memory for tests, and nowhere in a function the stack gives no key (signing there fails loudly
- * instead of minting a throwaway key).
+ * instead of minting a throwaway key). In AWS each function is given the ids of only the keys it signs with.
  */
 export type PkiKeyConfig =
-  | { readonly kind: 'kms'; readonly rootCa: string; readonly signingCa: string; readonly enrollment: string }
+  | {
+      readonly kind: 'kms';
+      readonly rootCa: string | undefined;
+      readonly signingCa: string | undefined;
+      readonly enrollment: string | undefined;
+    }
   | { readonly kind: 'files'; readonly directory: string }
   | { readonly kind: 'memory' }
   | { readonly kind: 'none' };
+
+export interface LoginRateLimitConfig {
+  readonly perIp: number;
+  readonly perUsername: number;
+  readonly windowSeconds: number;
+}
+
+export interface JwksConfig {
+  readonly timeoutMs: number;
+  readonly maxBytes: number;
+  /** How long a fetched key set is used before it is fetched again. */
+  readonly cacheSeconds: number;
+  /** The least time between two fetches of one endpoint (an unknown `kid` may not make the controller hammer it). */
+  readonly refetchCooldownSeconds: number;
+  /** Extra CA certificates (PEM) trusted for JWKS endpoints: a private identity provider, or a test's own server. */
+  readonly trustedCaPem: string | undefined;
+}
 
 /** Runtime settings, read once per cold start from the environment; every value has a default that works locally. */
 export interface ControllerConfig {
@@ -20,6 +42,10 @@ export interface ControllerConfig {
   /** The controller's public origin (`https://host:port`), when a proxy or custom domain hides it from requests. */
   readonly publicBaseUrl: string | undefined;
   readonly pkiKeys: PkiKeyConfig;
+  /** Login and enrollment attempts per fixed window, per source address and per username (0 = unlimited). */
+  readonly loginRateLimit: LoginRateLimitConfig;
+  /** External JWT signers' JWKS fetches. */
+  readonly jwks: JwksConfig;
   readonly version: string;
   readonly revision: string;
   readonly buildDate: string;
@@ -34,12 +60,10 @@ function positiveInteger(name: string, value: string | undefined, fallback: numb
 }
 
 function pkiKeysOf(env: NodeJS.ProcessEnv): PkiKeyConfig {
-  const ids = [env.ROOT_CA_KEY_ID, env.SIGNING_CA_KEY_ID, env.ENROLLMENT_KEY_ID];
-  const [rootCa, signingCa, enrollment] = ids;
-  if (rootCa && signingCa && enrollment) return { kind: 'kms', rootCa, signingCa, enrollment };
-  if (ids.some(Boolean)) {
-    throw new Error('ROOT_CA_KEY_ID, SIGNING_CA_KEY_ID and ENROLLMENT_KEY_ID must be set together');
-  }
+  const rootCa = env.ROOT_CA_KEY_ID || undefined;
+  const signingCa = env.SIGNING_CA_KEY_ID || undefined;
+  const enrollment = env.ENROLLMENT_KEY_ID || undefined;
+  if (rootCa || signingCa || enrollment) return { kind: 'kms', rootCa, signingCa, enrollment };
   if (env.PKI_KEY_DIR) return { kind: 'files', directory: env.PKI_KEY_DIR };
   return env.AWS_LAMBDA_FUNCTION_NAME ? { kind: 'none' } : { kind: 'memory' };
 }
@@ -52,6 +76,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     apiSessionTimeoutMinutes: positiveInteger('API_SESSION_TIMEOUT_MINUTES', env.API_SESSION_TIMEOUT_MINUTES, 30, 1),
     publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
     pkiKeys: pkiKeysOf(env),
+    loginRateLimit: {
+      perIp: positiveInteger('LOGIN_RATE_LIMIT_PER_IP', env.LOGIN_RATE_LIMIT_PER_IP, 600, 0),
+      perUsername: positiveInteger('LOGIN_RATE_LIMIT_PER_USERNAME', env.LOGIN_RATE_LIMIT_PER_USERNAME, 60, 0),
+      windowSeconds: positiveInteger('LOGIN_RATE_LIMIT_WINDOW_SECONDS', env.LOGIN_RATE_LIMIT_WINDOW_SECONDS, 60, 1),
+    },
+    jwks: {
+      timeoutMs: positiveInteger('JWKS_TIMEOUT_MS', env.JWKS_TIMEOUT_MS, 3000, 1),
+      maxBytes: positiveInteger('JWKS_MAX_BYTES', env.JWKS_MAX_BYTES, 64 * 1024, 1024),
+      cacheSeconds: positiveInteger('JWKS_CACHE_SECONDS', env.JWKS_CACHE_SECONDS, 300, 0),
+      refetchCooldownSeconds: positiveInteger(
+        'JWKS_REFETCH_COOLDOWN_SECONDS',
+        env.JWKS_REFETCH_COOLDOWN_SECONDS,
+        30,
+        0,
+      ),
+      trustedCaPem: env.JWKS_TRUSTED_CA_PEM || undefined,
+    },
     version: env.CONTROLLER_VERSION || 'v0.1.0',
     revision: env.CONTROLLER_REVISION || 'unknown',
     buildDate: env.CONTROLLER_BUILD_DATE || '1970-01-01T00:00:00Z',

@@ -6,11 +6,23 @@ import { ApiError, invalidField } from '#shared/http/api-error.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { type Operation, queryValue } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
+import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
 import { keys, storedAttributes } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { currentApiSessionView } from '#shared/views/api-session-view.ts';
-import { AUTH_METHODS, type AuthenticateBody, type AuthMethod, authenticateBodySchema } from './authenticate-body.ts';
-import { authenticateWithCertificate, authenticateWithPassword, type LoginSubject } from './primary-authenticators.ts';
+import {
+  AUTH_METHODS,
+  type AuthenticateBody,
+  type AuthMethod,
+  authenticateBodySchema,
+  passwordCredentialsSchema,
+} from './authenticate-body.ts';
+import {
+  authenticateWithCertificate,
+  authenticateWithExternalJwt,
+  authenticateWithPassword,
+  type LoginSubject,
+} from './primary-authenticators.ts';
 
 function methodOf(value: string | undefined): AuthMethod {
   if (value === undefined || value === '') throw invalidField('method', 'method in query is required', null);
@@ -22,7 +34,10 @@ function methodOf(value: string | undefined): AuthMethod {
 
 /** Whether the identity's auth policy lets it use this primary method. */
 function policyAllows(policy: AuthPolicy, method: AuthMethod): boolean {
-  return method === 'password' ? policy.primary.updb.allowed : method === 'cert' ? policy.primary.cert.allowed : false;
+  if (method === 'password') return policy.primary.updb.allowed;
+  if (method === 'cert') return policy.primary.cert.allowed;
+  // ext-jwt: the signer was checked against the policy while the token was verified.
+  return policy.primary.extJwt.allowed;
 }
 
 /**
@@ -75,16 +90,19 @@ export const authenticate: Operation = async (request, deps) => {
   const method = methodOf(queryValue(request, 'method'));
   const body = parseWith(authenticateBodySchema, request.body);
 
+  // Malformed credentials are a 400 that costs nothing; the rest are counted before any hash or signature is paid for.
+  const username = method === 'password' ? parseWith(passwordCredentialsSchema, body).username : undefined;
+  await limitLoginAttempt(deps, request.sourceIp, username);
   let subject: LoginSubject;
   if (method === 'password') subject = await authenticateWithPassword(deps, body);
   else if (method === 'cert') subject = await authenticateWithCertificate(deps, request.clientCertPem);
-  else throw new ApiError('INVALID_AUTH', { message: 'No external JWT signer is configured to accept this token.' });
-  const { authenticator, identity, policy } = subject;
+  else subject = await authenticateWithExternalJwt(deps, request.headers, request.logger);
+  const { authenticatorId, identity, policy } = subject;
   if (!policyAllows(policy, method)) throw new ApiError('INVALID_AUTH');
 
   const { token, session, ops } = createApiSessionOps(deps, {
     identityId: identity.id,
-    authenticatorId: authenticator.id,
+    authenticatorId,
     ipAddress: request.sourceIp,
     configTypes: body.configTypes ?? [],
     isMfaRequired: policy.secondary.requireTotp,

@@ -2,12 +2,13 @@ import { deleteApiSession } from '#shared/auth/api-session-store.ts';
 import { crudOperations } from '#shared/crud/crud-operations.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { empty, ok } from '#shared/http/envelope.ts';
-import { callerOf, type Operation, type OperationMap } from '#shared/http/operation.ts';
+import { callerOf, documented, type Operation, type OperationMap } from '#shared/http/operation.ts';
 import { currentApiSessionView } from '#shared/views/api-session-view.ts';
 import { deleteAPISessions, detailAPISessions, listAPISessions } from './api-sessions.ts';
 import { authPolicyApi } from './auth-policy-api.ts';
 import { authenticate } from './authenticate.ts';
 import { authenticatorApi } from './authenticator-api.ts';
+import { listClientExternalJwtSigners } from './client-external-jwt-signers.ts';
 import {
   detailCurrentIdentityAuthenticator,
   listCurrentIdentityAuthenticators,
@@ -54,6 +55,12 @@ export const operations: OperationMap = {
     delete: 'deleteAuthPolicy',
   }),
   ...externalJwtSignerOperations,
+  // One operation id on both APIs: the admin's full list on management, the anonymous client view on client.
+  listExternalJwtSigners: documented(async (request, deps) => {
+    const operation =
+      request.api === 'client' ? listClientExternalJwtSigners : externalJwtSignerOperations.listExternalJwtSigners!;
+    return operation(request, deps);
+  }, listClientExternalJwtSigners.docs ?? {}),
   listCurrentIdentityAuthenticators,
   detailCurrentIdentityAuthenticator,
   updateCurrentIdentityAuthenticator,

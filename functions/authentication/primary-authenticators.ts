@@ -2,16 +2,22 @@ import { X509Certificate } from 'node:crypto';
 import { verifyAgainstNothing, verifyPassword } from '#shared/auth/password-hash.ts';
 import type { Deps } from '#shared/deps.ts';
 import { type AuthPolicy, authPolicies } from '#shared/entities/auth-policy.ts';
-import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
+import { authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities, isDisabledAt } from '#shared/entities/identity.ts';
+import { bearerTokenOf, ExternalJwtRefused, verifyExternalJwt } from '#shared/ext-jwt/verify-external-jwt.ts';
 import { ApiError } from '#shared/http/api-error.ts';
 import { parseWith } from '#shared/http/validate.ts';
+import type { Logger } from '#shared/log/logger.ts';
+import { fitsKey } from '#shared/store/keys.ts';
 import { type AuthenticateBody, passwordCredentialsSchema } from './authenticate-body.ts';
 import { clearFailedPasswords, NO_AUTHENTICATOR, recordFailedPassword } from './password-lockout.ts';
 
-/** Who a primary login proved to be: the authenticator used, its identity and that identity's auth policy. */
+/**
+ * Who a primary login proved to be: the authenticator used (the external JWT signer's id for ext-jwt), its identity
+ * and that identity's auth policy.
+ */
 export interface LoginSubject {
-  readonly authenticator: Authenticator;
+  readonly authenticatorId: string;
   readonly identity: Identity;
   readonly policy: AuthPolicy;
 }
@@ -57,7 +63,7 @@ export async function authenticateWithPassword(deps: Deps, body: AuthenticateBod
     throw invalidAuth();
   }
   if (authenticator.failedAttempts) await clearFailedPasswords(deps, authenticator.id);
-  return { authenticator, identity: identity!, policy: policy! };
+  return { authenticatorId: authenticator.id, identity: identity!, policy: policy! };
 }
 
 /**
@@ -79,5 +85,42 @@ export async function authenticateWithCertificate(
   const authenticatorId = await deps.store.findIdByUnique(authenticators, 'fingerprint', fingerprint);
   const { authenticator, identity, policy } = await subjectOf(deps, authenticatorId);
   if (!authenticator || refusesLogin(deps, identity, policy)) throw invalidAuth();
-  return { authenticator, identity: identity!, policy: policy! };
+  return { authenticatorId: authenticator.id, identity: identity!, policy: policy! };
+}
+
+/**
+ * A JWT from an external JWT signer (`Authorization: Bearer`): verified against its signer, then the claim the signer
+ * names (`sub` unless set) is the identity's `externalId` (when the signer says so) or its id. The identity's auth
+ * policy must allow ext-jwt with this signer (any signer when the policy lists none). Every refusal is 401
+ * `INVALID_AUTH`; why goes to the log, the token never does.
+ */
+export async function authenticateWithExternalJwt(
+  deps: Deps,
+  headers: Readonly<Record<string, string | undefined>>,
+  logger: Pick<Logger, 'info'>,
+): Promise<LoginSubject> {
+  try {
+    const token = bearerTokenOf(headers);
+    if (!token) throw new ExternalJwtRefused('no bearer token');
+    const { signer, payload } = await verifyExternalJwt(deps, token);
+    const claim = payload[signer.claimsProperty];
+    if (typeof claim !== 'string' || claim === '' || !fitsKey(claim)) {
+      throw new ExternalJwtRefused(`claim ${signer.claimsProperty} is not an identity reference`);
+    }
+    const identityId = signer.useExternalId ? await deps.store.findIdByUnique(identities, 'externalId', claim) : claim;
+    const identity = (await deps.store.get(identities, identityId ?? NOTHING))?.doc;
+    const policy = (await deps.store.get(authPolicies, identity?.authPolicyId ?? NOTHING))?.doc;
+    if (!identity || !policy || refusesLogin(deps, identity, policy)) {
+      throw new ExternalJwtRefused(`signer ${signer.id}: no enabled identity for the claim`);
+    }
+    const { allowed, allowedSigners } = policy.primary.extJwt;
+    if (!allowed || (allowedSigners.length > 0 && !allowedSigners.includes(signer.id))) {
+      throw new ExternalJwtRefused(`identity ${identity.id}: auth policy ${policy.id} refuses signer ${signer.id}`);
+    }
+    return { authenticatorId: signer.id, identity, policy };
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    logger.info('ext-jwt login refused', { reason: (error as Error).message });
+    throw invalidAuth();
+  }
 }

@@ -1,0 +1,122 @@
+import { request as httpsRequest } from 'node:https';
+import type { JSONWebKeySet } from 'jose';
+import type { JwksConfig } from '../config.ts';
+
+/** A failed or refused JWKS fetch; its message goes to the log, never to the caller. */
+export class JwksError extends Error {
+  override readonly name = 'JwksError';
+}
+
+/** Fetches one JWKS document over HTTPS: bounded in time and size, JSON with a `keys` array or refused. */
+export function fetchJwks(endpoint: string, config: JwksConfig): Promise<JSONWebKeySet> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(endpoint);
+    if (url.protocol !== 'https:') {
+      reject(new JwksError('JWKS endpoints must be https'));
+      return;
+    }
+    const request = httpsRequest(
+      url,
+      {
+        method: 'GET',
+        headers: { accept: 'application/json' },
+        timeout: config.timeoutMs,
+        ...(config.trustedCaPem ? { ca: config.trustedCaPem } : {}),
+      },
+      (response) => {
+        if (response.statusCode !== 200) {
+          response.resume();
+          reject(new JwksError(`JWKS endpoint answered ${response.statusCode}`));
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > config.maxBytes) {
+            request.destroy(new JwksError(`JWKS document larger than ${config.maxBytes} bytes`));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        response.on('end', () => {
+          try {
+            const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+            const keys = (parsed as { keys?: unknown }).keys;
+            if (!Array.isArray(keys) || keys.some((key) => typeof key !== 'object' || key === null)) {
+              throw new JwksError('JWKS document has no keys array');
+            }
+            resolve(parsed as JSONWebKeySet);
+          } catch (error) {
+            reject(error instanceof JwksError ? error : new JwksError('JWKS document is not JSON'));
+          }
+        });
+        response.on('error', reject);
+      },
+    );
+    // The whole exchange, not only each socket read, must end within the timeout.
+    const deadline = setTimeout(
+      () => request.destroy(new JwksError(`JWKS fetch took over ${config.timeoutMs} ms`)),
+      config.timeoutMs,
+    );
+    request.on('timeout', () => request.destroy(new JwksError(`JWKS fetch took over ${config.timeoutMs} ms`)));
+    request.on('error', (error) => reject(error instanceof JwksError ? error : new JwksError(error.message)));
+    request.on('close', () => clearTimeout(deadline));
+    request.end();
+  });
+}
+
+interface CachedSet {
+  readonly jwks: JSONWebKeySet | undefined;
+  readonly fetchedAtMs: number;
+}
+
+/** Endpoints remembered per instance; a handful of signers in practice, bounded anyway. */
+const MAX_ENDPOINTS = 64;
+const cache = new Map<string, CachedSet>();
+const inFlight = new Map<string, Promise<JSONWebKeySet>>();
+
+function remember(endpoint: string, entry: CachedSet): void {
+  cache.delete(endpoint);
+  cache.set(endpoint, entry);
+  while (cache.size > MAX_ENDPOINTS) cache.delete(cache.keys().next().value as string);
+}
+
+/**
+ * The key set of an endpoint holding `kid`, from this instance's cache when it is fresh and knows the kid. An unknown
+ * kid (the provider rotated its keys) fetches again, at most once per cooldown per endpoint; concurrent logins share
+ * one fetch. Undefined when no key set can be had (the reason is thrown as a JwksError for the log).
+ */
+export async function keySetFor(
+  endpoint: string,
+  kid: string | undefined,
+  config: JwksConfig,
+  nowMs: number,
+): Promise<JSONWebKeySet> {
+  const cached = cache.get(endpoint);
+  const fresh = cached !== undefined && nowMs - cached.fetchedAtMs < config.cacheSeconds * 1000;
+  const knowsKid = cached?.jwks?.keys.some((key) => kid === undefined || key.kid === kid) ?? false;
+  if (cached && fresh && knowsKid) return cached.jwks!;
+  if (cached && nowMs - cached.fetchedAtMs < config.refetchCooldownSeconds * 1000) {
+    if (cached.jwks) return cached.jwks;
+    throw new JwksError('JWKS endpoint failed recently; not fetched again yet');
+  }
+  let pending = inFlight.get(endpoint);
+  if (!pending) {
+    pending = fetchJwks(endpoint, config)
+      .then(
+        (jwks) => {
+          remember(endpoint, { jwks, fetchedAtMs: nowMs });
+          return jwks;
+        },
+        (error: unknown) => {
+          // A failure is remembered too (keeping the last good set), so a dead endpoint is not hammered.
+          remember(endpoint, { jwks: cached?.jwks, fetchedAtMs: nowMs });
+          throw error;
+        },
+      )
+      .finally(() => inFlight.delete(endpoint));
+    inFlight.set(endpoint, pending);
+  }
+  return pending;
+}

@@ -1,0 +1,88 @@
+import { X509Certificate } from 'node:crypto';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
+import type { Deps } from '../deps.ts';
+import { type ExternalJwtSigner, externalJwtSigners } from '../entities/external-jwt-signer.ts';
+import { keySetFor } from './jwks-cache.ts';
+
+/**
+ * Tokens larger than this are refused unread: real access and id tokens are a few KiB at most (API Gateway refuses
+ * request headers over 10 KiB anyway, the local server over 16 KiB).
+ */
+export const MAX_EXTERNAL_JWT_BYTES = 8 * 1024;
+
+/** Only asymmetric signatures: a signer publishes public keys, so `none` and HMAC can prove nothing. */
+const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+
+/** Leeway for the issuer's and our clocks disagreeing about `exp` and `nbf`. */
+const CLOCK_SKEW_SECONDS = 30;
+
+/** Why an external JWT was refused; for the log only (the caller always sees 401 `INVALID_AUTH`). */
+export class ExternalJwtRefused extends Error {
+  override readonly name = 'ExternalJwtRefused';
+}
+
+/** A verified token: the signer that vouches for it and its claims. */
+export interface VerifiedExternalJwt {
+  readonly signer: ExternalJwtSigner;
+  readonly payload: JWTPayload;
+}
+
+/** The bearer token of an `Authorization` header, if it carries one. */
+export function bearerTokenOf(headers: Readonly<Record<string, string | undefined>>): string | undefined {
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(headers.authorization ?? '');
+  return match?.[1];
+}
+
+function decoded(token: string) {
+  try {
+    return { header: decodeProtectedHeader(token), claims: decodeJwt(token) };
+  } catch {
+    throw new ExternalJwtRefused('not a JWT');
+  }
+}
+
+/**
+ * Verifies a JWT against the enabled signer its `iss` names: the key is the signer's certificate (the token's `kid`
+ * must be the signer's) or the signer's JWKS key with that `kid`; `aud` must hold the signer's audience, `exp`/`nbf`
+ * hold within a small skew. Throws ExternalJwtRefused (or a JWKS fetch error) for anything else.
+ */
+export async function verifyExternalJwt(
+  deps: Deps,
+  token: string,
+  requiredSignerId?: string,
+): Promise<VerifiedExternalJwt> {
+  if (Buffer.byteLength(token, 'utf8') > MAX_EXTERNAL_JWT_BYTES) throw new ExternalJwtRefused('token too large');
+  const { header, claims } = decoded(token);
+  if (typeof header.alg !== 'string' || !ALGORITHMS.includes(header.alg)) {
+    throw new ExternalJwtRefused(`algorithm ${String(header.alg)} not accepted`);
+  }
+  if (typeof claims.iss !== 'string' || claims.iss === '') throw new ExternalJwtRefused('no issuer');
+  const signerId = await deps.store.findIdByUnique(externalJwtSigners, 'issuer', claims.iss);
+  const signer = signerId ? (await deps.store.get(externalJwtSigners, signerId))?.doc : undefined;
+  if (!signer) throw new ExternalJwtRefused('no signer for the issuer');
+  if (requiredSignerId !== undefined && signer.id !== requiredSignerId) {
+    throw new ExternalJwtRefused('not the required signer');
+  }
+  if (!signer.enabled) throw new ExternalJwtRefused(`signer ${signer.id} is disabled`);
+
+  const options = {
+    algorithms: ALGORITHMS,
+    issuer: signer.issuer,
+    clockTolerance: CLOCK_SKEW_SECONDS,
+    currentDate: deps.now(),
+    ...(signer.audience ? { audience: signer.audience } : {}),
+  };
+  try {
+    if (signer.certPem) {
+      if (header.kid !== signer.kid) throw new ExternalJwtRefused('kid is not the signer certificate');
+      const key = new X509Certificate(signer.certPem).publicKey;
+      return { signer, payload: (await jwtVerify(token, key, options)).payload };
+    }
+    if (!signer.jwksEndpoint) throw new ExternalJwtRefused('signer has no keys');
+    const jwks = await keySetFor(signer.jwksEndpoint, header.kid, deps.config.jwks, deps.now().getTime());
+    return { signer, payload: (await jwtVerify(token, createLocalJWKSet(jwks), options)).payload };
+  } catch (error) {
+    if (error instanceof ExternalJwtRefused) throw error;
+    throw new ExternalJwtRefused(`${signer.id}: ${(error as Error).name}: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,374 @@
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, importPKCS8, type JWK, type JWTPayload, SignJWT } from 'jose';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createServerCertificate, type TlsMaterial } from '#local/tls-certificate.ts';
+import { type ControllerConfig, loadConfig } from '#shared/config.ts';
+import { expectMatchesSpec } from '../contract/openziti-spec.ts';
+import { useAdminController } from '../support/admin-controller.ts';
+import { authPolicyBody, M } from '../support/management-fixtures.ts';
+
+const C = '/edge/client/v1';
+
+/** The loopback identity provider: a JWKS per path, and paths that hang, answer garbage or too much. */
+interface Provider {
+  origin: string;
+  jwks: { keys: JWK[] };
+  fetches: number;
+}
+
+const provider: Provider = { origin: '', jwks: { keys: [] }, fetches: 0 };
+let tls: TlsMaterial;
+let jwksServer: Server;
+
+function serveProvider(): Promise<void> {
+  jwksServer = createServer({ key: tls.key, cert: tls.cert }, (request, response) => {
+    if (request.url?.startsWith('/jwks')) {
+      provider.fetches++;
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(provider.jwks));
+    } else if (request.url === '/garbage') {
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"keys": not json');
+    } else if (request.url === '/huge') {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ keys: [], padding: 'x'.repeat(200 * 1024) }));
+    } else if (request.url === '/hang') {
+      // Never answers; the controller must give up on its own.
+    } else {
+      response.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve) => {
+    jwksServer.listen(0, '127.0.0.1', () => {
+      provider.origin = `https://127.0.0.1:${(jwksServer.address() as AddressInfo).port}`;
+      resolve();
+    });
+  });
+}
+
+// Filled before the controller starts (this hook is registered first), so it trusts the provider's certificate.
+const overrides: Partial<ControllerConfig> = {};
+beforeAll(async () => {
+  tls = await createServerCertificate();
+  await serveProvider();
+  Object.assign(overrides, {
+    jwks: { ...loadConfig({}).jwks, trustedCaPem: tls.cert, timeoutMs: 500, refetchCooldownSeconds: 30 },
+  } satisfies Partial<ControllerConfig>);
+  return () => {
+    jwksServer.closeAllConnections();
+    jwksServer.close();
+  };
+});
+
+const { controller, call, createdId } = useAdminController(overrides);
+
+const ISSUER = 'https://idp.example.test';
+const AUDIENCE = 'ziti-controller';
+
+async function rsaKey(kid: string) {
+  const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+  return { kid, privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' } };
+}
+type SigningKey = Awaited<ReturnType<typeof rsaKey>>;
+
+function sign(key: SigningKey, claims: JWTPayload, options: { issuer?: string; audience?: string } = {}) {
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'RS256', kid: key.kid })
+    .setIssuer(options.issuer ?? ISSUER)
+    .setAudience(options.audience ?? AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime('10m')
+    .sign(key.privateKey);
+}
+
+const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+function extJwtLogin(token: string | undefined, api: 'client' | 'management' = 'management') {
+  return controller().call('POST', `${api === 'client' ? C : M}/authenticate?method=ext-jwt`, {
+    body: {},
+    ...(token !== undefined ? { headers: { authorization: `Bearer ${token}` } } : {}),
+  });
+}
+
+function expectRefused(response: Awaited<ReturnType<typeof extJwtLogin>>) {
+  expect(response.status).toBe(401);
+  expect(response.body.error.code).toBe('INVALID_AUTH');
+  expect(response.body.error.message).toBe('The credentials supplied are not valid.');
+  expect(response.headers['zt-session']).toBeUndefined();
+}
+
+function signerBody(name: string, extra: Record<string, unknown>) {
+  return { name, enabled: true, issuer: `${ISSUER}/${name}`, audience: AUDIENCE, ...extra };
+}
+
+let key1: SigningKey;
+let signerId: string;
+let policyId: string;
+let identityId: string;
+
+beforeAll(async () => {
+  key1 = await rsaKey('key-1');
+  provider.jwks = { keys: [key1.jwk] };
+  signerId = await createdId('/external-jwt-signers', {
+    name: 'idp',
+    enabled: true,
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    jwksEndpoint: `${provider.origin}/jwks`,
+    externalAuthUrl: 'https://idp.example.test/authorize',
+    clientId: 'ziti-client',
+    scopes: ['openid'],
+  });
+  const policy = authPolicyBody('ext-jwt-only');
+  policy.primary.extJwt = { allowed: true, allowedSigners: [signerId] };
+  policyId = await createdId('/auth-policies', policy);
+  identityId = await createdId('/identities', {
+    name: 'federated',
+    type: 'User',
+    isAdmin: false,
+    authPolicyId: policyId,
+  });
+});
+
+describe('POST /authenticate?method=ext-jwt', () => {
+  it('logs in the identity the token names and answers the session as a password login does', async () => {
+    const token = await sign(key1, { sub: identityId });
+    const response = await extJwtLogin(token);
+    expect(response.status).toBe(200);
+    expectMatchesSpec('management', 'POST', '/authenticate', 200, response.body);
+    expect(response.body.data.identityId).toBe(identityId);
+    expect(response.body.data.authenticatorId).toBe(signerId);
+    expect(response.headers['zt-session']).toBe(response.body.data.token);
+    const me = await controller().call('GET', `${C}/current-identity`, { token: response.body.data.token });
+    expect(me.status).toBe(200);
+    expect(me.body.data.id).toBe(identityId);
+  });
+
+  it('works on the client API too, from the cached key set (no new fetch)', async () => {
+    const before = provider.fetches;
+    const response = await extJwtLogin(await sign(key1, { sub: identityId }), 'client');
+    expect(response.status).toBe(200);
+    expectMatchesSpec('client', 'POST', '/authenticate', 200, response.body);
+    expect(provider.fetches).toBe(before);
+  });
+
+  it('maps the configured claim to externalId when the signer says so', async () => {
+    const key = await rsaKey('ext-id-key');
+    provider.jwks = { keys: [key1.jwk, key.jwk] };
+    const id = await createdId(
+      '/external-jwt-signers',
+      signerBody('by-email', {
+        jwksEndpoint: `${provider.origin}/jwks?by-email`,
+        claimsProperty: 'email',
+        useExternalId: true,
+      }),
+    );
+    const policy = authPolicyBody('by-email-policy');
+    policy.primary.extJwt = { allowed: true, allowedSigners: [id] };
+    const byEmailPolicy = await createdId('/auth-policies', policy);
+    const userId = await createdId('/identities', {
+      name: 'alice',
+      type: 'User',
+      isAdmin: false,
+      authPolicyId: byEmailPolicy,
+      externalId: 'alice@example.test',
+    });
+    const token = await sign(key, { sub: 'ignored', email: 'alice@example.test' }, { issuer: `${ISSUER}/by-email` });
+    const response = await extJwtLogin(token);
+    expect(response.status).toBe(200);
+    expect(response.body.data.identityId).toBe(userId);
+    // The same claim as an id names nobody.
+    expectRefused(await extJwtLogin(await sign(key1, { sub: 'alice@example.test' })));
+  });
+
+  it('verifies a certificate signer with the certificate key when the kid matches', async () => {
+    const material = await createServerCertificate(['signer.example.test']);
+    const id = await createdId(
+      '/external-jwt-signers',
+      signerBody('cert-signer', { certPem: material.cert, kid: 'cert-kid' }),
+    );
+    const policy = authPolicyBody('cert-signer-policy');
+    policy.primary.extJwt = { allowed: true, allowedSigners: [id] };
+    const userId = await createdId('/identities', {
+      name: 'cert-signed',
+      type: 'User',
+      isAdmin: false,
+      authPolicyId: await createdId('/auth-policies', policy),
+    });
+    const privateKey = await importPKCS8(material.key, 'ES256');
+    const signWith = (kid: string) =>
+      new SignJWT({ sub: userId })
+        .setProtectedHeader({ alg: 'ES256', kid })
+        .setIssuer(`${ISSUER}/cert-signer`)
+        .setAudience(AUDIENCE)
+        .setExpirationTime('5m')
+        .sign(privateKey);
+    expect((await extJwtLogin(await signWith('cert-kid'), 'client')).status).toBe(200);
+    expectRefused(await extJwtLogin(await signWith('other-kid')));
+  });
+
+  it('follows a key rotation: an unknown kid fetches the key set again, at most once per cooldown', async () => {
+    const key2 = await rsaKey('key-2');
+    provider.jwks = { keys: [key2.jwk] };
+    controller().advanceClock(31_000);
+    const before = provider.fetches;
+    const response = await extJwtLogin(await sign(key2, { sub: identityId }));
+    expect(response.status).toBe(200);
+    expect(provider.fetches).toBe(before + 1);
+    // The retired key is gone from the set; repeated unknown kids inside the cooldown fetch nothing more.
+    for (let i = 0; i < 3; i++) expectRefused(await extJwtLogin(await sign(key1, { sub: identityId })));
+    const unknown = await rsaKey('never-published');
+    expectRefused(await extJwtLogin(await sign(unknown, { sub: identityId })));
+    expect(provider.fetches).toBe(before + 1);
+    provider.jwks = { keys: [key1.jwk, key2.jwk] };
+    controller().advanceClock(31_000);
+    expect((await extJwtLogin(await sign(key1, { sub: identityId }))).status).toBe(200);
+  });
+});
+
+describe('ext-jwt refusals: each 401 INVALID_AUTH, never a session, never the reason', () => {
+  const claims = () => ({ sub: identityId });
+
+  it('refuses no token, garbage and oversized tokens', async () => {
+    expectRefused(await extJwtLogin(undefined));
+    expectRefused(await extJwtLogin('not-a-jwt'));
+    expectRefused(await extJwtLogin('a.b.c'));
+    expectRefused(await extJwtLogin(`${b64({ alg: 'RS256' })}.${b64('x')}.`));
+    // Validly signed but over the 8 KiB limit: refused unread.
+    const big = await sign(key1, { ...claims(), padding: 'x'.repeat(9 * 1024) });
+    expectRefused(await extJwtLogin(big));
+    // Larger than the server takes in headers: refused before the controller sees it, still no session.
+    const huge = await sign(key1, { ...claims(), padding: 'x'.repeat(17 * 1024) });
+    const response = await extJwtLogin(huge);
+    expect(response.status).toBe(431);
+    expect(response.headers['zt-session']).toBeUndefined();
+  });
+
+  it('refuses alg none and HMAC tokens, whatever key they name', async () => {
+    const payload = { ...claims(), iss: ISSUER, aud: AUDIENCE, exp: Math.floor(Date.now() / 1000) + 600 };
+    expectRefused(await extJwtLogin(`${b64({ alg: 'none', kid: key1.kid })}.${b64(payload)}.`));
+    // HS256 "signed" with the public key's bytes: the classic confusion attack.
+    const secret = new TextEncoder().encode(JSON.stringify(key1.jwk));
+    const hs = await new SignJWT(payload).setProtectedHeader({ alg: 'HS256', kid: key1.kid }).sign(secret);
+    expectRefused(await extJwtLogin(hs));
+  });
+
+  it('refuses a wrong signature, issuer, audience, an expired or not-yet-valid token', async () => {
+    const forger = await rsaKey(key1.kid);
+    expectRefused(await extJwtLogin(await sign(forger, claims())));
+    expectRefused(await extJwtLogin(await sign(key1, claims(), { issuer: 'https://other.example.test' })));
+    expectRefused(await extJwtLogin(await sign(key1, claims(), { audience: 'someone-else' })));
+    const now = Math.floor(controller().deps.now().getTime() / 1000);
+    const expired = await new SignJWT(claims())
+      .setProtectedHeader({ alg: 'RS256', kid: key1.kid })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setExpirationTime(now - 120)
+      .sign(key1.privateKey);
+    expectRefused(await extJwtLogin(expired));
+    const early = await new SignJWT(claims())
+      .setProtectedHeader({ alg: 'RS256', kid: key1.kid })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setNotBefore(now + 600)
+      .setExpirationTime(now + 1200)
+      .sign(key1.privateKey);
+    expectRefused(await extJwtLogin(early));
+    // Within the clock skew a just-expired token still passes.
+    const justExpired = await new SignJWT(claims())
+      .setProtectedHeader({ alg: 'RS256', kid: key1.kid })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setExpirationTime(now - 5)
+      .sign(key1.privateKey);
+    expect((await extJwtLogin(justExpired)).status).toBe(200);
+  });
+
+  it('refuses unknown subjects, a disabled signer and auth policies that do not allow the signer', async () => {
+    expectRefused(await extJwtLogin(await sign(key1, { sub: 'nobody' })));
+    expectRefused(await extJwtLogin(await sign(key1, {})));
+
+    const other = await createdId(
+      '/external-jwt-signers',
+      signerBody('other', { jwksEndpoint: `${provider.origin}/jwks` }),
+    );
+    const narrow = authPolicyBody('only-other');
+    narrow.primary.extJwt = { allowed: true, allowedSigners: [other] };
+    const closed = authPolicyBody('ext-jwt-closed');
+    closed.primary.extJwt = { allowed: false, allowedSigners: [] };
+    for (const policy of [narrow, closed]) {
+      const userId = await createdId('/identities', {
+        name: `under-${policy.name}`,
+        type: 'User',
+        isAdmin: false,
+        authPolicyId: await createdId('/auth-policies', policy),
+      });
+      expectRefused(await extJwtLogin(await sign(key1, { sub: userId })));
+    }
+
+    expect((await call('PATCH', `/external-jwt-signers/${signerId}`, { enabled: false })).status).toBe(200);
+    expectRefused(await extJwtLogin(await sign(key1, claims())));
+    expect((await call('PATCH', `/external-jwt-signers/${signerId}`, { enabled: true })).status).toBe(200);
+    expect((await extJwtLogin(await sign(key1, claims()))).status).toBe(200);
+  });
+
+  it('refuses when the JWKS endpoint hangs, answers garbage or too much, without a 5xx', async () => {
+    for (const path of ['hang', 'garbage', 'huge']) {
+      await createdId('/external-jwt-signers', signerBody(path, { jwksEndpoint: `${provider.origin}/${path}` }));
+      const token = await sign(key1, claims(), { issuer: `${ISSUER}/${path}` });
+      const started = Date.now();
+      expectRefused(await extJwtLogin(token));
+      expect(Date.now() - started).toBeLessThan(5_000);
+    }
+  });
+
+  it('writes why to the log, never the token', async () => {
+    const token = await sign(key1, claims(), { audience: 'someone-else' });
+    expectRefused(await extJwtLogin(token));
+    const lines = controller().logLines;
+    expect(lines.some((line) => line.includes('ext-jwt login refused'))).toBe(true);
+    expect(lines.some((line) => line.includes(token) || line.includes(token.split('.')[2]!))).toBe(false);
+  });
+});
+
+describe('client GET /external-jwt-signers (anonymous)', () => {
+  it('lists the enabled signers with their client-facing fields only', async () => {
+    const disabled = await createdId(
+      '/external-jwt-signers',
+      signerBody('switched-off', { enabled: false, jwksEndpoint: `${provider.origin}/jwks` }),
+    );
+    const response = await controller().call('GET', `${C}/external-jwt-signers?limit=500`);
+    expect(response.status).toBe(200);
+    expectMatchesSpec('client', 'GET', '/external-jwt-signers', 200, response.body);
+    const ids = response.body.data.map((signer: { id: string }) => signer.id);
+    expect(ids).toContain(signerId);
+    expect(ids).not.toContain(disabled);
+    const idp = response.body.data.find((signer: { id: string }) => signer.id === signerId);
+    expect(idp).toMatchObject({ name: 'idp', clientId: 'ziti-client', scopes: ['openid'] });
+    for (const hidden of ['issuer', 'jwksEndpoint', 'certPem', 'kid', 'claimsProperty', 'enabled']) {
+      expect(idp).not.toHaveProperty(hidden);
+    }
+  });
+
+  it('filters by name, refuses filters on hidden fields, and pages', async () => {
+    const byName = await controller().call(
+      'GET',
+      `${C}/external-jwt-signers?filter=${encodeURIComponent('name = "idp"')}`,
+    );
+    expect(byName.status).toBe(200);
+    expect(byName.body.data.map((signer: { id: string }) => signer.id)).toEqual([signerId]);
+    const hidden = await controller().call(
+      'GET',
+      `${C}/external-jwt-signers?filter=${encodeURIComponent('issuer = "x"')}`,
+    );
+    expect(hidden.status).toBe(400);
+    const paged = await controller().call('GET', `${C}/external-jwt-signers?limit=1`);
+    expect(paged.status).toBe(200);
+    expect(paged.body.data).toHaveLength(1);
+    expect(paged.body.meta.pagination.limit).toBe(1);
+  });
+
+  it('still serves the admin list on the management API and refuses it anonymously there', async () => {
+    expect((await call('GET', '/external-jwt-signers')).body.data[0]).toHaveProperty('issuer');
+    expect((await controller().call('GET', `${M}/external-jwt-signers`)).status).toBe(401);
+  });
+});
