@@ -28,7 +28,10 @@ export function createSigners(config: ControllerConfig): Signers {
   switch (keys.kind) {
     case 'kms': {
       const client = new KMSClient({ region: config.region });
-      return each((role) => kmsSigner(client, keys[role]));
+      return each((role) => {
+        const keyId = keys[role];
+        return keyId ? kmsSigner(client, keyId) : unavailable(role);
+      });
     }
     case 'files':
       return each((role) => fileSigner(keys.directory, FILE_NAMES[role]));

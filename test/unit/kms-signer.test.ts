@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '#shared/config.ts';
 import { derToRawSignature, MalformedSignatureError } from '#shared/pki/ecdsa-signature.ts';
 import { kmsSigner } from '#shared/pki/kms-signer.ts';
 import { fileSigner } from '#shared/pki/local-signer.ts';
+import { createSigners } from '#shared/pki/signers.ts';
 import { type KmsDouble, startKmsDouble } from '../support/kms-double.ts';
 
 let kms: KmsDouble;
@@ -131,5 +133,23 @@ describe('the local signer', () => {
     expect(statSync(join(directory, 'enrollment.pem')).mode & 0o777).toBe(0o600);
     expect(readFileSync(join(directory, 'enrollment.pem'), 'utf8')).toMatch(/^-----BEGIN PRIVATE KEY-----/);
     expect(verifies(await restarted.publicKey(), data, signature)).toBe(true);
+  });
+});
+
+describe('which signers a function gets', () => {
+  it('uses KMS for the keys the stack named, and refuses to sign with the others', async () => {
+    const signers = createSigners(loadConfig({ ENROLLMENT_KEY_ID: 'enrollment-key', AWS_REGION: 'eu-west-1' }));
+
+    expect(signers.enrollment.keyId).toBe('enrollment-key');
+    await expect(signers.rootCa.sign(new Uint8Array(1))).rejects.toThrow(/no rootCa key/);
+  });
+
+  it('never makes a throwaway key inside Lambda, and keeps keys in memory for tests or in files when told', async () => {
+    const lambda = createSigners(loadConfig({ AWS_LAMBDA_FUNCTION_NAME: 'fn' }));
+    const files = loadConfig({ PKI_KEY_DIR: '/tmp/keys' });
+
+    await expect(lambda.enrollment.publicKey()).rejects.toThrow(/no enrollment key/);
+    expect(files.pkiKeys).toEqual({ kind: 'files', directory: '/tmp/keys' });
+    expect(loadConfig({}).pkiKeys).toEqual({ kind: 'memory' });
   });
 });
