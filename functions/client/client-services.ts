@@ -1,4 +1,5 @@
 import type { Deps } from '#shared/deps.ts';
+import type { ServicePolicyRecord } from '#shared/entities/policies.ts';
 import { type Service, services } from '#shared/entities/service.ts';
 import { notFound } from '#shared/http/api-error.ts';
 import { list, ok } from '#shared/http/envelope.ts';
@@ -8,8 +9,10 @@ import { type ListParams, parseListParams } from '#shared/list/list-params.ts';
 import { pageInMemory } from '#shared/list/page-in-memory.ts';
 import { matchesRoles } from '#shared/list/role-filter.ts';
 import { CONFIG_TYPES_QUERY } from '#shared/openapi/query-parameters.ts';
-import { grantAmong, selectable, servicesGrantedBy } from '#shared/policy/access.ts';
+import { grantAmong, type ServiceGrant, selectable, servicesGrantedBy } from '#shared/policy/access.ts';
 import { RoleResolver } from '#shared/policy/reach.ts';
+import { ALL_ROLE } from '#shared/policy/roles.ts';
+import { count, orderedIds } from '#shared/store/index-queries.ts';
 import {
   clientServiceViewOf,
   configMaps,
@@ -45,6 +48,43 @@ function servicePage(deps: Deps, ids: readonly string[], params: ListParams): Pr
     );
 }
 
+/** A page of granted services with each one's grant, read once the ids are known. */
+type PageRead = () => Promise<{ page: ListPage<Service>; grants: ReadonlyMap<string, ServiceGrant> }>;
+
+/**
+ * Which services the policies grant (one wave), and how to read the page of them (the next). When a policy grants
+ * `#all` services and the list is in plain id order, every service is reachable: the page's ids come from the type's
+ * id order and its total from the counter, and each service's grant is checked in memory once read, so no list of
+ * every service id is read. Otherwise the granted ids are resolved and paged (`servicePage`).
+ */
+async function grantedPage(
+  deps: Deps,
+  resolver: RoleResolver,
+  policies: readonly ServicePolicyRecord[],
+  params: ListParams,
+): Promise<PageRead> {
+  const plainIdOrder =
+    !params.where &&
+    !params.roleFilter &&
+    (params.sort.length === 0 || (params.sort.length === 1 && params.sort[0]?.field === 'id'));
+  if (plainIdOrder && policies.some((policy) => policy.serviceRoles.includes(ALL_ROLE))) {
+    const direction = params.sort[0]?.direction ?? 'asc';
+    const [ids, totalCount] = await Promise.all([
+      orderedIds(deps.store, services.collection, 'id', direction, params.offset, params.limit),
+      count(deps.store, services.collection),
+    ]);
+    return async () => {
+      const items = await deps.store.getMany(services, ids);
+      return {
+        page: { items, pagination: { limit: params.limit, offset: params.offset, totalCount } },
+        grants: new Map(items.map((doc) => [doc.id, grantAmong(policies, selectable(doc))])),
+      };
+    };
+  }
+  const grants = await servicesGrantedBy(resolver, policies);
+  return async () => ({ page: await servicePage(deps, [...grants.keys()], params), grants });
+}
+
 /**
  * Client `GET /services`: the services the caller may dial or bind (admins too: the client API shows what policies
  * grant), paged, filtered and sorted like any list, each with its permissions, config and posture queries.
@@ -52,7 +92,8 @@ function servicePage(deps: Deps, ids: readonly string[], params: ListParams): Pr
  * Sequential DynamoDB waves after the caller is resolved, whatever the number of policies, services and checks:
  * 1. the service policies selecting the identity, its overrides, the config types asked for, the posture check count
  *    and the session's posture data;
- * 2. the services and posture checks those policies select (each distinct role once);
+ * 2. the services and posture checks those policies select (each distinct role once; with `#all` services, the
+ *    page's ids and the type's count instead: `grantedPage`);
  * 3. the page's services (see `servicePage`) and the posture checks;
  * 4. the configs of the page (its services' own and the overrides').
  */
@@ -63,14 +104,11 @@ export const listServices = documented(
     const params = parseListParams(query, services.filterable, { roleFilter: true });
     const context = await readCallerServiceContext(deps, caller, requestedConfigTypes(request, caller));
     const resolver = new RoleResolver(deps.store);
-    const [grants, checkIds] = await Promise.all([
-      servicesGrantedBy(resolver, context.policies),
+    const [readPage, checkIds] = await Promise.all([
+      grantedPage(deps, resolver, context.policies, params),
       postureCheckIdsOf(resolver, context, context.policies),
     ]);
-    const [page, checks] = await Promise.all([
-      servicePage(deps, [...grants.keys()], params),
-      readPostureChecks(deps, checkIds),
-    ]);
+    const [{ page, grants }, checks] = await Promise.all([readPage(), readPostureChecks(deps, checkIds)]);
     const reads = { context, checkIds, checks, configs: await configMaps(deps, page.items, context) };
     const views = page.items.flatMap((doc) => {
       const grant = grants.get(doc.id);

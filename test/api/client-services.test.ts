@@ -423,3 +423,33 @@ describe('DynamoDB round trips of GET /services', () => {
     );
   });
 });
+
+describe('client GET /services with a policy granting #all services', () => {
+  it('pages every service in id order with the counted total, each with the permissions its policies give', async () => {
+    const bindable = await service('all-grant-bindable', ['all-grant-bind']);
+    const user = await clientUser('all-grant-user', ['all-grant']);
+    await servicePolicy('all-grant-dial', { type: 'Dial', identityRoles: ['#all-grant'], serviceRoles: ['#all'] });
+    await servicePolicy('all-grant-bind', {
+      type: 'Bind',
+      identityRoles: ['#all-grant'],
+      serviceRoles: ['#all-grant-bind'],
+    });
+    const everyService = await call('GET', '/services?limit=500');
+    const total = everyService.body.meta.pagination.totalCount as number;
+    const expectedIds = (everyService.body.data as { id: string }[]).map((s) => s.id).sort();
+
+    const firstPage = await clientGet('/services?limit=3', user.token);
+    const secondPage = await clientGet('/services?limit=500&offset=3', user.token);
+    expect(firstPage.body.meta.pagination.totalCount).toBe(total);
+    const listed = [...firstPage.body.data, ...secondPage.body.data] as ClientService[];
+    expect(listed.map((s) => s.id)).toEqual(expectedIds);
+    for (const listedService of listed) {
+      expect(listedService.permissions, listedService.name).toEqual(
+        listedService.id === bindable ? ['Bind', 'Dial'] : ['Dial'],
+      );
+    }
+    // With a filter the granted ids are resolved and paged as usual: same services, same permissions.
+    const filtered = (await servicesOf(user.token, `?filter=${encodeURIComponent('name = "all-grant-bindable"')}`))[0];
+    expect(filtered?.permissions).toEqual(['Bind', 'Dial']);
+  });
+});
