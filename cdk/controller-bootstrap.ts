@@ -5,6 +5,7 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { ControllerFunction, functionLogGroup } from './controller-function.ts';
+import { BOOTSTRAP_KEYS, type ControllerKeys } from './controller-keys.ts';
 import { FunctionRole } from './function-role.ts';
 import { wildcardUnderArnFinding } from './wildcard-under-arn-finding.ts';
 
@@ -12,11 +13,13 @@ import { wildcardUnderArnFinding } from './wildcard-under-arn-finding.ts';
  * Bump to make CloudFormation run the bootstrap again on the next deploy (it only runs when the custom resource's
  * properties change). The bootstrap is idempotent, so an extra run is harmless.
  */
-export const BOOTSTRAP_VERSION = '1';
+export const BOOTSTRAP_VERSION = '2';
 
 export interface ControllerBootstrapProps {
   readonly table: ITable;
   readonly adminUsername: string;
+  /** The PKI keys: the bootstrap builds the network CA with the root and signing CA keys. */
+  readonly keys: ControllerKeys;
 }
 
 /**
@@ -55,6 +58,9 @@ export class ControllerBootstrap extends Construct {
       },
     });
     props.table.grantReadWriteData(handler);
+    for (const [name, value] of Object.entries(props.keys.grantSigning(handler.role!, BOOTSTRAP_KEYS))) {
+      handler.addEnvironment(name, value);
+    }
     this.adminPasswordSecret.grantRead(handler);
 
     const providerLogs = functionLogGroup(this, 'ProviderLogs');

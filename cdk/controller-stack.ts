@@ -6,6 +6,7 @@ import { ControllerApi } from './controller-api.ts';
 import { ControllerBootstrap } from './controller-bootstrap.ts';
 import { ControllerFirewall } from './controller-firewall.ts';
 import { ControllerFunction } from './controller-function.ts';
+import { ControllerKeys, SIGNING_GROUPS } from './controller-keys.ts';
 import { type ApiLimits, type ControllerSettings, DEFAULT_API_LIMITS } from './controller-settings.ts';
 import { ControllerTable } from './controller-table.ts';
 import { functionIdOf, operationGroupsOf } from './operation-groups.ts';
@@ -29,14 +30,15 @@ export class ControllerStack extends Stack {
   readonly api: ControllerApi;
   readonly firewall: ControllerFirewall;
   readonly bootstrap: ControllerBootstrap;
+  readonly keys: ControllerKeys;
 
   constructor(scope: Construct, id: string, props: ControllerStackProps) {
     super(scope, id, props);
 
     this.table = new ControllerTable(this, 'Table');
 
-    // PKI: the network root CA, signing CA and enrollment JWT keys (KMS, ECC_NIST_P256, SIGN_VERIFY) go here, with
-    // kms:Sign and kms:GetPublicKey granted only to the groups that issue certificates or enrollment tokens.
+    // PKI: the network root CA, signing CA and enrollment JWT keys, usable only by the groups that sign with them.
+    this.keys = new ControllerKeys(this, 'Keys');
 
     const routes = props.routes ?? ROUTES;
     const functions = new Map<OperationGroup, ControllerFunction>();
@@ -52,6 +54,9 @@ export class ControllerStack extends Stack {
       // The whole table for every group: each one reads and touches the caller's API session, and entities, links
       // and unique-value markers share the table's key space, so per-group key conditions would not narrow much.
       this.table.grantReadWriteData(fn);
+      for (const [name, value] of Object.entries(this.keys.grantSigning(fn.role!, SIGNING_GROUPS[group] ?? []))) {
+        fn.addEnvironment(name, value);
+      }
       functions.set(group, fn);
     }
     this.functions = functions;
@@ -74,6 +79,7 @@ export class ControllerStack extends Stack {
     this.bootstrap = new ControllerBootstrap(this, 'Bootstrap', {
       table: this.table,
       adminUsername: props.adminUsername,
+      keys: this.keys,
     });
 
     new CfnOutput(this, 'ClientApiUrl', {

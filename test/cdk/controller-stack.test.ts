@@ -1,9 +1,13 @@
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { LOGIN_PATH_PATTERN, loginResources } from '#shared/rate-limit/login-routes.ts';
 import { resourcesOf } from '#shared/routes/resource-paths.ts';
 import type { OperationGroup, Route } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
+import { DEFAULT_LOGIN_THROTTLING } from '../../cdk/controller-api.ts';
+import { DEFAULT_FIREWALL_LOGIN_RATE_LIMIT } from '../../cdk/controller-firewall.ts';
+import { SIGNING_GROUPS } from '../../cdk/controller-keys.ts';
 import { DEFAULT_API_LIMITS } from '../../cdk/controller-settings.ts';
 import { ControllerStack } from '../../cdk/controller-stack.ts';
 import { GATEWAY_ERRORS } from '../../cdk/gateway-error-responses.ts';
@@ -269,21 +273,21 @@ describe('ControllerStack', () => {
       template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
       template.hasResourceProperties('AWS::ApiGateway::Stage', {
         AccessLogSetting: Match.objectLike({ Format: Match.stringLikeRegexp('requestId') }),
-        MethodSettings: [Match.objectLike({ DataTraceEnabled: false, MetricsEnabled: true })],
+        MethodSettings: Match.arrayWith([Match.objectLike({ DataTraceEnabled: false, MetricsEnabled: true })]),
       });
     });
 
     it('traces requests with X-Ray and throttles the whole stage', () => {
       template.hasResourceProperties('AWS::ApiGateway::Stage', {
         TracingEnabled: true,
-        MethodSettings: [
+        MethodSettings: Match.arrayWith([
           Match.objectLike({
             HttpMethod: '*',
             ResourcePath: '/*',
             ThrottlingRateLimit: DEFAULT_API_LIMITS.apiRateLimit,
             ThrottlingBurstLimit: DEFAULT_API_LIMITS.apiBurstLimit,
           }),
-        ],
+        ]),
       });
     });
 
@@ -329,7 +333,9 @@ describe('ControllerStack', () => {
       );
       const limitedTemplate = Template.fromStack(limited);
       limitedTemplate.hasResourceProperties('AWS::ApiGateway::Stage', {
-        MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 })],
+        MethodSettings: Match.arrayWith([
+          Match.objectLike({ ResourcePath: '/*', ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 }),
+        ]),
       });
       limitedTemplate.hasResourceProperties('AWS::WAFv2::WebACL', {
         Rules: Match.arrayWith([
@@ -386,7 +392,11 @@ describe('ControllerStack', () => {
           actions.some((action) => action.startsWith('dynamodb:')),
           group,
         ).toBe(true);
-        expect(actions.filter((action) => !action.startsWith('dynamodb:')).sort(), group).toEqual([
+        // Signing with the PKI keys is granted to the signing groups only (controller-keys.test.ts checks which keys).
+        expect(new Set(actions.filter((action) => action.startsWith('kms:'))), group).toEqual(
+          new Set(SIGNING_GROUPS[group] ? ['kms:GetPublicKey', 'kms:Sign'] : []),
+        );
+        expect(actions.filter((action) => !/^(dynamodb|kms):/.test(action)).sort(), group).toEqual([
           'logs:CreateLogStream',
           'logs:PutLogEvents',
           'xray:PutTelemetryRecords',
@@ -568,5 +578,70 @@ describe("CloudFormation's limits", () => {
     // About 2 KB a resource path, half of it the CORS preflight. Every documented route in one group puts one
     // function in the template instead of ~12, each ~5 KB: what is left after those is head-room.
     expect(templateBytes(fullTemplate)).toBeLessThan(0.6 * TEMPLATE_SIZE_LIMIT);
+  });
+});
+
+describe('login throttling', () => {
+  const stage = onlyResourceOfType('AWS::ApiGateway::Stage')[1];
+  const settings = stage.Properties.MethodSettings as Record<string, unknown>[];
+  const loginResourcePaths = loginResources(ROUTES).map(({ resource }) => resource);
+
+  it('throttles each authenticate and enroll method harder than the stage, on both APIs and the bare client paths', () => {
+    expect(loginResourcePaths).toEqual(
+      expect.arrayContaining(['/edge/client/v1/authenticate', '/edge/management/v1/authenticate', '/authenticate']),
+    );
+    for (const resource of loginResourcePaths) {
+      expect(settings).toContainEqual(
+        expect.objectContaining({
+          HttpMethod: 'POST',
+          // API Gateway's method settings escape the path's slashes.
+          ResourcePath: `/${resource.replaceAll('/', '~1')}`,
+          ThrottlingRateLimit: DEFAULT_LOGIN_THROTTLING.rateLimit,
+          ThrottlingBurstLimit: DEFAULT_LOGIN_THROTTLING.burstLimit,
+        }),
+      );
+    }
+    expect(DEFAULT_LOGIN_THROTTLING.rateLimit).toBeLessThan(DEFAULT_API_LIMITS.apiRateLimit);
+    // Every throttled method is one the REST API serves, or the deployment would fail.
+    for (const resource of loginResourcePaths) expect(Object.keys(body.paths)).toContain(resource);
+  });
+
+  it('has a per-IP rate-based web ACL rule scoped to POSTs of the login paths, answering 429 with Retry-After', () => {
+    const [, webAcl] = onlyResourceOfType('AWS::WAFv2::WebACL');
+    const rules = webAcl.Properties.Rules as { Name: string; Statement: Record<string, unknown> }[];
+    const rule = rules.find((candidate) => candidate.Name === 'RateLimitLoginsPerIp');
+    expect(rule).toMatchObject({
+      Statement: {
+        RateBasedStatement: {
+          AggregateKeyType: 'IP',
+          Limit: DEFAULT_FIREWALL_LOGIN_RATE_LIMIT,
+          ScopeDownStatement: { AndStatement: { Statements: expect.any(Array) } },
+        },
+      },
+      Action: {
+        Block: {
+          CustomResponse: {
+            ResponseCode: 429,
+            CustomResponseBodyKey: 'logins-rate-limited',
+            ResponseHeaders: expect.arrayContaining([{ Name: 'Retry-After', Value: '60' }]),
+          },
+        },
+      },
+    });
+    const bodies = webAcl.Properties.CustomResponseBodies as Record<string, { Content: string }>;
+    expect(JSON.parse(bodies['logins-rate-limited']!.Content)).toMatchObject({
+      error: { code: 'SERVER_TOO_MANY_REQUESTS' },
+    });
+    const pattern = new RegExp(LOGIN_PATH_PATTERN);
+    for (const path of [
+      '/prod/edge/client/v1/authenticate',
+      '/prod/authenticate/mfa',
+      '/prod/edge/client/v1/enroll/ott',
+    ]) {
+      expect(path).toMatch(pattern);
+    }
+    for (const path of ['/prod/edge/management/v1/authenticators', '/prod/edge/management/v1/enrollments']) {
+      expect(path).not.toMatch(pattern);
+    }
   });
 });

@@ -1,0 +1,109 @@
+import { App, type CfnElement } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { SIGNER_ROLES, type SignerRole } from '#shared/pki/signer.ts';
+import { BOOTSTRAP_KEYS, KEY_ID_ENV, SIGNING_GROUPS } from '../../cdk/controller-keys.ts';
+import { ControllerStack } from '../../cdk/controller-stack.ts';
+import { cdkJsonContext } from './synth-context.ts';
+
+interface CfnResource {
+  readonly Type: string;
+  readonly Properties: Record<string, unknown>;
+  readonly DeletionPolicy?: string;
+}
+interface Statement {
+  readonly Action: string | string[];
+  readonly Principal?: { AWS?: unknown };
+  readonly Resource: unknown;
+}
+type Ref = { readonly Ref?: string; readonly 'Fn::GetAtt'?: readonly [string, string] };
+
+const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+const stack = new ControllerStack(app, 'KeysController', { adminUsername: 'admin', apiSessionTimeoutMinutes: 30 });
+const resources = (app.synth().getStackByName('KeysController').template as { Resources: Record<string, CfnResource> })
+  .Resources;
+
+const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
+  stack.getLogicalId(construct.node.defaultChild as CfnElement);
+const keyIdOf = (role: SignerRole) => logicalId(stack.keys.keys[role]);
+const actionsOf = (statement: Statement) => [statement.Action].flat();
+
+/** Every function of the stack (one per group, and the bootstrap) with the role it runs as and the keys it signs with. */
+function signingFunctions() {
+  const groups = [...stack.functions].map(([group, fn]) => ({
+    name: group as string,
+    functionId: logicalId(fn),
+    roleId: logicalId(fn.role as never),
+    keys: SIGNING_GROUPS[group] ?? [],
+  }));
+  const bootstrap = stack.node.findChild('Bootstrap').node.findChild('Function') as never;
+  const bootstrapFn = bootstrap as { node: { defaultChild?: unknown }; role: unknown };
+  return [
+    ...groups,
+    {
+      name: 'bootstrap',
+      functionId: logicalId(bootstrapFn),
+      roleId: logicalId(bootstrapFn.role as never),
+      keys: BOOTSTRAP_KEYS,
+    },
+  ];
+}
+
+/** The roles (logical ids) a key's policy lets sign. */
+function signersInKeyPolicy(role: SignerRole): string[] {
+  const statements = (resources[keyIdOf(role)]!.Properties.KeyPolicy as { Statement: Statement[] }).Statement;
+  return statements
+    .filter((statement) => actionsOf(statement).some((action) => action === 'kms:Sign' || action === 'kms:*'))
+    .flatMap((statement) => [statement.Principal?.AWS].flat() as Ref[])
+    .map((principal) => principal['Fn::GetAtt']?.[0] ?? JSON.stringify(principal))
+    .sort();
+}
+
+describe('the PKI keys', () => {
+  it('are three retained asymmetric P-256 signing keys', () => {
+    for (const role of SIGNER_ROLES) {
+      const key = resources[keyIdOf(role)]!;
+      expect(key.Type).toBe('AWS::KMS::Key');
+      expect(key.Properties).toMatchObject({ KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY' });
+      expect(key.DeletionPolicy).toBe('Retain');
+    }
+  });
+
+  it('may be used to sign only by the roles of the functions that sign with them', () => {
+    const functions = signingFunctions();
+    for (const role of SIGNER_ROLES) {
+      const expected = functions.filter((fn) => fn.keys.includes(role)).map((fn) => fn.roleId);
+      expect(expected.length).toBeGreaterThan(0);
+      expect(signersInKeyPolicy(role), role).toEqual(expected.sort());
+    }
+  });
+
+  it('are named to exactly those functions, and granted in their roles only', () => {
+    const kmsGrants = Object.values(resources)
+      .filter((resource) => resource.Type === 'AWS::IAM::Policy')
+      .flatMap((policy) =>
+        (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement.filter((statement) =>
+          actionsOf(statement).some((action) => action.startsWith('kms:')),
+        ).flatMap((statement) =>
+          ([statement.Resource].flat() as Ref[]).map((resource) => ({
+            roles: (policy.Properties.Roles as Ref[]).map((ref) => ref.Ref),
+            actions: actionsOf(statement).sort(),
+            key: resource['Fn::GetAtt']?.[0],
+          })),
+        ),
+      );
+    for (const fn of signingFunctions()) {
+      const environment = (resources[fn.functionId]!.Properties.Environment as { Variables: Record<string, Ref> })
+        .Variables;
+      for (const role of SIGNER_ROLES) {
+        const granted = kmsGrants.filter((grant) => grant.roles.includes(fn.roleId) && grant.key === keyIdOf(role));
+        if (fn.keys.includes(role)) {
+          expect(environment[KEY_ID_ENV[role]], `${fn.name} ${role}`).toEqual({ Ref: keyIdOf(role) });
+          expect(granted.map((grant) => grant.actions)).toEqual([['kms:GetPublicKey', 'kms:Sign']]);
+        } else {
+          expect(environment[KEY_ID_ENV[role]], `${fn.name} ${role}`).toBeUndefined();
+          expect(granted, `${fn.name} ${role}`).toEqual([]);
+        }
+      }
+    }
+  });
+});
