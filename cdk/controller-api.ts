@@ -5,6 +5,7 @@ import {
   ApiDefinition,
   EndpointType,
   LogGroupLogDestination,
+  type MethodDeploymentOptions,
   MethodLoggingLevel,
   SpecRestApi,
 } from 'aws-cdk-lib/aws-apigateway';
@@ -12,6 +13,7 @@ import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { loginResources } from '#shared/rate-limit/login-routes.ts';
 import type { OperationGroup, Route } from '#shared/routes/route.ts';
 import { REQUEST_DEADLINE } from './controller-function.ts';
 import { type RestApiDefinition, restApiDefinition } from './rest-api-definition.ts';
@@ -22,6 +24,27 @@ export interface ControllerApiProps {
   readonly functions: ReadonlyMap<OperationGroup, IFunction>;
   /** Stage-wide throttling: steady requests per second, and how many more may arrive at once. */
   readonly throttling: { readonly rateLimit: number; readonly burstLimit: number };
+  /**
+   * Throttling of the credential-checking routes (authenticate, enroll), all clients together: a password spray or an
+   * enrollment flood hits this long before the stage's limit, so the rest of the API keeps serving.
+   */
+  readonly loginThrottling?: { readonly rateLimit: number; readonly burstLimit: number };
+}
+
+/** Logins are a small share of a healthy network's traffic: room for a fleet's reconnects, not for a spray. */
+export const DEFAULT_LOGIN_THROTTLING = { rateLimit: 50, burstLimit: 100 } as const;
+
+/** Method throttling for each login resource, keyed as `deployOptions.methodOptions` wants (`/<path>/<METHOD>`). */
+function loginMethodOptions(
+  routes: readonly Route[],
+  throttling: { readonly rateLimit: number; readonly burstLimit: number },
+): Record<string, MethodDeploymentOptions> {
+  return Object.fromEntries(
+    loginResources(routes).map(({ resource, method }) => [
+      `${resource}/${method}`,
+      { throttlingRateLimit: throttling.rateLimit, throttlingBurstLimit: throttling.burstLimit },
+    ]),
+  );
 }
 
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
@@ -103,6 +126,7 @@ export class ControllerApi extends Construct {
         tracingEnabled: true,
         throttlingRateLimit: props.throttling.rateLimit,
         throttlingBurstLimit: props.throttling.burstLimit,
+        methodOptions: loginMethodOptions(props.routes, props.loginThrottling ?? DEFAULT_LOGIN_THROTTLING),
       },
     });
     Validations.of(this.restApi).acknowledge({

@@ -4,13 +4,22 @@ import { Construct } from 'constructs';
 import { CORS_RESPONSE_HEADERS } from '#shared/http/cors.ts';
 import { API_VERSION_META } from '#shared/http/envelope.ts';
 import type { ErrorCode } from '#shared/http/error-codes.ts';
+import { LOGIN_PATH_PATTERN } from '#shared/rate-limit/login-routes.ts';
 
 export interface ControllerFirewallProps {
   /** The API stage the web ACL guards. */
   readonly stage: Stage;
   /** Requests one client IP may send in any five minutes before it is answered 429. */
   readonly rateLimit: number;
+  /** Login and enrollment requests one client IP may send in any five minutes. */
+  readonly loginRateLimit?: number;
 }
+
+/**
+ * A backstop far above what one honest client needs (the functions' own per-address and per-username limits answer
+ * first), low enough that a sprayer behind one address is cut off at the edge before it costs a function call.
+ */
+export const DEFAULT_FIREWALL_LOGIN_RATE_LIMIT = 1500;
 
 /**
  * Rules of `AWSManagedRulesCommonRuleSet` that block requests the controller serves: they only count, so their
@@ -28,6 +37,7 @@ const COUNTED_COMMON_RULES = [
 ] as const;
 
 const RATE_LIMITED_BODY = 'rate-limited';
+const LOGINS_LIMITED_BODY = 'logins-rate-limited';
 
 function visibility(metricName: string): CfnWebACL.VisibilityConfigProperty {
   return { metricName, cloudWatchMetricsEnabled: true, sampledRequestsEnabled: true };
@@ -79,6 +89,16 @@ export class ControllerFirewall extends Construct {
             meta: API_VERSION_META,
           }),
         },
+        [LOGINS_LIMITED_BODY]: {
+          contentType: 'APPLICATION_JSON',
+          content: JSON.stringify({
+            error: {
+              code: 'SERVER_TOO_MANY_REQUESTS' satisfies ErrorCode,
+              message: 'Too many attempts; try again later.',
+            },
+            meta: API_VERSION_META,
+          }),
+        },
       },
       rules: [
         awsManagedRuleGroup('AWSManagedRulesAmazonIpReputationList', 0),
@@ -102,6 +122,51 @@ export class ControllerFirewall extends Construct {
         },
         awsManagedRuleGroup('AWSManagedRulesKnownBadInputsRuleSet', 2),
         awsManagedRuleGroup('AWSManagedRulesCommonRuleSet', 3, COUNTED_COMMON_RULES),
+        {
+          name: 'RateLimitLoginsPerIp',
+          priority: 4,
+          statement: {
+            rateBasedStatement: {
+              limit: props.loginRateLimit ?? DEFAULT_FIREWALL_LOGIN_RATE_LIMIT,
+              evaluationWindowSec: 300,
+              aggregateKeyType: 'IP',
+              scopeDownStatement: {
+                andStatement: {
+                  statements: [
+                    {
+                      byteMatchStatement: {
+                        fieldToMatch: { method: {} },
+                        positionalConstraint: 'EXACTLY',
+                        searchString: 'POST',
+                        textTransformations: [{ priority: 0, type: 'NONE' }],
+                      },
+                    },
+                    {
+                      regexMatchStatement: {
+                        fieldToMatch: { uriPath: {} },
+                        regexString: LOGIN_PATH_PATTERN,
+                        textTransformations: [{ priority: 0, type: 'NONE' }],
+                      },
+                    },
+                  ],
+                },
+              },
+            },
+          },
+          action: {
+            block: {
+              customResponse: {
+                responseCode: 429,
+                customResponseBodyKey: LOGINS_LIMITED_BODY,
+                responseHeaders: [
+                  ...Object.entries(CORS_RESPONSE_HEADERS).map(([name, value]) => ({ name, value })),
+                  { name: 'Retry-After', value: '60' },
+                ],
+              },
+            },
+          },
+          visibilityConfig: visibility('RateLimitLoginsPerIp'),
+        },
       ],
     });
 

@@ -1,0 +1,29 @@
+import { resourcesOf } from '../routes/resource-paths.ts';
+import type { HttpMethod, Route } from '../routes/route.ts';
+
+/**
+ * The routes that check a credential (authenticate, its MFA step, every enrollment): the ones a password sprayer or
+ * a flood of enrollments aims at, throttled harder than the rest in AWS.
+ */
+export function isLoginRoute(route: Route): boolean {
+  return (
+    route.method === 'POST' &&
+    (route.path === '/authenticate' ||
+      route.path.startsWith('/authenticate/') ||
+      route.path === '/enroll' ||
+      route.path.startsWith('/enroll/'))
+  );
+}
+
+/** Each resource template and method a login route is served at (both APIs, and the un-prefixed client paths). */
+export function loginResources(routes: readonly Route[]): { resource: string; method: HttpMethod }[] {
+  return routes
+    .filter(isLoginRoute)
+    .flatMap((route) => resourcesOf(route).map(({ resource }) => ({ resource, method: route.method })));
+}
+
+/**
+ * The same paths for the web ACL, which sees the raw request path (the stage name first): it ends in
+ * `/authenticate`, `/authenticate/<step>`, `/enroll` or `/enroll/<method>`.
+ */
+export const LOGIN_PATH_PATTERN = '/(authenticate|enroll)(/[A-Za-z0-9/_-]*)?$';
