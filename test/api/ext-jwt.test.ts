@@ -70,14 +70,19 @@ async function rsaKey(kid: string) {
 }
 type SigningKey = Awaited<ReturnType<typeof rsaKey>>;
 
-function sign(key: SigningKey, claims: JWTPayload, options: { issuer?: string; audience?: string } = {}) {
-  return new SignJWT(claims)
+/** A token of the test's identity provider; `exp` and `nbf` in seconds since the epoch when given. */
+function sign(
+  key: SigningKey,
+  claims: JWTPayload,
+  options: { issuer?: string; audience?: string; exp?: number; nbf?: number } = {},
+) {
+  const jwt = new SignJWT(claims)
     .setProtectedHeader({ alg: 'RS256', kid: key.kid })
     .setIssuer(options.issuer ?? ISSUER)
     .setAudience(options.audience ?? AUDIENCE)
-    .setIssuedAt()
-    .setExpirationTime('10m')
-    .sign(key.privateKey);
+    .setExpirationTime(options.exp ?? '10m');
+  if (options.nbf !== undefined) jwt.setNotBefore(options.nbf);
+  return jwt.sign(key.privateKey);
 }
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -258,28 +263,10 @@ describe('ext-jwt refusals: each 401 INVALID_AUTH, never a session, never the re
     expectRefused(await extJwtLogin(await sign(key1, claims(), { issuer: 'https://other.example.test' })));
     expectRefused(await extJwtLogin(await sign(key1, claims(), { audience: 'someone-else' })));
     const now = Math.floor(controller().deps.now().getTime() / 1000);
-    const expired = await new SignJWT(claims())
-      .setProtectedHeader({ alg: 'RS256', kid: key1.kid })
-      .setIssuer(ISSUER)
-      .setAudience(AUDIENCE)
-      .setExpirationTime(now - 120)
-      .sign(key1.privateKey);
-    expectRefused(await extJwtLogin(expired));
-    const early = await new SignJWT(claims())
-      .setProtectedHeader({ alg: 'RS256', kid: key1.kid })
-      .setIssuer(ISSUER)
-      .setAudience(AUDIENCE)
-      .setNotBefore(now + 600)
-      .setExpirationTime(now + 1200)
-      .sign(key1.privateKey);
-    expectRefused(await extJwtLogin(early));
+    expectRefused(await extJwtLogin(await sign(key1, claims(), { exp: now - 120 })));
+    expectRefused(await extJwtLogin(await sign(key1, claims(), { nbf: now + 600, exp: now + 1200 })));
     // Within the clock skew a just-expired token still passes.
-    const justExpired = await new SignJWT(claims())
-      .setProtectedHeader({ alg: 'RS256', kid: key1.kid })
-      .setIssuer(ISSUER)
-      .setAudience(AUDIENCE)
-      .setExpirationTime(now - 5)
-      .sign(key1.privateKey);
+    const justExpired = await sign(key1, claims(), { exp: now - 5 });
     expect((await extJwtLogin(justExpired)).status).toBe(200);
   });
 
@@ -311,8 +298,8 @@ describe('ext-jwt refusals: each 401 INVALID_AUTH, never a session, never the re
     expect((await extJwtLogin(await sign(key1, claims()))).status).toBe(200);
   });
 
-  it('refuses when the JWKS endpoint hangs, answers garbage or too much, without a 5xx', async () => {
-    for (const path of ['hang', 'garbage', 'huge']) {
+  it('refuses when the JWKS endpoint hangs, answers garbage, too much or 404, without a 5xx', async () => {
+    for (const path of ['hang', 'garbage', 'huge', 'missing']) {
       await createdId('/external-jwt-signers', signerBody(path, { jwksEndpoint: `${provider.origin}/${path}` }));
       const token = await sign(key1, claims(), { issuer: `${ISSUER}/${path}` });
       const started = Date.now();
