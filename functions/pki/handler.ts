@@ -1,5 +1,6 @@
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
+import { enroll, enrollOtt } from './enroll-ott.ts';
 import { enrollmentChallenge, getEnrollmentJwks, listNetworkJWTs, listWellKnownCas } from './public-pki.ts';
 
 export const operations: OperationMap = {
@@ -7,6 +8,8 @@ export const operations: OperationMap = {
   getEnrollmentJwks,
   enrollmentChallenge,
   listNetworkJWTs,
+  enroll,
+  enrollOtt,
 };
 
 export const handler = createGroupHandler('pki', operations);

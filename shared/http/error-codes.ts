@@ -30,6 +30,10 @@ export const ERROR_CODES = {
     status: 400,
     message: 'No edge router is available to both the identity and the service.',
   },
+  INVALID_ENROLLMENT_TOKEN: { status: 400, message: 'The enrollment token is not valid (unknown or already used).' },
+  ENROLLMENT_EXPIRED: { status: 400, message: 'The enrollment has expired.' },
+  INVALID_ENROLL_METHOD: { status: 400, message: 'The enrollment method does not match the token or is not known.' },
+  COULD_NOT_PROCESS_CSR: { status: 400, message: 'The certificate signing request could not be processed.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,25 +1,19 @@
 import { createLocalJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Signer } from '#shared/pki/signer.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
+import { countSigns } from '../support/count-signs.ts';
 import { startTestController, type TestController } from '../support/test-controller.ts';
 
 let controller: TestController;
 let admin: string;
-let signs = 0;
+let enrollmentSigns: ReturnType<typeof countSigns>;
 const C = '/edge/client/v1';
 const M = '/edge/management/v1';
 
 beforeAll(async () => {
   controller = await startTestController();
   admin = await controller.login();
-  // Count the enrollment key's signatures (a KMS `Sign` each in AWS).
-  const signer = controller.deps.signers.enrollment as { sign: Signer['sign'] };
-  const sign = signer.sign.bind(signer);
-  signer.sign = (data) => {
-    signs++;
-    return sign(data);
-  };
+  enrollmentSigns = countSigns(controller.deps.signers.enrollment);
 });
 afterAll(async () => {
   await controller.close();
@@ -41,21 +35,21 @@ async function create(path: string, body: unknown): Promise<string> {
 
 describe('identity enrollment JWTs', () => {
   it('shows a JWT with each outstanding enrollment, signed once when it was made, verifiable with the JWKS', async () => {
-    const before = signs;
+    const before = enrollmentSigns.count();
     const id = await create('/identities', {
       name: 'jwt-device',
       type: 'Device',
       isAdmin: false,
       enrollment: { ott: true, updb: 'jwt-device-user' },
     });
-    const afterCreate = signs;
+    const afterCreate = enrollmentSigns.count();
 
     const first = await controller.call('GET', `${M}/identities/${id}`, { token: admin });
     const second = await controller.call('GET', `${M}/identities/${id}`, { token: admin });
     const enrollments = await controller.call('GET', `${M}/identities/${id}/enrollments`, { token: admin });
 
     expect(afterCreate - before).toBe(2);
-    expect(signs).toBe(afterCreate);
+    expect(enrollmentSigns.count()).toBe(afterCreate);
     expectMatchesSpec('management', 'GET', '/identities/{id}', 200, first.body);
     const { ott, updb } = first.body.data.enrollment;
     expect(second.body.data.enrollment.ott.jwt).toBe(ott.jwt);
@@ -77,24 +71,24 @@ describe('identity enrollment JWTs', () => {
   });
 
   it('shows no enrollment and signs nothing for an identity created without one', async () => {
-    const before = signs;
+    const before = enrollmentSigns.count();
     const id = await create('/identities', { name: 'jwt-none', type: 'Device', isAdmin: false });
 
     const response = await controller.call('GET', `${M}/identities/${id}`, { token: admin });
 
     expect(response.body.data.enrollment).toEqual({});
-    expect(signs).toBe(before);
+    expect(enrollmentSigns.count()).toBe(before);
   });
 });
 
 describe('router enrollment JWTs', () => {
   it('gives an edge router an erott JWT for its enrollment token, signed once', async () => {
-    const before = signs;
+    const before = enrollmentSigns.count();
     const id = await create('/edge-routers', { name: 'jwt-edge-router' });
 
     const response = await controller.call('GET', `${M}/edge-routers/${id}`, { token: admin });
 
-    expect(signs - before).toBe(1);
+    expect(enrollmentSigns.count() - before).toBe(1);
     const router = response.body.data;
     expect(await verified(router.enrollmentJwt)).toEqual({
       em: 'erott',

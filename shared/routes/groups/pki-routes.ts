@@ -7,4 +7,6 @@ export const PKI_ROUTES: readonly Route[] = [
   route('GET', '/network-jwts', BOTH, 'pki', 'none', 'listNetworkJWTs'),
   route('GET', '/enroll/jwks', CLIENT, 'pki', 'none', 'getEnrollmentJwks'),
   route('POST', '/enroll/challenge', CLIENT, 'pki', 'none', 'enrollmentChallenge'),
+  route('POST', '/enroll', CLIENT, 'pki', 'none', 'enroll'),
+  route('POST', '/enroll/ott', CLIENT, 'pki', 'none', 'enrollOtt'),
 ];

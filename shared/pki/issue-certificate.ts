@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto';
+import 'reflect-metadata';
+import * as x509 from '@peculiar/x509';
+import { newSerialNumber } from './network-ca.ts';
+import type { Signer } from './signer.ts';
+import { P256_SIGNING_ALGORITHM, SIGNER_KEY, signerCrypto } from './signer-crypto.ts';
+
+/** A CSR that cannot be made into a certificate: unparsable, badly signed, or with a key this CA does not certify. */
+export class UnusableCsrError extends Error {}
+
+const CLIENT_CERT_DAYS = 365;
+const BACKDATE_MS = 5 * 60_000;
+const EC_CURVES = new Set(['P-256', 'P-384', 'P-521']);
+const MIN_RSA_BITS = 2048;
+
+/** Parses and checks a PEM CSR: its self-signature holds and its key is EC P-256/384/521 or RSA of 2048 bits or more. */
+export async function parseCsr(pem: string): Promise<x509.Pkcs10CertificateRequest> {
+  let csr: x509.Pkcs10CertificateRequest;
+  try {
+    csr = new x509.Pkcs10CertificateRequest(pem.trim());
+  } catch {
+    throw new UnusableCsrError('the body is not a PEM certificate signing request');
+  }
+  const algorithm = csr.publicKey.algorithm as { name?: string; namedCurve?: string; modulusLength?: number };
+  const ec = algorithm.name === 'ECDSA' || algorithm.name === 'ECDH';
+  if (ec && !EC_CURVES.has(algorithm.namedCurve ?? '')) {
+    throw new UnusableCsrError(`the CSR's EC curve ${algorithm.namedCurve ?? 'unknown'} is not supported`);
+  }
+  if (!ec && !(algorithm.name?.startsWith('RSA') && (algorithm.modulusLength ?? 0) >= MIN_RSA_BITS)) {
+    throw new UnusableCsrError(
+      `the CSR's key (${algorithm.name ?? 'unknown'}) is not EC or RSA of ${MIN_RSA_BITS}+ bits`,
+    );
+  }
+  let valid = false;
+  try {
+    valid = await csr.verify(globalThis.crypto as never);
+  } catch {
+    valid = false;
+  }
+  if (!valid) throw new UnusableCsrError("the CSR's signature does not verify");
+  return csr;
+}
+
+export interface IssuedCertificate {
+  readonly pem: string;
+  /** Lowercase hex SHA-1 of the DER: how cert login finds the authenticator (§b). */
+  readonly fingerprint: string;
+}
+
+/** A client certificate for the CSR's key, issued by the signing CA through its Signer: one `Sign`. */
+export async function issueClientCertificate(
+  signingCa: Signer,
+  signingCaPem: string,
+  csr: x509.Pkcs10CertificateRequest,
+  now: Date,
+): Promise<IssuedCertificate> {
+  const crypto = signerCrypto(signingCa);
+  const issuer = new x509.X509Certificate(signingCaPem);
+  const issuerKeyId = issuer.getExtension(x509.SubjectKeyIdentifierExtension);
+  const ec = (csr.publicKey.algorithm as { name?: string }).name !== 'RSASSA-PKCS1-v1_5';
+  const certificate = await x509.X509CertificateGenerator.create(
+    {
+      serialNumber: newSerialNumber(),
+      subject: csr.subjectName,
+      issuer: issuer.subjectName,
+      notBefore: new Date(now.getTime() - BACKDATE_MS),
+      notAfter: new Date(now.getTime() + CLIENT_CERT_DAYS * 24 * 3600_000),
+      publicKey: csr.publicKey.rawData,
+      signingKey: SIGNER_KEY,
+      signingAlgorithm: P256_SIGNING_ALGORITHM,
+      extensions: [
+        new x509.BasicConstraintsExtension(false, undefined, true),
+        new x509.KeyUsagesExtension(
+          x509.KeyUsageFlags.digitalSignature |
+            (ec ? x509.KeyUsageFlags.keyAgreement : x509.KeyUsageFlags.keyEncipherment),
+          true,
+        ),
+        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
+        ...(issuerKeyId ? [new x509.AuthorityKeyIdentifierExtension(issuerKeyId.keyId, false)] : []),
+        await x509.SubjectKeyIdentifierExtension.create(csr.publicKey.rawData, false, crypto),
+      ],
+    },
+    crypto,
+  );
+  return {
+    pem: certificate.toString('pem'),
+    fingerprint: createHash('sha1').update(Buffer.from(certificate.rawData)).digest('hex'),
+  };
+}
