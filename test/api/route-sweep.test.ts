@@ -246,6 +246,7 @@ const EXAMPLES: Readonly<Record<string, (n: number) => Record<string, unknown>>>
   '/identities': (n) => ({ name: `sweep-${n}`, type: 'User', isAdmin: false, roleAttributes: ['a'], tags: {} }),
   '/identities/{id}': (n) => ({ name: `sweep-${n}`, type: 'User', isAdmin: false, tags: {}, appData: {} }),
   '/identities/{id}/disable': () => ({ durationMinutes: 1 }),
+  '/enroll/challenge': (n) => ({ keyId: `kid-${n}`, nonce: '6f1c0b6e-8c1e-4f57-9d4a-1f2e3d4c5b6a' }),
   '/identities/{id}/trace': (n) => ({ enabled: n % 2 === 0, duration: `${(n % 60) + 1}m`, channels: ['all'] }),
   '/authenticators': (n) => ({
     identityId: pick(ownIds.get('/identities'), n) ?? user.identityId,
