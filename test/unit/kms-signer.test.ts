@@ -1,13 +1,16 @@
-import { createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, sign, verify, X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KMSClient } from '@aws-sdk/client-kms';
+import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '#shared/config.ts';
 import { derToRawSignature, MalformedSignatureError } from '#shared/pki/ecdsa-signature.ts';
+import { publicJwk, signJwt } from '#shared/pki/enrollment-jwt.ts';
 import { kmsSigner } from '#shared/pki/kms-signer.ts';
 import { fileSigner } from '#shared/pki/local-signer.ts';
+import { buildNetworkCa } from '#shared/pki/network-ca.ts';
 import { createSigners } from '#shared/pki/signers.ts';
 import { type KmsDouble, startKmsDouble } from '../support/kms-double.ts';
 
@@ -80,6 +83,40 @@ describe('the KMS signer through @aws-sdk/client-kms', () => {
     await expect(signer.publicKey()).rejects.toThrow(/does not exist/);
     kms.addKey('key-missing');
     await expect(signer.publicKey()).resolves.toBeDefined();
+  });
+});
+
+describe('the PKI on KMS keys', () => {
+  it('builds the network CA with one Sign per certificate, a chain that verifies', async () => {
+    kms.addKey('root-ca');
+    kms.addKey('signing-ca');
+    const signers = {
+      rootCa: kmsSigner(client, 'root-ca'),
+      signingCa: kmsSigner(client, 'signing-ca'),
+      enrollment: kmsSigner(client, 'unused'),
+    };
+    const before = kms.count('Sign');
+
+    const ca = await buildNetworkCa(signers, new Date());
+
+    expect(kms.count('Sign') - before).toBe(2);
+    const root = new X509Certificate(ca.rootCertPem);
+    const signing = new X509Certificate(ca.signingCertPem);
+    expect(root.verify(root.publicKey)).toBe(true);
+    expect(signing.verify(root.publicKey)).toBe(true);
+    expect(signing.publicKey.equals(await signers.signingCa.publicKey())).toBe(true);
+  });
+
+  it('signs a JWT with one Sign that jose verifies against the JWKS', async () => {
+    kms.addKey('enrollment');
+    const signer = kmsSigner(client, 'enrollment');
+    const before = kms.count('Sign');
+
+    const jwt = await signJwt(signer, { sub: 'someone', em: 'ott' });
+
+    expect(kms.count('Sign') - before).toBe(1);
+    const { payload } = await jwtVerify(jwt, createLocalJWKSet({ keys: [await publicJwk(signer)] }));
+    expect(payload).toEqual({ sub: 'someone', em: 'ott' });
   });
 });
 
