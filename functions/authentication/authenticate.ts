@@ -2,6 +2,7 @@ import { createApiSessionOps, sessionExpiry } from '#shared/auth/api-session-sto
 import type { Deps } from '#shared/deps.ts';
 import type { AuthPolicy } from '#shared/entities/auth-policy.ts';
 import { type Identity, identities } from '#shared/entities/identity.ts';
+import { pendingExtJwtQueries, presentsExtJwt } from '#shared/ext-jwt/secondary-ext-jwt.ts';
 import { ApiError, invalidField } from '#shared/http/api-error.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { type Operation, queryValue } from '#shared/http/operation.ts';
@@ -100,20 +101,32 @@ export const authenticate: Operation = async (request, deps) => {
   const { authenticatorId, identity, policy } = subject;
   if (!policyAllows(policy, method)) throw new ApiError('INVALID_AUTH');
 
+  // A policy's secondary external JWT is given with the login (a bearer token beside the password or certificate,
+  // or the primary ext-jwt login was that signer's); otherwise the session stays partial until a request brings it.
+  const secondarySigner = policy.secondary.requireExtJwtSigner;
+  const extJwtPending =
+    secondarySigner !== null &&
+    !(method === 'ext-jwt' && authenticatorId === secondarySigner) &&
+    !(await presentsExtJwt(deps, request.headers, secondarySigner, identity.id, request.logger));
   const { token, session, ops } = createApiSessionOps(deps, {
     identityId: identity.id,
     authenticatorId,
     ipAddress: request.sourceIp,
     configTypes: body.configTypes ?? [],
-    isMfaRequired: policy.secondary.requireTotp,
+    isMfaRequired: policy.secondary.requireTotp || extJwtPending,
   });
   await deps.store.transact([...ops, ...identityCommitOps(deps, identity, body)]);
 
   request.logger.info('api session created', { identityId: identity.id, apiSessionId: session.id, method });
   const expiry = sessionExpiry(deps, session);
-  return ok(currentApiSessionView(deps, session, identity.name, token), {
-    'zt-session': token,
-    'expiration-seconds': String(expiry.expirationSeconds),
-    'expires-at': expiry.expiresAt,
-  });
+  const view = currentApiSessionView(deps, session, identity.name, token);
+  const authQueries = extJwtPending ? await pendingExtJwtQueries(deps, identity) : view.authQueries;
+  return ok(
+    { ...view, authQueries },
+    {
+      'zt-session': token,
+      'expiration-seconds': String(expiry.expirationSeconds),
+      'expires-at': expiry.expiresAt,
+    },
+  );
 };

@@ -1,5 +1,6 @@
 import { deleteApiSession } from '#shared/auth/api-session-store.ts';
 import { crudOperations } from '#shared/crud/crud-operations.ts';
+import { pendingExtJwtQueries } from '#shared/ext-jwt/secondary-ext-jwt.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { empty, ok } from '#shared/http/envelope.ts';
 import { callerOf, documented, type Operation, type OperationMap } from '#shared/http/operation.ts';
@@ -39,7 +40,9 @@ export const operations: OperationMap = {
   authenticate,
   getCurrentAPISession: async (request, deps) => {
     const { session, identity, token } = callerOf(request);
-    return ok(currentApiSessionView(deps, session, identity.name, token));
+    const view = currentApiSessionView(deps, session, identity.name, token);
+    const partial = session.isMfaRequired && !session.isMfaComplete;
+    return ok(partial ? { ...view, authQueries: await pendingExtJwtQueries(deps, identity) } : view);
   },
   deleteCurrentApiSession: async (request, deps) => {
     await deleteApiSession(deps, callerOf(request).session);

@@ -4,11 +4,11 @@ import type { Deps } from '#shared/deps.ts';
 import { type AuthPolicy, authPolicies } from '#shared/entities/auth-policy.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities, isDisabledAt } from '#shared/entities/identity.ts';
+import { identityIdOfClaim } from '#shared/ext-jwt/identity-of-claim.ts';
 import { bearerTokenOf, ExternalJwtRefused, verifyExternalJwt } from '#shared/ext-jwt/verify-external-jwt.ts';
 import { ApiError } from '#shared/http/api-error.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import type { Logger } from '#shared/log/logger.ts';
-import { fitsKey } from '#shared/store/keys.ts';
 import { type AuthenticateBody, passwordCredentialsSchema } from './authenticate-body.ts';
 import { clearFailedPasswords, NO_AUTHENTICATOR, recordFailedPassword } from './password-lockout.ts';
 
@@ -103,11 +103,7 @@ export async function authenticateWithExternalJwt(
     const token = bearerTokenOf(headers);
     if (!token) throw new ExternalJwtRefused('no bearer token');
     const { signer, payload } = await verifyExternalJwt(deps, token);
-    const claim = payload[signer.claimsProperty];
-    if (typeof claim !== 'string' || claim === '' || !fitsKey(claim)) {
-      throw new ExternalJwtRefused(`claim ${signer.claimsProperty} is not an identity reference`);
-    }
-    const identityId = signer.useExternalId ? await deps.store.findIdByUnique(identities, 'externalId', claim) : claim;
+    const identityId = await identityIdOfClaim(deps, signer, payload);
     const identity = (await deps.store.get(identities, identityId ?? NOTHING))?.doc;
     const policy = (await deps.store.get(authPolicies, identity?.authPolicyId ?? NOTHING))?.doc;
     if (!identity || !policy || refusesLogin(deps, identity, policy)) {

@@ -1,5 +1,6 @@
 import type { Deps } from '../deps.ts';
 import type { Identity } from '../entities/identity.ts';
+import { extJwtCompletesRequest } from '../ext-jwt/secondary-ext-jwt.ts';
 import { ApiError } from '../http/api-error.ts';
 import type { AuthLevel } from '../routes/route.ts';
 import type { ApiSession } from './api-session.ts';
@@ -43,7 +44,12 @@ export async function resolveCaller(
   if (!identity) throw unauthorized(INVALID_CHALLENGE);
   const caller = { token, session, identity };
   if (level === 'partial') return caller;
-  if (session.isMfaRequired && !session.isMfaComplete) {
+  // A partial session whose only missing factor is an external JWT is complete for a request that brings one.
+  if (
+    session.isMfaRequired &&
+    !session.isMfaComplete &&
+    !(await extJwtCompletesRequest(deps, headers, identity, deps.logger))
+  ) {
     throw unauthorized(undefined, 'The API session must complete its second factor (MFA) first.');
   }
   if (level === 'admin' && !identity.isAdmin) {

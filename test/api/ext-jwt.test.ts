@@ -59,7 +59,7 @@ beforeAll(async () => {
   };
 });
 
-const { controller, call, createdId } = useAdminController(overrides);
+const { controller, call, createdId, userUnder, login } = useAdminController(overrides);
 
 const ISSUER = 'https://idp.example.test';
 const AUDIENCE = 'ziti-controller';
@@ -357,5 +357,62 @@ describe('client GET /external-jwt-signers (anonymous)', () => {
   it('still serves the admin list on the management API and refuses it anonymously there', async () => {
     expect((await call('GET', '/external-jwt-signers')).body.data[0]).toHaveProperty('issuer');
     expect((await controller().call('GET', `${M}/external-jwt-signers`)).status).toBe(401);
+  });
+});
+
+describe('secondary ext-jwt (auth policy secondary.requireExtJwtSigner)', () => {
+  it('keeps a password login partial, with an EXT-JWT auth query, until a request brings the signer token', async () => {
+    const policy = authPolicyBody('password-then-idp', {}, { requireExtJwtSigner: signerId });
+    const user = await userUnder(await createdId('/auth-policies', policy), 'second-factor-user');
+    const idpToken = await sign(key1, { sub: user.identityId });
+
+    const partial = await login(user.username, user.password);
+    expect(partial.status).toBe(200);
+    expectMatchesSpec('management', 'POST', '/authenticate', 200, partial.body);
+    expect(partial.body.data).toMatchObject({ isMfaRequired: true, isMfaComplete: false });
+    expect(partial.body.data.authQueries).toEqual([
+      {
+        typeId: 'EXT-JWT',
+        provider: 'url',
+        id: signerId,
+        httpUrl: 'https://idp.example.test/authorize',
+        clientId: 'ziti-client',
+        scopes: ['openid'],
+      },
+    ]);
+    const token = partial.body.data.token as string;
+    const current = await controller().call('GET', `${M}/current-api-session`, { token });
+    expect(current.status).toBe(200);
+    expect(current.body.data.authQueries).toEqual(partial.body.data.authQueries);
+
+    expect((await controller().call('GET', `${C}/current-identity`, { token })).status).toBe(401);
+    const withJwt = await controller().call('GET', `${C}/current-identity`, {
+      token,
+      headers: { authorization: `Bearer ${idpToken}` },
+    });
+    expect(withJwt.status).toBe(200);
+    expect(withJwt.body.data.id).toBe(user.identityId);
+
+    // Another identity's token, or a token of a signer the policy does not name, completes nothing.
+    for (const bearer of [await sign(key1, { sub: identityId }), 'garbage']) {
+      const refused = await controller().call('GET', `${C}/current-identity`, {
+        token,
+        headers: { authorization: `Bearer ${bearer}` },
+      });
+      expect(refused.status).toBe(401);
+    }
+  });
+
+  it('completes the session at login when the token comes with the password', async () => {
+    const policy = authPolicyBody('password-with-idp', {}, { requireExtJwtSigner: signerId });
+    const user = await userUnder(await createdId('/auth-policies', policy), 'both-at-once');
+    const response = await controller().call('POST', `${M}/authenticate?method=password`, {
+      body: { username: user.username, password: user.password },
+      headers: { authorization: `Bearer ${await sign(key1, { sub: user.identityId })}` },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.data).toMatchObject({ isMfaRequired: false, authQueries: [] });
+    const me = await controller().call('GET', `${C}/current-identity`, { token: response.body.data.token });
+    expect(me.status).toBe(200);
   });
 });
