@@ -1,0 +1,77 @@
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServerCertificate } from '#local/tls-certificate.ts';
+import type { JwksConfig } from '#shared/config.ts';
+import { fetchJwks, JwksError, keySetFor } from '#shared/ext-jwt/jwks-cache.ts';
+
+let server: Server;
+let origin = '';
+let config: JwksConfig;
+const hits = new Map<string, number>();
+let keys = [{ kty: 'EC', kid: 'a' }];
+
+beforeAll(async () => {
+  const tls = await createServerCertificate();
+  config = { timeoutMs: 300, maxBytes: 4096, cacheSeconds: 60, refetchCooldownSeconds: 10, trustedCaPem: tls.cert };
+  server = createServer({ key: tls.key, cert: tls.cert }, (request, response) => {
+    const path = request.url ?? '';
+    hits.set(path, (hits.get(path) ?? 0) + 1);
+    if (path.startsWith('/keys')) {
+      // A little late, so concurrent callers overlap.
+      setTimeout(() => response.writeHead(200).end(JSON.stringify({ keys })), 20);
+    } else if (path === '/no-keys') response.writeHead(200).end('{"keys": "none"}');
+    else if (path === '/slow-body') {
+      response.writeHead(200);
+      response.write('{"keys": [');
+    } else response.writeHead(500).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+describe('fetchJwks', () => {
+  it('refuses anything but https, a key set without a keys array, an error status and a body that never ends', async () => {
+    await expect(fetchJwks(`http://127.0.0.1/keys`, config)).rejects.toBeInstanceOf(JwksError);
+    await expect(fetchJwks(`${origin}/no-keys`, config)).rejects.toThrow(/no keys array/);
+    await expect(fetchJwks(`${origin}/error`, config)).rejects.toThrow(/answered 500/);
+    await expect(fetchJwks(`${origin}/slow-body`, config)).rejects.toThrow(/took over 300 ms/);
+  });
+
+  it('refuses a server it does not trust', async () => {
+    await expect(fetchJwks(`${origin}/keys`, { ...config, trustedCaPem: undefined })).rejects.toBeInstanceOf(JwksError);
+  });
+});
+
+describe('keySetFor', () => {
+  it('shares one fetch between concurrent callers and serves known kids from the cache', async () => {
+    const endpoint = `${origin}/keys?shared`;
+    const sets = await Promise.all([1, 2, 3].map(() => keySetFor(endpoint, 'a', config, 1_000)));
+    expect(sets.every((set) => set.keys[0]?.kid === 'a')).toBe(true);
+    await keySetFor(endpoint, 'a', config, 2_000);
+    expect(hits.get('/keys?shared')).toBe(1);
+  });
+
+  it('fetches again for an unknown kid only after the cooldown, and when the cache is stale', async () => {
+    const endpoint = `${origin}/keys?rotating`;
+    keys = [{ kty: 'EC', kid: 'a' }];
+    await keySetFor(endpoint, 'a', config, 0);
+    keys = [{ kty: 'EC', kid: 'b' }];
+    expect((await keySetFor(endpoint, 'b', config, 5_000)).keys[0]?.kid).toBe('a');
+    expect((await keySetFor(endpoint, 'b', config, 11_000)).keys[0]?.kid).toBe('b');
+    expect(hits.get('/keys?rotating')).toBe(2);
+    await keySetFor(endpoint, 'b', config, 11_000 + 61_000);
+    expect(hits.get('/keys?rotating')).toBe(3);
+  });
+
+  it('remembers a failure for the cooldown, so a dead endpoint is not hammered', async () => {
+    const endpoint = `${origin}/error?dead`;
+    await expect(keySetFor(endpoint, 'a', config, 0)).rejects.toBeInstanceOf(JwksError);
+    await expect(keySetFor(endpoint, 'a', config, 1_000)).rejects.toThrow(/failed recently/);
+    expect(hits.get('/error?dead')).toBe(1);
+  });
+});
