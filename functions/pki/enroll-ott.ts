@@ -8,6 +8,7 @@ import { documented, type Operation, type OperationRequest, queryValue } from '#
 import { newId } from '#shared/ids.ts';
 import { issueClientCertificate, parseCsr, UnusableCsrError } from '#shared/pki/issue-certificate.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
+import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -28,7 +29,9 @@ async function enrollmentOf(deps: Deps, token: string | undefined): Promise<Stor
  * Issues the enrolling identity's certificate from the signing CA and, in one transaction, creates its cert
  * authenticator and deletes the enrollment (the token is single-use: a replay finds nothing). One `Sign`.
  */
-async function enrollWithCsr(deps: Deps, token: string | undefined, csrPem: string | undefined) {
+async function enrollWithCsr(deps: Deps, sourceIp: string, token: string | undefined, csrPem: string | undefined) {
+  // Enrollment is throttled like a login, per source address, before it costs a read or a KMS signature.
+  await limitLoginAttempt(deps, sourceIp);
   const stored = await enrollmentOf(deps, token);
   const enrollment = stored.doc;
   if (enrollment.method !== 'ott') throw new ApiError('INVALID_ENROLL_METHOD');
@@ -71,7 +74,7 @@ export const enrollOtt: Operation = documented(
   async (request, deps) => {
     const body = ottBodySchema.safeParse(request.body ?? {});
     const input = body.success ? body.data : {};
-    return enrollWithCsr(deps, input.token ?? queryValue(request, 'token'), input.clientCsr);
+    return enrollWithCsr(deps, request.sourceIp, input.token ?? queryValue(request, 'token'), input.clientCsr);
   },
   { body: ottBodySchema },
 );
@@ -92,5 +95,5 @@ function legacyCsr(request: OperationRequest): string | undefined {
 export const enroll: Operation = async (request, deps) => {
   const method = queryValue(request, 'method') ?? 'ott';
   if (method !== 'ott') throw new ApiError('INVALID_ENROLL_METHOD', { cause: { message: `method ${method}` } });
-  return enrollWithCsr(deps, queryValue(request, 'token'), legacyCsr(request));
+  return enrollWithCsr(deps, request.sourceIp, queryValue(request, 'token'), legacyCsr(request));
 };

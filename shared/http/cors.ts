@@ -11,8 +11,14 @@ import type { HttpMethod } from '../routes/route.ts';
  */
 export const CORS_ALLOWED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const satisfies readonly HttpMethod[];
 export const CORS_ALLOWED_HEADERS = ['content-type', 'accept', 'authorization', 'zt-session'] as const;
-/** Response headers a browser page may read besides the safe-listed ones: the session token and its expiry. */
-export const CORS_EXPOSED_HEADERS = ['zt-session', 'expiration-seconds', 'expires-at', 'www-authenticate'] as const;
+/** Response headers a browser page may read besides the safe-listed ones: the session token and its expiry, and when to retry a 429. */
+export const CORS_EXPOSED_HEADERS = [
+  'zt-session',
+  'expiration-seconds',
+  'expires-at',
+  'www-authenticate',
+  'retry-after',
+] as const;
 export const CORS_MAX_AGE_SECONDS = 600;
 
 /** Headers on every response. */

@@ -90,3 +90,19 @@ describe('login rate limit settings', () => {
     expect(() => loadConfig({ LOGIN_RATE_LIMIT_PER_IP: '-1' })).toThrow(/LOGIN_RATE_LIMIT_PER_IP/);
   });
 });
+
+describe('enrollment rate limits', () => {
+  it('throttles enrollment attempts per source address like logins, before any token is looked up', async () => {
+    const now = controller().deps.now().getTime();
+    controller().advanceClock(WINDOW_SECONDS * 1000 - (now % (WINDOW_SECONDS * 1000)) + 10);
+    const enroll = () =>
+      controller().call('POST', '/edge/client/v1/enroll/ott', {
+        body: { token: '00000000-0000-4000-8000-000000000000', clientCsr: 'not a csr' },
+      });
+    const responses: Response[] = [];
+    for (let i = 0; i < PER_IP + 2; i++) responses.push(await enroll());
+    expect(responses.every((response) => response.status < 500)).toBe(true);
+    expect(responses.slice(0, PER_IP).every((response) => response.status === 400)).toBe(true);
+    for (const response of responses.slice(PER_IP)) expectThrottled(response);
+  });
+});
