@@ -71,6 +71,8 @@ export interface SpecOperation {
   readonly documentedOperationId: boolean;
   /** The documented response keys, e.g. `['200', '401', 'default']`. */
   readonly statuses: readonly string[];
+  /** Whether the document lets anyone call it (`security: []`, its own or the document's). */
+  readonly anonymous: boolean;
 }
 
 interface Compiled {
@@ -175,6 +177,7 @@ export function specOperations(api: Api): SpecOperation[] {
         operationId: typeof operationId === 'string' ? operationId : synthesizedOperationId(m, pathTemplate),
         documentedOperationId: typeof operationId === 'string',
         statuses: isJsonObject(responses) ? Object.keys(responses) : [],
+        anonymous: (Array.isArray(operation.security) ? operation.security : doc.security).length === 0,
       });
     }
   }

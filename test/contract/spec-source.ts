@@ -32,6 +32,8 @@ export interface SpecDocument {
   readonly definitions: JsonObject;
   /** `responses` — name → shared response object (empty when the document has none). */
   readonly responses: JsonObject;
+  /** The document-wide `security` requirement, which an operation's own `security` replaces. */
+  readonly security: readonly unknown[];
 }
 
 /** Narrows a parsed value to a plain object. */
@@ -80,7 +82,7 @@ export function loadSpec(api: Api): SpecDocument {
   }
   const raw: unknown = parse(text, { customTags: (tags) => [...tags, explicitFloat], logLevel: 'error' });
   if (!isJsonObject(raw) || raw.swagger !== '2.0') throw new Error(`${file} is not a Swagger 2.0 document`);
-  const { basePath, paths, definitions, responses } = raw;
+  const { basePath, paths, definitions, responses, security } = raw;
   if (typeof basePath !== 'string' || !isJsonObject(paths) || !isJsonObject(definitions)) {
     throw new Error(`${file} lacks basePath, paths or definitions`);
   }
@@ -91,6 +93,7 @@ export function loadSpec(api: Api): SpecDocument {
     paths,
     definitions,
     responses: isJsonObject(responses) ? responses : {},
+    security: Array.isArray(security) ? security : [],
   };
   cache.set(api, doc);
   return doc;

@@ -3,6 +3,7 @@ import { GROUP_OPERATIONS } from '#local/group-operations.ts';
 import { RouteMatcher } from '#local/route-matcher.ts';
 import { resourcesOf } from '#shared/routes/resource-paths.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
+import { specOperations } from '../contract/openziti-spec.ts';
 
 const matcher = new RouteMatcher(ROUTES);
 
@@ -20,21 +21,26 @@ describe('the route table', () => {
     for (const route of managementOnly) expect(route.auth, `${route.method} ${route.path}`).toBe('admin');
   });
 
-  it('leaves only version, capabilities, the API documents and login open to anonymous callers', () => {
-    const anonymous = ROUTES.filter((route) => route.auth === 'none').map((route) => route.operation);
+  it('leaves open to anonymous callers only what the OpenZiti documents leave open, on each API', () => {
+    const anonymous = ROUTES.filter((route) => route.auth === 'none');
+    const documentedOpen = new Set(
+      (['client', 'management'] as const).flatMap((api) =>
+        specOperations(api)
+          .filter((operation) => operation.anonymous)
+          .map((operation) => `${api} ${operation.operationId}`),
+      ),
+    );
 
-    // The API documents (`/specs*`) are public in the reference too (`security: []` in its documents); they describe
-    // the routes, never any data. So is the client's list of protocols: the address the caller already reached.
-    expect(anonymous.sort()).toEqual([
-      'authenticate',
-      'detailSpec',
-      'detailSpecBody',
-      'listEnumeratedCapabilities',
-      'listProtocols',
-      'listRoot',
-      'listSpecs',
-      'listVersion',
-    ]);
+    // Login, enrollment, the public PKI, version and capabilities, the API documents (they describe the routes,
+    // never any data), the client's protocols and external JWT signers: each public in the reference too.
+    expect(anonymous.map((route) => route.operation)).toEqual(
+      expect.arrayContaining(['authenticate', 'listVersion', 'listSpecs', 'enroll', 'listWellKnownCas']),
+    );
+    for (const route of anonymous) {
+      for (const api of route.apis) {
+        expect(documentedOpen.has(`${api} ${route.operation}`), `${api} ${route.operation}`).toBe(true);
+      }
+    }
   });
 
   it('has no two routes on the same method and resource', () => {
