@@ -3,12 +3,12 @@ import { startLocalServer } from '#local/local-server.ts';
 import type { TlsMaterial } from '#local/tls-certificate.ts';
 import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
-import { loadConfig } from '#shared/config.ts';
 import { createDeps, type Deps } from '#shared/deps.ts';
 import { createLogger } from '#shared/log/logger.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import { count, orderedIds } from '#shared/store/index-queries.ts';
 import { type BenchClient, createBenchClient } from './bench-client.ts';
+import { benchConfig } from './bench-config.ts';
 import { countDynamoDbRequests } from './count-dynamodb-requests.ts';
 import { expectStatus, login } from './identity-scenarios.ts';
 import { type MeasureOptions, measureOperation, type OperationFigures } from './measure-operation.ts';
@@ -88,7 +88,7 @@ async function loginTiming(client: BenchClient, adminUsername: string): Promise<
 export async function apiSessionBench(
   options: SessionBenchOptions,
 ): Promise<{ list: SessionListFigures[]; login: LoginTimingFigures }> {
-  const config = { ...loadConfig({}), tableName: 'bench-sessions', dynamoDbEndpoint: options.dynamoDbEndpoint };
+  const config = benchConfig('bench-sessions', options.dynamoDbEndpoint);
   const deps: Deps = { ...createDeps(config), logger: createLogger({}, { write: () => undefined }) };
   const counter = countDynamoDbRequests(deps.store.db);
   await ensureTable(deps.store.db, config.tableName);

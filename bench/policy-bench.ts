@@ -7,12 +7,12 @@ import { ensureTable } from '#local/create-table.ts';
 import { startLocalServer } from '#local/local-server.ts';
 import type { TlsMaterial } from '#local/tls-certificate.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
-import { loadConfig } from '#shared/config.ts';
 import { createDeps, type Deps } from '#shared/deps.ts';
 import { createLogger } from '#shared/log/logger.ts';
 import { servicesOfIdentity } from '#shared/policy/access.ts';
 import { orderedIds } from '#shared/store/index-queries.ts';
 import { type BenchClient, createBenchClient } from './bench-client.ts';
+import { benchConfig } from './bench-config.ts';
 import { countDynamoDbRequests, type DynamoDbRequestCounter } from './count-dynamodb-requests.ts';
 import { BASE, expectStatus, login, type Scenario } from './identity-scenarios.ts';
 import { type MeasureOptions, measureOperation, type OperationFigures } from './measure-operation.ts';
@@ -177,7 +177,7 @@ function scenario(label: string, run: () => Promise<void>): Scenario {
  * policies, then the reads and writes that policies make expensive, with their DynamoDB requests and waves.
  */
 export async function policyBench(options: PolicyBenchOptions): Promise<PolicyRow[]> {
-  const config = { ...loadConfig({}), tableName: 'bench-policies', dynamoDbEndpoint: options.dynamoDbEndpoint };
+  const config = benchConfig('bench-policies', options.dynamoDbEndpoint);
   const deps: Deps = { ...createDeps(config), logger: createLogger({}, { write: () => undefined }) };
   const counter: DynamoDbRequestCounter = countDynamoDbRequests(deps.store.db);
   await ensureTable(deps.store.db, config.tableName);

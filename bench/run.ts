@@ -5,7 +5,6 @@ import { startDynamoDbLocal } from '#local/dynamodb-local.ts';
 import { startLocalServer } from '#local/local-server.ts';
 import { createServerCertificate } from '#local/tls-certificate.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
-import { loadConfig } from '#shared/config.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import { createDeps, type Deps } from '#shared/deps.ts';
 import type { BaseDocument } from '#shared/entities/entity-definition.ts';
@@ -20,6 +19,7 @@ import {
   type SessionListFigures,
 } from './api-session-bench.ts';
 import { type BenchClient, createBenchClient } from './bench-client.ts';
+import { benchConfig } from './bench-config.ts';
 import { collectionScenarios } from './collection-scenarios.ts';
 import { countDynamoDbRequests, type DynamoDbRequestCounter } from './count-dynamodb-requests.ts';
 import { identityScenarios, listScenario, login, type Scenario } from './identity-scenarios.ts';
@@ -395,7 +395,7 @@ async function measureApi(): Promise<void> {
     progress('starting DynamoDB Local (in memory)');
     const dynamo = await startDynamoDbLocal();
     cleanups.push(() => dynamo.stop());
-    const config = { ...loadConfig({}), tableName: 'bench', dynamoDbEndpoint: dynamo.endpoint };
+    const config = benchConfig('bench', dynamo.endpoint);
     const deps: Deps = { ...createDeps(config), logger: createLogger({}, { write: () => undefined }) };
     cleanups.push(() => deps.store.db.destroy());
     const counter = countDynamoDbRequests(deps.store.db);
