@@ -1,9 +1,9 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { identityServiceConfigId, identityServiceConfigs } from '#shared/entities/identity-service-config.ts';
 import { updatePostureData } from '#shared/posture/posture-data.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { dynamoDbTracker } from '../support/dynamodb-tracker.ts';
 
 const C = '/edge/client/v1';
 const { controller, admin, call, createdId, userUnder } = useAdminController();
@@ -328,39 +328,6 @@ describe('client service writes', () => {
     expect((await call('GET', `/services/${id}`)).status).toBe(404);
   });
 });
-
-/**
- * Counts what a DynamoDB client sends: requests, and waves — a request's wave is one more than the highest wave of
- * the requests that had completed when it was sent, so the count is the longest chain of requests that waited on
- * one another.
- */
-function dynamoDbTracker(db: DynamoDBDocumentClient) {
-  let requests = 0;
-  let completedWave = 0;
-  let deepest = 0;
-  db.middlewareStack.add(
-    (next) => async (args) => {
-      const wave = completedWave + 1;
-      requests++;
-      deepest = Math.max(deepest, wave);
-      try {
-        return await next(args);
-      } finally {
-        completedWave = Math.max(completedWave, wave);
-      }
-    },
-    { step: 'initialize', name: 'clientServicesWaveCounter' },
-  );
-  return {
-    async measure(run: () => Promise<unknown>): Promise<{ requests: number; waves: number }> {
-      requests = 0;
-      completedWave = 0;
-      deepest = 0;
-      await run();
-      return { requests, waves: deepest };
-    },
-  };
-}
 
 describe('DynamoDB round trips of GET /services', () => {
   it('stays at the same waves and requests for 1 or 20 policies, services, configs and posture checks', async () => {
