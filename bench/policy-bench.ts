@@ -5,17 +5,17 @@ import { edgeRouterApi } from '#functions/routers/edge-router-api.ts';
 import { serviceApi } from '#functions/services/service-api.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { startLocalServer } from '#local/local-server.ts';
-import type { TlsMaterial } from '#local/tls-certificate.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { createDeps, type Deps } from '#shared/deps.ts';
 import { createLogger } from '#shared/log/logger.ts';
 import { servicesOfIdentity } from '#shared/policy/access.ts';
 import { orderedIds } from '#shared/store/index-queries.ts';
+import type { SessionBenchOptions } from './api-session-bench.ts';
 import { type BenchClient, createBenchClient } from './bench-client.ts';
 import { benchConfig } from './bench-config.ts';
 import { countDynamoDbRequests, type DynamoDbRequestCounter } from './count-dynamodb-requests.ts';
 import { BASE, expectStatus, login, type Scenario } from './identity-scenarios.ts';
-import { type MeasureOptions, measureOperation, type OperationFigures } from './measure-operation.ts';
+import { measureOperation, type OperationFigures } from './measure-operation.ts';
 import { type SeededCollection, seedEntities, seededEdgeRouters, seededServices } from './seed-entities.ts';
 import { paddedName, ROLE_ATTRIBUTES, seedIdentities } from './seed-identities.ts';
 import { seedIdentitiesInBulk } from './seed-identities-in-bulk.ts';
@@ -38,14 +38,8 @@ const SEEDED_ONE_BY_ONE = 200;
 /** The entities `@id` roles are drawn from: the first of each type in id order. */
 const NAMED_POOL = 200;
 
-export interface PolicyBenchOptions {
-  readonly dynamoDbEndpoint: string;
-  readonly tls: TlsMaterial;
-  readonly measure: MeasureOptions;
-  readonly adminUsername: string;
-  readonly adminPassword: string;
-  readonly progress: (message: string) => void;
-}
+/** The same as the API-session bench's: a table of its own on the bench's DynamoDB Local. */
+export type PolicyBenchOptions = SessionBenchOptions;
 
 export interface PolicyRow {
   readonly label: string;

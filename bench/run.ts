@@ -16,6 +16,7 @@ import {
   LOGIN_TRIES,
   type LoginTimingFigures,
   SESSION_OWNERS,
+  type SessionBenchOptions,
   type SessionListFigures,
 } from './api-session-bench.ts';
 import { type BenchClient, createBenchClient } from './bench-client.ts';
@@ -412,6 +413,15 @@ async function measureApi(): Promise<void> {
 
     // `BENCH_ONLY=policies` measures the policy scenario alone (while working on policies).
     const policiesOnly = process.env.BENCH_ONLY === 'policies';
+    // What the benches on tables of their own need.
+    const tableBench: SessionBenchOptions = {
+      dynamoDbEndpoint: dynamo.endpoint,
+      tls,
+      measure: MEASURE,
+      adminUsername: ADMIN_USERNAME,
+      adminPassword: ADMIN_PASSWORD,
+      progress: (message) => progress(`  ${message}`),
+    };
     let seeded = 0;
     const containsRows: ContainsRow[] = [];
     if (!policiesOnly) {
@@ -433,30 +443,12 @@ async function measureApi(): Promise<void> {
       progress('edge routers');
       await measureCollection(deps, client, counter, token, edgeRouterApi, seededEdgeRouters);
       progress('API sessions, on a table of their own');
-      const sessionFigures = await apiSessionBench({
-        dynamoDbEndpoint: dynamo.endpoint,
-        tls,
-        measure: MEASURE,
-        adminUsername: ADMIN_USERNAME,
-        adminPassword: ADMIN_PASSWORD,
-        progress: (message) => progress(`  ${message}`),
-      });
+      const sessionFigures = await apiSessionBench(tableBench);
       print(sessionListReport(sessionFigures.list));
       print(loginTimingReport(sessionFigures.login));
     }
     progress('policies, on a table of their own');
-    print(
-      policyReport(
-        await policyBench({
-          dynamoDbEndpoint: dynamo.endpoint,
-          tls,
-          measure: MEASURE,
-          adminUsername: ADMIN_USERNAME,
-          adminPassword: ADMIN_PASSWORD,
-          progress: (message) => progress(`  ${message}`),
-        }),
-      ),
-    );
+    print(policyReport(await policyBench(tableBench)));
     if (process.env.BENCH_LARGE === '1' && !policiesOnly) {
       const stored = await count(deps.store, identities.collection);
       await timedSeed('identities', stored, LARGE_SIZE, (from, to) =>
