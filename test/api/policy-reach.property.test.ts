@@ -16,7 +16,8 @@ import { useAdminController } from '../support/admin-controller.ts';
  * Every reach answer equals a brute-force evaluation of the reference's match rule (guide §e) over everything the
  * controller holds. fast-check builds random networks (identities, services and edge routers with attributes from a
  * small pool, so policies overlap; policies with `#attr`, `@id` and `#all` roles, AllOf and AnyOf), writes them
- * through the management API, and compares. Entities accumulate across runs (so `#all` and shared attributes reach
+ * through the management API, and compares both the reach functions and the served management reach lists
+ * (`/identities/{id}/services`, `/services/{id}/identities`, the edge-router lists). Entities accumulate across runs (so `#all` and shared attributes reach
  * earlier runs' entities too, and the oracle covers them); each run deletes its policies at the end.
  */
 
@@ -164,6 +165,12 @@ describe('policy reach (property: equals a brute-force evaluation of the match r
             created.push(`/service-edge-router-policies/${await createPolicy('/service-edge-router-policies', body)}`);
           }
 
+          /** The ids a management reach list serves (the served lists must give the same answers). */
+          const listed = async (path: string) => {
+            const response = await call('GET', `${path}?limit=500`);
+            expect(response.status, path).toBe(200);
+            return sorted((response.body.data as { id: string }[]).map((item) => item.id));
+          };
           const check = async () => {
             for (const identity of identities.slice(-8)) {
               const expected = new Map<string, string[]>();
@@ -183,6 +190,12 @@ describe('policy reach (property: equals a brute-force evaluation of the match r
                 erps.some((p) => selects(p.left, p.semantic, identity) && selects(p.right, p.semantic, r)),
               );
               expect(await edgeRoutersOfIdentity(store, identity)).toEqual(sorted(routersOfIdentity.map((r) => r.id)));
+              if (newIdentities.includes(identity)) {
+                expect(await listed(`/identities/${identity.id}/services`)).toEqual(sorted(expected.keys()));
+                expect(await listed(`/identities/${identity.id}/edge-routers`)).toEqual(
+                  sorted(routersOfIdentity.map((r) => r.id)),
+                );
+              }
 
               for (const service of newServices) {
                 const grant = await grantOf(store, identity, service);
@@ -206,6 +219,10 @@ describe('policy reach (property: equals a brute-force evaluation of the match r
                 serps.some((p) => selects(p.left, p.semantic, service) && selects(p.right, p.semantic, r)),
               );
               expect(await edgeRoutersOfService(store, service)).toEqual(sorted(expectedRouters.map((r) => r.id)));
+              expect(await listed(`/services/${service.id}/identities`)).toEqual(sorted(expected.map((i) => i.id)));
+              expect(await listed(`/services/${service.id}/edge-routers`)).toEqual(
+                sorted(expectedRouters.map((r) => r.id)),
+              );
             }
             for (const router of newRouters) {
               const expectedIdentities = identities.filter((identity) =>
@@ -216,6 +233,12 @@ describe('policy reach (property: equals a brute-force evaluation of the match r
                 serps.some((p) => selects(p.left, p.semantic, service) && selects(p.right, p.semantic, router)),
               );
               expect(await servicesOfEdgeRouter(store, router)).toEqual(sorted(expectedServices.map((s) => s.id)));
+              expect(await listed(`/edge-routers/${router.id}/identities`)).toEqual(
+                sorted(expectedIdentities.map((i) => i.id)),
+              );
+              expect(await listed(`/edge-routers/${router.id}/services`)).toEqual(
+                sorted(expectedServices.map((s) => s.id)),
+              );
             }
           };
 
