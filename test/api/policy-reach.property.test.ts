@@ -17,8 +17,9 @@ import { useAdminController } from '../support/admin-controller.ts';
  * controller holds. fast-check builds random networks (identities, services and edge routers with attributes from a
  * small pool, so policies overlap; policies with `#attr`, `@id` and `#all` roles, AllOf and AnyOf), writes them
  * through the management API, and compares both the reach functions and the served management reach lists
- * (`/identities/{id}/services`, `/services/{id}/identities`, the edge-router lists). Entities accumulate across runs (so `#all` and shared attributes reach
- * earlier runs' entities too, and the oracle covers them); each run deletes its policies at the end.
+ * (`/identities/{id}/services`, `/services/{id}/identities`, the edge-router lists). Entities accumulate across runs
+ * (so `#all` and shared attributes reach earlier runs' entities too, and the oracle covers them); each run deletes
+ * its policies at the end.
  */
 
 const { controller, call, createdId } = useAdminController();
