@@ -2,7 +2,7 @@ import { createApiSessionOps, sessionExpiry } from '#shared/auth/api-session-sto
 import type { Deps } from '#shared/deps.ts';
 import type { AuthPolicy } from '#shared/entities/auth-policy.ts';
 import { type Identity, identities } from '#shared/entities/identity.ts';
-import { pendingExtJwtQueries, presentsExtJwt } from '#shared/ext-jwt/secondary-ext-jwt.ts';
+import { extJwtQueriesOf, presentsExtJwt } from '#shared/ext-jwt/secondary-ext-jwt.ts';
 import { ApiError, invalidField } from '#shared/http/api-error.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { type Operation, queryValue } from '#shared/http/operation.ts';
@@ -120,7 +120,8 @@ export const authenticate: Operation = async (request, deps) => {
   request.logger.info('api session created', { identityId: identity.id, apiSessionId: session.id, method });
   const expiry = sessionExpiry(deps, session);
   const view = currentApiSessionView(deps, session, identity.name, token);
-  const authQueries = extJwtPending ? await pendingExtJwtQueries(deps, identity) : view.authQueries;
+  // The policy is in hand: no second read of it for the signer's query.
+  const authQueries = extJwtPending ? await extJwtQueriesOf(deps, secondarySigner) : view.authQueries;
   return ok(
     { ...view, authQueries },
     {

@@ -59,11 +59,15 @@ export function extJwtAuthQuery(signer: ExternalJwtSigner) {
   };
 }
 
-/** The auth queries a partial session of this identity still has to answer for its external JWT, if any. */
-export async function pendingExtJwtQueries(deps: Deps, identity: Identity) {
-  const policy = (await deps.store.get(authPolicies, identity.authPolicyId))?.doc;
-  const signerId = policy?.secondary.requireExtJwtSigner;
+/** The auth query for a policy's required secondary signer, if it names one that exists. */
+export async function extJwtQueriesOf(deps: Deps, signerId: string | null | undefined) {
   if (!signerId) return [];
   const signer = (await deps.store.get(externalJwtSigners, signerId))?.doc;
   return signer ? [extJwtAuthQuery(signer)] : [];
+}
+
+/** The auth queries a partial session of this identity still has to answer for its external JWT, if any. */
+export async function pendingExtJwtQueries(deps: Deps, identity: Identity) {
+  const policy = (await deps.store.get(authPolicies, identity.authPolicyId))?.doc;
+  return extJwtQueriesOf(deps, policy?.secondary.requireExtJwtSigner);
 }
