@@ -25,14 +25,18 @@ import { requestedConfigTypes } from './config-types-wanted.ts';
 /** Up to this many granted services are read whole to page them in memory, in one wave. */
 const READ_WHOLE_LIMIT = 1000;
 
+/** Whether the list is in plain id order (no sort, or by id alone). */
+function inIdOrder(params: ListParams): boolean {
+  return params.sort.length === 0 || (params.sort.length === 1 && params.sort[0]?.field === 'id');
+}
+
 /**
  * One page of the granted services in one wave: cut from the ids in id order, or, with a filter, a role filter or
  * another sort, read whole and paged in memory (up to `READ_WHOLE_LIMIT` of them; beyond, their filter records are
  * read first, one wave more).
  */
 function servicePage(deps: Deps, ids: readonly string[], params: ListParams): Promise<ListPage<Service>> {
-  const idOrder = params.sort.length === 0 || (params.sort.length === 1 && params.sort[0]?.field === 'id');
-  if ((idOrder && !params.where && !params.roleFilter) || ids.length > READ_WHOLE_LIMIT) {
+  if ((inIdOrder(params) && !params.where && !params.roleFilter) || ids.length > READ_WHOLE_LIMIT) {
     return listEntitiesAmong(deps, services, ids, params);
   }
   const { roleFilter } = params;
@@ -63,10 +67,7 @@ async function grantedPage(
   policies: readonly ServicePolicyRecord[],
   params: ListParams,
 ): Promise<PageRead> {
-  const plainIdOrder =
-    !params.where &&
-    !params.roleFilter &&
-    (params.sort.length === 0 || (params.sort.length === 1 && params.sort[0]?.field === 'id'));
+  const plainIdOrder = !params.where && !params.roleFilter && inIdOrder(params);
   if (plainIdOrder && policies.some((policy) => policy.serviceRoles.includes(ALL_ROLE))) {
     const direction = params.sort[0]?.direction ?? 'asc';
     const [ids, totalCount] = await Promise.all([

@@ -10,9 +10,14 @@ import { API_VERSION_META } from '#shared/http/envelope.ts';
 import { callerOf, documented, type Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { newId, newToken } from '#shared/ids.ts';
-import { EDGE_ROUTER_POLICY, SERVICE_EDGE_ROUTER_POLICY, SERVICE_POLICY, selectable } from '#shared/policy/access.ts';
+import {
+  EDGE_ROUTER_POLICY,
+  grantAmong,
+  SERVICE_EDGE_ROUTER_POLICY,
+  SERVICE_POLICY,
+  selectable,
+} from '#shared/policy/access.ts';
 import { policiesSelecting, RoleResolver, selectionsOf } from '#shared/policy/reach.ts';
-import { selectsEntity } from '#shared/policy/roles.ts';
 import { recordFailedServiceRequest } from '#shared/posture/failed-requests.ts';
 import { type PostureData, readPostureData } from '#shared/posture/posture-data.ts';
 import { checkFailure, checkPasses } from '#shared/posture/posture-evaluation.ts';
@@ -88,7 +93,7 @@ export const createSession: Operation = documented(
     ]);
     if (!service) throw notFound('service', body.serviceId);
     const target = selectable(service.doc);
-    const granting = identityPolicies.filter((policy) => selectsEntity(policy.serviceRoles, policy.semantic, target));
+    const granting = grantAmong(identityPolicies, target).policies;
     if (granting.length === 0) throw notFound('service', body.serviceId);
     const ofType = granting.filter((policy) => policy.type === type);
     if (ofType.length === 0) throw invalidField('serviceId', 'service not found', body.serviceId);

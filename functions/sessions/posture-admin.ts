@@ -4,10 +4,7 @@ import { ok } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { failedServiceRequests } from '#shared/posture/failed-requests.ts';
 import { identityPostureData, type ProcessData, type StoredPostureData } from '#shared/posture/posture-data.ts';
-import { mfaPromptsAnswered } from '#shared/posture/posture-evaluation.ts';
-
-/** The documents require these instants; Go's zero time stands for "never reported", as the reference renders it. */
-const NEVER = '0001-01-01T00:00:00.000Z';
+import { mfaPromptsAnswered, NEVER } from '#shared/posture/posture-evaluation.ts';
 
 /** The latest of one kind of report over the identity's API sessions. */
 function latest<T extends { lastUpdatedAt: string }>(reports: readonly (T | undefined)[]): T | undefined {

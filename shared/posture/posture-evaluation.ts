@@ -10,6 +10,9 @@ import { parseSemVer, parseSemVerRange, type SemVerRange } from './semver.ts';
 /** How long before or after a wake or unlock an MFA pass still counts (the reference's MfaPromptGracePeriod). */
 export const MFA_PROMPT_GRACE_SECONDS = 5 * 60;
 
+/** The documents require these instants; Go's zero time stands for "never", as the reference renders it. */
+export const NEVER = '0001-01-01T00:00:00.000Z';
+
 /** Lower-case hex digits only: how the reference cleans MAC addresses, hashes and fingerprints before comparing. */
 export function cleanHex(text: string): string {
   return text.toLowerCase().replace(/[^a-f\d]+/g, '');
@@ -227,7 +230,6 @@ export function checkFailure(check: PostureCheck, data: PostureData, now: Date):
           passedOnUnlock: check.promptOnUnlock,
         },
         criteria: {
-          // The documents require the three instants; an epoch zero stands for "never", as Go's zero time would.
           passedMfaAt: passedAt ?? NEVER,
           wokenAt: data.endpointState?.wokenAt ?? NEVER,
           unlockedAt: data.endpointState?.unlockedAt ?? NEVER,
@@ -238,5 +240,3 @@ export function checkFailure(check: PostureCheck, data: PostureData, now: Date):
     }
   }
 }
-
-const NEVER = '0001-01-01T00:00:00.000Z';
