@@ -20,12 +20,12 @@ import type { WriteOp } from '#shared/store/write-op.ts';
 import { entityRef } from '#shared/views/entity-ref.ts';
 
 /**
- * Pairs one request may associate or remove. Each override written is about seven transaction items (the override,
- * its id-order item, its three links and the checks of its service and config), and the whole request is one
- * transaction of at most 100.
+ * Pairs one request may associate or remove. Each override written is about eight transaction items (the override,
+ * its id-order item, its filter pack, its three links and the checks of its service and config), and the whole
+ * request is one transaction of at most 100.
  */
 export const MAX_SERVICE_CONFIG_PAIRS = 12;
-/** Overrides removed per transaction when all of an identity's go at once (five items each). */
+/** Overrides removed per transaction when all of an identity's go at once (six items each, with the filter pack). */
 const REMOVALS_PER_TRANSACTION = 16;
 
 const pair = z.strictObject({ serviceId: z.string().min(1).max(1000), configId: z.string().min(1).max(1000) });
@@ -50,7 +50,8 @@ async function overridesOf(deps: Deps, identityId: string): Promise<Stored<Ident
 function withoutRepeatedChecks(ops: readonly WriteOp[]): WriteOp[] {
   const checked = new Set<string>();
   return ops.filter((op) => {
-    const key = op.item.ConditionCheck?.Key;
+    // Filter-pack writes carry a keyless placeholder item until `transact` merges them: never a check to drop.
+    const key = op.filterPack ? undefined : op.item.ConditionCheck?.Key;
     if (!key) return true;
     const name = `${String(key.PK)}|${String(key.SK)}`;
     if (checked.has(name)) return false;

@@ -171,15 +171,6 @@ export class RoleResolver {
   }
 }
 
-/** The ids of `collection` that any of the selections selects, sorted (see `RoleResolver`). */
-export function idsSelectedByAny(
-  store: Store,
-  collection: string,
-  selections: readonly RoleSelection[],
-): Promise<string[]> {
-  return new RoleResolver(store).idsOfAny(collection, selections);
-}
-
 /** The roles of `field` of each record, as selections. */
 export function selectionsOf<R extends { readonly semantic: PolicySemantic }>(
   records: readonly R[],

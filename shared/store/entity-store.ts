@@ -62,9 +62,9 @@ export const MAX_ITEM_BYTES = 380 * 1024;
  * CLI and Terraform do not retry, so a burst of a few dozen writers of one item must get through.
  */
 const CONFLICT_ATTEMPTS = 12;
-/** How often a batch request is sent again for what DynamoDB left unprocessed (throttling) before giving up. */
 /** How many 100-key batch reads of one `batchGet` are in flight at once. */
 const BATCH_CONCURRENCY = 16;
+/** How often a batch request is sent again for what DynamoDB left unprocessed (throttling) before giving up. */
 const BATCH_ATTEMPTS = 6;
 /** After-commit requests (catalog entries) sent at once. */
 const AFTER_COMMIT_CONCURRENCY = 8;

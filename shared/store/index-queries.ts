@@ -97,22 +97,8 @@ export async function roleAttributesPage(
 
 /** Every role attribute a type's entities hold (for filtered role-attribute lists). */
 export async function allRoleAttributes(store: Store, collection: string): Promise<string[]> {
-  const attributes: string[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await store.db.send(
-      new QueryCommand({
-        TableName: store.tableName,
-        KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': keys.roleCatalog(collection, '').PK },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) attributes.push(String(item.SK));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return attributes;
+  const items = await partitionItems(store, keys.roleCatalog(collection, '').PK, { projection: 'SK' });
+  return items.map((item) => String(item.SK));
 }
 
 /** How many items a partition holds (a keys-only count: one small response per megabyte of keys). */
