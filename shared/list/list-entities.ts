@@ -191,15 +191,13 @@ export async function listEntitiesAmong<D extends BaseDocument>(
   const attributesField = def.roleAttributesField;
   const read = fieldsOf(params.where, params.sort);
   if (params.roleFilter && attributesField) read.add(attributesField);
-  const records =
+  // Packs that cannot answer (entities written before them) fall back to the ids' records by key, never to nothing.
+  const packed =
     among.size > AMONG_BY_KEY_LIMIT
-      ? ((await filterRecords(deps.store, def.collection, read)) ?? []).filter((record) => among.has(String(record.id)))
-      : (
-          await deps.store.batchGet(
-            [...among].map((id) => keys.idOrder(def.collection, id)),
-            undefined,
-          )
-        ).map(documentOf);
+      ? (await filterRecords(deps.store, def.collection, read))?.filter((record) => among.has(String(record.id)))
+      : undefined;
+  const records =
+    packed ?? (await deps.store.batchGet([...among].map((id) => keys.idOrder(def.collection, id)))).map(documentOf);
   const roleFilter = params.roleFilter;
   const page = pageInMemory(records, params, def.filterable, (record) => {
     if (!keep(record)) return false;
