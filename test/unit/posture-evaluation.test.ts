@@ -20,8 +20,8 @@ const at = ago(1);
 
 describe('semantic versions as the reference compares them', () => {
   it('accepts only full versions', () => {
-    expect(parseSemVer('10.5.19041')).toBeDefined();
-    expect(parseSemVer('1.2.3-beta.1+build.5')).toBeDefined();
+    expect(parseSemVer('10.5.19041')).toEqual({ major: 10, minor: 5, patch: 19041, pre: [] });
+    expect(parseSemVer('1.2.3-beta.1+build.5')).toEqual({ major: 1, minor: 2, patch: 3, pre: ['beta', 1] });
     for (const partial of ['10', '10.5', '10.', '10.5.', '', 'x.y.z', '01.2.3'])
       expect(parseSemVer(partial)).toBe(undefined);
   });
