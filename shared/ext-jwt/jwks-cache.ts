@@ -67,8 +67,11 @@ export function fetchJwks(endpoint: string, config: JwksConfig): Promise<JSONWeb
 }
 
 interface CachedSet {
+  /** The last key set fetched, and when: it is trusted for `cacheSeconds` from then, never longer. */
   readonly jwks: JSONWebKeySet | undefined;
   readonly fetchedAtMs: number;
+  /** The last fetch, successful or not: the refetch cooldown counts from here. */
+  readonly attemptedAtMs: number;
 }
 
 /** Endpoints remembered per instance; a handful of signers in practice, bounded anyway. */
@@ -94,11 +97,11 @@ export async function keySetFor(
   nowMs: number,
 ): Promise<JSONWebKeySet> {
   const cached = cache.get(endpoint);
-  const fresh = cached !== undefined && nowMs - cached.fetchedAtMs < config.cacheSeconds * 1000;
+  const fresh = cached?.jwks !== undefined && nowMs - cached.fetchedAtMs < config.cacheSeconds * 1000;
   const knowsKid = cached?.jwks?.keys.some((key) => kid === undefined || key.kid === kid) ?? false;
   if (cached && fresh && knowsKid) return cached.jwks!;
-  if (cached && nowMs - cached.fetchedAtMs < config.refetchCooldownSeconds * 1000) {
-    if (cached.jwks) return cached.jwks;
+  if (cached && nowMs - cached.attemptedAtMs < config.refetchCooldownSeconds * 1000) {
+    if (fresh) return cached.jwks!;
     throw new JwksError('JWKS endpoint failed recently; not fetched again yet');
   }
   let pending = inFlight.get(endpoint);
@@ -106,12 +109,17 @@ export async function keySetFor(
     pending = fetchJwks(endpoint, config)
       .then(
         (jwks) => {
-          remember(endpoint, { jwks, fetchedAtMs: nowMs });
+          remember(endpoint, { jwks, fetchedAtMs: nowMs, attemptedAtMs: nowMs });
           return jwks;
         },
         (error: unknown) => {
-          // A failure is remembered too (keeping the last good set), so a dead endpoint is not hammered.
-          remember(endpoint, { jwks: cached?.jwks, fetchedAtMs: nowMs });
+          // A failure is remembered too, so a dead endpoint is not hammered. The last good set keeps its own fetch
+          // time: a failing endpoint must not extend the life of keys its provider may have withdrawn.
+          remember(endpoint, {
+            jwks: cached?.jwks,
+            fetchedAtMs: cached?.fetchedAtMs ?? Number.NEGATIVE_INFINITY,
+            attemptedAtMs: nowMs,
+          });
           throw error;
         },
       )

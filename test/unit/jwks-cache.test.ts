@@ -10,6 +10,7 @@ let origin = '';
 let config: JwksConfig;
 const hits = new Map<string, number>();
 let keys = [{ kty: 'EC', kid: 'a' }];
+let flakyUp = true;
 
 beforeAll(async () => {
   const tls = await createServerCertificate();
@@ -20,6 +21,9 @@ beforeAll(async () => {
     if (path.startsWith('/keys')) {
       // A little late, so concurrent callers overlap.
       setTimeout(() => response.writeHead(200).end(JSON.stringify({ keys })), 20);
+    } else if (path === '/flaky') {
+      if (flakyUp) response.writeHead(200).end(JSON.stringify({ keys: [{ kty: 'EC', kid: 'a' }] }));
+      else response.writeHead(503).end();
     } else if (path === '/no-keys') response.writeHead(200).end('{"keys": "none"}');
     else if (path === '/slow-body') {
       response.writeHead(200);
@@ -73,5 +77,21 @@ describe('keySetFor', () => {
     await expect(keySetFor(endpoint, 'a', config, 0)).rejects.toBeInstanceOf(JwksError);
     await expect(keySetFor(endpoint, 'a', config, 1_000)).rejects.toThrow(/failed recently/);
     expect(hits.get('/error?dead')).toBe(1);
+  });
+
+  it('never trusts a key set past its cache period because refetching it failed', async () => {
+    const endpoint = `${origin}/flaky`;
+    flakyUp = true;
+    await keySetFor(endpoint, 'a', config, 0);
+    flakyUp = false;
+    // An unknown kid while the set is fresh: the refetch fails, the fresh set still serves until it expires.
+    await expect(keySetFor(endpoint, 'b', config, 30_000)).rejects.toThrow(/answered 503/);
+    expect((await keySetFor(endpoint, 'a', config, 35_000)).keys[0]?.kid).toBe('a');
+    // Past the cache period the old set is not served again, whatever the failures in between.
+    await expect(keySetFor(endpoint, 'a', config, 61_000)).rejects.toThrow(/answered 503/);
+    await expect(keySetFor(endpoint, 'a', config, 62_000)).rejects.toThrow(/failed recently/);
+    flakyUp = true;
+    expect((await keySetFor(endpoint, 'a', config, 72_000)).keys[0]?.kid).toBe('a');
+    expect(hits.get('/flaky')).toBe(4);
   });
 });
