@@ -12,7 +12,7 @@ import { type PostureCheck, postureChecks } from '#shared/entities/posture-check
 import type { Service } from '#shared/entities/service.ts';
 import { SERVICE_POLICY, type ServiceGrant, selectable } from '#shared/policy/access.ts';
 import { policiesSelecting, type RoleResolver } from '#shared/policy/reach.ts';
-import { listChildren } from '#shared/store/children.ts';
+import { listChildren, validChildren } from '#shared/store/children.ts';
 import { count } from '#shared/store/index-queries.ts';
 import {
   clientServiceView,
@@ -52,8 +52,7 @@ export async function readCallerServiceContext(
     postureEvaluator(deps, caller),
   ]);
   const overrides = new Map<string, IdentityServiceConfig[]>();
-  for (const child of children) {
-    const override = identityServiceConfigSchema.parse(child.doc);
+  for (const override of validChildren(deps, children, identityServiceConfigSchema)) {
     overrides.set(override.serviceId, [...(overrides.get(override.serviceId) ?? []), override]);
   }
   return { policies, overrides, wanted, postureChecksExist: checkCount > 0, posture };

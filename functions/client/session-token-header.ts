@@ -3,7 +3,7 @@ import type { Caller } from '#shared/auth/resolve-caller.ts';
 import type { Deps } from '#shared/deps.ts';
 import { SESSIONS_COLLECTION, sessionSchema } from '#shared/entities/session.ts';
 import { ApiError } from '#shared/http/api-error.ts';
-import { listChildren } from '#shared/store/children.ts';
+import { listChildren, validChildren } from '#shared/store/children.ts';
 
 /**
  * The optional `session-token` header of client `GET /services/{id}/edge-routers`: when sent, it must be the token of
@@ -13,7 +13,7 @@ import { listChildren } from '#shared/store/children.ts';
 export async function checkSessionToken(deps: Deps, caller: Caller, token: string | undefined): Promise<void> {
   if (token === undefined || token.trim() === '') return;
   const children = await listChildren(deps, API_SESSIONS_COLLECTION, caller.session.id, SESSIONS_COLLECTION);
-  if (children.some((child) => sessionSchema.parse(child.doc).token === token.trim())) return;
+  if (validChildren(deps, children, sessionSchema).some((session) => session.token === token.trim())) return;
   throw new ApiError('UNAUTHORIZED', {
     message: 'The session-token header does not name a session of this API session.',
   });

@@ -3,6 +3,7 @@ import * as z from 'zod';
 import type { Deps } from '../deps.ts';
 import { ConcurrentModificationError } from '../store/entity-store.ts';
 import { fitsKey } from '../store/keys.ts';
+import { parseStoredJson } from '../store/stored-json.ts';
 
 /**
  * The session requests an identity was refused for failing posture checks (getIdentityFailedServiceRequests): the
@@ -40,7 +41,7 @@ async function read(deps: Deps, identityId: string): Promise<{ failures: FailedS
   );
   if (!Item) return { failures: [], version: 0 };
   return {
-    failures: z.array(failedServiceRequestSchema).parse(JSON.parse(String(Item.failures ?? '[]'))),
+    failures: parseStoredJson(Item.failures, z.array(failedServiceRequestSchema), []),
     version: Number(Item.version ?? 0),
   };
 }

@@ -4,6 +4,7 @@ import type { Deps } from '../deps.ts';
 import { ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
 import { queryAll } from '../store/index-queries.ts';
 import { fitsKey } from '../store/keys.ts';
+import { parseStoredJson } from '../store/stored-json.ts';
 import type { WriteOp } from '../store/write-op.ts';
 
 /**
@@ -67,7 +68,7 @@ export interface StoredPostureData {
 }
 
 function fromItem(item: Record<string, unknown>): StoredPostureData {
-  const data = postureDataSchema.parse(JSON.parse(String(item.data ?? '{}')));
+  const data = parseStoredJson(item.data, postureDataSchema, EMPTY_POSTURE_DATA);
   return {
     data,
     version: Number(item.version ?? 0),

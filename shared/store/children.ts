@@ -1,3 +1,4 @@
+import type * as z from 'zod';
 import type { Deps } from '../deps.ts';
 import { queryAll } from './index-queries.ts';
 import { documentOf, keys } from './keys.ts';
@@ -27,4 +28,17 @@ export async function listChildren(
     },
   });
   return items.map((item) => ({ collection: String(item.GSI2SK).split('#')[0]!, doc: documentOf(item) }));
+}
+
+/**
+ * The children that parse as `schema`. One damaged item (a bad manual edit, a fault the integrity scan has not repaired
+ * yet) must not fail every request that reads its siblings, so it is skipped and logged instead.
+ */
+export function validChildren<T>(deps: Deps, children: readonly Child[], schema: z.ZodType<T>): T[] {
+  return children.flatMap((child) => {
+    const parsed = schema.safeParse(child.doc);
+    if (parsed.success) return [parsed.data];
+    deps.logger.warn('skipped a stored child that does not parse', { collection: child.collection, id: child.doc.id });
+    return [];
+  });
 }

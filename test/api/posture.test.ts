@@ -1,3 +1,4 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { getApiSessionById, markHasPostureOp } from '#shared/auth/api-session-store.ts';
@@ -242,6 +243,60 @@ describe('failed service requests', () => {
  * deleted at the end. Edge router and posture check roles never use `#all` here, so other tests' routers and checks
  * in this table cannot change an answer.
  */
+describe('damaged stored items', () => {
+  it('read as empty or are skipped, so the requests that meet them still answer', async () => {
+    const net = await gated({ typeId: 'MAC', macAddresses: ['AA:BB:CC:00:11:22'] });
+    await net.respond({ id: net.checkId, typeId: 'MAC', macAddresses: ['00:00:00:00:00:01'] });
+    expect(await net.dial()).toBe(409);
+    const typeId = await createdId('/config-types', { name: unique('dmg-type') });
+    const configId = await createdId('/configs', { name: unique('dmg-config'), configTypeId: typeId, data: {} });
+    const associated = await call('POST', `/identities/${net.identityId}/service-configs`, [
+      { serviceId: net.serviceId, configId },
+    ]);
+    expect(associated.status, associated.text).toBe(200);
+    const sessionId = (await client('GET', '/current-api-session', net.token)).body.data.id as string;
+
+    const { db, tableName } = controller().deps.store;
+    const damage = (Key: Record<string, string>, attribute: string, value: string) =>
+      db.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key,
+          UpdateExpression: 'SET #a = :v',
+          ExpressionAttributeNames: { '#a': attribute },
+          ExpressionAttributeValues: { ':v': value },
+        }),
+      );
+    await damage({ PK: `POSTURE#${sessionId}`, SK: 'DATA' }, 'data', '{not json');
+    await damage({ PK: `FAILED-SESSIONS#${net.identityId}`, SK: 'DATA' }, 'failures', '[{"sessionType": 7}]');
+    const override = `${net.identityId}.${net.serviceId}.${typeId}`;
+    await damage({ PK: `identity-service-configs#${override}`, SK: 'META' }, 'serviceId', '');
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: { PK: `identity-service-configs#${override}`, SK: 'META' },
+        UpdateExpression: 'REMOVE configId',
+      }),
+    );
+
+    const data = await call('GET', `/identities/${net.identityId}/posture-data`);
+    expect(data.status, data.text).toBe(200);
+    expect(data.body.data.mac.addresses ?? []).toEqual([]);
+    const failures = await call('GET', `/identities/${net.identityId}/failed-service-requests`);
+    expect(failures.status, failures.text).toBe(200);
+    expect(failures.body.data).toEqual([]);
+    const services = await client('GET', '/services?configTypes=all', net.token);
+    expect(services.status, services.text).toBe(200);
+    expect(services.body.data.map((service: { id: string }) => service.id)).toContain(net.serviceId);
+
+    // The next writes replace the damaged items whole.
+    await net.respond({ id: net.checkId, typeId: 'MAC', macAddresses: ['aa:bb:cc:00:11:22'] });
+    expect(await net.dial()).toBe(201);
+    const after = await call('GET', `/identities/${net.identityId}/posture-data`);
+    expect(after.body.data.mac.addresses).toEqual(['aabbcc001122']);
+  });
+});
+
 describe('createSession decisions', () => {
   type Semantic = 'AllOf' | 'AnyOf';
   type RoleSpec = { attribute: number } | { all: true } | { named: number };
