@@ -1,7 +1,6 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../deps.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
-import { fieldsOf } from '../query/fields-of.ts';
 import { count, filterRecords, idsWithRole, orderedIds } from '../store/index-queries.ts';
 import { documentOf, keys } from '../store/keys.ts';
 import { type CandidateKeys, candidateKeys } from './candidate-keys.ts';
@@ -81,9 +80,7 @@ export async function listEntities<D extends BaseDocument>(
   }
 
   if (def.readsById !== false) {
-    const read = fieldsOf(params.where, params.sort);
-    if (roleFilter && attributesField) read.add(attributesField);
-    const records = await filterRecords(deps.store, def.collection, read);
+    const records = await filterRecords(deps.store, def.collection);
     if (records) {
       // Filter, sort and cut on the small records, then read only the page's entities.
       const page = pageInMemory(records, params, def.filterable, (record) => keep(record as D));
@@ -188,17 +185,15 @@ export async function listEntitiesAmong<D extends BaseDocument>(
     const items = await deps.store.getMany(def, sorted.slice(params.offset, params.offset + params.limit));
     return { items, pagination: { limit: params.limit, offset: params.offset, totalCount: sorted.length } };
   }
-  const attributesField = def.roleAttributesField;
-  const read = fieldsOf(params.where, params.sort);
-  if (params.roleFilter && attributesField) read.add(attributesField);
   // Packs that cannot answer (entities written before them) fall back to the ids' records by key, never to nothing.
   const packed =
     among.size > AMONG_BY_KEY_LIMIT
-      ? (await filterRecords(deps.store, def.collection, read))?.filter((record) => among.has(String(record.id)))
+      ? (await filterRecords(deps.store, def.collection))?.filter((record) => among.has(String(record.id)))
       : undefined;
   const records =
     packed ?? (await deps.store.batchGet([...among].map((id) => keys.idOrder(def.collection, id)))).map(documentOf);
   const roleFilter = params.roleFilter;
+  const attributesField = def.roleAttributesField;
   const page = pageInMemory(records, params, def.filterable, (record) => {
     if (!keep(record)) return false;
     if (!roleFilter) return true;

@@ -158,15 +158,10 @@ export async function referencesTo(store: Store, collection: string, id: string,
 
 /**
  * Every entity's filter record of a type, from its filter packs (`filter-packs.ts`): ~1,000 items whatever the size of
- * the type, read in parallel ranges. `fields` is what the caller reads (the records carry every filterable field, so
- * it only decides whether packs can answer). Undefined when the packs hold fewer records than the type counts (some
- * entities were written before packs existed): the caller then reads the entities.
+ * the type, read in parallel ranges; each record carries every filterable field. Undefined when the packs hold fewer
+ * records than the type counts (some entities were written before packs existed): the caller then reads the entities.
  */
-export async function filterRecords(
-  store: Store,
-  collection: string,
-  _fields?: ReadonlySet<string>,
-): Promise<Record<string, unknown>[] | undefined> {
+export async function filterRecords(store: Store, collection: string): Promise<Record<string, unknown>[] | undefined> {
   const [records, total] = await Promise.all([packedFilterRecords(store, collection), count(store, collection)]);
   return records.length >= total && records.every((record) => typeof record.id === 'string') ? records : undefined;
 }
