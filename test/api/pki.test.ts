@@ -11,6 +11,7 @@ import { bootstrap } from '#shared/bootstrap.ts';
 import { memorySigner } from '#shared/pki/local-signer.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
+import { countSigns } from '../support/count-signs.ts';
 import {
   ADMIN_PASSWORD,
   ADMIN_USERNAME,
@@ -167,5 +168,18 @@ describe('GET /network-jwts', () => {
     expect(protectedHeader).toMatchObject({ alg: 'ES256', typ: 'JWT' });
     expect(payload).toMatchObject({ em: 'network', sub: `${controller.origin}/` });
     expect(payload.exp).toBeUndefined();
+  });
+
+  it('signs for this server only: a flood of made-up Host headers costs no signature', async () => {
+    await controller.call('GET', `${C}/network-jwts`);
+    const signs = countSigns(controller.deps.signers.enrollment);
+    const keySet = createLocalJWKSet(await jwks());
+    for (let i = 0; i < 20; i++) {
+      const response = await controller.call('GET', `${C}/network-jwts`, { headers: { host: `made-up-${i}.example` } });
+      expect(response.status).toBe(200);
+      const { payload } = await jwtVerify(response.body.data[0].token, keySet);
+      expect(payload.iss).toBe(`${controller.origin}/`);
+    }
+    expect(signs.count()).toBe(0);
   });
 });
