@@ -39,8 +39,7 @@ async function overridesOf(deps: Deps, identityId: string): Promise<Stored<Ident
     { collection: identities.collection, id: identityId },
     identityServiceConfigs.collection,
   );
-  const stored = await Promise.all(ids.map((id) => deps.store.get(identityServiceConfigs, id)));
-  return stored.filter((entry): entry is Stored<IdentityServiceConfig> => entry !== undefined);
+  return deps.store.getManyStored(identityServiceConfigs, ids);
 }
 
 /**
@@ -158,19 +157,26 @@ export const associateIdentitysServiceConfigs = documented(
       const identity = await getOrNotFound(deps, identities, identityId);
       const now = deps.now().toISOString();
       const wanted = await requestedOverrides(deps, identity.doc.id, pairs, now);
-      const existing = await Promise.all(wanted.map((override) => deps.store.get(identityServiceConfigs, override.id)));
+      const existing = new Map(
+        (
+          await deps.store.getManyStored(
+            identityServiceConfigs,
+            wanted.map((override) => override.id),
+          )
+        ).map((stored) => [stored.doc.id, stored]),
+      );
       const ops: WriteOp[] = [
         deps.store.existsOp(identities.collection, identity.doc.id, () => notFound(identities.label, identityId)),
       ];
-      wanted.forEach((override, i) => {
-        const before = existing[i];
+      for (const override of wanted) {
+        const before = existing.get(override.id);
         if (!before) {
           ops.push(...deps.store.createOps(identityServiceConfigs, override, ['identityId']));
         } else if (before.doc.configId !== override.configId) {
           const next = { ...before.doc, configId: override.configId, updatedAt: now };
           ops.push(...deps.store.replaceOps(identityServiceConfigs, before, next));
         }
-      });
+      }
       if (ops.length > 1) await deps.store.transact(withoutRepeatedChecks(ops));
     });
     return empty();

@@ -397,13 +397,23 @@ export class Store {
 
   /** Several entities by id (strongly consistent, 100 per request); missing ids are left out, order is kept. */
   async getMany<D extends BaseDocument>(def: EntityDefinition<D>, ids: readonly string[]): Promise<D[]> {
+    return (await this.getManyStored(def, ids)).map((stored) => stored.doc);
+  }
+
+  /** As `getMany`, with each entity's version, for writes conditioned on what was read. */
+  async getManyStored<D extends BaseDocument>(def: EntityDefinition<D>, ids: readonly string[]): Promise<Stored<D>[]> {
     // BatchGetItem refuses duplicate keys, and keys too long for DynamoDB name nothing.
     const storable = [...new Set(ids)].filter(fitsKey);
     const items = await this.batchGet(storable.map((id) => keys.entity(def.collection, id)));
-    const found = new Map(items.map((item) => def.schema.parse(documentOf(item))).map((doc) => [doc.id, doc]));
+    const found = new Map(
+      items.map((item) => {
+        const doc = def.schema.parse(documentOf(item));
+        return [doc.id, { doc, version: Number(item.version ?? 0) }];
+      }),
+    );
     return storable.flatMap((id) => {
-      const doc = found.get(id);
-      return doc ? [doc] : [];
+      const stored = found.get(id);
+      return stored ? [stored] : [];
     });
   }
 
