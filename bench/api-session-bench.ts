@@ -53,7 +53,8 @@ async function seedSessions(deps: Deps, owners: readonly string[], from: number,
       authenticatorId: 'bench-seeded',
       ipAddress: '127.0.0.1',
       configTypes: ['ziti-tunneler-client.v1', 'intercept.v1'],
-      isMfaRequired: false,
+      totpPending: false,
+      extJwtPending: false,
     });
     await deps.store.transact(ops);
   });

@@ -40,7 +40,14 @@ export interface RestApiDefinition {
   readonly info: { readonly title: string; readonly version: string };
   readonly paths: Readonly<Record<string, Partial<Record<DefinedMethod, DefinedOperation>>>>;
   readonly 'x-amazon-apigateway-gateway-responses': Readonly<Record<string, GatewayResponse>>;
+  readonly 'x-amazon-apigateway-binary-media-types': readonly string[];
 }
+
+/**
+ * Responses API Gateway passes on as bytes: a function answers them base64-encoded (`isBase64Encoded`), and the
+ * gateway decodes them for a client that accepts the type (the MFA QR code).
+ */
+export const BINARY_MEDIA_TYPES = ['image/png'] as const;
 
 export interface RestApiDefinitionOptions {
   readonly title: string;
@@ -143,5 +150,6 @@ export function restApiDefinition(routes: readonly Route[], options: RestApiDefi
     info: { title: options.title, version: '1' },
     paths,
     'x-amazon-apigateway-gateway-responses': gatewayResponses(),
+    'x-amazon-apigateway-binary-media-types': BINARY_MEDIA_TYPES,
   };
 }

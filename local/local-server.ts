@@ -139,7 +139,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       const send = (result: APIGatewayProxyResult) => {
         if (response.headersSent) return;
         response.writeHead(result.statusCode, { ...result.headers, server: 'ziti-controller-serverless' });
-        response.end(result.body);
+        response.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
       };
       try {
         if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) {

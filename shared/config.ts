@@ -14,6 +14,16 @@ export type PkiKeyConfig =
   | { readonly kind: 'memory' }
   | { readonly kind: 'none' };
 
+/**
+ * Where the key that encrypts stored secrets (TOTP seeds) lives: a symmetric KMS key in AWS (only the functions that
+ * seal or open secrets get its id), a key file beside the PKI keys in `npm start`, process memory in tests.
+ */
+export type SecretKeyConfig =
+  | { readonly kind: 'kms'; readonly keyId: string }
+  | { readonly kind: 'files'; readonly directory: string }
+  | { readonly kind: 'memory' }
+  | { readonly kind: 'none' };
+
 export interface LoginRateLimitConfig {
   readonly perIp: number;
   readonly perUsername: number;
@@ -42,6 +52,9 @@ export interface ControllerConfig {
   /** The controller's public origin (`https://host:port`), when a proxy or custom domain hides it from requests. */
   readonly publicBaseUrl: string | undefined;
   readonly pkiKeys: PkiKeyConfig;
+  readonly secretKey: SecretKeyConfig;
+  /** The issuer named in TOTP provisioning URLs (the reference's `edge.totp.hostname`). */
+  readonly totpIssuer: string;
   /** Login and enrollment attempts per fixed window, per source address and per username (0 = unlimited). */
   readonly loginRateLimit: LoginRateLimitConfig;
   /** External JWT signers' JWKS fetches. */
@@ -68,6 +81,12 @@ function pkiKeysOf(env: NodeJS.ProcessEnv): PkiKeyConfig {
   return env.AWS_LAMBDA_FUNCTION_NAME ? { kind: 'none' } : { kind: 'memory' };
 }
 
+function secretKeyOf(env: NodeJS.ProcessEnv): SecretKeyConfig {
+  if (env.SECRET_KEY_ID) return { kind: 'kms', keyId: env.SECRET_KEY_ID };
+  if (env.PKI_KEY_DIR) return { kind: 'files', directory: env.PKI_KEY_DIR };
+  return env.AWS_LAMBDA_FUNCTION_NAME ? { kind: 'none' } : { kind: 'memory' };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConfig {
   return {
     tableName: env.TABLE_NAME || 'ziti-controller',
@@ -76,6 +95,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     apiSessionTimeoutMinutes: positiveInteger('API_SESSION_TIMEOUT_MINUTES', env.API_SESSION_TIMEOUT_MINUTES, 30, 1),
     publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
     pkiKeys: pkiKeysOf(env),
+    secretKey: secretKeyOf(env),
+    totpIssuer: env.TOTP_ISSUER || 'openziti.io',
     loginRateLimit: {
       perIp: positiveInteger('LOGIN_RATE_LIMIT_PER_IP', env.LOGIN_RATE_LIMIT_PER_IP, 600, 0),
       perUsername: positiveInteger('LOGIN_RATE_LIMIT_PER_USERNAME', env.LOGIN_RATE_LIMIT_PER_USERNAME, 60, 0),

@@ -1,5 +1,7 @@
 import { type ControllerConfig, loadConfig } from './config.ts';
 import { createLogger, type Logger } from './log/logger.ts';
+import { createSecretBox } from './mfa/create-secret-box.ts';
+import type { SecretBox } from './mfa/secret-box.ts';
 import type { Signers } from './pki/signer.ts';
 import { createSigners } from './pki/signers.ts';
 import { createDocumentClient } from './store/dynamo-client.ts';
@@ -13,6 +15,8 @@ export interface Deps {
   readonly now: () => Date;
   /** The network's PKI keys (KMS in AWS, local keys elsewhere). */
   readonly signers: Signers;
+  /** Encrypts the secrets the table stores (KMS data keys in AWS, a local key elsewhere). */
+  readonly secretBox: SecretBox;
 }
 
 export function createDeps(config: ControllerConfig = loadConfig()): Deps {
@@ -23,6 +27,7 @@ export function createDeps(config: ControllerConfig = loadConfig()): Deps {
     logger,
     now: () => new Date(),
     signers: createSigners(config),
+    secretBox: createSecretBox(config),
   };
 }
 

@@ -2,11 +2,13 @@ import { createApiSessionOps, sessionExpiry } from '#shared/auth/api-session-sto
 import type { Deps } from '#shared/deps.ts';
 import type { AuthPolicy } from '#shared/entities/auth-policy.ts';
 import { type Identity, identities } from '#shared/entities/identity.ts';
+import { mfas } from '#shared/entities/mfa.ts';
 import { extJwtQueriesOf, presentsExtJwt } from '#shared/ext-jwt/secondary-ext-jwt.ts';
 import { ApiError, invalidField } from '#shared/http/api-error.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { type Operation, queryValue } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
+import { totpAuthQuery } from '#shared/mfa/auth-queries.ts';
 import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
 import { keys, storedAttributes } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
@@ -108,20 +110,27 @@ export const authenticate: Operation = async (request, deps) => {
     secondarySigner !== null &&
     !(method === 'ext-jwt' && authenticatorId === secondarySigner) &&
     !(await presentsExtJwt(deps, request.headers, secondarySigner, identity.id, request.logger));
+  // TOTP is asked for when the identity has enrolled it, or its policy requires it (enrolled or not yet).
+  const mfa = await deps.store.get(mfas, identity.id);
+  const totpPending = policy.secondary.requireTotp || mfa?.doc.isVerified === true;
   const { token, session, ops } = createApiSessionOps(deps, {
     identityId: identity.id,
     authenticatorId,
     ipAddress: request.sourceIp,
     configTypes: body.configTypes ?? [],
-    isMfaRequired: policy.secondary.requireTotp || extJwtPending,
+    totpPending,
+    extJwtPending,
   });
   await deps.store.transact([...ops, ...identityCommitOps(deps, identity, body)]);
 
   request.logger.info('api session created', { identityId: identity.id, apiSessionId: session.id, method });
   const expiry = sessionExpiry(deps, session);
   const view = currentApiSessionView(deps, session, identity.name, token);
-  // The policy is in hand: no second read of it for the signer's query.
-  const authQueries = extJwtPending ? await extJwtQueriesOf(deps, secondarySigner) : view.authQueries;
+  // The policy and the MFA are in hand: no second read of them for the queries.
+  const authQueries = [
+    ...(totpPending ? [totpAuthQuery(mfa?.doc.isVerified === true)] : []),
+    ...(extJwtPending ? await extJwtQueriesOf(deps, secondarySigner) : []),
+  ];
   return ok(
     { ...view, authQueries },
     {

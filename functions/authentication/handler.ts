@@ -1,9 +1,9 @@
 import { deleteApiSession } from '#shared/auth/api-session-store.ts';
 import { crudOperations } from '#shared/crud/crud-operations.ts';
-import { pendingExtJwtQueries } from '#shared/ext-jwt/secondary-ext-jwt.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { empty, ok } from '#shared/http/envelope.ts';
 import { callerOf, documented, type Operation, type OperationMap } from '#shared/http/operation.ts';
+import { pendingAuthQueries } from '#shared/mfa/auth-queries.ts';
 import { currentApiSessionView } from '#shared/views/api-session-view.ts';
 import { deleteAPISessions, detailAPISessions, listAPISessions } from './api-sessions.ts';
 import { authPolicyApi } from './auth-policy-api.ts';
@@ -17,6 +17,17 @@ import {
   updateCurrentIdentityAuthenticator,
 } from './current-identity-authenticators.ts';
 import { externalJwtSignerApi } from './external-jwt-signer-api.ts';
+import {
+  authenticateMfa,
+  createMfaRecoveryCodes,
+  createTotpToken,
+  deleteMfa,
+  detailMfa,
+  detailMfaQrCode,
+  detailMfaRecoveryCodes,
+  enrollMfa,
+  verifyMfa,
+} from './mfa-operations.ts';
 
 const authenticatorOperations: Record<string, Operation> = crudOperations(authenticatorApi, {
   list: 'listAuthenticators',
@@ -41,8 +52,7 @@ export const operations: OperationMap = {
   getCurrentAPISession: async (request, deps) => {
     const { session, identity, token } = callerOf(request);
     const view = currentApiSessionView(deps, session, identity.name, token);
-    const partial = session.isMfaRequired && !session.isMfaComplete;
-    return ok(partial ? { ...view, authQueries: await pendingExtJwtQueries(deps, identity) } : view);
+    return ok({ ...view, authQueries: await pendingAuthQueries(deps, session, identity) });
   },
   deleteCurrentApiSession: async (request, deps) => {
     await deleteApiSession(deps, callerOf(request).session);
@@ -71,6 +81,15 @@ export const operations: OperationMap = {
   listAPISessions,
   detailAPISessions,
   deleteAPISessions,
+  authenticateMfa,
+  detailMfa,
+  enrollMfa,
+  deleteMfa,
+  detailMfaQrCode,
+  verifyMfa,
+  detailMfaRecoveryCodes,
+  createMfaRecoveryCodes,
+  createTotpToken,
 };
 
 export const handler = createGroupHandler('authentication', operations);

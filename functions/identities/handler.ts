@@ -3,7 +3,7 @@ import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { callerOf, type OperationMap } from '#shared/http/operation.ts';
 import { identityView } from '#shared/views/identity-view.ts';
-import { disableIdentity, enableIdentity } from './identity-actions.ts';
+import { disableIdentity, enableIdentity, removeIdentityMfa } from './identity-actions.ts';
 import { identityApi } from './identity-api.ts';
 import {
   getIdentityAuthenticators,
@@ -31,6 +31,7 @@ export const operations: OperationMap = {
   }),
   disableIdentity,
   enableIdentity,
+  removeIdentityMfa,
   getIdentityAuthenticators,
   getIdentityEnrollments,
   listIdentityRoleAttributes,

@@ -2,7 +2,8 @@ import * as z from 'zod';
 import { endSessionsOps } from '#shared/auth/api-session-store.ts';
 import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import { identities } from '#shared/entities/identity.ts';
-import { ApiError } from '#shared/http/api-error.ts';
+import { mfas } from '#shared/entities/mfa.ts';
+import { ApiError, notFound } from '#shared/http/api-error.ts';
 import { empty } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
@@ -54,5 +55,21 @@ export const enableIdentity: Operation = async (request, deps) => {
     const next = { ...stored.doc, disabled: false, disabledAt: null, disabledUntil: null, updatedAt: now };
     await deps.store.transact(deps.store.replaceOps(identities, stored, next));
   });
+  return empty();
+};
+
+/**
+ * `DELETE /identities/{id}/mfa`: an admin resets the identity's MFA (a lost device); it can enroll again. Its
+ * sessions keep whatever second factor they already gave.
+ */
+export const removeIdentityMfa: Operation = async (request, deps) => {
+  const identityId = request.pathParameters.id ?? '';
+  await withOptimisticRetry(async () => {
+    const identity = await getOrNotFound(deps, identities, identityId);
+    const stored = await deps.store.get(mfas, identity.doc.id);
+    if (!stored) throw notFound(mfas.label, identityId);
+    await deps.store.transact(deps.store.deleteOps(mfas, stored.doc, stored.version));
+  });
+  request.logger.info('identity mfa removed', { identityId });
   return empty();
 };

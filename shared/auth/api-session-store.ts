@@ -46,7 +46,9 @@ export interface NewApiSession {
   readonly authenticatorId: string;
   readonly ipAddress: string;
   readonly configTypes: readonly string[];
-  readonly isMfaRequired: boolean;
+  /** The second factors still to give; the session is partial until both are given. */
+  readonly totpPending: boolean;
+  readonly extJwtPending: boolean;
 }
 
 const timeoutMs = (deps: Deps) => deps.config.apiSessionTimeoutMinutes * 60_000;
@@ -111,8 +113,10 @@ export function createApiSessionOps(
     authenticatorId: input.authenticatorId,
     ipAddress: input.ipAddress,
     configTypes: [...input.configTypes],
-    isMfaRequired: input.isMfaRequired,
+    isMfaRequired: input.totpPending || input.extJwtPending,
     isMfaComplete: false,
+    totpPending: input.totpPending,
+    extJwtPending: input.extJwtPending,
     isCertExtendRequested: false,
     isCertKeyRollRequested: false,
     improperClientCertChain: false,
@@ -265,6 +269,30 @@ function endOps(deps: Deps, sessions: readonly SessionRef[], onGone: () => ApiEr
  */
 export function markHasSessionsOp(deps: Deps, tokenHash: string): WriteOp {
   return markOp(deps, tokenHash, 'hasSessions');
+}
+
+/**
+ * The write that records a TOTP code given on a session: it stops waiting for TOTP, and is complete unless it still
+ * waits for an external JWT. It also notes posture data, which the MFA posture check reads from (`recordMfaPassed`,
+ * committed together: one transaction may not update the session item twice).
+ */
+export function totpPassedOp(deps: Deps, session: ApiSession): WriteOp {
+  return {
+    item: {
+      Update: {
+        TableName: deps.store.tableName,
+        Key: sessionKey(session.tokenHash),
+        UpdateExpression: 'SET totpPending = :false, isMfaComplete = :complete, hasPosture = :true',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: {
+          ':false': false,
+          ':true': true,
+          ':complete': session.isMfaRequired && session.extJwtPending !== true,
+        },
+      },
+    },
+    onConditionFailed: () => new ApiError('UNAUTHORIZED'),
+  };
 }
 
 /** The same for posture data, committed with the posture data's write. */

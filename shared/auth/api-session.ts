@@ -14,6 +14,12 @@ export const apiSessionSchema = z.object({
   isCertKeyRollRequested: z.boolean(),
   improperClientCertChain: z.boolean(),
   lastActivityAt: z.string(),
+  /**
+   * The second factors a partial session still waits for (`isMfaRequired` and not `isMfaComplete`): a TOTP code, an
+   * external JWT, or both. Kept apart because each is given on its own; never shown.
+   */
+  totpPending: z.boolean().optional(),
+  extJwtPending: z.boolean().optional(),
   /** sha256 of the token: the key of the session item, and the only form of the token at rest. */
   tokenHash: z.string(),
 });

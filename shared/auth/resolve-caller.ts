@@ -45,12 +45,11 @@ export async function resolveCaller(
   const caller = { token, session, identity };
   if (level === 'partial') return caller;
   // A partial session whose only missing factor is an external JWT is complete for a request that brings one.
-  if (
-    session.isMfaRequired &&
-    !session.isMfaComplete &&
-    !(await extJwtCompletesRequest(deps, headers, identity, deps.logger))
-  ) {
-    throw unauthorized(undefined, 'The API session must complete its second factor (MFA) first.');
+  if (session.isMfaRequired && !session.isMfaComplete) {
+    const waitsOnlyForExtJwt = session.totpPending === false && session.extJwtPending === true;
+    if (!waitsOnlyForExtJwt || !(await extJwtCompletesRequest(deps, headers, identity, deps.logger))) {
+      throw unauthorized(undefined, 'The API session must complete its second factor (MFA) first.');
+    }
   }
   if (level === 'admin' && !identity.isAdmin) {
     throw unauthorized(undefined, 'This operation requires an administrator.');

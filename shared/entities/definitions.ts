@@ -5,6 +5,7 @@ import type { BaseDocument, EntityDefinition } from './entity-definition.ts';
 import { identities } from './identity.ts';
 import { identityServiceConfigs } from './identity-service-config.ts';
 import { identityTypes } from './identity-type.ts';
+import { mfas } from './mfa.ts';
 import { POLICY_DEFINITIONS } from './policies.ts';
 import { POSTURE_CHECK_DEFINITIONS } from './posture-check-definitions.ts';
 import { ROUTER_DEFINITIONS } from './router-definitions.ts';
@@ -23,6 +24,7 @@ export const ENTITY_DEFINITIONS: readonly EntityDefinition<BaseDocument>[] = [
     identities,
     authenticators,
     enrollments,
+    mfas,
   ] as unknown as EntityDefinition<BaseDocument>[]),
   ...SIGNER_DEFINITIONS,
   ...SERVICE_DEFINITIONS,

@@ -32,8 +32,8 @@ export async function presentsExtJwt(
 }
 
 /**
- * For a session still waiting for its second factor: whether the factor its identity's auth policy asks for is
- * exactly an external JWT, and this request presents one. A policy that also wants TOTP is not satisfied by it.
+ * For a session waiting only for its external JWT: whether this request presents a valid one of the signer its
+ * identity's auth policy asks for.
  */
 export async function extJwtCompletesRequest(
   deps: Deps,
@@ -43,7 +43,7 @@ export async function extJwtCompletesRequest(
 ): Promise<boolean> {
   const policy = (await deps.store.get(authPolicies, identity.authPolicyId))?.doc;
   const signerId = policy?.secondary.requireExtJwtSigner;
-  if (!policy || !signerId || policy.secondary.requireTotp) return false;
+  if (!policy || !signerId) return false;
   return presentsExtJwt(deps, headers, signerId, identity.id, logger);
 }
 

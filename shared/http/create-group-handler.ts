@@ -84,6 +84,15 @@ export function createGroupHandler(
         baseUrl: baseUrlOf(event, deps()),
       };
       const result = await operations[route.operation]!(request, deps());
+      if (result.body instanceof Uint8Array) {
+        // Bytes (an image) travel base64-encoded; API Gateway decodes them for its binary media types.
+        return {
+          statusCode: result.statusCode,
+          headers: { ...JSON_HEADERS, ...result.headers },
+          body: Buffer.from(result.body).toString('base64'),
+          isBase64Encoded: true,
+        };
+      }
       return {
         statusCode: result.statusCode,
         headers: { ...JSON_HEADERS, ...result.headers },

@@ -21,6 +21,11 @@ export const ERROR_CODES = {
     status: 409,
     message: 'The identity already has an authenticator of this method.',
   },
+  MFA_EXISTS: { status: 409, message: 'The identity already has MFA; remove it before enrolling again.' },
+  MFA_ENROLLMENT_NOT_STARTED: { status: 404, message: 'The identity has not started an MFA enrollment.' },
+  // The reference answers 400; our specification lists an invalid MFA code among the 401s, and it wins.
+  MFA_INVALID_TOKEN: { status: 401, message: 'The MFA code is not valid.' },
+  MFA_NOT_ENROLLED: { status: 409, message: 'The identity has no MFA enrolled.' },
   CAN_NOT_UPDATE_AUTHENTICATOR: { status: 409, message: 'This authenticator cannot be changed this way.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests of this kind; try again later.' },
   SERVER_TOO_MANY_REQUESTS: { status: 429, message: 'The controller is busy; try again later.' },

@@ -23,7 +23,9 @@ export async function identityView(
   ]);
   const authenticators: Record<string, unknown> = {};
   const enrollment: Record<string, unknown> = {};
+  let isMfaEnabled = false;
   for (const { collection, doc } of children) {
+    if (collection === 'mfas') isMfaEnabled = doc.isVerified === true;
     if (collection === 'authenticators' && doc.method === 'updb') {
       authenticators.updb = { id: doc.id, username: doc.username };
     } else if (collection === 'authenticators' && doc.method === 'cert') {
@@ -61,7 +63,7 @@ export async function identityView(
     hasApiSession,
     hasEdgeRouterConnection: false,
     edgeRouterConnectionStatus: 'offline',
-    isMfaEnabled: false,
+    isMfaEnabled,
     permissions: [],
   };
 }

@@ -49,7 +49,8 @@ async function seedSessions(identityId: string, howMany: number, idleMinutes = 0
       authenticatorId: 'seeded',
       ipAddress: '127.0.0.1',
       configTypes: [],
-      isMfaRequired: false,
+      totpPending: false,
+      extJwtPending: false,
     });
     await deps.store.transact(ops);
     return session.id;

@@ -71,7 +71,8 @@ describe('GET /api-sessions', () => {
       identityId: user.identityId,
       identity: { entity: 'identities', id: user.identityId, name: user.name },
       token: '',
-      isMfaRequired: false,
+      totpPending: false,
+      extJwtPending: false,
       isMfaComplete: false,
       _links: { self: { href: `./api-sessions/${session.id}` } },
     });
@@ -315,7 +316,8 @@ describe('a disabled identity', () => {
         authenticatorId: 'seeded',
         ipAddress: '127.0.0.1',
         configTypes: [],
-        isMfaRequired: false,
+        totpPending: false,
+        extJwtPending: false,
       });
       await controller.deps.store.transact(ops);
       tokens.push(token);

@@ -382,7 +382,8 @@ describe('delete', () => {
         authenticatorId: 'none',
         ipAddress: '127.0.0.1',
         configTypes: [],
-        isMfaRequired: false,
+        totpPending: false,
+        extJwtPending: false,
       });
       await controller.deps.store.transact(ops);
       tokens.push(token);

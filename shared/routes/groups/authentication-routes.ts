@@ -8,6 +8,31 @@ export const AUTHENTICATION_ROUTES: readonly Route[] = [
   route('GET', '/current-api-session', BOTH, 'authentication', 'partial', 'getCurrentAPISession'),
   route('DELETE', '/current-api-session', BOTH, 'authentication', 'partial', 'deleteCurrentApiSession'),
 
+  // TOTP MFA: a partial session may enroll, verify and give its code; the rest needs the second factor given.
+  route('POST', '/authenticate/mfa', BOTH, 'authentication', 'partial', 'authenticateMfa'),
+  route('GET', '/current-identity/mfa', BOTH, 'authentication', 'partial', 'detailMfa'),
+  route('POST', '/current-identity/mfa', BOTH, 'authentication', 'partial', 'enrollMfa'),
+  route('DELETE', '/current-identity/mfa', BOTH, 'authentication', 'authenticated', 'deleteMfa'),
+  route('GET', '/current-identity/mfa/qr-code', BOTH, 'authentication', 'partial', 'detailMfaQrCode'),
+  route('POST', '/current-identity/mfa/verify', BOTH, 'authentication', 'partial', 'verifyMfa'),
+  route(
+    'GET',
+    '/current-identity/mfa/recovery-codes',
+    BOTH,
+    'authentication',
+    'authenticated',
+    'detailMfaRecoveryCodes',
+  ),
+  route(
+    'POST',
+    '/current-identity/mfa/recovery-codes',
+    BOTH,
+    'authentication',
+    'authenticated',
+    'createMfaRecoveryCodes',
+  ),
+  route('POST', '/current-api-session/totp-token', BOTH, 'authentication', 'authenticated', 'createTotpToken'),
+
   // The caller's own authenticators (self-service username and password changes).
   route(
     'GET',

@@ -34,6 +34,7 @@ export const IDENTITY_ROUTES: readonly Route[] = [
     'admin',
     'disassociateIdentitysServiceConfigs',
   ),
+  route('DELETE', '/identities/{id}/mfa', MANAGEMENT, 'identities', 'admin', 'removeIdentityMfa'),
   route('PUT', '/identities/{id}/trace', MANAGEMENT, 'identities', 'admin', 'updateIdentityTracing'),
   route('GET', '/identity-types', MANAGEMENT, 'identities', 'admin', 'listIdentityTypes'),
   route('GET', '/identity-types/{id}', MANAGEMENT, 'identities', 'admin', 'detailIdentityType'),

@@ -1,0 +1,227 @@
+import QRCode from 'qrcode';
+import * as z from 'zod';
+import { totpPassedOp } from '#shared/auth/api-session-store.ts';
+import type { Caller } from '#shared/auth/resolve-caller.ts';
+import { withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import type { Deps } from '#shared/deps.ts';
+import { authPolicies } from '#shared/entities/auth-policy.ts';
+import { type Mfa, mfas } from '#shared/entities/mfa.ts';
+import { ApiError, notFound } from '#shared/http/api-error.ts';
+import { API_VERSION_META, empty, ok } from '#shared/http/envelope.ts';
+import { callerOf, documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
+import { parseWith } from '#shared/http/validate.ts';
+import { type CodeKinds, openSecrets, sealSecrets, type UsedCode, useCode } from '#shared/mfa/mfa-codes.ts';
+import { newRecoveryCodes, newTotpSecrets, provisioningUrl } from '#shared/mfa/totp.ts';
+import { recordMfaPassed } from '#shared/posture/posture-data.ts';
+import type { Stored } from '#shared/store/entity-store.ts';
+import type { WriteOp } from '#shared/store/write-op.ts';
+import { recordFailedPassword } from './password-lockout.ts';
+
+/**
+ * The caller's TOTP MFA (`/current-identity/mfa…`, `/authenticate/mfa`, `/current-api-session/totp-token`) and the
+ * admin's reset. The enrollment is an entity whose id is the identity's (`shared/entities/mfa.ts`); its seed and
+ * recovery codes are sealed by the secret box; every accepted code is used up in the same transaction as what it
+ * unlocks, and every wrong one counts towards the auth policy's lockout.
+ */
+
+const codeSchema = z.object({ code: z.string().max(64) });
+const SELF = { self: { href: './current-identity/mfa' } };
+
+function enrollmentOf(deps: Deps, identityId: string): Promise<Stored<Mfa> | undefined> {
+  return deps.store.get(mfas, identityId);
+}
+
+/** A wrong code: counted like a wrong password (the auth policy's lockout), then refused. */
+async function refuseCode(deps: Deps, caller: Caller): Promise<never> {
+  const policy = (await deps.store.get(authPolicies, caller.identity.authPolicyId))?.doc;
+  await recordFailedPassword(deps, caller.session.authenticatorId, caller.identity, policy);
+  throw new ApiError('MFA_INVALID_TOKEN');
+}
+
+/** The enrollment after `code`, or the refusal; a missing enrollment answers `whenMissing`. */
+async function usedCode(
+  deps: Deps,
+  caller: Caller,
+  stored: Stored<Mfa>,
+  code: string | undefined,
+  kinds: CodeKinds,
+): Promise<UsedCode> {
+  const used = code ? await useCode(deps, stored, code, kinds) : undefined;
+  return used ?? refuseCode(deps, caller);
+}
+
+/** The code of a request: its `mfa-validation-code` header, else a body `{code}`. */
+function validationCodeOf(request: OperationRequest): string | undefined {
+  const header = request.headers['mfa-validation-code'];
+  if (header !== undefined && header.trim() !== '') return header.trim();
+  const body = codeSchema.safeParse(request.body);
+  return body.success ? body.data.code : undefined;
+}
+
+/**
+ * Commits a used code on the caller's session: the enrollment's replace, the session's TOTP factor given, and the
+ * MFA posture check's record, in one transaction.
+ */
+async function passOnSession(deps: Deps, caller: Caller, stored: Stored<Mfa>, next: Mfa): Promise<void> {
+  const ops: WriteOp[] = [...deps.store.replaceOps(mfas, stored, next), totpPassedOp(deps, caller.session)];
+  await recordMfaPassed(deps, { identityId: caller.identity.id, apiSessionId: caller.session.id }, ops);
+}
+
+/** `POST /current-identity/mfa`: starts an enrollment (unverified); 409 when the identity has one. */
+export const enrollMfa: Operation = async (request, deps) => {
+  const { identity } = callerOf(request);
+  if (await enrollmentOf(deps, identity.id)) throw new ApiError('MFA_EXISTS');
+  const now = deps.now().toISOString();
+  const doc: Mfa = {
+    id: identity.id,
+    createdAt: now,
+    updatedAt: now,
+    tags: {},
+    identityId: identity.id,
+    isVerified: false,
+    sealed: await sealSecrets(deps, identity.id, newTotpSecrets()),
+    lastTimeStep: 0,
+  };
+  const [put, ...rest] = deps.store.createOps(mfas, doc);
+  // Two enrollments racing: the second finds the first's item.
+  await deps.store.transact([{ ...put!, onConditionFailed: () => new ApiError('MFA_EXISTS') }, ...rest]);
+  return { statusCode: 201, body: { data: { id: doc.id, _links: SELF }, meta: { ...API_VERSION_META } } };
+};
+
+async function enrollmentOrNotFound(deps: Deps, identityId: string): Promise<Stored<Mfa>> {
+  const stored = await enrollmentOf(deps, identityId);
+  if (!stored) throw new ApiError('MFA_ENROLLMENT_NOT_STARTED');
+  return stored;
+}
+
+/** `GET /current-identity/mfa`: the enrollment; its provisioning URL and recovery codes only while unverified. */
+export const detailMfa: Operation = async (request, deps) => {
+  const { identity } = callerOf(request);
+  const { doc } = await enrollmentOrNotFound(deps, identity.id);
+  const view = {
+    id: doc.id,
+    createdAt: doc.createdAt,
+    updatedAt: doc.updatedAt,
+    tags: doc.tags,
+    _links: SELF,
+    isVerified: doc.isVerified,
+  };
+  if (doc.isVerified) return ok(view);
+  const secrets = await openSecrets(deps, doc);
+  return ok({
+    ...view,
+    provisioningUrl: provisioningUrl(deps.config.totpIssuer, identity.name, secrets.seed),
+    recoveryCodes: secrets.recoveryCodes,
+  });
+};
+
+/** `GET /current-identity/mfa/qr-code`: the provisioning URL as a PNG QR code (256 px, medium correction). */
+export const detailMfaQrCode: Operation = async (request, deps) => {
+  const { identity } = callerOf(request);
+  const stored = await enrollmentOf(deps, identity.id);
+  if (!stored || stored.doc.isVerified) throw notFound('MFA', identity.id);
+  const { seed } = await openSecrets(deps, stored.doc);
+  const png = await QRCode.toBuffer(provisioningUrl(deps.config.totpIssuer, identity.name, seed), {
+    type: 'png',
+    width: 256,
+    errorCorrectionLevel: 'M',
+  });
+  return { statusCode: 200, body: new Uint8Array(png), headers: { 'content-type': 'image/png' } };
+};
+
+/** `POST /current-identity/mfa/verify {code}`: a TOTP code completes the enrollment and this session's MFA. */
+export const verifyMfa: Operation = documented(
+  async (request, deps) => {
+    const caller = callerOf(request);
+    const { code } = parseWith(codeSchema, request.body);
+    await withOptimisticRetry(async () => {
+      const stored = await enrollmentOf(deps, caller.identity.id);
+      if (!stored || stored.doc.isVerified) throw notFound('MFA', caller.identity.id);
+      const used = await usedCode(deps, caller, stored, code, 'totp');
+      await passOnSession(deps, caller, stored, { ...used.doc, isVerified: true });
+    });
+    return empty();
+  },
+  { body: codeSchema },
+);
+
+async function verifiedEnrollment(deps: Deps, identityId: string, whenMissing: ApiError): Promise<Stored<Mfa>> {
+  const stored = await enrollmentOf(deps, identityId);
+  if (!stored?.doc.isVerified) throw whenMissing;
+  return stored;
+}
+
+/** `POST /authenticate/mfa {code}`: a TOTP or recovery code gives the session its second factor. */
+export const authenticateMfa: Operation = documented(
+  async (request, deps) => {
+    const caller = callerOf(request);
+    const { code } = parseWith(codeSchema, request.body);
+    await withOptimisticRetry(async () => {
+      const stored = await verifiedEnrollment(deps, caller.identity.id, new ApiError('MFA_NOT_ENROLLED'));
+      const used = await usedCode(deps, caller, stored, code, 'totp-or-recovery');
+      await passOnSession(deps, caller, stored, used.doc);
+    });
+    request.logger.info('api session passed mfa', { apiSessionId: caller.session.id });
+    return empty();
+  },
+  { body: codeSchema },
+);
+
+/** `DELETE /current-identity/mfa`: needs a TOTP or recovery code (`mfa-validation-code`) once verified. */
+export const deleteMfa: Operation = async (request, deps) => {
+  const caller = callerOf(request);
+  await withOptimisticRetry(async () => {
+    const stored = await enrollmentOf(deps, caller.identity.id);
+    if (!stored) throw notFound('MFA', caller.identity.id);
+    if (stored.doc.isVerified) await usedCode(deps, caller, stored, validationCodeOf(request), 'totp-or-recovery');
+    await deps.store.transact(deps.store.deleteOps(mfas, stored.doc, stored.version));
+  });
+  return empty();
+};
+
+/** `GET /current-identity/mfa/recovery-codes` (TOTP code in `mfa-validation-code` or the body): the unused codes. */
+export const detailMfaRecoveryCodes: Operation = async (request, deps) => {
+  const caller = callerOf(request);
+  const recoveryCodes = await withOptimisticRetry(async () => {
+    const stored = await verifiedEnrollment(deps, caller.identity.id, notFound('MFA', caller.identity.id));
+    const used = await usedCode(deps, caller, stored, validationCodeOf(request), 'totp');
+    await deps.store.transact(deps.store.replaceOps(mfas, stored, used.doc));
+    return used.secrets.recoveryCodes;
+  });
+  return ok({ id: caller.identity.id, _links: SELF, recoveryCodes });
+};
+
+/** `POST /current-identity/mfa/recovery-codes {code}`: twenty new recovery codes replace the old ones. */
+export const createMfaRecoveryCodes: Operation = documented(
+  async (request, deps) => {
+    const caller = callerOf(request);
+    const { code } = parseWith(codeSchema, request.body);
+    await withOptimisticRetry(async () => {
+      const stored = await verifiedEnrollment(deps, caller.identity.id, notFound('MFA', caller.identity.id));
+      const used = await usedCode(deps, caller, stored, code, 'totp-or-recovery');
+      const renewed = { seed: used.secrets.seed, recoveryCodes: newRecoveryCodes() };
+      const sealed = await sealSecrets(deps, caller.identity.id, renewed);
+      await deps.store.transact(deps.store.replaceOps(mfas, stored, { ...used.doc, sealed }));
+    });
+    return empty();
+  },
+  { body: codeSchema },
+);
+
+/**
+ * `POST /current-api-session/totp-token {code}`: a TOTP code given now, recorded on the session for the MFA posture
+ * checks (what the token proves), and answered with a token naming that moment.
+ */
+export const createTotpToken: Operation = documented(
+  async (request, deps) => {
+    const caller = callerOf(request);
+    const { code } = parseWith(codeSchema, request.body);
+    await withOptimisticRetry(async () => {
+      const stored = await verifiedEnrollment(deps, caller.identity.id, new ApiError('MFA_NOT_ENROLLED'));
+      const used = await usedCode(deps, caller, stored, code, 'totp');
+      await passOnSession(deps, caller, stored, used.doc);
+    });
+    return ok({ token: crypto.randomUUID(), issuedAt: deps.now().toISOString() });
+  },
+  { body: codeSchema },
+);
