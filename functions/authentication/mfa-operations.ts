@@ -88,6 +88,11 @@ export const enrollMfa: Operation = async (request, deps) => {
   return { statusCode: 201, body: { data: { id: doc.id, _links: SELF }, meta: { ...API_VERSION_META } } };
 };
 
+/** The fields every MFA view shows. */
+function entityFields(doc: Mfa) {
+  return { id: doc.id, createdAt: doc.createdAt, updatedAt: doc.updatedAt, tags: doc.tags, _links: SELF };
+}
+
 async function enrollmentOrNotFound(deps: Deps, identityId: string): Promise<Stored<Mfa>> {
   const stored = await enrollmentOf(deps, identityId);
   if (!stored) throw new ApiError('MFA_ENROLLMENT_NOT_STARTED');
@@ -98,14 +103,7 @@ async function enrollmentOrNotFound(deps: Deps, identityId: string): Promise<Sto
 export const detailMfa: Operation = async (request, deps) => {
   const { identity } = callerOf(request);
   const { doc } = await enrollmentOrNotFound(deps, identity.id);
-  const view = {
-    id: doc.id,
-    createdAt: doc.createdAt,
-    updatedAt: doc.updatedAt,
-    tags: doc.tags,
-    _links: SELF,
-    isVerified: doc.isVerified,
-  };
+  const view = { ...entityFields(doc), isVerified: doc.isVerified };
   if (doc.isVerified) return ok(view);
   const secrets = await openSecrets(deps, doc);
   return ok({
@@ -182,13 +180,13 @@ export const deleteMfa: Operation = async (request, deps) => {
 /** `GET /current-identity/mfa/recovery-codes` (TOTP code in `mfa-validation-code` or the body): the unused codes. */
 export const detailMfaRecoveryCodes: Operation = async (request, deps) => {
   const caller = callerOf(request);
-  const recoveryCodes = await withOptimisticRetry(async () => {
+  const used = await withOptimisticRetry(async () => {
     const stored = await verifiedEnrollment(deps, caller.identity.id, notFound('MFA', caller.identity.id));
-    const used = await usedCode(deps, caller, stored, validationCodeOf(request), 'totp');
-    await deps.store.transact(deps.store.replaceOps(mfas, stored, used.doc));
-    return used.secrets.recoveryCodes;
+    const next = await usedCode(deps, caller, stored, validationCodeOf(request), 'totp');
+    await deps.store.transact(deps.store.replaceOps(mfas, stored, next.doc));
+    return next;
   });
-  return ok({ id: caller.identity.id, _links: SELF, recoveryCodes });
+  return ok({ ...entityFields(used.doc), recoveryCodes: used.secrets.recoveryCodes });
 };
 
 /** `POST /current-identity/mfa/recovery-codes {code}`: twenty new recovery codes replace the old ones. */

@@ -71,12 +71,12 @@ describe('GET /api-sessions', () => {
       identityId: user.identityId,
       identity: { entity: 'identities', id: user.identityId, name: user.name },
       token: '',
-      totpPending: false,
-      extJwtPending: false,
+      isMfaRequired: false,
       isMfaComplete: false,
       _links: { self: { href: `./api-sessions/${session.id}` } },
     });
     expect(response.body.data[0]).not.toHaveProperty('tokenHash');
+    expect(response.body.data[0]).not.toHaveProperty('totpPending');
     expect(response.text).not.toContain(session.token);
     expect(response.body.meta.pagination).toEqual({ limit: 10, offset: 0, totalCount: 1 });
     expectMatchesSpec('management', 'GET', '/api-sessions', 200, response.body);

@@ -5,6 +5,8 @@ export interface HttpResponse {
   readonly status: number;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly text: string;
+  /** The body's bytes (images). */
+  readonly raw: Buffer;
   /** The parsed JSON body (undefined when the body is not JSON). */
   // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response shapes; assertions narrow them.
   readonly body: any;
@@ -60,14 +62,15 @@ export function httpsCall(
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
+          const raw = Buffer.concat(chunks);
+          const text = raw.toString('utf8');
           let body: unknown;
           try {
             body = text ? JSON.parse(text) : undefined;
           } catch {
             body = undefined;
           }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, raw, body });
         });
       },
     );
