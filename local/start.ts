@@ -31,6 +31,11 @@ async function main(): Promise<void> {
       loaded.pkiKeys.kind === 'memory'
         ? { kind: 'files' as const, directory: resolve(dataDir, 'pki') }
         : loaded.pkiKeys,
+    // So do the key that seals stored secrets (TOTP seeds) and its data keys.
+    secretKey:
+      loaded.secretKey.kind === 'memory'
+        ? { kind: 'files' as const, directory: resolve(dataDir, 'pki') }
+        : loaded.secretKey,
   };
   const deps = createDeps(config);
   await ensureTable(deps.store.db, config.tableName);

@@ -1,4 +1,11 @@
-import { createPublicKey, generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  randomBytes,
+} from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -14,6 +21,8 @@ export interface KmsDouble {
   /** Every `TrentService` action received, in order. */
   readonly calls: { action: string; body: Record<string, unknown> }[];
   addKey(keyId: string): KeyObject;
+  /** A symmetric key for `GenerateDataKey` and `Decrypt` (envelope encryption). */
+  addSymmetricKey(keyId: string): void;
   count(action: string): number;
   close(): Promise<void>;
 }
@@ -107,6 +116,7 @@ export async function startKmsDouble(): Promise<KmsDouble> {
   const calls: KmsDouble['calls'] = [];
 
   const answer = (action: string, body: Record<string, unknown>) => {
+    if (action === 'GenerateDataKey' || action === 'Decrypt') return dataKeys(action, body);
     const key = keys.get(String(body.KeyId));
     if (!key) return kmsError('NotFoundException', `Key '${String(body.KeyId)}' does not exist`);
     if (action === 'GetPublicKey') {
@@ -139,6 +149,38 @@ export async function startKmsDouble(): Promise<KmsDouble> {
     return kmsError('UnsupportedOperationException', action);
   };
 
+  // Symmetric keys: a data key is "encrypted" as AES-256-GCM under the key's material with the encryption context
+  // as associated data, so Decrypt refuses another context or another key, as KMS does.
+  const symmetric = new Map<string, Buffer>();
+  const contextOf = (body: Record<string, unknown>) =>
+    JSON.stringify(Object.entries((body.EncryptionContext ?? {}) as Record<string, string>).sort());
+  const dataKeys = (action: string, body: Record<string, unknown>) => {
+    const material = symmetric.get(String(body.KeyId));
+    if (!material) return kmsError('NotFoundException', `Key '${String(body.KeyId)}' does not exist`);
+    if (action === 'GenerateDataKey') {
+      if (body.KeySpec !== 'AES_256') return kmsError('ValidationException', 'expected KeySpec AES_256');
+      const plaintext = randomBytes(32);
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', material, iv).setAAD(Buffer.from(contextOf(body)));
+      const blob = Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+      return {
+        status: 200,
+        body: { KeyId: body.KeyId, Plaintext: plaintext.toString('base64'), CiphertextBlob: blob.toString('base64') },
+      };
+    }
+    const blob = Buffer.from(String(body.CiphertextBlob), 'base64');
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', material, blob.subarray(0, 12)).setAAD(
+        Buffer.from(contextOf(body)),
+      );
+      decipher.setAuthTag(blob.subarray(blob.length - 16));
+      const plaintext = Buffer.concat([decipher.update(blob.subarray(12, -16)), decipher.final()]);
+      return { status: 200, body: { KeyId: body.KeyId, Plaintext: plaintext.toString('base64') } };
+    } catch {
+      return kmsError('InvalidCiphertextException', 'the ciphertext does not decrypt under this key and context');
+    }
+  };
+
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -161,6 +203,9 @@ export async function startKmsDouble(): Promise<KmsDouble> {
       const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
       keys.set(keyId, privateKey);
       return privateKey;
+    },
+    addSymmetricKey(keyId) {
+      symmetric.set(keyId, randomBytes(32));
     },
     count: (action) => calls.filter((call) => call.action === action).length,
     close: () => new Promise((resolve) => server.close(() => resolve())),
