@@ -25,6 +25,11 @@ export const SIGNING_GROUPS: Readonly<Partial<Record<OperationGroup, readonly Si
 };
 export const BOOTSTRAP_KEYS: readonly SignerRole[] = ['rootCa', 'signingCa'];
 
+/** The operation groups that seal or open stored secrets (TOTP seeds): only these get the secrets key. */
+export const SECRET_GROUPS: readonly OperationGroup[] = ['authentication'];
+/** The environment variable naming the secrets key to them (`shared/config.ts`). */
+export const SECRET_KEY_ENV = 'SECRET_KEY_ID';
+
 const DESCRIPTIONS: Readonly<Record<SignerRole, string>> = {
   rootCa: 'Ziti controller: network root CA key (signs the signing CA certificate)',
   signingCa: 'Ziti controller: network signing CA key (issues identity, router and ephemeral certificates)',
@@ -60,6 +65,11 @@ const ADMINISTRATION = [
  */
 export class ControllerKeys extends Construct {
   readonly keys: Readonly<Record<SignerRole, Key>>;
+  /**
+   * The symmetric key of the envelope encryption of stored secrets: each TOTP seed is sealed with its own data key
+   * from `GenerateDataKey`, opened with `Decrypt`. KMS rotates it yearly (old versions keep decrypting).
+   */
+  readonly secrets: Key;
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -85,6 +95,29 @@ export class ControllerKeys extends Construct {
       signingCa: key('signingCa', 'SigningCaKey'),
       enrollment: key('enrollment', 'EnrollmentKey'),
     };
+    this.secrets = new Key(this, 'SecretsKey', {
+      description: 'Ziti controller: envelope key of stored secrets (TOTP seeds and recovery codes)',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+      policy: new PolicyDocument({
+        statements: [
+          new PolicyStatement({
+            sid: 'AccountAdministersButDoesNotDecrypt',
+            principals: [new AccountRootPrincipal()],
+            actions: ADMINISTRATION,
+            resources: ['*'],
+          }),
+        ],
+      }),
+    });
+  }
+
+  /** Lets `role` make data keys under the secrets key and decrypt them; answers the environment naming the key. */
+  grantSecrets(role: IRole): Record<string, string> {
+    const actions = ['kms:GenerateDataKey', 'kms:Decrypt'];
+    this.secrets.addToResourcePolicy(new PolicyStatement({ principals: [role], actions, resources: ['*'] }));
+    role.addToPrincipalPolicy(new PolicyStatement({ actions, resources: [this.secrets.keyArn] }));
+    return { [SECRET_KEY_ENV]: this.secrets.keyId };
   }
 
   /** Lets `role` sign with and read the public half of each key in `roles`; answers the environment naming them. */

@@ -6,7 +6,7 @@ import { ControllerApi } from './controller-api.ts';
 import { ControllerBootstrap } from './controller-bootstrap.ts';
 import { ControllerFirewall } from './controller-firewall.ts';
 import { ControllerFunction } from './controller-function.ts';
-import { ControllerKeys, SIGNING_GROUPS } from './controller-keys.ts';
+import { ControllerKeys, SECRET_GROUPS, SIGNING_GROUPS } from './controller-keys.ts';
 import { type ApiLimits, type ControllerSettings, DEFAULT_API_LIMITS } from './controller-settings.ts';
 import { ControllerTable } from './controller-table.ts';
 import { functionIdOf, operationGroupsOf } from './operation-groups.ts';
@@ -54,9 +54,11 @@ export class ControllerStack extends Stack {
       // The whole table for every group: each one reads and touches the caller's API session, and entities, links
       // and unique-value markers share the table's key space, so per-group key conditions would not narrow much.
       this.table.grantReadWriteData(fn);
-      for (const [name, value] of Object.entries(this.keys.grantSigning(fn.role!, SIGNING_GROUPS[group] ?? []))) {
-        fn.addEnvironment(name, value);
-      }
+      const keyEnvironment = {
+        ...this.keys.grantSigning(fn.role!, SIGNING_GROUPS[group] ?? []),
+        ...(SECRET_GROUPS.includes(group) ? this.keys.grantSecrets(fn.role!) : {}),
+      };
+      for (const [name, value] of Object.entries(keyEnvironment)) fn.addEnvironment(name, value);
       functions.set(group, fn);
     }
     this.functions = functions;

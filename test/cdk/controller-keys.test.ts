@@ -1,7 +1,13 @@
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { SIGNER_ROLES, type SignerRole } from '#shared/pki/signer.ts';
-import { BOOTSTRAP_KEYS, KEY_ID_ENV, SIGNING_GROUPS } from '../../cdk/controller-keys.ts';
+import {
+  BOOTSTRAP_KEYS,
+  KEY_ID_ENV,
+  SECRET_GROUPS,
+  SECRET_KEY_ENV,
+  SIGNING_GROUPS,
+} from '../../cdk/controller-keys.ts';
 import { ControllerStack } from '../../cdk/controller-stack.ts';
 import { cdkJsonContext } from './synth-context.ts';
 
@@ -104,6 +110,38 @@ describe('the PKI keys', () => {
           expect(granted, `${fn.name} ${role}`).toEqual([]);
         }
       }
+    }
+  });
+});
+
+describe('the secrets key', () => {
+  it('is a retained, rotated symmetric key that only the groups sealing secrets may use, and is named to them', () => {
+    const secretsId = logicalId(stack.keys.secrets);
+    const key = resources[secretsId]!;
+    expect(key.Type).toBe('AWS::KMS::Key');
+    expect(key.Properties).toMatchObject({ EnableKeyRotation: true });
+    expect(key.Properties.KeySpec ?? 'SYMMETRIC_DEFAULT').toBe('SYMMETRIC_DEFAULT');
+    expect(key.DeletionPolicy).toBe('Retain');
+
+    const statements = (key.Properties.KeyPolicy as { Statement: Statement[] }).Statement;
+    const users = statements
+      .filter((statement) => actionsOf(statement).includes('kms:Decrypt'))
+      .flatMap((statement) => [statement.Principal?.AWS].flat() as Ref[])
+      .map((principal) => principal['Fn::GetAtt']?.[0])
+      .sort();
+    const expected = [...stack.functions]
+      .filter(([group]) => SECRET_GROUPS.includes(group))
+      .map(([, fn]) => logicalId(fn.role as never))
+      .sort();
+    expect(expected.length).toBeGreaterThan(0);
+    expect(users).toEqual(expected);
+
+    for (const [group, fn] of stack.functions) {
+      const environment = (resources[logicalId(fn)]!.Properties.Environment as { Variables: Record<string, Ref> })
+        .Variables;
+      expect(environment[SECRET_KEY_ENV], group).toEqual(
+        SECRET_GROUPS.includes(group) ? { Ref: secretsId } : undefined,
+      );
     }
   });
 });

@@ -7,7 +7,7 @@ import type { OperationGroup, Route } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { DEFAULT_LOGIN_THROTTLING } from '../../cdk/controller-api.ts';
 import { DEFAULT_FIREWALL_LOGIN_RATE_LIMIT } from '../../cdk/controller-firewall.ts';
-import { SIGNING_GROUPS } from '../../cdk/controller-keys.ts';
+import { SECRET_GROUPS, SIGNING_GROUPS } from '../../cdk/controller-keys.ts';
 import { DEFAULT_API_LIMITS } from '../../cdk/controller-settings.ts';
 import { ControllerStack } from '../../cdk/controller-stack.ts';
 import { GATEWAY_ERRORS } from '../../cdk/gateway-error-responses.ts';
@@ -392,9 +392,13 @@ describe('ControllerStack', () => {
           actions.some((action) => action.startsWith('dynamodb:')),
           group,
         ).toBe(true);
-        // Signing with the PKI keys is granted to the signing groups only (controller-keys.test.ts checks which keys).
+        // Signing with the PKI keys is granted to the signing groups only, sealing secrets to the secret groups
+        // (controller-keys.test.ts checks which keys).
         expect(new Set(actions.filter((action) => action.startsWith('kms:'))), group).toEqual(
-          new Set(SIGNING_GROUPS[group] ? ['kms:GetPublicKey', 'kms:Sign'] : []),
+          new Set([
+            ...(SIGNING_GROUPS[group] ? ['kms:GetPublicKey', 'kms:Sign'] : []),
+            ...(SECRET_GROUPS.includes(group) ? ['kms:Decrypt', 'kms:GenerateDataKey'] : []),
+          ]),
         );
         expect(actions.filter((action) => !/^(dynamodb|kms):/.test(action)).sort(), group).toEqual([
           'logs:CreateLogStream',
