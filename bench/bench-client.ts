@@ -11,7 +11,11 @@ export interface BenchClient {
   call(
     method: string,
     path: string,
-    options?: { readonly body?: unknown; readonly token?: string },
+    options?: {
+      readonly body?: unknown;
+      readonly token?: string;
+      readonly headers?: Readonly<Record<string, string>>;
+    },
   ): Promise<BenchResponse>;
   close(): void;
 }
@@ -37,6 +41,7 @@ export function createBenchClient(origin: string, ca: string): BenchClient {
         accept: 'application/json',
         ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
         ...(options.token ? { 'zt-session': options.token } : {}),
+        ...options.headers,
       };
       return new Promise((resolve, reject) => {
         const req = request(new URL(path, origin), { method, headers, agent }, (res) => {

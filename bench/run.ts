@@ -24,6 +24,7 @@ import { benchConfig } from './bench-config.ts';
 import { collectionScenarios } from './collection-scenarios.ts';
 import { countDynamoDbRequests, type DynamoDbRequestCounter } from './count-dynamodb-requests.ts';
 import { identityScenarios, listScenario, login, type Scenario } from './identity-scenarios.ts';
+import { type LoginFactorRow, loginFactorsBench } from './login-factors-bench.ts';
 import { machineFacts } from './machine-facts.ts';
 import { markdownTable } from './markdown-table.ts';
 import { type BundleFigures, measureBundles } from './measure-bundles.ts';
@@ -300,6 +301,14 @@ function sessionListReport(figures: readonly SessionListFigures[]): string {
   ].join('\n');
 }
 
+/** Logins with their second factors. */
+function loginFactorsReport(rows: readonly LoginFactorRow[]): string {
+  const fetches = rows
+    .filter((row) => row.jwksFetchesPerLogin !== undefined)
+    .map((row) => `${row.label}: ${perOp(row.jwksFetchesPerLogin ?? 0)} JWKS fetches per login`);
+  return ['### Logins with second factors', '', operationsTable(rows), '', ...fetches].join('\n');
+}
+
 /** Failed logins: a known username with a wrong password against an unknown username. */
 function loginTimingReport(figures: LoginTimingFigures): string {
   const known = percentile(figures.knownUserWrongPasswordMs, 0.5);
@@ -411,8 +420,9 @@ async function measureApi(): Promise<void> {
     cleanups.push(() => client.close());
     const token = await login(client, ADMIN_USERNAME, ADMIN_PASSWORD);
 
-    // `BENCH_ONLY=policies` measures the policy scenario alone (while working on policies).
+    // `BENCH_ONLY=policies` (or `logins`) measures that scenario alone (while working on it).
     const policiesOnly = process.env.BENCH_ONLY === 'policies';
+    const loginsOnly = process.env.BENCH_ONLY === 'logins';
     // What the benches on tables of their own need.
     const tableBench: SessionBenchOptions = {
       dynamoDbEndpoint: dynamo.endpoint,
@@ -425,6 +435,10 @@ async function measureApi(): Promise<void> {
     let seeded = 0;
     const containsRows: ContainsRow[] = [];
     if (!policiesOnly) {
+      progress('logins with second factors, on a table of their own');
+      print(loginFactorsReport(await loginFactorsBench(tableBench)));
+    }
+    if (!policiesOnly && !loginsOnly) {
       for (const size of SIZES) {
         const stored = await count(deps.store, identities.collection);
         await timedSeed('identities', stored, size, (from, to) => seedIdentities(deps, seeded, seeded + to - from));
@@ -447,9 +461,11 @@ async function measureApi(): Promise<void> {
       print(sessionListReport(sessionFigures.list));
       print(loginTimingReport(sessionFigures.login));
     }
-    progress('policies, on a table of their own');
-    print(policyReport(await policyBench(tableBench)));
-    if (process.env.BENCH_LARGE === '1' && !policiesOnly) {
+    if (!loginsOnly) {
+      progress('policies, on a table of their own');
+      print(policyReport(await policyBench(tableBench)));
+    }
+    if (process.env.BENCH_LARGE === '1' && !policiesOnly && !loginsOnly) {
       const stored = await count(deps.store, identities.collection);
       await timedSeed('identities', stored, LARGE_SIZE, (from, to) =>
         seedIdentitiesInBulk(deps, seeded, seeded + to - from),
