@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, importPKCS8, type JWK, type JWTPayload, SignJWT } from 'jose';
+import { generate } from 'otplib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createServerCertificate, type TlsMaterial } from '#local/tls-certificate.ts';
 import { type ControllerConfig, loadConfig } from '#shared/config.ts';
@@ -401,6 +402,30 @@ describe('secondary ext-jwt (auth policy secondary.requireExtJwtSigner)', () => 
       });
       expect(refused.status).toBe(401);
     }
+  });
+
+  it('tracks TOTP and the external JWT apart when the policy asks for both', async () => {
+    const policy = authPolicyBody('totp-and-idp', {}, { requireExtJwtSigner: signerId, requireTotp: true });
+    const user = await userUnder(await createdId('/auth-policies', policy), 'two-factors');
+    const partial = await login(user.username, user.password);
+    const token = partial.body.data.token as string;
+    expect(partial.body.data.authQueries.map((query: { typeId: string }) => query.typeId)).toEqual(['MFA', 'EXT-JWT']);
+    const bearer = { authorization: `Bearer ${await sign(key1, { sub: user.identityId })}` };
+    // The JWT alone does not stand in for TOTP.
+    expect((await controller().call('GET', `${C}/current-identity`, { token, headers: bearer })).status).toBe(401);
+
+    expect((await controller().call('POST', `${C}/current-identity/mfa`, { token })).status).toBe(201);
+    const detail = await controller().call('GET', `${C}/current-identity/mfa`, { token });
+    const secret = new URL(detail.body.data.provisioningUrl).searchParams.get('secret')!;
+    const code = await generate({ secret, epoch: Math.floor(controller().deps.now().getTime() / 1000) });
+    const verified = await controller().call('POST', `${C}/current-identity/mfa/verify`, { token, body: { code } });
+    expect(verified.status, verified.text).toBe(200);
+
+    const current = await controller().call('GET', `${C}/current-api-session`, { token });
+    expect(current.body.data).toMatchObject({ isMfaRequired: true, isMfaComplete: false });
+    expect(current.body.data.authQueries.map((query: { typeId: string }) => query.typeId)).toEqual(['EXT-JWT']);
+    expect((await controller().call('GET', `${C}/current-identity`, { token })).status).toBe(401);
+    expect((await controller().call('GET', `${C}/current-identity`, { token, headers: bearer })).status).toBe(200);
   });
 
   it('completes the session at login when the token comes with the password', async () => {
