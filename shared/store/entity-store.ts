@@ -29,14 +29,14 @@ export interface Stored<D> {
 }
 
 /** A selection item's key, the selector it comes from, and the id an `@id` role names. */
-interface SelectionKey {
+export interface SelectionKey {
   readonly key: { readonly PK: string; readonly SK: string };
   readonly selector: Selector<BaseDocument>;
   readonly namedId?: string;
 }
 
 /** A policy's selection items by `PK|SK`: one per distinct role of each selector field. */
-function selectionKeysOf<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): Map<string, SelectionKey> {
+export function selectionKeysOf<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): Map<string, SelectionKey> {
   const found = new Map<string, SelectionKey>();
   for (const selector of def.selects?.fields ?? []) {
     for (const role of (doc[selector.field] as readonly string[] | undefined) ?? []) {
@@ -91,7 +91,7 @@ function fieldValue(doc: BaseDocument, field: string): string | undefined {
 }
 
 /** Every uniqueness rule of a type: its unique fields (duplicates name the field) and its computed unique keys. */
-function uniqueKeysOf<D extends BaseDocument>(def: EntityDefinition<D>): readonly UniqueKey<D>[] {
+export function uniqueKeysOf<D extends BaseDocument>(def: EntityDefinition<D>): readonly UniqueKey<D>[] {
   const fields = def.unique.map(
     (field): UniqueKey<D> => ({
       name: field,
@@ -129,7 +129,7 @@ function once<D extends BaseDocument>(checked: Set<string>, reference: Reference
 }
 
 /** Where a link is kept: in the target's partition, so the target's delete reads its links strongly consistently. */
-function linkKey<D extends BaseDocument>(
+export function linkKey<D extends BaseDocument>(
   def: EntityDefinition<D>,
   reference: Reference<D>,
   target: string,
@@ -138,7 +138,7 @@ function linkKey<D extends BaseDocument>(
   return { PK: keys.entity(reference.collection, target).PK, SK: `REFBY#${def.collection}#${id}#${reference.field}` };
 }
 
-function roleAttributesOf<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): Set<string> {
+export function roleAttributesOf<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): Set<string> {
   const field = def.roleAttributesField;
   const value = field ? doc[field] : undefined;
   return new Set(Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);

@@ -1,0 +1,193 @@
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import type { IntegrityFinding, IntegrityMode } from '#shared/integrity/integrity-types.ts';
+import { reconcileCounters } from '#shared/integrity/reconcile-counters.ts';
+import { scanSegment } from '#shared/integrity/scan-segment.ts';
+import { packBucket as packBucketOf } from '#shared/store/filter-packs.ts';
+import { useAdminController } from '../support/admin-controller.ts';
+
+const { controller, call, createdId } = useAdminController();
+
+/** A whole check or fix over `segments` parallel segments, counters reconciled, as the state machine runs it. */
+async function run(mode: IntegrityMode, segments = 4): Promise<IntegrityFinding[]> {
+  const deps = controller().deps;
+  const results = await Promise.all(
+    Array.from({ length: segments }, (_, segment) => scanSegment(deps, { mode, segment, totalSegments: segments })),
+  );
+  const entityCounts: Record<string, number> = {};
+  for (const result of results) {
+    for (const [collection, n] of Object.entries(result.entityCounts))
+      entityCounts[collection] = (entityCounts[collection] ?? 0) + n;
+  }
+  return [...results.flatMap((result) => result.findings), ...(await reconcileCounters(deps, { mode, entityCounts }))];
+}
+
+/** Damage, then: the check finds it, the fix fixes it, and a second check is clean. */
+async function findAndFix(damage: () => Promise<unknown>, expected: RegExp, segments = 4): Promise<void> {
+  expect(await run('check', segments)).toEqual([]);
+  await damage();
+  const found = await run('check', segments);
+  expect(found.map((finding) => finding.description)).toEqual(
+    expect.arrayContaining([expect.stringMatching(expected)]),
+  );
+  expect(found.every((finding) => !finding.fixed)).toBe(true);
+  const fixed = await run('fix', segments);
+  expect(fixed.some((finding) => expected.test(finding.description) && finding.fixed)).toBe(true);
+  expect(await run('check', segments)).toEqual([]);
+}
+
+const db = () => controller().deps.store.db;
+const TableName = () => controller().deps.config.tableName;
+const del = (PK: string, SK: string) => db().send(new DeleteCommand({ TableName: TableName(), Key: { PK, SK } }));
+const putItem = (Item: Record<string, unknown>) => db().send(new PutCommand({ TableName: TableName(), Item }));
+
+let n = 0;
+const unique = (name: string) => `${name}-${++n}`;
+
+describe('the integrity scan', () => {
+  it('finds a network made through the API clean, over 1 and 4 segments', async () => {
+    const service = await createdId('/services', { name: unique('svc'), roleAttributes: ['web'] });
+    await createdId('/identities', { name: unique('id'), type: 'User', isAdmin: false, roleAttributes: ['staff'] });
+    await createdId('/edge-routers', { name: unique('er'), roleAttributes: ['edge'] });
+    await createdId('/service-policies', {
+      name: unique('sp'),
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#staff'],
+      serviceRoles: [`@${service}`],
+    });
+    await createdId('/auth-policies', {
+      name: unique('ap'),
+      primary: {
+        cert: { allowed: true, allowExpiredCerts: false },
+        extJwt: { allowed: false, allowedSigners: [] },
+        updb: {
+          allowed: true,
+          lockoutDurationMinutes: 0,
+          maxAttempts: 0,
+          minPasswordLength: 5,
+          requireMixedCase: false,
+          requireNumberChar: false,
+          requireSpecialChar: false,
+        },
+      },
+      secondary: { requireExtJwtSigner: null, requireTotp: false },
+    });
+    expect(await run('check', 1)).toEqual([]);
+    expect(await run('check', 4)).toEqual([]);
+  });
+
+  it('restores a deleted unique marker, so the name is unique again', async () => {
+    const name = unique('marked');
+    await createdId('/services', { name });
+    await findAndFix(() => del('UNIQUE#services#name', name), /unique marker UNIQUE#services#name/);
+    const again = await call('POST', '/services', { name });
+    expect(again.status).toBe(400);
+  });
+
+  it('removes the markers, links, role members and index items of an entity item deleted by hand', async () => {
+    const name = unique('gone');
+    const id = await createdId('/identities', { name, type: 'User', isAdmin: false, roleAttributes: ['ghosts'] });
+    await findAndFix(() => del(`identities#${id}`, 'META'), /identities .*does not exist|which does not exist/);
+    // The name can be used again, the role filter is empty, the count is right.
+    expect((await call('POST', '/identities', { name, type: 'User', isAdmin: false })).status).toBe(201);
+    const listed = await call('GET', '/identities?roleFilter=%23ghosts');
+    expect(listed.body.data).toEqual([]);
+  });
+
+  it('puts back a dropped role member, so the role filter finds the entity again', async () => {
+    const id = await createdId('/services', { name: unique('roled'), roleAttributes: ['finance'] });
+    await findAndFix(() => del('ROLE#services#finance', id), /role member ROLE#services#finance/);
+    const listed = await call('GET', '/services?roleFilter=%23finance');
+    expect(listed.body.data.map((service: { id: string }) => service.id)).toEqual([id]);
+  });
+
+  it('removes a dangling reference link, so the target can be deleted again', async () => {
+    const configType = await createdId('/config-types', { name: unique('ct') });
+    await findAndFix(
+      () =>
+        putItem({
+          PK: `config-types#${configType}`,
+          SK: 'REFBY#configs#no-such-config#configTypeId',
+          onTargetDelete: 'refuse',
+        }),
+      /REFBY#configs#no-such-config/,
+    );
+    expect((await call('DELETE', `/config-types/${configType}`)).status).toBe(200);
+  });
+
+  it('recounts a skewed counter, so the summary is right', async () => {
+    await createdId('/services', { name: unique('counted') });
+    await findAndFix(
+      () =>
+        db().send(
+          new UpdateCommand({
+            TableName: TableName(),
+            Key: { PK: 'COUNT#services', SK: 'SHARD#3' },
+            UpdateExpression: 'ADD #c :d',
+            ExpressionAttributeNames: { '#c': 'count' },
+            ExpressionAttributeValues: { ':d': 7 },
+          }),
+        ),
+      /the services counter says/,
+    );
+    const listed = await call('GET', '/services?limit=1');
+    const summary = await call('GET', '/summary');
+    expect(summary.body.data.services).toBe(listed.body.meta.pagination.totalCount);
+  });
+
+  it('puts back a dropped policy selection, so the policy selects again', async () => {
+    const service = await createdId('/services', { name: unique('sel-svc') });
+    const identity = await createdId('/identities', { name: unique('sel-id'), type: 'User', isAdmin: false });
+    const policy = await createdId('/service-policies', {
+      name: unique('sel-sp'),
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: [`@${identity}`],
+      serviceRoles: [`@${service}`],
+    });
+    await findAndFix(() => del(`SELECT#identities#@${identity}`, `service-policies#${policy}`), /policy selection/);
+    const services = await call('GET', `/identities/${identity}/services`);
+    expect(services.body.data.map((entry: { id: string }) => entry.id)).toEqual([service]);
+  });
+
+  it('restores a missing id-order item and filter record, so lists and filters find the entity', async () => {
+    const name = unique('listed');
+    const id = await createdId('/services', { name });
+    await findAndFix(() => del('IDS#services', id), /id-order item/);
+    await findAndFix(
+      () =>
+        db().send(
+          new UpdateCommand({
+            TableName: TableName(),
+            Key: { PK: 'FILTERS#services', SK: packBucketOf(id) },
+            UpdateExpression: 'REMOVE #r',
+            ExpressionAttributeNames: { '#r': `r:${id}` },
+          }),
+        ),
+      /filter record/,
+    );
+    const found = await call('GET', `/services?filter=${encodeURIComponent(`name contains "${name}"`)}`);
+    expect(found.body.data.map((service: { id: string }) => service.id)).toEqual([id]);
+  });
+
+  it('deletes a child whose parent is gone', async () => {
+    const identity = await createdId('/identities', { name: unique('parent'), type: 'User', isAdmin: false });
+    const authenticator = await createdId('/authenticators', {
+      identityId: identity,
+      method: 'updb',
+      username: unique('child'),
+      password: 'Child-Passw0rd!',
+    });
+    await findAndFix(() => del(`identities#${identity}`, 'META'), /authenticator .* belongs to a identities/);
+    expect((await call('GET', `/authenticators/${authenticator}`)).status).toBe(404);
+  });
+
+  it('removes a role catalog entry nobody holds, and restores one in use', async () => {
+    await createdId('/edge-routers', { name: unique('cat-er'), roleAttributes: ['catalogued'] });
+    await findAndFix(() => putItem({ PK: 'ROLES#edge-routers', SK: 'nobody-holds-this' }), /nobody-holds-this/);
+    await findAndFix(() => del('ROLES#edge-routers', 'catalogued'), /lacks #catalogued/);
+    const roles = await call('GET', '/edge-router-role-attributes');
+    expect(roles.body.data).toContain('catalogued');
+  });
+});
