@@ -1,5 +1,6 @@
 import { operations as authentication } from '#functions/authentication/handler.ts';
 import { operations as client } from '#functions/client/handler.ts';
+import { operations as database } from '#functions/database/handler.ts';
 import { operations as identities } from '#functions/identities/handler.ts';
 import { operations as info } from '#functions/info/handler.ts';
 import { operations as pki } from '#functions/pki/handler.ts';
@@ -23,4 +24,5 @@ export const GROUP_OPERATIONS: Readonly<Record<OperationGroup, OperationMap>> = 
   client,
   sessions,
   pki,
+  database,
 };

@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
-import { createDeps } from '#shared/deps.ts';
+import { createDeps, type Deps } from '#shared/deps.ts';
 import { ensureTable } from './create-table.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startLocalServer } from './local-server.ts';
+import { localStateMachine } from './local-state-machine.ts';
 import { loadOrCreateServerCertificate } from './tls-certificate.ts';
 
 /**
@@ -36,8 +37,13 @@ async function main(): Promise<void> {
       loaded.secretKey.kind === 'memory'
         ? { kind: 'files' as const, directory: resolve(dataDir, 'pki') }
         : loaded.secretKey,
+    // Snapshots are JSON Lines exports beside the table.
+    snapshots: process.env.SNAPSHOT_DIR
+      ? loaded.snapshots
+      : { kind: 'file' as const, directory: resolve(dataDir, 'snapshots') },
   };
-  const deps = createDeps(config);
+  // Integrity runs execute the deployed state machine's definition in this process.
+  const deps: Deps = { ...createDeps(config), stateMachine: localStateMachine(() => deps) };
   await ensureTable(deps.store.db, config.tableName);
 
   const adminPassword = configuredPassword || randomBytes(18).toString('base64url');

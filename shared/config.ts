@@ -24,6 +24,9 @@ export type SecretKeyConfig =
   | { readonly kind: 'memory' }
   | { readonly kind: 'none' };
 
+/** Where database snapshots go: DynamoDB on-demand backups in AWS, JSON Lines files locally. */
+export type SnapshotConfig = { readonly kind: 'backup' } | { readonly kind: 'file'; readonly directory: string };
+
 export interface LoginRateLimitConfig {
   readonly perIp: number;
   readonly perUsername: number;
@@ -55,6 +58,11 @@ export interface ControllerConfig {
   readonly secretKey: SecretKeyConfig;
   /** The issuer named in TOTP provisioning URLs (the reference's `edge.totp.hostname`). */
   readonly totpIssuer: string;
+  /** The integrity run's Step Functions state machine (set by the stack for the database function). */
+  readonly integrityStateMachineArn: string | undefined;
+  /** Parallel scan segments of an integrity run. */
+  readonly integritySegments: number;
+  readonly snapshots: SnapshotConfig;
   /** Login and enrollment attempts per fixed window, per source address and per username (0 = unlimited). */
   readonly loginRateLimit: LoginRateLimitConfig;
   /** External JWT signers' JWKS fetches. */
@@ -97,6 +105,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     pkiKeys: pkiKeysOf(env),
     secretKey: secretKeyOf(env),
     totpIssuer: env.TOTP_ISSUER || 'openziti.io',
+    integrityStateMachineArn: env.INTEGRITY_STATE_MACHINE_ARN || undefined,
+    integritySegments: positiveInteger('INTEGRITY_SEGMENTS', env.INTEGRITY_SEGMENTS, 4, 1),
+    snapshots: env.AWS_LAMBDA_FUNCTION_NAME
+      ? { kind: 'backup' }
+      : { kind: 'file', directory: env.SNAPSHOT_DIR || '.data/snapshots' },
     loginRateLimit: {
       perIp: positiveInteger('LOGIN_RATE_LIMIT_PER_IP', env.LOGIN_RATE_LIMIT_PER_IP, 600, 0),
       perUsername: positiveInteger('LOGIN_RATE_LIMIT_PER_USERNAME', env.LOGIN_RATE_LIMIT_PER_USERNAME, 60, 0),

@@ -1,4 +1,5 @@
 import { type ControllerConfig, loadConfig } from './config.ts';
+import { NO_STATE_MACHINE, type StateMachine, stepFunctionsStateMachine } from './integrity/state-machine.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { createSecretBox } from './mfa/create-secret-box.ts';
 import type { SecretBox } from './mfa/secret-box.ts';
@@ -17,6 +18,8 @@ export interface Deps {
   readonly signers: Signers;
   /** Encrypts the secrets the table stores (KMS data keys in AWS, a local key elsewhere). */
   readonly secretBox: SecretBox;
+  /** Starts integrity runs (Step Functions in AWS; `npm start` and the tests put the local runner here). */
+  readonly stateMachine: StateMachine;
 }
 
 export function createDeps(config: ControllerConfig = loadConfig()): Deps {
@@ -28,6 +31,8 @@ export function createDeps(config: ControllerConfig = loadConfig()): Deps {
     now: () => new Date(),
     signers: createSigners(config),
     secretBox: createSecretBox(config),
+    // Only the database function starts runs; it puts Step Functions here (so no other bundle carries the client).
+    stateMachine: NO_STATE_MACHINE,
   };
 }
 

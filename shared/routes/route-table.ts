@@ -1,6 +1,7 @@
 import { AUTHENTICATION_ROUTES } from './groups/authentication-routes.ts';
 import { CLIENT_ROUTES } from './groups/client-routes.ts';
 import { CONTROLLER_ROUTES } from './groups/controller-routes.ts';
+import { DATABASE_ROUTES } from './groups/database-routes.ts';
 import { EXTERNAL_JWT_SIGNER_ROUTES } from './groups/external-jwt-signer-routes.ts';
 import { IDENTITY_ROUTES } from './groups/identity-routes.ts';
 import { INFO_ROUTES } from './groups/info-routes.ts';
@@ -30,4 +31,5 @@ export const ROUTES: readonly Route[] = [
   ...CLIENT_ROUTES,
   ...SESSIONS_ROUTES,
   ...PKI_ROUTES,
+  ...DATABASE_ROUTES,
 ];

@@ -21,7 +21,8 @@ export type OperationGroup =
   | 'policies'
   | 'client'
   | 'sessions'
-  | 'pki';
+  | 'pki'
+  | 'database';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { inject } from 'vitest';
 import { ensureTable } from '#local/create-table.ts';
 import { type LocalServer, startLocalServer } from '#local/local-server.ts';
+import { localStateMachine } from '#local/local-state-machine.ts';
 import { createServerCertificate, type TlsMaterial } from '#local/tls-certificate.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { type ControllerConfig, loadConfig } from '#shared/config.ts';
 import { createDeps, type Deps } from '#shared/deps.ts';
+import { INTEGRITY_CORE, type IntegrityCore } from '#shared/integrity/integrity-run.ts';
 import { createLogger } from '#shared/log/logger.ts';
 import { type HttpResponse, httpsCall, type RequestOptions } from './https-client.ts';
 
@@ -29,10 +33,15 @@ export interface TestController {
   close(): Promise<void>;
 }
 
-export async function startTestController(overrides: Partial<ControllerConfig> = {}): Promise<TestController> {
+export async function startTestController(
+  overrides: Partial<ControllerConfig> = {},
+  integrityCore: IntegrityCore = INTEGRITY_CORE,
+): Promise<TestController> {
+  const tableName = `test-${randomUUID()}`;
   const config: ControllerConfig = {
     ...loadConfig({}),
-    tableName: `test-${randomUUID()}`,
+    tableName,
+    snapshots: { kind: 'file', directory: join(tmpdir(), 'ziti-test-snapshots', tableName) },
     dynamoDbEndpoint: inject('dynamoEndpoint'),
     ...overrides,
   };
@@ -43,6 +52,7 @@ export async function startTestController(overrides: Partial<ControllerConfig> =
     ...base,
     logger: createLogger({}, { level: 'debug', write: (line) => logLines.push(line) }),
     now: () => new Date(Date.now() + clockOffsetMs),
+    stateMachine: localStateMachine(() => deps, integrityCore),
   };
   await ensureTable(deps.store.db, config.tableName);
   await bootstrap(deps, { adminUsername: ADMIN_USERNAME, adminPassword: ADMIN_PASSWORD });

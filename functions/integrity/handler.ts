@@ -1,0 +1,5 @@
+import { defaultDeps } from '#shared/deps.ts';
+import { integrityTask } from '#shared/integrity/integrity-run.ts';
+
+/** The integrity state machine's Task function (not behind API Gateway): scan a segment, finish, or record a failure. */
+export const handler = (event: unknown): Promise<unknown> => integrityTask(defaultDeps(), event);
