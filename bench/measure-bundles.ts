@@ -53,14 +53,14 @@ async function coldImports(file: string, runs: number): Promise<{ plain: number;
 }
 
 /**
- * Bundles every function (`functions/<group>/handler.ts` for each route group, plus `bootstrap`) with the options
+ * Bundles every function (`functions/<group>/handler.ts` for each route group, plus `bootstrap` and `integrity`) with the options
  * cdk/controller-function.ts gives esbuild, then times a cold import of each bundle in a fresh Node process.
  */
 export async function measureBundles(coldRuns = 5): Promise<BundleFigures[]> {
   const outDir = await mkdtemp(join(tmpdir(), 'ziti-bench-bundles-'));
   try {
     const figures: BundleFigures[] = [];
-    for (const functionName of [...operationGroupsOf(ROUTES), 'bootstrap']) {
+    for (const functionName of [...operationGroupsOf(ROUTES), 'bootstrap', 'integrity']) {
       const outfile = join(outDir, functionName, 'index.mjs');
       await build({
         entryPoints: [join(REPO_ROOT, 'functions', functionName, 'handler.ts')],

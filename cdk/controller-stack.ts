@@ -6,6 +6,7 @@ import { ControllerApi } from './controller-api.ts';
 import { ControllerBootstrap } from './controller-bootstrap.ts';
 import { ControllerFirewall } from './controller-firewall.ts';
 import { ControllerFunction } from './controller-function.ts';
+import { ControllerIntegrity } from './controller-integrity.ts';
 import { ControllerKeys, SECRET_GROUPS, SIGNING_GROUPS } from './controller-keys.ts';
 import { type ApiLimits, type ControllerSettings, DEFAULT_API_LIMITS } from './controller-settings.ts';
 import { ControllerTable } from './controller-table.ts';
@@ -31,6 +32,7 @@ export class ControllerStack extends Stack {
   readonly firewall: ControllerFirewall;
   readonly bootstrap: ControllerBootstrap;
   readonly keys: ControllerKeys;
+  readonly integrity?: ControllerIntegrity;
 
   constructor(scope: Construct, id: string, props: ControllerStackProps) {
     super(scope, id, props);
@@ -63,8 +65,15 @@ export class ControllerStack extends Stack {
     }
     this.functions = functions;
 
-    // Integrity scan: the Step Functions state machine (and its segment function) goes here; the database
-    // maintenance group gets states:StartExecution on it.
+    // Integrity scan: the Step Functions state machine and its segment function; the database group starts it.
+    const databaseFunction = functions.get('database');
+    if (databaseFunction) {
+      this.integrity = new ControllerIntegrity(this, 'Integrity', {
+        table: this.table,
+        tableName: this.table.tableName,
+        databaseFunction,
+      });
+    }
 
     this.api = new ControllerApi(this, 'Api', {
       routes,

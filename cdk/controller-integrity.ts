@@ -1,0 +1,74 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { CfnFunction, IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { DefinitionBody, LogLevel, StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { integrityStateMachineDefinition } from '#shared/integrity/state-machine-definition.ts';
+import { ControllerFunction } from './controller-function.ts';
+import { wildcardUnderArnFinding } from './wildcard-under-arn-finding.ts';
+
+export interface ControllerIntegrityProps {
+  readonly table: ITable;
+  readonly tableName: string;
+  /** The database group's function: it starts runs and takes snapshots. */
+  readonly databaseFunction: IFunction & { addEnvironment(name: string, value: string): unknown };
+}
+
+/**
+ * The data-integrity run: its Task function (one segment per invocation, up to 15 minutes each) and the Step
+ * Functions state machine built from the same ASL definition the local runner executes
+ * (`shared/integrity/state-machine-definition.ts`). The database function may start executions of this state
+ * machine and back up the table, nothing more.
+ */
+export class ControllerIntegrity extends Construct {
+  readonly function: ControllerFunction;
+  readonly stateMachine: StateMachine;
+
+  constructor(scope: Construct, id: string, props: ControllerIntegrityProps) {
+    super(scope, id);
+    this.function = new ControllerFunction(this, 'Function', {
+      source: 'integrity',
+      description: 'Ziti controller: data-integrity scan segments',
+      timeout: Duration.minutes(15),
+      environment: { TABLE_NAME: props.tableName },
+    });
+    props.table.grantReadWriteData(this.function);
+
+    const definition = JSON.stringify(integrityStateMachineDefinition(this.function.functionArn));
+    this.stateMachine = new StateMachine(this, 'StateMachine', {
+      definitionBody: DefinitionBody.fromString(definition),
+      timeout: Duration.hours(2),
+      tracingEnabled: true,
+      logs: {
+        destination: new LogGroup(this, 'StateMachineLogs', {
+          retention: RetentionDays.ONE_MONTH,
+          removalPolicy: RemovalPolicy.DESTROY,
+        }),
+        level: LogLevel.ALL,
+        includeExecutionData: false,
+      },
+    });
+    this.function.grantInvoke(this.stateMachine);
+    Validations.of(this.stateMachine.role).acknowledge(
+      {
+        id: wildcardUnderArnFinding(this.function.node.defaultChild as CfnFunction, ':*'),
+        reason:
+          "The state machine may invoke the integrity function's versions and aliases; that function and no other.",
+      },
+      {
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'Step Functions log delivery (logs:*LogDelivery, DescribeResourcePolicies, DescribeLogGroups, ' +
+          'PutResourcePolicy) and X-Ray tracing take no resource ARN; a CDK test fails on any other action on `*`.',
+      },
+    );
+
+    this.stateMachine.grantStartExecution(props.databaseFunction);
+    props.databaseFunction.addEnvironment('INTEGRITY_STATE_MACHINE_ARN', this.stateMachine.stateMachineArn);
+    props.databaseFunction.role?.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['dynamodb:CreateBackup'], resources: [props.table.tableArn] }),
+    );
+  }
+}
