@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { DeleteCommand, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTEGRITY_CORE, type IntegrityCore } from '#shared/integrity/integrity-run.ts';
+import { restoreSnapshot } from '../../scripts/restore-snapshot.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import type { HttpResponse } from '../support/https-client.ts';
 import { M } from '../support/management-fixtures.ts';
@@ -165,6 +166,26 @@ describe('database snapshots', () => {
     expect(lines.length).toBe(stored);
     expect(lines.some((item) => item.PK === 'identities#' + controller.deps.config.tableName)).toBe(false);
     expect(lines.some((item) => String(item.PK).startsWith('UNIQUE#identities#name'))).toBe(true);
+
+    // The snapshot loads into a fresh table item for item.
+    const restoredTable = `${tableName}-restored`;
+    expect(await restoreSnapshot(db, join(directory, file!), restoredTable)).toBe(lines.length);
+    const restored: string[] = [];
+    for await (const page of paginateScan({ client: db }, { TableName: restoredTable })) {
+      for (const item of page.Items ?? []) restored.push(JSON.stringify(item));
+    }
+    const canonical = (value: unknown): unknown =>
+      Array.isArray(value)
+        ? value.map(canonical)
+        : value !== null && typeof value === 'object'
+          ? Object.fromEntries(
+              Object.keys(value)
+                .sort()
+                .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
+            )
+          : value;
+    const sorted = (items: readonly unknown[]) => items.map((item) => JSON.stringify(canonical(item))).sort();
+    expect(sorted(restored.map((item) => JSON.parse(item)))).toEqual(sorted(lines));
 
     controller.advanceClock(61_000);
     expect((await call('POST', '/database/snapshot')).status).toBe(200);
