@@ -24,6 +24,7 @@ import { benchConfig } from './bench-config.ts';
 import { collectionScenarios } from './collection-scenarios.ts';
 import { countDynamoDbRequests, type DynamoDbRequestCounter } from './count-dynamodb-requests.ts';
 import { identityScenarios, listScenario, login, type Scenario } from './identity-scenarios.ts';
+import { INTEGRITY_ITEMS, type IntegrityRow, integrityBench } from './integrity-bench.ts';
 import { type LoginFactorRow, loginFactorsBench } from './login-factors-bench.ts';
 import { machineFacts } from './machine-facts.ts';
 import { markdownTable } from './markdown-table.ts';
@@ -301,6 +302,30 @@ function sessionListReport(figures: readonly SessionListFigures[]): string {
   ].join('\n');
 }
 
+/** The integrity check's scan by table size and segments. */
+function integrityReport(rows: readonly IntegrityRow[]): string {
+  return [
+    '### Integrity check',
+    '',
+    markdownTable(
+      ['table items', 'segments', 'check ms', 'items scanned', 'point reads', 'DynamoDB requests', 'findings'],
+      rows.map((row) => [
+        row.items.toLocaleString('en-US'),
+        String(row.segments),
+        ms(row.ms),
+        row.itemsScanned.toLocaleString('en-US'),
+        row.pointReads.toLocaleString('en-US'),
+        [...row.requests]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([operation, count]) => `${operation} ${count}`)
+          .join(', '),
+        String(row.findings),
+      ]),
+      [true, true, true, true, true, false, true],
+    ),
+  ].join('\n');
+}
+
 /** Logins with their second factors. */
 function loginFactorsReport(rows: readonly LoginFactorRow[]): string {
   const fetches = rows
@@ -423,6 +448,7 @@ async function measureApi(): Promise<void> {
     // `BENCH_ONLY=policies` (or `logins`) measures that scenario alone (while working on it).
     const policiesOnly = process.env.BENCH_ONLY === 'policies';
     const loginsOnly = process.env.BENCH_ONLY === 'logins';
+    const integrityOnly = process.env.BENCH_ONLY === 'integrity';
     // What the benches on tables of their own need.
     const tableBench: SessionBenchOptions = {
       dynamoDbEndpoint: dynamo.endpoint,
@@ -432,13 +458,18 @@ async function measureApi(): Promise<void> {
       adminPassword: ADMIN_PASSWORD,
       progress: (message) => progress(`  ${message}`),
     };
+    if (integrityOnly || !process.env.BENCH_ONLY) {
+      progress('integrity check, on a table of its own');
+      const sizes = process.env.BENCH_LARGE === '1' ? INTEGRITY_ITEMS : INTEGRITY_ITEMS.slice(0, 1);
+      print(integrityReport(await integrityBench(tableBench, sizes)));
+    }
     let seeded = 0;
     const containsRows: ContainsRow[] = [];
-    if (!policiesOnly) {
+    if (!policiesOnly && !integrityOnly) {
       progress('logins with second factors, on a table of their own');
       print(loginFactorsReport(await loginFactorsBench(tableBench)));
     }
-    if (!policiesOnly && !loginsOnly) {
+    if (!policiesOnly && !loginsOnly && !integrityOnly) {
       for (const size of SIZES) {
         const stored = await count(deps.store, identities.collection);
         await timedSeed('identities', stored, size, (from, to) => seedIdentities(deps, seeded, seeded + to - from));
@@ -461,11 +492,11 @@ async function measureApi(): Promise<void> {
       print(sessionListReport(sessionFigures.list));
       print(loginTimingReport(sessionFigures.login));
     }
-    if (!loginsOnly) {
+    if (!loginsOnly && !integrityOnly) {
       progress('policies, on a table of their own');
       print(policyReport(await policyBench(tableBench)));
     }
-    if (process.env.BENCH_LARGE === '1' && !policiesOnly && !loginsOnly) {
+    if (process.env.BENCH_LARGE === '1' && !policiesOnly && !loginsOnly && !integrityOnly) {
       const stored = await count(deps.store, identities.collection);
       await timedSeed('identities', stored, LARGE_SIZE, (from, to) =>
         seedIdentitiesInBulk(deps, seeded, seeded + to - from),
