@@ -4,7 +4,7 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { generate } from 'otplib';
 import { ensureTable } from '#local/create-table.ts';
 import { startLocalServer } from '#local/local-server.ts';
-import { bootstrap } from '#shared/bootstrap.ts';
+import { bootstrap, defaultAuthPolicy } from '#shared/bootstrap.ts';
 import { createDeps, type Deps } from '#shared/deps.ts';
 import { createLogger } from '#shared/log/logger.ts';
 import type { SessionBenchOptions } from './api-session-bench.ts';
@@ -86,22 +86,12 @@ export async function loginFactorsBench(options: SessionBenchOptions): Promise<L
       audience: AUDIENCE,
       jwksEndpoint: `${providerOrigin}/jwks`,
     });
+    // The default policy's rules, with ext-jwt logins from this signer only.
+    const { primary, secondary } = defaultAuthPolicy(deps);
     const policyId = await created('/auth-policies', {
       name: 'bench-ext-jwt',
-      primary: {
-        cert: { allowed: false, allowExpiredCerts: false },
-        extJwt: { allowed: true, allowedSigners: [signerId] },
-        updb: {
-          allowed: false,
-          lockoutDurationMinutes: 0,
-          maxAttempts: 0,
-          minPasswordLength: 5,
-          requireMixedCase: false,
-          requireNumberChar: false,
-          requireSpecialChar: false,
-        },
-      },
-      secondary: { requireExtJwtSigner: null, requireTotp: false },
+      primary: { ...primary, extJwt: { allowed: true, allowedSigners: [signerId] } },
+      secondary,
     });
     const federated = await created('/identities', {
       name: 'bench-fed',

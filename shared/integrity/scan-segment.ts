@@ -246,25 +246,26 @@ async function checkDerived(scan: Scan, derived: readonly Item[]): Promise<void>
   }
 }
 
-/** Filter packs: every record must be of a live entity (fix: remove the record). */
+/** Filter packs: every record must be of a live entity (fix: remove the record). The page's packs read together. */
 async function checkPacks(scan: Scan, packs: readonly Item[]): Promise<void> {
-  for (const pack of packs) {
+  const records = packs.flatMap((pack) => {
     const collection = String(pack.PK).slice('FILTERS#'.length);
-    const ids = Object.keys(pack)
+    return Object.keys(pack)
       .filter((name) => name.startsWith('r:'))
-      .map((name) => name.slice(2));
-    const stored = await read(
+      .map((name) => ({ pack, collection, id: name.slice(2) }));
+  });
+  if (records.length === 0) return;
+  const stored = await read(
+    scan,
+    records.map(({ collection, id }) => keys.entity(collection, id)),
+  );
+  for (const { pack, collection, id } of records) {
+    if (stored.has(itemKeyOf(keys.entity(collection, id)))) continue;
+    await repair(
       scan,
-      ids.map((id) => keys.entity(collection, id)),
+      `${pack.PK} / ${pack.SK} holds the filter record of ${collection} ${id}, which does not exist`,
+      () => [packOp(collection, id, undefined)],
     );
-    for (const id of ids) {
-      if (stored.has(itemKeyOf(keys.entity(collection, id)))) continue;
-      await repair(
-        scan,
-        `${pack.PK} / ${pack.SK} holds the filter record of ${collection} ${id}, which does not exist`,
-        () => [packOp(collection, id, undefined)],
-      );
-    }
   }
 }
 

@@ -5,6 +5,7 @@ import { reconcileCounters } from '#shared/integrity/reconcile-counters.ts';
 import { scanSegment } from '#shared/integrity/scan-segment.ts';
 import { packBucket as packBucketOf } from '#shared/store/filter-packs.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { authPolicyBody } from '../support/management-fixtures.ts';
 
 const { controller, call, createdId } = useAdminController();
 
@@ -56,23 +57,7 @@ describe('the integrity scan', () => {
       identityRoles: ['#staff'],
       serviceRoles: [`@${service}`],
     });
-    await createdId('/auth-policies', {
-      name: unique('ap'),
-      primary: {
-        cert: { allowed: true, allowExpiredCerts: false },
-        extJwt: { allowed: false, allowedSigners: [] },
-        updb: {
-          allowed: true,
-          lockoutDurationMinutes: 0,
-          maxAttempts: 0,
-          minPasswordLength: 5,
-          requireMixedCase: false,
-          requireNumberChar: false,
-          requireSpecialChar: false,
-        },
-      },
-      secondary: { requireExtJwtSigner: null, requireTotp: false },
-    });
+    await createdId('/auth-policies', authPolicyBody(unique('ap')));
     expect(await run('check', 1)).toEqual([]);
     expect(await run('check', 4)).toEqual([]);
   });
