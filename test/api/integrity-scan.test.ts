@@ -5,7 +5,7 @@ import { reconcileCounters } from '#shared/integrity/reconcile-counters.ts';
 import { scanSegment } from '#shared/integrity/scan-segment.ts';
 import { packBucket as packBucketOf } from '#shared/store/filter-packs.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { authPolicyBody } from '../support/management-fixtures.ts';
+import { authPolicyBody, M } from '../support/management-fixtures.ts';
 
 const { controller, call, createdId } = useAdminController();
 
@@ -166,6 +166,22 @@ describe('the integrity scan', () => {
     });
     await findAndFix(() => del(`identities#${identity}`, 'META'), /authenticator .* belongs to a identities/);
     expect((await call('GET', `/authenticators/${authenticator}`)).status).toBe(404);
+  });
+
+  it('removes the API sessions of an identity that is gone, and recounts them', async () => {
+    const name = unique('session-owner');
+    const identity = await createdId('/identities', { name, type: 'User', isAdmin: false });
+    await createdId('/authenticators', {
+      identityId: identity,
+      method: 'updb',
+      username: name,
+      password: 'Owner-Passw0rd!',
+    });
+    const token = await controller().login(name, 'Owner-Passw0rd!');
+    await findAndFix(() => del(`identities#${identity}`, 'META'), /API session .* belongs to identity/);
+    expect((await controller().call('GET', `${M}/current-api-session`, { token })).status).toBe(401);
+    const sessions = await call('GET', `/api-sessions?filter=${encodeURIComponent(`identityId = "${identity}"`)}`);
+    expect(sessions.body.data).toEqual([]);
   });
 
   it('removes a role catalog entry nobody holds, and restores one in use', async () => {
