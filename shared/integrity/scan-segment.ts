@@ -16,6 +16,8 @@ import type { IntegrityMode, ScanSegment } from './integrity-types.ts';
 const PAGE_SIZE = 250;
 /** The orchestration's own items (lock, results, findings): never checked. */
 export const INTEGRITY_PREFIX = 'INTEGRITY#';
+/** An API session's posture data: `POSTURE#<api session id>` / `DATA` (`shared/posture/posture-data.ts`). */
+const POSTURE_DATA_PREFIX = 'POSTURE#';
 
 type Item = Record<string, unknown>;
 
@@ -111,10 +113,15 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
     ),
   );
   const packKeys = entities.map((entity) => keys.filterPack(entity.def.collection, packBucket(entity.doc.id)));
+  const sessionParents = entities.flatMap((entity) => {
+    const parent = entity.def.parentOf?.(entity.doc);
+    return parent?.collection === API_SESSIONS_COLLECTION ? [apiSessionPointer(parent.id)] : [];
+  });
   const stored = await read(scan, [
     ...expected.flatMap(({ items }) => items.map(({ item }) => item)),
     ...targets,
     ...packKeys,
+    ...sessionParents,
   ]);
 
   for (const { entity, items } of expected) {
@@ -125,6 +132,14 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
           (id) => !stored.has(itemKeyOf(keys.entity(reference.collection, id))),
         ),
     );
+    const parent = entity.def.parentOf?.(entity.doc);
+    if (parent?.collection === API_SESSIONS_COLLECTION && !stored.has(itemKeyOf(apiSessionPointer(parent.id)))) {
+      if (scan.mode === 'check') count(scan, entity);
+      await repair(scan, `${label(entity)} belongs to API session ${parent.id}, which no longer exists`, () =>
+        scan.deps.store.deleteOps(entity.def, entity.doc, entity.version),
+      );
+      continue;
+    }
     if (orphanedBy) {
       // Counted only while it lives on: a fix deletes it (and moves the counter) now.
       if (scan.mode === 'check') count(scan, entity);
@@ -269,6 +284,26 @@ async function checkPacks(scan: Scan, packs: readonly Item[]): Promise<void> {
   }
 }
 
+/** Where an API session's id points to its item: what says the session still exists. */
+function apiSessionPointer(id: string) {
+  return { PK: `${API_SESSIONS_COLLECTION}#${id}`, SK: 'ID' };
+}
+
+/** Posture data belongs to an API session and goes with it (fix: remove data whose session is gone). */
+async function checkPostureData(scan: Scan, items: readonly Item[]): Promise<void> {
+  const owners = items.map((item) => ({ item, sessionId: String(item.PK).slice(POSTURE_DATA_PREFIX.length) }));
+  const stored = await read(
+    scan,
+    owners.map(({ sessionId }) => apiSessionPointer(sessionId)),
+  );
+  for (const { item, sessionId } of owners) {
+    if (stored.has(itemKeyOf(apiSessionPointer(sessionId)))) continue;
+    await repair(scan, `posture data ${item.PK} belongs to API session ${sessionId}, which no longer exists`, () => [
+      remove(scan, { PK: item.PK, SK: item.SK }),
+    ]);
+  }
+}
+
 /** Role catalogs: an entry per attribute in use, and none for an attribute nobody holds. */
 async function checkCatalogEntries(scan: Scan, entries: readonly Item[]): Promise<void> {
   for (const entry of entries) {
@@ -351,6 +386,7 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
   const catalog: Item[] = [];
   const members: Item[] = [];
   const apiSessions: Item[] = [];
+  const postureData: Item[] = [];
   for (const item of items) {
     const pk = String(item.PK);
     if (pk.startsWith(INTEGRITY_PREFIX)) continue;
@@ -362,6 +398,7 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
     if (entity) entities.push(entity);
     else if (pk.startsWith('APISESSION#')) apiSessions.push(item);
     else if (pk.startsWith('FILTERS#')) packs.push(item);
+    else if (pk.startsWith(POSTURE_DATA_PREFIX)) postureData.push(item);
     else if (pk.startsWith('ROLES#')) catalog.push(item);
     else if (ownerOf(item)) {
       derived.push(item);
@@ -372,6 +409,7 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
   if (derived.length > 0) await checkDerived(scan, derived);
   if (members.length > 0) await checkCatalogOfMembers(scan, members);
   await checkPacks(scan, packs);
+  if (postureData.length > 0) await checkPostureData(scan, postureData);
   await checkCatalogEntries(scan, catalog);
   if (apiSessions.length > 0) {
     const live = await checkApiSessions(scan, apiSessions);

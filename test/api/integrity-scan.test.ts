@@ -184,6 +184,13 @@ describe('the integrity scan', () => {
     expect(sessions.body.data).toEqual([]);
   });
 
+  it('removes posture data whose API session is gone', async () => {
+    await findAndFix(
+      () => putItem({ PK: 'POSTURE#no-such-api-session', SK: 'DATA', data: '{}', version: 1 }),
+      /posture data POSTURE#no-such-api-session/,
+    );
+  });
+
   it('removes a role catalog entry nobody holds, and restores one in use', async () => {
     await createdId('/edge-routers', { name: unique('cat-er'), roleAttributes: ['catalogued'] });
     await findAndFix(() => putItem({ PK: 'ROLES#edge-routers', SK: 'nobody-holds-this' }), /nobody-holds-this/);
