@@ -33,6 +33,8 @@ interface Scan {
   readonly mode: IntegrityMode;
   readonly findings: Findings;
   readonly counts: Record<string, number>;
+  /** Role catalog entries already looked up for this segment's role members: each is checked once. */
+  readonly catalogChecked: Set<string>;
   pointReads: number;
 }
 
@@ -336,8 +338,11 @@ async function checkCatalogOfMembers(scan: Scan, members: readonly Item[]): Prom
       }),
     ).values(),
   ];
-  const stored = await read(scan, entries);
-  for (const entry of entries) {
+  const unchecked = entries.filter((entry) => !scan.catalogChecked.has(itemKeyOf(entry)));
+  for (const entry of unchecked) scan.catalogChecked.add(itemKeyOf(entry));
+  if (unchecked.length === 0) return;
+  const stored = await read(scan, unchecked);
+  for (const entry of unchecked) {
     if (stored.has(itemKeyOf(entry))) continue;
     await repair(
       scan,
@@ -422,7 +427,14 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
  * `expected-items.ts`): entities against what they imply, derived items against the entities they belong to.
  */
 export const scanSegment: ScanSegment = async (deps, input) => {
-  const scan: Scan = { deps, mode: input.mode, findings: new Findings(), counts: {}, pointReads: 0 };
+  const scan: Scan = {
+    deps,
+    mode: input.mode,
+    findings: new Findings(),
+    counts: {},
+    catalogChecked: new Set(),
+    pointReads: 0,
+  };
   let itemsScanned = 0;
   const pages = paginateScan(
     { client: deps.store.db, pageSize: PAGE_SIZE },
