@@ -38,7 +38,7 @@ async function refuseCode(deps: Deps, caller: Caller): Promise<never> {
   throw new ApiError('MFA_INVALID_TOKEN');
 }
 
-/** The enrollment after `code`, or the refusal; a missing enrollment answers `whenMissing`. */
+/** The enrollment after `code` is used up, or the refusal (counted towards the lockout) when it is no good. */
 async function usedCode(
   deps: Deps,
   caller: Caller,

@@ -57,8 +57,8 @@ export async function readIntegrityStatus(deps: Deps): Promise<IntegrityStatus> 
 }
 
 /**
- * Takes the single-run lock (429 `RATE_LIMITED` while another check or fix runs, unless its lock is stale) and marks
- * the run started; answers the run's id.
+ * Takes the single-run lock for `runId` (429 `RATE_LIMITED` while another check or fix runs, unless its lock is
+ * stale) and marks the run started.
  */
 export async function takeIntegrityLock(deps: Deps, runId: string, mode: IntegrityMode): Promise<void> {
   const now = deps.now();
