@@ -16,8 +16,6 @@ import type { IntegrityMode, ScanSegment } from './integrity-types.ts';
 const PAGE_SIZE = 250;
 /** The orchestration's own items (lock, results, findings): never checked. */
 export const INTEGRITY_PREFIX = 'INTEGRITY#';
-/** An API session's posture data: `POSTURE#<api session id>` / `DATA` (`shared/posture/posture-data.ts`). */
-const POSTURE_DATA_PREFIX = 'POSTURE#';
 
 type Item = Record<string, unknown>;
 
@@ -291,16 +289,32 @@ function apiSessionPointer(id: string) {
   return { PK: `${API_SESSIONS_COLLECTION}#${id}`, SK: 'ID' };
 }
 
-/** Posture data belongs to an API session and goes with it (fix: remove data whose session is gone). */
-async function checkPostureData(scan: Scan, items: readonly Item[]): Promise<void> {
-  const owners = items.map((item) => ({ item, sessionId: String(item.PK).slice(POSTURE_DATA_PREFIX.length) }));
+/**
+ * Items kept per owner outside the kit, which go with their owner: an API session's posture data, an identity's failed
+ * service requests (fix: remove the item whose owner is gone).
+ */
+const OWNED_ITEMS = [
+  { prefix: 'POSTURE#', what: 'posture data', owner: 'API session', ownerKey: apiSessionPointer },
+  {
+    prefix: 'FAILED-SESSIONS#',
+    what: 'failed service requests',
+    owner: 'identity',
+    ownerKey: (id: string) => keys.entity('identities', id),
+  },
+] as const;
+
+async function checkOwnedItems(scan: Scan, items: readonly Item[]): Promise<void> {
+  const owned = items.flatMap((item) => {
+    const kind = OWNED_ITEMS.find(({ prefix }) => String(item.PK).startsWith(prefix));
+    return kind ? [{ item, kind, ownerId: String(item.PK).slice(kind.prefix.length) }] : [];
+  });
   const stored = await read(
     scan,
-    owners.map(({ sessionId }) => apiSessionPointer(sessionId)),
+    owned.map(({ kind, ownerId }) => kind.ownerKey(ownerId)),
   );
-  for (const { item, sessionId } of owners) {
-    if (stored.has(itemKeyOf(apiSessionPointer(sessionId)))) continue;
-    await repair(scan, `posture data ${item.PK} belongs to API session ${sessionId}, which no longer exists`, () => [
+  for (const { item, kind, ownerId } of owned) {
+    if (stored.has(itemKeyOf(kind.ownerKey(ownerId)))) continue;
+    await repair(scan, `${kind.what} ${item.PK} belongs to ${kind.owner} ${ownerId}, which no longer exists`, () => [
       remove(scan, { PK: item.PK, SK: item.SK }),
     ]);
   }
@@ -391,7 +405,7 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
   const catalog: Item[] = [];
   const members: Item[] = [];
   const apiSessions: Item[] = [];
-  const postureData: Item[] = [];
+  const ownedItems: Item[] = [];
   for (const item of items) {
     const pk = String(item.PK);
     if (pk.startsWith(INTEGRITY_PREFIX)) continue;
@@ -403,7 +417,7 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
     if (entity) entities.push(entity);
     else if (pk.startsWith('APISESSION#')) apiSessions.push(item);
     else if (pk.startsWith('FILTERS#')) packs.push(item);
-    else if (pk.startsWith(POSTURE_DATA_PREFIX)) postureData.push(item);
+    else if (OWNED_ITEMS.some(({ prefix }) => pk.startsWith(prefix))) ownedItems.push(item);
     else if (pk.startsWith('ROLES#')) catalog.push(item);
     else if (ownerOf(item)) {
       derived.push(item);
@@ -414,7 +428,7 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
   if (derived.length > 0) await checkDerived(scan, derived);
   if (members.length > 0) await checkCatalogOfMembers(scan, members);
   await checkPacks(scan, packs);
-  if (postureData.length > 0) await checkPostureData(scan, postureData);
+  if (ownedItems.length > 0) await checkOwnedItems(scan, ownedItems);
   await checkCatalogEntries(scan, catalog);
   if (apiSessions.length > 0) {
     const live = await checkApiSessions(scan, apiSessions);

@@ -1,5 +1,7 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
+import { sessions } from '#shared/entities/session.ts';
 import type { IntegrityFinding, IntegrityMode } from '#shared/integrity/integrity-types.ts';
 import { reconcileCounters } from '#shared/integrity/reconcile-counters.ts';
 import { scanSegment } from '#shared/integrity/scan-segment.ts';
@@ -184,10 +186,71 @@ describe('the integrity scan', () => {
     expect(sessions.body.data).toEqual([]);
   });
 
+  it('removes a Dial session whose API session is gone', async () => {
+    const deps = controller().deps;
+    const now = deps.now().toISOString();
+    const id = unique('orphan-session');
+    await deps.store.transact(
+      deps.store.createOps(sessions, {
+        id,
+        createdAt: now,
+        updatedAt: now,
+        tags: {},
+        token: 'orphan-token',
+        type: 'Dial',
+        identityId: 'gone-identity',
+        apiSessionId: 'gone-api-session',
+        serviceId: 'gone-service',
+        edgeRouterIds: [],
+        servicePolicyIds: [],
+      }),
+    );
+    const found = await run('check');
+    expect(found).toEqual([
+      { description: expect.stringMatching(/session .* belongs to API session gone-api-session/), fixed: false },
+    ]);
+    await run('fix');
+    expect(await run('check')).toEqual([]);
+    expect((await call('GET', `/sessions/${id}`)).status).toBe(404);
+  });
+
+  it('removes an API session that outlived its TTL, and recounts', async () => {
+    const deps = controller().deps;
+    const identity = await createdId('/identities', { name: unique('overdue'), type: 'User', isAdmin: false });
+    const { ops, session } = createApiSessionOps(deps, {
+      identityId: identity,
+      authenticatorId: 'none',
+      ipAddress: '127.0.0.1',
+      configTypes: [],
+      totpPending: false,
+      extJwtPending: false,
+    });
+    await deps.store.transact(ops);
+    await findAndFix(
+      () =>
+        db().send(
+          new UpdateCommand({
+            TableName: TableName(),
+            Key: { PK: `APISESSION#${session.tokenHash}`, SK: 'META' },
+            UpdateExpression: 'SET expiresAtEpoch = :past',
+            ExpressionAttributeValues: { ':past': 1 },
+          }),
+        ),
+      /API session .* expired long ago/,
+    );
+  });
+
   it('removes posture data whose API session is gone', async () => {
     await findAndFix(
       () => putItem({ PK: 'POSTURE#no-such-api-session', SK: 'DATA', data: '{}', version: 1 }),
       /posture data POSTURE#no-such-api-session/,
+    );
+  });
+
+  it('removes the failed service requests of an identity that is gone', async () => {
+    await findAndFix(
+      () => putItem({ PK: 'FAILED-SESSIONS#no-such-identity', SK: 'DATA', failures: '[]', version: 1 }),
+      /failed service requests FAILED-SESSIONS#no-such-identity/,
     );
   });
 
