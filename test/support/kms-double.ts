@@ -8,6 +8,7 @@ import {
 } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { KMSClient } from '@aws-sdk/client-kms';
 
 /**
  * A loopback stand-in for KMS speaking its JSON protocol (`X-Amz-Target: TrentService.<Action>`), enough for the
@@ -210,4 +211,14 @@ export async function startKmsDouble(): Promise<KmsDouble> {
     count: (action) => calls.filter((call) => call.action === action).length,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
+}
+
+/** The real KMS client, pointed at the double (no retries, test credentials). */
+export function kmsClientFor(kms: KmsDouble): KMSClient {
+  return new KMSClient({
+    endpoint: kms.endpoint,
+    region: 'eu-west-1',
+    credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'test-secret' },
+    maxAttempts: 1,
+  });
 }

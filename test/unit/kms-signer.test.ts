@@ -2,7 +2,7 @@ import { createPublicKey, generateKeyPairSync, sign, verify, X509Certificate } f
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KMSClient } from '@aws-sdk/client-kms';
+import type { KMSClient } from '@aws-sdk/client-kms';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '#shared/config.ts';
@@ -12,19 +12,14 @@ import { kmsSigner } from '#shared/pki/kms-signer.ts';
 import { fileSigner } from '#shared/pki/local-signer.ts';
 import { buildNetworkCa } from '#shared/pki/network-ca.ts';
 import { createSigners } from '#shared/pki/signers.ts';
-import { type KmsDouble, startKmsDouble } from '../support/kms-double.ts';
+import { type KmsDouble, kmsClientFor, startKmsDouble } from '../support/kms-double.ts';
 
 let kms: KmsDouble;
 let client: KMSClient;
 
 beforeAll(async () => {
   kms = await startKmsDouble();
-  client = new KMSClient({
-    endpoint: kms.endpoint,
-    region: 'eu-west-1',
-    credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'test-secret' },
-    maxAttempts: 1,
-  });
+  client = kmsClientFor(kms);
 });
 afterAll(async () => {
   client.destroy();

@@ -1,12 +1,12 @@
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KMSClient } from '@aws-sdk/client-kms';
+import type { KMSClient } from '@aws-sdk/client-kms';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '#shared/config.ts';
 import { createSecretBox } from '#shared/mfa/create-secret-box.ts';
 import { fileSecretBox, kmsSecretBox, memorySecretBox } from '#shared/mfa/secret-box.ts';
-import { type KmsDouble, startKmsDouble } from '../support/kms-double.ts';
+import { type KmsDouble, kmsClientFor, startKmsDouble } from '../support/kms-double.ts';
 
 let kms: KmsDouble;
 let client: KMSClient;
@@ -15,12 +15,7 @@ beforeAll(async () => {
   kms = await startKmsDouble();
   kms.addSymmetricKey('secrets-key');
   kms.addSymmetricKey('other-key');
-  client = new KMSClient({
-    endpoint: kms.endpoint,
-    region: 'eu-west-1',
-    credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'test-secret' },
-    maxAttempts: 1,
-  });
+  client = kmsClientFor(kms);
 });
 afterAll(async () => {
   client.destroy();
