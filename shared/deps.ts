@@ -5,6 +5,7 @@ import { createSecretBox } from './mfa/create-secret-box.ts';
 import type { SecretBox } from './mfa/secret-box.ts';
 import type { Signers } from './pki/signer.ts';
 import { createSigners } from './pki/signers.ts';
+import { NO_TRUSTSTORE, type Truststore } from './pki/truststore.ts';
 import { createDocumentClient } from './store/dynamo-client.ts';
 import { Store } from './store/entity-store.ts';
 
@@ -20,6 +21,8 @@ export interface Deps {
   readonly secretBox: SecretBox;
   /** Starts integrity runs (Step Functions in AWS; `npm start` and the tests put the local runner here). */
   readonly stateMachine: StateMachine;
+  /** Where the mTLS domain's trusted CAs are published (S3 for the pki function in AWS; nothing elsewhere). */
+  readonly truststore: Truststore;
 }
 
 export function createDeps(config: ControllerConfig = loadConfig()): Deps {
@@ -33,6 +36,8 @@ export function createDeps(config: ControllerConfig = loadConfig()): Deps {
     secretBox: createSecretBox(config),
     // Only the database function starts runs; it puts Step Functions here (so no other bundle carries the client).
     stateMachine: NO_STATE_MACHINE,
+    // Only the pki function publishes the truststore (CA verify and delete); it puts the S3 one here.
+    truststore: NO_TRUSTSTORE,
   };
 }
 

@@ -20,12 +20,8 @@ import {
   authenticateBodySchema,
   passwordCredentialsSchema,
 } from './authenticate-body.ts';
-import {
-  authenticateWithCertificate,
-  authenticateWithExternalJwt,
-  authenticateWithPassword,
-  type LoginSubject,
-} from './primary-authenticators.ts';
+import { authenticateWithCertificate, type CertificateSubject } from './certificate-login.ts';
+import { authenticateWithExternalJwt, authenticateWithPassword, type LoginSubject } from './primary-authenticators.ts';
 
 function methodOf(value: string | undefined): AuthMethod {
   if (value === undefined || value === '') throw invalidField('method', 'method in query is required', null);
@@ -96,7 +92,7 @@ export const authenticate: Operation = async (request, deps) => {
   // Malformed credentials are a 400 that costs nothing; the rest are counted before any hash or signature is paid for.
   const username = method === 'password' ? parseWith(passwordCredentialsSchema, body).username : undefined;
   await limitLoginAttempt(deps, request.sourceIp, username);
-  let subject: LoginSubject;
+  let subject: LoginSubject | CertificateSubject;
   if (method === 'password') subject = await authenticateWithPassword(deps, body);
   else if (method === 'cert') subject = await authenticateWithCertificate(deps, request.clientCertPem);
   else subject = await authenticateWithExternalJwt(deps, request.headers, request.logger);
@@ -120,6 +116,7 @@ export const authenticate: Operation = async (request, deps) => {
     configTypes: body.configTypes ?? [],
     totpPending,
     extJwtPending,
+    ...('cert' in subject ? subject.cert : {}),
   });
   await deps.store.transact([...ops, ...identityCommitOps(deps, identity, body)]);
 
@@ -137,6 +134,8 @@ export const authenticate: Operation = async (request, deps) => {
       'zt-session': token,
       'expiration-seconds': String(expiry.expirationSeconds),
       'expires-at': expiry.expiresAt,
+      // The reference's hint that an admin asked this certificate to be extended.
+      ...(session.isCertExtendRequested ? { 'ziti-authenticator-extend-requested': 'true' } : {}),
     },
   );
 };

@@ -1,24 +1,41 @@
+import { X509Certificate } from 'node:crypto';
 import * as z from 'zod';
 import { hashAllowedPassword } from '#shared/auth/password-policy.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import type { Deps } from '#shared/deps.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { identities } from '#shared/entities/identity.ts';
-import { ApiError } from '#shared/http/api-error.ts';
+import { ApiError, invalidField } from '#shared/http/api-error.ts';
+import { certificatesOf, chainsTo, fingerprintOf, firstCertificateOf } from '#shared/pki/certificates.ts';
+import { networkCa } from '#shared/pki/network-ca.ts';
+import { allCas } from '#shared/pki/trusted-cas.ts';
 import { idField, tagsField } from '#shared/schemas/common-fields.ts';
 import { authenticatorView } from '#shared/views/authenticator-view.ts';
 import { passwordField, usernameField } from './credential-fields.ts';
 
-const createSchema = z.object({
-  identityId: idField,
-  method: z.string().refine((method) => method === 'updb', {
-    message: "only method 'updb' can be created for now; 'cert' authenticators come with certificate issuance",
-  }),
-  username: usernameField,
-  password: passwordField,
-  certPem: z.null({ error: "certPem applies only to method 'cert'" }).optional(),
-  tags: tagsField.optional(),
-});
+const createSchema = z
+  .object({
+    identityId: idField,
+    method: z.enum(['updb', 'cert']),
+    username: usernameField.optional(),
+    password: passwordField.optional(),
+    certPem: z
+      .string()
+      .max(64 * 1024)
+      .nullable()
+      .optional(),
+    tags: tagsField.optional(),
+  })
+  .superRefine((input, context) => {
+    const missing = (path: string, message: string) => context.addIssue({ code: 'custom', path: [path], message });
+    if (input.method === 'updb') {
+      if (!input.username) missing('username', "method 'updb' needs a username");
+      if (!input.password) missing('password', "method 'updb' needs a password");
+      if (input.certPem) missing('certPem', "certPem applies only to method 'cert'");
+    } else if (!input.certPem) {
+      missing('certPem', "method 'cert' needs certPem");
+    }
+  });
 
 /** The credentials of a replace: both required (spec §2.6). */
 export const credentialsReplaceSchema = z.object({
@@ -78,6 +95,31 @@ export async function patchCredentials(
   return next;
 }
 
+/**
+ * A cert authenticator an admin registers from a certificate: it must chain to the network's signing CA (then it is
+ * extendable like an enrolled one) or to a verified third-party CA (then it goes with that CA).
+ */
+async function certificateAuthenticator(deps: Deps, certPem: string) {
+  const certificate = firstCertificateOf(certPem);
+  if (!certificate) throw invalidField('certPem', 'must be a PEM certificate', certPem.slice(0, 64));
+  const fields = {
+    method: 'cert' as const,
+    certPem: certificate.toString(),
+    fingerprint: fingerprintOf(certificate),
+    certIssuedAt: new Date(certificate.validFrom).toISOString(),
+  };
+  const network = await networkCa(deps);
+  if (chainsTo(certificate, [new X509Certificate(network.signingCertPem)])) {
+    return { ...fields, isIssuedByNetwork: true };
+  }
+  const ca = (await allCas(deps)).find((candidate) => {
+    const anchors = candidate.isVerified ? certificatesOf(candidate.certPem) : [];
+    return chainsTo(certificate, anchors, anchors);
+  });
+  if (!ca) throw new ApiError('CERTIFICATE_FAILED_VALIDATION');
+  return { ...fields, isIssuedByNetwork: false, caId: ca.id };
+}
+
 /** An authenticator as the API shows it, with its identity's name. */
 export async function viewAuthenticator(deps: Deps, authenticator: Authenticator) {
   const identity = await deps.store.get(identities, authenticator.identityId);
@@ -96,6 +138,10 @@ export const authenticatorApi: EntityApi<Authenticator, AuthenticatorCreate, Cre
   patchSchema: credentialsPatchSchema,
   create: async (input, context) => {
     const { id, now } = context;
+    if (input.method === 'cert') {
+      const base = { id, createdAt: now, updatedAt: now, tags: input.tags ?? {}, identityId: input.identityId };
+      return { doc: { ...base, ...(await certificateAuthenticator(context.deps, input.certPem ?? '')) } };
+    }
     const doc: Authenticator = {
       id,
       createdAt: now,
@@ -103,8 +149,8 @@ export const authenticatorApi: EntityApi<Authenticator, AuthenticatorCreate, Cre
       tags: input.tags ?? {},
       identityId: input.identityId,
       method: 'updb',
-      username: input.username,
-      passwordHash: await hashAllowedPassword(context.deps, input.identityId, input.password),
+      username: input.username!,
+      passwordHash: await hashAllowedPassword(context.deps, input.identityId, input.password!),
     };
     return { doc };
   },

@@ -45,6 +45,11 @@ const fields = {
   clientId: text.nullable().optional(),
   scopes: z.array(z.string().min(1).max(255)).max(64).nullable().optional(),
   targetToken: z.enum(TARGET_TOKENS).nullable().optional(),
+  enrollToCertEnabled: z.boolean().nullable().optional(),
+  enrollToTokenEnabled: z.boolean().nullable().optional(),
+  enrollNameClaimsSelector: text.min(1).nullable().optional(),
+  enrollAttributeClaimsSelector: text.min(1).nullable().optional(),
+  enrollAuthPolicyId: text.min(1).nullable().optional(),
   tags: tagsField.optional(),
 };
 const createSchema = z.object(fields);
@@ -120,12 +125,27 @@ function fromInput(input: SignerInput): Writable {
     clientId: input.clientId ?? null,
     scopes: input.scopes ?? [],
     targetToken: input.targetToken ?? 'ACCESS',
+    enrollToCertEnabled: input.enrollToCertEnabled ?? false,
+    enrollToTokenEnabled: input.enrollToTokenEnabled ?? false,
+    enrollNameClaimsSelector: input.enrollNameClaimsSelector ?? null,
+    enrollAttributeClaimsSelector: input.enrollAttributeClaimsSelector ?? null,
+    enrollAuthPolicyId: input.enrollAuthPolicyId ?? null,
     tags: input.tags ?? {},
   };
 }
 
 /** The key sources and descriptive fields a PATCH may clear with null; the rest keep their value on null. */
-const CLEARABLE = ['certPem', 'jwksEndpoint', 'kid', 'audience', 'externalAuthUrl', 'clientId'] as const;
+const CLEARABLE = [
+  'certPem',
+  'jwksEndpoint',
+  'kid',
+  'audience',
+  'externalAuthUrl',
+  'clientId',
+  'enrollNameClaimsSelector',
+  'enrollAttributeClaimsSelector',
+  'enrollAuthPolicyId',
+] as const;
 
 function patched(before: ExternalJwtSigner, input: SignerPatch, sent: ReadonlySet<string>): Writable {
   const out: Record<string, unknown> = { ...before };
@@ -143,6 +163,11 @@ export function externalJwtSignerView(doc: ExternalJwtSigner) {
   return {
     ...doc,
     commonName: doc.commonName ?? '',
+    enrollToCertEnabled: doc.enrollToCertEnabled ?? false,
+    enrollToTokenEnabled: doc.enrollToTokenEnabled ?? false,
+    enrollNameClaimsSelector: doc.enrollNameClaimsSelector ?? null,
+    enrollAttributeClaimsSelector: doc.enrollAttributeClaimsSelector ?? null,
+    enrollAuthPolicyId: doc.enrollAuthPolicyId ?? null,
     _links: selfLinks('external-jwt-signers', doc.id),
   };
 }

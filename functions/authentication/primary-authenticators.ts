@@ -1,4 +1,3 @@
-import { X509Certificate } from 'node:crypto';
 import { verifyAgainstNothing, verifyPassword } from '#shared/auth/password-hash.ts';
 import type { Deps } from '#shared/deps.ts';
 import { type AuthPolicy, authPolicies } from '#shared/entities/auth-policy.ts';
@@ -63,28 +62,6 @@ export async function authenticateWithPassword(deps: Deps, body: AuthenticateBod
     throw invalidAuth();
   }
   if (authenticator.failedAttempts) await clearFailedPasswords(deps, authenticator.id);
-  return { authenticatorId: authenticator.id, identity: identity!, policy: policy! };
-}
-
-/**
- * The client certificate's cert authenticator, found by the SHA-1 fingerprint of its DER (the reference's key). The
- * TLS layer (API Gateway mTLS, or the local server) has already proven the caller holds the certificate's key.
- */
-export async function authenticateWithCertificate(
-  deps: Deps,
-  clientCertPem: string | undefined,
-): Promise<LoginSubject> {
-  if (!clientCertPem)
-    throw new ApiError('INVALID_AUTH', { message: 'Certificate authentication needs a client certificate.' });
-  let fingerprint: string;
-  try {
-    fingerprint = new X509Certificate(clientCertPem).fingerprint.replaceAll(':', '').toLowerCase();
-  } catch {
-    throw invalidAuth();
-  }
-  const authenticatorId = await deps.store.findIdByUnique(authenticators, 'fingerprint', fingerprint);
-  const { authenticator, identity, policy } = await subjectOf(deps, authenticatorId);
-  if (!authenticator || refusesLogin(deps, identity, policy)) throw invalidAuth();
   return { authenticatorId: authenticator.id, identity: identity!, policy: policy! };
 }
 

@@ -1,7 +1,18 @@
+import { type Deps, defaultDeps } from '#shared/deps.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
-import { enroll, enrollOtt } from './enroll-ott.ts';
+import { apiSessionCertificateOperations } from './api-session-certificates.ts';
+import { authenticatorLifecycleOperations } from './authenticator-lifecycle.ts';
+import { caOperations } from './ca-operations.ts';
+import { enroll } from './enroll.ts';
+import { enrollOtt } from './enroll-ott.ts';
+import { enrollErOtt, extendRouterEnrollment } from './enroll-router.ts';
+import { enrollToken } from './enroll-token.ts';
+import { enrollUpdb } from './enroll-updb.ts';
+import { enrollCa, enrollOttCa } from './enroll-with-certificate.ts';
+import { enrollmentOperations } from './enrollment-api.ts';
 import { enrollmentChallenge, getEnrollmentJwks, listNetworkJWTs, listWellKnownCas } from './public-pki.ts';
+import { revocationOperations } from './revocation-operations.ts';
 
 export const operations: OperationMap = {
   listWellKnownCas,
@@ -10,6 +21,17 @@ export const operations: OperationMap = {
   listNetworkJWTs,
   enroll,
   enrollOtt,
+  enrollOttCa,
+  enrollUpdb,
+  enrollCa,
+  enrollErOtt,
+  extendRouterEnrollment,
+  enrollToken,
+  ...authenticatorLifecycleOperations,
+  ...apiSessionCertificateOperations,
+  ...caOperations,
+  ...enrollmentOperations,
+  ...revocationOperations,
 };
 
 export const handler = createGroupHandler('pki', operations);

@@ -4,6 +4,7 @@ import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
 import { listRoleAttributes } from '#shared/list/list-role-attributes.ts';
 import { edgeRouterApi, updateEdgeRouterOperations } from './edge-router-api.ts';
+import { reEnrollEdgeRouter } from './re-enroll-edge-router.ts';
 import { listServiceTerminators, terminatorApi } from './terminator-api.ts';
 import { transitRouterApi } from './transit-router-api.ts';
 
@@ -15,6 +16,7 @@ export const operations: OperationMap = {
     delete: 'deleteEdgeRouter',
   }),
   ...updateEdgeRouterOperations,
+  reEnrollEdgeRouter,
   listEdgeRouterRoleAttributes: (request, deps) => listRoleAttributes(request, deps, edgeRouters.collection),
   // One type under the reference's two names for it.
   ...crudOperations(transitRouterApi, {

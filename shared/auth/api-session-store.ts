@@ -49,6 +49,10 @@ export interface NewApiSession {
   /** The second factors still to give; the session is partial until both are given. */
   readonly totpPending: boolean;
   readonly extJwtPending: boolean;
+  /** What a certificate login learned of its certificate (network-issued, extension asked for by an admin). */
+  readonly isCertExtendable?: boolean;
+  readonly isCertExtendRequested?: boolean;
+  readonly isCertKeyRollRequested?: boolean;
 }
 
 const timeoutMs = (deps: Deps) => deps.config.apiSessionTimeoutMinutes * 60_000;
@@ -117,8 +121,9 @@ export function createApiSessionOps(
     isMfaComplete: false,
     totpPending: input.totpPending,
     extJwtPending: input.extJwtPending,
-    isCertExtendRequested: false,
-    isCertKeyRollRequested: false,
+    isCertExtendable: input.isCertExtendable ?? false,
+    isCertExtendRequested: input.isCertExtendRequested ?? false,
+    isCertKeyRollRequested: input.isCertKeyRollRequested ?? false,
     improperClientCertChain: false,
     lastActivityAt: now.toISOString(),
     tokenHash: hashToken(token),

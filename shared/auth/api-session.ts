@@ -10,6 +10,7 @@ export const apiSessionSchema = z.object({
   configTypes: z.array(z.string()),
   isMfaRequired: z.boolean(),
   isMfaComplete: z.boolean(),
+  isCertExtendable: z.boolean().optional(),
   isCertExtendRequested: z.boolean(),
   isCertKeyRollRequested: z.boolean(),
   improperClientCertChain: z.boolean(),

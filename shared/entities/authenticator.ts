@@ -13,6 +13,16 @@ export const authenticatorSchema = z.object({
   certPem: z.string().optional(),
   fingerprint: z.string().optional(),
   isIssuedByNetwork: z.boolean().optional(),
+  /** The third-party CA that issued the certificate (ottca); the authenticator goes with the CA. */
+  caId: z.string().nullable().optional(),
+  /** An extension's new certificate until the client proves it holds it (extend-verify); the old one works till then. */
+  unverifiedCertPem: z.string().nullable().optional(),
+  unverifiedFingerprint: z.string().nullable().optional(),
+  /** An admin asked the client to extend its certificate (and to roll its key); shown at its cert logins. */
+  isExtendRequested: z.boolean().optional(),
+  isKeyRollRequested: z.boolean().optional(),
+  /** When the certificate in force was issued: an IDENTITY revocation refuses certificates issued before it. */
+  certIssuedAt: z.string().nullable().optional(),
   /** Consecutive wrong passwords, for the auth policy's lockout; never shown. */
   failedAttempts: z.number().int().optional(),
 });
@@ -41,7 +51,10 @@ export const authenticators: EntityDefinition<Authenticator> = {
       },
     },
   ],
-  references: [{ field: 'identityId', collection: 'identities', onTargetDelete: 'cascade' }],
+  references: [
+    { field: 'identityId', collection: 'identities', onTargetDelete: 'cascade' },
+    { field: 'caId', collection: 'cas', onTargetDelete: 'cascade' },
+  ],
   parentOf: (doc) => ({ collection: 'identities', id: doc.identityId }),
   filterable: {
     ...BASE_FILTERABLE,

@@ -1,5 +1,7 @@
+import { apiSessionCertificates } from './api-session-certificate.ts';
 import { authPolicies } from './auth-policy.ts';
 import { authenticators } from './authenticator.ts';
+import { cas } from './ca.ts';
 import { enrollments } from './enrollment.ts';
 import type { BaseDocument, EntityDefinition } from './entity-definition.ts';
 import { identities } from './identity.ts';
@@ -8,6 +10,7 @@ import { identityTypes } from './identity-type.ts';
 import { mfas } from './mfa.ts';
 import { POLICY_DEFINITIONS } from './policies.ts';
 import { POSTURE_CHECK_DEFINITIONS } from './posture-check-definitions.ts';
+import { revocations } from './revocation.ts';
 import { ROUTER_DEFINITIONS } from './router-definitions.ts';
 import { SERVICE_DEFINITIONS } from './service-definitions.ts';
 import { sessions } from './session.ts';
@@ -21,10 +24,12 @@ export const ENTITY_DEFINITIONS: readonly EntityDefinition<BaseDocument>[] = [
   ...([
     identityTypes,
     authPolicies,
+    cas,
     identities,
     authenticators,
     enrollments,
     mfas,
+    revocations,
   ] as unknown as EntityDefinition<BaseDocument>[]),
   ...SIGNER_DEFINITIONS,
   ...SERVICE_DEFINITIONS,
@@ -33,6 +38,7 @@ export const ENTITY_DEFINITIONS: readonly EntityDefinition<BaseDocument>[] = [
   ...POLICY_DEFINITIONS,
   identityServiceConfigs as unknown as EntityDefinition<BaseDocument>,
   sessions as unknown as EntityDefinition<BaseDocument>,
+  apiSessionCertificates as unknown as EntityDefinition<BaseDocument>,
 ];
 
 export function definitionOf(collection: string): EntityDefinition<BaseDocument> | undefined {

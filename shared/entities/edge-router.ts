@@ -17,7 +17,8 @@ export const edgeRouters: EntityDefinition<EdgeRouter> = {
   collection: 'edge-routers',
   label: 'edge router',
   schema: edgeRouterSchema,
-  unique: ['name', 'enrollmentToken'],
+  // The fingerprint is how a router extending its certificates is found.
+  unique: ['name', 'enrollmentToken', 'fingerprint'],
   sortedBy: ['name'],
   filterable: {
     ...ROUTER_FILTERABLE,

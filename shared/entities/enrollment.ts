@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { ApiError } from '../http/api-error.ts';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
 
@@ -28,7 +29,20 @@ export const enrollments: EntityDefinition<Enrollment> = {
   unique: ['token'],
   references: [
     { field: 'identityId', collection: 'identities', onTargetDelete: 'cascade' },
-    { field: 'caId', collection: 'cas', onTargetDelete: 'refuse' },
+    // Deleting a CA ends the ottca enrollments that name it.
+    { field: 'caId', collection: 'cas', onTargetDelete: 'cascade' },
+  ],
+  // An identity has at most one outstanding enrollment of each method.
+  uniqueKeys: [
+    {
+      name: 'identityMethod',
+      valueOf: (doc) => `${doc.identityId}/${doc.method}`,
+      conflict: (value) =>
+        new ApiError('ENROLLMENT_EXISTS', {
+          message: `The identity already has an outstanding ${value.split('/')[1]} enrollment.`,
+          cause: { field: 'method', reason: 'an enrollment of this method is outstanding', value: value.split('/')[1] },
+        }),
+    },
   ],
   parentOf: (doc) => ({ collection: 'identities', id: doc.identityId }),
   filterable: {

@@ -28,6 +28,13 @@ export const externalJwtSignerSchema = z.object({
   commonName: z.string().nullable(),
   notBefore: z.string().nullable(),
   notAfter: z.string().nullable(),
+  /** Token enrollment (`POST /enroll/token`): whether its tokens may enroll identities, to a certificate or as-is. */
+  enrollToCertEnabled: z.boolean().optional(),
+  enrollToTokenEnabled: z.boolean().optional(),
+  /** Claim paths (`name` or `/a/b`) of the enrolled identity's name and role attributes; its auth policy. */
+  enrollNameClaimsSelector: z.string().nullable().optional(),
+  enrollAttributeClaimsSelector: z.string().nullable().optional(),
+  enrollAuthPolicyId: z.string().nullable().optional(),
 });
 export type ExternalJwtSigner = z.infer<typeof externalJwtSignerSchema>;
 
@@ -36,6 +43,7 @@ export const externalJwtSigners: EntityDefinition<ExternalJwtSigner> = {
   label: 'external JWT signer',
   schema: externalJwtSignerSchema,
   unique: ['name', 'issuer'],
+  references: [{ field: 'enrollAuthPolicyId', collection: 'auth-policies', onTargetDelete: 'refuse' }],
   sortedBy: ['name'],
   filterable: {
     ...BASE_FILTERABLE,

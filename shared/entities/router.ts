@@ -16,6 +16,8 @@ export const routerEnrollmentShape = {
   isVerified: z.boolean(),
   /** The SHA-1 fingerprint of the enrolled certificate; null until the router enrolls. */
   fingerprint: z.string().nullable(),
+  /** The client certificate the router enrolled (or last extended) with; absent until then. */
+  certPem: z.string().nullable().optional(),
 };
 
 /** The fields every router has, edge or transit. */
@@ -52,7 +54,7 @@ export const transitRouters: EntityDefinition<TransitRouter> = {
   label: 'router',
   schema: transitRouterSchema,
   // The enrollment token is how an enrolling router is found, so it is unique (and has a marker while outstanding).
-  unique: ['name', 'enrollmentToken'],
+  unique: ['name', 'enrollmentToken', 'fingerprint'],
   sortedBy: ['name'],
   filterable: ROUTER_FILTERABLE,
 };

@@ -39,6 +39,16 @@ export const ERROR_CODES = {
   ENROLLMENT_EXPIRED: { status: 400, message: 'The enrollment has expired.' },
   INVALID_ENROLL_METHOD: { status: 400, message: 'The enrollment method does not match the token or is not known.' },
   COULD_NOT_PROCESS_CSR: { status: 400, message: 'The certificate signing request could not be processed.' },
+  ENROLLMENT_EXISTS: { status: 409, message: 'The identity already has an outstanding enrollment of this method.' },
+  CERT_IN_USE: { status: 409, message: 'The certificate is already used by another authenticator.' },
+  ENROLLMENT_CA_NOT_VALID: { status: 400, message: "The enrollment's CA is missing, unverified or not enabled." },
+  CERTIFICATE_FAILED_VALIDATION: { status: 400, message: 'The certificate does not chain to the expected CA.' },
+  CERT_FAILED_VALIDATION: { status: 400, message: 'The certificate does not chain to any CA that enrolls.' },
+  ENROLLMENT_NO_VALID_CAS: { status: 400, message: 'No verified CA has auto-enrollment enabled.' },
+  MISSING_CERT_CLAIM: { status: 400, message: "The certificate does not carry the CA's external id claim." },
+  CA_ALREADY_VERIFIED: { status: 409, message: 'The CA is already verified.' },
+  EXPECTED_PEM_CERTIFICATE: { status: 400, message: 'The body must be a PEM certificate.' },
+  INVALID_COMMON_NAME: { status: 400, message: "The certificate's common name is not the CA's verification token." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

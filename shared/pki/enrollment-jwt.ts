@@ -77,6 +77,15 @@ export function signNetworkJwt(signer: Signer, baseUrl: string): Promise<string>
   return signJwt(signer, { em: 'network', iss: issuer, sub: issuer, aud: ['openziti-enroller'], jti: randomUUID() });
 }
 
+/**
+ * A CA's auto-enrollment JWT (`GET /cas/{id}/jwt`): `em: ca`, `sub = jti =` the CA's id, the network's audience, no
+ * expiry (§f.1). It names the CA, not a secret: enrolling needs a certificate the CA issued.
+ */
+export function signCaJwt(signer: Signer, baseUrl: string, caId: string): Promise<string> {
+  const issuer = `${issuerOf(baseUrl)}/`;
+  return signJwt(signer, { em: 'ca', iss: issuer, sub: caId, aud: ['openziti-enroller'], jti: caId });
+}
+
 /** An identity enrollment with its JWT, signed once when the enrollment is made and stored with it. */
 export async function withEnrollmentJwt<
   E extends { identityId: string; method: 'ott' | 'ottca' | 'updb'; token: string; expiresAt: string },

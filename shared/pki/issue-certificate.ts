@@ -47,13 +47,29 @@ export interface IssuedCertificate {
   readonly fingerprint: string;
 }
 
-/** A client certificate for the CSR's key, issued by the signing CA through its Signer: one `Sign`. */
+export interface IssueOptions {
+  /** `client` (identities, routers' client side, ephemeral) or `server` (a router's listener: the CSR's names kept). */
+  readonly kind?: 'client' | 'server';
+  /** How long the certificate is valid; a year unless said (ephemeral certificates are short-lived). */
+  readonly validityMs?: number;
+}
+
+/** The subject alternative names a server CSR asks for (its extension request), to be copied into the certificate. */
+function requestedNames(csr: x509.Pkcs10CertificateRequest): x509.Extension[] {
+  const names = csr.extensions.find((extension) => extension instanceof x509.SubjectAlternativeNameExtension);
+  return names ? [new x509.SubjectAlternativeNameExtension(names.names.toJSON(), false)] : [];
+}
+
+/** A certificate for the CSR's key, issued by the signing CA through its Signer: one `Sign`. */
 export async function issueClientCertificate(
   signingCa: Signer,
   signingCaPem: string,
   csr: x509.Pkcs10CertificateRequest,
   now: Date,
+  options: IssueOptions = {},
 ): Promise<IssuedCertificate> {
+  const server = options.kind === 'server';
+  const validityMs = options.validityMs ?? CLIENT_CERT_DAYS * 24 * 3600_000;
   const crypto = signerCrypto(signingCa);
   const issuer = new x509.X509Certificate(signingCaPem);
   const issuerKeyId = issuer.getExtension(x509.SubjectKeyIdentifierExtension);
@@ -64,7 +80,7 @@ export async function issueClientCertificate(
       subject: csr.subjectName,
       issuer: issuer.subjectName,
       notBefore: new Date(now.getTime() - BACKDATE_MS),
-      notAfter: new Date(now.getTime() + CLIENT_CERT_DAYS * 24 * 3600_000),
+      notAfter: new Date(now.getTime() + validityMs),
       publicKey: csr.publicKey.rawData,
       signingKey: SIGNER_KEY,
       signingAlgorithm: P256_SIGNING_ALGORITHM,
@@ -75,7 +91,12 @@ export async function issueClientCertificate(
             (ec ? x509.KeyUsageFlags.keyAgreement : x509.KeyUsageFlags.keyEncipherment),
           true,
         ),
-        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
+        new x509.ExtendedKeyUsageExtension(
+          server
+            ? [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]
+            : [x509.ExtendedKeyUsage.clientAuth],
+        ),
+        ...(server ? requestedNames(csr) : []),
         ...(issuerKeyId ? [new x509.AuthorityKeyIdentifierExtension(issuerKeyId.keyId, false)] : []),
         await x509.SubjectKeyIdentifierExtension.create(csr.publicKey.rawData, false, crypto),
       ],

@@ -1,11 +1,13 @@
 import type { Deps } from '../deps.ts';
-import { type Session, sessions } from '../entities/session.ts';
+import { apiSessionCertificates } from '../entities/api-session-certificate.ts';
+import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
+import { sessions } from '../entities/session.ts';
 import { mapBounded } from '../map-bounded.ts';
 import { queryAll } from '../store/index-queries.ts';
 import { documentOf, keys } from '../store/keys.ts';
 
 /**
- * Ending the sessions (Dial/Bind) of API sessions that ended. `api-session-store.ts` runs this after the transaction
+ * Ending what lives under API sessions that ended: their sessions (Dial/Bind) and ephemeral certificates. `api-session-store.ts` runs this after the transaction
  * that removed the API sessions commits (`afterCommit`), whatever ended them: logout, admin delete, expiry met by use
  * or by the list, the identity disabled or deleted. Each session's delete is version-checked, so two cleanups of the
  * same API session never count a session down twice.
@@ -15,24 +17,27 @@ import { documentOf, keys } from '../store/keys.ts';
 const SESSIONS_PER_CLEANUP = 40;
 const QUERY_CONCURRENCY = 16;
 
+/** The kit types that live under an API session (their `parentOf` is the API session). */
+const API_SESSION_CHILDREN = [sessions, apiSessionCertificates] as unknown as EntityDefinition<BaseDocument>[];
+
 interface StoredSession {
-  readonly doc: Session;
+  /** Its type; a session (Dial/Bind) when unsaid. */
+  readonly def?: EntityDefinition<BaseDocument>;
+  readonly doc: BaseDocument;
   readonly version: number;
 }
 
-/** The sessions listed under an API session (GSI2, eventually consistent: a cleanup of a moment ago may show). */
-async function sessionsOfApiSession(deps: Deps, apiSessionId: string): Promise<StoredSession[]> {
+/** What is listed under an API session (GSI2, eventually consistent: a cleanup of a moment ago may show). */
+async function childrenOfApiSession(deps: Deps, apiSessionId: string): Promise<StoredSession[]> {
   const items = await queryAll(deps.store, {
     IndexName: 'GSI2',
-    KeyConditionExpression: 'GSI2PK = :parent AND begins_with(GSI2SK, :prefix)',
-    ExpressionAttributeValues: {
-      ':parent': keys.parentIndex('api-sessions', apiSessionId),
-      ':prefix': `${sessions.collection}#`,
-    },
+    KeyConditionExpression: 'GSI2PK = :parent',
+    ExpressionAttributeValues: { ':parent': keys.parentIndex('api-sessions', apiSessionId) },
   });
   return items.flatMap((item) => {
-    const parsed = sessions.schema.safeParse(documentOf(item));
-    return parsed.success ? [{ doc: parsed.data, version: Number(item.version ?? 0) }] : [];
+    const def = API_SESSION_CHILDREN.find((child) => String(item.GSI2SK).startsWith(`${child.collection}#`));
+    const parsed = def?.schema.safeParse(documentOf(item));
+    return def && parsed?.success ? [{ def, doc: parsed.data, version: Number(item.version ?? 0) }] : [];
   });
 }
 
@@ -43,20 +48,24 @@ export async function removeStoredSessions(deps: Deps, stored: readonly StoredSe
   for (const chunk of chunks) {
     try {
       await deps.store.transact(
-        chunk.flatMap((session) => deps.store.deleteOps(sessions, session.doc, session.version)),
+        chunk.flatMap((session) =>
+          deps.store.deleteOps(session.def ?? API_SESSION_CHILDREN[0]!, session.doc, session.version),
+        ),
       );
     } catch {
       for (const session of chunk) {
-        await deps.store.transact(deps.store.deleteOps(sessions, session.doc, session.version)).catch(() => undefined);
+        await deps.store
+          .transact(deps.store.deleteOps(session.def ?? API_SESSION_CHILDREN[0]!, session.doc, session.version))
+          .catch(() => undefined);
       }
     }
   }
 }
 
-/** Removes every session of these API sessions (ended ones). */
+/** Removes every session and ephemeral certificate of these API sessions (ended ones). */
 export async function endSessionsOfApiSessions(deps: Deps, apiSessionIds: readonly string[]): Promise<void> {
   const found = await mapBounded([...new Set(apiSessionIds)], QUERY_CONCURRENCY, (id) =>
-    sessionsOfApiSession(deps, id),
+    childrenOfApiSession(deps, id),
   );
   await removeStoredSessions(deps, found.flat());
 }

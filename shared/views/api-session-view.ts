@@ -17,7 +17,7 @@ export function apiSessionView(session: ApiSession, identityName: string, token 
     authQueries: [],
     cachedLastActivityAt: session.lastActivityAt,
     cachedUpdatedAt: session.updatedAt,
-    isCertExtendable: false,
+    isCertExtendable: session.isCertExtendable ?? false,
   };
 }
 

@@ -36,7 +36,7 @@ export function edgeRouterView(router: EdgeRouter) {
     hostname: '',
     supportedProtocols: {},
     syncStatus: 'SYNC_UNKNOWN',
-    certPem: null,
+    certPem: router.certPem ?? null,
     // The documents require these of an edge router's detail; the build a router reports is unknown until it does.
     os: '',
     arch: '',

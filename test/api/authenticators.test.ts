@@ -235,7 +235,8 @@ describe('POST /authenticators', () => {
     ['an unknown identityId', { ...valid, identityId: 'no-such-identity' }, 'identityId'],
     ['a missing method', { ...valid, method: undefined }, 'method'],
     ['a method that is not a string', { ...valid, method: 1 }, 'method'],
-    ['method cert (not supported yet)', { ...valid, method: 'cert', certPem: 'PEM' }, 'method'],
+    ['method cert with a certPem that is no certificate', { ...valid, method: 'cert', certPem: 'PEM' }, 'certPem'],
+    ['method cert without a certPem', { method: 'cert' }, 'certPem'],
     ['an unknown method', { ...valid, method: 'magic' }, 'method'],
     ['a missing username', { ...valid, username: undefined }, 'username'],
     ['a username that is not a string', { ...valid, username: 12345 }, 'username'],
@@ -262,12 +263,12 @@ describe('POST /authenticators', () => {
     expect(await itemCount()).toBe(before);
   });
 
-  it('says why method cert is refused', async () => {
+  it('says why a cert authenticator without a certificate is refused', async () => {
     const identityId = await createIdentity();
 
-    const response = await call('POST', '/authenticators', { identityId, method: 'cert', certPem: 'PEM' });
+    const response = await call('POST', '/authenticators', { identityId, method: 'cert' });
 
-    expect(response.body.error.cause.reason).toContain("only method 'updb'");
+    expect(response.body.error.cause.reason).toContain("method 'cert' needs certPem");
   });
 
   it.each([

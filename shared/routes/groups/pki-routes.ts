@@ -1,7 +1,11 @@
 import type { Route } from '../route.ts';
-import { BOTH, CLIENT, route } from '../route-builder.ts';
+import { BOTH, CLIENT, MANAGEMENT, route } from '../route-builder.ts';
 
-/** The network's public PKI: what a client that knows only the controller's URL needs to trust it and enroll. */
+/**
+ * The network's PKI (one function: it alone signs with the signing CA key): the public part a client that knows only
+ * the controller's URL needs to trust it and enroll, every enrollment method, certificate extension and ephemeral
+ * certificates, and the admin's CAs, enrollments and revocations.
+ */
 export const PKI_ROUTES: readonly Route[] = [
   route('GET', '/.well-known/est/cacerts', BOTH, 'pki', 'none', 'listWellKnownCas'),
   route('GET', '/network-jwts', BOTH, 'pki', 'none', 'listNetworkJWTs'),
@@ -9,4 +13,76 @@ export const PKI_ROUTES: readonly Route[] = [
   route('POST', '/enroll/challenge', CLIENT, 'pki', 'none', 'enrollmentChallenge'),
   route('POST', '/enroll', CLIENT, 'pki', 'none', 'enroll'),
   route('POST', '/enroll/ott', CLIENT, 'pki', 'none', 'enrollOtt'),
+  route('POST', '/enroll/ottca', CLIENT, 'pki', 'none', 'enrollOttCa'),
+  route('POST', '/enroll/updb', CLIENT, 'pki', 'none', 'enrollUpdb'),
+  route('POST', '/enroll/ca', CLIENT, 'pki', 'none', 'enrollCa'),
+  route('POST', '/enroll/erott', CLIENT, 'pki', 'none', 'enrollErOtt'),
+  route('POST', '/enroll/token', CLIENT, 'pki', 'none', 'enrollToken'),
+  route('POST', '/enroll/extend/router', CLIENT, 'pki', 'none', 'extendRouterEnrollment'),
+  route(
+    'POST',
+    '/current-identity/authenticators/{id}/extend',
+    BOTH,
+    'pki',
+    'authenticated',
+    'extendCurrentIdentityAuthenticator',
+  ),
+  route(
+    'POST',
+    '/current-identity/authenticators/{id}/extend-verify',
+    BOTH,
+    'pki',
+    'authenticated',
+    'extendVerifyCurrentIdentityAuthenticator',
+  ),
+  route(
+    'GET',
+    '/current-api-session/certificates',
+    CLIENT,
+    'pki',
+    'authenticated',
+    'listCurrentApiSessionCertificates',
+  ),
+  route(
+    'POST',
+    '/current-api-session/certificates',
+    CLIENT,
+    'pki',
+    'authenticated',
+    'createCurrentApiSessionCertificate',
+  ),
+  route(
+    'GET',
+    '/current-api-session/certificates/{id}',
+    CLIENT,
+    'pki',
+    'authenticated',
+    'detailCurrentApiSessionCertificate',
+  ),
+  route(
+    'DELETE',
+    '/current-api-session/certificates/{id}',
+    CLIENT,
+    'pki',
+    'authenticated',
+    'deleteCurrentApiSessionCertificate',
+  ),
+  route('GET', '/cas', MANAGEMENT, 'pki', 'admin', 'listCas'),
+  route('POST', '/cas', MANAGEMENT, 'pki', 'admin', 'createCa'),
+  route('GET', '/cas/{id}', MANAGEMENT, 'pki', 'admin', 'detailCa'),
+  route('PUT', '/cas/{id}', MANAGEMENT, 'pki', 'admin', 'updateCa'),
+  route('PATCH', '/cas/{id}', MANAGEMENT, 'pki', 'admin', 'patchCa'),
+  route('DELETE', '/cas/{id}', MANAGEMENT, 'pki', 'admin', 'deleteCa'),
+  route('GET', '/cas/{id}/jwt', MANAGEMENT, 'pki', 'admin', 'getCaJwt'),
+  route('POST', '/cas/{id}/verify', MANAGEMENT, 'pki', 'admin', 'verifyCa'),
+  route('GET', '/enrollments', MANAGEMENT, 'pki', 'admin', 'listEnrollments'),
+  route('POST', '/enrollments', MANAGEMENT, 'pki', 'admin', 'createEnrollment'),
+  route('GET', '/enrollments/{id}', MANAGEMENT, 'pki', 'admin', 'detailEnrollment'),
+  route('DELETE', '/enrollments/{id}', MANAGEMENT, 'pki', 'admin', 'deleteEnrollment'),
+  route('POST', '/enrollments/{id}/refresh', MANAGEMENT, 'pki', 'admin', 'refreshEnrollment'),
+  route('POST', '/authenticators/{id}/re-enroll', MANAGEMENT, 'pki', 'admin', 'reEnrollAuthenticator'),
+  route('POST', '/authenticators/{id}/request-extend', MANAGEMENT, 'pki', 'admin', 'requestExtendAuthenticator'),
+  route('GET', '/revocations', MANAGEMENT, 'pki', 'admin', 'listRevocations'),
+  route('POST', '/revocations', MANAGEMENT, 'pki', 'admin', 'createRevocation'),
+  route('GET', '/revocations/{id}', MANAGEMENT, 'pki', 'admin', 'detailRevocation'),
 ];

@@ -13,6 +13,7 @@ const crud = (collection: string, singular: string, plural: string): Route[] => 
 /** Edge routers, transit routers (under both of their names) and terminators (management). */
 export const ROUTERS_ROUTES: readonly Route[] = [
   ...crud('edge-routers', 'EdgeRouter', 'EdgeRouters'),
+  route('POST', '/edge-routers/{id}/re-enroll', MANAGEMENT, 'routers', 'admin', 'reEnrollEdgeRouter'),
   route('GET', '/edge-router-role-attributes', MANAGEMENT, 'routers', 'admin', 'listEdgeRouterRoleAttributes'),
   ...crud('transit-routers', 'TransitRouter', 'TransitRouters'),
   ...crud('routers', 'Router', 'Routers'),

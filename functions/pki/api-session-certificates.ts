@@ -1,0 +1,129 @@
+import * as z from 'zod';
+import { markHasSessionsOp } from '#shared/auth/api-session-store.ts';
+import { crudOperations, getOrNotFound } from '#shared/crud/crud-operations.ts';
+import type { Deps } from '#shared/deps.ts';
+import { type ApiSessionCertificate, apiSessionCertificates } from '#shared/entities/api-session-certificate.ts';
+import { ApiError, notFound } from '#shared/http/api-error.ts';
+import { API_VERSION_META, empty, list, ok } from '#shared/http/envelope.ts';
+import { callerOf, documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
+import { parseWith } from '#shared/http/validate.ts';
+import { newId } from '#shared/ids.ts';
+import { listEntitiesAmong } from '#shared/list/list-entities.ts';
+import { parseListParams } from '#shared/list/list-params.ts';
+import { firstCertificateOf } from '#shared/pki/certificates.ts';
+import { issueClientCertificate, parseCsr, UnusableCsrError } from '#shared/pki/issue-certificate.ts';
+import { networkCa } from '#shared/pki/network-ca.ts';
+import { listChildren } from '#shared/store/children.ts';
+import { deleteEntity } from '#shared/store/delete-entity.ts';
+import { selfLinks } from '#shared/views/entity-ref.ts';
+import { caBundlePem } from './enrollment-token.ts';
+
+/** How long an ephemeral certificate lives: long enough for an SDK's router connections, short enough not to matter. */
+export const EPHEMERAL_CERT_MS = 12 * 3600_000;
+/** Ephemeral certificates one API session may hold at once (each a `Sign`; SDKs ask for one or two). */
+const MAX_PER_API_SESSION = 16;
+
+const createSchema = z.object({ csr: z.string().min(1) });
+
+function view(doc: ApiSessionCertificate) {
+  const { apiSessionId: _apiSessionId, identityId: _identityId, ...rest } = doc;
+  return { ...rest, _links: selfLinks('current-api-session/certificates', doc.id) };
+}
+
+/** The caller's API session's ephemeral certificate with this id (404 for any other session's). */
+async function ownCertificate(request: OperationRequest, deps: Deps) {
+  const id = request.pathParameters.id ?? '';
+  const stored = await getOrNotFound(deps, apiSessionCertificates, id);
+  if (stored.doc.apiSessionId !== callerOf(request).session.id) throw notFound('API session certificate', id);
+  return stored;
+}
+
+async function idsOfSession(deps: Deps, apiSessionId: string): Promise<string[]> {
+  const children = await listChildren(deps, 'api-sessions', apiSessionId, apiSessionCertificates.collection);
+  return children.map((child) => String(child.doc.id));
+}
+
+/**
+ * `POST /current-api-session/certificates {csr}`: a short-lived client certificate from the signing CA (one `Sign`)
+ * for the caller's API session, stored under it so that it goes when the session ends.
+ */
+const createCurrentApiSessionCertificate: Operation = documented(
+  async (request, deps) => {
+    const { csr: csrPem } = parseWith(createSchema, request.body ?? {});
+    const { session, identity } = callerOf(request);
+    if ((await idsOfSession(deps, session.id)).length >= MAX_PER_API_SESSION) {
+      throw new ApiError('COULD_NOT_VALIDATE', {
+        message: `An API session holds at most ${MAX_PER_API_SESSION} ephemeral certificates; delete one first.`,
+      });
+    }
+    const ca = await networkCa(deps);
+    let issued: Awaited<ReturnType<typeof issueClientCertificate>>;
+    try {
+      const csr = await parseCsr(csrPem);
+      issued = await issueClientCertificate(deps.signers.signingCa, ca.signingCertPem, csr, deps.now(), {
+        validityMs: EPHEMERAL_CERT_MS,
+      });
+    } catch (error) {
+      if (!(error instanceof UnusableCsrError)) throw error;
+      throw new ApiError('COULD_NOT_PROCESS_CSR', { cause: { message: error.message } });
+    }
+    const certificate = firstCertificateOf(issued.pem)!;
+    const now = deps.now().toISOString();
+    const doc: ApiSessionCertificate = {
+      id: newId(),
+      createdAt: now,
+      updatedAt: now,
+      tags: {},
+      apiSessionId: session.id,
+      identityId: identity.id,
+      subject: certificate.subject.replaceAll('\n', ','),
+      fingerprint: issued.fingerprint,
+      validFrom: new Date(certificate.validFrom).toISOString(),
+      validTo: new Date(certificate.validTo).toISOString(),
+      certificate: issued.pem,
+    };
+    // Committed only while the API session exists, and marked on it so that ending it removes the certificate.
+    await deps.store.transact([
+      ...deps.store.createOps(apiSessionCertificates, doc),
+      markHasSessionsOp(deps, session.tokenHash),
+    ]);
+    return {
+      statusCode: 201,
+      body: {
+        data: {
+          id: doc.id,
+          _links: selfLinks('current-api-session/certificates', doc.id),
+          certificate: issued.pem,
+          cas: caBundlePem(ca),
+        },
+        meta: { ...API_VERSION_META },
+      },
+    };
+  },
+  { body: createSchema },
+);
+
+const { listCurrentApiSessionCertificates: listDocs } = crudOperations(
+  { def: apiSessionCertificates, view: (_deps, doc) => view(doc) },
+  { list: 'listCurrentApiSessionCertificates' },
+);
+
+export const apiSessionCertificateOperations: Record<string, Operation> = {
+  // Documented as the kit's list; served among the caller's session's certificates only.
+  listCurrentApiSessionCertificates: Object.assign(
+    async (request: OperationRequest, deps: Deps) => {
+      const params = parseListParams(request.query, apiSessionCertificates.filterable);
+      const ids = await idsOfSession(deps, callerOf(request).session.id);
+      const page = await listEntitiesAmong(deps, apiSessionCertificates, ids, params);
+      return list(page.items.map(view), page.pagination, Object.keys(apiSessionCertificates.filterable));
+    },
+    { docs: listDocs!.docs },
+  ),
+  createCurrentApiSessionCertificate,
+  detailCurrentApiSessionCertificate: async (request, deps) => ok(view((await ownCertificate(request, deps)).doc)),
+  deleteCurrentApiSessionCertificate: async (request, deps) => {
+    const stored = await ownCertificate(request, deps);
+    await deleteEntity(deps, apiSessionCertificates, stored, async () => []);
+    return empty();
+  },
+};

@@ -1,0 +1,164 @@
+import * as z from 'zod';
+import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import type { Deps } from '#shared/deps.ts';
+import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
+import { enrollments } from '#shared/entities/enrollment.ts';
+import { invalidField, notFound } from '#shared/http/api-error.ts';
+import { created, empty, ok } from '#shared/http/envelope.ts';
+import { callerOf, documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
+import { parseWith } from '#shared/http/validate.ts';
+import { newId } from '#shared/ids.ts';
+import { fingerprintOf, firstCertificateOf } from '#shared/pki/certificates.ts';
+import { newEnrollment } from './enrollment-api.ts';
+import { caBundlePem, certificateForCsr } from './enrollment-token.ts';
+
+const reEnrollSchema = z.object({ expiresAt: z.iso.datetime({ offset: true }) });
+
+/**
+ * `POST /authenticators/{id}/re-enroll {expiresAt}`: the authenticator is deleted and an enrollment of the matching
+ * method made in the same transaction (updb → updb with its username, a CA's certificate → ottca, else ott).
+ */
+const reEnrollAuthenticator: Operation = documented(
+  async (request, deps) => {
+    const { expiresAt } = parseWith(reEnrollSchema, request.body ?? {});
+    const enrollmentId = newId();
+    await withOptimisticRetry(async () => {
+      const stored = await getOrNotFound(deps, authenticators, request.pathParameters.id ?? '');
+      const authenticator = stored.doc;
+      const method = authenticator.method === 'updb' ? 'updb' : authenticator.caId ? 'ottca' : 'ott';
+      const { doc } = await newEnrollment(
+        { deps, request, now: deps.now().toISOString(), id: enrollmentId },
+        {
+          identityId: authenticator.identityId,
+          method,
+          expiresAt,
+          caId: authenticator.caId ?? null,
+          username: authenticator.username ?? null,
+        },
+      );
+      // The username frees up in this transaction, so no check that it is free (it is this authenticator's).
+      await deps.store.transact([
+        ...deps.store.deleteOps(authenticators, authenticator, stored.version),
+        ...deps.store.createOps(enrollments, doc),
+      ]);
+    });
+    request.logger.info('authenticator reverted to enrollment', { id: request.pathParameters.id, enrollmentId });
+    return created('enrollments', enrollmentId);
+  },
+  { body: reEnrollSchema },
+);
+
+/** A network-issued certificate authenticator, which alone can be extended (400 on `method` otherwise). */
+function requireExtendable(authenticator: Authenticator): void {
+  if (authenticator.method !== 'cert' || !authenticator.isIssuedByNetwork) {
+    throw invalidField('method', 'only certificates the network issued can be extended', authenticator.method);
+  }
+}
+
+const requestExtendSchema = z.object({ rollKeys: z.boolean().nullable().optional() });
+
+/**
+ * `POST /authenticators/{id}/request-extend {rollKeys}`: the identity is told at its next cert logins
+ * (`isCertExtendRequested`, the `ziti-authenticator-extend-requested` header) to extend, with a new key if asked.
+ */
+const requestExtendAuthenticator: Operation = documented(
+  async (request, deps) => {
+    const { rollKeys } = parseWith(requestExtendSchema, request.body ?? {});
+    await withOptimisticRetry(async () => {
+      const stored = await getOrNotFound(deps, authenticators, request.pathParameters.id ?? '');
+      requireExtendable(stored.doc);
+      const next = {
+        ...stored.doc,
+        isExtendRequested: true,
+        isKeyRollRequested: rollKeys === true,
+        updatedAt: deps.now().toISOString(),
+      };
+      await deps.store.transact(deps.store.replaceOps(authenticators, stored, next));
+    });
+    return empty();
+  },
+  { body: requestExtendSchema },
+);
+
+/** The caller's own authenticator (404 for anyone else's, as if it did not exist). */
+async function ownAuthenticator(request: OperationRequest, deps: Deps) {
+  const id = request.pathParameters.id ?? '';
+  const stored = await deps.store.get(authenticators, id);
+  if (!stored || stored.doc.identityId !== callerOf(request).identity.id) throw notFound('authenticator', id);
+  return stored;
+}
+
+const extendSchema = z.object({ clientCertCsr: z.string().min(1) });
+
+/**
+ * `POST /current-identity/authenticators/{id}/extend {clientCertCsr}`: a new certificate (one `Sign`), held as the
+ * authenticator's unverified one; the current certificate keeps working until the client verifies the new one.
+ */
+const extendCurrentIdentityAuthenticator: Operation = documented(
+  async (request, deps) => {
+    const { clientCertCsr } = parseWith(extendSchema, request.body ?? {});
+    const issued = await certificateForCsr(deps, clientCertCsr);
+    await withOptimisticRetry(async () => {
+      const stored = await ownAuthenticator(request, deps);
+      requireExtendable(stored.doc);
+      const next = {
+        ...stored.doc,
+        unverifiedCertPem: issued.pem,
+        unverifiedFingerprint: issued.fingerprint,
+        updatedAt: deps.now().toISOString(),
+      };
+      await deps.store.transact(deps.store.replaceOps(authenticators, stored, next));
+    });
+    request.logger.info('certificate extension issued', { authenticatorId: request.pathParameters.id });
+    return ok({ clientCert: issued.chainPem, ca: caBundlePem(issued.ca) });
+  },
+  { body: extendSchema },
+);
+
+const extendVerifySchema = z.object({ clientCert: z.string().min(1) });
+
+/**
+ * `POST /current-identity/authenticators/{id}/extend-verify {clientCert}`: the client shows it received the new
+ * certificate; it replaces the old one (the fingerprint marker moves), so the old certificate stops logging in.
+ */
+const extendVerifyCurrentIdentityAuthenticator: Operation = documented(
+  async (request, deps) => {
+    const { clientCert } = parseWith(extendVerifySchema, request.body ?? {});
+    const certificate = firstCertificateOf(clientCert);
+    if (!certificate) throw invalidField('clientCert', 'must be a PEM certificate', clientCert.slice(0, 64));
+    await withOptimisticRetry(async () => {
+      const stored = await ownAuthenticator(request, deps);
+      const authenticator = stored.doc;
+      if (!authenticator.unverifiedFingerprint || authenticator.unverifiedFingerprint !== fingerprintOf(certificate)) {
+        throw invalidField(
+          'clientCert',
+          'is not the certificate the last extension issued',
+          fingerprintOf(certificate),
+        );
+      }
+      const now = deps.now().toISOString();
+      const next: Authenticator = {
+        ...authenticator,
+        certPem: authenticator.unverifiedCertPem ?? certificate.toString(),
+        fingerprint: authenticator.unverifiedFingerprint,
+        unverifiedCertPem: null,
+        unverifiedFingerprint: null,
+        isExtendRequested: false,
+        isKeyRollRequested: false,
+        certIssuedAt: now,
+        updatedAt: now,
+      };
+      await deps.store.transact(deps.store.replaceOps(authenticators, stored, next));
+    });
+    request.logger.info('certificate extension verified', { authenticatorId: request.pathParameters.id });
+    return empty();
+  },
+  { body: extendVerifySchema },
+);
+
+export const authenticatorLifecycleOperations: Record<string, Operation> = {
+  reEnrollAuthenticator,
+  requestExtendAuthenticator,
+  extendCurrentIdentityAuthenticator,
+  extendVerifyCurrentIdentityAuthenticator,
+};

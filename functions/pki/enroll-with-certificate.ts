@@ -1,0 +1,161 @@
+import type { X509Certificate } from 'node:crypto';
+import * as z from 'zod';
+import type { Deps } from '#shared/deps.ts';
+import { authenticators } from '#shared/entities/authenticator.ts';
+import { type Ca, cas } from '#shared/entities/ca.ts';
+import { identities, newIdentity } from '#shared/entities/identity.ts';
+import { ApiError } from '#shared/http/api-error.ts';
+import { empty } from '#shared/http/envelope.ts';
+import { documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
+import { newId } from '#shared/ids.ts';
+import {
+  allowsClientAuth,
+  certificatesOf,
+  chainsTo,
+  commonNameOf,
+  fingerprintOf,
+  firstCertificateOf,
+} from '#shared/pki/certificates.ts';
+import { externalIdOf } from '#shared/pki/external-id-claim.ts';
+import { allCas } from '#shared/pki/trusted-cas.ts';
+import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
+import { certInUseOr, completeEnrollmentOps, outstandingEnrollment } from './enrollment-token.ts';
+
+/** The client certificate of the TLS handshake (API Gateway's mTLS, or the local server); 400 without one. */
+function presentedCertificate(request: OperationRequest): X509Certificate {
+  const certificate = firstCertificateOf(request.clientCertPem);
+  if (!certificate) {
+    throw new ApiError('CERTIFICATE_FAILED_VALIDATION', {
+      message: 'This enrollment needs the client certificate the CA issued, presented in the TLS handshake.',
+    });
+  }
+  return certificate;
+}
+
+/** Whether a certificate was issued by the CA (through the intermediates the CA's PEM holds) for client auth. */
+function issuedByCa(certificate: X509Certificate, ca: Ca): boolean {
+  const anchors = certificatesOf(ca.certPem);
+  return chainsTo(certificate, anchors, anchors) && allowsClientAuth(certificate);
+}
+
+/**
+ * ottca: the identity proves it holds a certificate of the enrollment's CA (verified, with ottca enabled); that
+ * certificate becomes its cert authenticator, tied to the CA, as the enrollment is deleted.
+ */
+export async function enrollByOttCa(request: OperationRequest, deps: Deps) {
+  const stored = await outstandingEnrollment(deps, request, 'ottca');
+  const ca = stored.doc.caId ? (await deps.store.get(cas, stored.doc.caId))?.doc : undefined;
+  if (!ca || !ca.isVerified || !ca.isOttCaEnrollmentEnabled) throw new ApiError('ENROLLMENT_CA_NOT_VALID');
+  const certificate = presentedCertificate(request);
+  if (!issuedByCa(certificate, ca)) throw new ApiError('CERTIFICATE_FAILED_VALIDATION');
+  await deps.store.transact(
+    completeEnrollmentOps(deps, stored, {
+      method: 'cert',
+      certPem: certificate.toString(),
+      fingerprint: fingerprintOf(certificate),
+      isIssuedByNetwork: false,
+      caId: ca.id,
+      certIssuedAt: new Date(certificate.validFrom).toISOString(),
+    }),
+  );
+  request.logger.info('identity enrolled', { method: 'ottca', identityId: stored.doc.identityId, caId: ca.id });
+  return empty();
+}
+
+/** `POST /enroll/ottca` `{token}` with the CA's certificate in the TLS handshake. */
+export const enrollOttCa: Operation = documented((request, deps) => enrollByOttCa(request, deps), {
+  body: z.object({ token: z.string().optional() }),
+});
+
+/** How many numbered names auto-enrollment tries before giving up on a crowded name format. */
+const MAX_NAME_ATTEMPTS = 16;
+
+/** The new identity's name from the CA's format (`[caName] [caId] [commonName] [requestedName] [identityId]`). */
+function formattedName(ca: Ca, commonName: string, requestedName: string, identityId: string): string {
+  return ca.identityNameFormat
+    .replaceAll('[caName]', ca.name)
+    .replaceAll('[caId]', ca.id)
+    .replaceAll('[commonName]', commonName)
+    .replaceAll('[requestedName]', requestedName)
+    .replaceAll('[identityId]', identityId);
+}
+
+/** The first free name: the formatted one, then with a 6-digit counter appended cumulatively, as the reference does. */
+export async function freeName(deps: Deps, base: string): Promise<string> {
+  let name = base;
+  for (let attempt = 1; attempt <= MAX_NAME_ATTEMPTS; attempt++) {
+    if (!(await deps.store.findIdByUnique(identities, 'name', name))) return name;
+    name = `${name}${String(attempt).padStart(6, '0')}`;
+  }
+  throw new ApiError('COULD_NOT_VALIDATE', { message: `No free identity name of the form ${base} was found.` });
+}
+
+const caBodySchema = z.object({ name: z.string().trim().min(1).max(255).optional() });
+
+/**
+ * ca (auto-enrollment): a certificate of a verified CA with auto-enrollment makes a new identity, named by the CA's
+ * format with its `identityRoles`. With an `externalIdClaim` the identity gets the claim as `externalId` and no
+ * authenticator (cert login finds it by the claim); otherwise the certificate becomes its cert authenticator.
+ */
+export async function enrollByCa(request: OperationRequest, deps: Deps) {
+  await limitLoginAttempt(deps, request.sourceIp);
+  const certificate = presentedCertificate(request);
+  const enrolling = (await allCas(deps)).filter((ca) => ca.isVerified && ca.isAutoCaEnrollmentEnabled);
+  if (enrolling.length === 0) throw new ApiError('ENROLLMENT_NO_VALID_CAS');
+  const ca = enrolling.find((candidate) => issuedByCa(certificate, candidate));
+  if (!ca) throw new ApiError('CERT_FAILED_VALIDATION');
+  const externalId = ca.externalIdClaim ? externalIdOf(certificate, ca.externalIdClaim) : undefined;
+  if (ca.externalIdClaim && !externalId) throw new ApiError('MISSING_CERT_CLAIM');
+  const fingerprint = fingerprintOf(certificate);
+  if (!externalId && (await deps.store.findIdByUnique(authenticators, 'fingerprint', fingerprint))) {
+    throw new ApiError('CERT_IN_USE', { cause: { message: 'the certificate is in use', fingerprint } });
+  }
+  const body = parseWithDefault(request);
+  const id = newId();
+  const name = await freeName(deps, formattedName(ca, commonNameOf(certificate), body.name ?? id, id));
+  const now = deps.now().toISOString();
+  const identity = newIdentity({
+    id,
+    name,
+    createdAt: now,
+    roleAttributes: [...ca.identityRoles],
+    externalId: externalId ?? null,
+  });
+  const ops = deps.store.createOps(identities, identity);
+  if (!externalId) {
+    ops.push(
+      ...deps.store.createOps(
+        authenticators,
+        {
+          id: newId(),
+          createdAt: now,
+          updatedAt: now,
+          tags: {},
+          identityId: id,
+          method: 'cert',
+          certPem: certificate.toString(),
+          fingerprint,
+          isIssuedByNetwork: false,
+          caId: ca.id,
+          certIssuedAt: new Date(certificate.validFrom).toISOString(),
+        },
+        ['identityId'],
+      ),
+    );
+  }
+  await deps.store.transact(
+    // A certificate or claim taken by a concurrent enrollment is the reference's 409.
+    ops.map((op) => (op.onConditionFailed ? { ...op, onConditionFailed: certInUseOr(op.onConditionFailed) } : op)),
+  );
+  request.logger.info('identity auto-enrolled', { identityId: id, caId: ca.id });
+  return empty();
+}
+
+/** The optional `{name}` of an auto-enrollment (SDKs post JSON; anything else is no name). */
+function parseWithDefault(request: OperationRequest): { name?: string } {
+  const parsed = caBodySchema.safeParse(request.body ?? {});
+  return parsed.success ? parsed.data : {};
+}
+
+/** `POST /enroll/ca` with the CA's certificate in the TLS handshake, optional `{name}`. */
+export const enrollCa: Operation = documented((request, deps) => enrollByCa(request, deps), { body: caBodySchema });

@@ -1,0 +1,135 @@
+import * as z from 'zod';
+import { crudOperations, getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
+import type { Deps } from '#shared/deps.ts';
+import { authenticators } from '#shared/entities/authenticator.ts';
+import { ENROLLMENT_METHODS, type Enrollment, enrollments } from '#shared/entities/enrollment.ts';
+import { identities } from '#shared/entities/identity.ts';
+import { invalidField } from '#shared/http/api-error.ts';
+import { ok } from '#shared/http/envelope.ts';
+import { documented, type Operation } from '#shared/http/operation.ts';
+import { parseWith } from '#shared/http/validate.ts';
+import { newToken } from '#shared/ids.ts';
+import { withEnrollmentJwt } from '#shared/pki/enrollment-jwt.ts';
+import { idField } from '#shared/schemas/common-fields.ts';
+import { keys } from '#shared/store/keys.ts';
+import type { WriteOp } from '#shared/store/write-op.ts';
+import { enrollmentView } from '#shared/views/enrollment-view.ts';
+import { nameLookup } from '#shared/views/name-lookup.ts';
+import { usernameField } from '../authentication/credential-fields.ts';
+
+const expiresAtField = z.iso.datetime({ offset: true });
+
+const createSchema = z.object({
+  identityId: idField,
+  method: z.enum(ENROLLMENT_METHODS),
+  expiresAt: expiresAtField,
+  caId: idField.nullable().optional(),
+  username: usernameField.nullable().optional(),
+});
+type EnrollmentCreate = z.infer<typeof createSchema>;
+
+const refreshSchema = z.object({ expiresAt: expiresAtField });
+
+/** An enrollment's end, which must be in the future (400 on `expiresAt` otherwise), as ISO-8601 UTC. */
+export function futureExpiry(deps: Deps, expiresAt: string): string {
+  const time = Date.parse(expiresAt);
+  if (!(time > deps.now().getTime())) throw invalidField('expiresAt', 'must be in the future', expiresAt);
+  return new Date(time).toISOString();
+}
+
+/** The check, committed with a updb enrollment, that no authenticator holds its username yet. */
+export function usernameFreeOp(deps: Deps, username: string, field: string): WriteOp {
+  return {
+    item: {
+      ConditionCheck: {
+        TableName: deps.store.tableName,
+        Key: keys.unique(authenticators.collection, 'username', username),
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    },
+    onConditionFailed: () =>
+      invalidField(field, `duplicate value '${username}' in unique index on authenticators store`, username),
+  };
+}
+
+/** A new outstanding enrollment with its JWT (one `Sign`); the kit checks the identity and the CA exist. */
+export async function newEnrollment(
+  context: WriteContext & { readonly id: string },
+  input: {
+    identityId: string;
+    method: Enrollment['method'];
+    expiresAt: string;
+    caId?: string | null;
+    username?: string | null;
+  },
+): Promise<{ doc: Enrollment; ops: WriteOp[] }> {
+  const { deps } = context;
+  if (input.method === 'ottca' && !input.caId) throw invalidField('caId', 'an ottca enrollment names its CA', null);
+  if (input.method === 'updb' && !input.username) {
+    throw invalidField('username', 'a updb enrollment names its username', null);
+  }
+  const doc = await withEnrollmentJwt(deps.signers.enrollment, context.request.baseUrl, {
+    id: context.id,
+    createdAt: context.now,
+    updatedAt: context.now,
+    tags: {},
+    identityId: input.identityId,
+    method: input.method,
+    token: newToken(),
+    expiresAt: futureExpiry(deps, input.expiresAt),
+    caId: input.method === 'ottca' ? (input.caId ?? null) : null,
+    username: input.method === 'updb' ? (input.username ?? null) : null,
+  });
+  return { doc, ops: doc.username ? [usernameFreeOp(deps, doc.username, 'username')] : [] };
+}
+
+/**
+ * Outstanding enrollments (`/enrollments`). One per method per identity (the kit's unique key: a second is 409
+ * `ENROLLMENT_EXISTS`); the identity and, for ottca, the CA must exist (kit references, checked in the transaction).
+ */
+export const enrollmentApi: EntityApi<Enrollment, EnrollmentCreate, never, never> = {
+  def: enrollments,
+  createSchema,
+  create: (input, context) => newEnrollment(context, input),
+  view: async (deps, doc) => enrollmentView(doc, (await deps.store.get(identities, doc.identityId))?.doc.name ?? ''),
+  viewPage: (deps, docs) => {
+    const name = nameLookup(deps, identities);
+    return Promise.all(docs.map(async (doc) => enrollmentView(doc, await name(doc.identityId))));
+  },
+};
+
+/**
+ * `POST /enrollments/{id}/refresh {expiresAt}`: a new token and JWT with the new end; the old token stops working
+ * (its unique marker moves in the same version-checked write).
+ */
+const refreshEnrollment: Operation = documented(
+  async (request, deps) => {
+    const { expiresAt } = parseWith(refreshSchema, request.body ?? {});
+    const id = request.pathParameters.id ?? '';
+    await withOptimisticRetry(async () => {
+      const stored = await getOrNotFound(deps, enrollments, id);
+      const now = deps.now().toISOString();
+      const next = await withEnrollmentJwt(deps.signers.enrollment, request.baseUrl, {
+        ...stored.doc,
+        token: newToken(),
+        expiresAt: futureExpiry(deps, expiresAt),
+        updatedAt: now,
+      });
+      await deps.store.transact(deps.store.replaceOps(enrollments, stored, next));
+    });
+    request.logger.info('enrollment refreshed', { id });
+    return ok({ id, _links: { self: { href: `./enrollments/${id}` } } });
+  },
+  { body: refreshSchema },
+);
+
+export const enrollmentOperations: Record<string, Operation> = {
+  ...crudOperations(enrollmentApi, {
+    list: 'listEnrollments',
+    create: 'createEnrollment',
+    detail: 'detailEnrollment',
+    delete: 'deleteEnrollment',
+  }),
+  refreshEnrollment,
+};
