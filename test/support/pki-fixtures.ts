@@ -1,0 +1,91 @@
+import { randomBytes, webcrypto } from 'node:crypto';
+import 'reflect-metadata';
+import * as x509 from '@peculiar/x509';
+
+const crypto = webcrypto as unknown as Crypto;
+export const P256 = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
+
+async function keyPair(): Promise<CryptoKeyPair> {
+  return (await crypto.subtle.generateKey(P256, true, ['sign', 'verify'])) as CryptoKeyPair;
+}
+
+async function pkcs8Pem(key: CryptoKey): Promise<string> {
+  return x509.PemConverter.encode(await crypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
+}
+
+/** A key pair and a PEM CSR for it, as an enrolling SDK makes them. */
+export async function csrFor(cn = 'device', names?: x509.JsonGeneralNames) {
+  const keys = await keyPair();
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create(
+    {
+      name: `C=US, O=NetFoundry, CN=${cn}`,
+      keys,
+      signingAlgorithm: P256,
+      ...(names ? { extensions: [new x509.SubjectAlternativeNameExtension(names)] } : {}),
+    },
+    crypto,
+  );
+  return { csr: csr.toString('pem'), key: await pkcs8Pem(keys.privateKey) };
+}
+
+/** A third-party CA: a self-signed CA certificate and its key, which issues certificates with {@link issue}. */
+export interface TestCa {
+  readonly cert: x509.X509Certificate;
+  readonly pem: string;
+  readonly keys: CryptoKeyPair;
+}
+
+export async function makeCa(cn: string): Promise<TestCa> {
+  const keys = await keyPair();
+  const cert = await x509.X509CertificateGenerator.createSelfSigned(
+    {
+      serialNumber: randomBytes(8).toString('hex'),
+      name: `CN=${cn}`,
+      notBefore: new Date(Date.now() - 3600_000),
+      notAfter: new Date(Date.now() + 10 * 365 * 24 * 3600_000),
+      keys,
+      signingAlgorithm: P256,
+      extensions: [
+        new x509.BasicConstraintsExtension(true, undefined, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      ],
+    },
+    crypto,
+  );
+  return { cert, pem: cert.toString('pem'), keys };
+}
+
+/** A client certificate from `ca` with its key (PEM both), as a third-party PKI would hand a device. */
+export async function issue(
+  ca: TestCa,
+  cn: string,
+  options: { names?: x509.JsonGeneralNames; notAfter?: Date; clientAuth?: boolean } = {},
+) {
+  const keys = await keyPair();
+  const cert = await x509.X509CertificateGenerator.create(
+    {
+      serialNumber: randomBytes(8).toString('hex'),
+      subject: `CN=${cn}`,
+      issuer: ca.cert.subject,
+      notBefore: new Date(Date.now() - 3600_000),
+      notAfter: options.notAfter ?? new Date(Date.now() + 365 * 24 * 3600_000),
+      publicKey: keys.publicKey,
+      signingKey: ca.keys.privateKey,
+      signingAlgorithm: P256,
+      extensions: [
+        new x509.BasicConstraintsExtension(false),
+        ...(options.clientAuth === false
+          ? [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth])]
+          : [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth])]),
+        ...(options.names ? [new x509.SubjectAlternativeNameExtension(options.names)] : []),
+      ],
+    },
+    crypto,
+  );
+  return { cert: cert.toString('pem'), key: await pkcs8Pem(keys.privateKey) };
+}
+
+/** The first certificate of a PEM chain. */
+export function leafOf(chainPem: string): string {
+  return chainPem.split(/(?<=-----END CERTIFICATE-----)\s*/)[0]!;
+}
