@@ -32,8 +32,12 @@ function parseJson(text: string): unknown {
  * HTTPS to the local controller over one kept-alive connection, so a measured request is the handler's work plus a
  * loopback round trip, not a TLS handshake (API Gateway terminates TLS in AWS).
  */
-export function createBenchClient(origin: string, ca: string): BenchClient {
-  const agent = new Agent({ keepAlive: true, maxSockets: 1, ca });
+export function createBenchClient(
+  origin: string,
+  ca: string,
+  clientCert?: { readonly key: string; readonly cert: string },
+): BenchClient {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1, ca, ...clientCert });
   return {
     call: (method, path, options = {}) => {
       const payload = options.body === undefined ? undefined : JSON.stringify(options.body);

@@ -31,6 +31,7 @@ import { markdownTable } from './markdown-table.ts';
 import { type BundleFigures, measureBundles } from './measure-bundles.ts';
 import { type MeasureOptions, measureOperation, type OperationFigures } from './measure-operation.ts';
 import { percentile } from './percentile.ts';
+import { type PkiRow, pkiBench } from './pki-bench.ts';
 import { POLICY_NETWORK, type PolicyRow, policyBench } from './policy-bench.ts';
 import { type SeededCollection, seedEntities, seededEdgeRouters, seededServices } from './seed-entities.ts';
 import { ROLE_ATTRIBUTES, seededName, seedIdentities } from './seed-identities.ts';
@@ -334,6 +335,11 @@ function loginFactorsReport(rows: readonly LoginFactorRow[]): string {
   return ['### Logins with second factors', '', operationsTable(rows), '', ...fetches].join('\n');
 }
 
+function pkiReport(rows: readonly PkiRow[]): string {
+  const signs = rows.map((row) => `${row.label}: ${perOp(row.signsPerOp)} signatures (KMS \`Sign\` calls) per run`);
+  return ['### Enrollment and certificate login', '', operationsTable(rows), '', ...signs].join('\n');
+}
+
 /** Failed logins: a known username with a wrong password against an unknown username. */
 function loginTimingReport(figures: LoginTimingFigures): string {
   const known = percentile(figures.knownUserWrongPasswordMs, 0.5);
@@ -449,6 +455,7 @@ async function measureApi(): Promise<void> {
     const policiesOnly = process.env.BENCH_ONLY === 'policies';
     const loginsOnly = process.env.BENCH_ONLY === 'logins';
     const integrityOnly = process.env.BENCH_ONLY === 'integrity';
+    const pkiOnly = process.env.BENCH_ONLY === 'pki';
     // What the benches on tables of their own need.
     const tableBench: SessionBenchOptions = {
       dynamoDbEndpoint: dynamo.endpoint,
@@ -458,6 +465,10 @@ async function measureApi(): Promise<void> {
       adminPassword: ADMIN_PASSWORD,
       progress: (message) => progress(`  ${message}`),
     };
+    if (pkiOnly || !process.env.BENCH_ONLY) {
+      progress('enrollment and certificate login, on a table of their own');
+      print(pkiReport(await pkiBench(tableBench)));
+    }
     if (integrityOnly || !process.env.BENCH_ONLY) {
       progress('integrity check, on a table of its own');
       const sizes = process.env.BENCH_LARGE === '1' ? INTEGRITY_ITEMS : INTEGRITY_ITEMS.slice(0, 1);
@@ -465,11 +476,11 @@ async function measureApi(): Promise<void> {
     }
     let seeded = 0;
     const containsRows: ContainsRow[] = [];
-    if (!policiesOnly && !integrityOnly) {
+    if (!policiesOnly && !integrityOnly && !pkiOnly) {
       progress('logins with second factors, on a table of their own');
       print(loginFactorsReport(await loginFactorsBench(tableBench)));
     }
-    if (!policiesOnly && !loginsOnly && !integrityOnly) {
+    if (!policiesOnly && !loginsOnly && !integrityOnly && !pkiOnly) {
       for (const size of SIZES) {
         const stored = await count(deps.store, identities.collection);
         await timedSeed('identities', stored, size, (from, to) => seedIdentities(deps, seeded, seeded + to - from));
@@ -492,11 +503,11 @@ async function measureApi(): Promise<void> {
       print(sessionListReport(sessionFigures.list));
       print(loginTimingReport(sessionFigures.login));
     }
-    if (!loginsOnly && !integrityOnly) {
+    if (!loginsOnly && !integrityOnly && !pkiOnly) {
       progress('policies, on a table of their own');
       print(policyReport(await policyBench(tableBench)));
     }
-    if (process.env.BENCH_LARGE === '1' && !policiesOnly && !loginsOnly && !integrityOnly) {
+    if (process.env.BENCH_LARGE === '1' && !policiesOnly && !loginsOnly && !integrityOnly && !pkiOnly) {
       const stored = await count(deps.store, identities.collection);
       await timedSeed('identities', stored, LARGE_SIZE, (from, to) =>
         seedIdentitiesInBulk(deps, seeded, seeded + to - from),

@@ -2,15 +2,16 @@ import { randomBytes, webcrypto } from 'node:crypto';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 
-const crypto = webcrypto as unknown as Crypto;
+/** Node's Web Crypto, typed as @peculiar/x509's provider parameter wants it. */
+const crypto = webcrypto as never;
 export const P256 = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 
-async function keyPair(): Promise<CryptoKeyPair> {
-  return (await crypto.subtle.generateKey(P256, true, ['sign', 'verify'])) as CryptoKeyPair;
+async function keyPair(): Promise<webcrypto.CryptoKeyPair> {
+  return (await webcrypto.subtle.generateKey(P256, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
 }
 
-async function pkcs8Pem(key: CryptoKey): Promise<string> {
-  return x509.PemConverter.encode(await crypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
+async function pkcs8Pem(key: webcrypto.CryptoKey): Promise<string> {
+  return x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
 }
 
 /** A key pair and a PEM CSR for it, as an enrolling SDK makes them. */
@@ -32,7 +33,7 @@ export async function csrFor(cn = 'device', names?: x509.JsonGeneralNames) {
 export interface TestCa {
   readonly cert: x509.X509Certificate;
   readonly pem: string;
-  readonly keys: CryptoKeyPair;
+  readonly keys: webcrypto.CryptoKeyPair;
 }
 
 export async function makeCa(cn: string): Promise<TestCa> {
