@@ -165,9 +165,10 @@ export function externalJwtSignerView(doc: ExternalJwtSigner) {
     commonName: doc.commonName ?? '',
     enrollToCertEnabled: doc.enrollToCertEnabled ?? false,
     enrollToTokenEnabled: doc.enrollToTokenEnabled ?? false,
-    enrollNameClaimsSelector: doc.enrollNameClaimsSelector ?? null,
-    enrollAttributeClaimsSelector: doc.enrollAttributeClaimsSelector ?? null,
-    enrollAuthPolicyId: doc.enrollAuthPolicyId ?? null,
+    // Plain strings in the reference's model: empty when unset.
+    enrollNameClaimsSelector: doc.enrollNameClaimsSelector ?? '',
+    enrollAttributeClaimsSelector: doc.enrollAttributeClaimsSelector ?? '',
+    enrollAuthPolicyId: doc.enrollAuthPolicyId ?? '',
     _links: selfLinks('external-jwt-signers', doc.id),
   };
 }

@@ -2,6 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServerCertificate, type TlsMaterial } from '#local/tls-certificate.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
+import { issue, makeCa } from '../support/pki-fixtures.ts';
 import { startTestController, type TestController } from '../support/test-controller.ts';
 
 let controller: TestController;
@@ -18,19 +19,57 @@ afterAll(async () => {
   await controller.close();
 });
 
+async function created(path: string, body: unknown): Promise<string> {
+  const response = await controller.call('POST', `${M}${path}`, { token: admin, body });
+  if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${response.text}`);
+  return response.body.data.id as string;
+}
+
 describe('client certificates reach the handlers as API Gateway mTLS passes them', () => {
   it('logs in with method=cert when the presented certificate belongs to a cert authenticator', async () => {
+    const identityId = await created('/identities', { name: 'device-1', type: 'Device', isAdmin: false });
+    // A verified third-party CA issued the device's certificate; the admin registers it as the identity's.
+    const ca = await makeCa('transport root');
+    const caId = await created('/cas', {
+      name: 'transport',
+      certPem: ca.pem,
+      isAutoCaEnrollmentEnabled: false,
+      isOttCaEnrollmentEnabled: false,
+      isAuthEnabled: true,
+      identityRoles: [],
+    });
+    const token = (await controller.call('GET', `${M}/cas/${caId}`, { token: admin })).body.data.verificationToken;
+    const proof = await issue(ca, token);
+    await controller.call('POST', `${M}/cas/${caId}/verify`, {
+      token: admin,
+      rawBody: proof.cert,
+      headers: { 'content-type': 'text/plain' },
+    });
+    const device = await issue(ca, 'device-1');
+    const authenticatorId = await created('/authenticators', { identityId, method: 'cert', certPem: device.cert });
+
+    const response = await controller.call('POST', '/edge/client/v1/authenticate?method=cert', {
+      body: {},
+      cert: device,
+    });
+
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.data.identityId).toBe(identityId);
+    expect(response.body.data.authenticatorId).toBe(authenticatorId);
+  });
+
+  it('answers 401 to a certificate an authenticator holds that chains to no CA the network trusts', async () => {
     const created = await controller.call('POST', `${M}/identities`, {
       token: admin,
-      body: { name: 'device-1', type: 'Device', isAdmin: false },
+      body: { name: 'device-2', type: 'Device', isAdmin: false },
     });
     const identityId = created.body.data.id as string;
     const fingerprint = new X509Certificate(clientCertificate.cert).fingerprint.replaceAll(':', '').toLowerCase();
     const now = new Date().toISOString();
-    // Cert authenticators are issued by enrollment (PKI); arrange one directly for this transport test.
+    // Arranged in the store, as the API refuses to register such a certificate.
     await controller.deps.store.transact(
       controller.deps.store.createOps(authenticators, {
-        id: 'cert-auth-1',
+        id: 'cert-auth-self-signed',
         createdAt: now,
         updatedAt: now,
         tags: {},
@@ -47,9 +86,8 @@ describe('client certificates reach the handlers as API Gateway mTLS passes them
       cert: clientCertificate,
     });
 
-    expect(response.status).toBe(200);
-    expect(response.body.data.identityId).toBe(identityId);
-    expect(response.body.data.authenticatorId).toBe('cert-auth-1');
+    expect(response.status).toBe(401);
+    expect(response.body.error.code).toBe('INVALID_AUTH');
   });
 
   it('answers 401 INVALID_AUTH to method=cert without a certificate', async () => {

@@ -63,9 +63,6 @@ const NULLABLE_IN_THE_REFERENCE = [
   'kid',
   'notAfter',
   'notBefore',
-  'enrollNameClaimsSelector',
-  'enrollAttributeClaimsSelector',
-  'enrollAuthPolicyId',
 ];
 function expectOnlyNullMismatches(method: string, path: string, status: number, body: unknown) {
   const nullable = NULLABLE_IN_THE_REFERENCE.map((field) => new RegExp(`/${field}: must be string, got null`));
