@@ -29,6 +29,9 @@ export interface ControllerBootstrapProps {
  */
 export class ControllerBootstrap extends Construct {
   readonly adminPasswordSecret: Secret;
+  /** The bootstrap function and its run on each deploy: what must come after it depends on `run`. */
+  readonly function: ControllerFunction;
+  readonly run: CustomResource;
 
   constructor(scope: Construct, id: string, props: ControllerBootstrapProps) {
     super(scope, id);
@@ -95,7 +98,8 @@ export class ControllerBootstrap extends Construct {
       },
     );
 
-    new CustomResource(this, 'Run', {
+    this.function = handler;
+    this.run = new CustomResource(this, 'Run', {
       serviceToken: provider.serviceToken,
       resourceType: 'Custom::ControllerBootstrap',
       // A failing bootstrap should fail the deploy within minutes, not CloudFormation's default hour.

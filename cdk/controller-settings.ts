@@ -20,6 +20,12 @@ export interface ControllerSettings extends ApiLimits {
   readonly adminUsername: string;
   /** API sessions end after this long without a request (the reference's `edge.api.sessionTimeout`). */
   readonly apiSessionTimeoutMinutes: number;
+  /**
+   * The custom domain with mutual TLS (certificate logins and enrollment) and its ACM certificate's ARN; without both,
+   * the stack still keeps the truststore but makes no mTLS domain.
+   */
+  readonly mtlsDomainName?: string;
+  readonly mtlsCertificateArn?: string;
 }
 
 /** Reads one CDK context value (`cdk.json` or `cdk synth -c key=value`). */
@@ -33,7 +39,7 @@ function firstDefined(context: ContextLookup, key: string, envValue: string | un
   return envValue === '' ? undefined : envValue;
 }
 
-type IntegerSetting = Exclude<keyof ControllerSettings, 'adminUsername'>;
+type IntegerSetting = Exclude<keyof ControllerSettings, 'adminUsername' | 'mtlsDomainName' | 'mtlsCertificateArn'>;
 
 function integerAtLeast(min: number, key: IntegerSetting, value: unknown): number {
   // `-c key=value` always yields a string, `cdk.json` may hold a number.
@@ -61,8 +67,20 @@ export function resolveControllerSettings(
   const integer = (key: IntegerSetting, envValue: string | undefined, min = 1) =>
     integerAtLeast(min, key, firstDefined(context, key, envValue));
 
+  const text = (key: 'mtlsDomainName' | 'mtlsCertificateArn', envValue: string | undefined) => {
+    const value = firstDefined(context, key, envValue);
+    if (value !== undefined && typeof value !== 'string') throw new Error(`${key} must be a string`);
+    return value;
+  };
+  const mtlsDomainName = text('mtlsDomainName', env.ZITI_MTLS_DOMAIN_NAME);
+  const mtlsCertificateArn = text('mtlsCertificateArn', env.ZITI_MTLS_CERTIFICATE_ARN);
+  if ((mtlsDomainName === undefined) !== (mtlsCertificateArn === undefined)) {
+    throw new Error('mtlsDomainName and mtlsCertificateArn go together: set both or neither');
+  }
+
   return {
     adminUsername,
+    ...(mtlsDomainName && mtlsCertificateArn ? { mtlsDomainName, mtlsCertificateArn } : {}),
     apiSessionTimeoutMinutes: integer('apiSessionTimeoutMinutes', env.ZITI_API_SESSION_TIMEOUT_MINUTES),
     apiRateLimit: integer('apiRateLimit', env.ZITI_API_RATE_LIMIT),
     apiBurstLimit: integer('apiBurstLimit', env.ZITI_API_BURST_LIMIT),

@@ -8,6 +8,7 @@ import { ControllerFirewall } from './controller-firewall.ts';
 import { ControllerFunction } from './controller-function.ts';
 import { ControllerIntegrity } from './controller-integrity.ts';
 import { ControllerKeys, SECRET_GROUPS, SIGNING_GROUPS } from './controller-keys.ts';
+import { ControllerMtlsDomain } from './controller-mtls-domain.ts';
 import { type ApiLimits, type ControllerSettings, DEFAULT_API_LIMITS } from './controller-settings.ts';
 import { ControllerTable } from './controller-table.ts';
 import { functionIdOf, operationGroupsOf } from './operation-groups.ts';
@@ -33,6 +34,7 @@ export class ControllerStack extends Stack {
   readonly bootstrap: ControllerBootstrap;
   readonly keys: ControllerKeys;
   readonly integrity?: ControllerIntegrity;
+  readonly mtls: ControllerMtlsDomain;
 
   constructor(scope: Construct, id: string, props: ControllerStackProps) {
     super(scope, id, props);
@@ -91,6 +93,15 @@ export class ControllerStack extends Stack {
       table: this.table,
       adminUsername: props.adminUsername,
       keys: this.keys,
+    });
+
+    this.mtls = new ControllerMtlsDomain(this, 'Mtls', {
+      restApi: this.api.restApi,
+      bootstrap: this.bootstrap,
+      ...(functions.get('pki') ? { pkiFunction: functions.get('pki')! } : {}),
+      ...(props.mtlsDomainName && props.mtlsCertificateArn
+        ? { domain: { name: props.mtlsDomainName, certificateArn: props.mtlsCertificateArn } }
+        : {}),
     });
 
     new CfnOutput(this, 'ClientApiUrl', {

@@ -44,6 +44,14 @@ export interface JwksConfig {
   readonly trustedCaPem: string | undefined;
 }
 
+/** The S3 object API Gateway's mutual TLS reads its trusted CAs from, and the custom domain that uses it. */
+export interface TruststoreConfig {
+  readonly bucket: string;
+  readonly key: string;
+  /** Told to re-read the truststore after each publish; unset for the bootstrap, which runs before the domain exists. */
+  readonly domainName: string | undefined;
+}
+
 /** Runtime settings, read once per cold start from the environment; every value has a default that works locally. */
 export interface ControllerConfig {
   readonly tableName: string;
@@ -63,6 +71,8 @@ export interface ControllerConfig {
   /** Parallel scan segments of an integrity run. */
   readonly integritySegments: number;
   readonly snapshots: SnapshotConfig;
+  /** Where the mTLS domain's truststore lives (set by the stack for the functions that publish it). */
+  readonly truststore: TruststoreConfig | undefined;
   /** Login and enrollment attempts per fixed window, per source address and per username (0 = unlimited). */
   readonly loginRateLimit: LoginRateLimitConfig;
   /** External JWT signers' JWKS fetches. */
@@ -110,6 +120,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     snapshots: env.AWS_LAMBDA_FUNCTION_NAME
       ? { kind: 'backup' }
       : { kind: 'file', directory: env.SNAPSHOT_DIR || '.data/snapshots' },
+    truststore: env.TRUSTSTORE_BUCKET
+      ? {
+          bucket: env.TRUSTSTORE_BUCKET,
+          key: env.TRUSTSTORE_KEY || 'truststore.pem',
+          domainName: env.MTLS_DOMAIN_NAME || undefined,
+        }
+      : undefined,
     loginRateLimit: {
       perIp: positiveInteger('LOGIN_RATE_LIMIT_PER_IP', env.LOGIN_RATE_LIMIT_PER_IP, 600, 0),
       perUsername: positiveInteger('LOGIN_RATE_LIMIT_PER_USERNAME', env.LOGIN_RATE_LIMIT_PER_USERNAME, 60, 0),

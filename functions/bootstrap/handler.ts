@@ -2,6 +2,8 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { defaultDeps } from '#shared/deps.ts';
+import { truststoreOf } from '#shared/pki/s3-truststore.ts';
+import { truststoreBundle } from '#shared/pki/trusted-cas.ts';
 
 const secrets = new SecretsManagerClient({});
 
@@ -25,6 +27,9 @@ export async function handler(event: CloudFormationCustomResourceEvent) {
     adminUsername: process.env.ADMIN_USERNAME || 'admin',
     adminPassword: secret.SecretString,
   });
+  // The mTLS domain is created after this resource, from the truststore published here.
+  const truststore = deps.config.truststore;
+  if (truststore) await truststoreOf(truststore, deps.config.region).publish(await truststoreBundle(deps));
   deps.logger.info('bootstrap finished', { adminCreated: result.adminCreated });
   return { PhysicalResourceId: physicalResourceId, Data: { adminCreated: String(result.adminCreated) } };
 }

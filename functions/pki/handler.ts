@@ -1,6 +1,7 @@
 import { type Deps, defaultDeps } from '#shared/deps.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
+import { truststoreOf } from '#shared/pki/s3-truststore.ts';
 import { apiSessionCertificateOperations } from './api-session-certificates.ts';
 import { authenticatorLifecycleOperations } from './authenticator-lifecycle.ts';
 import { caOperations } from './ca-operations.ts';
@@ -34,4 +35,16 @@ export const operations: OperationMap = {
   ...revocationOperations,
 };
 
-export const handler = createGroupHandler('pki', operations);
+let cached: Deps | undefined;
+
+/** The group's deps: the shared ones, with the S3 truststore of the mTLS domain when the stack gives one. */
+function pkiDeps(): Deps {
+  if (!cached) {
+    const deps = defaultDeps();
+    const truststore = deps.config.truststore;
+    cached = truststore ? { ...deps, truststore: truststoreOf(truststore, deps.config.region) } : deps;
+  }
+  return cached;
+}
+
+export const handler = createGroupHandler('pki', operations, pkiDeps);

@@ -140,6 +140,26 @@ describe('third-party CAs', () => {
     expectMatchesSpec('management', 'GET', '/cas', 200, listed.body);
   });
 
+  it('publishes the mTLS truststore (network CA and verified CAs) when a CA is verified or deleted', async () => {
+    const published: string[] = [];
+    // The local server runs on this deps object: a recording truststore stands in for the S3 one.
+    Object.assign(controller().deps, {
+      truststore: { publish: async (bundle: string) => void published.push(bundle) },
+    });
+    const { ca, id } = await verifiedCa('published');
+    const afterVerify = published.at(-1) ?? '';
+    await call('DELETE', `/cas/${id}`);
+    const afterDelete = published.at(-1) ?? '';
+
+    expect(published).toHaveLength(2);
+    const pems = (bundle: string) =>
+      bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+    expect(pems(afterVerify)).toContain(ca.pem.trim());
+    expect(pems(afterDelete)).not.toContain(ca.pem.trim());
+    // The network's root and signing CA are always there.
+    expect(pems(afterDelete).length).toBeGreaterThanOrEqual(2);
+  });
+
   it('serves a CA enrollment JWT as application/jwt, verifiable with the enrollment JWKS', async () => {
     const ca = await makeCa('jwt root');
     const id = await createdId('/cas', caBody('jwt', ca));

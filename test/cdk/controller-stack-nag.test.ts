@@ -17,6 +17,18 @@ describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
     ).toEqual([]);
   });
 
+  it('finds nothing either with the mTLS custom domain configured', () => {
+    const findings = unacknowledgedNagFindings((app) => {
+      new ControllerStack(app, 'NagMtlsController', {
+        adminUsername: 'admin',
+        apiSessionTimeoutMinutes: 30,
+        mtlsDomainName: 'mtls.ziti.example.com',
+        mtlsCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc',
+      });
+    });
+    expect(findings).toEqual([]);
+  });
+
   it('reports the errors and warnings of a construct nobody acknowledged', () => {
     const findings = unacknowledgedNagFindings((app) => {
       const stack = new Stack(app, 'Unacknowledged');

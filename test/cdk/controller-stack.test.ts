@@ -406,6 +406,8 @@ describe('ControllerStack', () => {
           'logs:PutLogEvents',
           // The database group starts integrity runs (controller-integrity.test.ts checks on what).
           ...(group === 'database' ? ['states:StartExecution'] : []),
+          // The pki group publishes the mTLS truststore (controller-mtls-domain.test.ts checks on what).
+          ...(group === 'pki' ? ['s3:GetObject', 's3:GetObjectVersion', 's3:PutObject'] : []),
           'xray:PutTelemetryRecords',
           'xray:PutTraceSegments',
         ]);
