@@ -1,5 +1,5 @@
 import { type ControllerConfig, loadConfig } from './config.ts';
-import { NO_STATE_MACHINE, type StateMachine, stepFunctionsStateMachine } from './integrity/state-machine.ts';
+import { NO_STATE_MACHINE, type StateMachine } from './integrity/state-machine.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { createSecretBox } from './mfa/create-secret-box.ts';
 import type { SecretBox } from './mfa/secret-box.ts';

@@ -34,7 +34,7 @@ function anchorsOf(ca: Ca): X509Certificate[] {
   }
 }
 
-const trustsForAuth = (ca: Ca | undefined): ca is Ca => ca !== undefined && ca.isVerified && ca.isAuthEnabled;
+const trustsForAuth = (ca: Ca | undefined): ca is Ca => ca?.isVerified === true && ca.isAuthEnabled;
 
 /**
  * Whether the authenticator's certificate chains to what may vouch for it: the network's signing CA for certificates
@@ -97,11 +97,13 @@ export async function authenticateWithCertificate(
   }
   if (!identityId) throw refused();
 
-  const [identity, fingerprintRevoked, identityRevoked] = await Promise.all([
+  // The revocations of the certificate and of the identity, one batch read beside the identity's.
+  const [identity, revoked] = await Promise.all([
     deps.store.get(identities, identityId).then((stored) => stored?.doc),
-    deps.store.get(revocations, fingerprint).then((stored) => stored?.doc),
-    deps.store.get(revocations, identityId).then((stored) => stored?.doc),
+    deps.store.getMany(revocations, [fingerprint, identityId]),
   ]);
+  const fingerprintRevoked = revoked.find((revocation) => revocation.id === fingerprint);
+  const identityRevoked = revoked.find((revocation) => revocation.id === identityId);
   const policy = identity ? (await deps.store.get(authPolicies, identity.authPolicyId))?.doc : undefined;
   const now = deps.now();
   if (!identity || !policy || isDisabledAt(identity, now)) throw refused();

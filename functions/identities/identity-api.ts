@@ -1,9 +1,9 @@
 import * as z from 'zod';
 import { endSessionsOps } from '#shared/auth/api-session-store.ts';
+import { usernameFreeOp } from '#shared/auth/username-free.ts';
 import { sentFields, VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
 import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
 import { authPolicies, DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
-import { authenticators } from '#shared/entities/authenticator.ts';
 import { DEFAULT_ENROLLMENT_MINUTES, type Enrollment, enrollments } from '#shared/entities/enrollment.ts';
 import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
 import { ApiError, invalidField } from '#shared/http/api-error.ts';
@@ -19,7 +19,6 @@ import {
   tagsField,
 } from '#shared/schemas/common-fields.ts';
 import { appDataSchema, mapOf } from '#shared/schemas/map-field.ts';
-import { keys } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { identityView } from '#shared/views/identity-view.ts';
 import { nameLookup } from '#shared/views/name-lookup.ts';
@@ -143,21 +142,7 @@ async function enrollmentsFor(
   if (requested.updb) {
     unsigned.push({ ...base('updb'), username: requested.updb });
     // The username must still be free when the identity enrolls; refuse it now if an authenticator holds it.
-    ops.push({
-      item: {
-        ConditionCheck: {
-          TableName: context.deps.store.tableName,
-          Key: keys.unique(authenticators.collection, 'username', requested.updb),
-          ConditionExpression: 'attribute_not_exists(PK)',
-        },
-      },
-      onConditionFailed: () =>
-        invalidField(
-          'enrollment.updb',
-          `duplicate value '${requested.updb}' in unique index on authenticators store`,
-          requested.updb,
-        ),
-    });
+    ops.push(usernameFreeOp(context.deps, requested.updb, 'enrollment.updb'));
   }
   const docs = await Promise.all(
     unsigned.map((doc) => withEnrollmentJwt(context.deps.signers.enrollment, context.request.baseUrl, doc)),

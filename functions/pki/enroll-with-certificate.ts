@@ -45,7 +45,7 @@ function issuedByCa(certificate: X509Certificate, ca: Ca): boolean {
 export async function enrollByOttCa(request: OperationRequest, deps: Deps) {
   const stored = await outstandingEnrollment(deps, request, 'ottca');
   const ca = stored.doc.caId ? (await deps.store.get(cas, stored.doc.caId))?.doc : undefined;
-  if (!ca || !ca.isVerified || !ca.isOttCaEnrollmentEnabled) throw new ApiError('ENROLLMENT_CA_NOT_VALID');
+  if (!ca?.isVerified || !ca.isOttCaEnrollmentEnabled) throw new ApiError('ENROLLMENT_CA_NOT_VALID');
   const certificate = presentedCertificate(request);
   if (!issuedByCa(certificate, ca)) throw new ApiError('CERTIFICATE_FAILED_VALIDATION');
   await deps.store.transact(

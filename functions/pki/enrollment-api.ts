@@ -1,8 +1,8 @@
 import * as z from 'zod';
+import { usernameFreeOp } from '#shared/auth/username-free.ts';
 import { crudOperations, getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
 import type { Deps } from '#shared/deps.ts';
-import { authenticators } from '#shared/entities/authenticator.ts';
 import { ENROLLMENT_METHODS, type Enrollment, enrollments } from '#shared/entities/enrollment.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { invalidField } from '#shared/http/api-error.ts';
@@ -12,7 +12,6 @@ import { parseWith } from '#shared/http/validate.ts';
 import { newToken } from '#shared/ids.ts';
 import { withEnrollmentJwt } from '#shared/pki/enrollment-jwt.ts';
 import { idField } from '#shared/schemas/common-fields.ts';
-import { keys } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { enrollmentView } from '#shared/views/enrollment-view.ts';
 import { nameLookup } from '#shared/views/name-lookup.ts';
@@ -36,21 +35,6 @@ export function futureExpiry(deps: Deps, expiresAt: string): string {
   const time = Date.parse(expiresAt);
   if (!(time > deps.now().getTime())) throw invalidField('expiresAt', 'must be in the future', expiresAt);
   return new Date(time).toISOString();
-}
-
-/** The check, committed with a updb enrollment, that no authenticator holds its username yet. */
-export function usernameFreeOp(deps: Deps, username: string, field: string): WriteOp {
-  return {
-    item: {
-      ConditionCheck: {
-        TableName: deps.store.tableName,
-        Key: keys.unique(authenticators.collection, 'username', username),
-        ConditionExpression: 'attribute_not_exists(PK)',
-      },
-    },
-    onConditionFailed: () =>
-      invalidField(field, `duplicate value '${username}' in unique index on authenticators store`, username),
-  };
 }
 
 /** A new outstanding enrollment with its JWT (one `Sign`); the kit checks the identity and the CA exist. */

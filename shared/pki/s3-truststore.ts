@@ -23,7 +23,9 @@ export function s3Truststore(config: TruststoreConfig, s3: S3Client, apiGateway:
       await apiGateway.send(
         new UpdateDomainNameCommand({
           domainName: config.domainName,
-          patchOperations: [{ op: 'replace', path: '/mutualTlsAuthentication/truststoreVersion', value: put.VersionId }],
+          patchOperations: [
+            { op: 'replace', path: '/mutualTlsAuthentication/truststoreVersion', value: put.VersionId },
+          ],
         }),
       );
     },

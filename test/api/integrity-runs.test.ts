@@ -164,7 +164,7 @@ describe('database snapshots', () => {
     for await (const page of paginateScan({ client: db }, { TableName: tableName })) stored += page.Items?.length ?? 0;
     // The snapshot's own marker is written before the export; everything else is the table as it was.
     expect(lines.length).toBe(stored);
-    expect(lines.some((item) => item.PK === 'identities#' + controller.deps.config.tableName)).toBe(false);
+    expect(lines.some((item) => item.PK === `identities#${controller.deps.config.tableName}`)).toBe(false);
     expect(lines.some((item) => String(item.PK).startsWith('UNIQUE#identities#name'))).toBe(true);
 
     // The snapshot loads into a fresh table item for item.

@@ -42,7 +42,7 @@ function statementsOf(resources: Record<string, CfnResource>, roleId: string): S
 }
 
 function environmentOf(resource: CfnResource): Record<string, unknown> {
-  return ((resource.Properties.Environment as { Variables?: Record<string, unknown> }) ?? {}).Variables ?? {};
+  return (resource.Properties.Environment as { Variables?: Record<string, unknown> })?.Variables ?? {};
 }
 
 describe('the mTLS domain', () => {

@@ -1,0 +1,23 @@
+import type { Deps } from '../deps.ts';
+import { authenticators } from '../entities/authenticator.ts';
+import { invalidField } from '../http/api-error.ts';
+import { keys } from '../store/keys.ts';
+import type { WriteOp } from '../store/write-op.ts';
+
+/**
+ * The check, committed with a updb enrollment, that no authenticator holds its username yet (so the identity can
+ * still take it when it enrolls); a taken one is 400 naming `field`, as the caller sent it.
+ */
+export function usernameFreeOp(deps: Deps, username: string, field: string): WriteOp {
+  return {
+    item: {
+      ConditionCheck: {
+        TableName: deps.store.tableName,
+        Key: keys.unique(authenticators.collection, 'username', username),
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    },
+    onConditionFailed: () =>
+      invalidField(field, `duplicate value '${username}' in unique index on authenticators store`, username),
+  };
+}
