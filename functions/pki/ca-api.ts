@@ -120,4 +120,6 @@ export const caApi: EntityApi<Ca, CaCreate, CaReplace, CaPatch> = {
   replace: (before, input) => ({ ...before, ...settingsOf(input) }),
   patch: (before, input, sent) => patched(before, input, sent),
   view: (_deps: Deps, doc) => caView(doc),
+  // A CA may have issued the certificates of thousands of identities.
+  manyChildren: true,
 };

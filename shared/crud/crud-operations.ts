@@ -157,7 +157,9 @@ export function crudOperations<D extends BaseDocument, C, R, P>(
       await withOptimisticRetry(async () => {
         const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
         api.guard?.(stored.doc, 'delete', context(request, deps));
-        await deleteEntity(deps, def, stored, (room) => api.deleteOps?.(deps, stored, room) ?? Promise.resolve([]));
+        await deleteEntity(deps, def, stored, (room) => api.deleteOps?.(deps, stored, room) ?? Promise.resolve([]), {
+          drainCascades: api.manyChildren === true,
+        });
       });
       request.logger.info(`${def.label} deleted`, { id: request.pathParameters.id });
       return empty();

@@ -47,4 +47,9 @@ export interface EntityApi<D extends BaseDocument, C, R, P> {
    * within `room` transaction items.
    */
   deleteOps?(deps: Deps, stored: Stored<D>, room: number): Promise<readonly WriteOp[]>;
+  /**
+   * Its `cascade` children may be more than one transaction holds (a CA's authenticators): a delete removes them in
+   * transactions of their own first (`deleteEntity`'s drain).
+   */
+  readonly manyChildren?: boolean;
 }

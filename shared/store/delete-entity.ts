@@ -40,6 +40,35 @@ async function cascadeOps(deps: Deps, children: readonly Referrer[]): Promise<Wr
   return ops;
 }
 
+/** Room kept in a drain's transaction for the cascade deletes (each child's item, markers, links, counter). */
+const DRAIN_ROOM = MAX_TRANSACTION_ITEMS;
+/** How many links a drain reads at a time. */
+const DRAIN_PAGE = 50;
+
+/**
+ * Deletes `cascade` children of a marked entity, a transaction at a time, until what is left fits the final delete's
+ * transaction. The mark stops new links from being added meanwhile; each child goes whole (its own items all in one
+ * transaction), so a drain that stops half way leaves fewer children and nothing broken, and the next delete goes on.
+ */
+async function drainCascadeChildren(deps: Deps, def: EntityDefinition, id: string): Promise<void> {
+  for (;;) {
+    const links = await referencesTo(deps.store, def.collection, id, DRAIN_PAGE);
+    if (links.some((link) => link.onTargetDelete !== 'cascade')) return;
+    if (links.length < DRAIN_PAGE) {
+      // Few enough to try in the final transaction when their deletes fit it.
+      if ((await cascadeOps(deps, links)).length <= MAX_TRANSACTION_ITEMS / 2) return;
+    }
+    let batch: WriteOp[] = [];
+    for (const link of links) {
+      const ops = await cascadeOps(deps, [link]);
+      if (batch.length + ops.length > DRAIN_ROOM) break;
+      batch = [...batch, ...ops];
+    }
+    if (batch.length === 0) return;
+    await deps.store.transact(batch);
+  }
+}
+
 /**
  * Deletes an entity the way every link between entities stays whole (see `Reference` in `entity-definition.ts`):
  * mark it so no new link can reach it, read its links, refuse while a `refuse` link exists, and delete it with its
@@ -51,9 +80,12 @@ export async function deleteEntity<D extends BaseDocument>(
   def: EntityDefinition<D>,
   stored: Stored<D>,
   dependents?: DependentOps,
+  options: { readonly drainCascades?: boolean } = {},
 ): Promise<void> {
   const marked = await deps.store.markDeleting(def, stored);
   try {
+    // A parent of many children (a CA's authenticators) sheds them in transactions of their own first.
+    if (options.drainCascades) await drainCascadeChildren(deps, def as unknown as EntityDefinition, stored.doc.id);
     // One more than a transaction holds: past that the delete is refused as too large anyway.
     const links = await referencesTo(deps.store, def.collection, stored.doc.id, MAX_TRANSACTION_ITEMS + 1);
     const refusing = links.filter((link) => link.onTargetDelete !== 'cascade');

@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { authenticators } from '#shared/entities/authenticator.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { csrFor, issue, makeCa, type TestCa } from '../support/pki-fixtures.ts';
@@ -243,6 +244,30 @@ describe('ottca enrollment', () => {
     expect((await certLogin(device)).status).toBe(401);
     expect((await call('GET', `/identities/${enrolled.id}`)).body.data.authenticators).toEqual({});
     expect((await call('GET', `/identities/${pending.id}`)).body.data.enrollment).toEqual({});
+  });
+});
+
+describe('deleting a CA with many identities', () => {
+  it('removes every authenticator it issued, more than one transaction holds', async () => {
+    const { ca, id: caId } = await verifiedCa('fleet', { identityNameFormat: '[caName]-[commonName]' });
+    const devices = [];
+    for (let n = 0; n < 30; n++) {
+      const device = await issue(ca, `device-${n}`);
+      const enrolled = await controller().call('POST', `${C}/enroll/ca`, { body: {}, cert: device });
+      expect(enrolled.status, enrolled.text).toBe(200);
+      devices.push(device);
+    }
+    const deleted = await call('DELETE', `/cas/${caId}`);
+
+    expect(deleted.status, deleted.text).toBe(200);
+    expect((await call('GET', `/cas/${caId}`)).status).toBe(404);
+    for (const device of [devices[0]!, devices[29]!]) expect((await certLogin(device)).status).toBe(401);
+    const left = await controller().deps.store.findIdByUnique(
+      authenticators,
+      'fingerprint',
+      new X509Certificate(devices[15]!.cert).fingerprint.replaceAll(':', '').toLowerCase(),
+    );
+    expect(left).toBeUndefined();
   });
 });
 
