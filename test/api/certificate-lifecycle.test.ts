@@ -339,6 +339,23 @@ describe('revocations and expiry at cert login', () => {
     expect(listed.body.data.map((entry: { id: string }) => entry.id)).toContain(fingerprintOf(a.credentials.cert));
   });
 
+  it('makes an enrollment token revoked by JTI unusable', async () => {
+    const id = await createdId('/identities', {
+      name: 'revoked-token',
+      type: 'Device',
+      isAdmin: false,
+      enrollment: { ott: true },
+    });
+    const token = (await call('GET', `/identities/${id}`)).body.data.enrollment.ott.token;
+    expect((await call('POST', '/revocations', { id: token, type: 'JTI' })).status).toBe(201);
+    const { csr } = await csrFor();
+
+    const response = await controller().call('POST', `${C}/enroll/ott`, { body: { token, clientCsr: csr } });
+
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('INVALID_ENROLLMENT_TOKEN');
+  });
+
   it("refuses expired certificates unless the identity's auth policy allows them", async () => {
     // The default policy allows expired certificates (as the reference's does); this one does not.
     const strictId = await createdId('/auth-policies', authPolicyBody('refuses-expired'));
