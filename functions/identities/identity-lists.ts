@@ -1,6 +1,7 @@
 import { crudOperations, getOrNotFound } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
+import { cas } from '#shared/entities/ca.ts';
 import { ENTITY_DEFINITIONS } from '#shared/entities/definitions.ts';
 import { enrollments } from '#shared/entities/enrollment.ts';
 import { identities } from '#shared/entities/identity.ts';
@@ -13,6 +14,7 @@ import { count } from '#shared/store/index-queries.ts';
 import { authenticatorView } from '#shared/views/authenticator-view.ts';
 import { enrollmentView } from '#shared/views/enrollment-view.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
+import { nameLookup } from '#shared/views/name-lookup.ts';
 
 const identityTypeApi: EntityApi<IdentityType, never, never, never> = {
   def: identityTypes,
@@ -40,7 +42,14 @@ export const getIdentityAuthenticators: Operation = async (request, deps) => {
 export const getIdentityEnrollments: Operation = async (request, deps) => {
   const identity = await getOrNotFound(deps, identities, request.pathParameters.id ?? '');
   const children = await listChildren(deps, identities.collection, identity.doc.id, enrollments.collection);
-  const views = children.map((child) => enrollmentView(enrollments.schema.parse(child.doc), identity.doc.name));
+  const caName = nameLookup(deps, cas);
+  const views = await Promise.all(
+    children.map(async (child) => {
+      const enrollment = enrollments.schema.parse(child.doc);
+      const ca = enrollment.caId ? await caName(enrollment.caId) : undefined;
+      return enrollmentView(enrollment, identity.doc.name, ca);
+    }),
+  );
   return list(views, { limit: -1, offset: 0, totalCount: views.length }, Object.keys(enrollments.filterable));
 };
 

@@ -3,6 +3,7 @@ import { usernameFreeOp } from '#shared/auth/username-free.ts';
 import { crudOperations, getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
 import type { Deps } from '#shared/deps.ts';
+import { cas } from '#shared/entities/ca.ts';
 import { ENROLLMENT_METHODS, type Enrollment, enrollments } from '#shared/entities/enrollment.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { invalidField } from '#shared/http/api-error.ts';
@@ -14,7 +15,7 @@ import { withEnrollmentJwt } from '#shared/pki/enrollment-jwt.ts';
 import { idField } from '#shared/schemas/common-fields.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { enrollmentView } from '#shared/views/enrollment-view.ts';
-import { nameLookup } from '#shared/views/name-lookup.ts';
+import { type NameLookup, nameLookup } from '#shared/views/name-lookup.ts';
 import { usernameField } from '../authentication/credential-fields.ts';
 
 const expiresAtField = z.iso.datetime({ offset: true });
@@ -68,6 +69,12 @@ export async function newEnrollment(
   return { doc, ops: doc.username ? [usernameFreeOp(deps, doc.username, 'username')] : [] };
 }
 
+/** An enrollment with the names of its identity and CA (each read once per page). */
+async function viewOf(doc: Enrollment, identityName: NameLookup, caName: NameLookup) {
+  const [identity, ca] = await Promise.all([identityName(doc.identityId), doc.caId ? caName(doc.caId) : undefined]);
+  return enrollmentView(doc, identity, ca);
+}
+
 /**
  * Outstanding enrollments (`/enrollments`). One per method per identity (the kit's unique key: a second is 409
  * `ENROLLMENT_EXISTS`); the identity and, for ottca, the CA must exist (kit references, checked in the transaction).
@@ -76,10 +83,10 @@ export const enrollmentApi: EntityApi<Enrollment, EnrollmentCreate, never, never
   def: enrollments,
   createSchema,
   create: (input, context) => newEnrollment(context, input),
-  view: async (deps, doc) => enrollmentView(doc, (await deps.store.get(identities, doc.identityId))?.doc.name ?? ''),
+  view: (deps, doc) => viewOf(doc, nameLookup(deps, identities), nameLookup(deps, cas)),
   viewPage: (deps, docs) => {
-    const name = nameLookup(deps, identities);
-    return Promise.all(docs.map(async (doc) => enrollmentView(doc, await name(doc.identityId))));
+    const [identityName, caName] = [nameLookup(deps, identities), nameLookup(deps, cas)];
+    return Promise.all(docs.map((doc) => viewOf(doc, identityName, caName)));
   },
 };
 

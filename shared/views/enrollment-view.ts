@@ -2,7 +2,7 @@ import type { Enrollment } from '../entities/enrollment.ts';
 import { entityRef, selfLinks } from './entity-ref.ts';
 
 /** An outstanding enrollment as the API shows it. */
-export function enrollmentView(enrollment: Enrollment, identityName: string) {
+export function enrollmentView(enrollment: Enrollment, identityName: string, caName = enrollment.caId ?? '') {
   // Only updb enrollments have a username; the document types it as a string, so others leave it out.
   const { username, ...rest } = enrollment;
   return {
@@ -10,7 +10,7 @@ export function enrollmentView(enrollment: Enrollment, identityName: string) {
     ...(username !== null ? { username } : {}),
     _links: selfLinks('enrollments', enrollment.id),
     identity: entityRef('identities', enrollment.identityId, identityName),
-    ca: enrollment.caId ? entityRef('cas', enrollment.caId, enrollment.caId) : null,
+    ca: enrollment.caId ? entityRef('cas', enrollment.caId, caName) : null,
     // The reference's `details` map (required by its document); nothing method-specific to add yet.
     details: {},
   };

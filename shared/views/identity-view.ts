@@ -1,6 +1,7 @@
 import { hasLiveApiSession } from '../auth/api-session-store.ts';
 import type { Deps } from '../deps.ts';
 import { authPolicies } from '../entities/auth-policy.ts';
+import { cas } from '../entities/ca.ts';
 import type { Identity } from '../entities/identity.ts';
 import { listChildren } from '../store/children.ts';
 import { entityRef, selfLinks } from './entity-ref.ts';
@@ -8,13 +9,15 @@ import { type NameLookup, nameLookup } from './name-lookup.ts';
 
 /**
  * The identity detail: the stored document plus what is derived from its children (authenticators, outstanding
- * enrollments, live API sessions) and references (type, auth policy). Two GSI2 queries, and one read per auth policy
- * (shared across a page when the caller passes one lookup for all of it).
+ * enrollments, live API sessions) and references (type, auth policy, an ottca enrollment's CA). Two GSI2 queries, and
+ * one read per auth policy and CA (shared across a page when the caller passes one lookup for all of it).
  */
 export async function identityView(
   deps: Deps,
   identity: Identity,
   policyName: NameLookup = nameLookup(deps, authPolicies),
+  // Read only for an outstanding ottca enrollment.
+  caName: NameLookup = nameLookup(deps, cas),
 ) {
   const [children, authPolicyName, hasApiSession] = await Promise.all([
     listChildren(deps, 'identities', identity.id),
@@ -37,7 +40,7 @@ export async function identityView(
         ...(typeof doc.jwt === 'string' ? { jwt: doc.jwt } : {}),
         expiresAt: doc.expiresAt,
         ...(doc.method === 'ottca' && typeof doc.caId === 'string'
-          ? { caId: doc.caId, ca: entityRef('cas', doc.caId, doc.caId) }
+          ? { caId: doc.caId, ca: entityRef('cas', doc.caId, await caName(doc.caId)) }
           : {}),
       };
     }

@@ -181,6 +181,10 @@ describe('ottca enrollment', () => {
   it("enrolls with a certificate of the identity's CA, which then logs in; the token works once", async () => {
     const { ca, id: caId } = await verifiedCa('ottca');
     const { id, token } = await identityWithOttCa('ottca-device', caId);
+    const pending = (await call('GET', `/identities/${id}`)).body.data.enrollment.ottca;
+    const listed = (await call('GET', `/identities/${id}/enrollments`)).body.data;
+    expect(pending.ca).toMatchObject({ id: caId, name: 'ottca' });
+    expect(listed[0].ca).toMatchObject({ id: caId, name: 'ottca' });
     const device = await issue(ca, 'ottca-device');
 
     const enrolled = await controller().call('POST', `${C}/enroll/ottca`, { body: { token }, cert: device });
