@@ -1,7 +1,7 @@
 import { type Deps, defaultDeps } from '#shared/deps.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
-import { truststoreOf } from '#shared/pki/s3-truststore.ts';
+import { lazyS3Truststore } from '#shared/pki/create-truststore.ts';
 import { apiSessionCertificateOperations } from './api-session-certificates.ts';
 import { authenticatorLifecycleOperations } from './authenticator-lifecycle.ts';
 import { caOperations } from './ca-operations.ts';
@@ -42,7 +42,7 @@ function pkiDeps(): Deps {
   if (!cached) {
     const deps = defaultDeps();
     const truststore = deps.config.truststore;
-    cached = truststore ? { ...deps, truststore: truststoreOf(truststore, deps.config.region) } : deps;
+    cached = truststore ? { ...deps, truststore: lazyS3Truststore(truststore, deps.config.region) } : deps;
   }
   return cached;
 }
