@@ -1,7 +1,6 @@
 import type { JWTPayload } from 'jose';
 import * as z from 'zod';
 import type { Deps } from '#shared/deps.ts';
-import { authenticators } from '#shared/entities/authenticator.ts';
 import type { ExternalJwtSigner } from '#shared/entities/external-jwt-signer.ts';
 import { identities, newIdentity } from '#shared/entities/identity.ts';
 import { bearerTokenOf, ExternalJwtRefused, verifyExternalJwt } from '#shared/ext-jwt/verify-external-jwt.ts';
@@ -13,7 +12,7 @@ import { newId } from '#shared/ids.ts';
 import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
 import { fitsKey } from '#shared/store/keys.ts';
 import { freeName } from './enroll-with-certificate.ts';
-import { caBundlePem, certInUseOr, certificateForCsr } from './enrollment-token.ts';
+import { authenticatorOps, caBundlePem, certificateForCsr, inUse } from './enrollment-token.ts';
 
 const tokenBodySchema = z.object({ clientCsr: z.string().nullable().optional() });
 
@@ -95,33 +94,21 @@ export const enrollToken: Operation = documented(
       roleAttributes: attributesAt(payload, signer.enrollAttributeClaimsSelector),
       ...(signer.enrollAuthPolicyId ? { authPolicyId: signer.enrollAuthPolicyId } : {}),
     });
-    const ops = deps.store.createOps(identities, identity);
+    const ops = deps.store.createOps(identities, identity).map(inUse);
     let certificates: { cert: string; ca: string } | undefined;
     if (toCertificate) {
       const issued = await certificateForCsr(deps, body.clientCsr ?? undefined);
       certificates = { cert: issued.chainPem, ca: caBundlePem(issued.ca) };
-      ops.push(
-        ...deps.store.createOps(
-          authenticators,
-          {
-            id: newId(),
-            createdAt: now,
-            updatedAt: now,
-            tags: {},
-            identityId: id,
-            method: 'cert',
-            certPem: issued.pem,
-            fingerprint: issued.fingerprint,
-            isIssuedByNetwork: true,
-            certIssuedAt: now,
-          },
-          ['identityId'],
-        ),
-      );
+      const credential = {
+        method: 'cert' as const,
+        certPem: issued.pem,
+        fingerprint: issued.fingerprint,
+        isIssuedByNetwork: true,
+        certIssuedAt: now,
+      };
+      ops.push(...authenticatorOps(deps, id, credential, true));
     }
-    await deps.store.transact(
-      ops.map((op) => (op.onConditionFailed ? { ...op, onConditionFailed: certInUseOr(op.onConditionFailed) } : op)),
-    );
+    await deps.store.transact(ops);
     request.logger.info('identity enrolled', { method: 'token', identityId: id, signerId: signer.id });
     return ok(certificates ?? {});
   },

@@ -19,7 +19,7 @@ import {
 import { externalIdOf } from '#shared/pki/external-id-claim.ts';
 import { allCas } from '#shared/pki/trusted-cas.ts';
 import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
-import { certInUseOr, completeEnrollmentOps, outstandingEnrollment } from './enrollment-token.ts';
+import { authenticatorOps, completeEnrollmentOps, inUse, outstandingEnrollment } from './enrollment-token.ts';
 
 /** The client certificate of the TLS handshake (API Gateway's mTLS, or the local server); 400 without one. */
 function presentedCertificate(request: OperationRequest): X509Certificate {
@@ -121,32 +121,19 @@ export async function enrollByCa(request: OperationRequest, deps: Deps) {
     roleAttributes: [...ca.identityRoles],
     externalId: externalId ?? null,
   });
-  const ops = deps.store.createOps(identities, identity);
+  const ops = deps.store.createOps(identities, identity).map(inUse);
   if (!externalId) {
-    ops.push(
-      ...deps.store.createOps(
-        authenticators,
-        {
-          id: newId(),
-          createdAt: now,
-          updatedAt: now,
-          tags: {},
-          identityId: id,
-          method: 'cert',
-          certPem: certificate.toString(),
-          fingerprint,
-          isIssuedByNetwork: false,
-          caId: ca.id,
-          certIssuedAt: new Date(certificate.validFrom).toISOString(),
-        },
-        ['identityId'],
-      ),
-    );
+    const credential = {
+      method: 'cert' as const,
+      certPem: certificate.toString(),
+      fingerprint,
+      isIssuedByNetwork: false,
+      caId: ca.id,
+      certIssuedAt: new Date(certificate.validFrom).toISOString(),
+    };
+    ops.push(...authenticatorOps(deps, id, credential, true));
   }
-  await deps.store.transact(
-    // A certificate or claim taken by a concurrent enrollment is the reference's 409.
-    ops.map((op) => (op.onConditionFailed ? { ...op, onConditionFailed: certInUseOr(op.onConditionFailed) } : op)),
-  );
+  await deps.store.transact(ops);
   request.logger.info('identity auto-enrolled', { identityId: id, caId: ca.id });
   return empty();
 }

@@ -57,28 +57,46 @@ export async function outstandingEnrollment(
   return stored;
 }
 
+/** What an authenticator holds besides its identity and the fields every entity has. */
+export type Credential = Omit<Authenticator, 'id' | 'createdAt' | 'updatedAt' | 'tags' | 'identityId'>;
+
+/**
+ * The writes that create an identity's authenticator. `newIdentity` when the identity is created in the same
+ * transaction (DynamoDB cannot check what the transaction also writes). A fingerprint already held is 409
+ * `CERT_IN_USE`.
+ */
+export function authenticatorOps(
+  deps: Deps,
+  identityId: string,
+  credential: Credential,
+  newIdentity = false,
+): WriteOp[] {
+  const now = deps.now().toISOString();
+  return deps.store
+    .createOps(
+      authenticators,
+      { id: newId(), createdAt: now, updatedAt: now, tags: {}, identityId, ...credential },
+      newIdentity ? ['identityId'] : [],
+    )
+    .map(inUse);
+}
+
 /**
  * The writes that complete an enrollment: its authenticator created and the enrollment deleted in one transaction
  * (version-checked, so a replay or a concurrent use of the token finds nothing and answers INVALID_ENROLLMENT_TOKEN).
  */
-export function completeEnrollmentOps(
-  deps: Deps,
-  stored: Stored<Enrollment>,
-  authenticator: Omit<Authenticator, 'id' | 'createdAt' | 'updatedAt' | 'tags' | 'identityId'>,
-): WriteOp[] {
-  const now = deps.now().toISOString();
+export function completeEnrollmentOps(deps: Deps, stored: Stored<Enrollment>, credential: Credential): WriteOp[] {
   return [
-    ...deps.store
-      .createOps(
-        authenticators,
-        { id: newId(), createdAt: now, updatedAt: now, tags: {}, identityId: stored.doc.identityId, ...authenticator },
-        ['identityId'],
-      )
-      .map((op) => (op.onConditionFailed ? { ...op, onConditionFailed: certInUseOr(op.onConditionFailed) } : op)),
+    ...authenticatorOps(deps, stored.doc.identityId, credential),
     ...deps.store
       .deleteOps(enrollments, stored.doc, stored.version)
       .map((op) => ({ ...op, onConditionFailed: () => new ApiError('INVALID_ENROLLMENT_TOKEN') })),
   ];
+}
+
+/** A write whose conflict on a certificate (fingerprint or external id) answers 409 `CERT_IN_USE`. */
+export function inUse(op: WriteOp): WriteOp {
+  return op.onConditionFailed ? { ...op, onConditionFailed: certInUseOr(op.onConditionFailed) } : op;
 }
 
 /**
