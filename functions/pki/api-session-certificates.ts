@@ -11,12 +11,10 @@ import { newId } from '#shared/ids.ts';
 import { listEntitiesAmong } from '#shared/list/list-entities.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { firstCertificateOf } from '#shared/pki/certificates.ts';
-import { issueClientCertificate, parseCsr, UnusableCsrError } from '#shared/pki/issue-certificate.ts';
-import { networkCa } from '#shared/pki/network-ca.ts';
 import { listChildren } from '#shared/store/children.ts';
 import { deleteEntity } from '#shared/store/delete-entity.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
-import { caBundlePem } from './enrollment-token.ts';
+import { caBundlePem, certificateForCsr } from './enrollment-token.ts';
 
 /** How long an ephemeral certificate lives: long enough for an SDK's router connections, short enough not to matter. */
 export const EPHEMERAL_CERT_MS = 12 * 3600_000;
@@ -56,17 +54,7 @@ const createCurrentApiSessionCertificate: Operation = documented(
         message: `An API session holds at most ${MAX_PER_API_SESSION} ephemeral certificates; delete one first.`,
       });
     }
-    const ca = await networkCa(deps);
-    let issued: Awaited<ReturnType<typeof issueClientCertificate>>;
-    try {
-      const csr = await parseCsr(csrPem);
-      issued = await issueClientCertificate(deps.signers.signingCa, ca.signingCertPem, csr, deps.now(), {
-        validityMs: EPHEMERAL_CERT_MS,
-      });
-    } catch (error) {
-      if (!(error instanceof UnusableCsrError)) throw error;
-      throw new ApiError('COULD_NOT_PROCESS_CSR', { cause: { message: error.message } });
-    }
+    const issued = await certificateForCsr(deps, csrPem, { validityMs: EPHEMERAL_CERT_MS });
     const certificate = firstCertificateOf(issued.pem)!;
     const now = deps.now().toISOString();
     const doc: ApiSessionCertificate = {
@@ -94,7 +82,7 @@ const createCurrentApiSessionCertificate: Operation = documented(
           id: doc.id,
           _links: selfLinks('current-api-session/certificates', doc.id),
           certificate: issued.pem,
-          cas: caBundlePem(ca),
+          cas: caBundlePem(issued.ca),
         },
         meta: { ...API_VERSION_META },
       },

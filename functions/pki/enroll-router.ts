@@ -31,7 +31,7 @@ function routerCsrs(request: OperationRequest): { clientCsr: string; serverCsr: 
 /** Issues a router's client and server certificates (a `Sign` each) and the router's stored certificate fields. */
 async function routerCertificates(deps: Deps, csrs: { clientCsr: string; serverCsr: string }) {
   const client = await certificateForCsr(deps, csrs.clientCsr);
-  const server = await certificateForCsr(deps, csrs.serverCsr, 'server');
+  const server = await certificateForCsr(deps, csrs.serverCsr, { kind: 'server' });
   return {
     body: { cert: client.chainPem, serverCert: server.chainPem, ca: caBundlePem(client.ca) },
     fields: { fingerprint: client.fingerprint, certPem: client.pem },

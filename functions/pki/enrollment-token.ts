@@ -5,7 +5,12 @@ import { revocations } from '#shared/entities/revocation.ts';
 import { ApiError } from '#shared/http/api-error.ts';
 import { type OperationRequest, queryValue } from '#shared/http/operation.ts';
 import { newId } from '#shared/ids.ts';
-import { issueClientCertificate, parseCsr, UnusableCsrError } from '#shared/pki/issue-certificate.ts';
+import {
+  type IssueOptions,
+  issueClientCertificate,
+  parseCsr,
+  UnusableCsrError,
+} from '#shared/pki/issue-certificate.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
 import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
@@ -115,11 +120,11 @@ export function certInUseOr(makeError: () => ApiError): () => ApiError {
 }
 
 /** A certificate for a CSR from the signing CA (one `Sign`); an unusable CSR is 400 `COULD_NOT_PROCESS_CSR`. */
-export async function certificateForCsr(deps: Deps, csrPem: string | undefined, kind: 'client' | 'server' = 'client') {
+export async function certificateForCsr(deps: Deps, csrPem: string | undefined, options: IssueOptions = {}) {
   const ca = await networkCa(deps);
   try {
     const csr = await parseCsr(csrPem ?? '');
-    const issued = await issueClientCertificate(deps.signers.signingCa, ca.signingCertPem, csr, deps.now(), { kind });
+    const issued = await issueClientCertificate(deps.signers.signingCa, ca.signingCertPem, csr, deps.now(), options);
     return { ...issued, chainPem: `${issued.pem.trim()}\n${ca.signingCertPem.trim()}\n`, ca };
   } catch (error) {
     if (!(error instanceof UnusableCsrError)) throw error;
