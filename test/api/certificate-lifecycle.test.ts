@@ -416,4 +416,41 @@ describe('token enrollment', () => {
     const identity = (await call('GET', `/identities/${login.body.data.identityId}`)).body.data;
     expect(identity).toMatchObject({ name: 'Seven', externalId: 'user-7', roleAttributes: ['engineers'] });
   });
+
+  it("without a CSR, makes an identity under the signer's auth policy that logs in with its tokens", async () => {
+    const issuerKey = await makeCa('token-only issuer');
+    const policy = authPolicyBody('token-only');
+    const signerId = await createdId('/external-jwt-signers', {
+      name: 'token-only-idp',
+      enabled: true,
+      issuer: 'https://tokens.idp.test',
+      audience: 'ziti',
+      certPem: issuerKey.pem,
+      kid: 'token-key',
+      useExternalId: true,
+      enrollToTokenEnabled: true,
+    });
+    policy.primary.extJwt = { allowed: true, allowedSigners: [signerId] };
+    const policyId = await createdId('/auth-policies', policy);
+    expect((await call('PATCH', `/external-jwt-signers/${signerId}`, { enrollAuthPolicyId: policyId })).status).toBe(
+      200,
+    );
+    const token = await new SignJWT({ sub: 'token-user' })
+      .setProtectedHeader({ alg: 'ES256', kid: 'token-key' })
+      .setIssuer('https://tokens.idp.test')
+      .setAudience('ziti')
+      .setExpirationTime('5m')
+      .sign(issuerKey.keys.privateKey);
+    const bearer = { authorization: `Bearer ${token}` };
+
+    const enrolled = await controller().call('POST', `${C}/enroll/token`, { headers: bearer, body: {} });
+    const login = await controller().call('POST', `${C}/authenticate?method=ext-jwt`, { headers: bearer, body: {} });
+
+    expect(enrolled.status, enrolled.text).toBe(200);
+    expect(enrolled.body.data).toEqual({});
+    expect(login.status, login.text).toBe(200);
+    const identity = (await call('GET', `/identities/${login.body.data.identityId}`)).body.data;
+    expect(identity).toMatchObject({ name: 'token-user', externalId: 'token-user', authPolicyId: policyId });
+    expect(identity.authenticators).toEqual({});
+  });
 });
