@@ -170,6 +170,7 @@ describe('management enrollments', () => {
     expectMatchesSpec('management', 'GET', '/enrollments/{id}', 200, detail.body);
     const listed = await call('GET', `/enrollments?filter=${encodeURIComponent(`identityId = "${identityId}"`)}`);
     expect(listed.body.data.map((entry: { id: string }) => entry.id)).toEqual([id]);
+    expectMatchesSpec('management', 'GET', '/enrollments', 200, listed.body);
     const oldToken = detail.body.data.token;
 
     const refreshed = await call('POST', `/enrollments/${id}/refresh`, {
@@ -304,6 +305,7 @@ describe('ephemeral certificates', () => {
     expectMatchesSpec('client', 'GET', '/current-api-session/certificates', 200, listed.body);
     expect(fromOther.status).toBe(404);
     expect(detail.body.data.fingerprint).toBe(fingerprintOf(created.body.data.certificate));
+    expectMatchesSpec('client', 'GET', '/current-api-session/certificates/{id}', 200, detail.body);
 
     expect((await controller().call('DELETE', `${path}/${id}`, { token: session })).status).toBe(200);
     expect((await controller().call('GET', path, { token: session })).body.data).toEqual([]);

@@ -1,6 +1,7 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
+import { apiSessionCertificates } from '#shared/entities/api-session-certificate.ts';
 import { sessions } from '#shared/entities/session.ts';
 import type { IntegrityFinding, IntegrityMode } from '#shared/integrity/integrity-types.ts';
 import { reconcileCounters } from '#shared/integrity/reconcile-counters.ts';
@@ -212,6 +213,34 @@ describe('the integrity scan', () => {
     await run('fix');
     expect(await run('check')).toEqual([]);
     expect((await call('GET', `/sessions/${id}`)).status).toBe(404);
+  });
+
+  it('removes an ephemeral certificate whose API session is gone', async () => {
+    const deps = controller().deps;
+    const now = deps.now().toISOString();
+    const id = unique('orphan-certificate');
+    await deps.store.transact(
+      deps.store.createOps(apiSessionCertificates, {
+        id,
+        createdAt: now,
+        updatedAt: now,
+        tags: {},
+        apiSessionId: 'gone-api-session-2',
+        identityId: 'gone-identity',
+        subject: 'CN=orphan',
+        fingerprint: `fp-${id}`,
+        validFrom: now,
+        validTo: now,
+        certificate: 'PEM',
+      }),
+    );
+    const found = await run('check');
+    expect(found).toEqual([
+      { description: expect.stringMatching(/belongs to API session gone-api-session-2/), fixed: false },
+    ]);
+    await run('fix');
+    expect(await run('check')).toEqual([]);
+    expect(await deps.store.get(apiSessionCertificates, id)).toBeUndefined();
   });
 
   it('removes an API session that outlived its TTL, and recounts', async () => {
