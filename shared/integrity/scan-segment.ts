@@ -4,6 +4,7 @@ import { removeSessions, toSession } from '../auth/api-session-store.ts';
 import type { Deps } from '../deps.ts';
 import { definitionOf } from '../entities/definitions.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
+import { mapBounded } from '../map-bounded.ts';
 import { filterRecordOf, referenceValues } from '../store/entity-store.ts';
 import { packBucket, packOp } from '../store/filter-packs.ts';
 import { documentOf, keys } from '../store/keys.ts';
@@ -321,24 +322,32 @@ async function checkOwnedItems(scan: Scan, items: readonly Item[]): Promise<void
 }
 
 /** Role catalogs: an entry per attribute in use, and none for an attribute nobody holds. */
+/** Role-catalog entries checked at once: each is one query for any member of its role. */
+const CATALOG_CONCURRENCY = 16;
+
 async function checkCatalogEntries(scan: Scan, entries: readonly Item[]): Promise<void> {
-  for (const entry of entries) {
+  const held = await mapBounded(entries, CATALOG_CONCURRENCY, async (entry) => {
     const collection = String(entry.PK).slice('ROLES#'.length);
-    const attribute = String(entry.SK);
     scan.pointReads++;
     const { Items } = await scan.deps.store.db.send(
       new QueryCommand({
         TableName: scan.deps.store.tableName,
         KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': keys.roleMember(collection, attribute, '').PK },
+        ExpressionAttributeValues: { ':pk': keys.roleMember(collection, String(entry.SK), '').PK },
         Limit: 1,
         ConsistentRead: true,
       }),
     );
-    if ((Items ?? []).length > 0) continue;
-    await repair(scan, `the ${collection} role catalog lists #${attribute}, which no ${collection} holds`, () => [
-      remove(scan, entry as { PK: string; SK: string }),
-    ]);
+    return (Items ?? []).length > 0;
+  });
+  for (const [index, entry] of entries.entries()) {
+    if (held[index]) continue;
+    const collection = String(entry.PK).slice('ROLES#'.length);
+    await repair(
+      scan,
+      `the ${collection} role catalog lists #${String(entry.SK)}, which no ${collection} holds`,
+      () => [remove(scan, entry as { PK: string; SK: string })],
+    );
   }
 }
 
