@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lazyS3Truststore } from '#shared/pki/create-truststore.ts';
 import { s3Truststore } from '#shared/pki/s3-truststore.ts';
 
 interface Received {
@@ -69,6 +70,30 @@ describe('the S3 truststore', () => {
     expect(JSON.parse(patch.body)).toEqual({
       patchOperations: [{ op: 'replace', path: '/mutualTlsAuthentication/truststoreVersion', value: 'v1' }],
     });
+  });
+
+  it('loads the AWS clients on the first publish when lazy (the pki function), then publishes the same way', async () => {
+    received.length = 0;
+    // The SDK's own endpoint override: the lazily made clients reach the loopback endpoint as they would AWS.
+    const overrides = { AWS_ENDPOINT_URL: endpoint, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
+    const saved = Object.fromEntries(Object.keys(overrides).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, overrides);
+    try {
+      const truststore = lazyS3Truststore(
+        { bucket: 'trust-bucket', key: 'truststore.pem', domainName: 'mtls.example.com' },
+        'eu-west-1',
+      );
+      expect(received).toHaveLength(0);
+      await truststore.publish(BUNDLE);
+      await truststore.publish(BUNDLE);
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    expect(received.map((request) => request.method)).toEqual(['PUT', 'PATCH', 'PUT', 'PATCH']);
+    expect(received[0]!.body).toBe(BUNDLE);
   });
 
   it('only puts the bundle when there is no domain yet (the bootstrap)', async () => {
