@@ -3,7 +3,7 @@ import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations
 import type { Deps } from '#shared/deps.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { enrollments } from '#shared/entities/enrollment.ts';
-import { invalidField, notFound } from '#shared/http/api-error.ts';
+import { ApiError, invalidField, notFound } from '#shared/http/api-error.ts';
 import { created, empty, ok } from '#shared/http/envelope.ts';
 import { callerOf, documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
@@ -88,19 +88,43 @@ async function ownAuthenticator(request: OperationRequest, deps: Deps) {
   return stored;
 }
 
+/**
+ * Refuses (401) a certificate change asked without proof of the device: the TLS client certificate must be one of
+ * `fingerprints` (the authenticator's current certificate, and for verification also the one just issued). A
+ * password or ext-jwt session, or a leaked session token, holds none of their keys, so it cannot replace the device's
+ * certificate with its own (as the reference requires, extension is asked over mTLS with the current certificate).
+ */
+function requirePresentedCertificate(request: OperationRequest, fingerprints: readonly (string | null | undefined)[]) {
+  const presented = firstCertificateOf(request.clientCertPem);
+  const fingerprint = presented ? fingerprintOf(presented) : undefined;
+  if (!fingerprint || !fingerprints.includes(fingerprint)) {
+    throw new ApiError('UNAUTHORIZED', {
+      message: "Extending a certificate needs the authenticator's current certificate as the TLS client certificate.",
+    });
+  }
+}
+
 const extendSchema = z.object({ clientCertCsr: z.string().min(1) });
 
 /**
  * `POST /current-identity/authenticators/{id}/extend {clientCertCsr}`: a new certificate (one `Sign`), held as the
  * authenticator's unverified one; the current certificate keeps working until the client verifies the new one.
+ * Ownership, kind and the presented certificate are checked before anything is signed; the write is conditioned on
+ * the version read, so a certificate that changed meanwhile is checked again.
  */
 const extendCurrentIdentityAuthenticator: Operation = documented(
   async (request, deps) => {
     const { clientCertCsr } = parseWith(extendSchema, request.body ?? {});
-    const issued = await certificateForCsr(deps, clientCertCsr);
-    await withOptimisticRetry(async () => {
+    const checked = async () => {
       const stored = await ownAuthenticator(request, deps);
       requireExtendable(stored.doc);
+      requirePresentedCertificate(request, [stored.doc.fingerprint]);
+      return stored;
+    };
+    await checked();
+    const issued = await certificateForCsr(deps, clientCertCsr);
+    await withOptimisticRetry(async () => {
+      const stored = await checked();
       const next = {
         ...stored.doc,
         unverifiedCertPem: issued.pem,
@@ -119,7 +143,8 @@ const extendVerifySchema = z.object({ clientCert: z.string().min(1) });
 
 /**
  * `POST /current-identity/authenticators/{id}/extend-verify {clientCert}`: the client shows it received the new
- * certificate; it replaces the old one (the fingerprint marker moves), so the old certificate stops logging in.
+ * certificate; it replaces the old one (the fingerprint marker moves), so the old certificate stops logging in. Asked
+ * over mTLS with the current or the new certificate, like the extension itself.
  */
 const extendVerifyCurrentIdentityAuthenticator: Operation = documented(
   async (request, deps) => {
@@ -129,6 +154,8 @@ const extendVerifyCurrentIdentityAuthenticator: Operation = documented(
     await withOptimisticRetry(async () => {
       const stored = await ownAuthenticator(request, deps);
       const authenticator = stored.doc;
+      requireExtendable(authenticator);
+      requirePresentedCertificate(request, [authenticator.fingerprint, authenticator.unverifiedFingerprint]);
       if (!authenticator.unverifiedFingerprint || authenticator.unverifiedFingerprint !== fingerprintOf(certificate)) {
         throw invalidField(
           'clientCert',

@@ -66,16 +66,13 @@ describe('a client that knows only the controller URL', () => {
     const extended = await controller().call(
       'POST',
       `${base}/current-identity/authenticators/${authenticatorId}/extend`,
-      {
-        token,
-        body: { clientCertCsr: next.csr },
-      },
+      { token, cert: credentials, body: { clientCertCsr: next.csr } },
     );
     const clientCert = leafOf(extended.body.data.clientCert);
     const verified = await controller().call(
       'POST',
       `${base}/current-identity/authenticators/${authenticatorId}/extend-verify`,
-      { token, body: { clientCert } },
+      { token, cert: credentials, body: { clientCert } },
     );
     expect(verified.status, verified.text).toBe(200);
     const again = await controller().call('POST', `${base}/authenticate?method=cert`, {
