@@ -6,7 +6,8 @@ import type { Deps } from '#shared/deps.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { ApiError, invalidField } from '#shared/http/api-error.ts';
-import { certificatesOf, chainsTo, fingerprintOf, firstCertificateOf } from '#shared/pki/certificates.ts';
+import { isClientLeaf, isSignedByCa } from '#shared/pki/ca-trust.ts';
+import { chainsTo, fingerprintOf, firstCertificateOf } from '#shared/pki/certificates.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
 import { allCas } from '#shared/pki/trusted-cas.ts';
 import { idField, tagsField } from '#shared/schemas/common-fields.ts';
@@ -102,6 +103,13 @@ export async function patchCredentials(
 async function certificateAuthenticator(deps: Deps, certPem: string) {
   const certificate = firstCertificateOf(certPem);
   if (!certificate) throw invalidField('certPem', 'must be a PEM certificate', certPem.slice(0, 64));
+  if (!isClientLeaf(certificate)) {
+    throw invalidField(
+      'certPem',
+      'must be a client certificate (not a CA; digitalSignature, clientAuth)',
+      certPem.slice(0, 64),
+    );
+  }
   const fields = {
     method: 'cert' as const,
     certPem: certificate.toString(),
@@ -112,10 +120,7 @@ async function certificateAuthenticator(deps: Deps, certPem: string) {
   if (chainsTo(certificate, [new X509Certificate(network.signingCertPem)])) {
     return { ...fields, isIssuedByNetwork: true };
   }
-  const ca = (await allCas(deps)).find((candidate) => {
-    const anchors = candidate.isVerified ? certificatesOf(candidate.certPem) : [];
-    return chainsTo(certificate, anchors, anchors);
-  });
+  const ca = (await allCas(deps)).find((candidate) => candidate.isVerified && isSignedByCa(certificate, candidate));
   if (!ca) throw new ApiError('CERTIFICATE_FAILED_VALIDATION');
   return { ...fields, isIssuedByNetwork: false, caId: ca.id };
 }

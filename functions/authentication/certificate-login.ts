@@ -6,7 +6,8 @@ import { type Ca, cas } from '#shared/entities/ca.ts';
 import { type Identity, identities, isDisabledAt } from '#shared/entities/identity.ts';
 import { revocations } from '#shared/entities/revocation.ts';
 import { ApiError } from '#shared/http/api-error.ts';
-import { certificatesOf, chainsTo, fingerprintOf, isExpiredAt } from '#shared/pki/certificates.ts';
+import { isClientLeaf, isSignedByCa } from '#shared/pki/ca-trust.ts';
+import { chainsTo, fingerprintOf, isExpiredAt } from '#shared/pki/certificates.ts';
 import { externalIdOf } from '#shared/pki/external-id-claim.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
 import { allCas } from '#shared/pki/trusted-cas.ts';
@@ -25,15 +26,6 @@ export interface CertificateSubject {
 
 const refused = () => new ApiError('INVALID_AUTH');
 
-/** The certificates a CA's PEM holds; an unreadable stored PEM trusts nothing. */
-function anchorsOf(ca: Ca): X509Certificate[] {
-  try {
-    return certificatesOf(ca.certPem);
-  } catch {
-    return [];
-  }
-}
-
 const trustsForAuth = (ca: Ca | undefined): ca is Ca => ca?.isVerified === true && ca.isAuthEnabled;
 
 /**
@@ -47,18 +39,20 @@ async function chainHolds(deps: Deps, leaf: X509Certificate, authenticator: Auth
   }
   if (authenticator.caId) {
     const ca = (await deps.store.get(cas, authenticator.caId))?.doc;
-    return trustsForAuth(ca) && chainsTo(leaf, anchorsOf(ca), anchorsOf(ca));
+    return trustsForAuth(ca) && isSignedByCa(leaf, ca);
   }
   const [network, registered] = await Promise.all([networkCa(deps), allCas(deps)]);
-  const anchors = [new X509Certificate(network.signingCertPem), ...registered.filter(trustsForAuth).flatMap(anchorsOf)];
-  return chainsTo(leaf, anchors, anchors);
+  return (
+    chainsTo(leaf, [new X509Certificate(network.signingCertPem)]) ||
+    registered.some((ca) => trustsForAuth(ca) && isSignedByCa(leaf, ca))
+  );
 }
 
 /** The identity a verified, auth-enabled CA's external id claim names in a certificate that CA issued. */
 async function identityIdByClaim(deps: Deps, leaf: X509Certificate): Promise<string | undefined> {
   const claimers = (await allCas(deps)).filter((ca) => trustsForAuth(ca) && ca.externalIdClaim);
   for (const ca of claimers) {
-    if (!chainsTo(leaf, anchorsOf(ca), anchorsOf(ca))) continue;
+    if (!isSignedByCa(leaf, ca)) continue;
     const externalId = externalIdOf(leaf, ca.externalIdClaim!);
     if (externalId) return deps.store.findIdByUnique(identities, 'externalId', externalId);
   }
@@ -85,6 +79,7 @@ export async function authenticateWithCertificate(
   } catch {
     throw refused();
   }
+  if (!isClientLeaf(leaf)) throw refused();
   const fingerprint = fingerprintOf(leaf);
   const authenticatorId = await deps.store.findIdByUnique(authenticators, 'fingerprint', fingerprint);
   const authenticator = authenticatorId ? (await deps.store.get(authenticators, authenticatorId))?.doc : undefined;

@@ -4,7 +4,8 @@ import type { Deps } from '#shared/deps.ts';
 import { type Ca, cas, DEFAULT_IDENTITY_NAME_FORMAT, externalIdClaimSchema } from '#shared/entities/ca.ts';
 import { invalidField } from '#shared/http/api-error.ts';
 import { newToken } from '#shared/ids.ts';
-import { certificatesOf, fingerprintOf } from '#shared/pki/certificates.ts';
+import { caBundleProblem, caCertificateOf } from '#shared/pki/ca-trust.ts';
+import { fingerprintOf } from '#shared/pki/certificates.ts';
 import { nameField, roleAttributesField, tagsField } from '#shared/schemas/common-fields.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
 
@@ -40,16 +41,14 @@ const patchSchema = z.object({
 });
 type CaPatch = z.infer<typeof patchSchema>;
 
-/** The CA certificate (the first of the PEM) and its fingerprint; 400 on `certPem` unless it is a CA certificate. */
-function caCertificateOf(pem: string) {
-  let first: ReturnType<typeof certificatesOf>[number] | undefined;
-  try {
-    first = certificatesOf(pem)[0];
-  } catch {
-    throw invalidField('certPem', 'must be PEM-encoded X.509 certificates', pem.slice(0, 64));
-  }
-  if (!first?.ca) throw invalidField('certPem', 'the first certificate is not a CA certificate', pem.slice(0, 64));
-  return { fingerprint: fingerprintOf(first) };
+/**
+ * The CA certificate's fingerprint; 400 on `certPem` unless the PEM is one CA certificate, optionally followed by its
+ * own chain upward (`ca-trust.ts`).
+ */
+function caFingerprintOf(pem: string) {
+  const problem = caBundleProblem(pem);
+  if (problem) throw invalidField('certPem', problem, pem.slice(0, 64));
+  return { fingerprint: fingerprintOf(caCertificateOf({ certPem: pem })!) };
 }
 
 /** The fields a replace sets; the certificate, its fingerprint and the verification state never change. */
@@ -112,7 +111,7 @@ export const caApi: EntityApi<Ca, CaCreate, CaReplace, CaPatch> = {
       updatedAt: context.now,
       ...settingsOf(input),
       certPem: input.certPem.trim(),
-      ...caCertificateOf(input.certPem),
+      ...caFingerprintOf(input.certPem),
       isVerified: false,
       verificationToken: newToken(),
     },

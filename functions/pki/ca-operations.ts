@@ -3,7 +3,8 @@ import { cas } from '#shared/entities/ca.ts';
 import { ApiError } from '#shared/http/api-error.ts';
 import { empty } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
-import { certificatesOf, commonNameOf, isIssuedBy, PemError } from '#shared/pki/certificates.ts';
+import { isSignedByCa } from '#shared/pki/ca-trust.ts';
+import { certificatesOf, commonNameOf, PemError } from '#shared/pki/certificates.ts';
 import { signCaJwt } from '#shared/pki/enrollment-jwt.ts';
 import { refreshTruststore } from '#shared/pki/trusted-cas.ts';
 import { caApi } from './ca-api.ts';
@@ -37,8 +38,9 @@ function verificationCertificate(body: string | undefined) {
 }
 
 /**
- * `POST /cas/{id}/verify` (`text/plain` PEM): proof that the registrant holds the CA's key, a certificate the CA
- * signed whose common name is the CA's verification token. Verified CAs join the mTLS truststore.
+ * `POST /cas/{id}/verify` (`text/plain` PEM): proof that the registrant holds the CA's key, a certificate signed by
+ * the CA's own certificate (the first of its PEM, never another of the bundle) whose common name is the CA's
+ * verification token. Verified CAs join the mTLS truststore.
  */
 const verifyCa: Operation = async (request, deps) => {
   const id = request.pathParameters.id ?? '';
@@ -52,8 +54,7 @@ const verifyCa: Operation = async (request, deps) => {
         cause: { field: 'commonName', reason: 'must be the CA verification token', value: commonNameOf(certificate) },
       });
     }
-    const anchors = certificatesOf(ca.certPem);
-    if (!anchors.some((anchor) => isIssuedBy(certificate, anchor))) throw new ApiError('CERTIFICATE_FAILED_VALIDATION');
+    if (!isSignedByCa(certificate, ca)) throw new ApiError('CERTIFICATE_FAILED_VALIDATION');
     const now = deps.now().toISOString();
     await deps.store.transact(deps.store.replaceOps(cas, stored, { ...ca, isVerified: true, updatedAt: now }));
   });

@@ -8,14 +8,8 @@ import { ApiError } from '#shared/http/api-error.ts';
 import { empty } from '#shared/http/envelope.ts';
 import { documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
 import { newId } from '#shared/ids.ts';
-import {
-  allowsClientAuth,
-  certificatesOf,
-  chainsTo,
-  commonNameOf,
-  fingerprintOf,
-  firstCertificateOf,
-} from '#shared/pki/certificates.ts';
+import { isClientLeaf, isSignedByCa } from '#shared/pki/ca-trust.ts';
+import { commonNameOf, fingerprintOf, firstCertificateOf } from '#shared/pki/certificates.ts';
 import { externalIdOf } from '#shared/pki/external-id-claim.ts';
 import { allCas } from '#shared/pki/trusted-cas.ts';
 import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
@@ -32,10 +26,9 @@ function presentedCertificate(request: OperationRequest): X509Certificate {
   return certificate;
 }
 
-/** Whether a certificate was issued by the CA (through the intermediates the CA's PEM holds) for client auth. */
+/** Whether a certificate is a client's, signed by the CA's own certificate (`ca-trust.ts`). */
 function issuedByCa(certificate: X509Certificate, ca: Ca): boolean {
-  const anchors = certificatesOf(ca.certPem);
-  return chainsTo(certificate, anchors, anchors) && allowsClientAuth(certificate);
+  return isClientLeaf(certificate) && isSignedByCa(certificate, ca);
 }
 
 /**

@@ -6,7 +6,7 @@ import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { countSigns } from '../support/count-signs.ts';
 import { authPolicyBody } from '../support/management-fixtures.ts';
-import { csrFor, leafOf, makeCa } from '../support/pki-fixtures.ts';
+import { csrFor, issue, leafOf, makeCa } from '../support/pki-fixtures.ts';
 
 const { controller, call, createdId } = useAdminController();
 const C = '/edge/client/v1';
@@ -208,7 +208,7 @@ describe('management enrollments', () => {
     const foreign = await call('POST', '/authenticators', {
       identityId: other,
       method: 'cert',
-      certPem: (await makeCa('stray')).pem,
+      certPem: (await issue(await makeCa('stray'), 'stray')).cert,
     });
     expect(registered.status, registered.text).toBe(201);
     expect(foreign.status).toBe(400);
@@ -225,6 +225,7 @@ describe('certificate extension', () => {
 
     const extended = await controller().call('POST', `${C}/current-identity/authenticators/${authenticatorId}/extend`, {
       token: session,
+      cert: credentials,
       body: { clientCertCsr: next.csr },
     });
     expect(extended.status, extended.text).toBe(200);
@@ -237,13 +238,14 @@ describe('certificate extension', () => {
       `${C}/current-identity/authenticators/${authenticatorId}/extend-verify`,
       {
         token: session,
+        cert: credentials,
         body: { clientCert: credentials.cert },
       },
     );
     const verified = await controller().call(
       'POST',
       `${C}/current-identity/authenticators/${authenticatorId}/extend-verify`,
-      { token: session, body: { clientCert: newCredentials.cert } },
+      { token: session, cert: newCredentials, body: { clientCert: newCredentials.cert } },
     );
 
     expect(wrong.status).toBe(400);
@@ -266,20 +268,110 @@ describe('certificate extension', () => {
     expect(login.headers['ziti-authenticator-extend-requested']).toBe('true');
   });
 
-  it("cannot extend another identity's authenticator", async () => {
+  it("cannot extend another identity's authenticator, and costs no signature trying", async () => {
     const mine = await enrolledIdentity('extend-mine');
     const theirs = await enrolledIdentity('extend-theirs');
     const session = await sessionOf(mine.credentials);
     const { csr } = await csrFor();
+    const signs = countSigns(controller().deps.signers.signingCa);
+    const before = signs.count();
     const response = await controller().call(
       'POST',
       `${C}/current-identity/authenticators/${theirs.authenticatorId}/extend`,
-      {
-        token: session,
-        body: { clientCertCsr: csr },
-      },
+      { token: session, cert: mine.credentials, body: { clientCertCsr: csr } },
     );
     expect(response.status).toBe(404);
+    expect(signs.count() - before).toBe(0);
+  });
+});
+
+describe('certificate extension needs the device (the current certificate over mTLS)', () => {
+  /** An enrolled device that also has a password, so a session can be had without its key. */
+  async function deviceWithPassword(name: string) {
+    const device = await enrolledIdentity(name);
+    const password = `${name}-Password-1`;
+    const updb = await call('POST', '/authenticators', {
+      method: 'updb',
+      identityId: device.id,
+      username: name,
+      password,
+    });
+    expect(updb.status, updb.text).toBe(201);
+    const login = await controller().call('POST', `${C}/authenticate?method=password`, {
+      body: { username: name, password },
+    });
+    expect(login.status, login.text).toBe(200);
+    return { ...device, passwordSession: login.body.data.token as string };
+  }
+
+  /** The ways a session can ask without the device's key: no client certificate, or another certificate. */
+  async function sessionsWithoutTheDevice(name: string) {
+    const device = await deviceWithPassword(name);
+    const certSession = await sessionOf(device.credentials);
+    const stranger = await enrolledIdentity(`${name}-stranger`);
+    return {
+      device,
+      attempts: [
+        { why: 'password session', token: device.passwordSession, cert: undefined },
+        {
+          why: 'password session with an unrelated certificate',
+          token: device.passwordSession,
+          cert: stranger.credentials,
+        },
+        { why: 'cert session token replayed without the certificate', token: certSession, cert: undefined },
+      ],
+    };
+  }
+
+  it('refuses extend (401, no signature) from any session that does not present the current certificate', async () => {
+    const { device, attempts } = await sessionsWithoutTheDevice('takeover-extend');
+    const signs = countSigns(controller().deps.signers.signingCa);
+    const before = signs.count();
+    for (const attempt of attempts) {
+      const attacker = await csrFor('attacker');
+      const response = await controller().call(
+        'POST',
+        `${C}/current-identity/authenticators/${device.authenticatorId}/extend`,
+        { token: attempt.token, cert: attempt.cert, body: { clientCertCsr: attacker.csr } },
+      );
+      expect(response.status, attempt.why).toBe(401);
+      expect(response.body.error.code, attempt.why).toBe('UNAUTHORIZED');
+    }
+    expect(signs.count() - before).toBe(0);
+    expect((await certLogin(device.credentials)).status).toBe(200);
+  });
+
+  it('refuses extend-verify from a session that presents neither the current nor the new certificate', async () => {
+    const { device, attempts } = await sessionsWithoutTheDevice('takeover-verify');
+    const deviceSession = await sessionOf(device.credentials);
+    const next = await csrFor('takeover-verify');
+    const extended = await controller().call(
+      'POST',
+      `${C}/current-identity/authenticators/${device.authenticatorId}/extend`,
+      { token: deviceSession, cert: device.credentials, body: { clientCertCsr: next.csr } },
+    );
+    expect(extended.status, extended.text).toBe(200);
+    const issued = leafOf(extended.body.data.clientCert);
+    for (const attempt of attempts) {
+      const response = await controller().call(
+        'POST',
+        `${C}/current-identity/authenticators/${device.authenticatorId}/extend-verify`,
+        { token: attempt.token, cert: attempt.cert, body: { clientCert: issued } },
+      );
+      expect(response.status, attempt.why).toBe(401);
+    }
+    expect((await certLogin(device.credentials)).status).toBe(200);
+  });
+
+  it('lets the device extend from a password session when it presents its certificate (the key is the proof)', async () => {
+    const device = await deviceWithPassword('extend-by-device');
+    const next = await csrFor('extend-by-device');
+    const extended = await controller().call(
+      'POST',
+      `${C}/current-identity/authenticators/${device.authenticatorId}/extend`,
+      { token: device.passwordSession, cert: device.credentials, body: { clientCertCsr: next.csr } },
+    );
+    expect(extended.status, extended.text).toBe(200);
   });
 });
 

@@ -343,3 +343,80 @@ describe('CA auto-enrollment', () => {
     expect(['CERT_FAILED_VALIDATION', 'ENROLLMENT_NO_VALID_CAS']).toContain(response.body.error.code);
   });
 });
+
+describe('a CA is one certificate: the rest of its PEM vouches for nothing', () => {
+  it('refuses a bundle whose later certificates are not the chain of the first (someone else’s CA riding along)', async () => {
+    const theirs = await makeCa('third party root');
+    const mine = await makeCa('my root');
+    const riding = await call('POST', '/cas', { ...caBody('riding', theirs), certPem: `${theirs.pem}\n${mine.pem}` });
+    const leafFirst = await call('POST', '/cas', {
+      ...caBody('leaf-first', mine),
+      certPem: `${(await issue(mine, 'a device')).cert}\n${mine.pem}`,
+    });
+
+    expect(riding.status).toBe(400);
+    expect(riding.body.error.cause.field).toBe('certPem');
+    expect(leafFirst.status).toBe(400);
+  });
+
+  it('verifies only with a certificate signed by the first certificate, and trusts only what it signs', async () => {
+    const root = await makeCa('chain root');
+    const intermediate = await makeCa('chain intermediate', root);
+    const id = await createdId('/cas', {
+      ...caBody('chained', intermediate),
+      certPem: `${intermediate.pem}\n${root.pem}`,
+    });
+    const token = (await call('GET', `/cas/${id}`)).body.data.verificationToken;
+
+    const byRoot = await verifyWith(id, (await issue(root, token)).cert);
+    expect(byRoot.status).toBe(400);
+    expect(byRoot.body.error.code).toBe('CERTIFICATE_FAILED_VALIDATION');
+    const byCa = await verifyWith(id, (await issue(intermediate, token)).cert);
+    expect(byCa.status, byCa.text).toBe(200);
+
+    const rootLeaf = await issue(root, 'sibling-of-the-ca');
+    const refusedEnroll = await controller().call('POST', `${C}/enroll/ca`, { body: {}, cert: rootLeaf });
+    expect(refusedEnroll.status).toBe(400);
+    expect(refusedEnroll.body.error.code).toBe('CERT_FAILED_VALIDATION');
+    expect((await certLogin(rootLeaf)).status).toBe(401);
+
+    const caLeaf = await issue(intermediate, 'child-of-the-ca');
+    const enrolled = await controller().call('POST', `${C}/enroll/ca`, { body: {}, cert: caLeaf });
+    expect(enrolled.status, enrolled.text).toBe(200);
+    expect((await certLogin(caLeaf)).status).toBe(200);
+  });
+
+  it('does not take a CA certificate the CA issued for a device (auto-enrollment, login, admin authenticators)', async () => {
+    const { ca, id: caId } = await verifiedCa('issues-sub-cas');
+    const subCa = await issue(ca, 'a sub-ca', { asCa: true });
+    const device = await createdId('/identities', { name: 'would-be-sub-ca', type: 'Device', isAdmin: false });
+
+    const enroll = await controller().call('POST', `${C}/enroll/ca`, { body: {}, cert: subCa });
+    const admin = await call('POST', '/authenticators', { method: 'cert', identityId: device, certPem: subCa.cert });
+
+    expect(enroll.status).toBe(400);
+    expect(enroll.body.error.code).toBe('CERT_FAILED_VALIDATION');
+    expect(admin.status).toBe(400);
+    expect(admin.body.error.cause.field).toBe('certPem');
+    expect((await certLogin(subCa)).status).toBe(401);
+    expect(caId).toBeTruthy();
+  });
+
+  it('lets an admin give an identity a cert authenticator issued by a verified, auth-enabled CA, which logs in', async () => {
+    const { ca, id: caId } = await verifiedCa('admin-registered-ca');
+    const device = await createdId('/identities', { name: 'admin-registered-device', type: 'Device', isAdmin: false });
+    const credentials = await issue(ca, 'admin-registered-device');
+
+    const created = await call('POST', '/authenticators', {
+      method: 'cert',
+      identityId: device,
+      certPem: credentials.cert,
+    });
+    expect(created.status, created.text).toBe(201);
+    const authenticator = await call('GET', `/authenticators/${created.body.data.id}`);
+    expect(authenticator.body.data.caId ?? caId).toBe(caId);
+    const login = await certLogin(credentials);
+    expect(login.status, login.text).toBe(200);
+    expect(login.body.data.identityId).toBe(device);
+  });
+});

@@ -36,23 +36,31 @@ export interface TestCa {
   readonly keys: webcrypto.CryptoKeyPair;
 }
 
-export async function makeCa(cn: string): Promise<TestCa> {
+/** A CA: self-signed, or an intermediate signed by `parent`. */
+export async function makeCa(cn: string, parent?: TestCa): Promise<TestCa> {
   const keys = await keyPair();
-  const cert = await x509.X509CertificateGenerator.createSelfSigned(
-    {
-      serialNumber: randomBytes(8).toString('hex'),
-      name: `CN=${cn}`,
-      notBefore: new Date(Date.now() - 3600_000),
-      notAfter: new Date(Date.now() + 10 * 365 * 24 * 3600_000),
-      keys,
-      signingAlgorithm: P256,
-      extensions: [
-        new x509.BasicConstraintsExtension(true, undefined, true),
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-      ],
-    },
-    crypto,
-  );
+  const validity = {
+    serialNumber: randomBytes(8).toString('hex'),
+    notBefore: new Date(Date.now() - 3600_000),
+    notAfter: new Date(Date.now() + 10 * 365 * 24 * 3600_000),
+    signingAlgorithm: P256,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+    ],
+  };
+  const cert = parent
+    ? await x509.X509CertificateGenerator.create(
+        {
+          ...validity,
+          subject: `CN=${cn}`,
+          issuer: parent.cert.subject,
+          publicKey: keys.publicKey,
+          signingKey: parent.keys.privateKey,
+        },
+        crypto,
+      )
+    : await x509.X509CertificateGenerator.createSelfSigned({ ...validity, name: `CN=${cn}`, keys }, crypto);
   return { cert, pem: cert.toString('pem'), keys };
 }
 
@@ -60,7 +68,7 @@ export async function makeCa(cn: string): Promise<TestCa> {
 export async function issue(
   ca: TestCa,
   cn: string,
-  options: { names?: x509.JsonGeneralNames; notAfter?: Date; clientAuth?: boolean } = {},
+  options: { names?: x509.JsonGeneralNames; notAfter?: Date; clientAuth?: boolean; asCa?: boolean } = {},
 ) {
   const keys = await keyPair();
   const cert = await x509.X509CertificateGenerator.create(
@@ -73,13 +81,18 @@ export async function issue(
       publicKey: keys.publicKey,
       signingKey: ca.keys.privateKey,
       signingAlgorithm: P256,
-      extensions: [
-        new x509.BasicConstraintsExtension(false),
-        ...(options.clientAuth === false
-          ? [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth])]
-          : [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth])]),
-        ...(options.names ? [new x509.SubjectAlternativeNameExtension(options.names)] : []),
-      ],
+      extensions: options.asCa
+        ? [
+            new x509.BasicConstraintsExtension(true, undefined, true),
+            new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true),
+          ]
+        : [
+            new x509.BasicConstraintsExtension(false),
+            ...(options.clientAuth === false
+              ? [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth])]
+              : [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth])]),
+            ...(options.names ? [new x509.SubjectAlternativeNameExtension(options.names)] : []),
+          ],
     },
     crypto,
   );
