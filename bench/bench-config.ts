@@ -9,6 +9,6 @@ export function benchConfig(tableName: string, dynamoDbEndpoint: string): Contro
     ...loadConfig({}),
     tableName,
     dynamoDbEndpoint,
-    loginRateLimit: { perIp: 0, perUsername: 0, windowSeconds: 60 },
+    loginRateLimit: { perIp: 0, perUsername: 0, perSourceAndUsername: 0, windowSeconds: 60 },
   };
 }

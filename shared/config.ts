@@ -30,6 +30,14 @@ export type SnapshotConfig = { readonly kind: 'backup' } | { readonly kind: 'fil
 export interface LoginRateLimitConfig {
   readonly perIp: number;
   readonly perUsername: number;
+  /** One address's attempts on one username (`shared/rate-limit/login-limits.ts`). */
+  readonly perSourceAndUsername: number;
+  readonly windowSeconds: number;
+}
+
+/** MFA code attempts per identity (`shared/rate-limit/login-limits.ts`). */
+export interface MfaRateLimitConfig {
+  readonly perIdentity: number;
   readonly windowSeconds: number;
 }
 
@@ -75,6 +83,7 @@ export interface ControllerConfig {
   readonly truststore: TruststoreConfig | undefined;
   /** Login and enrollment attempts per fixed window, per source address and per username (0 = unlimited). */
   readonly loginRateLimit: LoginRateLimitConfig;
+  readonly mfaRateLimit: MfaRateLimitConfig;
   /** External JWT signers' JWKS fetches. */
   readonly jwks: JwksConfig;
   readonly version: string;
@@ -130,7 +139,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     loginRateLimit: {
       perIp: positiveInteger('LOGIN_RATE_LIMIT_PER_IP', env.LOGIN_RATE_LIMIT_PER_IP, 600, 0),
       perUsername: positiveInteger('LOGIN_RATE_LIMIT_PER_USERNAME', env.LOGIN_RATE_LIMIT_PER_USERNAME, 60, 0),
+      perSourceAndUsername: positiveInteger(
+        'LOGIN_RATE_LIMIT_PER_SOURCE_AND_USERNAME',
+        env.LOGIN_RATE_LIMIT_PER_SOURCE_AND_USERNAME,
+        10,
+        0,
+      ),
       windowSeconds: positiveInteger('LOGIN_RATE_LIMIT_WINDOW_SECONDS', env.LOGIN_RATE_LIMIT_WINDOW_SECONDS, 60, 1),
+    },
+    mfaRateLimit: {
+      perIdentity: positiveInteger('MFA_RATE_LIMIT_PER_IDENTITY', env.MFA_RATE_LIMIT_PER_IDENTITY, 10, 0),
+      windowSeconds: positiveInteger('MFA_RATE_LIMIT_WINDOW_SECONDS', env.MFA_RATE_LIMIT_WINDOW_SECONDS, 600, 1),
     },
     jwks: {
       timeoutMs: positiveInteger('JWKS_TIMEOUT_MS', env.JWKS_TIMEOUT_MS, 3000, 1),

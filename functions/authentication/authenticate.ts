@@ -9,7 +9,7 @@ import { ok } from '#shared/http/envelope.ts';
 import { type Operation, queryValue } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { totpAuthQuery } from '#shared/mfa/auth-queries.ts';
-import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
+import { limitLoginAttempt, recordLoginFailure } from '#shared/rate-limit/login-limits.ts';
 import { keys, storedAttributes } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { currentApiSessionView } from '#shared/views/api-session-view.ts';
@@ -84,6 +84,16 @@ function identityCommitOps(deps: Deps, identity: Identity, body: AuthenticateBod
   return [update, ...deps.store.filterRecordOps(identities, { ...identity, updatedAt: String(values[':now']) })];
 }
 
+/** A password login whose wrong password marks its source address as failing for the username (`login-limits.ts`). */
+async function passwordLogin(deps: Deps, sourceIp: string, body: AuthenticateBody, username: string) {
+  try {
+    return await authenticateWithPassword(deps, body);
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'INVALID_AUTH') await recordLoginFailure(deps, sourceIp, username);
+    throw error;
+  }
+}
+
 /** `POST /authenticate?method=password|cert|ext-jwt`: a new API session, its token in the body and `zt-session`. */
 export const authenticate: Operation = async (request, deps) => {
   const method = methodOf(queryValue(request, 'method'));
@@ -93,7 +103,7 @@ export const authenticate: Operation = async (request, deps) => {
   const username = method === 'password' ? parseWith(passwordCredentialsSchema, body).username : undefined;
   await limitLoginAttempt(deps, request.sourceIp, username);
   let subject: LoginSubject | CertificateSubject;
-  if (method === 'password') subject = await authenticateWithPassword(deps, body);
+  if (method === 'password') subject = await passwordLogin(deps, request.sourceIp, body, username!);
   else if (method === 'cert') subject = await authenticateWithCertificate(deps, request.clientCertPem);
   else subject = await authenticateWithExternalJwt(deps, request.headers, request.logger);
   const { authenticatorId, identity, policy } = subject;

@@ -11,6 +11,7 @@ import { callerOf, type Operation, type OperationRequest } from '#shared/http/op
 import { parseWith } from '#shared/http/validate.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { pageInMemory } from '#shared/list/page-in-memory.ts';
+import { limitLoginAttempt, recordLoginFailure } from '#shared/rate-limit/login-limits.ts';
 import { listChildren } from '#shared/store/children.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
 import { authenticatorView } from '#shared/views/authenticator-view.ts';
@@ -22,7 +23,7 @@ import {
   requireUpdb,
 } from './authenticator-api.ts';
 import { passwordField } from './credential-fields.ts';
-import { recordFailedPassword } from './password-lockout.ts';
+import { passwordCounter, recordFailedPassword } from './password-lockout.ts';
 
 const withCurrentPassword = { currentPassword: passwordField };
 const replaceSchema = credentialsReplaceSchema.extend(withCurrentPassword);
@@ -41,13 +42,19 @@ async function ownAuthenticator(deps: Deps, identityId: string, id: string): Pro
  */
 async function requireCurrentPassword(
   deps: Deps,
+  request: OperationRequest,
   identity: Identity,
   authenticator: Authenticator,
   currentPassword: string,
 ): Promise<void> {
+  // Throttled like a login of that username, so a borrowed session guesses no faster than a login could.
+  await limitLoginAttempt(deps, request.sourceIp, authenticator.username ?? authenticator.id);
   if (authenticator.passwordHash && (await verifyPassword(currentPassword, authenticator.passwordHash))) return;
   const policy = (await deps.store.get(authPolicies, identity.authPolicyId))?.doc;
-  await recordFailedPassword(deps, authenticator.id, identity, policy);
+  await Promise.all([
+    recordFailedPassword(deps, passwordCounter(authenticator.id), identity, policy),
+    recordLoginFailure(deps, request.sourceIp, authenticator.username ?? authenticator.id),
+  ]);
   throw new ApiError('INVALID_AUTH', {
     message: 'The current password is not correct.',
     cause: { field: 'currentPassword', reason: 'the current password is not correct', value: '[hidden]' },
@@ -87,7 +94,7 @@ function selfServiceChange<I extends { currentPassword: string }>(
     await withOptimisticRetry(async () => {
       const stored = await ownAuthenticator(deps, identity.id, request.pathParameters.id ?? '');
       requireUpdb(stored.doc);
-      await requireCurrentPassword(deps, identity, stored.doc, input.currentPassword);
+      await requireCurrentPassword(deps, request, identity, stored.doc, input.currentPassword);
       const next = await change(deps, stored.doc, input, sent);
       const updatedAt = deps.now().toISOString();
       await deps.store.transact(deps.store.replaceOps(authenticators, stored, { ...next, updatedAt }));

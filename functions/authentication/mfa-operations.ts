@@ -1,6 +1,6 @@
 import QRCode from 'qrcode';
 import * as z from 'zod';
-import { totpPassedOp } from '#shared/auth/api-session-store.ts';
+import { recordCodeMissOnSession, totpPassedOp } from '#shared/auth/api-session-store.ts';
 import type { Caller } from '#shared/auth/resolve-caller.ts';
 import { withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import type { Deps } from '#shared/deps.ts';
@@ -13,6 +13,7 @@ import { parseWith } from '#shared/http/validate.ts';
 import { type CodeKinds, openSecrets, sealSecrets, type UsedCode, useCode } from '#shared/mfa/mfa-codes.ts';
 import { newRecoveryCodes, newTotpSecrets, provisioningUrl } from '#shared/mfa/totp.ts';
 import { recordMfaPassed } from '#shared/posture/posture-data.ts';
+import { limitMfaAttempt } from '#shared/rate-limit/login-limits.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { recordFailedPassword } from './password-lockout.ts';
@@ -31,23 +32,39 @@ function enrollmentOf(deps: Deps, identityId: string): Promise<Stored<Mfa> | und
   return deps.store.get(mfas, identityId);
 }
 
-/** A wrong code: counted like a wrong password (the auth policy's lockout), then refused. */
+/**
+ * A wrong code: counted on the identity's MFA enrollment like a wrong password (the auth policy's lockout, whatever
+ * the session's primary method), and on a partial session, which ends after a handful; then refused.
+ */
 async function refuseCode(deps: Deps, caller: Caller): Promise<never> {
   const policy = (await deps.store.get(authPolicies, caller.identity.authPolicyId))?.doc;
-  await recordFailedPassword(deps, caller.session.authenticatorId, caller.identity, policy);
+  const counter = { collection: mfas.collection, id: caller.identity.id };
+  const [, ended] = await Promise.all([
+    recordFailedPassword(deps, counter, caller.identity, policy),
+    caller.session.totpPending === true ? recordCodeMissOnSession(deps, caller.session) : false,
+  ]);
+  if (ended) {
+    throw new ApiError('UNAUTHORIZED', { message: 'Too many wrong MFA codes: this session has ended; log in again.' });
+  }
   throw new ApiError('MFA_INVALID_TOKEN');
 }
 
-/** The enrollment after `code` is used up, or the refusal (counted towards the lockout) when it is no good. */
+/**
+ * The enrollment after `code` is used up (its miss count reset), or the refusal (counted towards the lockout) when it
+ * is no good. Every attempt is throttled per identity and source before the code is looked at.
+ */
 async function usedCode(
   deps: Deps,
-  caller: Caller,
+  request: OperationRequest,
   stored: Stored<Mfa>,
   code: string | undefined,
   kinds: CodeKinds,
 ): Promise<UsedCode> {
+  const caller = callerOf(request);
+  await limitMfaAttempt(deps, request.sourceIp, caller.identity.id);
   const used = code ? await useCode(deps, stored, code, kinds) : undefined;
-  return used ?? refuseCode(deps, caller);
+  if (!used) return refuseCode(deps, caller);
+  return used.doc.failedAttempts ? { ...used, doc: { ...used.doc, failedAttempts: 0 } } : used;
 }
 
 /** The code of a request: its `mfa-validation-code` header, else a body `{code}`. */
@@ -135,7 +152,7 @@ export const verifyMfa: Operation = documented(
     await withOptimisticRetry(async () => {
       const stored = await enrollmentOf(deps, caller.identity.id);
       if (!stored || stored.doc.isVerified) throw notFound('MFA', caller.identity.id);
-      const used = await usedCode(deps, caller, stored, code, 'totp');
+      const used = await usedCode(deps, request, stored, code, 'totp');
       await passOnSession(deps, caller, stored, { ...used.doc, isVerified: true });
     });
     return empty();
@@ -156,7 +173,7 @@ export const authenticateMfa: Operation = documented(
     const { code } = parseWith(codeSchema, request.body);
     await withOptimisticRetry(async () => {
       const stored = await verifiedEnrollment(deps, caller.identity.id, new ApiError('MFA_NOT_ENROLLED'));
-      const used = await usedCode(deps, caller, stored, code, 'totp-or-recovery');
+      const used = await usedCode(deps, request, stored, code, 'totp-or-recovery');
       await passOnSession(deps, caller, stored, used.doc);
     });
     request.logger.info('api session passed mfa', { apiSessionId: caller.session.id });
@@ -171,7 +188,7 @@ export const deleteMfa: Operation = async (request, deps) => {
   await withOptimisticRetry(async () => {
     const stored = await enrollmentOf(deps, caller.identity.id);
     if (!stored) throw notFound('MFA', caller.identity.id);
-    if (stored.doc.isVerified) await usedCode(deps, caller, stored, validationCodeOf(request), 'totp-or-recovery');
+    if (stored.doc.isVerified) await usedCode(deps, request, stored, validationCodeOf(request), 'totp-or-recovery');
     await deps.store.transact(deps.store.deleteOps(mfas, stored.doc, stored.version));
   });
   return empty();
@@ -182,7 +199,7 @@ export const detailMfaRecoveryCodes: Operation = async (request, deps) => {
   const caller = callerOf(request);
   const used = await withOptimisticRetry(async () => {
     const stored = await verifiedEnrollment(deps, caller.identity.id, notFound('MFA', caller.identity.id));
-    const next = await usedCode(deps, caller, stored, validationCodeOf(request), 'totp');
+    const next = await usedCode(deps, request, stored, validationCodeOf(request), 'totp');
     await deps.store.transact(deps.store.replaceOps(mfas, stored, next.doc));
     return next;
   });
@@ -196,7 +213,7 @@ export const createMfaRecoveryCodes: Operation = documented(
     const { code } = parseWith(codeSchema, request.body);
     await withOptimisticRetry(async () => {
       const stored = await verifiedEnrollment(deps, caller.identity.id, notFound('MFA', caller.identity.id));
-      const used = await usedCode(deps, caller, stored, code, 'totp-or-recovery');
+      const used = await usedCode(deps, request, stored, code, 'totp-or-recovery');
       const renewed = { seed: used.secrets.seed, recoveryCodes: newRecoveryCodes() };
       const sealed = await sealSecrets(deps, caller.identity.id, renewed);
       await deps.store.transact(deps.store.replaceOps(mfas, stored, { ...used.doc, sealed }));
@@ -216,7 +233,7 @@ export const createTotpToken: Operation = documented(
     const { code } = parseWith(codeSchema, request.body);
     await withOptimisticRetry(async () => {
       const stored = await verifiedEnrollment(deps, caller.identity.id, new ApiError('MFA_NOT_ENROLLED'));
-      const used = await usedCode(deps, caller, stored, code, 'totp');
+      const used = await usedCode(deps, request, stored, code, 'totp');
       await passOnSession(deps, caller, stored, used.doc);
     });
     return ok({ token: crypto.randomUUID(), issuedAt: deps.now().toISOString() });

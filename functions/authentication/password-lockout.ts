@@ -13,18 +13,33 @@ function isConditionFailure(error: unknown): boolean {
   return (error as { name?: string }).name === 'ConditionalCheckFailedException';
 }
 
-/** The lock was not written: the identity is already disabled at least as long, or it or its authenticator went. */
+/** The lock was not written: the identity is already disabled at least as long, or it or its counter went. */
 class LockNotNeeded extends ApiError {}
 
 /**
- * Counts a wrong password against the identity's auth policy: after `maxAttempts` in a row (0 = never) the identity
- * is disabled for `lockoutDurationMinutes` (0 = until an admin enables it) and the count starts again. Counting is an
- * atomic ADD, so concurrent guesses cannot slip past the limit. An authenticator deleted meanwhile has nothing left to
- * count (the caller answers 401 all the same).
+ * The entity whose `failedAttempts` counts a credential's misses: a password's authenticator, or for MFA codes the
+ * identity's MFA enrollment (one per identity, whatever the primary method of the session giving the code).
+ */
+export interface MissCounter {
+  readonly collection: string;
+  readonly id: string;
+}
+
+/** The miss counter of a password authenticator. */
+export const passwordCounter = (authenticatorId: string): MissCounter => ({
+  collection: authenticators.collection,
+  id: authenticatorId,
+});
+
+/**
+ * Counts a wrong password (or MFA code) against the identity's auth policy: after `maxAttempts` in a row (0 = never)
+ * the identity is disabled for `lockoutDurationMinutes` (0 = until an admin enables it) and the count starts again.
+ * Counting is an atomic ADD, so concurrent guesses cannot slip past the limit. A counter deleted meanwhile has
+ * nothing left to count (the caller answers 401 all the same).
  */
 export async function recordFailedPassword(
   deps: Deps,
-  authenticatorId: string,
+  counter: MissCounter,
   identity: Identity | undefined,
   policy: AuthPolicy | undefined,
 ): Promise<void> {
@@ -33,7 +48,7 @@ export async function recordFailedPassword(
     const { Attributes } = await deps.store.db.send(
       new UpdateCommand({
         TableName: deps.store.tableName,
-        Key: keys.entity(authenticators.collection, authenticatorId),
+        Key: keys.entity(counter.collection, counter.id),
         UpdateExpression: 'ADD failedAttempts :one',
         ConditionExpression: 'attribute_exists(PK)',
         ExpressionAttributeValues: { ':one': 1 },
@@ -49,7 +64,7 @@ export async function recordFailedPassword(
   if (!identity || maxAttempts <= 0 || attempts < maxAttempts) return;
   // The default admin is how operators get back in: a stranger's guesses may lock it for a while, never for good.
   if (identity.isDefaultAdmin && lockoutDurationMinutes === 0) return;
-  await lockOut(deps, authenticatorId, identity, lockoutDurationMinutes);
+  await lockOut(deps, counter, identity, lockoutDurationMinutes);
 }
 
 /**
@@ -57,7 +72,7 @@ export async function recordFailedPassword(
  * already in force (an admin's indefinite one, or a longer lock): its condition lets it through only when the identity
  * is enabled, or disabled until an earlier time.
  */
-async function lockOut(deps: Deps, authenticatorId: string, identity: Identity, minutes: number): Promise<void> {
+async function lockOut(deps: Deps, counter: MissCounter, identity: Identity, minutes: number): Promise<void> {
   const now = deps.now();
   const until = minutes === 0 ? null : new Date(now.getTime() + minutes * 60_000).toISOString();
   const longer =
@@ -102,7 +117,7 @@ async function lockOut(deps: Deps, authenticatorId: string, identity: Identity, 
         item: {
           Update: {
             TableName: deps.store.tableName,
-            Key: keys.entity(authenticators.collection, authenticatorId),
+            Key: keys.entity(counter.collection, counter.id),
             UpdateExpression: 'SET failedAttempts = :zero',
             ConditionExpression: 'attribute_exists(PK)',
             ExpressionAttributeValues: { ':zero': 0 },
@@ -115,7 +130,7 @@ async function lockOut(deps: Deps, authenticatorId: string, identity: Identity, 
     if (error instanceof LockNotNeeded) return;
     throw error;
   }
-  deps.logger.warn('identity locked out after repeated wrong passwords', {
+  deps.logger.warn('identity locked out after repeated wrong credentials', {
     identityId: identity.id,
     lockoutDurationMinutes: minutes,
   });

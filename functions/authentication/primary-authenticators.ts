@@ -9,7 +9,7 @@ import { ApiError } from '#shared/http/api-error.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import type { Logger } from '#shared/log/logger.ts';
 import { type AuthenticateBody, passwordCredentialsSchema } from './authenticate-body.ts';
-import { clearFailedPasswords, NO_AUTHENTICATOR, recordFailedPassword } from './password-lockout.ts';
+import { clearFailedPasswords, NO_AUTHENTICATOR, passwordCounter, recordFailedPassword } from './password-lockout.ts';
 
 /**
  * Who a primary login proved to be: the authenticator used (the external JWT signer's id for ext-jwt), its identity
@@ -54,11 +54,11 @@ export async function authenticateWithPassword(deps: Deps, body: AuthenticateBod
   const hash = authenticator?.passwordHash;
   if (!authenticator || !hash || refusesLogin(deps, identity, policy)) {
     await verifyAgainstNothing(password);
-    await recordFailedPassword(deps, NO_AUTHENTICATOR, undefined, undefined);
+    await recordFailedPassword(deps, passwordCounter(NO_AUTHENTICATOR), undefined, undefined);
     throw invalidAuth();
   }
   if (!(await verifyPassword(password, hash))) {
-    await recordFailedPassword(deps, authenticator.id, identity, policy);
+    await recordFailedPassword(deps, passwordCounter(authenticator.id), identity, policy);
     throw invalidAuth();
   }
   if (authenticator.failedAttempts) await clearFailedPasswords(deps, authenticator.id);

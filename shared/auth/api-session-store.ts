@@ -320,6 +320,36 @@ function markOp(deps: Deps, tokenHash: string, flag: 'hasSessions' | 'hasPosture
   };
 }
 
+/** Wrong MFA codes a partial session may give before it is ended (a guesser must log in again for more). */
+export const MAX_CODE_MISSES_PER_SESSION = 5;
+
+/**
+ * Counts a wrong MFA code on the session (one atomic ADD, so parallel guesses on one session all count) and ends the
+ * session when it has had {@link MAX_CODE_MISSES_PER_SESSION}. True when the session was ended.
+ */
+export async function recordCodeMissOnSession(deps: Deps, session: ApiSession): Promise<boolean> {
+  let misses: number;
+  try {
+    const { Attributes } = await deps.store.db.send(
+      new UpdateCommand({
+        TableName: deps.store.tableName,
+        Key: sessionKey(session.tokenHash),
+        UpdateExpression: 'ADD codeMisses :one',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':one': 1 },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    misses = Number(Attributes?.codeMisses ?? 0);
+  } catch (error) {
+    if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return true;
+    throw error;
+  }
+  if (misses < MAX_CODE_MISSES_PER_SESSION) return false;
+  await deleteApiSession(deps, session);
+  return true;
+}
+
 /** Ends a session; its token stops working at once. False when it was already gone. */
 export async function deleteApiSession(deps: Deps, session: SessionRef): Promise<boolean> {
   try {

@@ -17,6 +17,8 @@ export const mfaSchema = z.object({
   sealed: z.string(),
   /** The last TOTP time step accepted: codes of it and earlier steps are refused, so a code works once. */
   lastTimeStep: z.number().int(),
+  /** Wrong codes in a row (the auth policy's lockout counts them here, whatever the session's primary method). */
+  failedAttempts: z.number().int().optional(),
 });
 export type Mfa = z.infer<typeof mfaSchema>;
 

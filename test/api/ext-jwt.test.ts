@@ -428,6 +428,42 @@ describe('secondary ext-jwt (auth policy secondary.requireExtJwtSigner)', () => 
     expect((await controller().call('GET', `${C}/current-identity`, { token, headers: bearer })).status).toBe(200);
   });
 
+  it('counts wrong MFA codes of ext-jwt sessions against the identity, so the auth policy locks it', async () => {
+    const policy = authPolicyBody('ext-jwt-with-lockout', { maxAttempts: 3, lockoutDurationMinutes: 5 });
+    policy.primary.extJwt = { allowed: true, allowedSigners: [signerId] };
+    const lockable = await createdId('/identities', {
+      name: 'federated-with-mfa',
+      type: 'User',
+      isAdmin: false,
+      authPolicyId: await createdId('/auth-policies', policy),
+    });
+    const bearer = { authorization: `Bearer ${await sign(key1, { sub: lockable })}` };
+    const extJwtSession = async () =>
+      (await controller().call('POST', `${C}/authenticate?method=ext-jwt`, { body: {}, headers: bearer })).body.data
+        .token as string;
+    const full = await extJwtSession();
+    expect((await controller().call('POST', `${C}/current-identity/mfa`, { token: full })).status).toBe(201);
+    const detail = await controller().call('GET', `${C}/current-identity/mfa`, { token: full });
+    const secret = new URL(detail.body.data.provisioningUrl).searchParams.get('secret')!;
+    const code = await generate({ secret, epoch: Math.floor(controller().deps.now().getTime() / 1000) });
+    expect(
+      (await controller().call('POST', `${C}/current-identity/mfa/verify`, { token: full, body: { code } })).status,
+    ).toBe(200);
+
+    const partial = await extJwtSession();
+    for (let i = 0; i < 3; i++) {
+      const wrong = await controller().call('POST', `${C}/authenticate/mfa`, {
+        token: partial,
+        body: { code: '000000' },
+      });
+      expect(wrong.status).toBe(401);
+    }
+    expect((await call('GET', `/identities/${lockable}`)).body.data.disabled).toBe(true);
+    expect(
+      (await controller().call('POST', `${C}/authenticate?method=ext-jwt`, { body: {}, headers: bearer })).status,
+    ).toBe(401);
+  });
+
   it('completes the session at login when the token comes with the password', async () => {
     const policy = authPolicyBody('password-with-idp', {}, { requireExtJwtSigner: signerId });
     const user = await userUnder(await createdId('/auth-policies', policy), 'both-at-once');

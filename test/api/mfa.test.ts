@@ -174,6 +174,63 @@ describe('logging in with MFA', () => {
     expect(status(await login(user.username, user.password))).toBe(401);
   });
 
+  it('ends a partial session after five wrong codes, so each run of guesses costs a new login', async () => {
+    const user = await userLogin();
+    const { secret } = await enrolled(user.token);
+    const token = (await login(user.username, user.password)).body.data.token as string;
+    const refusals = [];
+    for (let i = 0; i < 5; i++) {
+      refusals.push(await as(token, 'POST', '/authenticate/mfa', { body: { code: '000000' } }));
+    }
+    expect(refusals.slice(0, 4).map((response) => response.body.error.code)).toEqual(
+      Array(4).fill('MFA_INVALID_TOKEN'),
+    );
+    expect(refusals[4]!.status).toBe(401);
+    expect(refusals[4]!.body.error.code).toBe('UNAUTHORIZED');
+    const late = await as(token, 'POST', '/authenticate/mfa', { body: { code: await codeAt(secret) } });
+    expect(late.status).toBe(401);
+    expect(late.body.error.code).toBe('UNAUTHORIZED');
+  });
+
+  it('throttles codes per identity across sessions and addresses (429), the right code included, until the window ends', async () => {
+    const user = await userLogin();
+    const { secret } = await enrolled(user.token);
+    const sessions = [];
+    for (const address of ['127.0.6.1', '127.0.6.2', '127.0.6.3']) {
+      const response = await controller().call('POST', `${M}/authenticate?method=password`, {
+        body: { username: user.username, password: user.password },
+        sourceAddress: address,
+      });
+      sessions.push({ token: response.body.data.token as string, address });
+    }
+    // Enrolling and verifying spent one attempt of the identity's ten; nine wrong codes, spread so no session ends.
+    const guesses = [];
+    for (const [index, count] of [4, 4, 1].entries()) {
+      const { token, address } = sessions[index]!;
+      for (let i = 0; i < count; i++) {
+        guesses.push(
+          await controller().call('POST', `${C}/authenticate/mfa`, {
+            token,
+            body: { code: '000000' },
+            sourceAddress: address,
+          }),
+        );
+      }
+    }
+    expect(guesses.map((response) => response.status)).toEqual(Array(9).fill(401));
+    const throttled = await controller().call('POST', `${C}/authenticate/mfa`, {
+      token: sessions[2]!.token,
+      body: { code: await codeAt(secret) },
+      sourceAddress: sessions[2]!.address,
+    });
+    expect(throttled.status).toBe(429);
+    expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
+
+    controller().advanceClock(600_000);
+    const fresh = (await login(user.username, user.password)).body.data.token as string;
+    expect(status(await as(fresh, 'POST', '/authenticate/mfa', { body: { code: await codeAt(secret) } }))).toBe(200);
+  });
+
   it('asks a policy requiring TOTP to enroll first, then to give codes', async () => {
     const policyId = await createPolicy(authPolicyBody(unique('mfa-required'), {}, { requireTotp: true }));
     const user = await userUnder(policyId, unique('mfa-must'), 'Mfa-Passw0rd!');

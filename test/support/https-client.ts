@@ -19,6 +19,8 @@ export interface RequestOptions {
   readonly token?: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly cert?: { readonly key: string; readonly cert: string };
+  /** The local address to send from (any 127.x.y.z reaches the loopback server), so tests can be other sources. */
+  readonly sourceAddress?: string;
 }
 
 /** One HTTPS request to the local controller (its self-signed certificate is trusted explicitly). */
@@ -57,6 +59,7 @@ export function httpsCall(
         // The server is who the URL names, whatever Host header a test sends.
         checkServerIdentity: (_host, cert) => checkServerIdentity(url.hostname, cert),
         ...(options.cert ? { key: options.cert.key, cert: options.cert.cert } : {}),
+        ...(options.sourceAddress ? { localAddress: options.sourceAddress } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];
