@@ -143,7 +143,12 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       };
       try {
         if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) {
-          // A browser's preflight: API Gateway answers these itself (CORS options on every resource).
+          // A browser's preflight: API Gateway answers these itself (CORS options on every resource it has), so a
+          // target that is no URL is refused like any request, and a path no route serves is not found.
+          const target = requestUrl(request.url);
+          if (matcher.match('OPTIONS', canonicalPath(target.pathname)).kind === 'not-found') {
+            throw new ApiError('NOT_FOUND');
+          }
           response.writeHead(204, { ...CORS_PREFLIGHT_HEADERS, server: 'ziti-controller-serverless' });
           response.end();
           request.resume();

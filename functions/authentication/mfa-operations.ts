@@ -110,16 +110,13 @@ function entityFields(doc: Mfa) {
   return { id: doc.id, createdAt: doc.createdAt, updatedAt: doc.updatedAt, tags: doc.tags, _links: SELF };
 }
 
-async function enrollmentOrNotFound(deps: Deps, identityId: string): Promise<Stored<Mfa>> {
-  const stored = await enrollmentOf(deps, identityId);
-  if (!stored) throw new ApiError('MFA_ENROLLMENT_NOT_STARTED');
-  return stored;
-}
-
 /** `GET /current-identity/mfa`: the enrollment; its provisioning URL and recovery codes only while unverified. */
 export const detailMfa: Operation = async (request, deps) => {
   const { identity } = callerOf(request);
-  const { doc } = await enrollmentOrNotFound(deps, identity.id);
+  // 404 NOT_FOUND before enrollment, as the reference answers (MFA_ENROLLMENT_NOT_STARTED is not its code here).
+  const stored = await enrollmentOf(deps, identity.id);
+  if (!stored) throw notFound('MFA', identity.id);
+  const { doc } = stored;
   const view = { ...entityFields(doc), isVerified: doc.isVerified };
   if (doc.isVerified) return ok(view);
   const secrets = await openSecrets(deps, doc);

@@ -63,22 +63,43 @@ export const enrollOttCa: Operation = documented((request, deps) => enrollByOttC
 /** How many numbered names auto-enrollment tries before giving up on a crowded name format. */
 const MAX_NAME_ATTEMPTS = 16;
 
-/** The new identity's name from the CA's format (`[caName] [caId] [commonName] [requestedName] [identityId]`). */
+const NAME_TOKENS = /\[(caName|caId|commonName|requestedName|identityId)\]/g;
+
+/**
+ * The new identity's name from the CA's format (`[caName] [caId] [commonName] [requestedName] [identityId]`). Tokens
+ * are expanded in the format only, in one pass: a certificate whose common name reads `[caId]` is named that text.
+ */
 function formattedName(ca: Ca, commonName: string, requestedName: string, identityId: string): string {
-  return ca.identityNameFormat
-    .replaceAll('[caName]', ca.name)
-    .replaceAll('[caId]', ca.id)
-    .replaceAll('[commonName]', commonName)
-    .replaceAll('[requestedName]', requestedName)
-    .replaceAll('[identityId]', identityId);
+  const values: Record<string, string> = { caName: ca.name, caId: ca.id, commonName, requestedName, identityId };
+  return ca.identityNameFormat.replace(NAME_TOKENS, (_, token: string) => values[token] ?? '');
 }
 
-/** The first free name: the formatted one, then with a 6-digit counter appended cumulatively, as the reference does. */
+/** The longest an identity name may be (the API's name rule), in UTF-16 units as the schema counts them. */
+const MAX_NAME_LENGTH = 255;
+
+/** `name` cut (between characters, never inside one) so that `suffix` still fits the name rule after it. */
+function fittedName(name: string, suffix: string): string {
+  const room = MAX_NAME_LENGTH - suffix.length;
+  let fitted = name.trim();
+  if (fitted.length > room) {
+    const characters = Array.from(fitted);
+    while (characters.join('').length > room) characters.pop();
+    fitted = characters.join('').trimEnd();
+  }
+  return `${fitted}${suffix}`;
+}
+
+/**
+ * The first free name: the formatted one, then with a 6-digit counter appended cumulatively, as the reference does;
+ * each cut to the name rule's 255 characters first, so a long common name or claim still makes a name the identity can
+ * be saved with.
+ */
 export async function freeName(deps: Deps, base: string): Promise<string> {
-  let name = base;
+  let suffix = '';
   for (let attempt = 1; attempt <= MAX_NAME_ATTEMPTS; attempt++) {
+    const name = fittedName(base, suffix);
     if (!(await deps.store.findIdByUnique(identities, 'name', name))) return name;
-    name = `${name}${String(attempt).padStart(6, '0')}`;
+    suffix = `${suffix}${String(attempt).padStart(6, '0')}`;
   }
   throw new ApiError('COULD_NOT_VALIDATE', { message: `No free identity name of the form ${base} was found.` });
 }
@@ -105,7 +126,7 @@ export async function enrollByCa(request: OperationRequest, deps: Deps) {
   }
   const body = parseWithDefault(request);
   const id = newId();
-  const name = await freeName(deps, formattedName(ca, commonNameOf(certificate), body.name ?? id, id));
+  const name = await freeName(deps, formattedName(ca, commonNameOf(certificate), body.name ?? id, id).trim() || id);
   const now = deps.now().toISOString();
   const identity = newIdentity({
     id,

@@ -18,7 +18,7 @@ import { ApiError, invalidField } from '../http/api-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { mapBounded } from '../map-bounded.ts';
 import { mergePackOps, packOp } from './filter-packs.ts';
-import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, storedAttributes } from './keys.ts';
+import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, MAX_KEY_VALUE_BYTES, storedAttributes } from './keys.ts';
 import { addToCatalog, pruneCatalog } from './role-catalog.ts';
 import type { WriteOp } from './write-op.ts';
 
@@ -645,6 +645,11 @@ export class Store {
     value: string,
     id: string,
   ): WriteOp {
+    // A marker's value is part of its key: one DynamoDB cannot hold is the caller's 400, on every path that writes one
+    // (an identity's externalId from a certificate or JWT claim, a name, a fingerprint), never a 500.
+    if (!fitsKey(value)) {
+      throw invalidField(key.name, `must be at most ${MAX_KEY_VALUE_BYTES} bytes to be unique`, value.slice(0, 64));
+    }
     return {
       item: {
         Put: {

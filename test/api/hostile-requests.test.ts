@@ -118,6 +118,17 @@ describe('request targets the URL parser refuses', () => {
     expect(controller.logLines.join('\n')).not.toContain('local server fault');
   });
 
+  it('answers a browser preflight of an unparsable target with the same 400, and of an unknown path with 404', async () => {
+    const preflight = ['Host: localhost', 'Origin: https://console.example.com', 'Access-Control-Request-Method: GET'];
+    const unparsable = await rawRequest('OPTIONS http://[::1/edge/client/v1/version HTTP/1.1', preflight);
+    const unknown = await rawRequest('OPTIONS /edge/client/v1/no-such-thing HTTP/1.1', preflight);
+
+    expect(unparsable.status).toBe(400);
+    expect(unparsable.body.error.code).toBe('COULD_NOT_VALIDATE');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('NOT_FOUND');
+  });
+
   it('still serves a well-formed absolute-form target', async () => {
     const response = await rawRequest('GET https://localhost/edge/client/v1/version HTTP/1.1');
 

@@ -56,7 +56,9 @@ const status = (response: HttpResponse) => response.status;
 describe('TOTP enrollment', () => {
   it('enrolls from the provisioning URL, shows a QR code, and verifies with a code from the app', async () => {
     const user = await userLogin();
-    expect(status(await as(user.token, 'GET', '/current-identity/mfa'))).toBe(404);
+    const before = await as(user.token, 'GET', '/current-identity/mfa');
+    expect(before.status).toBe(404);
+    expect(before.body.error.code).toBe('NOT_FOUND');
 
     const started = await as(user.token, 'POST', '/current-identity/mfa');
     expect(started.status, started.text).toBe(201);
@@ -283,7 +285,9 @@ describe('recovery codes, removal and the TOTP token', () => {
       headers: { 'mfa-validation-code': fresh.body.data.recoveryCodes[0] },
     });
     expect(removed.status, removed.text).toBe(200);
-    expect(status(await as(user.token, 'GET', '/current-identity/mfa'))).toBe(404);
+    const before = await as(user.token, 'GET', '/current-identity/mfa');
+    expect(before.status).toBe(404);
+    expect(before.body.error.code).toBe('NOT_FOUND');
     const plain = await login(user.username, user.password);
     expect(plain.body.data).toMatchObject({ isMfaRequired: false, authQueries: [] });
   });

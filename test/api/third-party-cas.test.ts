@@ -336,6 +336,54 @@ describe('CA auto-enrollment', () => {
     expect(identity.body.data.authenticators).toEqual({});
   });
 
+  it('names identities within the name rule, expanding tokens only in the format, never in the certificate', async () => {
+    const { ca } = await verifiedCa('n'.repeat(200), { identityNameFormat: '[caName]-[commonName]' });
+    const long = await issue(ca, 'c'.repeat(300));
+    const tokens = await issue(ca, '[caId][identityId]');
+
+    expect((await controller().call('POST', `${C}/enroll/ca`, { body: {}, cert: long })).status).toBe(200);
+    expect((await controller().call('POST', `${C}/enroll/ca`, { body: {}, cert: tokens })).status).toBe(200);
+    const longLogin = await certLogin(long);
+    const tokensLogin = await certLogin(tokens);
+    const longIdentity = (await call('GET', `/identities/${longLogin.body.data.identityId}`)).body.data;
+    const tokensIdentity = (await call('GET', `/identities/${tokensLogin.body.data.identityId}`)).body.data;
+
+    expect(longIdentity.name).toHaveLength(255);
+    expect(longIdentity.name.startsWith(`${'n'.repeat(200)}-ccc`)).toBe(true);
+    expect(tokensIdentity.name).toBe(`${'n'.repeat(200)}-[caId][identityId]`);
+    const putBack = await call('PUT', `/identities/${longIdentity.id}`, {
+      name: longIdentity.name,
+      type: longIdentity.typeId,
+      isAdmin: false,
+    });
+    expect(putBack.status, putBack.text).toBe(200);
+    const second = await issue(ca, 'c'.repeat(300));
+    expect((await controller().call('POST', `${C}/enroll/ca`, { body: {}, cert: second })).status).toBe(200);
+    const secondName = (await call('GET', `/identities/${(await certLogin(second)).body.data.identityId}`)).body.data
+      .name;
+    expect(secondName).toHaveLength(255);
+    expect(secondName.endsWith('000001')).toBe(true);
+  });
+
+  it('refuses an external id claim too long to be a key with 400, not a 5xx', async () => {
+    const claim = {
+      location: 'SAN_URI',
+      matcher: 'SCHEME',
+      matcherCriteria: 'spiffe',
+      parser: 'SPLIT',
+      parserCriteria: '/',
+      index: 3,
+    };
+    const { ca } = await verifiedCa('long-claims', { externalIdClaim: claim });
+    const device = await issue(ca, 'long-claim', {
+      names: [{ type: 'url', value: `spiffe://example.org/${'x'.repeat(1500)}` }],
+    });
+    const enrolled = await controller().call('POST', `${C}/enroll/ca`, { body: {}, cert: device });
+    expect(enrolled.status).toBe(400);
+    expect(enrolled.body.error.cause.field).toBe('externalId');
+    expect((await certLogin(device)).status).toBe(401);
+  });
+
   it('refuses certificates no enrolling CA issued', async () => {
     const foreign = await issue(await makeCa('nobody'), 'stray');
     const response = await controller().call('POST', `${C}/enroll/ca`, { body: {}, cert: foreign });
