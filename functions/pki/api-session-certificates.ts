@@ -1,5 +1,10 @@
 import * as z from 'zod';
-import { markHasSessionsOp } from '#shared/auth/api-session-store.ts';
+import type { ApiSession } from '#shared/auth/api-session.ts';
+import {
+  markHasSessionsOp,
+  releaseEphemeralCertificateSlot,
+  reserveEphemeralCertificateSlot,
+} from '#shared/auth/api-session-store.ts';
 import { crudOperations, getOrNotFound } from '#shared/crud/crud-operations.ts';
 import type { Deps } from '#shared/deps.ts';
 import { type ApiSessionCertificate, apiSessionCertificates } from '#shared/entities/api-session-certificate.ts';
@@ -49,47 +54,58 @@ const createCurrentApiSessionCertificate: Operation = documented(
   async (request, deps) => {
     const { csr: csrPem } = parseWith(createSchema, request.body ?? {});
     const { session, identity } = callerOf(request);
-    if ((await idsOfSession(deps, session.id)).length >= MAX_PER_API_SESSION) {
+    // The slot is taken before anything is signed, and given back if no certificate comes of it.
+    if (!(await reserveEphemeralCertificateSlot(deps, session, MAX_PER_API_SESSION))) {
       throw new ApiError('COULD_NOT_VALIDATE', {
         message: `An API session holds at most ${MAX_PER_API_SESSION} ephemeral certificates; delete one first.`,
       });
     }
-    const issued = await certificateForCsr(deps, csrPem, { validityMs: EPHEMERAL_CERT_MS });
-    const certificate = firstCertificateOf(issued.pem)!;
-    const now = deps.now().toISOString();
-    const doc: ApiSessionCertificate = {
-      id: newId(),
-      createdAt: now,
-      updatedAt: now,
-      tags: {},
-      apiSessionId: session.id,
-      identityId: identity.id,
-      subject: certificate.subject.replaceAll('\n', ','),
-      fingerprint: issued.fingerprint,
-      validFrom: new Date(certificate.validFrom).toISOString(),
-      validTo: new Date(certificate.validTo).toISOString(),
-      certificate: issued.pem,
-    };
-    // Committed only while the API session exists, and marked on it so that ending it removes the certificate.
-    await deps.store.transact([
-      ...deps.store.createOps(apiSessionCertificates, doc),
-      markHasSessionsOp(deps, session.tokenHash),
-    ]);
-    return {
-      statusCode: 201,
-      body: {
-        data: {
-          id: doc.id,
-          _links: selfLinks('current-api-session/certificates', doc.id),
-          certificate: issued.pem,
-          cas: caBundlePem(issued.ca),
-        },
-        meta: { ...API_VERSION_META },
-      },
-    };
+    try {
+      return await issueEphemeralCertificate(deps, csrPem, session, identity.id);
+    } catch (error) {
+      await releaseEphemeralCertificateSlot(deps, session);
+      throw error;
+    }
   },
   { body: createSchema },
 );
+
+/** Signs the certificate and stores it under the API session. */
+async function issueEphemeralCertificate(deps: Deps, csrPem: string, session: ApiSession, identityId: string) {
+  const issued = await certificateForCsr(deps, csrPem, { validityMs: EPHEMERAL_CERT_MS });
+  const certificate = firstCertificateOf(issued.pem)!;
+  const now = deps.now().toISOString();
+  const doc: ApiSessionCertificate = {
+    id: newId(),
+    createdAt: now,
+    updatedAt: now,
+    tags: {},
+    apiSessionId: session.id,
+    identityId,
+    subject: certificate.subject.replaceAll('\n', ','),
+    fingerprint: issued.fingerprint,
+    validFrom: new Date(certificate.validFrom).toISOString(),
+    validTo: new Date(certificate.validTo).toISOString(),
+    certificate: issued.pem,
+  };
+  // Committed only while the API session exists, and marked on it so that ending it removes the certificate.
+  await deps.store.transact([
+    ...deps.store.createOps(apiSessionCertificates, doc),
+    markHasSessionsOp(deps, session.tokenHash),
+  ]);
+  return {
+    statusCode: 201,
+    body: {
+      data: {
+        id: doc.id,
+        _links: selfLinks('current-api-session/certificates', doc.id),
+        certificate: issued.pem,
+        cas: caBundlePem(issued.ca),
+      },
+      meta: { ...API_VERSION_META },
+    },
+  };
+}
 
 const { listCurrentApiSessionCertificates: listDocs } = crudOperations(
   { def: apiSessionCertificates, view: (_deps, doc) => view(doc) },
@@ -112,6 +128,7 @@ export const apiSessionCertificateOperations: Record<string, Operation> = {
   deleteCurrentApiSessionCertificate: async (request, deps) => {
     const stored = await ownCertificate(request, deps);
     await deleteEntity(deps, apiSessionCertificates, stored, async () => []);
+    await releaseEphemeralCertificateSlot(deps, callerOf(request).session);
     return empty();
   },
 };

@@ -320,6 +320,47 @@ function markOp(deps: Deps, tokenHash: string, flag: 'hasSessions' | 'hasPosture
   };
 }
 
+/**
+ * Takes one of the session's `max` ephemeral-certificate slots, in the write that counts them (one conditional ADD on
+ * the session item), so concurrent requests cannot all pass a count read before any of them wrote. False when all
+ * slots are taken. The slot is given back with {@link releaseEphemeralCertificateSlot}.
+ */
+export async function reserveEphemeralCertificateSlot(deps: Deps, session: ApiSession, max: number): Promise<boolean> {
+  try {
+    await deps.store.db.send(
+      new UpdateCommand({
+        TableName: deps.store.tableName,
+        Key: sessionKey(session.tokenHash),
+        UpdateExpression: 'ADD ephemeralCertificates :one',
+        ConditionExpression:
+          'attribute_exists(PK) AND (attribute_not_exists(ephemeralCertificates) OR ephemeralCertificates < :max)',
+        ExpressionAttributeValues: { ':one': 1, ':max': max },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
+}
+
+/** Gives back an ephemeral-certificate slot: its certificate was deleted, or never made. */
+export async function releaseEphemeralCertificateSlot(deps: Deps, session: ApiSession): Promise<void> {
+  try {
+    await deps.store.db.send(
+      new UpdateCommand({
+        TableName: deps.store.tableName,
+        Key: sessionKey(session.tokenHash),
+        UpdateExpression: 'ADD ephemeralCertificates :minusOne',
+        ConditionExpression: 'attribute_exists(PK) AND ephemeralCertificates > :zero',
+        ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
+      }),
+    );
+  } catch (error) {
+    if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+  }
+}
+
 /** Wrong MFA codes a partial session may give before it is ended (a guesser must log in again for more). */
 export const MAX_CODE_MISSES_PER_SESSION = 5;
 

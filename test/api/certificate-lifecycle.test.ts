@@ -412,6 +412,49 @@ describe('ephemeral certificates', () => {
   });
 });
 
+describe('ephemeral certificate cap under concurrency', () => {
+  it('gives exactly 16 of 30 concurrent requests a certificate, with 16 signatures, and frees a slot on delete', async () => {
+    const { credentials } = await enrolledIdentity('ephemeral-race');
+    const session = await sessionOf(credentials);
+    const path = `${C}/current-api-session/certificates`;
+    const csrs = await Promise.all(Array.from({ length: 30 }, () => csrFor('ephemeral-race')));
+    const signs = countSigns(controller().deps.signers.signingCa);
+    const before = signs.count();
+
+    const responses = await Promise.all(
+      csrs.map(({ csr }) => controller().call('POST', path, { token: session, body: { csr } })),
+    );
+
+    const created = responses.filter((response) => response.status === 201);
+    expect(created).toHaveLength(16);
+    expect(responses.filter((response) => response.status !== 201).every((response) => response.status === 400)).toBe(
+      true,
+    );
+    expect(signs.count() - before).toBe(16);
+    const listed = await controller().call('GET', `${path}?limit=100`, { token: session });
+    expect(listed.body.meta.pagination.totalCount).toBe(16);
+
+    const removed = await controller().call('DELETE', `${path}/${created[0]!.body.data.id}`, { token: session });
+    expect(removed.status).toBe(200);
+    const again = await controller().call('POST', path, { token: session, body: { csr: csrs[0]!.csr } });
+    expect(again.status, again.text).toBe(201);
+    const full = await controller().call('POST', path, { token: session, body: { csr: csrs[1]!.csr } });
+    expect(full.status).toBe(400);
+  });
+
+  it('gives the slot back when the CSR cannot be signed', async () => {
+    const { credentials } = await enrolledIdentity('ephemeral-bad-csr');
+    const session = await sessionOf(credentials);
+    const path = `${C}/current-api-session/certificates`;
+    for (let i = 0; i < 20; i++) {
+      const bad = await controller().call('POST', path, { token: session, body: { csr: 'not a csr' } });
+      expect(bad.body.error.code).toBe('COULD_NOT_PROCESS_CSR');
+    }
+    const { csr } = await csrFor('ephemeral-bad-csr');
+    expect((await controller().call('POST', path, { token: session, body: { csr } })).status).toBe(201);
+  });
+});
+
 describe('revocations and expiry at cert login', () => {
   it('refuses a certificate revoked by fingerprint (JTI), and those issued before an IDENTITY revocation', async () => {
     const a = await enrolledIdentity('revoked-jti');
