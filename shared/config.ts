@@ -74,6 +74,8 @@ export interface ControllerConfig {
   readonly secretKey: SecretKeyConfig;
   /** The issuer named in TOTP provisioning URLs (the reference's `edge.totp.hostname`). */
   readonly totpIssuer: string;
+  /** The SPIFFE trust domain of issued certificates; undefined: derived from the network's root CA. */
+  readonly trustDomain: string | undefined;
   /** The integrity run's Step Functions state machine (set by the stack for the database function). */
   readonly integrityStateMachineArn: string | undefined;
   /** Parallel scan segments of an integrity run. */
@@ -89,6 +91,15 @@ export interface ControllerConfig {
   readonly version: string;
   readonly revision: string;
   readonly buildDate: string;
+}
+
+/** A trust domain is a host-name-like label (SPIFFE: lowercase letters, digits, dots, hyphens, underscores). */
+function trustDomainSetting(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/^[a-z0-9._-]{1,255}$/.test(value)) {
+    throw new Error(`TRUST_DOMAIN must be lowercase letters, digits, dots, hyphens or underscores, got "${value}"`);
+  }
+  return value;
 }
 
 function positiveInteger(name: string, value: string | undefined, fallback: number, min: number): number {
@@ -124,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     pkiKeys: pkiKeysOf(env),
     secretKey: secretKeyOf(env),
     totpIssuer: env.TOTP_ISSUER || 'openziti.io',
+    trustDomain: trustDomainSetting(env.TRUST_DOMAIN),
     integrityStateMachineArn: env.INTEGRITY_STATE_MACHINE_ARN || undefined,
     integritySegments: positiveInteger('INTEGRITY_SEGMENTS', env.INTEGRITY_SEGMENTS, 4, 1),
     snapshots: env.AWS_LAMBDA_FUNCTION_NAME

@@ -72,7 +72,14 @@ const createCurrentApiSessionCertificate: Operation = documented(
 
 /** Signs the certificate and stores it under the API session. */
 async function issueEphemeralCertificate(deps: Deps, csrPem: string, session: ApiSession, identityId: string) {
-  const issued = await certificateForCsr(deps, csrPem, { validityMs: EPHEMERAL_CERT_MS });
+  const issued = await certificateForCsr(
+    deps,
+    csrPem,
+    { kind: 'identity', id: identityId },
+    {
+      validityMs: EPHEMERAL_CERT_MS,
+    },
+  );
   const certificate = firstCertificateOf(issued.pem)!;
   const now = deps.now().toISOString();
   const doc: ApiSessionCertificate = {

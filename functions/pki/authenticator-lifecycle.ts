@@ -122,7 +122,8 @@ const extendCurrentIdentityAuthenticator: Operation = documented(
       return stored;
     };
     await checked();
-    const issued = await certificateForCsr(deps, clientCertCsr);
+    const identity = { kind: 'identity' as const, id: callerOf(request).identity.id };
+    const issued = await certificateForCsr(deps, clientCertCsr, identity);
     await withOptimisticRetry(async () => {
       const stored = await checked();
       const next = {

@@ -20,7 +20,7 @@ export function csrOf(request: OperationRequest, field = 'clientCsr'): string | 
  */
 export async function enrollByOtt(request: OperationRequest, deps: Parameters<Operation>[1]) {
   const stored = await outstandingEnrollment(deps, request, 'ott');
-  const issued = await certificateForCsr(deps, csrOf(request));
+  const issued = await certificateForCsr(deps, csrOf(request), { kind: 'identity', id: stored.doc.identityId });
   await deps.store.transact(
     completeEnrollmentOps(deps, stored, {
       method: 'cert',

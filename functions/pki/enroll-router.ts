@@ -29,9 +29,10 @@ function routerCsrs(request: OperationRequest): { clientCsr: string; serverCsr: 
 }
 
 /** Issues a router's client and server certificates (a `Sign` each) and the router's stored certificate fields. */
-async function routerCertificates(deps: Deps, csrs: { clientCsr: string; serverCsr: string }) {
-  const client = await certificateForCsr(deps, csrs.clientCsr);
-  const server = await certificateForCsr(deps, csrs.serverCsr, { kind: 'server' });
+async function routerCertificates(deps: Deps, routerId: string, csrs: { clientCsr: string; serverCsr: string }) {
+  const router = { kind: 'router' as const, id: routerId };
+  const client = await certificateForCsr(deps, csrs.clientCsr, router);
+  const server = await certificateForCsr(deps, csrs.serverCsr, router, { kind: 'server' });
   return {
     body: { cert: client.chainPem, serverCert: server.chainPem, ca: caBundlePem(client.ca) },
     fields: { fingerprint: client.fingerprint, certPem: client.pem },
@@ -76,7 +77,7 @@ export async function enrollRouter(request: OperationRequest, deps: Deps, method
   const expiresAt = stored.doc.enrollmentExpiresAt;
   if (expiresAt && Date.parse(expiresAt) <= deps.now().getTime()) throw new ApiError('ENROLLMENT_EXPIRED');
   const csrs = routerCsrs(request);
-  const issued = await routerCertificates(deps, csrs);
+  const issued = await routerCertificates(deps, stored.doc.id, csrs);
   const next: Router = {
     ...stored.doc,
     ...issued.fields,
@@ -121,7 +122,7 @@ export const extendRouterEnrollment: Operation = documented(
     if (!stored || stored.doc.fingerprint !== fingerprint) {
       throw new ApiError('UNAUTHORIZED', { message: "The client certificate is not an enrolled edge router's." });
     }
-    const issued = await routerCertificates(deps, routerCsrs(request));
+    const issued = await routerCertificates(deps, stored.doc.id, routerCsrs(request));
     const next = { ...stored.doc, ...issued.fields, updatedAt: deps.now().toISOString() };
     await saveRouter(deps, edgeRouters, stored, next, new ApiError('UNAUTHORIZED'));
     request.logger.info('router certificates extended', { routerId: stored.doc.id });

@@ -97,7 +97,7 @@ export const enrollToken: Operation = documented(
     const ops = deps.store.createOps(identities, identity).map(inUse);
     let certificates: { cert: string; ca: string } | undefined;
     if (toCertificate) {
-      const issued = await certificateForCsr(deps, body.clientCsr ?? undefined);
+      const issued = await certificateForCsr(deps, body.clientCsr ?? undefined, { kind: 'identity', id });
       certificates = { cert: issued.chainPem, ca: caBundlePem(issued.ca) };
       const credential = {
         method: 'cert' as const,

@@ -6,12 +6,14 @@ import { ApiError } from '#shared/http/api-error.ts';
 import { type OperationRequest, queryValue } from '#shared/http/operation.ts';
 import { newId } from '#shared/ids.ts';
 import {
+  type CertificateSubject,
   type IssueOptions,
   issueClientCertificate,
   parseCsr,
   UnusableCsrError,
 } from '#shared/pki/issue-certificate.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
+import { trustDomainOf } from '#shared/pki/trust-domain.ts';
 import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
@@ -119,12 +121,24 @@ export function certInUseOr(makeError: () => ApiError): () => ApiError {
   };
 }
 
-/** A certificate for a CSR from the signing CA (one `Sign`); an unusable CSR is 400 `COULD_NOT_PROCESS_CSR`. */
-export async function certificateForCsr(deps: Deps, csrPem: string | undefined, options: IssueOptions = {}) {
+/**
+ * A certificate for a CSR from the signing CA (one `Sign`), naming `whom` (an identity or router by id, whatever the
+ * CSR's subject says); an unusable CSR is 400 `COULD_NOT_PROCESS_CSR`.
+ */
+export async function certificateForCsr(
+  deps: Deps,
+  csrPem: string | undefined,
+  whom: { kind: CertificateSubject['kind']; id: string },
+  options: Omit<IssueOptions, 'subject'> = {},
+) {
   const ca = await networkCa(deps);
+  const subject = { ...whom, trustDomain: trustDomainOf(deps.config.trustDomain, ca) };
   try {
     const csr = await parseCsr(csrPem ?? '');
-    const issued = await issueClientCertificate(deps.signers.signingCa, ca.signingCertPem, csr, deps.now(), options);
+    const issued = await issueClientCertificate(deps.signers.signingCa, ca.signingCertPem, csr, deps.now(), {
+      ...options,
+      subject,
+    });
     return { ...issued, chainPem: `${issued.pem.trim()}\n${ca.signingCertPem.trim()}\n`, ca };
   } catch (error) {
     if (!(error instanceof UnusableCsrError)) throw error;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { newSerialNumber } from './network-ca.ts';
+import { serverNamesProblem } from './server-names.ts';
 import type { Signer } from './signer.ts';
 import { P256_SIGNING_ALGORITHM, SIGNER_KEY, signerCrypto } from './signer-crypto.ts';
 
@@ -47,17 +48,40 @@ export interface IssuedCertificate {
   readonly fingerprint: string;
 }
 
+/**
+ * Whom a certificate names. The controller sets the subject itself, whatever the CSR asks: CN = the entity's id and
+ * a SAN URI `spiffe://<trust domain>/<identity|router>/<id>` (the reference's form since 1.x), so a certificate can
+ * never claim to be another identity.
+ */
+export interface CertificateSubject {
+  readonly kind: 'identity' | 'router';
+  readonly id: string;
+  readonly trustDomain: string;
+}
+
 export interface IssueOptions {
-  /** `client` (identities, routers' client side, ephemeral) or `server` (a router's listener: the CSR's names kept). */
+  readonly subject: CertificateSubject;
+  /** `client` (identities, routers' client side, ephemeral) or `server` (a router's listener: its own names kept). */
   readonly kind?: 'client' | 'server';
   /** How long the certificate is valid; a year unless said (ephemeral certificates are short-lived). */
   readonly validityMs?: number;
 }
 
-/** The subject alternative names a server CSR asks for (its extension request), to be copied into the certificate. */
-function requestedNames(csr: x509.Pkcs10CertificateRequest): x509.Extension[] {
+/** The SPIFFE ID a certificate of this subject carries. */
+export function spiffeIdOf(subject: CertificateSubject): string {
+  return `spiffe://${subject.trustDomain}/${subject.kind}/${subject.id}`;
+}
+
+/**
+ * The names a router's server CSR asks for, checked (`server-names.ts`): its own host names and addresses only, never
+ * a wildcard, link-local, metadata or unspecified address; anything else refuses the CSR.
+ */
+function requestedServerNames(csr: x509.Pkcs10CertificateRequest): x509.JsonGeneralNames {
   const names = csr.extensions.find((extension) => extension instanceof x509.SubjectAlternativeNameExtension);
-  return names ? [new x509.SubjectAlternativeNameExtension(names.names.toJSON(), false)] : [];
+  const requested = names ? names.names.toJSON() : [];
+  const problem = serverNamesProblem(requested);
+  if (problem) throw new UnusableCsrError(problem);
+  return requested;
 }
 
 /** A certificate for the CSR's key, issued by the signing CA through its Signer: one `Sign`. */
@@ -66,9 +90,13 @@ export async function issueClientCertificate(
   signingCaPem: string,
   csr: x509.Pkcs10CertificateRequest,
   now: Date,
-  options: IssueOptions = {},
+  options: IssueOptions,
 ): Promise<IssuedCertificate> {
   const server = options.kind === 'server';
+  const names: x509.JsonGeneralNames = [
+    { type: 'url', value: spiffeIdOf(options.subject) },
+    ...(server ? requestedServerNames(csr) : []),
+  ];
   const validityMs = options.validityMs ?? CLIENT_CERT_DAYS * 24 * 3600_000;
   const crypto = signerCrypto(signingCa);
   const issuer = new x509.X509Certificate(signingCaPem);
@@ -77,7 +105,7 @@ export async function issueClientCertificate(
   const certificate = await x509.X509CertificateGenerator.create(
     {
       serialNumber: newSerialNumber(),
-      subject: csr.subjectName,
+      subject: new x509.Name([{ CN: [options.subject.id] }]),
       issuer: issuer.subjectName,
       notBefore: new Date(now.getTime() - BACKDATE_MS),
       notAfter: new Date(now.getTime() + validityMs),
@@ -96,7 +124,7 @@ export async function issueClientCertificate(
             ? [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]
             : [x509.ExtendedKeyUsage.clientAuth],
         ),
-        ...(server ? requestedNames(csr) : []),
+        new x509.SubjectAlternativeNameExtension(names, false),
         ...(issuerKeyId ? [new x509.AuthorityKeyIdentifierExtension(issuerKeyId.keyId, false)] : []),
         await x509.SubjectKeyIdentifierExtension.create(csr.publicKey.rawData, false, crypto),
       ],

@@ -41,6 +41,74 @@ async function sessionOf(credentials: { cert: string; key: string }) {
   return login.body.data.token as string;
 }
 
+describe('issued certificates name whom the controller says, whatever the CSR asks', () => {
+  /** The network's trust domain when none is configured: the SHA-1 of the root CA (the first of a `ca` bundle). */
+  const trustDomainOf = (caBundle: string) => fingerprintOf(leafOf(caBundle));
+
+  it('gives an identity CN = its id and its SPIFFE ID, nothing of the CSR (another id, O, emailAddress, SANs)', async () => {
+    const victim = await createdId('/identities', { name: 'someone-else', type: 'User', isAdmin: false });
+    const id = await createdId('/identities', {
+      name: 'subject-test',
+      type: 'Device',
+      isAdmin: false,
+      enrollment: { ott: true },
+    });
+    const token = (await call('GET', `/identities/${id}`)).body.data.enrollment.ott.token;
+    const { csr } = await csrFor(
+      'ignored',
+      [
+        { type: 'url', value: `spiffe://elsewhere/identity/${victim}` },
+        { type: 'dns', value: 'evil.example.com' },
+      ],
+      `CN=${victim}, O=Evil Corp, E=evil@example.com`,
+    );
+
+    const enrolled = await controller().call('POST', `${C}/enroll/ott`, { body: { token, clientCsr: csr } });
+
+    expect(enrolled.status, enrolled.text).toBe(200);
+    const issued = new X509Certificate(leafOf(enrolled.body.data.cert));
+    expect(issued.subject).toBe(`CN=${id}`);
+    expect(issued.subjectAltName).toBe(`URI:spiffe://${trustDomainOf(enrolled.body.data.ca)}/identity/${id}`);
+  });
+
+  it("gives a router CN = its id and keeps only its server CSR's own host names and addresses", async () => {
+    const routerId = await createdId('/edge-routers', { name: 'er-names' });
+    const token = (await call('GET', `/edge-routers/${routerId}`)).body.data.enrollmentToken;
+    const client = await csrFor('er-names', undefined, 'CN=admin, O=Evil Corp');
+    const enroll = (serverCsr: string) =>
+      controller().call('POST', `${C}/enroll/erott`, { body: { token, clientCsr: client.csr, serverCsr } });
+
+    for (const forbidden of [
+      { type: 'dns', value: '*.example.com' },
+      { type: 'ip', value: '169.254.169.254' },
+      { type: 'ip', value: 'fe80::1' },
+      { type: 'ip', value: '0.0.0.0' },
+      { type: 'email', value: 'router@example.com' },
+    ] as const) {
+      const refused = await enroll((await csrFor('er-names', [forbidden])).csr);
+      expect(refused.status, forbidden.value).toBe(400);
+      expect(refused.body.error.code).toBe('COULD_NOT_PROCESS_CSR');
+    }
+    const server = await csrFor('er-names', [
+      { type: 'dns', value: 'router.example.test' },
+      { type: 'ip', value: '10.0.0.5' },
+    ]);
+    const enrolled = await enroll(server.csr);
+
+    expect(enrolled.status, enrolled.text).toBe(200);
+    const clientCert = new X509Certificate(leafOf(enrolled.body.data.cert));
+    const serverCert = new X509Certificate(leafOf(enrolled.body.data.serverCert));
+    expect(clientCert.subject).toBe(`CN=${routerId}`);
+    expect(clientCert.subjectAltName).toMatch(new RegExp(`^URI:spiffe://[a-z0-9._-]+/router/${routerId}$`));
+    expect(serverCert.subject).toBe(`CN=${routerId}`);
+    expect(serverCert.subjectAltName?.split(', ').sort()).toEqual([
+      'DNS:router.example.test',
+      'IP Address:10.0.0.5',
+      `URI:spiffe://${trustDomainOf(enrolled.body.data.ca)}/router/${routerId}`,
+    ]);
+  });
+});
+
 describe('updb enrollment', () => {
   it("sets the enrollment's username with the password sent, once; the identity then logs in", async () => {
     const id = await createdId('/identities', {

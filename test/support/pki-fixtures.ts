@@ -14,12 +14,12 @@ async function pkcs8Pem(key: webcrypto.CryptoKey): Promise<string> {
   return x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
 }
 
-/** A key pair and a PEM CSR for it, as an enrolling SDK makes them. */
-export async function csrFor(cn = 'device', names?: x509.JsonGeneralNames) {
+/** A key pair and a PEM CSR for it, as an enrolling SDK makes them (`subject` replaces the SDK's usual one). */
+export async function csrFor(cn = 'device', names?: x509.JsonGeneralNames, subject?: string) {
   const keys = await keyPair();
   const csr = await x509.Pkcs10CertificateRequestGenerator.create(
     {
-      name: `C=US, O=NetFoundry, CN=${cn}`,
+      name: subject ?? `C=US, O=NetFoundry, CN=${cn}`,
       keys,
       signingAlgorithm: P256,
       ...(names ? { extensions: [new x509.SubjectAlternativeNameExtension(names)] } : {}),
