@@ -1,8 +1,8 @@
 import type { Deps } from '#shared/deps.ts';
-import { SERVICE_ACCESS_MARKER } from '#shared/entities/policies.ts';
+import { serviceAccessMarkersOf } from '#shared/entities/policies.ts';
 import { ok } from '#shared/http/envelope.ts';
-import type { Operation } from '#shared/http/operation.ts';
-import { COUNTER_SHARDS, keys } from '#shared/store/keys.ts';
+import { callerOf, type Operation } from '#shared/http/operation.ts';
+import { fitsKey, keys } from '#shared/store/keys.ts';
 
 /**
  * What `lastChangeAt` answers before anything ever moved the marker. A fixed instant rather than the time a function
@@ -12,12 +12,14 @@ import { COUNTER_SHARDS, keys } from '#shared/store/keys.ts';
 export const NEVER_CHANGED = new Date(0).toISOString();
 
 /**
- * When a change marker last moved: the latest of its shards, all read in one batch (one request). Markers hold ISO
- * instants, which sort as strings.
+ * When any of the change markers last moved: all read in one batch (one request). Markers hold ISO instants, which
+ * sort as strings.
  */
-export async function lastChangeAt(deps: Deps, marker: string): Promise<string> {
-  const shards = Array.from({ length: COUNTER_SHARDS }, (_, shard) => keys.changeMarker(marker, shard));
-  const items = await deps.store.batchGet(shards, 'changedAt');
+export async function lastChangeAt(deps: Deps, markers: readonly string[]): Promise<string> {
+  const items = await deps.store.batchGet(
+    markers.filter((marker) => fitsKey(keys.changeMarker(marker).PK)).map((marker) => keys.changeMarker(marker)),
+    'changedAt',
+  );
   let latest = NEVER_CHANGED;
   for (const item of items) {
     const changedAt = item.changedAt;
@@ -27,10 +29,10 @@ export async function lastChangeAt(deps: Deps, marker: string): Promise<string> 
 }
 
 /**
- * `GET /current-api-session/service-updates`: when anything that decides which services an identity sees, or how,
- * last changed (policies, services, configs, config types, posture checks, identities, edge routers, overrides).
- * One marker for the whole network, so an SDK may refresh when nothing of its own changed, never miss a change of
- * its own.
+ * `GET /current-api-session/service-updates`: when anything that decides which services the caller sees, or how,
+ * last changed (its service policies, the services, configs and posture checks they grant, itself and its overrides,
+ * config types). Only the markers of the roles the caller answers to are read, so a change no policy could show it
+ * never moves its `lastChangeAt` (`SERVICE_ACCESS_MARKER`).
  */
-export const listServiceUpdates: Operation = async (_request, deps) =>
-  ok({ lastChangeAt: await lastChangeAt(deps, SERVICE_ACCESS_MARKER) });
+export const listServiceUpdates: Operation = async (request, deps) =>
+  ok({ lastChangeAt: await lastChangeAt(deps, serviceAccessMarkersOf(callerOf(request).identity)) });

@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import { referrerIds } from '#functions/services/referrer-ids.ts';
 import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import type { Deps } from '#shared/deps.ts';
 import { configs } from '#shared/entities/config.ts';
@@ -16,6 +15,7 @@ import { empty, list } from '#shared/http/envelope.ts';
 import { documented, type Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
+import { referrerIds } from '#shared/store/index-queries.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { entityRef } from '#shared/views/entity-ref.ts';
 
@@ -35,7 +35,7 @@ type Pair = z.infer<typeof pair>;
 /** An identity's overrides, read strongly consistently from the links they keep in the identity's partition. */
 async function overridesOf(deps: Deps, identityId: string): Promise<Stored<IdentityServiceConfig>[]> {
   const ids = await referrerIds(
-    deps,
+    deps.store,
     { collection: identities.collection, id: identityId },
     identityServiceConfigs.collection,
   );

@@ -10,6 +10,7 @@ import { documented, type Operation, type OperationRequest } from '#shared/http/
 import { parseWith } from '#shared/http/validate.ts';
 import { newId } from '#shared/ids.ts';
 import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
+import { usableRoleAttributes } from '#shared/schemas/role-attribute.ts';
 import { fitsKey } from '#shared/store/keys.ts';
 import { freeName } from './enroll-with-certificate.ts';
 import { authenticatorOps, caBundlePem, certificateForCsr, inUse } from './enrollment-token.ts';
@@ -31,11 +32,7 @@ function claimAt(payload: JWTPayload, selector: string): unknown {
 function attributesAt(payload: JWTPayload, selector: string | null | undefined): string[] {
   if (!selector) return [];
   const value = claimAt(payload, selector);
-  const values = Array.isArray(value) ? value : [value];
-  return [...new Set(values.filter((v): v is string => typeof v === 'string' && v !== '' && !/^[#@]/.test(v)))].slice(
-    0,
-    32,
-  );
+  return usableRoleAttributes(Array.isArray(value) ? value : [value], 32);
 }
 
 /** The verified token and its signer, or 401 for any token the controller does not trust (the reason is logged). */

@@ -10,8 +10,8 @@ import { parseListParams } from '#shared/list/list-params.ts';
 import { listRoleAttributes } from '#shared/list/list-role-attributes.ts';
 import { pageInMemory } from '#shared/list/page-in-memory.ts';
 import { CONFIG_TYPES_QUERY } from '#shared/openapi/query-parameters.ts';
+import { referrerIds } from '#shared/store/index-queries.ts';
 import { configApi } from './config-api.ts';
-import { referrerIds } from './referrer-ids.ts';
 import { resolveConfigTypes, serviceViewPage } from './service-configs.ts';
 
 /** The config types whose data a service list shows: the `configTypes` query (comma separated), else the session's. */
@@ -51,7 +51,7 @@ const standardList = { list: { roleFilter: false } } as const;
 export const listConfigsForConfigType = documented(async (request, deps) => {
   const configType = await getOrNotFound(deps, configTypes, request.pathParameters.id ?? '');
   const ids = await referrerIds(
-    deps,
+    deps.store,
     { collection: configTypes.collection, id: configType.doc.id },
     configs.collection,
   );
@@ -67,7 +67,7 @@ export const listServiceConfig = documented(async (request, deps) => {
 /** `GET /configs/{id}/services`. */
 export const listConfigServices = documented(async (request, deps) => {
   const config = await getOrNotFound(deps, configs, request.pathParameters.id ?? '');
-  const ids = await referrerIds(deps, { collection: configs.collection, id: config.doc.id }, services.collection);
+  const ids = await referrerIds(deps.store, { collection: configs.collection, id: config.doc.id }, services.collection);
   const docs = await deps.store.getMany(services, ids);
   const page = pageInMemory(docs, parseListParams(request.query, services.filterable), services.filterable);
   return list(await serviceViewPage(deps, page.items, new Set()), page.pagination, Object.keys(services.filterable));

@@ -8,6 +8,7 @@ import { newId } from '../ids.ts';
 import { listEntities } from '../list/list-entities.ts';
 import { parseListParams } from '../list/list-params.ts';
 import { mapBounded } from '../map-bounded.ts';
+import { moveServiceAccessMarkers } from '../policy/service-access-fan-out.ts';
 import { deleteEntity } from '../store/delete-entity.ts';
 import { backOff, ConcurrentModificationError, type Stored } from '../store/entity-store.ts';
 import type { EntityApi, WriteContext } from './entity-api.ts';
@@ -115,6 +116,7 @@ export function crudOperations<D extends BaseDocument, C, R, P>(
         const id = newId();
         const { doc, ops = [] } = await create(input, { ...context(request, deps), id });
         await deps.store.transact([...deps.store.createOps(def, doc), ...ops]);
+        await moveServiceAccessMarkers(deps, def, [doc]);
         request.logger.info(`${def.label} created`, { id });
         return created(def.collection, id);
       },
@@ -130,7 +132,7 @@ export function crudOperations<D extends BaseDocument, C, R, P>(
       async (request, deps) => {
         const input = parseWith(schema, bodyOf(request));
         const sent = sentKeys(request.body);
-        await withOptimisticRetry(async () => {
+        const versions = await withOptimisticRetry(async () => {
           const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
           const ctx = context(request, deps);
           api.guard?.(stored.doc, action, ctx);
@@ -143,7 +145,9 @@ export function crudOperations<D extends BaseDocument, C, R, P>(
             ...deps.store.replaceOps(def, stored, updated),
             ...(api.updateOps?.(updated, ctx) ?? []),
           ]);
+          return [stored.doc, updated];
         });
+        await moveServiceAccessMarkers(deps, def, versions);
         return empty();
       },
       { body: schema },
@@ -154,13 +158,15 @@ export function crudOperations<D extends BaseDocument, C, R, P>(
 
   if (names.delete) {
     operations[names.delete] = async (request, deps) => {
-      await withOptimisticRetry(async () => {
+      const deleted = await withOptimisticRetry(async () => {
         const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
         api.guard?.(stored.doc, 'delete', context(request, deps));
         await deleteEntity(deps, def, stored, (room) => api.deleteOps?.(deps, stored, room) ?? Promise.resolve([]), {
           drainCascades: api.manyChildren === true,
         });
+        return stored.doc;
       });
+      await moveServiceAccessMarkers(deps, def, [deleted]);
       request.logger.info(`${def.label} deleted`, { id: request.pathParameters.id });
       return empty();
     };

@@ -2,7 +2,6 @@ import * as z from 'zod';
 import { baseDocumentShape } from './base-document.ts';
 import { jsonObjectSchema } from './config-type.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
-import { SERVICE_ACCESS_MARKER } from './policies.ts';
 
 export const configSchema = z.object({
   ...baseDocumentShape,
@@ -22,5 +21,4 @@ export const configs: EntityDefinition<Config> = {
   // A config type with configs cannot be deleted.
   references: [{ field: 'configTypeId', collection: 'config-types', onTargetDelete: 'refuse' }],
   filterable: { ...BASE_FILTERABLE, name: 'string', configTypeId: 'string' },
-  changeMarkers: [SERVICE_ACCESS_MARKER],
 };

@@ -1,7 +1,6 @@
 import * as z from 'zod';
 import { appDataSchema } from '../schemas/map-field.ts';
 import type { EntityDefinition } from './entity-definition.ts';
-import { SERVICE_ACCESS_MARKER } from './policies.ts';
 import { ROUTER_FILTERABLE, routerShape } from './router.ts';
 
 export const edgeRouterSchema = z.object({
@@ -26,5 +25,4 @@ export const edgeRouters: EntityDefinition<EdgeRouter> = {
     isTunnelerEnabled: 'boolean',
   },
   roleAttributesField: 'roleAttributes',
-  changeMarkers: [SERVICE_ACCESS_MARKER],
 };

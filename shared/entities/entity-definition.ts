@@ -107,9 +107,11 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
   /**
    * Change markers (`keys.changeMarker`) every create, replace and delete of this type moves in its own transaction:
    * what readers poll to learn that something they derive from these entities may have changed (the client's
-   * `lastChangeAt` of its services).
+   * `lastChangeAt` of its services). Fixed, or derived from the document (a replace moves those of both versions).
    */
-  readonly changeMarkers?: readonly string[];
+  readonly changeMarkers?: readonly string[] | ((doc: D) => readonly string[]);
+  /** The change marker that belongs to the entity alone (an identity's `@id`): deleted with it rather than moved. */
+  readonly ownChangeMarker?: (doc: D) => string;
 }
 
 /** A role field of a policy (`identityRoles`) and the type its `#attribute` and `@id` roles select (`identities`). */

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
-import { SERVICE_ACCESS_MARKER } from './policies.ts';
+import { identityRoleMarker } from './policies.ts';
 
 /**
  * One of an identity's service-config overrides: for one service, the config of one config type the identity sees
@@ -35,5 +35,5 @@ export const identityServiceConfigs: EntityDefinition<IdentityServiceConfig> = {
   ],
   parentOf: (doc) => ({ collection: 'identities', id: doc.identityId }),
   filterable: { ...BASE_FILTERABLE, identityId: 'string', serviceId: 'string', configId: 'string' },
-  changeMarkers: [SERVICE_ACCESS_MARKER],
+  changeMarkers: (doc) => [identityRoleMarker(`@${doc.identityId}`)],
 };

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { appDataSchema, mapOf } from '../schemas/map-field.ts';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
-import { SERVICE_ACCESS_MARKER } from './policies.ts';
+import { identityRoleMarker } from './policies.ts';
 
 export const PRECEDENCES = ['default', 'required', 'failed'] as const;
 
@@ -81,7 +81,8 @@ export const identities: EntityDefinition<Identity> = {
     defaultHostingPrecedence: 'string',
   },
   roleAttributesField: 'roleAttributes',
-  changeMarkers: [SERVICE_ACCESS_MARKER],
+  changeMarkers: (doc) => [identityRoleMarker(`@${doc.id}`)],
+  ownChangeMarker: (doc) => identityRoleMarker(`@${doc.id}`),
 };
 
 /** The fields an identity starts with; callers give the rest (id, name, timestamps, admin flags). */

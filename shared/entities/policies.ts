@@ -9,8 +9,30 @@ import { BASE_FILTERABLE, type BaseDocument, type EntityDefinition } from './ent
  * (`EntityDefinition.selects`), from which `shared/policy/reach.ts` answers who can reach what at read time.
  */
 
-/** A change marker moved by every write that may change which services an identity sees or how (`lastChangeAt`). */
+/**
+ * Change markers of what identities see of services (the client's `lastChangeAt`). An identity polls only the
+ * markers of the roles it answers to — `#all`, its `@id`, each `#attribute` — plus one global marker, so a change
+ * moves `lastChangeAt` only for identities that may see it: a service policy moves the markers of its identity roles,
+ * an identity (or its service-config overrides) its own `@id`, and a service, config or posture check the identity
+ * roles of the service policies that grant it (`shared/policy/service-access-fan-out.ts`). Only config types, whose
+ * names key every service's configs, move the global one.
+ */
 export const SERVICE_ACCESS_MARKER = 'service-access';
+
+/** The marker of one identity role (`#all`, `@<id>`, `#<attribute>`). */
+export function identityRoleMarker(role: string): string {
+  return `${SERVICE_ACCESS_MARKER}:${role}`;
+}
+
+/** Every marker an identity polls: the global one and those of each role it answers to. */
+export function serviceAccessMarkersOf(identity: { readonly id: string; readonly roleAttributes: readonly string[] }) {
+  return [
+    SERVICE_ACCESS_MARKER,
+    identityRoleMarker('#all'),
+    identityRoleMarker(`@${identity.id}`),
+    ...identity.roleAttributes.map((attribute) => identityRoleMarker(`#${attribute}`)),
+  ];
+}
 
 export const DIAL_BIND = ['Dial', 'Bind'] as const;
 export type DialBind = (typeof DIAL_BIND)[number];
@@ -64,7 +86,7 @@ export const servicePolicies: EntityDefinition<ServicePolicy> = {
     ],
     recordOf: (doc) => servicePolicyRecord.parse(doc),
   },
-  changeMarkers: [SERVICE_ACCESS_MARKER],
+  changeMarkers: (doc) => doc.identityRoles.map(identityRoleMarker),
 };
 
 export const edgeRouterPolicySchema = z.object({
@@ -102,7 +124,6 @@ export const edgeRouterPolicies: EntityDefinition<EdgeRouterPolicy> = {
     ],
     recordOf: (doc) => edgeRouterPolicyRecord.parse(doc),
   },
-  changeMarkers: [SERVICE_ACCESS_MARKER],
 };
 
 export const serviceEdgeRouterPolicySchema = z.object({
@@ -137,7 +158,6 @@ export const serviceEdgeRouterPolicies: EntityDefinition<ServiceEdgeRouterPolicy
     ],
     recordOf: (doc) => serviceEdgeRouterPolicyRecord.parse(doc),
   },
-  changeMarkers: [SERVICE_ACCESS_MARKER],
 };
 
 /** The entity types of the policies; `definitions.ts` lists them with the rest. */

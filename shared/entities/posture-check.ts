@@ -1,7 +1,6 @@
 import * as z from 'zod';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
-import { SERVICE_ACCESS_MARKER } from './policies.ts';
 
 /** The posture check types of the API, which are also the ids of the seeded posture check types (and MFA). */
 export const POSTURE_CHECK_TYPE_IDS = ['OS', 'PROCESS', 'DOMAIN', 'MAC', 'MFA', 'PROCESS_MULTI'] as const;
@@ -80,5 +79,4 @@ export const postureChecks: EntityDefinition<PostureCheck> = {
     promptOnUnlock: 'boolean',
   },
   roleAttributesField: 'roleAttributes',
-  changeMarkers: [SERVICE_ACCESS_MARKER],
 };

@@ -1,7 +1,6 @@
 import * as z from 'zod';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
-import { SERVICE_ACCESS_MARKER } from './policies.ts';
 
 /** The terminator strategies the reference registers; a service names one of them. */
 export const TERMINATOR_STRATEGIES = ['smartrouting', 'weighted', 'random', 'sticky'] as const;
@@ -38,5 +37,4 @@ export const services: EntityDefinition<Service> = {
     terminatorStrategy: 'string',
   },
   roleAttributesField: 'roleAttributes',
-  changeMarkers: [SERVICE_ACCESS_MARKER],
 };

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { roleAttributeProblem } from '../schemas/role-attribute.ts';
 
 /** How a policy combines the `#attribute` roles of a field (the reference compares case-insensitively). */
 export const POLICY_SEMANTICS = ['AllOf', 'AnyOf'] as const;
@@ -34,9 +35,15 @@ export const rolesField = z
   .array(
     z
       .string()
-      .max(1001)
-      .refine((role) => /^[#@]./.test(role), {
+      .refine((role) => /^[#@]./s.test(role), {
         message: 'role entries must prefixed with # (to indicate role attributes) or @ (to indicate a name or id)',
+      })
+      // `#ALL` is `#all`: an attribute cannot be named all in any case (`role-attribute.ts`).
+      .transform((role) => (role.toLowerCase() === ALL_ROLE ? ALL_ROLE : role))
+      .superRefine((role, ctx) => {
+        if (role === ALL_ROLE) return;
+        const problem = roleAttributeProblem(role.slice(1), role.startsWith('@'));
+        if (problem) ctx.addIssue({ code: 'custom', message: `role ${problem}` });
       }),
   )
   .max(MAX_ROLES, `at most ${MAX_ROLES} roles per field`)

@@ -1,23 +1,32 @@
 import * as z from 'zod';
 import { PRECEDENCES } from '../entities/identity.ts';
 import { mapOf, tagValue } from './map-field.ts';
+import { roleAttributeProblem } from './role-attribute.ts';
 
 /** Request-side field schemas shared by every entity type. */
 export const tagsField = mapOf(tagValue).nullable();
 
-/** `roleAttributes` of identities, services, edge routers: plain names, never `#role` or `@id` expressions. */
+/**
+ * `roleAttributes` of identities, services, edge routers, posture checks (and a CA's `identityRoles`): plain names
+ * under the one role attribute rule (`role-attribute.ts`), never `#role` or `@id` expressions; repeats kept once.
+ */
 export const roleAttributesField = z
   .array(
-    z
-      .string()
-      .min(1)
-      .max(255)
-      .refine((value) => !value.startsWith('#') && !value.startsWith('@'), {
-        message: 'role attributes may not start with # or @ (those mark roles in policies)',
-      }),
+    z.string().superRefine((value, ctx) => {
+      if (value.startsWith('#') || value.startsWith('@')) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'role attributes may not start with # or @ (those mark roles in policies)',
+        });
+        return;
+      }
+      const problem = roleAttributeProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: `role attribute ${problem}` });
+    }),
   )
   // Each attribute is an index item written with the entity; 32 keeps any change within one transaction.
   .max(32)
+  .transform((attributes) => [...new Set(attributes)])
   .nullable();
 
 export const costField = z.number().int().min(0).max(65535);

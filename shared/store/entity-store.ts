@@ -260,7 +260,7 @@ export class Store {
     ops.push(this.idOrderPut(def, parsed));
     ops.push(packOp(def.collection, parsed.id, filterRecordOf(def, parsed)));
     ops.push(this.countOp(def, 1));
-    ops.push(...markerOps(this.tableName, def));
+    ops.push(...markerOps(this.tableName, def, [parsed]));
     return ops;
   }
 
@@ -309,7 +309,7 @@ export class Store {
     ops.push(...this.selectionOps(def, before.doc, parsed));
     ops.push(this.idOrderPut(def, parsed));
     ops.push(packOp(def.collection, parsed.id, filterRecordOf(def, parsed)));
-    ops.push(...markerOps(this.tableName, def));
+    ops.push(...markerOps(this.tableName, def, [before.doc, parsed]));
     return ops;
   }
 
@@ -348,7 +348,10 @@ export class Store {
     ops.push({ item: { Delete: { TableName: this.tableName, Key: keys.idOrder(def.collection, doc.id) } } });
     ops.push(packOp(def.collection, doc.id, undefined));
     ops.push(this.countOp(def, -1));
-    ops.push(...markerOps(this.tableName, def));
+    ops.push(...markerOps(this.tableName, def, [doc]));
+    for (const marker of def.ownChangeMarker ? [def.ownChangeMarker(doc)] : []) {
+      ops.push({ ...markerMove(this.tableName, marker), changeMarker: marker, changeMarkerEnds: true });
+    }
     return ops;
   }
 
@@ -475,6 +478,17 @@ export class Store {
       },
       onConditionFailed: onMissing,
     };
+  }
+
+  /**
+   * Moves change markers to now, each its own small update, a few at a time: for markers a write's own transaction
+   * cannot name because finding them needs reads (the identity roles a service's policies grant it to).
+   */
+  async moveChangeMarkers(names: Iterable<string>): Promise<void> {
+    await mapBounded([...new Set(names)], AFTER_COMMIT_CONCURRENCY, async (name) => {
+      const update = markerMove(this.tableName, name).item.Update!;
+      await this.db.send(new UpdateCommand(update as ConstructorParameters<typeof UpdateCommand>[0]));
+    });
   }
 
   /**
@@ -697,33 +711,47 @@ function counterUpdate(tableName: string, collection: string, delta: number): Wr
 function mergeCounters(tableName: string, ops: readonly WriteOp[]): WriteOp[] {
   const deltas = new Map<string, number>();
   const markers = new Set<string>();
+  const endedMarkers = new Set<string>();
   const others: WriteOp[] = [];
   for (const op of ops) {
     if (op.counter) deltas.set(op.counter.collection, (deltas.get(op.counter.collection) ?? 0) + op.counter.delta);
-    else if (op.changeMarker !== undefined) markers.add(op.changeMarker);
+    else if (op.changeMarker !== undefined) (op.changeMarkerEnds ? endedMarkers : markers).add(op.changeMarker);
     else if (!op.filterPack) others.push(op);
   }
   others.push(...mergePackOps(tableName, ops));
   for (const [collection, delta] of deltas) if (delta !== 0) others.push(counterUpdate(tableName, collection, delta));
-  for (const marker of markers) others.push(markerMove(tableName, marker));
+  for (const marker of markers) if (!endedMarkers.has(marker)) others.push(markerMove(tableName, marker));
+  for (const marker of endedMarkers) {
+    others.push({ item: { Delete: { TableName: tableName, Key: keys.changeMarker(marker) } } });
+  }
   return others;
 }
 
-/** The change-marker moves a write of `def` makes (see `EntityDefinition.changeMarkers`). */
-export function markerOps<D extends BaseDocument>(tableName: string, def: EntityDefinition<D>): WriteOp[] {
-  return (def.changeMarkers ?? []).map((marker) => ({ ...markerMove(tableName, marker), changeMarker: marker }));
+/**
+ * The change-marker moves a write of `def` makes (see `EntityDefinition.changeMarkers`): those of every version of the
+ * document the write touches (before and after a replace), each once.
+ */
+export function markerOps<D extends BaseDocument>(
+  tableName: string,
+  def: EntityDefinition<D>,
+  docs: readonly D[],
+): WriteOp[] {
+  const declared = def.changeMarkers;
+  if (!declared) return [];
+  const names = new Set(typeof declared === 'function' ? docs.flatMap((doc) => declared(doc)) : declared);
+  return [...names].map((marker) => ({ ...markerMove(tableName, marker), changeMarker: marker }));
 }
 
 /**
- * Sets one random shard of a change marker to now: concurrent writers rarely pick the same shard, so the marker does
- * not make their transactions conflict; readers take the latest of all shards.
+ * Sets a change marker to now. Markers are scoped (an identity role, or the one global marker moved only by rare
+ * config type changes), so concurrent writers seldom share one.
  */
-function markerMove(tableName: string, marker: string): WriteOp {
+export function markerMove(tableName: string, marker: string): WriteOp {
   return {
     item: {
       Update: {
         TableName: tableName,
-        Key: keys.changeMarker(marker, Math.floor(Math.random() * COUNTER_SHARDS)),
+        Key: keys.changeMarker(marker),
         UpdateExpression: 'SET changedAt = :now',
         ExpressionAttributeValues: { ':now': new Date().toISOString() },
       },

@@ -216,3 +216,27 @@ export async function selectionsByRole(
   const items = await partitionItems(store, PK, { prefix: `${policyCollection}#` });
   return items.map(documentOf);
 }
+
+/**
+ * The ids of the entities of `referrers` that link to an entity (the configs of a config type, the services using a
+ * config), from the link items the kit keeps in the target's partition: strongly consistent, and no entity is read.
+ */
+export async function referrerIds(
+  store: Store,
+  target: { readonly collection: string; readonly id: string },
+  referrers: string,
+): Promise<string[]> {
+  const items = await queryAll(store, {
+    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+    ExpressionAttributeValues: {
+      ':pk': keys.entity(target.collection, target.id).PK,
+      ':prefix': `REFBY#${referrers}#`,
+    },
+    ProjectionExpression: 'SK',
+    ConsistentRead: true,
+  });
+  // `REFBY#<collection>#<id>#<field>`
+  const ids = new Set(items.map((item) => String(item.SK).split('#')[2] ?? ''));
+  ids.delete('');
+  return [...ids];
+}

@@ -33,7 +33,7 @@ export const keys = {
     SK: `${policyCollection}#${policyId}`,
   }),
   /** One shard of a change marker (`lastChangeAt`), moved by the writes of the types that declare it. */
-  changeMarker: (name: string, shard: number) => ({ PK: `CHANGED#${name}`, SK: `SHARD#${shard}` }),
+  changeMarker: (name: string) => ({ PK: `CHANGED#${name}`, SK: 'SHARD#0' }),
   /** The role attributes a type has ever used: `ROLES#<collection>` / `<attribute>`. */
   roleCatalog: (collection: string, attribute: string) => ({ PK: `ROLES#${collection}`, SK: attribute }),
 } as const;

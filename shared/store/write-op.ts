@@ -14,6 +14,8 @@ export interface WriteOp {
   readonly counter?: { readonly collection: string; readonly delta: number };
   /** Set on change-marker moves, merged the same way: one move per marker and transaction. */
   readonly changeMarker?: string;
+  /** With `changeMarker`: the marker's owner is deleted, so the marker goes too (a delete wins over a move). */
+  readonly changeMarkerEnds?: boolean;
   /** Set on filter-pack writes (`filter-packs.ts`), merged into one update per pack; `json` undefined removes. */
   readonly filterPack?: {
     readonly collection: string;

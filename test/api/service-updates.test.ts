@@ -36,49 +36,111 @@ describe('client GET /current-api-session/service-updates', () => {
     expect(after > before, `${what}: ${before} → ${after}`).toBe(true);
   }
 
+  /** The marker is the same after `change` (no change the caller could see). */
+  async function expectUnmovedBy(what: string, change: () => Promise<unknown>) {
+    const before = await lastChange();
+    await sleep(5);
+    await change();
+    expect(await lastChange(), what).toBe(before);
+  }
+
   it('moves whenever what decides the caller services may have changed, so SDKs refresh', async () => {
     const before = await lastChange();
     expect(Number.isNaN(Date.parse(before))).toBe(false);
-    // The bootstrap's writes already moved it.
+    // The bootstrap's writes (the built-in config types) already moved it.
     expect(before > NEVER_CHANGED).toBe(true);
 
+    await expectMovedBy('the caller role attributes changed', () =>
+      call('PATCH', `/identities/${frank.identityId}`, { roleAttributes: ['su'] }),
+    );
+    const check = await createdId('/posture-checks', { name: 'su-check', typeId: 'DOMAIN', domains: ['x'] });
     let policy = '';
-    await expectMovedBy('a policy created', async () => {
+    await expectMovedBy('a policy granting the caller created', async () => {
       policy = await createdId('/service-policies', {
         name: 'su-policy',
         type: 'Dial',
         semantic: 'AnyOf',
         identityRoles: ['#su'],
         serviceRoles: ['#su'],
+        postureCheckRoles: [`@${check}`],
       });
     });
-    await expectMovedBy('a policy changed', () =>
-      call('PATCH', `/service-policies/${policy}`, { serviceRoles: ['#x'] }),
+    await expectMovedBy('that policy changed', () =>
+      call('PATCH', `/service-policies/${policy}`, { serviceRoles: ['#su', '#x'] }),
     );
     let service = '';
-    await expectMovedBy('a service created', async () => {
-      service = await createdId('/services', { name: 'su-service' });
+    await expectMovedBy('a service the policy grants created', async () => {
+      service = await createdId('/services', { name: 'su-service', roleAttributes: ['su'] });
     });
-    await expectMovedBy('a service changed', () => call('PATCH', `/services/${service}`, { roleAttributes: ['su'] }));
+    await expectMovedBy('that service changed', () => call('PATCH', `/services/${service}`, { name: 'su-service-2' }));
     const typeId = await createdId('/config-types', { name: 'su-type', schema: {} });
     const config = await createdId('/configs', { name: 'su-config', configTypeId: typeId, data: { a: 1 } });
-    await expectMovedBy('a config changed', () => call('PATCH', `/configs/${config}`, { data: { a: 2 } }));
-    await expectMovedBy('the caller role attributes changed', () =>
-      call('PATCH', `/identities/${frank.identityId}`, { roleAttributes: ['su'] }),
+    await call('PATCH', `/services/${service}`, { configs: [config] });
+    await expectMovedBy('a config of that service changed', () =>
+      call('PATCH', `/configs/${config}`, { data: { a: 2 } }),
     );
-    await expectMovedBy('an edge router policy created', () =>
-      createdId('/edge-router-policies', {
-        name: 'su-erp',
+    await expectMovedBy('a posture check of that policy changed', async () =>
+      expect((await call('PATCH', `/posture-checks/${check}`, { typeId: 'DOMAIN', domains: ['y'] })).status).toBe(200),
+    );
+    await expectMovedBy('a config type renamed (configs are keyed by type name)', () =>
+      call('PATCH', `/config-types/${typeId}`, { name: 'su-type-2' }),
+    );
+    await expectMovedBy('the service taken out of the policy', () =>
+      call('PATCH', `/services/${service}`, { roleAttributes: [] }),
+    );
+    await expectMovedBy('the policy deleted', () => call('DELETE', `/service-policies/${policy}`));
+  });
+
+  it('does not move for changes to services, policies and identities the caller cannot see', async () => {
+    const bob = await userUnder('default', 'su-bob');
+    await call('PATCH', `/identities/${bob.identityId}`, { roleAttributes: ['hidden'] });
+    const check = await createdId('/posture-checks', { name: 'hidden-check', typeId: 'DOMAIN', domains: ['x'] });
+    const typeId = await createdId('/config-types', { name: 'hidden-type', schema: {} });
+    const config = await createdId('/configs', { name: 'hidden-config', configTypeId: typeId, data: { a: 1 } });
+    let policy = '';
+    let service = '';
+    await expectUnmovedBy('a policy for others created', async () => {
+      policy = await createdId('/service-policies', {
+        name: 'hidden-policy',
+        type: 'Dial',
         semantic: 'AnyOf',
-        identityRoles: ['#su'],
+        identityRoles: ['#hidden'],
+        serviceRoles: ['#hidden'],
+        postureCheckRoles: [`@${check}`],
+      });
+    });
+    await expectUnmovedBy('a service only others see created and changed', async () => {
+      service = await createdId('/services', { name: 'hidden-service', roleAttributes: ['hidden'], configs: [config] });
+      await call('PATCH', `/services/${service}`, { name: 'hidden-service-2' });
+    });
+    await expectUnmovedBy("a config of others' service changed", () =>
+      call('PATCH', `/configs/${config}`, { data: { a: 2 } }),
+    );
+    await expectUnmovedBy("a posture check of others' policy changed", async () =>
+      expect((await call('PATCH', `/posture-checks/${check}`, { typeId: 'DOMAIN', domains: ['y'] })).status).toBe(200),
+    );
+    await expectUnmovedBy('another identity changed', () =>
+      call('PATCH', `/identities/${bob.identityId}`, { roleAttributes: ['hidden', 'more'] }),
+    );
+    await expectUnmovedBy('edge routers and their policies changed', async () => {
+      await createdId('/edge-routers', { name: 'hidden-router' });
+      await createdId('/edge-router-policies', {
+        name: 'hidden-erp',
+        semantic: 'AnyOf',
+        identityRoles: ['#all'],
         edgeRouterRoles: ['#all'],
-      }),
-    );
-    await expectMovedBy('an edge router created', () => createdId('/edge-routers', { name: 'su-router' }));
-    await expectMovedBy('a posture check created', () =>
-      createdId('/posture-checks', { name: 'su-check', typeId: 'DOMAIN', domains: ['x'] }),
-    );
-    await expectMovedBy('a policy deleted', () => call('DELETE', `/service-policies/${policy}`));
+      });
+      await createdId('/service-edge-router-policies', {
+        name: 'hidden-serp',
+        semantic: 'AnyOf',
+        serviceRoles: ['#all'],
+        edgeRouterRoles: ['#all'],
+      });
+    });
+    await expectUnmovedBy("others' policy and service deleted", async () => {
+      await call('DELETE', `/service-policies/${policy}`);
+      await call('DELETE', `/services/${service}`);
+    });
   });
 
   it('does not move on reads', async () => {
@@ -89,7 +151,7 @@ describe('client GET /current-api-session/service-updates', () => {
   });
 
   it('answers the fixed epoch for a marker nothing ever moved, and 401 without a session', async () => {
-    expect(await lastChangeAt(controller().deps, 'never-moved')).toBe(NEVER_CHANGED);
+    expect(await lastChangeAt(controller().deps, ['never-moved'])).toBe(NEVER_CHANGED);
     expect(NEVER_CHANGED).toBe('1970-01-01T00:00:00.000Z');
     expect((await controller().call('GET', `${C}/current-api-session/service-updates`)).status).toBe(401);
   });
