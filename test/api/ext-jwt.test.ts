@@ -71,17 +71,20 @@ async function rsaKey(kid: string) {
 }
 type SigningKey = Awaited<ReturnType<typeof rsaKey>>;
 
-/** A token of the test's identity provider; `exp` and `nbf` in seconds since the epoch when given. */
+/**
+ * A token of the test's identity provider; `exp` and `nbf` in seconds since the epoch when given. A null `audience`
+ * or `exp` leaves that claim out.
+ */
 function sign(
   key: SigningKey,
   claims: JWTPayload,
-  options: { issuer?: string; audience?: string; exp?: number; nbf?: number } = {},
+  options: { issuer?: string; audience?: string | null; exp?: number | null; nbf?: number } = {},
 ) {
   const jwt = new SignJWT(claims)
     .setProtectedHeader({ alg: 'RS256', kid: key.kid })
-    .setIssuer(options.issuer ?? ISSUER)
-    .setAudience(options.audience ?? AUDIENCE)
-    .setExpirationTime(options.exp ?? '10m');
+    .setIssuer(options.issuer ?? ISSUER);
+  if (options.audience !== null) jwt.setAudience(options.audience ?? AUDIENCE);
+  if (options.exp !== null) jwt.setExpirationTime(options.exp ?? '10m');
   if (options.nbf !== undefined) jwt.setNotBefore(options.nbf);
   return jwt.sign(key.privateKey);
 }
@@ -269,6 +272,36 @@ describe('ext-jwt refusals: each 401 INVALID_AUTH, never a session, never the re
     // Within the clock skew a just-expired token still passes.
     const justExpired = await sign(key1, claims(), { exp: now - 5 });
     expect((await extJwtLogin(justExpired)).status).toBe(200);
+  });
+
+  it('refuses a token without exp at login, as the secondary factor and for token enrollment', async () => {
+    const noExp = await sign(key1, claims(), { exp: null });
+    expectRefused(await extJwtLogin(noExp));
+    expect(controller().logLines.some((line) => line.includes('missing required \\"exp\\" claim'))).toBe(true);
+
+    const policy = authPolicyBody('password-then-idp-no-exp', {}, { requireExtJwtSigner: signerId });
+    const user = await userUnder(await createdId('/auth-policies', policy), 'no-exp-second-factor');
+    const withPassword = await controller().call('POST', `${M}/authenticate?method=password`, {
+      body: { username: user.username, password: user.password },
+      headers: { authorization: `Bearer ${await sign(key1, { sub: user.identityId }, { exp: null })}` },
+    });
+    expect(withPassword.body.data).toMatchObject({ isMfaRequired: true, isMfaComplete: false });
+    const bearer = { authorization: `Bearer ${await sign(key1, { sub: user.identityId }, { exp: null })}` };
+    const token = withPassword.body.data.token as string;
+    expect((await controller().call('GET', `${C}/current-identity`, { token, headers: bearer })).status).toBe(401);
+
+    await createdId(
+      '/external-jwt-signers',
+      signerBody('enroller', { jwksEndpoint: `${provider.origin}/jwks`, enrollToTokenEnabled: true }),
+    );
+    const enroll = async (sub: string, exp: number | null | undefined) => {
+      const jwt = await sign(key1, { sub }, { issuer: `${ISSUER}/enroller`, exp });
+      return controller().call('POST', `${C}/enroll/token`, { body: {}, headers: { authorization: `Bearer ${jwt}` } });
+    };
+    const refused = await enroll('enrolls-without-exp', null);
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.code).toBe('INVALID_AUTH');
+    expect((await enroll('enrolls-with-exp', undefined)).status).toBe(200);
   });
 
   it('refuses unknown subjects, a disabled signer and auth policies that do not allow the signer', async () => {
