@@ -46,9 +46,10 @@ function decoded(token: string) {
 
 /**
  * Verifies a JWT against the enabled signer its `iss` names: the key is the signer's certificate (the token's `kid`
- * must be the signer's) or the signer's JWKS key with that `kid`; `aud` must hold the signer's audience, `exp` must be
- * there and, like `nbf`, hold within a small skew. Throws ExternalJwtRefused for anything else. Every external JWT the
- * controller trusts (login, secondary factor, token enrollment) is verified here and only here.
+ * must be the signer's) or the signer's JWKS key with that `kid`; `aud` must hold the signer's audience (a signer
+ * without one vouches for nobody), `exp` must be there and, like `nbf`, hold within a small skew. Throws
+ * ExternalJwtRefused for anything else. Every external JWT the controller trusts (login, secondary factor, token
+ * enrollment) is verified here and only here.
  */
 export async function verifyExternalJwt(
   deps: Deps,
@@ -68,14 +69,16 @@ export async function verifyExternalJwt(
     throw new ExternalJwtRefused('not the required signer');
   }
   if (!signer.enabled) throw new ExternalJwtRefused(`signer ${signer.id} is disabled`);
+  // Without an audience any token the issuer ever minted, for any application, would log in here.
+  if (!signer.audience) throw new ExternalJwtRefused(`signer ${signer.id} has no audience`);
 
   const options = {
     algorithms: ALGORITHMS,
     issuer: signer.issuer,
+    audience: signer.audience,
     requiredClaims: REQUIRED_CLAIMS,
     clockTolerance: CLOCK_SKEW_SECONDS,
     currentDate: deps.now(),
-    ...(signer.audience ? { audience: signer.audience } : {}),
   };
   try {
     if (signer.certPem) {

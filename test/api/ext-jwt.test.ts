@@ -304,6 +304,34 @@ describe('ext-jwt refusals: each 401 INVALID_AUTH, never a session, never the re
     expect((await enroll('enrolls-with-exp', undefined)).status).toBe(200);
   });
 
+  it('refuses every token of a signer without an audience, until it has one', async () => {
+    const created = await call(
+      'POST',
+      '/external-jwt-signers',
+      signerBody('no-audience', { audience: null, jwksEndpoint: `${provider.origin}/jwks` }),
+    );
+    // The reference lets an admin save a signer without an audience; it just vouches for nobody.
+    expect(created.status).toBe(201);
+    const id = created.body.data.id as string;
+    const policy = authPolicyBody('no-audience-policy');
+    policy.primary.extJwt = { allowed: true, allowedSigners: [id] };
+    const userId = await createdId('/identities', {
+      name: 'under-no-audience',
+      type: 'User',
+      isAdmin: false,
+      authPolicyId: await createdId('/auth-policies', policy),
+    });
+    const issuer = `${ISSUER}/no-audience`;
+    for (const audience of ['anything', AUDIENCE, null]) {
+      expectRefused(await extJwtLogin(await sign(key1, { sub: userId }, { issuer, audience })));
+    }
+    expect(controller().logLines.some((line) => line.includes(`signer ${id} has no audience`))).toBe(true);
+
+    expect((await call('PATCH', `/external-jwt-signers/${id}`, { audience: AUDIENCE })).status).toBe(200);
+    expectRefused(await extJwtLogin(await sign(key1, { sub: userId }, { issuer, audience: 'anything' })));
+    expect((await extJwtLogin(await sign(key1, { sub: userId }, { issuer }))).status).toBe(200);
+  });
+
   it('refuses unknown subjects, a disabled signer and auth policies that do not allow the signer', async () => {
     expectRefused(await extJwtLogin(await sign(key1, { sub: 'nobody' })));
     expectRefused(await extJwtLogin(await sign(key1, {})));
