@@ -448,13 +448,6 @@ describe('secondary ext-jwt (auth policy secondary.requireExtJwtSigner)', () => 
     expect(current.body.data.authQueries).toEqual(partial.body.data.authQueries);
 
     expect((await controller().call('GET', `${C}/current-identity`, { token })).status).toBe(401);
-    const withJwt = await controller().call('GET', `${C}/current-identity`, {
-      token,
-      headers: { authorization: `Bearer ${idpToken}` },
-    });
-    expect(withJwt.status).toBe(200);
-    expect(withJwt.body.data.id).toBe(user.identityId);
-
     // Another identity's token, or a token of a signer the policy does not name, completes nothing.
     for (const bearer of [await sign(key1, { sub: identityId }), 'garbage']) {
       const refused = await controller().call('GET', `${C}/current-identity`, {
@@ -463,6 +456,43 @@ describe('secondary ext-jwt (auth policy secondary.requireExtJwtSigner)', () => 
       });
       expect(refused.status).toBe(401);
     }
+
+    const withJwt = await controller().call('GET', `${C}/current-identity`, {
+      token,
+      headers: { authorization: `Bearer ${idpToken}` },
+    });
+    expect(withJwt.status).toBe(200);
+    expect(withJwt.body.data.id).toBe(user.identityId);
+  });
+
+  it('records the token on the session once it completes it: no query left, no bearer needed later', async () => {
+    const policy = authPolicyBody('password-then-idp-once', {}, { requireExtJwtSigner: signerId });
+    const user = await userUnder(await createdId('/auth-policies', policy), 'completes-once');
+    const token = (await login(user.username, user.password)).body.data.token as string;
+    const current = (headers: Record<string, string> = {}) =>
+      controller().call('GET', `${M}/current-api-session`, { token, headers });
+
+    // A bearer that proves nothing leaves the session partial, even on a route a partial session may use.
+    const stillPartial = await current({ authorization: 'Bearer garbage' });
+    expect(stillPartial.status).toBe(200);
+    expect(stillPartial.body.data.authQueries.map((query: { typeId: string }) => query.typeId)).toEqual(['EXT-JWT']);
+
+    const completed = await current({ authorization: `Bearer ${await sign(key1, { sub: user.identityId })}` });
+    expect(completed.status).toBe(200);
+    expectMatchesSpec('management', 'GET', '/current-api-session', 200, completed.body);
+    expect(completed.body.data).toMatchObject({ isMfaRequired: true, isMfaComplete: true, authQueries: [] });
+    expect((await current()).body.data).toMatchObject({ isMfaComplete: true, authQueries: [] });
+    expect((await call('GET', `/api-sessions/${completed.body.data.id}`)).body.data.isMfaComplete).toBe(true);
+
+    // Later requests need no token, and one that is no good is not even looked at.
+    const me = await controller().call('GET', `${C}/current-identity`, { token });
+    expect(me.status).toBe(200);
+    expect(me.body.data.id).toBe(user.identityId);
+    const ignored = await controller().call('GET', `${C}/current-identity`, {
+      token,
+      headers: { authorization: 'Bearer garbage' },
+    });
+    expect(ignored.status).toBe(200);
   });
 
   it('tracks TOTP and the external JWT apart when the policy asks for both', async () => {
