@@ -7,7 +7,8 @@ import { createServerCertificate, type TlsMaterial } from '#local/tls-certificat
 import { type ControllerConfig, loadConfig } from '#shared/config.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { authPolicyBody, M } from '../support/management-fixtures.ts';
+import { authPolicyBody, M, managementFixtures } from '../support/management-fixtures.ts';
+import { startTestController, type TestController } from '../support/test-controller.ts';
 
 const C = '/edge/client/v1';
 
@@ -376,6 +377,56 @@ describe('ext-jwt refusals: each 401 INVALID_AUTH, never a session, never the re
     const lines = controller().logLines;
     expect(lines.some((line) => line.includes('ext-jwt login refused'))).toBe(true);
     expect(lines.some((line) => line.includes(token) || line.includes(token.split('.')[2]!))).toBe(false);
+  });
+});
+
+describe('JWKS endpoints where private addresses are not allowed (as in Lambda)', () => {
+  let lambdaLike: TestController | undefined;
+  const started = () => lambdaLike ?? expect.unreachable('the controller starts in beforeAll');
+  let adminToken = '';
+  const fixtures = managementFixtures(started, () => adminToken);
+
+  beforeAll(async () => {
+    const jwks = { ...(overrides.jwks ?? loadConfig({}).jwks), allowPrivateAddresses: false };
+    lambdaLike = await startTestController({ ...overrides, jwks });
+    adminToken = await lambdaLike.login();
+    return () => lambdaLike?.close();
+  });
+
+  it('authenticates nobody through a signer whose JWKS is on loopback, open port or not, and logs why', async () => {
+    const closedPort = 'https://127.0.0.1:1';
+    for (const [name, origin] of [
+      ['on-loopback', provider.origin],
+      ['on-closed-port', closedPort],
+    ] as const) {
+      const id = await fixtures.createdId(
+        '/external-jwt-signers',
+        signerBody(name, { jwksEndpoint: `${origin}/jwks?${name}` }),
+      );
+      const policy = authPolicyBody(`${name}-policy`);
+      policy.primary.extJwt = { allowed: true, allowedSigners: [id] };
+      const userId = await fixtures.createdId('/identities', {
+        name: `${name}-user`,
+        type: 'User',
+        isAdmin: false,
+        authPolicyId: await fixtures.createPolicy(policy),
+      });
+      const before = provider.fetches;
+      const token = await sign(key1, { sub: userId }, { issuer: `${ISSUER}/${name}` });
+      const response = await started().call('POST', `${M}/authenticate?method=ext-jwt`, {
+        body: {},
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expectRefused(response);
+      expect(provider.fetches).toBe(before);
+      // Refused for the address before any connection: an open and a closed port read the same.
+      const refusal =
+        started()
+          .logLines.filter((line) => line.includes('ext-jwt login refused'))
+          .at(-1) ?? '';
+      expect(refusal).toContain('JWKS host 127.0.0.1 refused: 127.0.0.1 is a loopback address');
+      expect(refusal).not.toContain(token);
+    }
   });
 });
 
