@@ -110,6 +110,18 @@ function signerBody(name: string, extra: Record<string, unknown>) {
   return { name, enabled: true, issuer: `${ISSUER}/${name}`, audience: AUDIENCE, ...extra };
 }
 
+/** A new identity whose auth policy (`<name>-policy`) allows ext-jwt logins with one signer only; its id. */
+async function identityOnlyFor(
+  createdId: (path: string, body: unknown) => Promise<string>,
+  signer: string,
+  name: string,
+): Promise<string> {
+  const policy = authPolicyBody(`${name}-policy`);
+  policy.primary.extJwt = { allowed: true, allowedSigners: [signer] };
+  const authPolicyId = await createdId('/auth-policies', policy);
+  return createdId('/identities', { name, type: 'User', isAdmin: false, authPolicyId });
+}
+
 let key1: SigningKey;
 let signerId: string;
 let policyId: string;
@@ -196,14 +208,7 @@ describe('POST /authenticate?method=ext-jwt', () => {
       '/external-jwt-signers',
       signerBody('cert-signer', { certPem: material.cert, kid: 'cert-kid' }),
     );
-    const policy = authPolicyBody('cert-signer-policy');
-    policy.primary.extJwt = { allowed: true, allowedSigners: [id] };
-    const userId = await createdId('/identities', {
-      name: 'cert-signed',
-      type: 'User',
-      isAdmin: false,
-      authPolicyId: await createdId('/auth-policies', policy),
-    });
+    const userId = await identityOnlyFor(createdId, id, 'cert-signed');
     const privateKey = await importPKCS8(material.key, 'ES256');
     const signWith = (kid: string) =>
       new SignJWT({ sub: userId })
@@ -314,14 +319,7 @@ describe('ext-jwt refusals: each 401 INVALID_AUTH, never a session, never the re
     // The reference lets an admin save a signer without an audience; it just vouches for nobody.
     expect(created.status).toBe(201);
     const id = created.body.data.id as string;
-    const policy = authPolicyBody('no-audience-policy');
-    policy.primary.extJwt = { allowed: true, allowedSigners: [id] };
-    const userId = await createdId('/identities', {
-      name: 'under-no-audience',
-      type: 'User',
-      isAdmin: false,
-      authPolicyId: await createdId('/auth-policies', policy),
-    });
+    const userId = await identityOnlyFor(createdId, id, 'under-no-audience');
     const issuer = `${ISSUER}/no-audience`;
     for (const audience of ['anything', AUDIENCE, null]) {
       expectRefused(await extJwtLogin(await sign(key1, { sub: userId }, { issuer, audience })));
@@ -403,14 +401,7 @@ describe('JWKS endpoints where private addresses are not allowed (as in Lambda)'
         '/external-jwt-signers',
         signerBody(name, { jwksEndpoint: `${origin}/jwks?${name}` }),
       );
-      const policy = authPolicyBody(`${name}-policy`);
-      policy.primary.extJwt = { allowed: true, allowedSigners: [id] };
-      const userId = await fixtures.createdId('/identities', {
-        name: `${name}-user`,
-        type: 'User',
-        isAdmin: false,
-        authPolicyId: await fixtures.createPolicy(policy),
-      });
+      const userId = await identityOnlyFor(fixtures.createdId, id, `${name}-user`);
       const before = provider.fetches;
       const token = await sign(key1, { sub: userId }, { issuer: `${ISSUER}/${name}` });
       const response = await started().call('POST', `${M}/authenticate?method=ext-jwt`, {
