@@ -50,6 +50,12 @@ export interface JwksConfig {
   readonly refetchCooldownSeconds: number;
   /** Extra CA certificates (PEM) trusted for JWKS endpoints: a private identity provider, or a test's own server. */
   readonly trustedCaPem: string | undefined;
+  /**
+   * Whether JWKS endpoints may resolve to loopback, link-local, private or unspecified addresses. True locally, where
+   * identity providers often run on loopback; false in Lambda, where such an endpoint would let an admin reach the
+   * runtime API, the metadata service or the VPC through the controller (`shared/ext-jwt/address-policy.ts`).
+   */
+  readonly allowPrivateAddresses: boolean;
 }
 
 /** The S3 object API Gateway's mutual TLS reads its trusted CAs from, and the custom domain that uses it. */
@@ -108,6 +114,12 @@ function positiveInteger(name: string, value: string | undefined, fallback: numb
   if (!Number.isInteger(parsed) || parsed < min)
     throw new Error(`${name} must be an integer >= ${min}, got "${value}"`);
   return parsed;
+}
+
+function booleanSetting(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (value === 'true' || value === 'false') return value === 'true';
+  throw new Error(`${name} must be true or false, got "${value}"`);
 }
 
 function pkiKeysOf(env: NodeJS.ProcessEnv): PkiKeyConfig {
@@ -174,6 +186,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
         0,
       ),
       trustedCaPem: env.JWKS_TRUSTED_CA_PEM || undefined,
+      allowPrivateAddresses: booleanSetting(
+        'JWKS_ALLOW_PRIVATE_IPS',
+        env.JWKS_ALLOW_PRIVATE_IPS,
+        !env.AWS_LAMBDA_FUNCTION_NAME,
+      ),
     },
     version: env.CONTROLLER_VERSION || 'v0.1.0',
     revision: env.CONTROLLER_REVISION || 'unknown',

@@ -300,6 +300,27 @@ export function totpPassedOp(deps: Deps, session: ApiSession): WriteOp {
   };
 }
 
+/**
+ * The write that records the external JWT an auth policy's `secondary.requireExtJwtSigner` asks for, given by a request
+ * of a session that waits for nothing else: the session is complete from then on, so later requests need not bring
+ * the token again and its views stop asking for it. Conditioned on TOTP not pending, so a session never reads as
+ * complete while it still owes a code.
+ */
+export function extJwtPassedOp(deps: Deps, session: ApiSession): WriteOp {
+  return {
+    item: {
+      Update: {
+        TableName: deps.store.tableName,
+        Key: sessionKey(session.tokenHash),
+        UpdateExpression: 'SET extJwtPending = :false, isMfaComplete = :true',
+        ConditionExpression: 'attribute_exists(PK) AND totpPending = :false',
+        ExpressionAttributeValues: { ':false': false, ':true': true },
+      },
+    },
+    onConditionFailed: () => new ApiError('UNAUTHORIZED'),
+  };
+}
+
 /** The same for posture data, committed with the posture data's write. */
 export function markHasPostureOp(deps: Deps, tokenHash: string): WriteOp {
   return markOp(deps, tokenHash, 'hasPosture');

@@ -1,10 +1,11 @@
 import type { Deps } from '../deps.ts';
 import type { Identity } from '../entities/identity.ts';
 import { extJwtCompletesRequest } from '../ext-jwt/secondary-ext-jwt.ts';
+import { bearerTokenOf } from '../ext-jwt/verify-external-jwt.ts';
 import { ApiError } from '../http/api-error.ts';
 import type { AuthLevel } from '../routes/route.ts';
 import type { ApiSession } from './api-session.ts';
-import { identityOfSession, touchApiSession } from './api-session-store.ts';
+import { extJwtPassedOp, identityOfSession, touchApiSession } from './api-session-store.ts';
 
 /** The authenticated caller of a request: its API session, the token it presented, and its identity. */
 export interface Caller {
@@ -27,6 +28,27 @@ function unauthorized(challenge: string | undefined, message?: string): ApiError
 }
 
 /**
+ * A partial session whose only missing factor is the external JWT is completed by the first request that brings a
+ * valid one (any route, its own views included): the session records it, so the token is verified once, not on every
+ * request. Anything else leaves the session as it is.
+ */
+async function completedByExtJwt(
+  deps: Deps,
+  headers: Readonly<Record<string, string | undefined>>,
+  session: ApiSession,
+  identity: Identity,
+): Promise<ApiSession> {
+  const waitsOnlyForExtJwt =
+    session.isMfaRequired && !session.isMfaComplete && session.totpPending === false && session.extJwtPending === true;
+  // The bearer is looked for first: most partial requests bring none, and they should not cost a policy read.
+  if (!waitsOnlyForExtJwt || !bearerTokenOf(headers)) return session;
+  if (!(await extJwtCompletesRequest(deps, headers, identity, deps.logger))) return session;
+  await deps.store.transact([extJwtPassedOp(deps, session)]);
+  deps.logger.info('api session completed by its secondary ext-jwt', { apiSessionId: session.id });
+  return { ...session, extJwtPending: false, isMfaComplete: true };
+}
+
+/**
  * Resolves the `zt-session` header into the caller and checks it against the route's auth level; every failure is a
  * 401 `UNAUTHORIZED` (the reference never answers 403 for lack of access). A used session's activity is refreshed.
  */
@@ -38,18 +60,15 @@ export async function resolveCaller(
   if (level === 'none') return undefined;
   const token = headers['zt-session']?.trim();
   if (!token) throw unauthorized(MISSING_CHALLENGE);
-  const session = await touchApiSession(deps, token);
-  if (!session) throw unauthorized(INVALID_CHALLENGE);
-  const identity = await identityOfSession(deps, session);
+  const touched = await touchApiSession(deps, token);
+  if (!touched) throw unauthorized(INVALID_CHALLENGE);
+  const identity = await identityOfSession(deps, touched);
   if (!identity) throw unauthorized(INVALID_CHALLENGE);
+  const session = await completedByExtJwt(deps, headers, touched, identity);
   const caller = { token, session, identity };
   if (level === 'partial') return caller;
-  // A partial session whose only missing factor is an external JWT is complete for a request that brings one.
   if (session.isMfaRequired && !session.isMfaComplete) {
-    const waitsOnlyForExtJwt = session.totpPending === false && session.extJwtPending === true;
-    if (!waitsOnlyForExtJwt || !(await extJwtCompletesRequest(deps, headers, identity, deps.logger))) {
-      throw unauthorized(undefined, 'The API session must complete its second factor (MFA) first.');
-    }
+    throw unauthorized(undefined, 'The API session must complete its second factor (MFA) first.');
   }
   if (level === 'admin' && !identity.isAdmin) {
     throw unauthorized(undefined, 'This operation requires an administrator.');

@@ -1,26 +1,57 @@
+import type { LookupAddress } from 'node:dns';
 import { request as httpsRequest } from 'node:https';
 import type { JSONWebKeySet } from 'jose';
 import type { JwksConfig } from '../config.ts';
+import { permittedAddresses, pinnedLookup, type Resolve, resolveAll } from './endpoint-addresses.ts';
+import { JwksError } from './jwks-error.ts';
 
-/** A failed or refused JWKS fetch; its message goes to the log, never to the caller. */
-export class JwksError extends Error {
-  override readonly name = 'JwksError';
+const tooSlow = (config: JwksConfig) => `JWKS fetch took over ${config.timeoutMs} ms`;
+
+/** Rejects with a JwksError when `work` has not settled within `ms`. */
+function withinMs<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new JwksError(message)), ms);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
-/** Fetches one JWKS document over HTTPS: bounded in time and size, JSON with a `keys` array or refused. */
-export function fetchJwks(endpoint: string, config: JwksConfig): Promise<JSONWebKeySet> {
+/**
+ * Fetches one JWKS document over HTTPS: only from addresses the address policy allows (every address the host resolves
+ * to is checked, then the connection goes to a checked one), bounded in time (resolution included) and size, JSON with
+ * a `keys` array or refused. Redirects are not followed: any answer but 200 is a refusal, so no redirect can lead past
+ * the address check.
+ */
+export async function fetchJwks(
+  endpoint: string,
+  config: JwksConfig,
+  resolve: Resolve = resolveAll,
+): Promise<JSONWebKeySet> {
+  const url = new URL(endpoint);
+  if (url.protocol !== 'https:') throw new JwksError('JWKS endpoints must be https');
+  const startedAt = Date.now();
+  const checking = permittedAddresses(url, config.allowPrivateAddresses, resolve);
+  const addresses = await withinMs(checking, config.timeoutMs, tooSlow(config));
+  return download(url, addresses, config, Math.max(1, config.timeoutMs - (Date.now() - startedAt)));
+}
+
+/** The GET itself, connecting only to `addresses`, within `remainingMs`. */
+function download(
+  url: URL,
+  addresses: readonly LookupAddress[],
+  config: JwksConfig,
+  remainingMs: number,
+): Promise<JSONWebKeySet> {
   return new Promise((resolve, reject) => {
-    const url = new URL(endpoint);
-    if (url.protocol !== 'https:') {
-      reject(new JwksError('JWKS endpoints must be https'));
-      return;
-    }
     const request = httpsRequest(
       url,
       {
         method: 'GET',
         headers: { accept: 'application/json' },
-        timeout: config.timeoutMs,
+        timeout: remainingMs,
+        lookup: pinnedLookup(addresses),
+        // A pooled socket would skip this fetch's connection to the addresses just checked; fetches are rare anyway.
+        agent: false,
         ...(config.trustedCaPem ? { ca: config.trustedCaPem } : {}),
       },
       (response) => {
@@ -55,11 +86,8 @@ export function fetchJwks(endpoint: string, config: JwksConfig): Promise<JSONWeb
       },
     );
     // The whole exchange, not only each socket read, must end within the timeout.
-    const deadline = setTimeout(
-      () => request.destroy(new JwksError(`JWKS fetch took over ${config.timeoutMs} ms`)),
-      config.timeoutMs,
-    );
-    request.on('timeout', () => request.destroy(new JwksError(`JWKS fetch took over ${config.timeoutMs} ms`)));
+    const deadline = setTimeout(() => request.destroy(new JwksError(tooSlow(config))), remainingMs);
+    request.on('timeout', () => request.destroy(new JwksError(tooSlow(config))));
     request.on('error', (error) => reject(error instanceof JwksError ? error : new JwksError(error.message)));
     request.on('close', () => clearTimeout(deadline));
     request.end();

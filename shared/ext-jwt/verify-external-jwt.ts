@@ -16,6 +16,9 @@ const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
 /** Leeway for the issuer's and our clocks disagreeing about `exp` and `nbf`. */
 const CLOCK_SKEW_SECONDS = 30;
 
+/** A token without `exp` would be good forever: a leaked one could never be outlived. */
+const REQUIRED_CLAIMS = ['exp'];
+
 /** Why an external JWT was refused; for the log only (the caller always sees 401 `INVALID_AUTH`). */
 export class ExternalJwtRefused extends Error {
   override readonly name = 'ExternalJwtRefused';
@@ -43,8 +46,10 @@ function decoded(token: string) {
 
 /**
  * Verifies a JWT against the enabled signer its `iss` names: the key is the signer's certificate (the token's `kid`
- * must be the signer's) or the signer's JWKS key with that `kid`; `aud` must hold the signer's audience, `exp`/`nbf`
- * hold within a small skew. Throws ExternalJwtRefused (or a JWKS fetch error) for anything else.
+ * must be the signer's) or the signer's JWKS key with that `kid`; `aud` must hold the signer's audience (a signer
+ * without one vouches for nobody), `exp` must be there and, like `nbf`, hold within a small skew. Throws
+ * ExternalJwtRefused for anything else. Every external JWT the controller trusts (login, secondary factor, token
+ * enrollment) is verified here and only here.
  */
 export async function verifyExternalJwt(
   deps: Deps,
@@ -64,13 +69,16 @@ export async function verifyExternalJwt(
     throw new ExternalJwtRefused('not the required signer');
   }
   if (!signer.enabled) throw new ExternalJwtRefused(`signer ${signer.id} is disabled`);
+  // Without an audience any token the issuer ever minted, for any application, would log in here.
+  if (!signer.audience) throw new ExternalJwtRefused(`signer ${signer.id} has no audience`);
 
   const options = {
     algorithms: ALGORITHMS,
     issuer: signer.issuer,
+    audience: signer.audience,
+    requiredClaims: REQUIRED_CLAIMS,
     clockTolerance: CLOCK_SKEW_SECONDS,
     currentDate: deps.now(),
-    ...(signer.audience ? { audience: signer.audience } : {}),
   };
   try {
     if (signer.certPem) {

@@ -7,7 +7,8 @@ import { createServerCertificate, type TlsMaterial } from '#local/tls-certificat
 import { type ControllerConfig, loadConfig } from '#shared/config.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { authPolicyBody, M } from '../support/management-fixtures.ts';
+import { authPolicyBody, M, managementFixtures } from '../support/management-fixtures.ts';
+import { startTestController, type TestController } from '../support/test-controller.ts';
 
 const C = '/edge/client/v1';
 
@@ -71,17 +72,20 @@ async function rsaKey(kid: string) {
 }
 type SigningKey = Awaited<ReturnType<typeof rsaKey>>;
 
-/** A token of the test's identity provider; `exp` and `nbf` in seconds since the epoch when given. */
+/**
+ * A token of the test's identity provider; `exp` and `nbf` in seconds since the epoch when given. A null `audience`
+ * or `exp` leaves that claim out.
+ */
 function sign(
   key: SigningKey,
   claims: JWTPayload,
-  options: { issuer?: string; audience?: string; exp?: number; nbf?: number } = {},
+  options: { issuer?: string; audience?: string | null; exp?: number | null; nbf?: number } = {},
 ) {
   const jwt = new SignJWT(claims)
     .setProtectedHeader({ alg: 'RS256', kid: key.kid })
-    .setIssuer(options.issuer ?? ISSUER)
-    .setAudience(options.audience ?? AUDIENCE)
-    .setExpirationTime(options.exp ?? '10m');
+    .setIssuer(options.issuer ?? ISSUER);
+  if (options.audience !== null) jwt.setAudience(options.audience ?? AUDIENCE);
+  if (options.exp !== null) jwt.setExpirationTime(options.exp ?? '10m');
   if (options.nbf !== undefined) jwt.setNotBefore(options.nbf);
   return jwt.sign(key.privateKey);
 }
@@ -104,6 +108,18 @@ function expectRefused(response: Awaited<ReturnType<typeof extJwtLogin>>) {
 
 function signerBody(name: string, extra: Record<string, unknown>) {
   return { name, enabled: true, issuer: `${ISSUER}/${name}`, audience: AUDIENCE, ...extra };
+}
+
+/** A new identity whose auth policy (`<name>-policy`) allows ext-jwt logins with one signer only; its id. */
+async function identityOnlyFor(
+  createdId: (path: string, body: unknown) => Promise<string>,
+  signer: string,
+  name: string,
+): Promise<string> {
+  const policy = authPolicyBody(`${name}-policy`);
+  policy.primary.extJwt = { allowed: true, allowedSigners: [signer] };
+  const authPolicyId = await createdId('/auth-policies', policy);
+  return createdId('/identities', { name, type: 'User', isAdmin: false, authPolicyId });
 }
 
 let key1: SigningKey;
@@ -192,14 +208,7 @@ describe('POST /authenticate?method=ext-jwt', () => {
       '/external-jwt-signers',
       signerBody('cert-signer', { certPem: material.cert, kid: 'cert-kid' }),
     );
-    const policy = authPolicyBody('cert-signer-policy');
-    policy.primary.extJwt = { allowed: true, allowedSigners: [id] };
-    const userId = await createdId('/identities', {
-      name: 'cert-signed',
-      type: 'User',
-      isAdmin: false,
-      authPolicyId: await createdId('/auth-policies', policy),
-    });
+    const userId = await identityOnlyFor(createdId, id, 'cert-signed');
     const privateKey = await importPKCS8(material.key, 'ES256');
     const signWith = (kid: string) =>
       new SignJWT({ sub: userId })
@@ -271,6 +280,57 @@ describe('ext-jwt refusals: each 401 INVALID_AUTH, never a session, never the re
     expect((await extJwtLogin(justExpired)).status).toBe(200);
   });
 
+  it('refuses a token without exp at login, as the secondary factor and for token enrollment', async () => {
+    const noExp = await sign(key1, claims(), { exp: null });
+    expectRefused(await extJwtLogin(noExp));
+    expect(controller().logLines.some((line) => line.includes('missing required \\"exp\\" claim'))).toBe(true);
+
+    const policy = authPolicyBody('password-then-idp-no-exp', {}, { requireExtJwtSigner: signerId });
+    const user = await userUnder(await createdId('/auth-policies', policy), 'no-exp-second-factor');
+    const withPassword = await controller().call('POST', `${M}/authenticate?method=password`, {
+      body: { username: user.username, password: user.password },
+      headers: { authorization: `Bearer ${await sign(key1, { sub: user.identityId }, { exp: null })}` },
+    });
+    expect(withPassword.body.data).toMatchObject({ isMfaRequired: true, isMfaComplete: false });
+    const bearer = { authorization: `Bearer ${await sign(key1, { sub: user.identityId }, { exp: null })}` };
+    const token = withPassword.body.data.token as string;
+    expect((await controller().call('GET', `${C}/current-identity`, { token, headers: bearer })).status).toBe(401);
+
+    await createdId(
+      '/external-jwt-signers',
+      signerBody('enroller', { jwksEndpoint: `${provider.origin}/jwks`, enrollToTokenEnabled: true }),
+    );
+    const enroll = async (sub: string, exp: number | null | undefined) => {
+      const jwt = await sign(key1, { sub }, { issuer: `${ISSUER}/enroller`, exp });
+      return controller().call('POST', `${C}/enroll/token`, { body: {}, headers: { authorization: `Bearer ${jwt}` } });
+    };
+    const refused = await enroll('enrolls-without-exp', null);
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.code).toBe('INVALID_AUTH');
+    expect((await enroll('enrolls-with-exp', undefined)).status).toBe(200);
+  });
+
+  it('refuses every token of a signer without an audience, until it has one', async () => {
+    const created = await call(
+      'POST',
+      '/external-jwt-signers',
+      signerBody('no-audience', { audience: null, jwksEndpoint: `${provider.origin}/jwks` }),
+    );
+    // The reference lets an admin save a signer without an audience; it just vouches for nobody.
+    expect(created.status).toBe(201);
+    const id = created.body.data.id as string;
+    const userId = await identityOnlyFor(createdId, id, 'under-no-audience');
+    const issuer = `${ISSUER}/no-audience`;
+    for (const audience of ['anything', AUDIENCE, null]) {
+      expectRefused(await extJwtLogin(await sign(key1, { sub: userId }, { issuer, audience })));
+    }
+    expect(controller().logLines.some((line) => line.includes(`signer ${id} has no audience`))).toBe(true);
+
+    expect((await call('PATCH', `/external-jwt-signers/${id}`, { audience: AUDIENCE })).status).toBe(200);
+    expectRefused(await extJwtLogin(await sign(key1, { sub: userId }, { issuer, audience: 'anything' })));
+    expect((await extJwtLogin(await sign(key1, { sub: userId }, { issuer }))).status).toBe(200);
+  });
+
   it('refuses unknown subjects, a disabled signer and auth policies that do not allow the signer', async () => {
     expectRefused(await extJwtLogin(await sign(key1, { sub: 'nobody' })));
     expectRefused(await extJwtLogin(await sign(key1, {})));
@@ -315,6 +375,49 @@ describe('ext-jwt refusals: each 401 INVALID_AUTH, never a session, never the re
     const lines = controller().logLines;
     expect(lines.some((line) => line.includes('ext-jwt login refused'))).toBe(true);
     expect(lines.some((line) => line.includes(token) || line.includes(token.split('.')[2]!))).toBe(false);
+  });
+});
+
+describe('JWKS endpoints where private addresses are not allowed (as in Lambda)', () => {
+  let lambdaLike: TestController | undefined;
+  const started = () => lambdaLike ?? expect.unreachable('the controller starts in beforeAll');
+  let adminToken = '';
+  const fixtures = managementFixtures(started, () => adminToken);
+
+  beforeAll(async () => {
+    const jwks = { ...(overrides.jwks ?? loadConfig({}).jwks), allowPrivateAddresses: false };
+    lambdaLike = await startTestController({ ...overrides, jwks });
+    adminToken = await lambdaLike.login();
+    return () => lambdaLike?.close();
+  });
+
+  it('authenticates nobody through a signer whose JWKS is on loopback, open port or not, and logs why', async () => {
+    const closedPort = 'https://127.0.0.1:1';
+    for (const [name, origin] of [
+      ['on-loopback', provider.origin],
+      ['on-closed-port', closedPort],
+    ] as const) {
+      const id = await fixtures.createdId(
+        '/external-jwt-signers',
+        signerBody(name, { jwksEndpoint: `${origin}/jwks?${name}` }),
+      );
+      const userId = await identityOnlyFor(fixtures.createdId, id, `${name}-user`);
+      const before = provider.fetches;
+      const token = await sign(key1, { sub: userId }, { issuer: `${ISSUER}/${name}` });
+      const response = await started().call('POST', `${M}/authenticate?method=ext-jwt`, {
+        body: {},
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expectRefused(response);
+      expect(provider.fetches).toBe(before);
+      // Refused for the address before any connection: an open and a closed port read the same.
+      const refusal =
+        started()
+          .logLines.filter((line) => line.includes('ext-jwt login refused'))
+          .at(-1) ?? '';
+      expect(refusal).toContain('JWKS host 127.0.0.1 refused: 127.0.0.1 is a loopback address');
+      expect(refusal).not.toContain(token);
+    }
   });
 });
 
@@ -387,13 +490,6 @@ describe('secondary ext-jwt (auth policy secondary.requireExtJwtSigner)', () => 
     expect(current.body.data.authQueries).toEqual(partial.body.data.authQueries);
 
     expect((await controller().call('GET', `${C}/current-identity`, { token })).status).toBe(401);
-    const withJwt = await controller().call('GET', `${C}/current-identity`, {
-      token,
-      headers: { authorization: `Bearer ${idpToken}` },
-    });
-    expect(withJwt.status).toBe(200);
-    expect(withJwt.body.data.id).toBe(user.identityId);
-
     // Another identity's token, or a token of a signer the policy does not name, completes nothing.
     for (const bearer of [await sign(key1, { sub: identityId }), 'garbage']) {
       const refused = await controller().call('GET', `${C}/current-identity`, {
@@ -402,6 +498,43 @@ describe('secondary ext-jwt (auth policy secondary.requireExtJwtSigner)', () => 
       });
       expect(refused.status).toBe(401);
     }
+
+    const withJwt = await controller().call('GET', `${C}/current-identity`, {
+      token,
+      headers: { authorization: `Bearer ${idpToken}` },
+    });
+    expect(withJwt.status).toBe(200);
+    expect(withJwt.body.data.id).toBe(user.identityId);
+  });
+
+  it('records the token on the session once it completes it: no query left, no bearer needed later', async () => {
+    const policy = authPolicyBody('password-then-idp-once', {}, { requireExtJwtSigner: signerId });
+    const user = await userUnder(await createdId('/auth-policies', policy), 'completes-once');
+    const token = (await login(user.username, user.password)).body.data.token as string;
+    const current = (headers: Record<string, string> = {}) =>
+      controller().call('GET', `${M}/current-api-session`, { token, headers });
+
+    // A bearer that proves nothing leaves the session partial, even on a route a partial session may use.
+    const stillPartial = await current({ authorization: 'Bearer garbage' });
+    expect(stillPartial.status).toBe(200);
+    expect(stillPartial.body.data.authQueries.map((query: { typeId: string }) => query.typeId)).toEqual(['EXT-JWT']);
+
+    const completed = await current({ authorization: `Bearer ${await sign(key1, { sub: user.identityId })}` });
+    expect(completed.status).toBe(200);
+    expectMatchesSpec('management', 'GET', '/current-api-session', 200, completed.body);
+    expect(completed.body.data).toMatchObject({ isMfaRequired: true, isMfaComplete: true, authQueries: [] });
+    expect((await current()).body.data).toMatchObject({ isMfaComplete: true, authQueries: [] });
+    expect((await call('GET', `/api-sessions/${completed.body.data.id}`)).body.data.isMfaComplete).toBe(true);
+
+    // Later requests need no token, and one that is no good is not even looked at.
+    const me = await controller().call('GET', `${C}/current-identity`, { token });
+    expect(me.status).toBe(200);
+    expect(me.body.data.id).toBe(user.identityId);
+    const ignored = await controller().call('GET', `${C}/current-identity`, {
+      token,
+      headers: { authorization: 'Bearer garbage' },
+    });
+    expect(ignored.status).toBe(200);
   });
 
   it('tracks TOTP and the external JWT apart when the policy asks for both', async () => {

@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServerCertificate } from '#local/tls-certificate.ts';
 import type { JwksConfig } from '#shared/config.ts';
-import { fetchJwks, JwksError, keySetFor } from '#shared/ext-jwt/jwks-cache.ts';
+import type { Resolve } from '#shared/ext-jwt/endpoint-addresses.ts';
+import { fetchJwks, keySetFor } from '#shared/ext-jwt/jwks-cache.ts';
+import { JwksError } from '#shared/ext-jwt/jwks-error.ts';
 
 let server: Server;
 let origin = '';
@@ -13,8 +15,15 @@ let keys = [{ kty: 'EC', kid: 'a' }];
 let flakyUp = true;
 
 beforeAll(async () => {
-  const tls = await createServerCertificate();
-  config = { timeoutMs: 300, maxBytes: 4096, cacheSeconds: 60, refetchCooldownSeconds: 10, trustedCaPem: tls.cert };
+  const tls = await createServerCertificate(['localhost', 'jwks.example.test']);
+  config = {
+    timeoutMs: 300,
+    maxBytes: 4096,
+    cacheSeconds: 60,
+    refetchCooldownSeconds: 10,
+    trustedCaPem: tls.cert,
+    allowPrivateAddresses: true,
+  };
   server = createServer({ key: tls.key, cert: tls.cert }, (request, response) => {
     const path = request.url ?? '';
     hits.set(path, (hits.get(path) ?? 0) + 1);
@@ -48,6 +57,64 @@ describe('fetchJwks', () => {
 
   it('refuses a server it does not trust', async () => {
     await expect(fetchJwks(`${origin}/keys`, { ...config, trustedCaPem: undefined })).rejects.toBeInstanceOf(JwksError);
+  });
+});
+
+describe('fetchJwks where private addresses are not allowed (Lambda)', () => {
+  const noPrivate = () => ({ ...config, allowPrivateAddresses: false });
+  const port = () => new URL(origin).port;
+  /** A resolver that answers these addresses for any name, counting its calls. */
+  const resolvingTo = (...addresses: string[]) => {
+    const calls: string[] = [];
+    const resolve: Resolve = async (hostname) => {
+      calls.push(hostname);
+      return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+    };
+    return { resolve, calls };
+  };
+
+  it('refuses a loopback endpoint before connecting to it, by address, by name and in IPv4-mapped form', async () => {
+    await expect(fetchJwks(`${origin}/keys?literal`, noPrivate())).rejects.toThrow(
+      /127\.0\.0\.1 is a loopback address/,
+    );
+    await expect(fetchJwks(`https://localhost:${port()}/keys?by-name`, noPrivate())).rejects.toThrow(
+      /JWKS host localhost refused: .* is a loopback address/,
+    );
+    await expect(fetchJwks(`https://[::ffff:127.0.0.1]:${port()}/keys?mapped`, noPrivate())).rejects.toThrow(
+      /loopback address/,
+    );
+    for (const path of ['/keys?literal', '/keys?by-name', '/keys?mapped']) expect(hits.get(path)).toBeUndefined();
+    // The same endpoint is fine where private addresses are allowed (npm start, tests).
+    expect((await fetchJwks(`${origin}/keys?literal`, config)).keys).toHaveLength(1);
+  });
+
+  it('checks every address the host resolves to, not only the first', async () => {
+    const { resolve } = resolvingTo('93.184.215.14', '169.254.169.254');
+    await expect(fetchJwks('https://idp.example.test/keys', noPrivate(), resolve)).rejects.toThrow(
+      /JWKS host idp\.example\.test refused: 169\.254\.169\.254 is a link-local address/,
+    );
+  });
+
+  it('connects to the address it checked, resolving once, with TLS checking the host name', async () => {
+    const { resolve, calls } = resolvingTo('127.0.0.1');
+    // jwks.example.test is in no DNS: the keys can only come through the address the resolver answered.
+    const jwks = await fetchJwks(`https://jwks.example.test:${port()}/keys?pinned`, config, resolve);
+    expect(jwks.keys).toHaveLength(1);
+    expect(calls).toEqual(['jwks.example.test']);
+    // The server's certificate does not name this host: pinning the address does not skip hostname verification.
+    await expect(fetchJwks(`https://other.example.test:${port()}/keys`, config, resolve)).rejects.toThrow(
+      /other\.example\.test/,
+    );
+  });
+
+  it('bounds name resolution by the timeout too, and refuses a name that does not resolve', async () => {
+    const hanging: Resolve = () => new Promise(() => {});
+    await expect(fetchJwks('https://idp.example.test/keys', config, hanging)).rejects.toThrow(/took over 300 ms/);
+    const failing: Resolve = () => Promise.reject(new Error('getaddrinfo ENOTFOUND'));
+    await expect(fetchJwks('https://idp.example.test/keys', config, failing)).rejects.toThrow(/does not resolve/);
+    await expect(fetchJwks('https://idp.example.test/keys', config, resolvingTo().resolve)).rejects.toThrow(
+      /has no address/,
+    );
   });
 });
 
