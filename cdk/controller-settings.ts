@@ -26,6 +26,11 @@ export interface ControllerSettings extends ApiLimits {
    */
   readonly mtlsDomainName?: string;
   readonly mtlsCertificateArn?: string;
+  /**
+   * Whether external JWT signers' JWKS endpoints may be private addresses (an identity provider inside the VPC).
+   * Off by default: a JWKS URL could otherwise reach the Lambda runtime API or the metadata service.
+   */
+  readonly jwksAllowPrivateAddresses?: boolean;
 }
 
 /** Reads one CDK context value (`cdk.json` or `cdk synth -c key=value`). */
@@ -39,7 +44,10 @@ function firstDefined(context: ContextLookup, key: string, envValue: string | un
   return envValue === '' ? undefined : envValue;
 }
 
-type IntegerSetting = Exclude<keyof ControllerSettings, 'adminUsername' | 'mtlsDomainName' | 'mtlsCertificateArn'>;
+type IntegerSetting = Exclude<
+  keyof ControllerSettings,
+  'adminUsername' | 'mtlsDomainName' | 'mtlsCertificateArn' | 'jwksAllowPrivateAddresses'
+>;
 
 function integerAtLeast(min: number, key: IntegerSetting, value: unknown): number {
   // `-c key=value` always yields a string, `cdk.json` may hold a number.
@@ -78,8 +86,14 @@ export function resolveControllerSettings(
     throw new Error('mtlsDomainName and mtlsCertificateArn go together: set both or neither');
   }
 
+  const allowPrivate = firstDefined(context, 'jwksAllowPrivateAddresses', env.ZITI_JWKS_ALLOW_PRIVATE_IPS);
+  if (allowPrivate !== undefined && !['true', 'false', true, false].includes(allowPrivate as string | boolean)) {
+    throw new Error(`jwksAllowPrivateAddresses must be true or false, got ${JSON.stringify(allowPrivate)}`);
+  }
+
   return {
     adminUsername,
+    ...(allowPrivate === true || allowPrivate === 'true' ? { jwksAllowPrivateAddresses: true } : {}),
     ...(mtlsDomainName && mtlsCertificateArn ? { mtlsDomainName, mtlsCertificateArn } : {}),
     apiSessionTimeoutMinutes: integer('apiSessionTimeoutMinutes', env.ZITI_API_SESSION_TIMEOUT_MINUTES),
     apiRateLimit: integer('apiRateLimit', env.ZITI_API_RATE_LIMIT),

@@ -53,6 +53,7 @@ export class ControllerStack extends Stack {
         environment: {
           TABLE_NAME: this.table.tableName,
           API_SESSION_TIMEOUT_MINUTES: String(props.apiSessionTimeoutMinutes),
+          JWKS_ALLOW_PRIVATE_IPS: String(props.jwksAllowPrivateAddresses === true),
         },
       });
       // The whole table for every group: each one reads and touches the caller's API session, and entities, links

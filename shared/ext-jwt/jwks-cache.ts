@@ -1,5 +1,6 @@
 import type { LookupAddress } from 'node:dns';
 import { request as httpsRequest } from 'node:https';
+import { rootCertificates } from 'node:tls';
 import type { JSONWebKeySet } from 'jose';
 import type { JwksConfig } from '../config.ts';
 import { permittedAddresses, pinnedLookup, type Resolve, resolveAll } from './endpoint-addresses.ts';
@@ -52,7 +53,8 @@ function download(
         lookup: pinnedLookup(addresses),
         // A pooled socket would skip this fetch's connection to the addresses just checked; fetches are rare anyway.
         agent: false,
-        ...(config.trustedCaPem ? { ca: config.trustedCaPem } : {}),
+        // Node's `ca` replaces its public roots: keep them, so signers on public identity providers still verify.
+        ...(config.trustedCaPem ? { ca: [...rootCertificates, config.trustedCaPem] } : {}),
       },
       (response) => {
         if (response.statusCode !== 200) {

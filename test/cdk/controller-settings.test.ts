@@ -29,6 +29,18 @@ describe('resolveControllerSettings', () => {
     });
   });
 
+  it('lets JWKS endpoints be private addresses only when asked, and refuses anything but true or false', () => {
+    expect(resolveControllerSettings(noContext, {}).jwksAllowPrivateAddresses).toBeUndefined();
+    expect(
+      resolveControllerSettings(noContext, { ZITI_JWKS_ALLOW_PRIVATE_IPS: 'true' }).jwksAllowPrivateAddresses,
+    ).toBe(true);
+    const context = (key: string) => (key === 'jwksAllowPrivateAddresses' ? true : undefined);
+    expect(resolveControllerSettings(context, {}).jwksAllowPrivateAddresses).toBe(true);
+    expect(() => resolveControllerSettings(noContext, { ZITI_JWKS_ALLOW_PRIVATE_IPS: 'yes' })).toThrow(
+      /jwksAllowPrivateAddresses/,
+    );
+  });
+
   it('accepts a number from cdk.json', () => {
     const context = (key: string) => (key === 'apiSessionTimeoutMinutes' ? 60 : undefined);
     expect(resolveControllerSettings(context, {}).apiSessionTimeoutMinutes).toBe(60);

@@ -364,6 +364,7 @@ describe('ControllerStack', () => {
             Variables: {
               TABLE_NAME: { Ref: stack.getLogicalId(stack.table.node.defaultChild as CfnElement) },
               API_SESSION_TIMEOUT_MINUTES: '30',
+              JWKS_ALLOW_PRIVATE_IPS: 'false',
               NODE_OPTIONS: '--enable-source-maps',
             },
           },
