@@ -192,6 +192,21 @@ const stringText = fc
     { weight: 4, arbitrary: fc.string({ maxLength: 20 }) },
     fc.string({ unit: 'binary', maxLength: 10 }),
     fc.constantFrom('User', 'Router', 'Default', 'updb', 'cert', '#all', '@', 'admin-of-nothing', 'null', ''),
+    // Odd unicode: bidi overrides, zero-width, NUL, combining marks, astral characters, a lone surrogate, and roles
+    // built of them; long multi-byte text (4 bytes a character) past a key's byte limit at a quarter of the length.
+    fc.constantFrom(
+      'abc\u202Egpj.exe',
+      '\u200B',
+      'a\u0000b',
+      'e\u0301\u0301\u0301',
+      '😀'.repeat(300),
+      '#\u2066x\u2069',
+      '@\u0000',
+      '#a,#b',
+      '\ud800',
+      'ｆｕｌｌｗｉｄｔｈ',
+      '\r\n\t',
+    ),
     // Past a key's 1,024 / 2,048 bytes, and a few of them past an item's 400 KB.
     fc.constantFrom(256, 1025, 5000, 120_000).map((length) => 'x'.repeat(length)),
   )
