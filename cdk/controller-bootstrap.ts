@@ -61,7 +61,7 @@ export class ControllerBootstrap extends Construct {
       },
     });
     props.table.grantReadWriteData(handler);
-    for (const [name, value] of Object.entries(props.keys.grantSigning(handler.role!, BOOTSTRAP_KEYS))) {
+    for (const [name, value] of Object.entries(props.keys.grantSigning(handler.role!, BOOTSTRAP_KEYS, true))) {
       handler.addEnvironment(name, value);
     }
     this.adminPasswordSecret.grantRead(handler);

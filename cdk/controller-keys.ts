@@ -1,39 +1,42 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AccountRootPrincipal, type IRole, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { SignerRole } from '#shared/pki/signer.ts';
 import type { OperationGroup } from '#shared/routes/route.ts';
 
-/** The environment variable that hands each key's id to the functions that sign with it (`shared/config.ts`). */
+/** The two CA keys, which live in KMS; the server key lives in a secret (`serverKey`). */
+type CaKeyRole = Exclude<SignerRole, 'server'>;
+
+/** The environment variable that hands each key to the functions that sign with it (`shared/config.ts`). */
 export const KEY_ID_ENV: Readonly<Record<SignerRole, string>> = {
   rootCa: 'ROOT_CA_KEY_ID',
   signingCa: 'SIGNING_CA_KEY_ID',
-  enrollment: 'ENROLLMENT_KEY_ID',
+  server: 'SERVER_KEY_SECRET_ARN',
 };
 
 /**
- * Which operation groups sign with which key. Only these get `kms:Sign` and `kms:GetPublicKey` on it, in the key
- * policy and in their role: identities and routers sign the enrollment JWTs of what they create; pki signs the
- * challenge, the network JWT, and (with the signing CA) the certificates it issues. The bootstrap function signs the
- * CA certificates with the root and signing CA keys.
+ * Which operation groups sign with which key. Only these get `kms:Sign` and `kms:GetPublicKey` on a CA key (key
+ * policy and role), or may read the server key's secret: identities and routers sign the enrollment JWTs of what
+ * they create (with the server key); pki signs the challenge, the network and CA JWTs, and (with the signing CA) the
+ * certificates it issues. The bootstrap function signs the CA and server certificates and makes the server key.
  */
 export const SIGNING_GROUPS: Readonly<Partial<Record<OperationGroup, readonly SignerRole[]>>> = {
-  identities: ['enrollment'],
-  routers: ['enrollment'],
-  pki: ['signingCa', 'enrollment'],
+  identities: ['server'],
+  routers: ['server'],
+  pki: ['signingCa', 'server'],
 };
-export const BOOTSTRAP_KEYS: readonly SignerRole[] = ['rootCa', 'signingCa'];
+export const BOOTSTRAP_KEYS: readonly SignerRole[] = ['rootCa', 'signingCa', 'server'];
 
 /** The operation groups that seal or open stored secrets (TOTP seeds): only these get the secrets key. */
 export const SECRET_GROUPS: readonly OperationGroup[] = ['authentication'];
 /** The environment variable naming the secrets key to them (`shared/config.ts`). */
 export const SECRET_KEY_ENV = 'SECRET_KEY_ID';
 
-const DESCRIPTIONS: Readonly<Record<SignerRole, string>> = {
+const DESCRIPTIONS: Readonly<Record<CaKeyRole, string>> = {
   rootCa: 'Ziti controller: network root CA key (signs the signing CA certificate)',
-  signingCa: 'Ziti controller: network signing CA key (issues identity, router and ephemeral certificates)',
-  enrollment: 'Ziti controller: enrollment JWT key (signs enrollment JWTs and challenge answers)',
+  signingCa: 'Ziti controller: network signing CA key (issues identity, router, ephemeral and server certificates)',
 };
 
 /** What the account's administrators may do with a key, which does not include using it. */
@@ -55,16 +58,25 @@ const ADMINISTRATION = [
 ];
 
 /**
- * The network's three PKI keys: asymmetric `ECC_NIST_P256` `SIGN_VERIFY` KMS keys whose private halves never leave
- * KMS. The key policy lets the account administer a key but not sign with it (so no IAM policy elsewhere can grant
- * `kms:Sign`); only the roles named with {@link grantSigning} may sign and read the public key.
+ * The network's keys. The two CA keys are asymmetric `ECC_NIST_P256` `SIGN_VERIFY` KMS keys whose private halves
+ * never leave KMS; the key policy lets the account administer a key but not sign with it (so no IAM policy elsewhere
+ * can grant `kms:Sign`); only the roles named with {@link grantSigning} may sign and read the public key.
  *
- * Rotation: KMS does not rotate asymmetric keys. Rotating one means a new key and a new CA certificate (root: every
- * issued certificate chains to it; enrollment: outstanding JWTs stop verifying), so keys are retained when the stack
- * is deleted and are replaced only deliberately.
+ * The server key (the TLS server certificate's, which also signs enrollment JWTs) must be held by whoever serves TLS
+ * (ACM) and signs JWTs, so it is a P-256 key the bootstrap generates inside its function and keeps in a Secrets
+ * Manager secret encrypted under a customer KMS key whose policy lets only the signing functions' roles decrypt
+ * through Secrets Manager; it is never printed or returned.
+ *
+ * Rotation: KMS does not rotate asymmetric keys. Rotating a CA key means a new key and a new CA certificate (every
+ * issued certificate chains to it), so keys are retained when the stack is deleted and are replaced only
+ * deliberately. The server certificate is renewed with the same key (JWTs stay valid); a new server key is a
+ * deliberate rotation after which outstanding enrollments are refreshed (README).
  */
 export class ControllerKeys extends Construct {
-  readonly keys: Readonly<Record<SignerRole, Key>>;
+  readonly keys: Readonly<Record<CaKeyRole, Key>>;
+  /** The secret holding the server key (PKCS#8 PEM) and the customer key it is encrypted under. */
+  readonly serverKey: Secret;
+  readonly serverKeyEncryption: Key;
   /**
    * The symmetric key of the envelope encryption of stored secrets: each TOTP seed is sealed with its own data key
    * from `GenerateDataKey`, opened with `Decrypt`. KMS rotates it yearly (old versions keep decrypting).
@@ -73,7 +85,7 @@ export class ControllerKeys extends Construct {
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
-    const key = (role: SignerRole, keyId: string) =>
+    const key = (role: CaKeyRole, keyId: string) =>
       new Key(this, keyId, {
         description: DESCRIPTIONS[role],
         keySpec: KeySpec.ECC_NIST_P256,
@@ -93,8 +105,29 @@ export class ControllerKeys extends Construct {
     this.keys = {
       rootCa: key('rootCa', 'RootCaKey'),
       signingCa: key('signingCa', 'SigningCaKey'),
-      enrollment: key('enrollment', 'EnrollmentKey'),
     };
+    this.serverKeyEncryption = new Key(this, 'ServerKeyEncryptionKey', {
+      description: 'Ziti controller: encrypts the server key secret (TLS server certificate and enrollment JWT key)',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+      policy: new PolicyDocument({
+        statements: [
+          new PolicyStatement({
+            sid: 'AccountAdministersButDoesNotDecrypt',
+            principals: [new AccountRootPrincipal()],
+            actions: ADMINISTRATION,
+            resources: ['*'],
+          }),
+        ],
+      }),
+    });
+    this.serverKey = new Secret(this, 'ServerKey', {
+      description: 'Ziti controller: the server key (PKCS#8 PEM), made and kept by the bootstrap',
+      encryptionKey: this.serverKeyEncryption,
+      removalPolicy: RemovalPolicy.RETAIN,
+      // A placeholder the bootstrap replaces with the key it generates on the first deploy.
+      generateSecretString: { passwordLength: 32, excludePunctuation: true },
+    });
     this.secrets = new Key(this, 'SecretsKey', {
       description: 'Ziti controller: envelope key of stored secrets (TOTP seeds and recovery codes)',
       enableKeyRotation: true,
@@ -120,10 +153,42 @@ export class ControllerKeys extends Construct {
     return { [SECRET_KEY_ENV]: this.secrets.keyId };
   }
 
-  /** Lets `role` sign with and read the public half of each key in `roles`; answers the environment naming them. */
-  grantSigning(role: IRole, roles: readonly SignerRole[]): Record<string, string> {
+  /**
+   * Lets `role` read the server key (and, `write`, replace it: the bootstrap) through Secrets Manager, which alone may
+   * use the encryption key on its behalf.
+   */
+  private grantServerKey(role: IRole, write: boolean): Record<string, string> {
+    const viaSecretsManager = {
+      StringEquals: { 'kms:ViaService': `secretsmanager.${this.serverKey.stack.region}.amazonaws.com` },
+    };
+    const kmsActions = write ? ['kms:Decrypt', 'kms:GenerateDataKey', 'kms:Encrypt'] : ['kms:Decrypt'];
+    this.serverKeyEncryption.addToResourcePolicy(
+      new PolicyStatement({ principals: [role], actions: kmsActions, resources: ['*'], conditions: viaSecretsManager }),
+    );
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: kmsActions,
+        resources: [this.serverKeyEncryption.keyArn],
+        conditions: viaSecretsManager,
+      }),
+    );
+    const secretActions = ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'];
+    if (write) secretActions.push('secretsmanager:PutSecretValue');
+    role.addToPrincipalPolicy(new PolicyStatement({ actions: secretActions, resources: [this.serverKey.secretArn] }));
+    return { [KEY_ID_ENV.server]: this.serverKey.secretArn };
+  }
+
+  /**
+   * Lets `role` sign with each key in `roles` (a CA key: `kms:Sign` and `kms:GetPublicKey`; the server key: read its
+   * secret, or `writeServerKey` replace it); answers the environment naming them.
+   */
+  grantSigning(role: IRole, roles: readonly SignerRole[], writeServerKey = false): Record<string, string> {
     const environment: Record<string, string> = {};
     for (const signer of roles) {
+      if (signer === 'server') {
+        Object.assign(environment, this.grantServerKey(role, writeServerKey));
+        continue;
+      }
       const key = this.keys[signer];
       key.addToResourcePolicy(
         new PolicyStatement({

@@ -11,6 +11,7 @@ import { errorResponse } from '#shared/http/error-response.ts';
 import type { ControllerContext } from '#shared/http/middleware/controller-context.ts';
 import { MAX_BODY_BYTES } from '#shared/http/middleware/request-body.ts';
 import { newId } from '#shared/ids.ts';
+import { instanceIdOf } from '#shared/pki/instance-id.ts';
 import type { OperationGroup } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { GROUP_OPERATIONS } from './group-operations.ts';
@@ -136,9 +137,16 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const server = createServer(
     { key: options.tls.key, cert: options.tls.cert, requestCert: true, rejectUnauthorized: false },
     async (request, response) => {
-      const send = (result: APIGatewayProxyResult) => {
+      const send = async (result: APIGatewayProxyResult) => {
+        // The handlers name the instance; so do the answers this server gives itself (unknown paths, bad targets).
+        const instanceId =
+          result.headers?.['ziti-instance-id'] ?? (await instanceIdOf(options.deps).catch(() => undefined));
         if (response.headersSent) return;
-        response.writeHead(result.statusCode, { ...result.headers, server: 'ziti-controller-serverless' });
+        response.writeHead(result.statusCode, {
+          ...result.headers,
+          ...(instanceId ? { 'ziti-instance-id': String(instanceId) } : {}),
+          server: 'ziti-controller-serverless',
+        });
         response.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
       };
       try {
@@ -156,20 +164,20 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
         }
         const declared = Number(request.headers['content-length'] ?? 0);
         if (declared > MAX_BODY_BYTES) {
-          send(errorResponse(new ApiError('REQUEST_ENTITY_TOO_LARGE'), newId()));
+          await send(errorResponse(new ApiError('REQUEST_ENTITY_TOO_LARGE'), newId()));
           request.resume();
           return;
         }
         const body = await readBody(request);
         if (body === 'too-large') {
-          send(errorResponse(new ApiError('REQUEST_ENTITY_TOO_LARGE'), newId()));
+          await send(errorResponse(new ApiError('REQUEST_ENTITY_TOO_LARGE'), newId()));
           return;
         }
         const url = requestUrl(request.url);
         const match = matcher.match(request.method ?? 'GET', canonicalPath(url.pathname));
         if (match.kind !== 'found') {
           const code = match.kind === 'method-not-allowed' ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND';
-          send(errorResponse(new ApiError(code), newId()));
+          await send(errorResponse(new ApiError(code), newId()));
           return;
         }
         const event = toProxyEvent({
@@ -185,10 +193,10 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
           }),
         });
         const handler = handlers.get(match.route.group)!;
-        send(await handler(event, lambdaContext(match.route.group)));
+        await send(await handler(event, lambdaContext(match.route.group)));
       } catch (error) {
         if (error instanceof ApiError) {
-          send(errorResponse(error, newId()));
+          await send(errorResponse(error, newId()));
           return;
         }
         options.deps.logger.error('local server fault', { detail: (error as Error).message });

@@ -7,7 +7,7 @@ import { ensureTable } from './create-table.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startLocalServer } from './local-server.ts';
 import { localStateMachine } from './local-state-machine.ts';
-import { loadOrCreateServerCertificate } from './tls-certificate.ts';
+import { localServerNames, serverTls } from './server-tls.ts';
 
 /**
  * `npm start`: the whole controller on this machine. DynamoDB Local keeps its data under the data directory, so a
@@ -48,7 +48,12 @@ async function main(): Promise<void> {
 
   const adminPassword = configuredPassword || randomBytes(18).toString('base64url');
   const result = await bootstrap(deps, { adminUsername, adminPassword });
-  const tls = await loadOrCreateServerCertificate(dataDir);
+  const names = localServerNames({
+    listenHost: host,
+    publicNames: (process.env.CONTROLLER_PUBLIC_NAMES ?? '').split(',').filter(Boolean),
+    publicBaseUrl: config.publicBaseUrl,
+  });
+  const tls = await serverTls(deps, names);
   const server = await startLocalServer({ deps, tls, port, host });
 
   const origin = `https://localhost:${server.port}`;
@@ -58,7 +63,9 @@ async function main(): Promise<void> {
     `  management API  ${origin}/edge/management/v1`,
     `  client API      ${origin}/edge/client/v1`,
     `  version         ${origin}/version`,
-    `  data directory  ${dataDir}  (DynamoDB: ${config.dynamoDbEndpoint}, TLS certificate: ${resolve(dataDir, 'tls/server.crt')}, PKI keys: ${config.pkiKeys.kind})`,
+    `  data directory  ${dataDir}  (DynamoDB: ${config.dynamoDbEndpoint}, PKI keys: ${config.pkiKeys.kind})`,
+    `  TLS             a certificate for ${names.join(', ')} from the network CA; trust the network with:`,
+    `                  curl -sk ${origin}/.well-known/est/cacerts | openssl base64 -d | openssl pkcs7 -inform DER -print_certs > ziti-network-ca.pem`,
     '',
   ];
   if (result.adminCreated && !configuredPassword) {

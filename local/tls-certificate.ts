@@ -1,6 +1,4 @@
 import { webcrypto } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 
@@ -11,7 +9,11 @@ export interface TlsMaterial {
 
 const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 
-/** A self-signed P-256 server certificate for localhost, valid for a year. */
+/**
+ * A self-signed P-256 certificate for localhost, valid for a year: for test peers (an identity provider's JWKS
+ * endpoint, a stray client certificate). The controller itself serves a certificate from its network CA
+ * (`server-tls.ts`).
+ */
 export async function createServerCertificate(hostnames: readonly string[] = ['localhost']): Promise<TlsMaterial> {
   x509.cryptoProvider.set(globalThis.crypto);
   const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
@@ -39,19 +41,4 @@ export async function createServerCertificate(hostnames: readonly string[] = ['l
   const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey);
   const key = x509.PemConverter.encode(pkcs8, 'PRIVATE KEY');
   return { key, cert: cert.toString('pem') };
-}
-
-/** The server certificate kept in the data directory, created on first start so clients can pin it. */
-export async function loadOrCreateServerCertificate(dataDir: string): Promise<TlsMaterial & { created: boolean }> {
-  const dir = join(dataDir, 'tls');
-  const keyFile = join(dir, 'server.key');
-  const certFile = join(dir, 'server.crt');
-  if (existsSync(keyFile) && existsSync(certFile)) {
-    return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), created: false };
-  }
-  const material = await createServerCertificate();
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(keyFile, material.key, { mode: 0o600 });
-  writeFileSync(certFile, material.cert);
-  return { ...material, created: true };
 }

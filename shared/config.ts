@@ -1,14 +1,15 @@
 /**
- * Where the network's three PKI keys live: KMS in AWS (key ids from the stack), key files under a directory for
- * `npm start`, process memory for tests, and nowhere in a function the stack gives no key (signing there fails loudly
- * instead of minting a throwaway key). In AWS each function is given the ids of only the keys it signs with.
+ * Where the network's keys live: in AWS the CA keys in KMS (key ids from the stack) and the server key in a Secrets
+ * Manager secret (its ARN); key files under a directory for `npm start`, process memory for tests, and nowhere in a
+ * function the stack gives no key (signing there fails loudly instead of minting a throwaway key). In AWS each
+ * function is given only the keys it signs with.
  */
 export type PkiKeyConfig =
   | {
       readonly kind: 'kms';
       readonly rootCa: string | undefined;
       readonly signingCa: string | undefined;
-      readonly enrollment: string | undefined;
+      readonly serverKeySecretArn: string | undefined;
     }
   | { readonly kind: 'files'; readonly directory: string }
   | { readonly kind: 'memory' }
@@ -125,8 +126,8 @@ function booleanSetting(name: string, value: string | undefined, fallback: boole
 function pkiKeysOf(env: NodeJS.ProcessEnv): PkiKeyConfig {
   const rootCa = env.ROOT_CA_KEY_ID || undefined;
   const signingCa = env.SIGNING_CA_KEY_ID || undefined;
-  const enrollment = env.ENROLLMENT_KEY_ID || undefined;
-  if (rootCa || signingCa || enrollment) return { kind: 'kms', rootCa, signingCa, enrollment };
+  const serverKeySecretArn = env.SERVER_KEY_SECRET_ARN || undefined;
+  if (rootCa || signingCa || serverKeySecretArn) return { kind: 'kms', rootCa, signingCa, serverKeySecretArn };
   if (env.PKI_KEY_DIR) return { kind: 'files', directory: env.PKI_KEY_DIR };
   return env.AWS_LAMBDA_FUNCTION_NAME ? { kind: 'none' } : { kind: 'memory' };
 }

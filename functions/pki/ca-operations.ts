@@ -74,7 +74,7 @@ const getCaJwt: Operation = async (request, deps) => {
   let jwt = caJwts.get(key);
   if (!jwt) {
     if (caJwts.size >= MAX_CACHED_CA_JWTS) caJwts.delete(caJwts.keys().next().value!);
-    jwt = signCaJwt(deps.signers.enrollment, request.baseUrl, ca.id);
+    jwt = signCaJwt(deps.signers.server, request.baseUrl, ca.id);
     jwt.catch(() => caJwts.delete(key));
     caJwts.set(key, jwt);
   }

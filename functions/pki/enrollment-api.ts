@@ -54,7 +54,7 @@ export async function newEnrollment(
   if (input.method === 'updb' && !input.username) {
     throw invalidField('username', 'a updb enrollment names its username', null);
   }
-  const doc = await withEnrollmentJwt(deps.signers.enrollment, context.request.baseUrl, {
+  const doc = await withEnrollmentJwt(deps.signers.server, context.request.baseUrl, {
     id: context.id,
     createdAt: context.now,
     updatedAt: context.now,
@@ -101,7 +101,7 @@ const refreshEnrollment: Operation = documented(
     await withOptimisticRetry(async () => {
       const stored = await getOrNotFound(deps, enrollments, id);
       const now = deps.now().toISOString();
-      const next = await withEnrollmentJwt(deps.signers.enrollment, request.baseUrl, {
+      const next = await withEnrollmentJwt(deps.signers.server, request.baseUrl, {
         ...stored.doc,
         token: newToken(),
         expiresAt: futureExpiry(deps, expiresAt),

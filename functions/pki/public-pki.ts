@@ -8,20 +8,24 @@ import { parseWith } from '#shared/http/validate.ts';
 import { JWT_ALGORITHM, publicJwk, signNetworkJwt } from '#shared/pki/enrollment-jwt.ts';
 import { caBundleDer, networkCa } from '#shared/pki/network-ca.ts';
 
-/** `GET /.well-known/est/cacerts`: the network's CA certificates as base64 PKCS#7 certs-only (RFC 7030 §4.1.3). */
+/**
+ * `GET /.well-known/est/cacerts`: the network's CA certificates as base64 PKCS#7 certs-only (RFC 7030 §4.1.3), in
+ * lines of 64 characters as RFC 7030 servers and the reference send it: SDKs decode it with OpenSSL's BIO base64 in
+ * newline mode, which reads one unbroken line of more than a few hundred characters as nothing.
+ */
 export const listWellKnownCas: Operation = async (_request, deps) => {
   const der = caBundleDer(await networkCa(deps));
   return {
     statusCode: 200,
-    body: Buffer.from(der).toString('base64'),
+    body: `${Buffer.from(der).toString('base64').replace(/.{64}/g, '$&\n').trimEnd()}\n`,
     headers: { ...JSON_HEADERS, 'content-type': 'application/pkcs7-mime', 'content-transfer-encoding': 'base64' },
   };
 };
 
-/** `GET /enroll/jwks`: the enrollment key's public half, unenveloped. */
+/** `GET /enroll/jwks`: the server key's public half (the key of every enrollment JWT), unenveloped. */
 export const getEnrollmentJwks: Operation = async (_request, deps) => ({
   statusCode: 200,
-  body: { keys: [await publicJwk(deps.signers.enrollment)] },
+  body: { keys: [await publicJwk(deps.signers.server)] },
 });
 
 const challengeSchema = z.object({ keyId: z.string(), nonce: z.uuid() });
@@ -34,7 +38,7 @@ const challengeSchema = z.object({ keyId: z.string(), nonce: z.uuid() });
 export const enrollmentChallenge: Operation = documented(
   async (request, deps) => {
     const { keyId, nonce } = parseWith(challengeSchema, request.body);
-    const signer = deps.signers.enrollment;
+    const signer = deps.signers.server;
     const [{ kid }, ca] = await Promise.all([publicJwk(signer), networkCa(deps)]);
     if (keyId !== kid) throw invalidField('keyId', `no enrollment key has the id ${keyId}`, keyId);
     const signature = await signer.sign(new TextEncoder().encode(nonce));
@@ -55,14 +59,14 @@ export const enrollmentChallenge: Operation = documented(
 const networkJwts = new WeakMap<object, Map<string, Promise<string>>>();
 
 function networkJwt(deps: Deps, baseUrl: string): Promise<string> {
-  let byOrigin = networkJwts.get(deps.signers.enrollment);
+  let byOrigin = networkJwts.get(deps.signers.server);
   if (!byOrigin) {
     byOrigin = new Map();
-    networkJwts.set(deps.signers.enrollment, byOrigin);
+    networkJwts.set(deps.signers.server, byOrigin);
   }
   let jwt = byOrigin.get(baseUrl);
   if (!jwt) {
-    jwt = signNetworkJwt(deps.signers.enrollment, baseUrl);
+    jwt = signNetworkJwt(deps.signers.server, baseUrl);
     jwt.catch(() => byOrigin.delete(baseUrl));
     byOrigin.set(baseUrl, jwt);
   }

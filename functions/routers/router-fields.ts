@@ -52,7 +52,7 @@ export async function newRouterEnrollment(context: WriteContext & { readonly id:
   const { now } = context;
   const enrollmentToken = newToken();
   const enrollmentExpiresAt = new Date(Date.parse(now) + DEFAULT_ENROLLMENT_MINUTES * 60_000).toISOString();
-  const enrollmentJwt = await signEnrollmentJwt(context.deps.signers.enrollment, {
+  const enrollmentJwt = await signEnrollmentJwt(context.deps.signers.server, {
     method,
     subject: context.id,
     token: enrollmentToken,

@@ -4,6 +4,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type Deps, defaultDeps } from '../deps.ts';
 import { newId } from '../ids.ts';
+import { instanceIdOf } from '../pki/instance-id.ts';
 import type { OperationGroup } from '../routes/route.ts';
 import { ROUTES } from '../routes/route-table.ts';
 import { ApiError } from './api-error.ts';
@@ -100,5 +101,15 @@ export function createGroupHandler(
       };
     });
 
-  return handle as unknown as GroupHandler;
+  const handled = handle as unknown as GroupHandler;
+  return async (event, context) => withInstanceId(deps(), await handled(event, context));
+}
+
+/**
+ * Every response, errors included, names the controller instance (`ziti-instance-id`), as the reference's do. A
+ * table nobody bootstrapped has no network CA yet: then the header is left out rather than failing the request.
+ */
+async function withInstanceId(deps: Deps, response: APIGatewayProxyResult): Promise<APIGatewayProxyResult> {
+  const instanceId = await instanceIdOf(deps).catch(() => undefined);
+  return instanceId ? { ...response, headers: { ...response.headers, 'ziti-instance-id': instanceId } } : response;
 }

@@ -2,39 +2,49 @@ import { KMSClient } from '@aws-sdk/client-kms';
 import type { ControllerConfig } from '../config.ts';
 import { kmsSigner } from './kms-signer.ts';
 import { fileSigner, memorySigner } from './local-signer.ts';
-import type { Signer, SignerRole, Signers } from './signer.ts';
+import { secretServerKey } from './secret-server-key.ts';
+import type { ServerKey, SignerRole, Signers } from './signer.ts';
 
 /** The key file names under the local key directory. */
 const FILE_NAMES: Readonly<Record<SignerRole, string>> = {
   rootCa: 'root-ca',
   signingCa: 'signing-ca',
-  enrollment: 'enrollment',
+  server: 'server',
 };
+/** The server key was the enrollment JWT key before it signed the TLS certificate too: an old data directory's file. */
+const FORMER_SERVER_KEY_FILE = 'enrollment';
 
-function unavailable(role: SignerRole): Signer {
+function unavailable(role: SignerRole): ServerKey {
   const refuse = async (): Promise<never> => {
     throw new Error(`this function has no ${role} key: the stack grants PKI keys only to the functions that sign`);
   };
-  return { keyId: `none:${role}`, sign: refuse, publicKey: refuse };
+  return { keyId: `none:${role}`, sign: refuse, publicKey: refuse, privateKeyPem: refuse };
 }
 
-function each(make: (role: SignerRole) => Signer): Signers {
-  return { rootCa: make('rootCa'), signingCa: make('signingCa'), enrollment: make('enrollment') };
+function each(make: (role: SignerRole) => ServerKey): Signers {
+  return { rootCa: make('rootCa'), signingCa: make('signingCa'), server: make('server') };
 }
 
-/** The network's PKI keys as the configuration places them; nothing is read or called until a key is used. */
+/** The network's keys as the configuration places them; nothing is read or called until a key is used. */
 export function createSigners(config: ControllerConfig): Signers {
   const keys = config.pkiKeys;
   switch (keys.kind) {
     case 'kms': {
       const client = new KMSClient({ region: config.region });
-      return each((role) => {
-        const keyId = keys[role];
-        return keyId ? kmsSigner(client, keyId) : unavailable(role);
-      });
+      const kms = (keyId: string | undefined, role: SignerRole) =>
+        keyId ? kmsSigner(client, keyId) : unavailable(role);
+      return {
+        rootCa: kms(keys.rootCa, 'rootCa'),
+        signingCa: kms(keys.signingCa, 'signingCa'),
+        server: keys.serverKeySecretArn
+          ? secretServerKey(config.region, keys.serverKeySecretArn)
+          : unavailable('server'),
+      };
     }
     case 'files':
-      return each((role) => fileSigner(keys.directory, FILE_NAMES[role]));
+      return each((role) =>
+        fileSigner(keys.directory, FILE_NAMES[role], role === 'server' ? FORMER_SERVER_KEY_FILE : undefined),
+      );
     case 'memory':
       return each((role) => memorySigner(FILE_NAMES[role]));
     case 'none':

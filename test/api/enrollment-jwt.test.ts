@@ -13,7 +13,7 @@ const M = '/edge/management/v1';
 beforeAll(async () => {
   controller = await startTestController();
   admin = await controller.login();
-  enrollmentSigns = countSigns(controller.deps.signers.enrollment);
+  enrollmentSigns = countSigns(controller.deps.signers.server);
 });
 afterAll(async () => {
   await controller.close();

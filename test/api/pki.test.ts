@@ -106,7 +106,7 @@ describe('GET /enroll/jwks', () => {
     expect(key).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
     expect(key!.d).toBeUndefined();
     expect(key!.kid).toBe(await calculateJwkThumbprint(key!));
-    const enrollmentKey = await controller.deps.signers.enrollment.publicKey();
+    const enrollmentKey = await controller.deps.signers.server.publicKey();
     expect(createPublicKey({ key: key as never, format: 'jwk' }).equals(enrollmentKey)).toBe(true);
     expectMatchesSpec('client', 'GET', '/enroll/jwks', 200, { keys });
   });
@@ -172,7 +172,7 @@ describe('GET /network-jwts', () => {
 
   it('signs for this server only: a flood of made-up Host headers costs no signature', async () => {
     await controller.call('GET', `${C}/network-jwts`);
-    const signs = countSigns(controller.deps.signers.enrollment);
+    const signs = countSigns(controller.deps.signers.server);
     const keySet = createLocalJWKSet(await jwks());
     for (let i = 0; i < 20; i++) {
       const response = await controller.call('GET', `${C}/network-jwts`, { headers: { host: `made-up-${i}.example` } });

@@ -30,7 +30,9 @@ const resources = (app.synth().getStackByName('KeysController').template as { Re
 
 const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId(construct.node.defaultChild as CfnElement);
-const keyIdOf = (role: SignerRole) => logicalId(stack.keys.keys[role]);
+/** The CA keys, which live in KMS (the server key lives in a secret). */
+const CA_ROLES = SIGNER_ROLES.filter((role): role is Exclude<SignerRole, 'server'> => role !== 'server');
+const keyIdOf = (role: Exclude<SignerRole, 'server'>) => logicalId(stack.keys.keys[role]);
 const actionsOf = (statement: Statement) => [statement.Action].flat();
 
 /** Every function of the stack (one per group, and the bootstrap) with the role it runs as and the keys it signs with. */
@@ -55,7 +57,7 @@ function signingFunctions() {
 }
 
 /** The roles (logical ids) a key's policy lets sign. */
-function signersInKeyPolicy(role: SignerRole): string[] {
+function signersInKeyPolicy(role: Exclude<SignerRole, 'server'>): string[] {
   const statements = (resources[keyIdOf(role)]!.Properties.KeyPolicy as { Statement: Statement[] }).Statement;
   return statements
     .filter((statement) => actionsOf(statement).some((action) => action === 'kms:Sign' || action === 'kms:*'))
@@ -65,8 +67,8 @@ function signersInKeyPolicy(role: SignerRole): string[] {
 }
 
 describe('the PKI keys', () => {
-  it('are three retained asymmetric P-256 signing keys', () => {
-    for (const role of SIGNER_ROLES) {
+  it('are two retained asymmetric P-256 signing keys', () => {
+    for (const role of CA_ROLES) {
       const key = resources[keyIdOf(role)]!;
       expect(key.Type).toBe('AWS::KMS::Key');
       expect(key.Properties).toMatchObject({ KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY' });
@@ -76,7 +78,7 @@ describe('the PKI keys', () => {
 
   it('may be used to sign only by the roles of the functions that sign with them', () => {
     const functions = signingFunctions();
-    for (const role of SIGNER_ROLES) {
+    for (const role of CA_ROLES) {
       const expected = functions.filter((fn) => fn.keys.includes(role)).map((fn) => fn.roleId);
       expect(expected.length).toBeGreaterThan(0);
       expect(signersInKeyPolicy(role), role).toEqual(expected.sort());
@@ -100,7 +102,7 @@ describe('the PKI keys', () => {
     for (const fn of signingFunctions()) {
       const environment = (resources[fn.functionId]!.Properties.Environment as { Variables: Record<string, Ref> })
         .Variables;
-      for (const role of SIGNER_ROLES) {
+      for (const role of CA_ROLES) {
         const granted = kmsGrants.filter((grant) => grant.roles.includes(fn.roleId) && grant.key === keyIdOf(role));
         if (fn.keys.includes(role)) {
           expect(environment[KEY_ID_ENV[role]], `${fn.name} ${role}`).toEqual({ Ref: keyIdOf(role) });
@@ -110,6 +112,56 @@ describe('the PKI keys', () => {
           expect(granted, `${fn.name} ${role}`).toEqual([]);
         }
       }
+    }
+  });
+});
+
+describe('the server key', () => {
+  const secretId = logicalId(stack.keys.serverKey);
+  const encryptionId = logicalId(stack.keys.serverKeyEncryption);
+
+  it('is a retained secret under a retained, rotated customer key that only signing functions decrypt, via Secrets Manager', () => {
+    const secret = resources[secretId]!;
+    expect(secret.Type).toBe('AWS::SecretsManager::Secret');
+    expect(secret.Properties.KmsKeyId).toEqual({ 'Fn::GetAtt': [encryptionId, 'Arn'] });
+    expect(secret.DeletionPolicy).toBe('Retain');
+    const key = resources[encryptionId]!;
+    expect(key.Properties).toMatchObject({ EnableKeyRotation: true });
+    expect(key.DeletionPolicy).toBe('Retain');
+
+    const statements = (key.Properties.KeyPolicy as { Statement: (Statement & { Condition?: unknown })[] }).Statement;
+    const decrypting = statements.filter((statement) => actionsOf(statement).includes('kms:Decrypt'));
+    for (const statement of decrypting) {
+      expect(JSON.stringify(statement.Condition)).toContain('kms:ViaService');
+    }
+    const users = decrypting
+      .flatMap((statement) => [statement.Principal?.AWS].flat() as Ref[])
+      .map((principal) => principal['Fn::GetAtt']?.[0])
+      .sort();
+    const expected = signingFunctions()
+      .filter((fn) => fn.keys.includes('server'))
+      .map((fn) => fn.roleId)
+      .sort();
+    expect(expected.length).toBeGreaterThan(1);
+    expect(users).toEqual(expected);
+  });
+
+  it('is named to exactly the functions that sign JWTs; only the bootstrap may write it', () => {
+    const writers = Object.values(resources)
+      .filter((resource) => resource.Type === 'AWS::IAM::Policy')
+      .filter((policy) =>
+        (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement.some((statement) =>
+          actionsOf(statement).includes('secretsmanager:PutSecretValue'),
+        ),
+      )
+      .flatMap((policy) => (policy.Properties.Roles as Ref[]).map((ref) => ref.Ref));
+    const bootstrap = signingFunctions().find((fn) => fn.name === 'bootstrap')!;
+    expect(writers).toEqual([bootstrap.roleId]);
+    for (const fn of signingFunctions()) {
+      const environment = (resources[fn.functionId]!.Properties.Environment as { Variables: Record<string, Ref> })
+        .Variables;
+      if (fn.keys.includes('server')) expect(environment[KEY_ID_ENV.server], fn.name).toEqual({ Ref: secretId });
+      else expect(environment[KEY_ID_ENV.server], fn.name).toBeUndefined();
     }
   });
 });

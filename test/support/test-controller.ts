@@ -5,7 +5,7 @@ import { inject } from 'vitest';
 import { ensureTable } from '#local/create-table.ts';
 import { type LocalServer, startLocalServer } from '#local/local-server.ts';
 import { localStateMachine } from '#local/local-state-machine.ts';
-import { createServerCertificate, type TlsMaterial } from '#local/tls-certificate.ts';
+import { localServerNames, serverTls } from '#local/server-tls.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { type ControllerConfig, loadConfig } from '#shared/config.ts';
 import { createDeps, type Deps } from '#shared/deps.ts';
@@ -16,13 +16,13 @@ import { type HttpResponse, httpsCall, type RequestOptions } from './https-clien
 export const ADMIN_USERNAME = 'admin';
 export const ADMIN_PASSWORD = 'admin-password-for-tests';
 
-let tls: Promise<TlsMaterial> | undefined;
-
 /** The controller as a test sees it: the local HTTPS server on its own fresh table in the shared DynamoDB Local. */
 export interface TestController {
   readonly deps: Deps;
   readonly server: LocalServer;
   readonly origin: string;
+  /** The network's root CA (PEM): what a client trusting this controller holds. */
+  readonly rootCertPem: string;
   /** Every log line the controller wrote, for asserting that no secret reaches a log. */
   readonly logLines: readonly string[];
   call(method: string, path: string, options?: RequestOptions): Promise<HttpResponse>;
@@ -56,15 +56,16 @@ export async function startTestController(
   };
   await ensureTable(deps.store.db, config.tableName);
   await bootstrap(deps, { adminUsername: ADMIN_USERNAME, adminPassword: ADMIN_PASSWORD });
-  tls ??= createServerCertificate();
-  const material = await tls;
+  // The controller's own server identity, from its network CA, as `npm start` serves it; clients trust the root.
+  const material = await serverTls(deps, localServerNames({}));
   const server = await startLocalServer({ deps, tls: material, port: 0 });
   const call = (method: string, path: string, options?: RequestOptions) =>
-    httpsCall(server.origin, material.cert, method, path, options);
+    httpsCall(server.origin, material.rootCertPem, method, path, options);
   return {
     deps,
     server,
     origin: server.origin,
+    rootCertPem: material.rootCertPem,
     logLines,
     call,
     advanceClock: (ms) => {

@@ -9,7 +9,7 @@ import { loadConfig } from '#shared/config.ts';
 import { derToRawSignature, MalformedSignatureError } from '#shared/pki/ecdsa-signature.ts';
 import { publicJwk, signJwt } from '#shared/pki/enrollment-jwt.ts';
 import { kmsSigner } from '#shared/pki/kms-signer.ts';
-import { fileSigner } from '#shared/pki/local-signer.ts';
+import { fileSigner, memorySigner } from '#shared/pki/local-signer.ts';
 import { buildNetworkCa } from '#shared/pki/network-ca.ts';
 import { createSigners } from '#shared/pki/signers.ts';
 import { type KmsDouble, kmsClientFor, startKmsDouble } from '../support/kms-double.ts';
@@ -88,7 +88,7 @@ describe('the PKI on KMS keys', () => {
     const signers = {
       rootCa: kmsSigner(client, 'root-ca'),
       signingCa: kmsSigner(client, 'signing-ca'),
-      enrollment: kmsSigner(client, 'unused'),
+      server: memorySigner('server'),
     };
     const before = kms.count('Sign');
 
@@ -170,9 +170,16 @@ describe('the local signer', () => {
 
 describe('which signers a function gets', () => {
   it('uses KMS for the keys the stack named, and refuses to sign with the others', async () => {
-    const signers = createSigners(loadConfig({ ENROLLMENT_KEY_ID: 'enrollment-key', AWS_REGION: 'eu-west-1' }));
+    const signers = createSigners(
+      loadConfig({
+        SIGNING_CA_KEY_ID: 'signing-key',
+        SERVER_KEY_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:1:secret:server',
+        AWS_REGION: 'eu-west-1',
+      }),
+    );
 
-    expect(signers.enrollment.keyId).toBe('enrollment-key');
+    expect(signers.signingCa.keyId).toBe('signing-key');
+    expect(signers.server.keyId).toBe('secret:arn:aws:secretsmanager:eu-west-1:1:secret:server');
     await expect(signers.rootCa.sign(new Uint8Array(1))).rejects.toThrow(/no rootCa key/);
   });
 
@@ -180,7 +187,7 @@ describe('which signers a function gets', () => {
     const lambda = createSigners(loadConfig({ AWS_LAMBDA_FUNCTION_NAME: 'fn' }));
     const files = loadConfig({ PKI_KEY_DIR: '/tmp/keys' });
 
-    await expect(lambda.enrollment.publicKey()).rejects.toThrow(/no enrollment key/);
+    await expect(lambda.server.publicKey()).rejects.toThrow(/no server key/);
     expect(files.pkiKeys).toEqual({ kind: 'files', directory: '/tmp/keys' });
     expect(loadConfig({}).pkiKeys).toEqual({ kind: 'memory' });
   });

@@ -1,0 +1,43 @@
+import { createPrivateKey } from 'node:crypto';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { localSigner } from './local-signer.ts';
+import type { ServerKey } from './signer.ts';
+
+/**
+ * The server key in AWS: a PKCS#8 PEM in a Secrets Manager secret encrypted under a customer KMS key that only the
+ * functions signing JWTs (and the bootstrap, which makes it) may use. Read once per cold start, then held in memory
+ * like a local key; the secret is made and rotated by the bootstrap (`server-identity.ts`).
+ */
+export function secretServerKey(region: string | undefined, secretArn: string): ServerKey {
+  let pem: Promise<string> | undefined;
+  const read = () => {
+    pem ??= new SecretsManagerClient({ region })
+      .send(new GetSecretValueCommand({ SecretId: secretArn }))
+      .then((answer) => {
+        if (!answer.SecretString?.includes('PRIVATE KEY')) throw new Error('the server key secret holds no key yet');
+        return answer.SecretString;
+      });
+    pem.catch(() => {
+      pem = undefined;
+    });
+    return pem;
+  };
+  let key: ReturnType<typeof createPrivateKey> | undefined;
+  const loaded = async () => {
+    key ??= createPrivateKey(await read());
+    return key;
+  };
+  // localSigner wants the key synchronously; the secret is read on first use and the signer made then.
+  let signer: ServerKey | undefined;
+  const ready = async () => {
+    const held = await loaded();
+    signer ??= localSigner(`secret:${secretArn}`, () => held);
+    return signer;
+  };
+  return {
+    keyId: `secret:${secretArn}`,
+    sign: async (data) => (await ready()).sign(data),
+    publicKey: async () => (await ready()).publicKey(),
+    privateKeyPem: async () => (await ready()).privateKeyPem(),
+  };
+}
