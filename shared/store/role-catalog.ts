@@ -9,7 +9,8 @@ import { keys } from './keys.ts';
  * would otherwise conflict on its entry.
  */
 
-async function hasHolder(store: Store, collection: string, attribute: string): Promise<boolean> {
+/** Whether some entity of the type holds the attribute (any member item; strongly consistent). */
+export async function hasHolder(store: Store, collection: string, attribute: string): Promise<boolean> {
   const { Count = 0 } = await store.db.send(
     new QueryCommand({
       TableName: store.tableName,

@@ -26,7 +26,12 @@ async function run(mode: IntegrityMode, segments = 4): Promise<IntegrityFinding[
   return [...results.flatMap((result) => result.findings), ...(await reconcileCounters(deps, { mode, entityCounts }))];
 }
 
-/** Damage, then: the check finds it, the fix fixes it, and a second check is clean. */
+/** A fix that repaired everything it found: each finding written, none left "not fixed". */
+function expectAllFixed(findings: readonly IntegrityFinding[]): void {
+  expect(findings.filter((finding) => !finding.fixed)).toEqual([]);
+}
+
+/** Damage, then: the check finds it, the fix fixes all it finds, and a second check is clean. */
 async function findAndFix(damage: () => Promise<unknown>, expected: RegExp, segments = 4): Promise<void> {
   expect(await run('check', segments)).toEqual([]);
   await damage();
@@ -37,6 +42,7 @@ async function findAndFix(damage: () => Promise<unknown>, expected: RegExp, segm
   expect(found.every((finding) => !finding.fixed)).toBe(true);
   const fixed = await run('fix', segments);
   expect(fixed.some((finding) => expected.test(finding.description) && finding.fixed)).toBe(true);
+  expectAllFixed(fixed);
   expect(await run('check', segments)).toEqual([]);
 }
 
@@ -81,6 +87,34 @@ describe('the integrity scan', () => {
     expect((await call('POST', '/identities', { name, type: 'User', isAdmin: false })).status).toBe(201);
     const listed = await call('GET', '/identities?roleFilter=%23ghosts');
     expect(listed.body.data).toEqual([]);
+  });
+
+  it('removes every cascade child of an identity item deleted by hand, each fix written', async () => {
+    const children: { identity: string; authenticator: string }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const name = unique('orphaning');
+      const identity = await createdId('/identities', {
+        name,
+        type: 'User',
+        isAdmin: false,
+        enrollment: { ott: true },
+      });
+      const authenticator = await createdId('/authenticators', {
+        identityId: identity,
+        method: 'updb',
+        username: name,
+        password: 'Child-Passw0rd!',
+      });
+      children.push({ identity, authenticator });
+    }
+    await findAndFix(async () => {
+      for (const { identity } of children) await del(`identities#${identity}`, 'META');
+    }, /authenticator .* belongs to a identities/);
+    for (const { identity, authenticator } of children) {
+      expect((await call('GET', `/authenticators/${authenticator}`)).status).toBe(404);
+      const enrollments = await call('GET', `/enrollments?filter=${encodeURIComponent(`identityId = "${identity}"`)}`);
+      expect(enrollments.body.data).toEqual([]);
+    }
   });
 
   it('puts back a dropped role member, so the role filter finds the entity again', async () => {
