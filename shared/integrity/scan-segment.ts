@@ -8,7 +8,7 @@ import { mapBounded } from '../map-bounded.ts';
 import { filterRecordOf, referenceValues } from '../store/entity-store.ts';
 import { packBucket, packOp } from '../store/filter-packs.ts';
 import { documentOf, keys } from '../store/keys.ts';
-import { hasHolder } from '../store/role-catalog.ts';
+import { hasHolder, pruneCatalog, restoreIfHeld } from '../store/role-catalog.ts';
 import type { WriteOp } from '../store/write-op.ts';
 import { type ExpectedItem, expectedItemsOf, itemKeyOf, matches } from './expected-items.ts';
 import { Findings } from './findings.ts';
@@ -308,8 +308,13 @@ function roleOf(member: Item): { collection: string; attribute: string } {
   return { collection, attribute: attribute.join('#') };
 }
 
-/** Removes a derived item its owner does not imply (guarded by the owner's version when it lives). */
+/**
+ * Removes a derived item its owner does not imply (guarded by the owner's version when it lives). A role member's
+ * removal prunes the catalog entry after it, as the store's own removals do: the entry may have been checked, and
+ * found held by this very member, before the member went.
+ */
 function staleItemOps(scan: Scan, item: Item, owner: Entity | undefined): WriteOp[] {
+  const { collection, attribute } = roleOf(item);
   const removal: WriteOp = {
     item: {
       Delete: {
@@ -319,6 +324,9 @@ function staleItemOps(scan: Scan, item: Item, owner: Entity | undefined): WriteO
         ConditionExpression: 'attribute_exists(PK)',
       },
     },
+    ...(String(item.PK).startsWith('ROLE#')
+      ? { afterCommit: () => pruneCatalog(scan.deps.store, collection, attribute) }
+      : {}),
   };
   return [...(owner ? [unchanged(scan, owner)] : []), removal];
 }
@@ -447,13 +455,22 @@ function held(scan: Scan, collection: string, attribute: string): Promise<boolea
   return hasHolder(scan.deps.store, collection, attribute);
 }
 
-/** Removes a catalog entry nobody holds. */
+/**
+ * Removes a catalog entry nobody holds; a holder that commits meanwhile has its entry put back after, as
+ * `pruneCatalog` does for the store's own removals.
+ */
 function pruneEntry(scan: Scan, collection: string, attribute: string): RepairPlan {
-  return async (fresh) =>
-    fresh && (await held(scan, collection, attribute)) ? [] : [remove(scan, keys.roleCatalog(collection, attribute))];
+  return async (fresh) => {
+    if (fresh && (await held(scan, collection, attribute))) return [];
+    const removal = remove(scan, keys.roleCatalog(collection, attribute));
+    return [{ ...removal, afterCommit: () => restoreIfHeld(scan.deps.store, collection, attribute) }];
+  };
 }
 
-/** Role catalogs: none for an attribute nobody holds. */
+/**
+ * Role catalogs: none for an attribute nobody holds. An entry held only by stale members is left to their removal,
+ * which prunes it (see `staleItemOps`).
+ */
 async function checkCatalogEntries(scan: Scan, entries: readonly Item[]): Promise<void> {
   const catalogued = entries.map((entry) => ({
     collection: String(entry.PK).slice('ROLES#'.length),
@@ -472,7 +489,7 @@ async function checkCatalogEntries(scan: Scan, entries: readonly Item[]): Promis
   }
 }
 
-/** Role catalogs: an entry for each attribute a member holds. */
+/** Role catalogs: an entry for each attribute a live member holds (`members` are the page's members still implied). */
 async function checkCatalogOfMembers(scan: Scan, members: readonly Item[]): Promise<void> {
   const entries = [
     ...new Map(
@@ -558,8 +575,10 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
     }
   }
   await checkEntities(scan, entities);
-  if (derived.length > 0) await checkDerived(scan, derived);
-  if (members.length > 0) await checkCatalogOfMembers(scan, members);
+  const stale = derived.length > 0 ? await checkDerived(scan, derived) : new Set<string>();
+  // A stale member says nothing of the catalog: its removal prunes the entry when nobody else holds it.
+  const liveMembers = members.filter((member) => !stale.has(itemKeyOf(member as { PK: string; SK: string })));
+  if (liveMembers.length > 0) await checkCatalogOfMembers(scan, liveMembers);
   await checkPacks(scan, packs);
   if (ownedItems.length > 0) await checkOwnedItems(scan, ownedItems);
   await checkCatalogEntries(scan, catalog);
