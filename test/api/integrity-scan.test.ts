@@ -4,44 +4,19 @@ import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
 import { apiSessionCertificates } from '#shared/entities/api-session-certificate.ts';
 import { sessions } from '#shared/entities/session.ts';
 import type { IntegrityFinding, IntegrityMode } from '#shared/integrity/integrity-types.ts';
-import { reconcileCounters } from '#shared/integrity/reconcile-counters.ts';
-import { scanSegment } from '#shared/integrity/scan-segment.ts';
 import { packBucket as packBucketOf } from '#shared/store/filter-packs.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { integrityRun, integrityRunInOrder } from '../support/integrity.ts';
 import { authPolicyBody, M } from '../support/management-fixtures.ts';
 
 const { controller, call, createdId } = useAdminController();
 
-/** A whole check or fix over `segments` parallel segments, counters reconciled, as the state machine runs it. */
-async function run(mode: IntegrityMode, segments = 4): Promise<IntegrityFinding[]> {
-  const deps = controller().deps;
-  const results = await Promise.all(
-    Array.from({ length: segments }, (_, segment) => scanSegment(deps, { mode, segment, totalSegments: segments })),
-  );
-  const entityCounts: Record<string, number> = {};
-  for (const result of results) {
-    for (const [collection, n] of Object.entries(result.entityCounts))
-      entityCounts[collection] = (entityCounts[collection] ?? 0) + n;
-  }
-  return [...results.flatMap((result) => result.findings), ...(await reconcileCounters(deps, { mode, entityCounts }))];
-}
+/** A whole check or fix over `segments` parallel segments, as the state machine runs it. */
+const run = (mode: IntegrityMode, segments = 4) => integrityRun(controller().deps, mode, segments);
 
-/**
- * A whole run with the segments one after another in `order`: one of the schedules the state machine's parallel Map
- * may take, so a test can make one segment's repairs land before or after another's.
- */
-async function runInOrder(mode: IntegrityMode, order: readonly number[]): Promise<IntegrityFinding[]> {
-  const deps = controller().deps;
-  const findings: IntegrityFinding[] = [];
-  const entityCounts: Record<string, number> = {};
-  for (const segment of order) {
-    const result = await scanSegment(deps, { mode, segment, totalSegments: order.length });
-    findings.push(...result.findings);
-    for (const [collection, n] of Object.entries(result.entityCounts))
-      entityCounts[collection] = (entityCounts[collection] ?? 0) + n;
-  }
-  return [...findings, ...(await reconcileCounters(deps, { mode, entityCounts }))];
-}
+/** A whole run with the segments one after another in `order` (see `integrityRunInOrder`). */
+const runInOrder = (mode: IntegrityMode, order: readonly number[]) =>
+  integrityRunInOrder(controller().deps, mode, order);
 
 /** A fix that repaired everything it found: each finding written, none left "not fixed". */
 function expectAllFixed(findings: readonly IntegrityFinding[]): void {
