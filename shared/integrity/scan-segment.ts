@@ -5,9 +5,10 @@ import type { Deps } from '../deps.ts';
 import { definitionOf } from '../entities/definitions.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import { mapBounded } from '../map-bounded.ts';
-import { filterRecordOf, referenceValues } from '../store/entity-store.ts';
+import { filterRecordOf, referenceValues, selectionKeysOf } from '../store/entity-store.ts';
 import { packBucket, packOp } from '../store/filter-packs.ts';
 import { documentOf, keys } from '../store/keys.ts';
+import { withoutNamedRoles } from '../store/policies-naming.ts';
 import { hasHolder, pruneCatalog, restoreIfHeld } from '../store/role-catalog.ts';
 import type { WriteOp } from '../store/write-op.ts';
 import { type ExpectedItem, expectedItemsOf, itemKeyOf, matches } from './expected-items.ts';
@@ -145,11 +146,12 @@ const remove = (scan: Scan, key: { PK: unknown; SK: unknown }): WriteOp => ({
  */
 async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<void> {
   const expected = entities.map((entity) => ({ entity, items: expectedItemsOf(entity.def, entity.doc) }));
-  const targets = entities.flatMap((entity) =>
-    (entity.def.references ?? []).flatMap((reference) =>
+  const targets = entities.flatMap((entity) => [
+    ...(entity.def.references ?? []).flatMap((reference) =>
       referenceValues(entity.doc, reference).map((id) => keys.entity(reference.collection, id)),
     ),
-  );
+    ...namedBy(entity).map(({ collection, id }) => keys.entity(collection, id)),
+  ]);
   const packKeys = entities.map((entity) => keys.filterPack(entity.def.collection, packBucket(entity.doc.id)));
   const sessionParents = entities.flatMap((entity) => {
     const parent = entity.def.parentOf?.(entity.doc);
@@ -201,6 +203,7 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
         }
       }
     }
+    await checkNamed(scan, entity, stored);
     for (const want of items) await checkExpected(scan, entity, want, stored.get(itemKeyOf(want.item)));
     await checkPackRecord(
       scan,
@@ -208,6 +211,31 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
       stored.get(itemKeyOf(keys.filterPack(entity.def.collection, packBucket(entity.doc.id)))),
     );
   }
+}
+
+/** The entities a policy names by `@id`, each with the role field naming it; none for other types. */
+function namedBy(entity: Entity): { collection: string; id: string; field: string }[] {
+  return [...selectionKeysOf(entity.def, entity.doc).values()].flatMap(({ selector, namedId }) =>
+    namedId === undefined ? [] : [{ collection: selector.collection, id: namedId, field: selector.field }],
+  );
+}
+
+/**
+ * A policy naming by `@id` an entity that no longer exists: a delete takes the `@id` out with it, so one left behind
+ * was deleted outside the API (fix: take it out through the store's version-checked replace, as the delete does).
+ */
+async function checkNamed(scan: Scan, entity: Entity, stored: ReadonlyMap<string, Item>): Promise<void> {
+  const gone = namedBy(entity).filter(({ collection, id }) => !stored.has(itemKeyOf(keys.entity(collection, id))));
+  if (gone.length === 0) return;
+  const what = gone.map(({ collection, id, field }) => `${collection} ${id} (${field})`).join(', ');
+  await repair(
+    scan,
+    `${label(entity)} names by @id what no longer exists: ${what}`,
+    planFromEntity(scan, entity, (current) => {
+      const after = withoutNamedRoles(current.def, current.doc, gone);
+      return after === current.doc ? [] : scan.deps.store.replaceOps(current.def, current, after);
+    }),
+  );
 }
 
 /**

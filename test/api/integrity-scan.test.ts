@@ -188,6 +188,23 @@ describe('the integrity scan', () => {
     expect(services.body.data.map((entry: { id: string }) => entry.id)).toEqual([service]);
   });
 
+  it('takes out of a policy the @id of an entity item deleted by hand, keeping its other roles', async () => {
+    const service = await createdId('/services', { name: unique('named-gone') });
+    const policy = await createdId('/service-policies', {
+      name: unique('named-gone-sp'),
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#named-gone-people'],
+      serviceRoles: [`@${service}`, '#named-gone-apps'],
+    });
+    await findAndFix(() => del(`services#${service}`, 'META'), /names by @id what no longer exists: services/);
+    const detail = await call('GET', `/service-policies/${policy}`);
+    expect(detail.body.data).toMatchObject({
+      identityRoles: ['#named-gone-people'],
+      serviceRoles: ['#named-gone-apps'],
+    });
+  });
+
   it('restores a missing id-order item and filter record, so lists and filters find the entity', async () => {
     const name = unique('listed');
     const id = await createdId('/services', { name });
