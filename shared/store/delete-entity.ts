@@ -2,7 +2,7 @@ import type { Deps } from '../deps.ts';
 import { definitionOf } from '../entities/definitions.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import { ApiError } from '../http/api-error.ts';
-import { MAX_TRANSACTION_ITEMS, type Stored } from './entity-store.ts';
+import { MAX_TRANSACTION_ITEMS, type Stored, TransactionTooLargeError } from './entity-store.ts';
 import { type Referrer, referencesTo } from './index-queries.ts';
 import { itemCount, type NamedEntity, takeOutNamedRoles, writesBeside } from './policies-naming.ts';
 import type { WriteOp } from './write-op.ts';
@@ -107,6 +107,8 @@ export async function deleteEntity<D extends BaseDocument>(
         links.filter((link) => link.onTargetDelete === 'cascade'),
       )),
     ];
+    // Refused before any policy is touched: a delete that cannot commit must not take its `@id` out of them.
+    if (ops.length > MAX_TRANSACTION_ITEMS) throw new TransactionTooLargeError(ops.length);
     // Policies naming it by `@id` take up to half the room left; more are updated in transactions of their own first.
     const named = [{ collection: def.collection, id: stored.doc.id }, ...(options.namedWith ?? [])];
     const policies = await takeOutNamedRoles(deps.store, named, Math.floor((MAX_TRANSACTION_ITEMS - ops.length) / 2));
