@@ -141,8 +141,8 @@ const remove = (scan: Scan, key: { PK: unknown; SK: unknown }): WriteOp => ({
 
 /**
  * Live entities: every derived item present and as the document says (fix: write it), every reference's target
- * alive (fix: a child whose parent is gone goes, as the parent's delete would have taken it), and the filter record
- * in its pack.
+ * alive (fix: a child whose parent is gone goes, as the parent's delete would have taken it), every entity a policy
+ * names by `@id` alive (fix: take the `@id` out), and the filter record in its pack.
  */
 async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<void> {
   const expected = entities.map((entity) => ({ entity, items: expectedItemsOf(entity.def, entity.doc) }));
