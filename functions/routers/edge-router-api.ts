@@ -3,6 +3,7 @@ import { getOrNotFound, sentKeys, withOptimisticRetry } from '#shared/crud/crud-
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import type { Deps } from '#shared/deps.ts';
 import { type EdgeRouter, edgeRouters } from '#shared/entities/edge-router.ts';
+import { identities } from '#shared/entities/identity.ts';
 import { transitRouters } from '#shared/entities/router.ts';
 import { empty } from '#shared/http/envelope.ts';
 import { documented, type Operation } from '#shared/http/operation.ts';
@@ -10,6 +11,7 @@ import { parseWith } from '#shared/http/validate.ts';
 import { nameField, roleAttributesField } from '#shared/schemas/common-fields.ts';
 import { appDataSchema } from '#shared/schemas/map-field.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
+import { itemCount, namedRoleWrites, writesBeside } from '#shared/store/policies-naming.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { edgeRouterView } from '#shared/views/router-view.ts';
 import { nameFreeAmong, newRouterEnrollment, patchedInput, routerFields, routerInputShape } from './router-fields.ts';
@@ -58,12 +60,19 @@ async function syncTunnelingOps(
   room: number,
   now = deps.now().toISOString(),
 ): Promise<WriteOp[]> {
+  // Turning tunneling off deletes the router identity, so the policies naming it by `@id` lose it in the same change
+  // (a router's delete has that done by `deleteEntity`: see `namedWith`).
+  const naming =
+    after && !after.isTunnelerEnabled
+      ? await namedRoleWrites(deps.store, [{ collection: identities.collection, id: routerId }])
+      : [];
   const [policyOps, identityOps] = await Promise.all([
     syncSystemPolicyOps(deps, routerId, after, now),
     // The policy's writes are few (a handful of items); the identity's API sessions take what room is left.
-    syncRouterIdentityOps(deps, routerId, after, now, room - SYSTEM_POLICY_ROOM),
+    syncRouterIdentityOps(deps, routerId, after, now, room - SYSTEM_POLICY_ROOM - itemCount(naming)),
   ]);
-  return [...identityOps, ...policyOps];
+  const ops = [...identityOps, ...policyOps];
+  return [...ops, ...writesBeside(naming, ops)];
 }
 
 /**
@@ -97,6 +106,8 @@ export const edgeRouterApi: EntityApi<EdgeRouter, EdgeRouterInput, never, never>
   },
   view: (_deps, doc) => edgeRouterView(doc),
   deleteOps: (deps, stored, room) => syncTunnelingOps(deps, stored.doc.id, undefined, room),
+  // Its router identity (same id) goes with it, so policies naming that identity by `@id` lose it too.
+  namedWith: (router) => [{ collection: identities.collection, id: router.id }],
 };
 
 /**

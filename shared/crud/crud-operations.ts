@@ -163,6 +163,7 @@ export function crudOperations<D extends BaseDocument, C, R, P>(
         api.guard?.(stored.doc, 'delete', context(request, deps));
         await deleteEntity(deps, def, stored, (room) => api.deleteOps?.(deps, stored, room) ?? Promise.resolve([]), {
           drainCascades: api.manyChildren === true,
+          namedWith: api.namedWith?.(stored.doc) ?? [],
         });
         return stored.doc;
       });

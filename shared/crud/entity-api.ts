@@ -3,6 +3,7 @@ import type { Deps } from '../deps.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import type { OperationRequest } from '../http/operation.ts';
 import type { Stored } from '../store/entity-store.ts';
+import type { NamedEntity } from '../store/policies-naming.ts';
 import type { WriteOp } from '../store/write-op.ts';
 
 /** What a create, replace or patch can see besides its body. */
@@ -52,4 +53,9 @@ export interface EntityApi<D extends BaseDocument, C, R, P> {
    * transactions of their own first (`deleteEntity`'s drain).
    */
   readonly manyChildren?: boolean;
+  /**
+   * Other entities `deleteOps` deletes with this one (a tunneling router's identity): policies naming them by `@id`
+   * lose those roles in the same delete, as they lose this entity's.
+   */
+  namedWith?(doc: D): readonly NamedEntity[];
 }

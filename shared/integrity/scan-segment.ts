@@ -1,17 +1,20 @@
-import { paginateScan, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { API_SESSIONS_COLLECTION } from '../auth/api-session.ts';
 import { removeSessions, toSession } from '../auth/api-session-store.ts';
 import type { Deps } from '../deps.ts';
 import { definitionOf } from '../entities/definitions.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import { mapBounded } from '../map-bounded.ts';
-import { filterRecordOf, referenceValues } from '../store/entity-store.ts';
+import { filterRecordOf, referenceValues, selectionKeysOf } from '../store/entity-store.ts';
 import { packBucket, packOp } from '../store/filter-packs.ts';
 import { documentOf, keys } from '../store/keys.ts';
+import { withoutNamedRoles } from '../store/policies-naming.ts';
+import { hasHolder, pruneCatalog, restoreIfHeld } from '../store/role-catalog.ts';
 import type { WriteOp } from '../store/write-op.ts';
 import { type ExpectedItem, expectedItemsOf, itemKeyOf, matches } from './expected-items.ts';
 import { Findings } from './findings.ts';
 import type { IntegrityMode, ScanSegment } from './integrity-types.ts';
+import { type RepairPlan, writeRepair } from './repair.ts';
 
 /** Items a scan page reads; its point reads are batched per page. */
 const PAGE_SIZE = 250;
@@ -65,19 +68,54 @@ async function read(scan: Scan, itemKeys: readonly { PK: string; SK: string }[])
   return new Map(items.map((item) => [itemKeyOf(item as { PK: string; SK: string }), item]));
 }
 
-/** Writes a repair, or reports why it could not be written. */
-async function repair(scan: Scan, description: string, ops: () => WriteOp[]): Promise<void> {
+/**
+ * Writes a repair (planned again from a fresh read each time it loses to a concurrent writer, see `writeRepair`), or
+ * reports why it could not be written.
+ */
+async function repair(scan: Scan, description: string, plan: RepairPlan): Promise<void> {
   if (scan.mode === 'check') {
     scan.findings.add(description, false);
     return;
   }
   try {
-    await scan.deps.store.transact(ops());
+    await writeRepair(scan.deps, plan);
     scan.findings.add(description, true);
   } catch (error) {
     scan.deps.logger.warn('integrity fix not written', { description, reason: (error as Error).message });
     scan.findings.add(`${description} (not fixed: ${(error as Error).message})`, false);
   }
+}
+
+/**
+ * The entity under a key among items read afresh for a repair; undefined when it is gone (or its collection is not a
+ * declared type).
+ */
+function entityAmong(stored: ReadonlyMap<string, Item>, key: { PK: string; SK: string }): Entity | undefined {
+  const item = stored.get(itemKeyOf(key));
+  const entity = item ? entityOf(item) : undefined;
+  // A repair is never planned from a document that does not parse: that is a finding of its own.
+  if (entity === 'unreadable') throw new Error(`${key.PK} no longer parses as its type's document`);
+  return entity;
+}
+
+/** The entity stored under a key as it is now (see `entityAmong`). */
+async function readEntity(scan: Scan, key: { PK: string; SK: string }): Promise<Entity | undefined> {
+  return entityAmong(await read(scan, [key]), key);
+}
+
+/**
+ * A repair planned from an entity: as scanned first, then as it is now. An entity deleted since took its derived
+ * items with it, so there is nothing left to repair.
+ */
+function planFromEntity(
+  scan: Scan,
+  scanned: Entity,
+  opsFor: (entity: Entity, fresh: boolean) => Promise<readonly WriteOp[]> | readonly WriteOp[],
+): RepairPlan {
+  return async (fresh) => {
+    const entity = fresh ? await readEntity(scan, keys.entity(scanned.def.collection, scanned.doc.id)) : scanned;
+    return entity ? opsFor(entity, fresh) : [];
+  };
 }
 
 /** A check that the entity is still as scanned, so a repair never undoes a write made since. */
@@ -103,16 +141,17 @@ const remove = (scan: Scan, key: { PK: unknown; SK: unknown }): WriteOp => ({
 
 /**
  * Live entities: every derived item present and as the document says (fix: write it), every reference's target
- * alive (fix: a child whose parent is gone goes, as the parent's delete would have taken it), and the filter record
- * in its pack.
+ * alive (fix: a child whose parent is gone goes, as the parent's delete would have taken it), every entity a policy
+ * names by `@id` alive (fix: take the `@id` out), and the filter record in its pack.
  */
 async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<void> {
   const expected = entities.map((entity) => ({ entity, items: expectedItemsOf(entity.def, entity.doc) }));
-  const targets = entities.flatMap((entity) =>
-    (entity.def.references ?? []).flatMap((reference) =>
+  const targets = entities.flatMap((entity) => [
+    ...(entity.def.references ?? []).flatMap((reference) =>
       referenceValues(entity.doc, reference).map((id) => keys.entity(reference.collection, id)),
     ),
-  );
+    ...namedBy(entity).map(({ collection, id }) => keys.entity(collection, id)),
+  ]);
   const packKeys = entities.map((entity) => keys.filterPack(entity.def.collection, packBucket(entity.doc.id)));
   const sessionParents = entities.flatMap((entity) => {
     const parent = entity.def.parentOf?.(entity.doc);
@@ -136,8 +175,10 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
     const parent = entity.def.parentOf?.(entity.doc);
     if (parent?.collection === API_SESSIONS_COLLECTION && !stored.has(itemKeyOf(apiSessionPointer(parent.id)))) {
       if (scan.mode === 'check') count(scan, entity);
-      await repair(scan, `${label(entity)} belongs to API session ${parent.id}, which no longer exists`, () =>
-        scan.deps.store.deleteOps(entity.def, entity.doc, entity.version),
+      await repair(
+        scan,
+        `${label(entity)} belongs to API session ${parent.id}, which no longer exists`,
+        deleteOrphan(scan, entity),
       );
       continue;
     }
@@ -147,8 +188,7 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
       await repair(
         scan,
         `${label(entity)} belongs to a ${orphanedBy.collection} that no longer exists (${orphanedBy.field})`,
-        // Version-checked: a child changed since the scan read it is left for the next run.
-        () => scan.deps.store.deleteOps(entity.def, entity.doc, entity.version),
+        deleteOrphan(scan, entity),
       );
       continue;
     }
@@ -163,6 +203,7 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
         }
       }
     }
+    await checkNamed(scan, entity, stored);
     for (const want of items) await checkExpected(scan, entity, want, stored.get(itemKeyOf(want.item)));
     await checkPackRecord(
       scan,
@@ -170,6 +211,39 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
       stored.get(itemKeyOf(keys.filterPack(entity.def.collection, packBucket(entity.doc.id)))),
     );
   }
+}
+
+/** The entities a policy names by `@id`, each with the role field naming it; none for other types. */
+function namedBy(entity: Entity): { collection: string; id: string; field: string }[] {
+  return [...selectionKeysOf(entity.def, entity.doc).values()].flatMap(({ selector, namedId }) =>
+    namedId === undefined ? [] : [{ collection: selector.collection, id: namedId, field: selector.field }],
+  );
+}
+
+/**
+ * A policy naming by `@id` an entity that no longer exists: a delete takes the `@id` out with it, so one left behind
+ * was deleted outside the API (fix: take it out through the store's version-checked replace, as the delete does).
+ */
+async function checkNamed(scan: Scan, entity: Entity, stored: ReadonlyMap<string, Item>): Promise<void> {
+  const gone = namedBy(entity).filter(({ collection, id }) => !stored.has(itemKeyOf(keys.entity(collection, id))));
+  if (gone.length === 0) return;
+  const what = gone.map(({ collection, id, field }) => `${collection} ${id} (${field})`).join(', ');
+  await repair(
+    scan,
+    `${label(entity)} names by @id what no longer exists: ${what}`,
+    planFromEntity(scan, entity, (current) => {
+      const after = withoutNamedRoles(current.def, current.doc, gone);
+      return after === current.doc ? [] : scan.deps.store.replaceOps(current.def, current, after);
+    }),
+  );
+}
+
+/**
+ * Deletes a child whose parent is gone, whole, as the parent's delete would have. Version-checked; a child changed
+ * since is read again and still deleted: ids are never reused, so its parent cannot come back.
+ */
+function deleteOrphan(scan: Scan, scanned: Entity): RepairPlan {
+  return planFromEntity(scan, scanned, (entity) => scan.deps.store.deleteOps(entity.def, entity.doc, entity.version));
 }
 
 async function checkExpected(scan: Scan, entity: Entity, want: ExpectedItem, actual: Item | undefined): Promise<void> {
@@ -182,22 +256,54 @@ async function checkExpected(scan: Scan, entity: Entity, want: ExpectedItem, act
     return;
   }
   const what = actual ? 'is out of date' : 'is missing';
-  await repair(scan, `${label(entity)}: its ${want.kind} ${want.item.PK} / ${want.item.SK} ${what}`, () => [
-    unchanged(scan, entity),
-    put(scan, { ...want.item }),
-  ]);
+  await repair(
+    scan,
+    `${label(entity)}: its ${want.kind} ${want.item.PK} / ${want.item.SK} ${what}`,
+    planFromEntity(scan, entity, async (current, fresh) => {
+      const wanted = fresh ? await stillWanted(scan, current, want) : want;
+      return wanted ? [unchanged(scan, current), put(scan, { ...wanted.item })] : [];
+    }),
+  );
+}
+
+/**
+ * The item under `want`'s key as the entity now implies it, when the table still lacks it as such; undefined when it
+ * is no longer implied or is now right. A unique value taken meanwhile by another entity cannot be repaired.
+ */
+async function stillWanted(scan: Scan, entity: Entity, want: ExpectedItem): Promise<ExpectedItem | undefined> {
+  const key = itemKeyOf(want.item);
+  const now = expectedItemsOf(entity.def, entity.doc).find((expected) => itemKeyOf(expected.item) === key);
+  if (!now) return undefined;
+  const actual = (await read(scan, [now.item])).get(key);
+  if (!actual) return now;
+  if (matches(now, actual)) return undefined;
+  if (now.kind === 'unique marker') {
+    throw new Error(`${now.item.SK} is now held by ${entity.def.label} ${String(actual.entityId)}`);
+  }
+  return now;
+}
+
+/** The entity's filter record as its pack should hold it. */
+function packedRecordOf(entity: Entity): string | undefined {
+  return packOp(entity.def.collection, entity.doc.id, filterRecordOf(entity.def, entity.doc)).filterPack?.json;
 }
 
 async function checkPackRecord(scan: Scan, entity: Entity, pack: Item | undefined): Promise<void> {
-  const want = packOp(entity.def.collection, entity.doc.id, filterRecordOf(entity.def, entity.doc)).filterPack?.json;
-  if (pack?.[`r:${entity.doc.id}`] === want) return;
+  const record = `r:${entity.doc.id}`;
+  if (pack?.[record] === packedRecordOf(entity)) return;
+  const packKey = keys.filterPack(entity.def.collection, packBucket(entity.doc.id));
   await repair(
     scan,
-    `${label(entity)}: its filter record in ${keys.filterPack(entity.def.collection, '').PK} is ${pack?.[`r:${entity.doc.id}`] === undefined ? 'missing' : 'out of date'}`,
-    () => [
-      unchanged(scan, entity),
-      packOp(entity.def.collection, entity.doc.id, filterRecordOf(entity.def, entity.doc)),
-    ],
+    `${label(entity)}: its filter record in ${packKey.PK} is ${pack?.[record] === undefined ? 'missing' : 'out of date'}`,
+    planFromEntity(scan, entity, async (current, fresh) => {
+      if (fresh && (await read(scan, [packKey])).get(itemKeyOf(packKey))?.[record] === packedRecordOf(current)) {
+        return [];
+      }
+      return [
+        unchanged(scan, current),
+        packOp(current.def.collection, current.doc.id, filterRecordOf(current.def, current.doc)),
+      ];
+    }),
   );
 }
 
@@ -219,11 +325,60 @@ function ownerOf(item: Item): { collection: string; id: string } | undefined {
   return undefined;
 }
 
+/** The keys of the derived items an entity's current document implies. */
+function impliedKeys(entity: Entity): Set<string> {
+  return new Set(expectedItemsOf(entity.def, entity.doc).map(({ item }) => itemKeyOf(item)));
+}
+
+/** The collection and attribute of a role member's partition, `ROLE#<collection>#<attribute>`. */
+function roleOf(member: Item): { collection: string; attribute: string } {
+  const [, collection = '', ...attribute] = String(member.PK).split('#');
+  return { collection, attribute: attribute.join('#') };
+}
+
+/**
+ * Removes a derived item its owner does not imply (guarded by the owner's version when it lives). A role member's
+ * removal prunes the catalog entry after it, as the store's own removals do: the entry may have been checked, and
+ * found held by this very member, before the member went.
+ */
+function staleItemOps(scan: Scan, item: Item, owner: Entity | undefined): WriteOp[] {
+  const { collection, attribute } = roleOf(item);
+  const removal: WriteOp = {
+    item: {
+      Delete: {
+        TableName: scan.deps.store.tableName,
+        Key: { PK: item.PK, SK: item.SK },
+        // Only the item as read: a write that made it current again since is kept.
+        ConditionExpression: 'attribute_exists(PK)',
+      },
+    },
+    ...(String(item.PK).startsWith('ROLE#')
+      ? { afterCommit: () => pruneCatalog(scan.deps.store, collection, attribute) }
+      : {}),
+  };
+  return [...(owner ? [unchanged(scan, owner)] : []), removal];
+}
+
+/** A stale derived item's removal: as scanned, then as the item and its owner are now (gone, or implied again: done). */
+function removeStale(scan: Scan, item: Item, scannedOwner: Entity | undefined): RepairPlan {
+  const owner = ownerOf(item)!;
+  const ownerKey = keys.entity(owner.collection, owner.id);
+  return async (fresh) => {
+    if (!fresh) return staleItemOps(scan, item, scannedOwner);
+    const itemKey = { PK: String(item.PK), SK: String(item.SK) };
+    const declared = definitionOf(owner.collection) !== undefined;
+    const stored = await read(scan, declared ? [itemKey, ownerKey] : [itemKey]);
+    if (!stored.has(itemKeyOf(itemKey))) return [];
+    const ownerNow = entityAmong(stored, ownerKey);
+    return ownerNow && impliedKeys(ownerNow).has(itemKeyOf(itemKey)) ? [] : staleItemOps(scan, item, ownerNow);
+  };
+}
+
 /**
  * Derived items: each must be one its owner's current document expects (fix: remove it). Owners are read together;
- * an owner that is gone leaves every item of its own stale.
+ * an owner that is gone leaves every item of its own stale. Answers the keys of the stale items found.
  */
-async function checkDerived(scan: Scan, derived: readonly Item[]): Promise<void> {
+async function checkDerived(scan: Scan, derived: readonly Item[]): Promise<Set<string>> {
   const owners = derived.map((item) => ({ item, owner: ownerOf(item)! }));
   const stored = await read(
     scan,
@@ -231,35 +386,24 @@ async function checkDerived(scan: Scan, derived: readonly Item[]): Promise<void>
       .filter(({ owner }) => definitionOf(owner.collection))
       .map(({ owner }) => keys.entity(owner.collection, owner.id)),
   );
-  const expectedOf = new Map<string, Set<string>>();
+  const impliedOf = new Map<string, Set<string>>();
+  const stale = new Set<string>();
   for (const { item, owner } of owners) {
     const def = definitionOf(owner.collection);
     const entityKey = itemKeyOf(keys.entity(owner.collection, owner.id));
     const entity = def && stored.get(entityKey) ? entityOf(stored.get(entityKey)!) : undefined;
     if (entity === 'unreadable') continue;
-    if (entity && !expectedOf.has(entityKey)) {
-      expectedOf.set(
-        entityKey,
-        new Set(expectedItemsOf(entity.def, entity.doc).map(({ item: want }) => itemKeyOf(want))),
-      );
-    }
-    if (entity && expectedOf.get(entityKey)!.has(itemKeyOf(item as { PK: string; SK: string }))) continue;
+    if (entity && !impliedOf.has(entityKey)) impliedOf.set(entityKey, impliedKeys(entity));
+    if (entity && impliedOf.get(entityKey)!.has(itemKeyOf(item as { PK: string; SK: string }))) continue;
+    stale.add(itemKeyOf(item as { PK: string; SK: string }));
     const why = entity ? `which no longer holds it` : `which does not exist`;
-    const ops = () => [
-      ...(entity ? [unchanged(scan, entity)] : []),
-      {
-        item: {
-          Delete: {
-            TableName: scan.deps.store.tableName,
-            Key: { PK: item.PK, SK: item.SK },
-            // Only the item as read: a write that made it current again since is kept.
-            ConditionExpression: 'attribute_exists(PK)',
-          },
-        },
-      } as WriteOp,
-    ];
-    await repair(scan, `${item.PK} / ${item.SK} belongs to ${owner.collection} ${owner.id}, ${why}`, ops);
+    await repair(
+      scan,
+      `${item.PK} / ${item.SK} belongs to ${owner.collection} ${owner.id}, ${why}`,
+      removeStale(scan, item, entity),
+    );
   }
+  return stale;
 }
 
 /** Filter packs: every record must be of a live entity (fix: remove the record). The page's packs read together. */
@@ -276,13 +420,19 @@ async function checkPacks(scan: Scan, packs: readonly Item[]): Promise<void> {
     records.map(({ collection, id }) => keys.entity(collection, id)),
   );
   for (const { pack, collection, id } of records) {
-    if (stored.has(itemKeyOf(keys.entity(collection, id)))) continue;
+    const entityKey = keys.entity(collection, id);
+    if (stored.has(itemKeyOf(entityKey))) continue;
     await repair(
       scan,
       `${pack.PK} / ${pack.SK} holds the filter record of ${collection} ${id}, which does not exist`,
-      () => [packOp(collection, id, undefined)],
+      async (fresh) => (fresh && (await exists(scan, entityKey)) ? [] : [packOp(collection, id, undefined)]),
     );
   }
+}
+
+/** Whether an item exists now (a fresh read for a repair planned again). */
+async function exists(scan: Scan, key: { PK: string; SK: string }): Promise<boolean> {
+  return (await read(scan, [key])).has(itemKeyOf(key));
 }
 
 /** Where an API session's id points to its item: what says the session still exists. */
@@ -314,64 +464,83 @@ async function checkOwnedItems(scan: Scan, items: readonly Item[]): Promise<void
     owned.map(({ kind, ownerId }) => kind.ownerKey(ownerId)),
   );
   for (const { item, kind, ownerId } of owned) {
-    if (stored.has(itemKeyOf(kind.ownerKey(ownerId)))) continue;
-    await repair(scan, `${kind.what} ${item.PK} belongs to ${kind.owner} ${ownerId}, which no longer exists`, () => [
-      remove(scan, { PK: item.PK, SK: item.SK }),
-    ]);
+    const ownerKey = kind.ownerKey(ownerId);
+    if (stored.has(itemKeyOf(ownerKey))) continue;
+    await repair(
+      scan,
+      `${kind.what} ${item.PK} belongs to ${kind.owner} ${ownerId}, which no longer exists`,
+      async (fresh) => (fresh && (await exists(scan, ownerKey)) ? [] : [remove(scan, { PK: item.PK, SK: item.SK })]),
+    );
   }
 }
 
-/** Role catalogs: an entry per attribute in use, and none for an attribute nobody holds. */
 /** Role-catalog entries checked at once: each is one query for any member of its role. */
 const CATALOG_CONCURRENCY = 16;
 
+/** Whether a role has a member now, counted as one of the scan's point reads. */
+function held(scan: Scan, collection: string, attribute: string): Promise<boolean> {
+  scan.pointReads++;
+  return hasHolder(scan.deps.store, collection, attribute);
+}
+
+/**
+ * Removes a catalog entry nobody holds; a holder that commits meanwhile has its entry put back after, as
+ * `pruneCatalog` does for the store's own removals.
+ */
+function pruneEntry(scan: Scan, collection: string, attribute: string): RepairPlan {
+  return async (fresh) => {
+    if (fresh && (await held(scan, collection, attribute))) return [];
+    const removal = remove(scan, keys.roleCatalog(collection, attribute));
+    return [{ ...removal, afterCommit: () => restoreIfHeld(scan.deps.store, collection, attribute) }];
+  };
+}
+
+/**
+ * Role catalogs: none for an attribute nobody holds. An entry held only by stale members is left to their removal,
+ * which prunes it (see `staleItemOps`).
+ */
 async function checkCatalogEntries(scan: Scan, entries: readonly Item[]): Promise<void> {
-  const held = await mapBounded(entries, CATALOG_CONCURRENCY, async (entry) => {
-    const collection = String(entry.PK).slice('ROLES#'.length);
-    scan.pointReads++;
-    const { Items } = await scan.deps.store.db.send(
-      new QueryCommand({
-        TableName: scan.deps.store.tableName,
-        KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': keys.roleMember(collection, String(entry.SK), '').PK },
-        Limit: 1,
-        ConsistentRead: true,
-      }),
-    );
-    return (Items ?? []).length > 0;
-  });
-  for (const [index, entry] of entries.entries()) {
-    if (held[index]) continue;
-    const collection = String(entry.PK).slice('ROLES#'.length);
+  const catalogued = entries.map((entry) => ({
+    collection: String(entry.PK).slice('ROLES#'.length),
+    attribute: String(entry.SK),
+  }));
+  const holders = await mapBounded(catalogued, CATALOG_CONCURRENCY, ({ collection, attribute }) =>
+    held(scan, collection, attribute),
+  );
+  for (const [index, { collection, attribute }] of catalogued.entries()) {
+    if (holders[index]) continue;
     await repair(
       scan,
-      `the ${collection} role catalog lists #${String(entry.SK)}, which no ${collection} holds`,
-      () => [remove(scan, entry as { PK: string; SK: string })],
+      `the ${collection} role catalog lists #${attribute}, which no ${collection} holds`,
+      pruneEntry(scan, collection, attribute),
     );
   }
 }
 
+/** Role catalogs: an entry for each attribute a live member holds (`members` are the page's members still implied). */
 async function checkCatalogOfMembers(scan: Scan, members: readonly Item[]): Promise<void> {
   const entries = [
     ...new Map(
       members.map((member) => {
-        const [, collection, ...rest] = String(member.PK).split('#');
-        const entry = keys.roleCatalog(collection!, rest.join('#'));
-        return [itemKeyOf(entry), entry];
+        const { collection, attribute } = roleOf(member);
+        const entry = keys.roleCatalog(collection, attribute);
+        return [itemKeyOf(entry), { entry, collection, attribute }];
       }),
     ).values(),
   ];
-  const unchecked = entries.filter((entry) => !scan.catalogChecked.has(itemKeyOf(entry)));
-  for (const entry of unchecked) scan.catalogChecked.add(itemKeyOf(entry));
+  const unchecked = entries.filter(({ entry }) => !scan.catalogChecked.has(itemKeyOf(entry)));
+  for (const { entry } of unchecked) scan.catalogChecked.add(itemKeyOf(entry));
   if (unchecked.length === 0) return;
-  const stored = await read(scan, unchecked);
-  for (const entry of unchecked) {
+  const stored = await read(
+    scan,
+    unchecked.map(({ entry }) => entry),
+  );
+  for (const { entry, collection, attribute } of unchecked) {
     if (stored.has(itemKeyOf(entry))) continue;
-    await repair(
-      scan,
-      `the ${entry.PK.slice('ROLES#'.length)} role catalog lacks #${entry.SK}, which is in use`,
-      () => [put(scan, entry)],
-    );
+    await repair(scan, `the ${collection} role catalog lacks #${attribute}, which is in use`, async (fresh) => {
+      if (fresh && ((await exists(scan, entry)) || !(await held(scan, collection, attribute)))) return [];
+      return [put(scan, entry)];
+    });
   }
 }
 
@@ -434,8 +603,10 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
     }
   }
   await checkEntities(scan, entities);
-  if (derived.length > 0) await checkDerived(scan, derived);
-  if (members.length > 0) await checkCatalogOfMembers(scan, members);
+  const stale = derived.length > 0 ? await checkDerived(scan, derived) : new Set<string>();
+  // A stale member says nothing of the catalog: its removal prunes the entry when nobody else holds it.
+  const liveMembers = members.filter((member) => !stale.has(itemKeyOf(member as { PK: string; SK: string })));
+  if (liveMembers.length > 0) await checkCatalogOfMembers(scan, liveMembers);
   await checkPacks(scan, packs);
   if (ownedItems.length > 0) await checkOwnedItems(scan, ownedItems);
   await checkCatalogEntries(scan, catalog);

@@ -2,8 +2,9 @@ import type { Deps } from '../deps.ts';
 import { definitionOf } from '../entities/definitions.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import { ApiError } from '../http/api-error.ts';
-import { MAX_TRANSACTION_ITEMS, type Stored } from './entity-store.ts';
+import { MAX_TRANSACTION_ITEMS, type Stored, TransactionTooLargeError } from './entity-store.ts';
 import { type Referrer, referencesTo } from './index-queries.ts';
+import { itemCount, type NamedEntity, takeOutNamedRoles, writesBeside } from './policies-naming.ts';
 import type { WriteOp } from './write-op.ts';
 
 /**
@@ -69,18 +70,27 @@ async function drainCascadeChildren(deps: Deps, def: EntityDefinition, id: strin
   }
 }
 
+/** How a delete goes beyond the entity's own items. */
+export interface DeleteOptions {
+  /** Its `cascade` children may be more than one transaction holds: they are deleted in transactions of their own first. */
+  readonly drainCascades?: boolean;
+  /** Other entities its `dependents` delete with it (a tunneling router's identity), whose `@id` policies lose too. */
+  readonly namedWith?: readonly NamedEntity[];
+}
+
 /**
  * Deletes an entity the way every link between entities stays whole (see `Reference` in `entity-definition.ts`):
  * mark it so no new link can reach it, read its links, refuse while a `refuse` link exists, and delete it with its
- * `cascade` children and `dependents` in one transaction conditioned on the marked version. A concurrent change of the
- * entity surfaces as a retryable `ConcurrentModificationError`; anything that stops the delete clears the mark.
+ * `cascade` children, its `@id` taken out of the policies naming it and `dependents` in one transaction conditioned on
+ * the marked version. A concurrent change of the entity or of a policy naming it surfaces as a retryable
+ * `ConcurrentModificationError`; anything that stops the delete clears the mark.
  */
 export async function deleteEntity<D extends BaseDocument>(
   deps: Deps,
   def: EntityDefinition<D>,
   stored: Stored<D>,
   dependents?: DependentOps,
-  options: { readonly drainCascades?: boolean } = {},
+  options: DeleteOptions = {},
 ): Promise<void> {
   const marked = await deps.store.markDeleting(def, stored);
   try {
@@ -97,7 +107,13 @@ export async function deleteEntity<D extends BaseDocument>(
         links.filter((link) => link.onTargetDelete === 'cascade'),
       )),
     ];
-    await deps.store.transact([...ops, ...((await dependents?.(MAX_TRANSACTION_ITEMS - ops.length)) ?? [])]);
+    // Refused before any policy is touched: a delete that cannot commit must not take its `@id` out of them.
+    if (ops.length > MAX_TRANSACTION_ITEMS) throw new TransactionTooLargeError(ops.length);
+    // Policies naming it by `@id` take up to half the room left; more are updated in transactions of their own first.
+    const named = [{ collection: def.collection, id: stored.doc.id }, ...(options.namedWith ?? [])];
+    const policies = await takeOutNamedRoles(deps.store, named, Math.floor((MAX_TRANSACTION_ITEMS - ops.length) / 2));
+    const extra = (await dependents?.(MAX_TRANSACTION_ITEMS - ops.length - itemCount(policies))) ?? [];
+    await deps.store.transact([...ops, ...writesBeside(policies, extra), ...extra]);
   } catch (error) {
     // The caller hears why the delete stopped; a mark left behind lapses by itself after `DELETE_MARK_MS`.
     await deps.store.unmarkDeleting(def, stored.doc.id, marked).catch((unmarkError: unknown) =>

@@ -77,11 +77,12 @@ const BACK_OFF_CAP_MS = 400;
 export const DELETE_MARK_MS = 60_000;
 
 /**
- * Jittered exponential back-off before retry `attempt` (0-based): the ceiling doubles from 10 ms up to 400 ms and the
- * wait is drawn from its upper half, so concurrent losers spread out instead of colliding again.
+ * Jittered exponential back-off before retry `attempt` (0-based): the ceiling doubles from `baseMs` (10 ms unless
+ * given) up to 400 ms and the wait is drawn from its upper half, so concurrent losers spread out instead of colliding
+ * again.
  */
-export function backOff(attempt: number): Promise<void> {
-  const ceiling = Math.min(BACK_OFF_CAP_MS, BACK_OFF_BASE_MS * 2 ** attempt);
+export function backOff(attempt: number, baseMs = BACK_OFF_BASE_MS): Promise<void> {
+  const ceiling = Math.min(BACK_OFF_CAP_MS, baseMs * 2 ** attempt);
   return new Promise((resolve) => setTimeout(resolve, ceiling * (0.5 + Math.random() / 2)));
 }
 

@@ -9,7 +9,8 @@ import { keys } from './keys.ts';
  * would otherwise conflict on its entry.
  */
 
-async function hasHolder(store: Store, collection: string, attribute: string): Promise<boolean> {
+/** Whether some entity of the type holds the attribute (any member item; strongly consistent). */
+export async function hasHolder(store: Store, collection: string, attribute: string): Promise<boolean> {
   const { Count = 0 } = await store.db.send(
     new QueryCommand({
       TableName: store.tableName,
@@ -34,5 +35,10 @@ export async function addToCatalog(store: Store, collection: string, attribute: 
 export async function pruneCatalog(store: Store, collection: string, attribute: string): Promise<void> {
   if (await hasHolder(store, collection, attribute)) return;
   await store.db.send(new DeleteCommand({ TableName: store.tableName, Key: keys.roleCatalog(collection, attribute) }));
+  await restoreIfHeld(store, collection, attribute);
+}
+
+/** Puts back an entry just removed if a holder committed meanwhile (see `pruneCatalog`). */
+export async function restoreIfHeld(store: Store, collection: string, attribute: string): Promise<void> {
   if (await hasHolder(store, collection, attribute)) await addToCatalog(store, collection, attribute);
 }

@@ -1,26 +1,13 @@
 import { DeleteCommand, paginateScan, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { IntegrityFinding, IntegrityMode } from '#shared/integrity/integrity-types.ts';
-import { reconcileCounters } from '#shared/integrity/reconcile-counters.ts';
-import { scanSegment } from '#shared/integrity/scan-segment.ts';
+import type { IntegrityMode } from '#shared/integrity/integrity-types.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { integrityRun } from '../support/integrity.ts';
 
 const { controller, call } = useAdminController();
 
-async function run(mode: IntegrityMode, segments: number): Promise<IntegrityFinding[]> {
-  const deps = controller().deps;
-  const results = await Promise.all(
-    Array.from({ length: segments }, (_, segment) => scanSegment(deps, { mode, segment, totalSegments: segments })),
-  );
-  const entityCounts: Record<string, number> = {};
-  for (const result of results) {
-    for (const [collection, n] of Object.entries(result.entityCounts)) {
-      entityCounts[collection] = (entityCounts[collection] ?? 0) + n;
-    }
-  }
-  return [...results.flatMap((result) => result.findings), ...(await reconcileCounters(deps, { mode, entityCounts }))];
-}
+const run = (mode: IntegrityMode, segments: number) => integrityRun(controller().deps, mode, segments);
 
 const ATTRIBUTES = ['red', 'green', 'blue'];
 const attributes = fc.subarray(ATTRIBUTES);

@@ -4,29 +4,26 @@ import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
 import { apiSessionCertificates } from '#shared/entities/api-session-certificate.ts';
 import { sessions } from '#shared/entities/session.ts';
 import type { IntegrityFinding, IntegrityMode } from '#shared/integrity/integrity-types.ts';
-import { reconcileCounters } from '#shared/integrity/reconcile-counters.ts';
-import { scanSegment } from '#shared/integrity/scan-segment.ts';
 import { packBucket as packBucketOf } from '#shared/store/filter-packs.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { integrityRun, integrityRunInOrder } from '../support/integrity.ts';
 import { authPolicyBody, M } from '../support/management-fixtures.ts';
 
 const { controller, call, createdId } = useAdminController();
 
-/** A whole check or fix over `segments` parallel segments, counters reconciled, as the state machine runs it. */
-async function run(mode: IntegrityMode, segments = 4): Promise<IntegrityFinding[]> {
-  const deps = controller().deps;
-  const results = await Promise.all(
-    Array.from({ length: segments }, (_, segment) => scanSegment(deps, { mode, segment, totalSegments: segments })),
-  );
-  const entityCounts: Record<string, number> = {};
-  for (const result of results) {
-    for (const [collection, n] of Object.entries(result.entityCounts))
-      entityCounts[collection] = (entityCounts[collection] ?? 0) + n;
-  }
-  return [...results.flatMap((result) => result.findings), ...(await reconcileCounters(deps, { mode, entityCounts }))];
+/** A whole check or fix over `segments` parallel segments, as the state machine runs it. */
+const run = (mode: IntegrityMode, segments = 4) => integrityRun(controller().deps, mode, segments);
+
+/** A whole run with the segments one after another in `order` (see `integrityRunInOrder`). */
+const runInOrder = (mode: IntegrityMode, order: readonly number[]) =>
+  integrityRunInOrder(controller().deps, mode, order);
+
+/** A fix that repaired everything it found: each finding written, none left "not fixed". */
+function expectAllFixed(findings: readonly IntegrityFinding[]): void {
+  expect(findings.filter((finding) => !finding.fixed)).toEqual([]);
 }
 
-/** Damage, then: the check finds it, the fix fixes it, and a second check is clean. */
+/** Damage, then: the check finds it, the fix fixes all it finds, and a second check is clean. */
 async function findAndFix(damage: () => Promise<unknown>, expected: RegExp, segments = 4): Promise<void> {
   expect(await run('check', segments)).toEqual([]);
   await damage();
@@ -37,6 +34,7 @@ async function findAndFix(damage: () => Promise<unknown>, expected: RegExp, segm
   expect(found.every((finding) => !finding.fixed)).toBe(true);
   const fixed = await run('fix', segments);
   expect(fixed.some((finding) => expected.test(finding.description) && finding.fixed)).toBe(true);
+  expectAllFixed(fixed);
   expect(await run('check', segments)).toEqual([]);
 }
 
@@ -81,6 +79,57 @@ describe('the integrity scan', () => {
     expect((await call('POST', '/identities', { name, type: 'User', isAdmin: false })).status).toBe(201);
     const listed = await call('GET', '/identities?roleFilter=%23ghosts');
     expect(listed.body.data).toEqual([]);
+  });
+
+  it('removes the role catalog entries of an entity item deleted by hand, whichever segment runs first', async () => {
+    // The catalog partition and the role members' partitions fall in different segments; running them in both orders
+    // makes the catalog's check come both before and after the stale members are removed.
+    const segments = [0, 1, 2, 3];
+    for (const order of [segments, [...segments].reverse()]) {
+      const attributes = ['a', 'b', 'c', 'd', 'e', 'f'].map((letter) => unique(`lost-${letter}`));
+      const id = await createdId('/identities', {
+        name: unique('lost'),
+        type: 'User',
+        isAdmin: false,
+        roleAttributes: attributes,
+      });
+      expect(await run('check')).toEqual([]);
+      await del(`identities#${id}`, 'META');
+      expect((await runInOrder('check', order)).length).toBeGreaterThan(0);
+      expectAllFixed(await runInOrder('fix', order));
+      expect(await run('check')).toEqual([]);
+      const catalog = await call('GET', '/identity-role-attributes?limit=500');
+      expect(catalog.body.data).not.toEqual(expect.arrayContaining([expect.stringMatching(/^lost-/)]));
+    }
+  });
+
+  it('removes every cascade child of an identity item deleted by hand, each fix written', async () => {
+    const children: { identity: string; authenticator: string }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const name = unique('orphaning');
+      const identity = await createdId('/identities', {
+        name,
+        type: 'User',
+        isAdmin: false,
+        roleAttributes: [unique('orphaning-role')],
+        enrollment: { ott: true },
+      });
+      const authenticator = await createdId('/authenticators', {
+        identityId: identity,
+        method: 'updb',
+        username: name,
+        password: 'Child-Passw0rd!',
+      });
+      children.push({ identity, authenticator });
+    }
+    await findAndFix(async () => {
+      for (const { identity } of children) await del(`identities#${identity}`, 'META');
+    }, /authenticator .* belongs to a identities/);
+    for (const { identity, authenticator } of children) {
+      expect((await call('GET', `/authenticators/${authenticator}`)).status).toBe(404);
+      const enrollments = await call('GET', `/enrollments?filter=${encodeURIComponent(`identityId = "${identity}"`)}`);
+      expect(enrollments.body.data).toEqual([]);
+    }
   });
 
   it('puts back a dropped role member, so the role filter finds the entity again', async () => {
@@ -137,6 +186,23 @@ describe('the integrity scan', () => {
     await findAndFix(() => del(`SELECT#identities#@${identity}`, `service-policies#${policy}`), /policy selection/);
     const services = await call('GET', `/identities/${identity}/services`);
     expect(services.body.data.map((entry: { id: string }) => entry.id)).toEqual([service]);
+  });
+
+  it('takes out of a policy the @id of an entity item deleted by hand, keeping its other roles', async () => {
+    const service = await createdId('/services', { name: unique('named-gone') });
+    const policy = await createdId('/service-policies', {
+      name: unique('named-gone-sp'),
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#named-gone-people'],
+      serviceRoles: [`@${service}`, '#named-gone-apps'],
+    });
+    await findAndFix(() => del(`services#${service}`, 'META'), /names by @id what no longer exists: services/);
+    const detail = await call('GET', `/service-policies/${policy}`);
+    expect(detail.body.data).toMatchObject({
+      identityRoles: ['#named-gone-people'],
+      serviceRoles: ['#named-gone-apps'],
+    });
   });
 
   it('restores a missing id-order item and filter record, so lists and filters find the entity', async () => {

@@ -3,6 +3,7 @@ import { SERVICE_POLICY } from '#shared/policy/access.ts';
 import { policiesSelecting } from '#shared/policy/reach.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { integrityRun } from '../support/integrity.ts';
 
 const { controller, call, createdId } = useAdminController();
 
@@ -156,5 +157,142 @@ describe('service edge router policies', () => {
     expect(created.status).toBe(201);
     const detail = await call('GET', `/service-edge-router-policies/${created.body.data.id}`);
     expectMatchesSpec('management', 'GET', '/service-edge-router-policies/{id}', 200, detail.body);
+  });
+});
+
+describe('deleting an entity a policy names by @id', () => {
+  /** A policy as GET shows it. */
+  const detail = async (path: string) => (await call('GET', path)).body.data;
+  /** The ids a policy's member list shows. */
+  const members = async (path: string): Promise<string[]> =>
+    (await call('GET', path)).body.data.map((entity: { id: string }) => entity.id);
+  const deleted = async (path: string) => expect((await call('DELETE', path)).status).toBe(200);
+
+  it('takes its @id out of every policy naming it, keeping the policies and their other roles', async () => {
+    const person = await identity('named-person');
+    const app = await createdId('/services', { name: 'named-app' });
+    const edge = await createdId('/edge-routers', { name: 'named-edge' });
+    const check = await createdId('/posture-checks', {
+      name: 'named-check',
+      typeId: 'MAC',
+      macAddresses: ['00:1A:2B:3C:4D:6E'],
+    });
+    const sp = await createdId('/service-policies', {
+      name: 'named-sp',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: [`@${person}`, '#named-people'],
+      serviceRoles: [`@${app}`, '#named-apps'],
+      postureCheckRoles: [`@${check}`, '#named-checks'],
+    });
+    const erp = await createdId('/edge-router-policies', {
+      name: 'named-erp',
+      semantic: 'AnyOf',
+      identityRoles: [`@${person}`, '#named-people'],
+      edgeRouterRoles: [`@${edge}`, '#named-edges'],
+    });
+    const serp = await createdId('/service-edge-router-policies', {
+      name: 'named-serp',
+      semantic: 'AnyOf',
+      serviceRoles: [`@${app}`, '#named-apps'],
+      edgeRouterRoles: [`@${edge}`, '#named-edges'],
+    });
+    const memberLists: Record<string, string> = {
+      [`/service-policies/${sp}/identities`]: person,
+      [`/service-policies/${sp}/services`]: app,
+      [`/service-policies/${sp}/posture-checks`]: check,
+      [`/edge-router-policies/${erp}/identities`]: person,
+      [`/edge-router-policies/${erp}/edge-routers`]: edge,
+      [`/service-edge-router-policies/${serp}/services`]: app,
+      [`/service-edge-router-policies/${serp}/edge-routers`]: edge,
+    };
+    for (const [path, id] of Object.entries(memberLists)) expect(await members(path)).toEqual([id]);
+
+    for (const path of [
+      `/identities/${person}`,
+      `/services/${app}`,
+      `/edge-routers/${edge}`,
+      `/posture-checks/${check}`,
+    ])
+      await deleted(path);
+
+    expect(await detail(`/service-policies/${sp}`)).toMatchObject({
+      name: 'named-sp',
+      identityRoles: ['#named-people'],
+      identityRolesDisplay: [{ role: '#named-people', name: '#named-people' }],
+      serviceRoles: ['#named-apps'],
+      postureCheckRoles: ['#named-checks'],
+    });
+    expect(await detail(`/edge-router-policies/${erp}`)).toMatchObject({
+      identityRoles: ['#named-people'],
+      edgeRouterRoles: ['#named-edges'],
+    });
+    expect(await detail(`/service-edge-router-policies/${serp}`)).toMatchObject({
+      serviceRoles: ['#named-apps'],
+      edgeRouterRoles: ['#named-edges'],
+    });
+    for (const path of Object.keys(memberLists)) expect(await members(path)).toEqual([]);
+    expect(await integrityRun(controller().deps, 'check')).toEqual([]);
+  });
+
+  it("takes a tunneling router's @id out of policies naming it as edge router and as identity", async () => {
+    const router = await createdId('/edge-routers', { name: 'named-tunneler', isTunnelerEnabled: true });
+    const erp = await createdId('/edge-router-policies', {
+      name: 'named-tunneler-erp',
+      semantic: 'AnyOf',
+      identityRoles: [`@${router}`, '#named-riders'],
+      edgeRouterRoles: [`@${router}`, '#named-tunnelers'],
+    });
+    await deleted(`/edge-routers/${router}`);
+    expect(await detail(`/edge-router-policies/${erp}`)).toMatchObject({
+      identityRoles: ['#named-riders'],
+      edgeRouterRoles: ['#named-tunnelers'],
+    });
+    // Its system policy and router identity went with it.
+    expect((await call('GET', `/edge-router-policies/${router}`)).status).toBe(404);
+    expect((await call('GET', `/identities/${router}`)).status).toBe(404);
+    expect(await integrityRun(controller().deps, 'check')).toEqual([]);
+  });
+
+  it("takes a router identity's @id out of the policies naming it when tunneling is turned off", async () => {
+    const router = await createdId('/edge-routers', { name: 'named-untunneled', isTunnelerEnabled: true });
+    const erp = await createdId('/edge-router-policies', {
+      name: 'named-untunneled-erp',
+      semantic: 'AnyOf',
+      identityRoles: [`@${router}`, '#named-riders'],
+      edgeRouterRoles: [`@${router}`],
+    });
+    expect((await call('PATCH', `/edge-routers/${router}`, { isTunnelerEnabled: false })).status).toBe(200);
+    expect((await call('GET', `/identities/${router}`)).status).toBe(404);
+    // The router stays, and so does its @id; its identity's is gone.
+    expect(await detail(`/edge-router-policies/${erp}`)).toMatchObject({
+      identityRoles: ['#named-riders'],
+      edgeRouterRoles: [`@${router}`],
+    });
+    expect(await integrityRun(controller().deps, 'check')).toEqual([]);
+  });
+
+  it('updates the policies in transactions of their own first when more name it than its delete can hold', async () => {
+    const person = await identity('named-by-many');
+    const policies: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      policies.push(
+        await createdId('/service-policies', {
+          name: `named-by-many-${i}`,
+          type: 'Bind',
+          semantic: 'AllOf',
+          identityRoles: [`@${person}`, '#many-people'],
+          serviceRoles: ['#many-apps'],
+        }),
+      );
+    }
+    await deleted(`/identities/${person}`);
+    for (const policy of policies) {
+      expect(await detail(`/service-policies/${policy}`)).toMatchObject({
+        identityRoles: ['#many-people'],
+        serviceRoles: ['#many-apps'],
+      });
+    }
+    expect(await integrityRun(controller().deps, 'check')).toEqual([]);
   });
 });
