@@ -1,7 +1,7 @@
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { AccountRootPrincipal, type IRole, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
-import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { CfnSecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { SignerRole } from '#shared/pki/signer.ts';
 import type { OperationGroup } from '#shared/routes/route.ts';
@@ -74,8 +74,11 @@ const ADMINISTRATION = [
  */
 export class ControllerKeys extends Construct {
   readonly keys: Readonly<Record<CaKeyRole, Key>>;
-  /** The secret holding the server key (PKCS#8 PEM) and the customer key it is encrypted under. */
-  readonly serverKey: Secret;
+  /**
+   * The secret holding the server key (PKCS#8 PEM) and the customer key it is encrypted under. An L1 secret: the L2
+   * one would add a key policy statement letting every principal of the account decrypt through Secrets Manager.
+   */
+  readonly serverKey: CfnSecret;
   readonly serverKeyEncryption: Key;
   /**
    * The symmetric key of the envelope encryption of stored secrets: each TOTP seed is sealed with its own data key
@@ -121,12 +124,19 @@ export class ControllerKeys extends Construct {
         ],
       }),
     });
-    this.serverKey = new Secret(this, 'ServerKey', {
+    this.serverKey = new CfnSecret(this, 'ServerKey', {
       description: 'Ziti controller: the server key (PKCS#8 PEM), made and kept by the bootstrap',
-      encryptionKey: this.serverKeyEncryption,
-      removalPolicy: RemovalPolicy.RETAIN,
-      // A placeholder the bootstrap replaces with the key it generates on the first deploy.
+      kmsKeyId: this.serverKeyEncryption.keyArn,
+      // A placeholder the bootstrap replaces with the key it generates inside its function on the first deploy.
       generateSecretString: { passwordLength: 32, excludePunctuation: true },
+    });
+    this.serverKey.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    Validations.of(this.serverKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'The server key signs every enrollment JWT and SDKs verify JWTs against the TLS certificate of that key, so a ' +
+        'scheduled rotation would invalidate every outstanding enrollment. Its certificate is renewed (same key) by ' +
+        'the bootstrap on every deploy and daily; a new key is a deliberate rotation described in the README.',
     });
     this.secrets = new Key(this, 'SecretsKey', {
       description: 'Ziti controller: envelope key of stored secrets (TOTP seeds and recovery codes)',
@@ -159,7 +169,7 @@ export class ControllerKeys extends Construct {
    */
   private grantServerKey(role: IRole, write: boolean): Record<string, string> {
     const viaSecretsManager = {
-      StringEquals: { 'kms:ViaService': `secretsmanager.${this.serverKey.stack.region}.amazonaws.com` },
+      StringEquals: { 'kms:ViaService': `secretsmanager.${Stack.of(this).region}.amazonaws.com` },
     };
     const kmsActions = write ? ['kms:Decrypt', 'kms:GenerateDataKey', 'kms:Encrypt'] : ['kms:Decrypt'];
     this.serverKeyEncryption.addToResourcePolicy(
@@ -174,8 +184,8 @@ export class ControllerKeys extends Construct {
     );
     const secretActions = ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'];
     if (write) secretActions.push('secretsmanager:PutSecretValue');
-    role.addToPrincipalPolicy(new PolicyStatement({ actions: secretActions, resources: [this.serverKey.secretArn] }));
-    return { [KEY_ID_ENV.server]: this.serverKey.secretArn };
+    role.addToPrincipalPolicy(new PolicyStatement({ actions: secretActions, resources: [this.serverKey.ref] }));
+    return { [KEY_ID_ENV.server]: this.serverKey.ref };
   }
 
   /**

@@ -117,7 +117,7 @@ describe('the PKI keys', () => {
 });
 
 describe('the server key', () => {
-  const secretId = logicalId(stack.keys.serverKey);
+  const secretId = stack.getLogicalId(stack.keys.serverKey);
   const encryptionId = logicalId(stack.keys.serverKeyEncryption);
 
   it('is a retained secret under a retained, rotated customer key that only signing functions decrypt, via Secrets Manager', () => {

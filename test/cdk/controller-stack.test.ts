@@ -398,7 +398,9 @@ describe('ControllerStack', () => {
         // (controller-keys.test.ts checks which keys).
         expect(new Set(actions.filter((action) => action.startsWith('kms:'))), group).toEqual(
           new Set([
-            ...(SIGNING_GROUPS[group] ? ['kms:GetPublicKey', 'kms:Sign'] : []),
+            ...(SIGNING_GROUPS[group]?.some((role) => role !== 'server') ? ['kms:GetPublicKey', 'kms:Sign'] : []),
+            // The server key's secret is decrypted through Secrets Manager by the groups that sign JWTs.
+            ...(SIGNING_GROUPS[group]?.includes('server') ? ['kms:Decrypt'] : []),
             ...(SECRET_GROUPS.includes(group) ? ['kms:Decrypt', 'kms:GenerateDataKey'] : []),
           ]),
         );
@@ -409,6 +411,9 @@ describe('ControllerStack', () => {
           ...(group === 'database' ? ['states:StartExecution'] : []),
           // The pki group publishes the mTLS truststore (controller-mtls-domain.test.ts checks on what).
           ...(group === 'pki' ? ['s3:GetObject', 's3:GetObjectVersion', 's3:PutObject'] : []),
+          ...(SIGNING_GROUPS[group]?.includes('server')
+            ? ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue']
+            : []),
           'xray:PutTelemetryRecords',
           'xray:PutTraceSegments',
         ]);
