@@ -109,21 +109,10 @@ export class ControllerKeys extends Construct {
       rootCa: key('rootCa', 'RootCaKey'),
       signingCa: key('signingCa', 'SigningCaKey'),
     };
-    this.serverKeyEncryption = new Key(this, 'ServerKeyEncryptionKey', {
-      description: 'Ziti controller: encrypts the server key secret (TLS server certificate and enrollment JWT key)',
-      enableKeyRotation: true,
-      removalPolicy: RemovalPolicy.RETAIN,
-      policy: new PolicyDocument({
-        statements: [
-          new PolicyStatement({
-            sid: 'AccountAdministersButDoesNotDecrypt',
-            principals: [new AccountRootPrincipal()],
-            actions: ADMINISTRATION,
-            resources: ['*'],
-          }),
-        ],
-      }),
-    });
+    this.serverKeyEncryption = this.symmetricKey(
+      'ServerKeyEncryptionKey',
+      'Ziti controller: encrypts the server key secret (TLS server certificate and enrollment JWT key)',
+    );
     this.serverKey = new CfnSecret(this, 'ServerKey', {
       description: 'Ziti controller: the server key (PKCS#8 PEM), made and kept by the bootstrap',
       kmsKeyId: this.serverKeyEncryption.keyArn,
@@ -138,8 +127,19 @@ export class ControllerKeys extends Construct {
         'scheduled rotation would invalidate every outstanding enrollment. Its certificate is renewed (same key) by ' +
         'the bootstrap on every deploy and daily; a new key is a deliberate rotation described in the README.',
     });
-    this.secrets = new Key(this, 'SecretsKey', {
-      description: 'Ziti controller: envelope key of stored secrets (TOTP seeds and recovery codes)',
+    this.secrets = this.symmetricKey(
+      'SecretsKey',
+      'Ziti controller: envelope key of stored secrets (TOTP seeds and recovery codes)',
+    );
+  }
+
+  /**
+   * A retained symmetric key KMS rotates yearly, whose policy lets the account administer it but not use it: only the
+   * roles the grants below name may encrypt or decrypt with it.
+   */
+  private symmetricKey(id: string, description: string): Key {
+    return new Key(this, id, {
+      description,
       enableKeyRotation: true,
       removalPolicy: RemovalPolicy.RETAIN,
       policy: new PolicyDocument({
