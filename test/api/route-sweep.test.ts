@@ -511,7 +511,11 @@ async function refreshIds(collection: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  controller = await startTestController();
+  // The sweep logs its callers in again whenever a run ends their session: per-username throttling would answer its
+  // own fixture logins 429 on a long sweep (SWEEP_RUNS_PER_ROUTE); the per-address limit stays on.
+  controller = await startTestController({
+    loginRateLimit: { perIp: 100_000, perUsername: 0, perSourceAndUsername: 0, windowSeconds: 60 },
+  });
   for (const collection of collections) existingIds.set(collection, await idsIn(collection, 'admin'));
   await createUser();
   await created('/auth-policies', authPolicyBody('sweep-policy', LOCKOUT));
