@@ -24,12 +24,22 @@ export interface LocalServerOptions {
   readonly tls: TlsMaterial;
   readonly port: number;
   readonly host?: string;
+  /**
+   * How the listener treats client certificates: `optional` (the default: asked for, never required, one listener
+   * for everything), or the two listeners of AWS's shape: `none` (the plain domain, which never asks) and `required`
+   * (the mTLS domain: a certificate chaining to {@link LocalServerOptions.trustedCaPem} or no connection).
+   */
+  readonly clientCertificates?: 'optional' | 'none' | 'required';
+  /** With `required`: the CA bundle the listener trusts (the truststore), replaced later with `trust`. */
+  readonly trustedCaPem?: string;
 }
 
 export interface LocalServer {
   readonly server: Server;
   readonly port: number;
   readonly origin: string;
+  /** Replaces the CA bundle a `required` listener trusts (a CA verified or deleted): the local truststore. */
+  trust(bundlePem: string): void;
   close(): Promise<void>;
 }
 
@@ -116,8 +126,9 @@ function readBody(request: IncomingMessage): Promise<Buffer | 'too-large'> {
 
 /**
  * The controller on this machine: an HTTPS server that matches requests against the route table, builds the proxy
- * event API Gateway would, and invokes the same group handler the Lambda runs. It asks for a client certificate
- * without requiring one, as certificate login and enrollment need it only on some routes.
+ * event API Gateway would, and invokes the same group handler the Lambda runs. By default it asks for a client
+ * certificate without requiring one, as certificate login and enrollment need it only on some routes; two listeners
+ * (`none` and `required`) reproduce AWS's plain and mTLS domains.
  */
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const matcher = new RouteMatcher(ROUTES);
@@ -134,8 +145,18 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     );
   }
 
+  const mode = options.clientCertificates ?? 'optional';
+  const secureContext = (trustedCaPem: string | undefined) => ({
+    key: options.tls.key,
+    cert: options.tls.cert,
+    ...(mode === 'required' && trustedCaPem ? { ca: trustedCaPem } : {}),
+  });
   const server = createServer(
-    { key: options.tls.key, cert: options.tls.cert, requestCert: true, rejectUnauthorized: false },
+    {
+      ...secureContext(options.trustedCaPem),
+      requestCert: mode !== 'none',
+      rejectUnauthorized: mode === 'required',
+    },
     async (request, response) => {
       const send = async (result: APIGatewayProxyResult) => {
         // The handlers name the instance; so do the answers this server gives itself (unknown paths, bad targets).
@@ -214,6 +235,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     server,
     port,
     origin: `https://localhost:${port}`,
+    trust: (bundlePem) => server.setSecureContext(secureContext(bundlePem)),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -3,9 +3,10 @@ import { resolve } from 'node:path';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
 import { createDeps, type Deps } from '#shared/deps.ts';
+import { truststoreBundle } from '#shared/pki/trusted-cas.ts';
 import { ensureTable } from './create-table.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
-import { startLocalServer } from './local-server.ts';
+import { type LocalServer, startLocalServer } from './local-server.ts';
 import { localStateMachine } from './local-state-machine.ts';
 import { localServerNames, serverTls } from './server-tls.ts';
 
@@ -16,6 +17,8 @@ import { localServerNames, serverTls } from './server-tls.ts';
 async function main(): Promise<void> {
   const dataDir = resolve(process.env.CONTROLLER_DATA_DIR || '.data');
   const port = Number(process.env.CONTROLLER_PORT || 1280);
+  // A second listener that requires client certificates, as AWS's mTLS domain does beside the plain one.
+  const mtlsPort = process.env.CONTROLLER_MTLS_PORT ? Number(process.env.CONTROLLER_MTLS_PORT) : undefined;
   const host = process.env.CONTROLLER_HOST || '127.0.0.1';
   const adminUsername = process.env.CONTROLLER_ADMIN_USERNAME || 'admin';
   const configuredPassword = process.env.CONTROLLER_ADMIN_PASSWORD;
@@ -37,13 +40,20 @@ async function main(): Promise<void> {
       loaded.secretKey.kind === 'memory'
         ? { kind: 'files' as const, directory: resolve(dataDir, 'pki') }
         : loaded.secretKey,
+    mtlsBaseUrl: mtlsPort ? (loaded.mtlsBaseUrl ?? `https://localhost:${mtlsPort}`) : loaded.mtlsBaseUrl,
     // Snapshots are JSON Lines exports beside the table.
     snapshots: process.env.SNAPSHOT_DIR
       ? loaded.snapshots
       : { kind: 'file' as const, directory: resolve(dataDir, 'snapshots') },
   };
-  // Integrity runs execute the deployed state machine's definition in this process.
-  const deps: Deps = { ...createDeps(config), stateMachine: localStateMachine(() => deps) };
+  // Integrity runs execute the deployed state machine's definition in this process; a CA verified or deleted
+  // republishes the truststore, which locally is the mTLS listener's CA bundle.
+  let mtlsServer: LocalServer | undefined;
+  const deps: Deps = {
+    ...createDeps(config),
+    stateMachine: localStateMachine(() => deps),
+    truststore: { publish: async (bundlePem) => mtlsServer?.trust(bundlePem) },
+  };
   await ensureTable(deps.store.db, config.tableName);
 
   const adminPassword = configuredPassword || randomBytes(18).toString('base64url');
@@ -54,7 +64,17 @@ async function main(): Promise<void> {
     publicBaseUrl: config.publicBaseUrl,
   });
   const tls = await serverTls(deps, names);
-  const server = await startLocalServer({ deps, tls, port, host });
+  const server = await startLocalServer({ deps, tls, port, host, clientCertificates: mtlsPort ? 'none' : 'optional' });
+  if (mtlsPort) {
+    mtlsServer = await startLocalServer({
+      deps,
+      tls,
+      port: mtlsPort,
+      host,
+      clientCertificates: 'required',
+      trustedCaPem: await truststoreBundle(deps),
+    });
+  }
 
   const origin = `https://localhost:${server.port}`;
   const lines = [
@@ -63,6 +83,9 @@ async function main(): Promise<void> {
     `  management API  ${origin}/edge/management/v1`,
     `  client API      ${origin}/edge/client/v1`,
     `  version         ${origin}/version`,
+    ...(mtlsServer
+      ? [`  mTLS (client certificates required, as AWS's mTLS domain)  https://localhost:${mtlsServer.port}`]
+      : []),
     `  data directory  ${dataDir}  (DynamoDB: ${config.dynamoDbEndpoint}, PKI keys: ${config.pkiKeys.kind})`,
     `  TLS             a certificate for ${names.join(', ')} from the network CA; trust the network with:`,
     `                  curl -sk ${origin}/.well-known/est/cacerts | openssl base64 -d | openssl pkcs7 -inform DER -print_certs > ziti-network-ca.pem`,
@@ -88,6 +111,7 @@ async function main(): Promise<void> {
 
   const shutdown = async () => {
     await server.close();
+    await mtlsServer?.close();
     await dynamo?.stop();
     process.exit(0);
   };

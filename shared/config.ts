@@ -77,6 +77,12 @@ export interface ControllerConfig {
   readonly apiSessionTimeoutMinutes: number;
   /** The controller's public origin (`https://host:port`), when a proxy or custom domain hides it from requests. */
   readonly publicBaseUrl: string | undefined;
+  /**
+   * The origin that asks for client certificates, when it is not this one (AWS: the mTLS custom domain; locally the
+   * second listener of `CONTROLLER_MTLS_PORT`): requests that need a certificate and come without one are sent there
+   * (`ziti-ctrl-address`), and certificate enrollments' JWTs name it.
+   */
+  readonly mtlsBaseUrl: string | undefined;
   readonly pkiKeys: PkiKeyConfig;
   readonly secretKey: SecretKeyConfig;
   /** The issuer named in TOTP provisioning URLs (the reference's `edge.totp.hostname`). */
@@ -145,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
     apiSessionTimeoutMinutes: positiveInteger('API_SESSION_TIMEOUT_MINUTES', env.API_SESSION_TIMEOUT_MINUTES, 30, 1),
     publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
+    mtlsBaseUrl: env.MTLS_BASE_URL ? new URL(env.MTLS_BASE_URL).origin : undefined,
     pkiKeys: pkiKeysOf(env),
     secretKey: secretKeyOf(env),
     totpIssuer: env.TOTP_ISSUER || 'openziti.io',

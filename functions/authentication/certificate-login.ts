@@ -6,6 +6,7 @@ import { type Ca, cas } from '#shared/entities/ca.ts';
 import { type Identity, identities, isDisabledAt } from '#shared/entities/identity.ts';
 import { revocations } from '#shared/entities/revocation.ts';
 import { ApiError } from '#shared/http/api-error.ts';
+import { clientCertificateMissing } from '#shared/http/mtls-address.ts';
 import { isClientLeaf, isSignedByCa } from '#shared/pki/ca-trust.ts';
 import { chainsTo, fingerprintOf, isExpiredAt } from '#shared/pki/certificates.ts';
 import { externalIdOf } from '#shared/pki/external-id-claim.ts';
@@ -71,7 +72,10 @@ export async function authenticateWithCertificate(
   clientCertPem: string | undefined,
 ): Promise<CertificateSubject> {
   if (!clientCertPem) {
-    throw new ApiError('INVALID_AUTH', { message: 'Certificate authentication needs a client certificate.' });
+    throw clientCertificateMissing(
+      deps,
+      new ApiError('INVALID_AUTH', { message: 'Certificate authentication needs a client certificate.' }),
+    );
   }
   let leaf: X509Certificate;
   try {

@@ -145,7 +145,9 @@ async function enrollmentsFor(
     ops.push(usernameFreeOp(context.deps, requested.updb, 'enrollment.updb'));
   }
   const docs = await Promise.all(
-    unsigned.map((doc) => withEnrollmentJwt(context.deps.signers.server, context.request.baseUrl, doc)),
+    unsigned.map((doc) =>
+      withEnrollmentJwt(context.deps.signers.server, context.request.baseUrl, doc, context.deps.config.mtlsBaseUrl),
+    ),
   );
   for (const doc of docs) {
     // The enrollment's CA check speaks of its own field; the caller sent it as `enrollment.ottca`.

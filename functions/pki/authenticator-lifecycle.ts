@@ -5,6 +5,7 @@ import { type Authenticator, authenticators } from '#shared/entities/authenticat
 import { enrollments } from '#shared/entities/enrollment.ts';
 import { ApiError, invalidField, notFound } from '#shared/http/api-error.ts';
 import { created, empty, ok } from '#shared/http/envelope.ts';
+import { clientCertificateMissing } from '#shared/http/mtls-address.ts';
 import { callerOf, documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { newId } from '#shared/ids.ts';
@@ -94,14 +95,17 @@ async function ownAuthenticator(request: OperationRequest, deps: Deps) {
  * password or ext-jwt session, or a leaked session token, holds none of their keys, so it cannot replace the device's
  * certificate with its own (as the reference requires, extension is asked over mTLS with the current certificate).
  */
-function requirePresentedCertificate(request: OperationRequest, fingerprints: readonly (string | null | undefined)[]) {
+function requirePresentedCertificate(
+  request: OperationRequest,
+  deps: Deps,
+  fingerprints: readonly (string | null | undefined)[],
+) {
+  const refused = new ApiError('UNAUTHORIZED', {
+    message: "Extending a certificate needs the authenticator's current certificate as the TLS client certificate.",
+  });
   const presented = firstCertificateOf(request.clientCertPem);
-  const fingerprint = presented ? fingerprintOf(presented) : undefined;
-  if (!fingerprint || !fingerprints.includes(fingerprint)) {
-    throw new ApiError('UNAUTHORIZED', {
-      message: "Extending a certificate needs the authenticator's current certificate as the TLS client certificate.",
-    });
-  }
+  if (!presented) throw clientCertificateMissing(deps, refused);
+  if (!fingerprints.includes(fingerprintOf(presented))) throw refused;
 }
 
 const extendSchema = z.object({ clientCertCsr: z.string().min(1) });
@@ -118,7 +122,7 @@ const extendCurrentIdentityAuthenticator: Operation = documented(
     const checked = async () => {
       const stored = await ownAuthenticator(request, deps);
       requireExtendable(stored.doc);
-      requirePresentedCertificate(request, [stored.doc.fingerprint]);
+      requirePresentedCertificate(request, deps, [stored.doc.fingerprint]);
       return stored;
     };
     await checked();
@@ -156,7 +160,7 @@ const extendVerifyCurrentIdentityAuthenticator: Operation = documented(
       const stored = await ownAuthenticator(request, deps);
       const authenticator = stored.doc;
       requireExtendable(authenticator);
-      requirePresentedCertificate(request, [authenticator.fingerprint, authenticator.unverifiedFingerprint]);
+      requirePresentedCertificate(request, deps, [authenticator.fingerprint, authenticator.unverifiedFingerprint]);
       if (!authenticator.unverifiedFingerprint || authenticator.unverifiedFingerprint !== fingerprintOf(certificate)) {
         throw invalidField(
           'clientCert',

@@ -5,7 +5,7 @@ import { empty } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { isSignedByCa } from '#shared/pki/ca-trust.ts';
 import { certificatesOf, commonNameOf, PemError } from '#shared/pki/certificates.ts';
-import { signCaJwt } from '#shared/pki/enrollment-jwt.ts';
+import { issuerBaseUrl, signCaJwt } from '#shared/pki/enrollment-jwt.ts';
 import { refreshTruststore } from '#shared/pki/trusted-cas.ts';
 import { caApi } from './ca-api.ts';
 
@@ -74,7 +74,7 @@ const getCaJwt: Operation = async (request, deps) => {
   let jwt = caJwts.get(key);
   if (!jwt) {
     if (caJwts.size >= MAX_CACHED_CA_JWTS) caJwts.delete(caJwts.keys().next().value!);
-    jwt = signCaJwt(deps.signers.server, request.baseUrl, ca.id);
+    jwt = signCaJwt(deps.signers.server, issuerBaseUrl('ca', request.baseUrl, deps.config.mtlsBaseUrl), ca.id);
     jwt.catch(() => caJwts.delete(key));
     caJwts.set(key, jwt);
   }

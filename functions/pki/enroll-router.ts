@@ -5,6 +5,7 @@ import type { EntityDefinition } from '#shared/entities/entity-definition.ts';
 import { type TransitRouter, transitRouters } from '#shared/entities/router.ts';
 import { ApiError, invalidField } from '#shared/http/api-error.ts';
 import { ok } from '#shared/http/envelope.ts';
+import { clientCertificateMissing } from '#shared/http/mtls-address.ts';
 import { documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
 import { fingerprintOf, firstCertificateOf } from '#shared/pki/certificates.ts';
 import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
@@ -114,8 +115,12 @@ export const extendRouterEnrollment: Operation = documented(
   async (request, deps) => {
     await limitLoginAttempt(deps, request.sourceIp);
     const certificate = firstCertificateOf(request.clientCertPem);
-    if (!certificate)
-      throw new ApiError('UNAUTHORIZED', { message: "Extending needs the router's current client certificate." });
+    if (!certificate) {
+      throw clientCertificateMissing(
+        deps,
+        new ApiError('UNAUTHORIZED', { message: "Extending needs the router's current client certificate." }),
+      );
+    }
     const fingerprint = fingerprintOf(certificate);
     const id = await deps.store.findIdByUnique(edgeRouters, 'fingerprint', fingerprint);
     const stored = id ? await deps.store.get(edgeRouters, id) : undefined;

@@ -6,6 +6,7 @@ import { type Ca, cas } from '#shared/entities/ca.ts';
 import { identities, newIdentity } from '#shared/entities/identity.ts';
 import { ApiError } from '#shared/http/api-error.ts';
 import { empty } from '#shared/http/envelope.ts';
+import { clientCertificateMissing } from '#shared/http/mtls-address.ts';
 import { documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
 import { newId } from '#shared/ids.ts';
 import { isClientLeaf, isSignedByCa } from '#shared/pki/ca-trust.ts';
@@ -16,12 +17,15 @@ import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
 import { authenticatorOps, completeEnrollmentOps, inUse, outstandingEnrollment } from './enrollment-token.ts';
 
 /** The client certificate of the TLS handshake (API Gateway's mTLS, or the local server); 400 without one. */
-function presentedCertificate(request: OperationRequest): X509Certificate {
+function presentedCertificate(request: OperationRequest, deps: Deps): X509Certificate {
   const certificate = firstCertificateOf(request.clientCertPem);
   if (!certificate) {
-    throw new ApiError('CERTIFICATE_FAILED_VALIDATION', {
-      message: 'This enrollment needs the client certificate the CA issued, presented in the TLS handshake.',
-    });
+    throw clientCertificateMissing(
+      deps,
+      new ApiError('CERTIFICATE_FAILED_VALIDATION', {
+        message: 'This enrollment needs the client certificate the CA issued, presented in the TLS handshake.',
+      }),
+    );
   }
   return certificate;
 }
@@ -39,7 +43,7 @@ export async function enrollByOttCa(request: OperationRequest, deps: Deps) {
   const stored = await outstandingEnrollment(deps, request, 'ottca');
   const ca = stored.doc.caId ? (await deps.store.get(cas, stored.doc.caId))?.doc : undefined;
   if (!ca?.isVerified || !ca.isOttCaEnrollmentEnabled) throw new ApiError('ENROLLMENT_CA_NOT_VALID');
-  const certificate = presentedCertificate(request);
+  const certificate = presentedCertificate(request, deps);
   if (!issuedByCa(certificate, ca)) throw new ApiError('CERTIFICATE_FAILED_VALIDATION');
   await deps.store.transact(
     completeEnrollmentOps(deps, stored, {
@@ -113,7 +117,7 @@ const caBodySchema = z.object({ name: z.string().trim().min(1).max(255).optional
  */
 export async function enrollByCa(request: OperationRequest, deps: Deps) {
   await limitLoginAttempt(deps, request.sourceIp);
-  const certificate = presentedCertificate(request);
+  const certificate = presentedCertificate(request, deps);
   const enrolling = (await allCas(deps)).filter((ca) => ca.isVerified && ca.isAutoCaEnrollmentEnabled);
   if (enrolling.length === 0) throw new ApiError('ENROLLMENT_NO_VALID_CAS');
   const ca = enrolling.find((candidate) => issuedByCa(certificate, candidate));

@@ -54,18 +54,23 @@ export async function newEnrollment(
   if (input.method === 'updb' && !input.username) {
     throw invalidField('username', 'a updb enrollment names its username', null);
   }
-  const doc = await withEnrollmentJwt(deps.signers.server, context.request.baseUrl, {
-    id: context.id,
-    createdAt: context.now,
-    updatedAt: context.now,
-    tags: {},
-    identityId: input.identityId,
-    method: input.method,
-    token: newToken(),
-    expiresAt: futureExpiry(deps, input.expiresAt),
-    caId: input.method === 'ottca' ? (input.caId ?? null) : null,
-    username: input.method === 'updb' ? (input.username ?? null) : null,
-  });
+  const doc = await withEnrollmentJwt(
+    deps.signers.server,
+    context.request.baseUrl,
+    {
+      id: context.id,
+      createdAt: context.now,
+      updatedAt: context.now,
+      tags: {},
+      identityId: input.identityId,
+      method: input.method,
+      token: newToken(),
+      expiresAt: futureExpiry(deps, input.expiresAt),
+      caId: input.method === 'ottca' ? (input.caId ?? null) : null,
+      username: input.method === 'updb' ? (input.username ?? null) : null,
+    },
+    deps.config.mtlsBaseUrl,
+  );
   return { doc, ops: doc.username ? [usernameFreeOp(deps, doc.username, 'username')] : [] };
 }
 
@@ -101,12 +106,17 @@ const refreshEnrollment: Operation = documented(
     await withOptimisticRetry(async () => {
       const stored = await getOrNotFound(deps, enrollments, id);
       const now = deps.now().toISOString();
-      const next = await withEnrollmentJwt(deps.signers.server, request.baseUrl, {
-        ...stored.doc,
-        token: newToken(),
-        expiresAt: futureExpiry(deps, expiresAt),
-        updatedAt: now,
-      });
+      const next = await withEnrollmentJwt(
+        deps.signers.server,
+        request.baseUrl,
+        {
+          ...stored.doc,
+          token: newToken(),
+          expiresAt: futureExpiry(deps, expiresAt),
+          updatedAt: now,
+        },
+        deps.config.mtlsBaseUrl,
+      );
       await deps.store.transact(deps.store.replaceOps(enrollments, stored, next));
     });
     request.logger.info('enrollment refreshed', { id });

@@ -30,6 +30,10 @@ export const ERROR_CODES = {
   RATE_LIMITED: { status: 429, message: 'Too many requests of this kind; try again later.' },
   SERVER_TOO_MANY_REQUESTS: { status: 429, message: 'The controller is busy; try again later.' },
   TIMEOUT: { status: 503, message: 'The request took too long to process.' },
+  MISDIRECTED_REQUEST: {
+    status: 421,
+    message: 'This address takes no client certificates; send the request to the address in ziti-ctrl-address.',
+  },
   INVALID_POSTURE: { status: 409, message: 'The posture checks of the service policies granting the service failed.' },
   NO_EDGE_ROUTERS_AVAILABLE: {
     status: 400,

@@ -86,16 +86,25 @@ export function signCaJwt(signer: Signer, baseUrl: string, caId: string): Promis
   return signJwt(signer, { em: 'ca', iss: issuer, sub: caId, aud: ['openziti-enroller'], jti: caId });
 }
 
+/**
+ * The base URL a JWT names as `iss`, where the client enrolls. An enrollment that proves itself with a certificate
+ * the client already holds (ottca, CA auto-enrollment) goes straight to the address that asks for client
+ * certificates when there is one (the mTLS domain on AWS): the plain one never sees the certificate.
+ */
+export function issuerBaseUrl(method: EnrollmentJwtMethod, baseUrl: string, mtlsBaseUrl: string | undefined): string {
+  return (method === 'ottca' || method === 'ca') && mtlsBaseUrl ? mtlsBaseUrl : baseUrl;
+}
+
 /** An identity enrollment with its JWT, signed once when the enrollment is made and stored with it. */
 export async function withEnrollmentJwt<
   E extends { identityId: string; method: 'ott' | 'ottca' | 'updb'; token: string; expiresAt: string },
->(signer: Signer, baseUrl: string, enrollment: E): Promise<E & { jwt: string }> {
+>(signer: Signer, baseUrl: string, enrollment: E, mtlsBaseUrl?: string): Promise<E & { jwt: string }> {
   const jwt = await signEnrollmentJwt(signer, {
     method: enrollment.method,
     subject: enrollment.identityId,
     token: enrollment.token,
     expiresAt: enrollment.expiresAt,
-    baseUrl,
+    baseUrl: issuerBaseUrl(enrollment.method, baseUrl, mtlsBaseUrl),
   });
   return { ...enrollment, jwt };
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
@@ -11,6 +12,7 @@ import { type ControllerConfig, loadConfig } from '#shared/config.ts';
 import { createDeps, type Deps } from '#shared/deps.ts';
 import { INTEGRITY_CORE, type IntegrityCore } from '#shared/integrity/integrity-run.ts';
 import { createLogger } from '#shared/log/logger.ts';
+import { truststoreBundle } from '#shared/pki/trusted-cas.ts';
 import { type HttpResponse, httpsCall, type RequestOptions } from './https-client.ts';
 
 export const ADMIN_USERNAME = 'admin';
@@ -23,6 +25,8 @@ export interface TestController {
   readonly origin: string;
   /** The network's root CA (PEM): what a client trusting this controller holds. */
   readonly rootCertPem: string;
+  /** With `shape: 'aws'`, the listener that requires client certificates. */
+  readonly mtls: LocalServer | undefined;
   /** Every log line the controller wrote, for asserting that no secret reaches a log. */
   readonly logLines: readonly string[];
   call(method: string, path: string, options?: RequestOptions): Promise<HttpResponse>;
@@ -33,16 +37,36 @@ export interface TestController {
   close(): Promise<void>;
 }
 
+/** A port nothing listens on now, for a listener whose address the configuration must name before it starts. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts a controller. `shape: 'aws'` gives it AWS's two ways in: the plain listener, which never asks for a client
+ * certificate, and an mTLS listener that requires one chaining to the truststore (`mtls`), whose address the
+ * controller sends clients that need it to (`ziti-ctrl-address`).
+ */
 export async function startTestController(
   overrides: Partial<ControllerConfig> = {},
   integrityCore: IntegrityCore = INTEGRITY_CORE,
+  shape: 'one-listener' | 'aws' = 'one-listener',
 ): Promise<TestController> {
   const tableName = `test-${randomUUID()}`;
+  const mtlsPort = shape === 'aws' ? await freePort() : undefined;
   const config: ControllerConfig = {
     ...loadConfig({}),
     tableName,
     snapshots: { kind: 'file', directory: join(tmpdir(), 'ziti-test-snapshots', tableName) },
     dynamoDbEndpoint: inject('dynamoEndpoint'),
+    ...(mtlsPort ? { mtlsBaseUrl: `https://localhost:${mtlsPort}` } : {}),
     ...overrides,
   };
   const base = createDeps(config);
@@ -53,12 +77,28 @@ export async function startTestController(
     logger: createLogger({}, { level: 'debug', write: (line) => logLines.push(line) }),
     now: () => new Date(Date.now() + clockOffsetMs),
     stateMachine: localStateMachine(() => deps, integrityCore),
+    truststore: { publish: async (bundlePem) => mtls?.trust(bundlePem) },
   };
+  let mtls: LocalServer | undefined;
   await ensureTable(deps.store.db, config.tableName);
   await bootstrap(deps, { adminUsername: ADMIN_USERNAME, adminPassword: ADMIN_PASSWORD });
   // The controller's own server identity, from its network CA, as `npm start` serves it; clients trust the root.
   const material = await serverTls(deps, localServerNames({}));
-  const server = await startLocalServer({ deps, tls: material, port: 0 });
+  const server = await startLocalServer({
+    deps,
+    tls: material,
+    port: 0,
+    clientCertificates: mtlsPort ? 'none' : 'optional',
+  });
+  if (mtlsPort) {
+    mtls = await startLocalServer({
+      deps,
+      tls: material,
+      port: mtlsPort,
+      clientCertificates: 'required',
+      trustedCaPem: await truststoreBundle(deps),
+    });
+  }
   const call = (method: string, path: string, options?: RequestOptions) =>
     httpsCall(server.origin, material.rootCertPem, method, path, options);
   return {
@@ -66,6 +106,7 @@ export async function startTestController(
     server,
     origin: server.origin,
     rootCertPem: material.rootCertPem,
+    mtls,
     logLines,
     call,
     advanceClock: (ms) => {
@@ -80,6 +121,7 @@ export async function startTestController(
     },
     close: async () => {
       await server.close();
+      await mtls?.close();
       deps.store.db.destroy();
     },
   };

@@ -1,0 +1,230 @@
+import { connect } from 'node:tls';
+import { decodeJwt } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type HttpResponse, httpsCall, type RequestOptions } from '../support/https-client.ts';
+import { csrFor, issue, leafOf, makeCa } from '../support/pki-fixtures.ts';
+import {
+  ADMIN_PASSWORD,
+  ADMIN_USERNAME,
+  startTestController,
+  type TestController,
+} from '../support/test-controller.ts';
+
+/**
+ * AWS's shape, locally: API Gateway's mutual TLS is all or nothing per domain, so the controller has a plain domain
+ * (no client certificate ever asked for) and an mTLS domain (a certificate chaining to the truststore, or no
+ * connection). A device enrolls at the JWT's address (the plain one) and must then log in where its certificate is
+ * seen. The controller leads it there the way the C SDK follows: a `ziti-ctrl-address` response header (`ziti_ctrl.c`
+ * `ctrl_default_cb` switches the controller URL for every later request) on a 421 whose code the SDK does not take for
+ * "authentication failed", so it retries the login (`legacy_auth.c` `login_cb`) — at the new address.
+ */
+
+const C = '/edge/client/v1';
+const M = '/edge/management/v1';
+let controller: TestController;
+let admin: string;
+
+beforeAll(async () => {
+  controller = await startTestController({}, undefined, 'aws');
+  admin = await controller.login();
+});
+afterAll(async () => {
+  await controller.close();
+});
+
+const manage = (method: string, path: string, body?: unknown) =>
+  controller.call(method, `${M}${path}`, { token: admin, ...(body === undefined ? {} : { body }) });
+
+async function created(path: string, body: unknown): Promise<string> {
+  const response = await manage('POST', path, body);
+  expect(response.status, response.text).toBe(201);
+  return response.body.data.id as string;
+}
+
+/** Whether a TLS connection to `origin` is accepted when presenting `credentials` (or nothing). */
+function handshake(origin: string, credentials?: { key: string; cert: string }): Promise<boolean> {
+  const url = new URL(origin);
+  return new Promise((resolve) => {
+    const socket = connect({
+      host: '127.0.0.1',
+      port: Number(url.port),
+      servername: url.hostname,
+      ca: controller.rootCertPem,
+      ...(credentials ?? {}),
+    });
+    // TLS 1.3 reports a refused client certificate after the handshake: wait for the server's first word either way.
+    socket.once('secureConnect', () => socket.write('GET /version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+    socket.once('data', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('close', () => resolve(false));
+  });
+}
+
+/**
+ * The SDK's controller client: one current address, replaced whenever a response names another in
+ * `ziti-ctrl-address`; the rootCa it trusts (from cacerts); its certificate, presented wherever TLS asks for one.
+ */
+function sdkClient(startUrl: string, credentials: { key: string; cert: string }) {
+  let address = startUrl;
+  const followed: string[] = [];
+  const send = async (method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse> => {
+    const response = await httpsCall(address, controller.rootCertPem, method, path, { ...options, cert: credentials });
+    const next = response.headers['ziti-ctrl-address'];
+    if (typeof next === 'string' && next !== address) {
+      followed.push(next);
+      address = next;
+    }
+    return response;
+  };
+  return {
+    send,
+    followed,
+    address: () => address,
+    /** A login as the SDK's legacy auth does it: retried (with backoff) unless the answer means bad credentials. */
+    async login(): Promise<HttpResponse> {
+      for (let attempt = 1; ; attempt++) {
+        const response = await send('POST', `${C}/authenticate?method=cert`, { body: {} });
+        const gaveUp = ['INVALID_AUTH', 'UNAUTHORIZED', 'REQUIRES_CERT_AUTH', 'INVALID_AUTHENTICATION'];
+        if (response.status === 200 || gaveUp.includes(response.body?.error?.code) || attempt === 3) return response;
+      }
+    },
+  };
+}
+
+describe("AWS's two ways in, emulated by two listeners", () => {
+  it('refuses TLS without a certificate of the truststore on the mTLS listener, and never asks on the plain one', async () => {
+    const stranger = await issue(await makeCa('nobody we know'), 'stranger');
+    const device = await created('/identities', {
+      name: 'tls-device',
+      type: 'Device',
+      isAdmin: false,
+      enrollment: { ott: true },
+    });
+    const token = (await manage('GET', `/identities/${device}`)).body.data.enrollment.ott.token as string;
+    const { csr, key } = await csrFor('tls-device');
+    const enrolled = await controller.call('POST', `${C}/enroll/ott`, { body: { token, clientCsr: csr } });
+    const credentials = { key, cert: leafOf(enrolled.body.data.cert) };
+
+    expect(await handshake(controller.mtls!.origin)).toBe(false);
+    expect(await handshake(controller.mtls!.origin, stranger)).toBe(false);
+    expect(await handshake(controller.mtls!.origin, credentials)).toBe(true);
+    expect(await handshake(controller.origin)).toBe(true);
+    // The plain listener never sees the certificate: a cert login there is sent to the mTLS address.
+    const plain = await controller.call('POST', `${C}/authenticate?method=cert`, { body: {}, cert: credentials });
+    expect(plain.status).toBe(421);
+    expect(plain.body.error.code).toBe('MISDIRECTED_REQUEST');
+    expect(plain.headers['ziti-ctrl-address']).toBe(controller.mtls!.origin);
+  });
+
+  it('takes a device from its JWT through enrollment (plain) to a certificate login, services and a Dial session (mTLS)', async () => {
+    const service = await created('/services', { name: 'shape-service', roleAttributes: ['shape'] });
+    const device = await created('/identities', {
+      name: 'shape-device',
+      type: 'Device',
+      isAdmin: false,
+      roleAttributes: ['shape'],
+      enrollment: { ott: true },
+    });
+    await created('/edge-routers', { name: 'shape-edge', roleAttributes: ['shape'] });
+    await created('/service-policies', {
+      name: 'shape-dial',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#shape'],
+      serviceRoles: ['#shape'],
+    });
+    await created('/edge-router-policies', {
+      name: 'shape-erp',
+      semantic: 'AnyOf',
+      identityRoles: ['#shape'],
+      edgeRouterRoles: ['#shape'],
+    });
+    await created('/service-edge-router-policies', {
+      name: 'shape-serp',
+      semantic: 'AnyOf',
+      serviceRoles: ['#shape'],
+      edgeRouterRoles: ['#shape'],
+    });
+    const jwt = (await manage('GET', `/identities/${device}`)).body.data.enrollment.ott.jwt as string;
+    const claims = decodeJwt(jwt);
+    expect(String(claims.iss)).toBe(controller.origin);
+
+    const { csr, key } = await csrFor('shape-device');
+    const enrolled = await httpsCall(
+      controller.origin,
+      controller.rootCertPem,
+      'POST',
+      `${C}/enroll?method=ott&token=${claims.jti}`,
+      {
+        rawBody: csr,
+        headers: { 'content-type': 'application/x-pem-file' },
+      },
+    );
+    expect(enrolled.status, enrolled.text).toBe(200);
+
+    const sdk = sdkClient(String(claims.iss), { key, cert: leafOf(enrolled.body.data.cert) });
+    expect((await sdk.send('GET', `${C}/version`)).status).toBe(200);
+    const login = await sdk.login();
+    expect(login.status, login.text).toBe(200);
+    expect(sdk.followed).toEqual([controller.mtls!.origin]);
+    expect(sdk.address()).toBe(controller.mtls!.origin);
+
+    const token = login.body.data.token as string;
+    const services = await sdk.send('GET', `${C}/services`, { token });
+    expect(services.body.data.map((entry: { id: string }) => entry.id)).toEqual([service]);
+    const session = await sdk.send('POST', `${C}/sessions`, { token, body: { serviceId: service, type: 'Dial' } });
+    expect(session.status, session.text).toBe(201);
+    expect(sdk.followed).toHaveLength(1);
+  });
+
+  it('keeps password logins and admins on the plain listener: nothing sends them elsewhere', async () => {
+    const login = await controller.call('POST', `${M}/authenticate?method=password`, {
+      body: { username: ADMIN_USERNAME, password: ADMIN_PASSWORD },
+    });
+    expect(login.status).toBe(200);
+    expect(login.headers['ziti-ctrl-address']).toBeUndefined();
+    expect((await manage('GET', '/identities')).headers['ziti-ctrl-address']).toBeUndefined();
+  });
+
+  it('names the mTLS address in certificate enrollments and trusts a CA on the mTLS listener once it is verified', async () => {
+    const ca = await makeCa('shape third party');
+    const caId = await created('/cas', {
+      name: 'shape-ca',
+      certPem: ca.pem,
+      isAutoCaEnrollmentEnabled: true,
+      isOttCaEnrollmentEnabled: true,
+      isAuthEnabled: true,
+      identityRoles: [],
+    });
+    const device = await issue(ca, 'shape-ca-device');
+    expect(await handshake(controller.mtls!.origin, device)).toBe(false);
+
+    const verificationToken = (await manage('GET', `/cas/${caId}`)).body.data.verificationToken as string;
+    const verified = await controller.call('POST', `${M}/cas/${caId}/verify`, {
+      token: admin,
+      rawBody: (await issue(ca, verificationToken)).cert,
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(verified.status, verified.text).toBe(200);
+    expect(await handshake(controller.mtls!.origin, device)).toBe(true);
+
+    const caJwt = decodeJwt((await manage('GET', `/cas/${caId}/jwt`)).text);
+    expect(String(caJwt.iss).replace(/\/$/, '')).toBe(controller.mtls!.origin);
+    const ottca = await created('/identities', {
+      name: 'shape-ottca',
+      type: 'Device',
+      isAdmin: false,
+      enrollment: { ottca: caId },
+    });
+    const ottcaJwt = decodeJwt((await manage('GET', `/identities/${ottca}`)).body.data.enrollment.ottca.jwt);
+    expect(ottcaJwt.iss).toBe(controller.mtls!.origin);
+    const enrolled = await httpsCall(controller.mtls!.origin, controller.rootCertPem, 'POST', `${C}/enroll/ca`, {
+      body: {},
+      cert: device,
+    });
+    expect(enrolled.status, enrolled.text).toBe(200);
+  });
+});
