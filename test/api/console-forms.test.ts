@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { expectMatchesSpec } from '../contract/openziti-spec.ts';
+import { useAdminController } from '../support/admin-controller.ts';
+
+/**
+ * The bodies the admin console (ZAC 4.5.2, openziti/ziti-console `projects/ziti-console-lib/src/lib/`) sends when an
+ * admin saves a form, copied from the code that builds them: each form copies the keys of its model class
+ * (`models/*.ts`) from the form's data, so a box left empty arrives as `""` and a cleared number box as `null`.
+ */
+const { call, createdId } = useAdminController();
+
+const INTERCEPT_V1 = 'g7cIWbcGg';
+const HOST_V1 = 'NH5p4FpGR';
+
+/** What a browser puts on the wire for ZAC's unencoded list URLs (spaces and quotes percent-encoded). */
+const asSent = (path: string) => encodeURI(path);
+
+describe('the admin console forms', () => {
+  describe('service form: the configs of the picked config type', () => {
+    it('lists exactly that type configs for filter=type = "<id>", as the service form asks', async () => {
+      const picked = await createdId('/config-types', { name: 'zac-picked-type', schema: {} });
+      const other = await createdId('/config-types', { name: 'zac-other-type', schema: {} });
+      const wanted = [
+        await createdId('/configs', { name: 'zac-cfg-b', configTypeId: picked, data: { n: 2 } }),
+        await createdId('/configs', { name: 'zac-cfg-a', configTypeId: picked, data: { n: 1 } }),
+      ];
+      await createdId('/configs', { name: 'zac-cfg-other', configTypeId: other, data: {} });
+
+      // service-form.component.ts configTypeChanged(): {columnId: 'type', verb: '=', type: 'TEXTINPUT'}, through
+      // ziti-controller-data.service.ts getUrlFilter() with the service form's paging (100 a page, by name).
+      const listed = await call('GET', asSent(`/configs?filter= type = "${picked}"&limit=100&offset=0&sort=name  asc`));
+
+      expect(listed.status, listed.text).toBe(200);
+      expect(listed.body.data.map((config: { id: string }) => config.id)).toEqual([wanted[1], wanted[0]]);
+      expect(listed.body.data.map((config: { configTypeId: string }) => config.configTypeId)).toEqual([picked, picked]);
+      expect(listed.body.meta.pagination.totalCount).toBe(2);
+      expect(listed.body.meta.filterableFields).toEqual(expect.arrayContaining(['type', 'configTypeId']));
+      expectMatchesSpec('management', 'GET', '/configs', 200, listed.body);
+    });
+
+    it('combines it with the name search (configFilterChanged), and sorts by type', async () => {
+      const hostConfig = await createdId('/configs', {
+        name: 'zac-sort-host',
+        configTypeId: HOST_V1,
+        data: { protocol: 'tcp', address: 'localhost', port: 8080 },
+      });
+      const interceptConfig = await createdId('/configs', {
+        name: 'zac-sort-intercept',
+        configTypeId: INTERCEPT_V1,
+        data: { protocols: ['tcp'], addresses: ['sort.ziti'], portRanges: [{ low: 80, high: 80 }] },
+      });
+
+      const named = await call(
+        'GET',
+        asSent(`/configs?filter= name icontains "ZAC-SORT" and type = "${HOST_V1}"&limit=100&offset=0&sort=name  asc`),
+      );
+      const sortedInFilter = await call('GET', asSent('/configs?filter=name icontains "zac-sort" sort by type desc'));
+      const sortedByParameter = await call('GET', asSent('/configs?filter=name icontains "zac-sort"&sort=type asc'));
+
+      expect(named.status, named.text).toBe(200);
+      expect(named.body.data.map((config: { id: string }) => config.id)).toEqual([hostConfig]);
+      // The ids of the two built-in types order intercept.v1 (g7cIWbcGg) after host.v1 (NH5p4FpGR).
+      expect(sortedInFilter.body.data.map((config: { id: string }) => config.id)).toEqual([
+        interceptConfig,
+        hostConfig,
+      ]);
+      expect(sortedByParameter.body.data.map((config: { id: string }) => config.id)).toEqual([
+        hostConfig,
+        interceptConfig,
+      ]);
+    });
+
+    it('still refuses a type compared with something that is no config type id', async () => {
+      const listed = await call('GET', asSent('/configs?filter=type = 1'));
+
+      expect(listed.status).toBe(400);
+      expect(listed.body.error.code).toBe('INVALID_FILTER');
+      expect(listed.body.error.cause.reason).toContain('type');
+    });
+  });
+});
