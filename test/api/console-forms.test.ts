@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { makeCa } from '../support/pki-fixtures.ts';
 
 /**
  * The bodies the admin console (ZAC 4.5.2, openziti/ziti-console `projects/ziti-console-lib/src/lib/`) sends when an
@@ -76,6 +77,97 @@ describe('the admin console forms', () => {
       expect(listed.status).toBe(400);
       expect(listed.body.error.code).toBe('INVALID_FILTER');
       expect(listed.body.error.cause.reason).toContain('type');
+    });
+  });
+
+  describe('JWT signer form', () => {
+    // jwt-signer-form.component.ts `get apiData()` for a new signer in JWKS mode, through
+    // jwt-signer-form.service.ts getJwtSignerDataModel() (the keys of models/jwt-signer.ts; certPem is undefined).
+    const jwksBody = {
+      name: 'zac-jwks-signer',
+      audience: '',
+      issuer: 'https://zac-idp.example.com',
+      clientId: '',
+      claimsProperty: '',
+      enabled: true,
+      useExternalId: false,
+      externalAuthUrl: '',
+      kid: '',
+      scopes: [],
+      jwksEndpoint: 'https://zac-idp.example.com/.well-known/jwks.json',
+      tags: {},
+      targetToken: 'ACCESS',
+      enrollToCertEnabled: false,
+      enrollToTokenEnabled: false,
+    };
+
+    it('saves a blank claims property, kid, audience and external auth URL as the reference stores them', async () => {
+      const created = await call('POST', '/external-jwt-signers', jwksBody);
+      const detail = await call('GET', `/external-jwt-signers/${created.body.data.id}`);
+
+      expect(created.status, created.text).toBe(201);
+      expect(detail.body.data).toMatchObject({
+        name: 'zac-jwks-signer',
+        claimsProperty: 'sub',
+        kid: null,
+        audience: null,
+        externalAuthUrl: null,
+        clientId: '',
+        jwksEndpoint: 'https://zac-idp.example.com/.well-known/jwks.json',
+        certPem: null,
+        useExternalId: false,
+        targetToken: 'ACCESS',
+      });
+    });
+
+    it('takes the same blanks in the update the form sends (PUT) and in a patch', async () => {
+      const ca = await makeCa('zac signer key');
+      // CERT_PEM mode: jwksEndpoint is undefined, the PEM and its kid filled in.
+      const id = await createdId('/external-jwt-signers', {
+        ...jwksBody,
+        name: 'zac-cert-signer',
+        issuer: 'https://zac-cert-idp.example.com',
+        jwksEndpoint: undefined,
+        certPem: ca.pem,
+        kid: 'zac-kid',
+        claimsProperty: 'email',
+        useExternalId: true,
+      });
+
+      // The edit form re-sends what it read, its nulls as "" (`this.formData.audience || ''`), the claims property
+      // emptied by the admin.
+      const updated = await call('PUT', `/external-jwt-signers/${id}`, {
+        ...jwksBody,
+        name: 'zac-cert-signer',
+        issuer: 'https://zac-cert-idp.example.com',
+        jwksEndpoint: undefined,
+        certPem: ca.pem,
+        kid: 'zac-kid',
+      });
+      const afterPut = await call('GET', `/external-jwt-signers/${id}`);
+      await call('PATCH', `/external-jwt-signers/${id}`, { claimsProperty: 'email' });
+      const patched = await call('PATCH', `/external-jwt-signers/${id}`, { claimsProperty: '', externalAuthUrl: '' });
+      const afterPatch = await call('GET', `/external-jwt-signers/${id}`);
+
+      expect(updated.status, updated.text).toBe(200);
+      expect(afterPut.body.data).toMatchObject({ claimsProperty: 'sub', kid: 'zac-kid', audience: null });
+      expect(patched.status, patched.text).toBe(200);
+      expect(afterPatch.body.data).toMatchObject({ claimsProperty: 'sub', externalAuthUrl: null, kid: 'zac-kid' });
+    });
+
+    it('still needs the kid of a certificate signer', async () => {
+      const ca = await makeCa('zac signer without kid');
+
+      const created = await call('POST', '/external-jwt-signers', {
+        ...jwksBody,
+        name: 'zac-no-kid',
+        issuer: 'https://zac-no-kid.example.com',
+        jwksEndpoint: undefined,
+        certPem: ca.pem,
+      });
+
+      expect(created.status).toBe(400);
+      expect(created.body.error.cause.field).toBe('kid');
     });
   });
 });
