@@ -170,4 +170,40 @@ describe('the admin console forms', () => {
       expect(created.body.error.cause.field).toBe('kid');
     });
   });
+
+  describe('CA form', () => {
+    it('saves a blank identity name format as the default [caName]-[commonName] (create, update, patch)', async () => {
+      const ca = await makeCa('zac form root');
+      // certificate-authority-form.component.ts `get apiData()` plus `apiData.id = this.formData.id`, through
+      // certificate-authority-form.service.ts (the keys of models/certificate-authority.ts).
+      const createBody = {
+        name: 'zac-ca',
+        id: '',
+        isAutoCaEnrollmentEnabled: false,
+        isOttCaEnrollmentEnabled: false,
+        identityRoles: [],
+        identityNameFormat: '',
+        isAuthEnabled: false,
+        certPem: ca.pem,
+        tags: {},
+      };
+
+      const created = await call('POST', '/cas', createBody);
+      const id = created.body.data.id as string;
+      const afterCreate = await call('GET', `/cas/${id}`);
+      await call('PATCH', `/cas/${id}`, { identityNameFormat: '[commonName]' });
+      const updated = await call('PUT', `/cas/${id}`, { ...createBody, id, isAuthEnabled: true });
+      const afterPut = await call('GET', `/cas/${id}`);
+      await call('PATCH', `/cas/${id}`, { identityNameFormat: '[commonName]' });
+      const patched = await call('PATCH', `/cas/${id}`, { identityNameFormat: '' });
+      const afterPatch = await call('GET', `/cas/${id}`);
+
+      expect(created.status, created.text).toBe(201);
+      expect(afterCreate.body.data).toMatchObject({ name: 'zac-ca', identityNameFormat: '[caName]-[commonName]' });
+      expect(updated.status, updated.text).toBe(200);
+      expect(afterPut.body.data).toMatchObject({ isAuthEnabled: true, identityNameFormat: '[caName]-[commonName]' });
+      expect(patched.status, patched.text).toBe(200);
+      expect(afterPatch.body.data.identityNameFormat).toBe('[caName]-[commonName]');
+    });
+  });
 });
