@@ -206,4 +206,74 @@ describe('the admin console forms', () => {
       expect(afterPatch.body.data.identityNameFormat).toBe('[caName]-[commonName]');
     });
   });
+
+  describe('identity form', () => {
+    // identity-form.service.ts getIdentityDataModel() over models/identity.ts, after the admin picked the policy
+    // list's empty choice ("Select an Authentication Policy", value "") and cleared the hosting cost box.
+    const createBody = {
+      name: 'zac-identity',
+      type: 'Device',
+      appData: {},
+      isAdmin: false,
+      roleAttributes: [],
+      authPolicyId: '',
+      externalId: '',
+      defaultHostingCost: null,
+      defaultHostingPrecedence: 'default',
+      tags: {},
+      enrollment: { ott: true },
+    };
+
+    it('saves a blank auth policy as the default policy and a cleared hosting cost as 0', async () => {
+      const created = await call('POST', '/identities', createBody);
+      const detail = await call('GET', `/identities/${created.body.data.id}`);
+
+      expect(created.status, created.text).toBe(201);
+      expect(detail.body.data).toMatchObject({
+        name: 'zac-identity',
+        authPolicyId: 'default',
+        externalId: null,
+        defaultHostingCost: 0,
+        defaultHostingPrecedence: 'default',
+      });
+    });
+
+    it('takes the same blanks in the edit form patch', async () => {
+      const policyId = await createdId('/auth-policies', {
+        name: 'zac-identity-policy',
+        primary: {
+          cert: { allowed: true, allowExpiredCerts: false },
+          extJwt: { allowed: false, allowedSigners: [] },
+          updb: {
+            allowed: true,
+            lockoutDurationMinutes: 0,
+            maxAttempts: 5,
+            minPasswordLength: 5,
+            requireMixedCase: false,
+            requireNumberChar: false,
+            requireSpecialChar: false,
+          },
+        },
+        secondary: { requireTotp: false },
+      });
+      const id = await createdId('/identities', {
+        ...createBody,
+        name: 'zac-identity-edit',
+        authPolicyId: policyId,
+        defaultHostingCost: 7,
+      });
+
+      // On update the form sends `type` as the type's id and no enrollment.
+      const { enrollment: _enrollment, ...patchBody } = createBody;
+      const patched = await call('PATCH', `/identities/${id}`, {
+        ...patchBody,
+        name: 'zac-identity-edit',
+        type: 'Default',
+      });
+      const detail = await call('GET', `/identities/${id}`);
+
+      expect(patched.status, patched.text).toBe(200);
+      expect(detail.body.data).toMatchObject({ authPolicyId: 'default', defaultHostingCost: 0 });
+    });
+  });
 });
