@@ -276,4 +276,39 @@ describe('the admin console forms', () => {
       expect(detail.body.data).toMatchObject({ authPolicyId: 'default', defaultHostingCost: 0 });
     });
   });
+
+  describe('terminator form', () => {
+    it('saves a blank precedence as default', async () => {
+      const serviceId = await createdId('/services', { name: 'zac-terminator-service' });
+      const routerId = await createdId('/edge-routers', { name: 'zac-terminator-router' });
+      // terminator-form.component.ts `get apiData()` for a new terminator (models/terminator.ts keys).
+      const created = await call('POST', '/terminators', {
+        service: serviceId,
+        identity: '',
+        router: routerId,
+        binding: 'transport',
+        precedence: '',
+        address: 'tcp:10.0.0.9:443',
+        cost: 0,
+        identitySecret: '',
+      });
+      const id = created.body.data.id as string;
+      await call('PATCH', `/terminators/${id}`, { precedence: 'required' });
+      const patched = await call('PATCH', `/terminators/${id}`, {
+        service: serviceId,
+        identity: '',
+        router: routerId,
+        binding: 'transport',
+        precedence: '',
+        address: 'tcp:10.0.0.9:443',
+        cost: 0,
+        identitySecret: '',
+      });
+      const detail = await call('GET', `/terminators/${id}`);
+
+      expect(created.status, created.text).toBe(201);
+      expect(patched.status, patched.text).toBe(200);
+      expect(detail.body.data).toMatchObject({ precedence: 'default', identity: '', cost: 0 });
+    });
+  });
 });
