@@ -311,4 +311,138 @@ describe('the admin console forms', () => {
       expect(detail.body.data).toMatchObject({ precedence: 'default', identity: '', cost: 0 });
     });
   });
+
+  describe('forms that needed no change', () => {
+    const postureCheckBody = {
+      semantic: 'AllOf',
+      roleAttributes: [],
+      domains: [],
+      macAddresses: [],
+      operatingSystems: [],
+      processes: [{ hashes: [], osType: '', path: '', signerFingerprints: [] }],
+      process: { hashes: [], osType: '', path: '', signerFingerprint: '' },
+      promptOnWake: false,
+      promptOnUnlock: false,
+      timeoutSeconds: 0,
+      tags: {},
+    };
+    const routerBody = {
+      roleAttributes: [],
+      appData: {},
+      isTunnelerEnabled: true,
+      noTraversal: false,
+      cost: 0,
+      tags: {},
+    };
+
+    // Each as its form's service builds it from the keys of its model (models/*.ts) for a new entity.
+    it.each([
+      [
+        'service (service-form.service.ts)',
+        '/services',
+        {
+          name: 'zac-service',
+          encryptionRequired: true,
+          terminatorStrategy: '',
+          roleAttributes: [],
+          tags: {},
+          configs: [],
+          maxIdleTimeMillis: 0,
+        },
+      ],
+      [
+        'config (configuration.service.ts)',
+        '/configs',
+        {
+          name: 'zac-config',
+          data: { protocols: ['tcp'], addresses: ['zac.ziti'], portRanges: [{ low: 443, high: 443 }] },
+          configTypeId: INTERCEPT_V1,
+          tags: {},
+        },
+      ],
+      ['config type (config-type-form.service.ts)', '/config-types', { name: 'zac-ct', id: '', schema: {}, tags: {} }],
+      ['edge router (edge-router-form.service.ts)', '/edge-routers', { name: 'zac-er', ...routerBody }],
+      [
+        'transit router (transit-router-form.service.ts, a cleared cost)',
+        '/transit-routers',
+        { name: 'zac-tr', ...routerBody, cost: null },
+      ],
+      [
+        'service policy (service-policy-form.service.ts)',
+        '/service-policies',
+        {
+          name: 'zac-sp',
+          serviceRoles: [],
+          identityRoles: [],
+          postureCheckRoles: [],
+          semantic: 'AnyOf',
+          type: 'Bind',
+          tags: {},
+        },
+      ],
+      [
+        'edge router policy (edge-router-policy-form.service.ts)',
+        '/edge-router-policies',
+        { name: 'zac-erp', edgeRouterRoles: [], identityRoles: [], semantic: 'AnyOf', tags: {} },
+      ],
+      [
+        'service edge router policy (service-edge-router-policy-form.service.ts)',
+        '/service-edge-router-policies',
+        { name: 'zac-serp', edgeRouterRoles: [], serviceRoles: [], semantic: 'AnyOf', tags: {} },
+      ],
+      [
+        'MFA posture check (posture-check-form.service.ts)',
+        '/posture-checks',
+        { ...postureCheckBody, name: 'zac-pc-mfa', typeId: 'MFA' },
+      ],
+      [
+        'domain posture check (posture-check-form.service.ts)',
+        '/posture-checks',
+        { ...postureCheckBody, name: 'zac-pc-domain', typeId: 'DOMAIN', domains: ['zac.example.com'] },
+      ],
+      [
+        'auth policy (auth-policy-form.component.ts apiData)',
+        '/auth-policies',
+        {
+          name: 'zac-ap',
+          id: '',
+          primary: {
+            cert: { allowed: false, allowExpiredCerts: false },
+            extJwt: { allowed: false, allowedSigners: [] },
+            updb: {
+              allowed: false,
+              lockoutDurationMinutes: 0,
+              maxAttempts: 5,
+              minPasswordLength: 5,
+              requireMixedCase: false,
+              requireNumberChar: false,
+              requireSpecialChar: false,
+            },
+          },
+          secondary: { requireTotp: false },
+          tags: {},
+        },
+      ],
+    ])('saves the %s body', async (_form, path, body) => {
+      const created = await call('POST', path, body);
+
+      expect(created.status, created.text).toBe(201);
+    });
+
+    it('refreshes an enrollment with the reset-enrollment body', async () => {
+      const identityId = await createdId('/identities', {
+        name: 'zac-reissue',
+        type: 'Device',
+        isAdmin: false,
+        enrollment: { ott: true },
+      });
+      const detail = await call('GET', `/identities/${identityId}`);
+      // ziti-controller-data.service.ts reissueEnrollment(): {expiresAt: moment(date).utc().toISOString()}
+      const expiresAt = new Date(Date.now() + 2 * 24 * 3600_000).toISOString();
+
+      const refreshed = await call('POST', `/enrollments/${detail.body.data.enrollment.ott.id}/refresh`, { expiresAt });
+
+      expect(refreshed.status, refreshed.text).toBe(200);
+    });
+  });
 });
