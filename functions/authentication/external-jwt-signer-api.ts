@@ -19,14 +19,24 @@ function urlWith(schemes: readonly string[]) {
 }
 
 const text = z.string().max(1024);
+
+/** Blank: empty or only whitespace, what the reference treats as unset (`strings.TrimSpace(v) == ""`). */
+const isBlank = (value: string) => value.trim() === '';
+/** A blank optional text as unset (null); the admin console sends `""` for every text box left empty. */
+const blankAsNull = (value: string | null) => (value === null || isBlank(value) ? null : value);
+
+/** The claim naming the identity when the signer names none (or a blank one), as the reference defaults it. */
+const DEFAULT_CLAIMS_PROPERTY = 'sub';
+
 const httpsUrl = z
   .string()
   .max(2048)
   .refine(urlWith(['https:']), { message: 'must be an https URL' });
+// Blank is no URL at all, as the reference stores it.
 const webUrl = z
   .string()
   .max(2048)
-  .refine(urlWith(['https:', 'http:']), { message: 'must be an http(s) URL' });
+  .refine((value) => isBlank(value) || urlWith(['https:', 'http:'])(value), { message: 'must be an http(s) URL' });
 // A certificate chain of a few certificates at most; the first one is the signer's.
 const certPem = z.string().max(64 * 1024);
 
@@ -38,8 +48,9 @@ const fields = {
   audience: text.nullable(),
   certPem: certPem.nullable().optional(),
   jwksEndpoint: httpsUrl.nullable().optional(),
-  kid: text.min(1).nullable().optional(),
-  claimsProperty: text.min(1).nullable().optional(),
+  // Blank kid, claims property, audience and external auth URL are unset (`complete`), as the reference keeps them.
+  kid: text.nullable().optional(),
+  claimsProperty: text.nullable().optional(),
   useExternalId: z.boolean().nullable().optional(),
   externalAuthUrl: webUrl.nullable().optional(),
   clientId: text.nullable().optional(),
@@ -92,10 +103,20 @@ function certificateFacts(pem: string) {
 }
 
 /**
- * A signer's stored document from its writable fields: exactly one key source (a certificate with its `kid`, or a
- * JWKS endpoint), and the certificate's facts read from it.
+ * A signer's stored document from its writable fields: blanks unset (a blank claims property is `sub`), exactly one
+ * key source (a certificate with its `kid`, or a JWKS endpoint), and the certificate's facts read from it.
  */
-function complete(base: Pick<ExternalJwtSigner, 'id' | 'createdAt' | 'updatedAt'>, w: Writable): ExternalJwtSigner {
+function complete(
+  base: Pick<ExternalJwtSigner, 'id' | 'createdAt' | 'updatedAt'>,
+  written: Writable,
+): ExternalJwtSigner {
+  const w: Writable = {
+    ...written,
+    audience: blankAsNull(written.audience),
+    kid: blankAsNull(written.kid),
+    externalAuthUrl: blankAsNull(written.externalAuthUrl),
+    claimsProperty: isBlank(written.claimsProperty) ? DEFAULT_CLAIMS_PROPERTY : written.claimsProperty,
+  };
   if (w.certPem && w.jwksEndpoint) {
     throw invalidField('jwksEndpoint', 'a signer has either certPem or jwksEndpoint, not both', w.jwksEndpoint);
   }
@@ -119,7 +140,7 @@ function fromInput(input: SignerInput): Writable {
     certPem: input.certPem ?? null,
     jwksEndpoint: input.jwksEndpoint ?? null,
     kid: input.kid ?? null,
-    claimsProperty: input.claimsProperty ?? 'sub',
+    claimsProperty: input.claimsProperty ?? DEFAULT_CLAIMS_PROPERTY,
     useExternalId: input.useExternalId ?? false,
     externalAuthUrl: input.externalAuthUrl ?? null,
     clientId: input.clientId ?? null,
@@ -154,6 +175,8 @@ function patched(before: ExternalJwtSigner, input: SignerPatch, sent: ReadonlySe
     if (value !== null && value !== undefined) out[key] = value;
     else if ((CLEARABLE as readonly string[]).includes(key)) out[key] = null;
     else if (key === 'tags') out.tags = {};
+    // The reference stores its default for a claims property sent as null, as for a blank one.
+    else if (key === 'claimsProperty') out.claimsProperty = DEFAULT_CLAIMS_PROPERTY;
     else if (key === 'scopes') out.scopes = [];
   }
   return out as unknown as Writable;

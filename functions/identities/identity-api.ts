@@ -27,7 +27,9 @@ import { nameLookup } from '#shared/views/name-lookup.ts';
 const identityTypeField = z.enum(['User', 'Device', 'Service', 'Router', 'Default']);
 
 const mutableFields = {
-  authPolicyId: idField.nullable().optional(),
+  // A blank policy is the default one (`fieldsFrom`), as the reference keeps it: the admin console's policy list
+  // starts with an empty choice.
+  authPolicyId: z.string().max(255).nullable().optional(),
   // Unique values are sort keys of their marker partition (at most 1,024 bytes): 255 characters always fit. A blank
   // one is no external id at all (stored as null, with no uniqueness marker), as the reference keeps it: the admin
   // console sends `""` whenever the field is left empty.
@@ -39,7 +41,8 @@ const mutableFields = {
     .transform((value) => (value === undefined ? undefined : value?.trim() ? value : null)),
   roleAttributes: roleAttributesField.optional(),
   appData: appDataSchema.nullable().optional(),
-  defaultHostingCost: costField.optional(),
+  // A cleared number box sends null: cost 0, as the reference reads it.
+  defaultHostingCost: costField.nullable().optional(),
   defaultHostingPrecedence: precedenceField.optional(),
   serviceHostingCosts: mapOf(costField).nullable().optional(),
   serviceHostingPrecedences: mapOf(precedenceField).nullable().optional(),
@@ -102,7 +105,7 @@ function fieldsFrom(
     name: input.name,
     typeId: typeIdOf(input.type),
     isAdmin: input.isAdmin,
-    authPolicyId: input.authPolicyId || DEFAULT_AUTH_POLICY_ID,
+    authPolicyId: input.authPolicyId?.trim() ? input.authPolicyId : DEFAULT_AUTH_POLICY_ID,
     externalId: input.externalId ?? null,
     roleAttributes: input.roleAttributes ?? [],
     appData: input.appData ?? {},

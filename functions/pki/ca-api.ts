@@ -11,7 +11,9 @@ import { selfLinks } from '#shared/views/entity-ref.ts';
 
 // A CA certificate with a few intermediates at most.
 const certPemField = z.string().max(64 * 1024);
-const identityNameFormatField = z.string().min(1).max(255);
+// Empty is the default format (`settingsOf`, `patched`), as the reference fills it in: the admin console sends `""`
+// when the box is left empty.
+const identityNameFormatField = z.string().max(255);
 
 const createSchema = z.object({
   name: nameField,

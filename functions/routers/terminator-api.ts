@@ -3,6 +3,7 @@ import { getOrNotFound, sentFields, VIEW_CONCURRENCY } from '#shared/crud/crud-o
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import type { Deps } from '#shared/deps.ts';
 import { edgeRouters } from '#shared/entities/edge-router.ts';
+import { PRECEDENCES } from '#shared/entities/identity.ts';
 import { transitRouters } from '#shared/entities/router.ts';
 import { services } from '#shared/entities/service.ts';
 import { type Terminator, terminators } from '#shared/entities/terminator.ts';
@@ -13,14 +14,18 @@ import { listEntities } from '#shared/list/list-entities.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import type { BoolExpr } from '#shared/query/filter-ast.ts';
-import { costField, idField, precedenceField, tagsField } from '#shared/schemas/common-fields.ts';
+import { costField, idField, tagsField } from '#shared/schemas/common-fields.ts';
 import { nameLookup } from '#shared/views/name-lookup.ts';
 import { type TerminatorNames, terminatorView } from '#shared/views/terminator-view.ts';
 
 const addressField = z.string().min(1).max(4096);
 const mutableShape = {
   cost: costField.nullable().optional(),
-  precedence: precedenceField.nullable().optional(),
+  // Blank is the default precedence, as the reference takes it: the admin console's terminator form sends `""`.
+  precedence: z
+    .enum(['', ...PRECEDENCES])
+    .nullable()
+    .optional(),
   tags: tagsField.optional(),
 };
 const replaceSchema = z.object({
@@ -58,7 +63,7 @@ async function fieldsFrom(deps: Deps, input: TerminatorReplace, before?: Termina
     binding: input.binding,
     address: input.address,
     cost: input.cost ?? 0,
-    precedence: input.precedence ?? 'default',
+    precedence: input.precedence || 'default',
     tags: input.tags ?? {},
   };
 }

@@ -20,5 +20,7 @@ export const configs: EntityDefinition<Config> = {
   sortedBy: ['name'],
   // A config type with configs cannot be deleted.
   references: [{ field: 'configTypeId', collection: 'config-types', onTargetDelete: 'refuse' }],
-  filterable: { ...BASE_FILTERABLE, name: 'string', configTypeId: 'string' },
+  // The reference names the config type `type` in filters and sorts (what the admin console asks for when it lists
+  // the configs of one type); `configTypeId` is the field the API shows.
+  filterable: { ...BASE_FILTERABLE, name: 'string', configTypeId: 'string', type: { aliasOf: 'configTypeId' } },
 };

@@ -4,6 +4,7 @@ import { FilterError } from '../query/filter-error.ts';
 import type { FilterableFields } from '../query/filterable-fields.ts';
 import { parseFilter } from '../query/parse-filter.ts';
 import { parseSort } from '../query/parse-sort.ts';
+import { resolveAliases, resolveSortAliases } from '../query/resolve-aliases.ts';
 import { validateFilter, validateSort } from '../query/validate-filter.ts';
 
 export const DEFAULT_LIMIT = 10;
@@ -59,7 +60,8 @@ function invalidFilter(error: FilterError, parameter: string, text: string): Api
 
 /**
  * Reads `limit`, `offset`, `sort`, `filter` and (where the list takes them) `roleFilter`/`roleSemantic`, validating
- * the filter and sort against the type's filterable fields. Bad input is a 400 that points at the problem.
+ * the filter and sort against the type's filterable fields. Bad input is a 400 that points at the problem. The
+ * result names stored fields only: aliases (`FieldAlias`) are validated as written, then resolved.
  */
 export function parseListParams(
   query: Readonly<Record<string, readonly string[]>>,
@@ -100,8 +102,8 @@ export function parseListParams(
   return {
     limit: clampLimit(filter?.limit ?? limitParam),
     offset: clampOffset(filter?.skip ?? offsetParam),
-    where: filter?.where,
-    sort,
+    where: filter?.where && resolveAliases(filter.where, fields),
+    sort: resolveSortAliases(sort, fields),
     roleFilter: options.roleFilter ? roleFilterOf(query) : undefined,
   };
 }

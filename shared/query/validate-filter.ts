@@ -7,7 +7,7 @@ import { truncate } from './tokenize-filter.ts';
 /** What a literal compared with an operand must be; `scalar` for map entries, which take any scalar. */
 type ValueType = 'string' | 'number' | 'boolean' | 'datetime' | 'scalar';
 
-const SORTABLE: ReadonlySet<FieldType | 'mapEntry'> = new Set(['string', 'number', 'boolean', 'datetime']);
+const SORTABLE: ReadonlySet<FieldType | 'mapEntry' | undefined> = new Set(['string', 'number', 'boolean', 'datetime']);
 
 const VALUE_EXAMPLES: Readonly<Record<ValueType, string>> = {
   string: 'a string such as "x"',
@@ -42,9 +42,8 @@ export function validateSort(sort: readonly SortField[], fields: FilterableField
   for (const { field, position = 0 } of sort) {
     const type = resolveFieldType(fields, field);
     if (type === undefined || !SORTABLE.has(type)) {
-      const sortable = Object.entries(fields)
-        .filter(([, fieldType]) => SORTABLE.has(fieldType))
-        .map(([name]) => name)
+      const sortable = Object.keys(fields)
+        .filter((name) => SORTABLE.has(resolveFieldType(fields, name)))
         .sort();
       const problem =
         type === undefined ? `unknown field '${field}'` : `cannot sort by '${field}', ${describeType(type)}`;

@@ -147,13 +147,15 @@ export function roleAttributesOf<D extends BaseDocument>(def: EntityDefinition<D
 
 /**
  * What lists filter and sort on, and nothing else: the document's filterable fields (`def.filterable`; a dotted name
- * such as `tags.env` keeps its whole top-level field) and role attributes. Kept on the entity's id-order item, in step
- * with every write: a write outside the kit that changes one of these fields must update the record too.
+ * such as `tags.env` keeps its whole top-level field; an alias is resolved before filtering, so adds nothing) and role
+ * attributes. Kept on the entity's id-order item, in step with every write: a write outside the kit that changes one
+ * of these fields must update the record too.
  */
 export function filterRecordOf<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): Record<string, unknown> {
   const source = doc as unknown as Record<string, unknown>;
   const record: Record<string, unknown> = { id: doc.id };
-  const fields = [...Object.keys(def.filterable), ...(def.roleAttributesField ? [def.roleAttributesField] : [])];
+  const stored = Object.keys(def.filterable).filter((name) => typeof def.filterable[name] === 'string');
+  const fields = [...stored, ...(def.roleAttributesField ? [def.roleAttributesField] : [])];
   for (const name of fields) {
     const field = name.split('.')[0]!;
     if (Object.hasOwn(source, field)) record[field] = source[field];

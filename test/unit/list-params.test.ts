@@ -57,3 +57,52 @@ describe('parseListParams', () => {
     expect(parse({ roleFilter: ['#a'] }).roleFilter).toBeUndefined();
   });
 });
+
+describe('parseListParams with a field alias', () => {
+  const aliased = {
+    id: 'string',
+    configTypeId: 'string',
+    type: { aliasOf: 'configTypeId' },
+    roleAttributes: 'stringSet',
+  } as const;
+  const parseAliased = (query: Record<string, string[]>) => parseListParams(query, aliased);
+
+  it('validates the alias as the field it names and hands back that field', () => {
+    const params = parseAliased({ filter: ['type = "t1"'] });
+
+    expect(params.where).toMatchObject({ kind: 'equals', lhs: { kind: 'field', field: 'configTypeId' } });
+  });
+
+  it('resolves the alias inside and, or, not and every comparison', () => {
+    const params = parseAliased({
+      filter: ['(type in ["a", "b"] or type contains "x") and not type >= "m" and id != "i"'],
+    });
+
+    expect(JSON.stringify(params.where)).not.toContain('"field":"type"');
+    expect(JSON.stringify(params.where).match(/"field":"configTypeId"/g)).toHaveLength(3);
+    expect(JSON.stringify(params.where)).toContain('"field":"id"');
+  });
+
+  it('sorts by the aliased field, from the filter or the sort parameter', () => {
+    expect(parseAliased({ filter: ['true sort by type desc'] }).sort).toEqual([
+      expect.objectContaining({ field: 'configTypeId', direction: 'desc' }),
+    ]);
+    expect(parseAliased({ sort: ['type'] }).sort).toEqual([
+      expect.objectContaining({ field: 'configTypeId', direction: 'asc' }),
+    ]);
+  });
+
+  it('checks values against the aliased field type and names the alias in the error', () => {
+    const error = errorOf(() => parseAliased({ filter: ['type = 3'] }));
+
+    expect(error.code).toBe('INVALID_FILTER');
+    expect(String(error.apiCause?.reason)).toContain('type (a string)');
+  });
+
+  it('offers the alias among the fields to sort by', () => {
+    const error = errorOf(() => parseAliased({ sort: ['roleAttributes'] }));
+
+    expect(error.code).toBe('INVALID_SORT_IDENTIFIER');
+    expect(String(error.apiCause?.reason)).toContain('configTypeId, id, type');
+  });
+});
