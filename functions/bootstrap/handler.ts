@@ -3,7 +3,7 @@ import { ACMClient } from '@aws-sdk/client-acm';
 import { GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { bootstrap } from '#shared/bootstrap.ts';
-import { type Deps, defaultDeps } from '#shared/deps.ts';
+import { createDeps, type Deps } from '#shared/deps.ts';
 import { acmCertificateImporter } from '#shared/pki/acm-certificate-importer.ts';
 import { ensureImportedServerCertificate } from '#shared/pki/imported-server-certificate.ts';
 import { truststoreOf } from '#shared/pki/s3-truststore.ts';
@@ -56,6 +56,12 @@ async function importServerCertificate(deps: Deps): Promise<string | undefined> 
 }
 
 /**
+ * The bootstrap runs a few times a day at most, so each run reads the keys anew rather than keep them in a warm
+ * instance: a server key rotated in its secret is the one the next run issues and imports the certificate for.
+ */
+const freshDeps = (): Deps => createDeps();
+
+/**
  * Runs the idempotent bootstrap on every deploy (a CloudFormation custom resource behind the CDK Provider), and the
  * server certificate's renewal every day (an EventBridge schedule). The default admin's password comes from the
  * Secrets Manager secret the stack generates; it, like the server key, is never logged or returned.
@@ -63,7 +69,7 @@ async function importServerCertificate(deps: Deps): Promise<string | undefined> 
 export async function handler(event: CloudFormationCustomResourceEvent | RenewServerCertificateEvent) {
   if (!('RequestType' in event)) {
     if (event.renewServerCertificate !== true) throw new Error('the bootstrap does not know this event');
-    const certificateArn = await importServerCertificate(defaultDeps());
+    const certificateArn = await importServerCertificate(freshDeps());
     return { serverCertificateArn: certificateArn ?? null };
   }
   const physicalResourceId = 'controller-bootstrap';
@@ -71,7 +77,7 @@ export async function handler(event: CloudFormationCustomResourceEvent | RenewSe
   const secret = await secrets.send(new GetSecretValueCommand({ SecretId: required('ADMIN_PASSWORD_SECRET_ARN') }));
   if (!secret.SecretString) throw new Error('the admin password secret has no string value');
   await ensureServerKey(required('SERVER_KEY_SECRET_ARN'));
-  const deps = defaultDeps();
+  const deps = freshDeps();
   const result = await bootstrap(deps, {
     adminUsername: process.env.ADMIN_USERNAME || 'admin',
     adminPassword: secret.SecretString,

@@ -1,5 +1,5 @@
-import { randomUUID, X509Certificate } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createPublicKey, generateKeyPairSync, randomUUID, X509Certificate } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
@@ -170,6 +170,22 @@ describe("the bootstrap function's schedule event", () => {
     expect(second).toEqual(first);
     expect(acm.received).toHaveLength(1);
     expect(acm.received[0]?.tags).toEqual([{ Key: SERVER_CERTIFICATE_TAG_KEY, Value: 'ZitiController' }]);
+  });
+
+  it('imports a certificate for a rotated server key into the same ARN on its next run', async () => {
+    const { handler } = await import('#functions/bootstrap/handler.ts');
+    const before = await handler({ renewServerCertificate: true });
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    writeFileSync(join(keyDirectory, 'server.pem'), privateKey.export({ format: 'pem', type: 'pkcs8' }));
+
+    const after = await handler({ renewServerCertificate: true });
+
+    expect(after).toEqual(before);
+    const reimport = acm.received.at(-1);
+    expect(reimport?.certificateArn).toBe(before.serverCertificateArn);
+    expect(new X509Certificate(reimport?.certificatePem ?? '').publicKey.equals(createPublicKey(privateKey))).toBe(
+      true,
+    );
   });
 
   it('answers a CloudFormation delete without touching the certificate', async () => {
