@@ -73,6 +73,8 @@ export type DomainSettings = Pick<
 const HOST_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const ACM_CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/;
 const HOSTED_ZONE_ID = /^[A-Z0-9]{1,32}$/;
+/** X.509's upper bound on a common name (RFC 5280 `ub-common-name`). */
+const MAX_COMMON_NAME = 64;
 
 const isInZone = (name: string, zone: string) => name === zone || name.endsWith(`.${zone}`);
 
@@ -87,6 +89,9 @@ export function domainSettingsProblem(settings: DomainSettings): string | undefi
     if (value !== undefined && !HOST_NAME.test(value)) {
       return `${key} must be a lowercase host name such as ziti.example.com, got ${JSON.stringify(value)}`;
     }
+  }
+  if (domainName !== undefined && domainName.length > MAX_COMMON_NAME) {
+    return `domainName is the server certificate's common name, at most ${MAX_COMMON_NAME} characters (X.509)`;
   }
   if (mtlsOwnershipCertificateArn !== undefined && !ACM_CERTIFICATE_ARN.test(mtlsOwnershipCertificateArn)) {
     return `mtlsOwnershipCertificateArn must be an ACM certificate ARN, got ${JSON.stringify(mtlsOwnershipCertificateArn)}`;

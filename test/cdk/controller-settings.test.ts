@@ -148,6 +148,11 @@ describe('resolveControllerSettings', () => {
       ['a wildcard host name', { domainName: '*.example.com' }, /domainName must be a lowercase host name/],
       ['a single label', { domainName: 'ziti' }, /domainName must be a lowercase host name/],
       [
+        'a plain domain too long for a common name',
+        { domainName: `${'a'.repeat(60)}.example.com` },
+        /common name, at most 64 characters/,
+      ],
+      [
         'an ownership certificate that is not an ACM ARN',
         { domainName: DOMAIN, mtlsDomainName: MTLS, mtlsOwnershipCertificateArn: 'abc' },
         /mtlsOwnershipCertificateArn must be an ACM certificate ARN/,
