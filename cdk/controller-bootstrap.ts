@@ -1,9 +1,14 @@
-import { CustomResource, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { CustomResource, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Certificate, type ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
+import { SERVER_CERTIFICATE_TAG_KEY } from '#shared/pki/certificate-importer.ts';
 import { ControllerFunction, functionLogGroup } from './controller-function.ts';
 import { BOOTSTRAP_KEYS, type ControllerKeys } from './controller-keys.ts';
 import { FunctionRole } from './function-role.ts';
@@ -15,23 +20,36 @@ import { wildcardUnderArnFinding } from './wildcard-under-arn-finding.ts';
  */
 export const BOOTSTRAP_VERSION = '2';
 
+/** What the daily schedule sends the bootstrap function (`functions/bootstrap/handler.ts`). */
+export const RENEW_SERVER_CERTIFICATE_EVENT = { renewServerCertificate: true } as const;
+
 export interface ControllerBootstrapProps {
   readonly table: ITable;
   readonly adminUsername: string;
   /** The PKI keys: the bootstrap builds the network CA with the root and signing CA keys. */
   readonly keys: ControllerKeys;
+  /**
+   * The custom domain names (the plain domain first): the bootstrap issues the server certificate for them, imports it
+   * into ACM on every deploy and, on a daily schedule, renews and re-imports it when due. None: no certificate import.
+   */
+  readonly serverNames?: readonly string[];
 }
 
 /**
  * Seeds the table on deploy (the default admin identity and whatever else a new network needs) through a custom
  * resource whose handler is `functions/bootstrap/handler.ts`. The admin's password is generated into Secrets
- * Manager, never into the template.
+ * Manager, never into the template. With custom domains, it also imports the server certificate into ACM (answering
+ * its ARN, {@link serverCertificate}) and renews it every day.
  */
 export class ControllerBootstrap extends Construct {
   readonly adminPasswordSecret: Secret;
   /** The bootstrap function and its run on each deploy: what must come after it depends on `run`. */
   readonly function: ControllerFunction;
   readonly run: CustomResource;
+  /** The server certificate in ACM, as the run answers it; only with server names. */
+  readonly serverCertificate?: ICertificate;
+  /** The daily renewal of the server certificate; only with server names. */
+  readonly renewal?: Rule;
 
   constructor(scope: Construct, id: string, props: ControllerBootstrapProps) {
     super(scope, id);
@@ -49,6 +67,8 @@ export class ControllerBootstrap extends Construct {
         'table, so it is rotated by changing it through the API; a rotated secret would no longer match it.',
     });
 
+    const serverNames = props.serverNames ?? [];
+    const certificateTag = Stack.of(this).stackName;
     const handler = new ControllerFunction(this, 'Function', {
       source: 'bootstrap',
       description: 'Ziti controller: seeds the table on deploy',
@@ -58,7 +78,18 @@ export class ControllerBootstrap extends Construct {
         TABLE_NAME: props.table.tableName,
         ADMIN_USERNAME: props.adminUsername,
         ADMIN_PASSWORD_SECRET_ARN: this.adminPasswordSecret.secretArn,
+        ...(serverNames.length > 0
+          ? { SERVER_NAMES: serverNames.join(','), SERVER_CERTIFICATE_TAG: certificateTag }
+          : {}),
       },
+      ...(serverNames.length > 0
+        ? {
+            asynchronousWithoutDeadLetterQueue:
+              'Invoked asynchronously only by the daily certificate renewal, whose event carries nothing to replay: ' +
+              "a failed run is retried by Lambda, then by the next day's run, and the certificate is renewed 30 days " +
+              'before it expires. Every other invocation (the custom resource provider) is synchronous.',
+          }
+        : {}),
     });
     props.table.grantReadWriteData(handler);
     for (const [name, value] of Object.entries(props.keys.grantSigning(handler.role!, BOOTSTRAP_KEYS, true))) {
@@ -104,7 +135,67 @@ export class ControllerBootstrap extends Construct {
       resourceType: 'Custom::ControllerBootstrap',
       // A failing bootstrap should fail the deploy within minutes, not CloudFormation's default hour.
       serviceTimeout: Duration.minutes(5),
-      properties: { bootstrapVersion: BOOTSTRAP_VERSION, adminUsername: props.adminUsername },
+      properties: {
+        bootstrapVersion: BOOTSTRAP_VERSION,
+        adminUsername: props.adminUsername,
+        // A change of names must run the bootstrap, which issues and imports a certificate naming them.
+        ...(serverNames.length > 0 ? { serverNames: serverNames.join(',') } : {}),
+      },
+    });
+
+    if (serverNames.length > 0) {
+      this.grantCertificateImport(handler, certificateTag);
+      this.serverCertificate = Certificate.fromCertificateArn(
+        this,
+        'ServerCertificate',
+        this.run.getAttString('ServerCertificateArn'),
+      );
+      this.renewal = new Rule(this, 'RenewServerCertificate', {
+        description: 'Ziti controller: renews the server certificate when due and imports it into ACM (daily)',
+        schedule: Schedule.rate(Duration.days(1)),
+        targets: [new LambdaFunction(handler, { event: RuleTargetInput.fromObject(RENEW_SERVER_CERTIFICATE_EVENT) })],
+      });
+      Validations.of(this.renewal).acknowledge({
+        id: 'Serverless-EventBusDLQ',
+        reason:
+          'The daily renewal event carries nothing but the request to renew: an undelivered one needs no replay, ' +
+          "as the next day's event does the same, and the certificate is renewed 30 days before it expires.",
+      });
+    }
+  }
+
+  /**
+   * Lets the bootstrap import certificates into ACM tagged `ziti-controller=<stack name>` and re-import only into
+   * certificates carrying that tag. A new certificate's ARN is unknown until ACM answers the import, so the resource is
+   * every certificate of the account and region and the tag does the narrowing.
+   */
+  private grantCertificateImport(handler: ControllerFunction, tagValue: string): void {
+    const stack = Stack.of(this);
+    const certificates = `arn:${stack.partition}:acm:${stack.region}:${stack.account}:certificate/*`;
+    handler.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'ImportTaggedServerCertificate',
+        actions: ['acm:ImportCertificate', 'acm:AddTagsToCertificate'],
+        resources: [certificates],
+        conditions: {
+          StringEquals: { [`aws:RequestTag/${SERVER_CERTIFICATE_TAG_KEY}`]: tagValue },
+          'ForAllValues:StringEquals': { 'aws:TagKeys': [SERVER_CERTIFICATE_TAG_KEY] },
+        },
+      }),
+    );
+    handler.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'ReimportOwnServerCertificate',
+        actions: ['acm:ImportCertificate'],
+        resources: [certificates],
+        conditions: { StringEquals: { [`aws:ResourceTag/${SERVER_CERTIFICATE_TAG_KEY}`]: tagValue } },
+      }),
+    );
+    Validations.of(handler.role!).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:acm:<AWS::Region>:<AWS::AccountId>:certificate/*]`,
+      reason:
+        "A new certificate's ARN is unknown until ACM answers the import. The statements are narrowed by tag: a new " +
+        "import must be tagged with this stack's name, and a re-import only goes into a certificate carrying it.",
     });
   }
 }

@@ -32,6 +32,11 @@ export interface ControllerFunctionProps {
   readonly environment?: Readonly<Record<string, string>>;
   /** Defaults to two seconds past {@link REQUEST_DEADLINE}. */
   readonly timeout?: Duration;
+  /**
+   * Why the function needs no dead-letter queue although something also invokes it asynchronously (the bootstrap's
+   * daily schedule). Unset: it is invoked synchronously only, which is the reason given.
+   */
+  readonly asynchronousWithoutDeadLetterQueue?: string;
 }
 
 /**
@@ -47,8 +52,9 @@ export function functionLogGroup(scope: Construct, id: string): LogGroup {
  * runtime SDK update never changes behaviour), source maps, JSON logs in its own log group, X-Ray tracing, and a role
  * that may write that log group and send traces until granted more.
  *
- * Controller functions are only invoked synchronously (by API Gateway, or by the custom resource provider that waits
- * for the answer): the caller gets every error, so there is no asynchronous event for a dead-letter queue to keep.
+ * Controller functions are invoked synchronously (by API Gateway, or by the custom resource provider that waits for the
+ * answer): the caller gets every error, so there is no asynchronous event for a dead-letter queue to keep. A function
+ * also invoked asynchronously says why it needs none (`asynchronousWithoutDeadLetterQueue`).
  */
 export class ControllerFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: ControllerFunctionProps) {
@@ -98,8 +104,9 @@ export class ControllerFunction extends NodejsFunction {
     Validations.of(this).acknowledge({
       id: 'Serverless-LambdaDLQ',
       reason:
+        props.asynchronousWithoutDeadLetterQueue ??
         'Invoked synchronously only (API Gateway proxy integration, custom resource provider): the caller gets ' +
-        'every error and nothing is retried asynchronously, so a dead-letter queue would never receive an event.',
+          'every error and nothing is retried asynchronously, so a dead-letter queue would never receive an event.',
     });
   }
 }

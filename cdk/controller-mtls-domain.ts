@@ -1,18 +1,42 @@
-import { CfnOutput, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import { BasePathMapping, DomainName, EndpointType, type IRestApi, SecurityPolicy } from 'aws-cdk-lib/aws-apigateway';
-import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import {
+  BasePathMapping,
+  type CfnDomainName,
+  DomainName,
+  EndpointType,
+  type IRestApi,
+  SecurityPolicy,
+} from 'aws-cdk-lib/aws-apigateway';
+import { Certificate, CertificateValidation, type ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { ARecord, type IHostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
+import { ApiGatewayDomain } from 'aws-cdk-lib/aws-route53-targets';
 import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import { Construct, type IDependable } from 'constructs';
+import { domainTargetOutputs } from './controller-domain.ts';
 
 /** The truststore object's key in its bucket. */
 export const TRUSTSTORE_KEY = 'truststore.pem';
 
+/** The mTLS custom domain: its name, what it serves and how API Gateway knows the name is ours. */
+export interface MtlsDomainSettings {
+  readonly name: string;
+  /** The controller's server certificate in ACM (imported by the bootstrap), which the plain domain serves too. */
+  readonly certificate: ICertificate;
+  /**
+   * A public ACM certificate for the name, which API Gateway asks for to verify ownership of an mTLS domain serving an
+   * imported certificate (it is never presented). Unset: requested here, validated through `hostedZone`.
+   */
+  readonly ownershipCertificateArn?: string;
+  /** The Route 53 zone of the name: its alias record, and the ownership certificate's DNS validation. */
+  readonly hostedZone?: IHostedZone;
+}
+
 export interface ControllerMtlsDomainProps {
   readonly restApi: IRestApi;
-  /** The custom domain name that asks for client certificates, and its ACM certificate (same region). */
-  readonly domain?: { readonly name: string; readonly certificateArn: string };
+  /** The custom domain that asks for client certificates; none: the truststore is kept, no domain made. */
+  readonly domain?: MtlsDomainSettings;
   /** Publish the truststore: the bootstrap (the first one, before the domain exists) and the pki function. */
   readonly bootstrap: { readonly function: IFunction; readonly run: IDependable };
   readonly pkiFunction?: IFunction;
@@ -25,11 +49,15 @@ export interface ControllerMtlsDomainProps {
  * everything and adds a second domain, mapped to the same API, that requires a certificate the truststore vouches
  * for: the network's root and signing CA and every verified third-party CA. The truststore is an object in a
  * versioned bucket: the bootstrap publishes it before the domain is made, and the pki function publishes it again
- * (and points the domain at the new version) whenever a CA is verified or deleted.
+ * (and points the domain at the new version) whenever a CA is verified or deleted. The domain serves the controller's
+ * server certificate, as the plain domain does; since ACM holds it as an imported certificate, API Gateway also asks
+ * for a public ACM certificate of the name to prove ownership.
  */
 export class ControllerMtlsDomain extends Construct {
   readonly bucket: Bucket;
   readonly domainName?: DomainName;
+  /** The certificate that proves ownership of the name to API Gateway (imported by ARN, or requested here). */
+  readonly ownershipCertificate?: ICertificate;
 
   constructor(scope: Construct, id: string, props: ControllerMtlsDomainProps) {
     super(scope, id);
@@ -56,20 +84,32 @@ export class ControllerMtlsDomain extends Construct {
     this.grantPublish(props.bootstrap.function, environment);
 
     if (props.domain && domainName) {
+      this.ownershipCertificate = ownershipCertificateOf(this, props.domain);
       this.domainName = new DomainName(this, 'Domain', {
         domainName,
-        certificate: Certificate.fromCertificateArn(this, 'Certificate', props.domain.certificateArn),
+        certificate: props.domain.certificate,
         endpointType: EndpointType.REGIONAL,
         securityPolicy: SecurityPolicy.TLS_1_2,
         mtls: { bucket: this.bucket, key: TRUSTSTORE_KEY },
       });
+      // The L2 domain has no property for it (aws-cdk-lib 2.276).
+      (this.domainName.node.defaultChild as CfnDomainName).ownershipVerificationCertificateArn =
+        this.ownershipCertificate.certificateArn;
       // API Gateway reads the truststore when the domain is made: the bootstrap must have published it.
       this.domainName.node.addDependency(props.bootstrap.run);
-      new BasePathMapping(this, 'Mapping', { domainName: this.domainName, restApi: props.restApi });
-      new CfnOutput(this, 'MtlsDomainTarget', {
-        description: 'Regional target of the mTLS domain: point its DNS name here (CNAME or alias)',
-        value: this.domainName.domainNameAliasDomainName,
+      new BasePathMapping(this, 'Mapping', {
+        domainName: this.domainName,
+        restApi: props.restApi,
+        stage: props.restApi.deploymentStage,
       });
+      if (props.domain.hostedZone) {
+        new ARecord(this, 'Alias', {
+          zone: props.domain.hostedZone,
+          recordName: domainName,
+          target: RecordTarget.fromAlias(new ApiGatewayDomain(this.domainName)),
+        });
+      }
+      domainTargetOutputs(this, 'MtlsDomain', domainName, this.domainName);
     }
     if (props.pkiFunction) {
       this.grantPublish(props.pkiFunction, { ...environment, ...(domainName ? { MTLS_DOMAIN_NAME: domainName } : {}) });
@@ -99,4 +139,20 @@ export class ControllerMtlsDomain extends Construct {
     const target = fn as IFunction & { addEnvironment?: (key: string, value: string) => unknown };
     for (const [name, value] of Object.entries(environment)) target.addEnvironment?.(name, value);
   }
+}
+
+/** The ownership verification certificate: the one named, else a public one requested and validated through DNS. */
+function ownershipCertificateOf(scope: Construct, domain: MtlsDomainSettings): ICertificate {
+  if (domain.ownershipCertificateArn) {
+    return Certificate.fromCertificateArn(scope, 'OwnershipCertificate', domain.ownershipCertificateArn);
+  }
+  if (!domain.hostedZone) {
+    throw new Error(
+      `the mTLS domain ${domain.name} needs an ownership certificate ARN or a hosted zone to request one`,
+    );
+  }
+  return new Certificate(scope, 'OwnershipCertificate', {
+    domainName: domain.name,
+    validation: CertificateValidation.fromDns(domain.hostedZone),
+  });
 }

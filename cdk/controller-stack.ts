@@ -1,15 +1,22 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { HostedZone, type IHostedZone } from 'aws-cdk-lib/aws-route53';
 import type { Construct } from 'constructs';
 import { API_BASE_PATHS, type OperationGroup, type Route } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { ControllerApi } from './controller-api.ts';
 import { ControllerBootstrap } from './controller-bootstrap.ts';
+import { ControllerDomain } from './controller-domain.ts';
 import { ControllerFirewall } from './controller-firewall.ts';
 import { ControllerFunction } from './controller-function.ts';
 import { ControllerIntegrity } from './controller-integrity.ts';
 import { ControllerKeys, SECRET_GROUPS, SIGNING_GROUPS } from './controller-keys.ts';
 import { ControllerMtlsDomain } from './controller-mtls-domain.ts';
-import { type ApiLimits, type ControllerSettings, DEFAULT_API_LIMITS } from './controller-settings.ts';
+import {
+  type ApiLimits,
+  type ControllerSettings,
+  DEFAULT_API_LIMITS,
+  domainSettingsProblem,
+} from './controller-settings.ts';
 import { ControllerTable } from './controller-table.ts';
 import { functionIdOf, operationGroupsOf } from './operation-groups.ts';
 
@@ -24,7 +31,7 @@ export interface ControllerStackProps
 
 /**
  * The whole controller: one table, one function per operation group of the route table, one REST API behind a web
- * ACL.
+ * ACL, and with `domainName` (and `mtlsDomainName`) the custom domains serving the controller's server certificate.
  */
 export class ControllerStack extends Stack {
   readonly table: ControllerTable;
@@ -35,9 +42,13 @@ export class ControllerStack extends Stack {
   readonly keys: ControllerKeys;
   readonly integrity?: ControllerIntegrity;
   readonly mtls: ControllerMtlsDomain;
+  readonly domain?: ControllerDomain;
 
   constructor(scope: Construct, id: string, props: ControllerStackProps) {
     super(scope, id, props);
+    const problem = domainSettingsProblem(props);
+    if (problem) throw new Error(problem);
+    const { domainName, mtlsDomainName } = props;
 
     this.table = new ControllerTable(this, 'Table');
 
@@ -54,6 +65,8 @@ export class ControllerStack extends Stack {
           TABLE_NAME: this.table.tableName,
           API_SESSION_TIMEOUT_MINUTES: String(props.apiSessionTimeoutMinutes),
           JWKS_ALLOW_PRIVATE_IPS: String(props.jwksAllowPrivateAddresses === true),
+          // Links and enrollment JWT issuers name the custom domain, whichever host a request came through.
+          ...(domainName ? { PUBLIC_BASE_URL: `https://${domainName}` } : {}),
         },
       });
       // The whole table for every group: each one reads and touches the caller's API session, and entities, links
@@ -94,14 +107,40 @@ export class ControllerStack extends Stack {
       table: this.table,
       adminUsername: props.adminUsername,
       keys: this.keys,
+      serverNames: [domainName, mtlsDomainName].filter((name) => name !== undefined),
     });
 
+    const hostedZone: IHostedZone | undefined =
+      props.hostedZoneId && props.hostedZoneName
+        ? HostedZone.fromHostedZoneAttributes(this, 'HostedZone', {
+            hostedZoneId: props.hostedZoneId,
+            zoneName: props.hostedZoneName,
+          })
+        : undefined;
+    const serverCertificate = this.bootstrap.serverCertificate;
+    if (domainName && serverCertificate) {
+      this.domain = new ControllerDomain(this, 'Domain', {
+        restApi: this.api.restApi,
+        domainName,
+        certificate: serverCertificate,
+        ...(hostedZone ? { hostedZone } : {}),
+      });
+    }
     this.mtls = new ControllerMtlsDomain(this, 'Mtls', {
       restApi: this.api.restApi,
       bootstrap: this.bootstrap,
       ...(functions.get('pki') ? { pkiFunction: functions.get('pki')! } : {}),
-      ...(props.mtlsDomainName && props.mtlsCertificateArn
-        ? { domain: { name: props.mtlsDomainName, certificateArn: props.mtlsCertificateArn } }
+      ...(mtlsDomainName && serverCertificate
+        ? {
+            domain: {
+              name: mtlsDomainName,
+              certificate: serverCertificate,
+              ...(props.mtlsOwnershipCertificateArn
+                ? { ownershipCertificateArn: props.mtlsOwnershipCertificateArn }
+                : {}),
+              ...(hostedZone ? { hostedZone } : {}),
+            },
+          }
         : {}),
     });
 

@@ -1,12 +1,21 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { ACMClient } from '@aws-sdk/client-acm';
 import { GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { bootstrap } from '#shared/bootstrap.ts';
-import { defaultDeps } from '#shared/deps.ts';
+import { createDeps, type Deps } from '#shared/deps.ts';
+import { acmCertificateImporter } from '#shared/pki/acm-certificate-importer.ts';
+import { ensureImportedServerCertificate } from '#shared/pki/imported-server-certificate.ts';
 import { truststoreOf } from '#shared/pki/s3-truststore.ts';
 import { truststoreBundle } from '#shared/pki/trusted-cas.ts';
 
 const secrets = new SecretsManagerClient({});
+const acm = new ACMClient({});
+
+/** What the daily schedule sends: renew the server certificate if it is due, and import it again if it changed. */
+export interface RenewServerCertificateEvent {
+  readonly renewServerCertificate: true;
+}
 
 function required(name: string): string {
   const value = process.env[name];
@@ -32,16 +41,43 @@ async function ensureServerKey(secretArn: string): Promise<void> {
 }
 
 /**
- * Runs the idempotent bootstrap on every deploy (a CloudFormation custom resource behind the CDK Provider). The
- * default admin's password comes from the Secrets Manager secret the stack generates; it is never logged.
+ * The server certificate for the custom domains (`SERVER_NAMES`, the plain domain first), imported into ACM when it
+ * changed; answers its ARN, or undefined when the stack has no custom domain. The certificate outlives the stack, as
+ * the table that remembers its ARN does.
  */
-export async function handler(event: CloudFormationCustomResourceEvent) {
+async function importServerCertificate(deps: Deps): Promise<string | undefined> {
+  const names = (process.env.SERVER_NAMES ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  if (names.length === 0) return undefined;
+  const importer = acmCertificateImporter(acm, required('SERVER_CERTIFICATE_TAG'));
+  return (await ensureImportedServerCertificate(deps, names, importer)).certificateArn;
+}
+
+/**
+ * The bootstrap runs a few times a day at most, so each run reads the keys anew rather than keep them in a warm
+ * instance: a server key rotated in its secret is the one the next run issues and imports the certificate for.
+ */
+const freshDeps = (): Deps => createDeps();
+
+/**
+ * Runs the idempotent bootstrap on every deploy (a CloudFormation custom resource behind the CDK Provider), and the
+ * server certificate's renewal every day (an EventBridge schedule). The default admin's password comes from the
+ * Secrets Manager secret the stack generates; it, like the server key, is never logged or returned.
+ */
+export async function handler(event: CloudFormationCustomResourceEvent | RenewServerCertificateEvent) {
+  if (!('RequestType' in event)) {
+    if (event.renewServerCertificate !== true) throw new Error('the bootstrap does not know this event');
+    const certificateArn = await importServerCertificate(freshDeps());
+    return { serverCertificateArn: certificateArn ?? null };
+  }
   const physicalResourceId = 'controller-bootstrap';
   if (event.RequestType === 'Delete') return { PhysicalResourceId: physicalResourceId };
   const secret = await secrets.send(new GetSecretValueCommand({ SecretId: required('ADMIN_PASSWORD_SECRET_ARN') }));
   if (!secret.SecretString) throw new Error('the admin password secret has no string value');
   await ensureServerKey(required('SERVER_KEY_SECRET_ARN'));
-  const deps = defaultDeps();
+  const deps = freshDeps();
   const result = await bootstrap(deps, {
     adminUsername: process.env.ADMIN_USERNAME || 'admin',
     adminPassword: secret.SecretString,
@@ -49,6 +85,14 @@ export async function handler(event: CloudFormationCustomResourceEvent) {
   // The mTLS domain is created after this resource, from the truststore published here.
   const truststore = deps.config.truststore;
   if (truststore) await truststoreOf(truststore, deps.config.region).publish(await truststoreBundle(deps));
-  deps.logger.info('bootstrap finished', { adminCreated: result.adminCreated });
-  return { PhysicalResourceId: physicalResourceId, Data: { adminCreated: String(result.adminCreated) } };
+  // The custom domains are created after this resource, with the certificate answered here.
+  const serverCertificateArn = await importServerCertificate(deps);
+  deps.logger.info('bootstrap finished', { adminCreated: result.adminCreated, serverCertificateArn });
+  return {
+    PhysicalResourceId: physicalResourceId,
+    Data: {
+      adminCreated: String(result.adminCreated),
+      ...(serverCertificateArn ? { ServerCertificateArn: serverCertificateArn } : {}),
+    },
+  };
 }

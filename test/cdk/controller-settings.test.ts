@@ -76,4 +76,101 @@ describe('resolveControllerSettings', () => {
       /adminUsername/,
     );
   });
+
+  describe('custom domains', () => {
+    const DOMAIN = 'ziti.example.com';
+    const MTLS = 'ziti-mtls.example.com';
+    const OWNERSHIP = 'arn:aws:acm:eu-west-1:123456789012:certificate/0b1c2d3e-4f50';
+    const ZONE = { hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' };
+    const fromContext = (values: Record<string, unknown>) => (key: string) => values[key];
+
+    it('has none by default', () => {
+      const settings = resolveControllerSettings(noContext, {});
+      for (const key of ['domainName', 'mtlsDomainName', 'mtlsOwnershipCertificateArn', 'hostedZoneId'] as const) {
+        expect(settings[key], key).toBeUndefined();
+      }
+    });
+
+    it.each<[string, Record<string, unknown>]>([
+      ['the plain domain alone', { domainName: DOMAIN }],
+      ['the plain domain in a hosted zone', { domainName: DOMAIN, ...ZONE }],
+      [
+        'both domains with an ownership certificate',
+        { domainName: DOMAIN, mtlsDomainName: MTLS, mtlsOwnershipCertificateArn: OWNERSHIP },
+      ],
+      ['both domains in a hosted zone', { domainName: DOMAIN, mtlsDomainName: MTLS, ...ZONE }],
+      [
+        'both domains in a hosted zone with an ownership certificate',
+        { domainName: DOMAIN, mtlsDomainName: MTLS, mtlsOwnershipCertificateArn: OWNERSHIP, ...ZONE },
+      ],
+    ])('takes %s from CDK context', (_, values) => {
+      expect(resolveControllerSettings(fromContext(values), {})).toMatchObject(values);
+    });
+
+    it("reads the ZITI_* environment, lowercases host names and drops a zone name's trailing dot", () => {
+      const env = {
+        ZITI_DOMAIN_NAME: 'Ziti.Example.com',
+        ZITI_MTLS_DOMAIN_NAME: MTLS,
+        ZITI_MTLS_OWNERSHIP_CERTIFICATE_ARN: OWNERSHIP,
+        ZITI_HOSTED_ZONE_ID: ZONE.hostedZoneId,
+        ZITI_HOSTED_ZONE_NAME: 'example.com.',
+      };
+      expect(resolveControllerSettings(noContext, env)).toMatchObject({
+        domainName: DOMAIN,
+        mtlsDomainName: MTLS,
+        mtlsOwnershipCertificateArn: OWNERSHIP,
+        ...ZONE,
+      });
+    });
+
+    it.each<[string, Record<string, unknown>, RegExp]>([
+      ['an mTLS domain without the plain one', { mtlsDomainName: MTLS, ...ZONE }, /mtlsDomainName needs domainName/],
+      [
+        'an mTLS domain without an ownership certificate or a hosted zone',
+        { domainName: DOMAIN, mtlsDomainName: MTLS },
+        /mtlsDomainName needs mtlsOwnershipCertificateArn .* or hostedZoneId and hostedZoneName/,
+      ],
+      ['one name for both domains', { domainName: DOMAIN, mtlsDomainName: DOMAIN, ...ZONE }, /must differ/],
+      [
+        'an ownership certificate without an mTLS domain',
+        { domainName: DOMAIN, mtlsOwnershipCertificateArn: OWNERSHIP },
+        /only for mtlsDomainName/,
+      ],
+      ['a hosted zone id without its name', { domainName: DOMAIN, hostedZoneId: ZONE.hostedZoneId }, /go together/],
+      ['a hosted zone without a domain', { ...ZONE }, /for domainName/],
+      ['a domain outside the hosted zone', { domainName: 'ziti.example.org', ...ZONE }, /not in the hosted zone/],
+      [
+        'an mTLS domain outside the hosted zone',
+        { domainName: DOMAIN, mtlsDomainName: 'mtls.example.org', ...ZONE },
+        /mtlsDomainName mtls.example.org is not in the hosted zone/,
+      ],
+      ['a URL for a host name', { domainName: 'https://ziti.example.com' }, /domainName must be a lowercase host name/],
+      ['a wildcard host name', { domainName: '*.example.com' }, /domainName must be a lowercase host name/],
+      ['a single label', { domainName: 'ziti' }, /domainName must be a lowercase host name/],
+      [
+        'a plain domain too long for a common name',
+        { domainName: `${'a'.repeat(60)}.example.com` },
+        /common name, at most 64 characters/,
+      ],
+      [
+        'an ownership certificate that is not an ACM ARN',
+        { domainName: DOMAIN, mtlsDomainName: MTLS, mtlsOwnershipCertificateArn: 'abc' },
+        /mtlsOwnershipCertificateArn must be an ACM certificate ARN/,
+      ],
+      [
+        'a malformed hosted zone id',
+        { domainName: DOMAIN, hostedZoneId: 'z-1', hostedZoneName: 'example.com' },
+        /hostedZoneId/,
+      ],
+      ['a domain name that is not a string', { domainName: 42 }, /domainName must be a string/],
+    ])('refuses %s at synth', (_, values, error) => {
+      expect(() => resolveControllerSettings(fromContext(values), {})).toThrow(error);
+    });
+
+    it('refuses the replaced mtlsCertificateArn, from context or the environment, saying what to set instead', () => {
+      const message = /mtlsCertificateArn is no longer read.*mtlsOwnershipCertificateArn/;
+      expect(() => resolveControllerSettings(fromContext({ mtlsCertificateArn: OWNERSHIP }), {})).toThrow(message);
+      expect(() => resolveControllerSettings(noContext, { ZITI_MTLS_CERTIFICATE_ARN: OWNERSHIP })).toThrow(message);
+    });
+  });
 });

@@ -17,13 +17,34 @@ describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
     ).toEqual([]);
   });
 
-  it('finds nothing either with the mTLS custom domain configured', () => {
+  it.each([
+    [
+      'both custom domains in a Route 53 zone (alias records, a requested ownership certificate)',
+      { hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' },
+    ],
+    [
+      'both custom domains with an ownership certificate given and DNS kept elsewhere',
+      { mtlsOwnershipCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' },
+    ],
+  ])('finds nothing either with %s', (_, settings) => {
     const findings = unacknowledgedNagFindings((app) => {
-      new ControllerStack(app, 'NagMtlsController', {
+      new ControllerStack(app, 'NagDomainsController', {
         adminUsername: 'admin',
         apiSessionTimeoutMinutes: 30,
-        mtlsDomainName: 'mtls.ziti.example.com',
-        mtlsCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc',
+        domainName: 'ziti.example.com',
+        mtlsDomainName: 'ziti-mtls.example.com',
+        ...settings,
+      });
+    });
+    expect(findings).toEqual([]);
+  });
+
+  it('finds nothing either with the plain custom domain alone', () => {
+    const findings = unacknowledgedNagFindings((app) => {
+      new ControllerStack(app, 'NagDomainController', {
+        adminUsername: 'admin',
+        apiSessionTimeoutMinutes: 30,
+        domainName: 'ziti.example.com',
       });
     });
     expect(findings).toEqual([]);
