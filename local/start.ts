@@ -19,6 +19,8 @@ async function main(): Promise<void> {
   const port = Number(process.env.CONTROLLER_PORT || 1280);
   // A second listener that requires client certificates, as AWS's mTLS domain does beside the plain one.
   const mtlsPort = process.env.CONTROLLER_MTLS_PORT ? Number(process.env.CONTROLLER_MTLS_PORT) : undefined;
+  // And the SDKs' front door: the plain address one-time-token JWTs name, whose /version sends SDKs to the mTLS one.
+  const sdkPort = mtlsPort ? Number(process.env.CONTROLLER_SDK_PORT || mtlsPort + 1) : undefined;
   const host = process.env.CONTROLLER_HOST || '127.0.0.1';
   const adminUsername = process.env.CONTROLLER_ADMIN_USERNAME || 'admin';
   const configuredPassword = process.env.CONTROLLER_ADMIN_PASSWORD;
@@ -41,6 +43,7 @@ async function main(): Promise<void> {
         ? { kind: 'files' as const, directory: resolve(dataDir, 'pki') }
         : loaded.secretKey,
     mtlsBaseUrl: mtlsPort ? (loaded.mtlsBaseUrl ?? `https://localhost:${mtlsPort}`) : loaded.mtlsBaseUrl,
+    sdkBaseUrl: sdkPort ? (loaded.sdkBaseUrl ?? `https://localhost:${sdkPort}`) : loaded.sdkBaseUrl,
     // Snapshots are JSON Lines exports beside the table.
     snapshots: process.env.SNAPSHOT_DIR
       ? loaded.snapshots
@@ -49,6 +52,7 @@ async function main(): Promise<void> {
   // Integrity runs execute the deployed state machine's definition in this process; a CA verified or deleted
   // republishes the truststore, which locally is the mTLS listener's CA bundle.
   let mtlsServer: LocalServer | undefined;
+  let sdkServer: LocalServer | undefined;
   const deps: Deps = {
     ...createDeps(config),
     stateMachine: localStateMachine(() => deps),
@@ -74,6 +78,7 @@ async function main(): Promise<void> {
       clientCertificates: 'required',
       trustedCaPem: await truststoreBundle(deps),
     });
+    sdkServer = await startLocalServer({ deps, tls, port: sdkPort!, host, clientCertificates: 'none' });
   }
 
   const origin = `https://localhost:${server.port}`;
@@ -84,7 +89,10 @@ async function main(): Promise<void> {
     `  client API      ${origin}/edge/client/v1`,
     `  version         ${origin}/version`,
     ...(mtlsServer
-      ? [`  mTLS (client certificates required, as AWS's mTLS domain)  https://localhost:${mtlsServer.port}`]
+      ? [
+          `  mTLS            https://localhost:${mtlsServer.port}  (client certificates required, as AWS's mTLS domain)`,
+          `  SDK front door  https://localhost:${sdkServer?.port}  (one-time-token JWTs name it; sends SDKs to mTLS)`,
+        ]
       : []),
     `  data directory  ${dataDir}  (DynamoDB: ${config.dynamoDbEndpoint}, PKI keys: ${config.pkiKeys.kind})`,
     `  TLS             a certificate for ${names.join(', ')} from the network CA; trust the network with:`,
@@ -112,6 +120,7 @@ async function main(): Promise<void> {
   const shutdown = async () => {
     await server.close();
     await mtlsServer?.close();
+    await sdkServer?.close();
     await dynamo?.stop();
     process.exit(0);
   };

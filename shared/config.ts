@@ -83,6 +83,11 @@ export interface ControllerConfig {
    * (`ziti-ctrl-address`), and certificate enrollments' JWTs name it.
    */
   readonly mtlsBaseUrl: string | undefined;
+  /**
+   * The SDKs' front door, when there is an mTLS address: the plain address identity enrollment JWTs name. It serves
+   * enrollment like the plain one, but its `GET /version` sends SDKs on to the mTLS address (`sdk-front-door.ts`).
+   */
+  readonly sdkBaseUrl: string | undefined;
   readonly pkiKeys: PkiKeyConfig;
   readonly secretKey: SecretKeyConfig;
   /** The issuer named in TOTP provisioning URLs (the reference's `edge.totp.hostname`). */
@@ -152,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     apiSessionTimeoutMinutes: positiveInteger('API_SESSION_TIMEOUT_MINUTES', env.API_SESSION_TIMEOUT_MINUTES, 30, 1),
     publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
     mtlsBaseUrl: env.MTLS_BASE_URL ? new URL(env.MTLS_BASE_URL).origin : undefined,
+    sdkBaseUrl: env.SDK_BASE_URL ? new URL(env.SDK_BASE_URL).origin : undefined,
     pkiKeys: pkiKeysOf(env),
     secretKey: secretKeyOf(env),
     totpIssuer: env.TOTP_ISSUER || 'openziti.io',

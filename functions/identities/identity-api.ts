@@ -149,7 +149,7 @@ async function enrollmentsFor(
   }
   const docs = await Promise.all(
     unsigned.map((doc) =>
-      withEnrollmentJwt(context.deps.signers.server, context.request.baseUrl, doc, context.deps.config.mtlsBaseUrl),
+      withEnrollmentJwt(context.deps.signers.server, context.request.baseUrl, doc, context.deps.config),
     ),
   );
   for (const doc of docs) {

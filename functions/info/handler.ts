@@ -1,6 +1,9 @@
+import { ApiError } from '#shared/http/api-error.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { ok } from '#shared/http/envelope.ts';
+import { clientCertificateMissing } from '#shared/http/mtls-address.ts';
 import type { Operation, OperationMap } from '#shared/http/operation.ts';
+import { atSdkFrontDoor } from '#shared/http/sdk-front-door.ts';
 import {
   createControllerSetting,
   deleteControllerSetting,
@@ -14,7 +17,14 @@ import { listControllers } from './controllers.ts';
 import { detailSpec, detailSpecBody, listSpecs } from './specs.ts';
 import { ENUMERATED_CAPABILITIES, versionInfo } from './version-info.ts';
 
-const version: Operation = async (request, deps) => ok(versionInfo(deps, request.baseUrl));
+/**
+ * `GET /version` (and `/`): the version document, except at the SDKs' front door, where it sends the SDK on to the
+ * mTLS address (421 with `ziti-ctrl-address`; `sdk-front-door.ts` says why).
+ */
+const version: Operation = async (request, deps) => {
+  if (atSdkFrontDoor(deps, request)) throw clientCertificateMissing(deps, new ApiError('MISDIRECTED_REQUEST'));
+  return ok(versionInfo(deps, request.baseUrl));
+};
 
 export const operations: OperationMap = {
   listRoot: version,

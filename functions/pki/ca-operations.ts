@@ -74,7 +74,7 @@ const getCaJwt: Operation = async (request, deps) => {
   let jwt = caJwts.get(key);
   if (!jwt) {
     if (caJwts.size >= MAX_CACHED_CA_JWTS) caJwts.delete(caJwts.keys().next().value!);
-    jwt = signCaJwt(deps.signers.server, issuerBaseUrl('ca', request.baseUrl, deps.config.mtlsBaseUrl), ca.id);
+    jwt = signCaJwt(deps.signers.server, issuerBaseUrl('ca', request.baseUrl, deps.config), ca.id);
     jwt.catch(() => caJwts.delete(key));
     caJwts.set(key, jwt);
   }

@@ -69,7 +69,7 @@ export async function newEnrollment(
       caId: input.method === 'ottca' ? (input.caId ?? null) : null,
       username: input.method === 'updb' ? (input.username ?? null) : null,
     },
-    deps.config.mtlsBaseUrl,
+    deps.config,
   );
   return { doc, ops: doc.username ? [usernameFreeOp(deps, doc.username, 'username')] : [] };
 }
@@ -115,7 +115,7 @@ const refreshEnrollment: Operation = documented(
           expiresAt: futureExpiry(deps, expiresAt),
           updatedAt: now,
         },
-        deps.config.mtlsBaseUrl,
+        deps.config,
       );
       await deps.store.transact(deps.store.replaceOps(enrollments, stored, next));
     });

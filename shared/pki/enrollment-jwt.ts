@@ -86,25 +86,40 @@ export function signCaJwt(signer: Signer, baseUrl: string, caId: string): Promis
   return signJwt(signer, { em: 'ca', iss: issuer, sub: caId, aud: ['openziti-enroller'], jti: caId });
 }
 
+/** The addresses besides the one a request came in at (`ControllerConfig`): AWS's mTLS domain and SDK front door. */
+export interface ControllerAddresses {
+  readonly mtlsBaseUrl: string | undefined;
+  readonly sdkBaseUrl: string | undefined;
+}
+
 /**
- * The base URL a JWT names as `iss`, where the client enrolls. An enrollment that proves itself with a certificate
- * the client already holds (ottca, CA auto-enrollment) goes straight to the address that asks for client
- * certificates when there is one (the mTLS domain on AWS): the plain one never sees the certificate.
+ * The base URL a JWT names as `iss`, where the client enrolls and, after, keeps calling. An enrollment that proves
+ * itself with a certificate the client already holds (ottca, CA auto-enrollment) goes straight to the address that
+ * asks for client certificates (the mTLS domain on AWS): the plain one never sees the certificate. A one-time-token
+ * enrollment goes to the SDKs' front door, which serves the enrollment and then sends the enrolled SDK on to the
+ * mTLS address (`sdk-front-door.ts`). Without those addresses (one local listener), the address asked at.
  */
-export function issuerBaseUrl(method: EnrollmentJwtMethod, baseUrl: string, mtlsBaseUrl: string | undefined): string {
-  return (method === 'ottca' || method === 'ca') && mtlsBaseUrl ? mtlsBaseUrl : baseUrl;
+export function issuerBaseUrl(method: EnrollmentJwtMethod, baseUrl: string, addresses: ControllerAddresses): string {
+  if ((method === 'ottca' || method === 'ca') && addresses.mtlsBaseUrl) return addresses.mtlsBaseUrl;
+  if (method === 'ott' && addresses.mtlsBaseUrl && addresses.sdkBaseUrl) return addresses.sdkBaseUrl;
+  return baseUrl;
 }
 
 /** An identity enrollment with its JWT, signed once when the enrollment is made and stored with it. */
 export async function withEnrollmentJwt<
   E extends { identityId: string; method: 'ott' | 'ottca' | 'updb'; token: string; expiresAt: string },
->(signer: Signer, baseUrl: string, enrollment: E, mtlsBaseUrl?: string): Promise<E & { jwt: string }> {
+>(
+  signer: Signer,
+  baseUrl: string,
+  enrollment: E,
+  addresses: ControllerAddresses = { mtlsBaseUrl: undefined, sdkBaseUrl: undefined },
+): Promise<E & { jwt: string }> {
   const jwt = await signEnrollmentJwt(signer, {
     method: enrollment.method,
     subject: enrollment.identityId,
     token: enrollment.token,
     expiresAt: enrollment.expiresAt,
-    baseUrl: issuerBaseUrl(enrollment.method, baseUrl, mtlsBaseUrl),
+    baseUrl: issuerBaseUrl(enrollment.method, baseUrl, addresses),
   });
   return { ...enrollment, jwt };
 }

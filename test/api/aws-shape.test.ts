@@ -12,11 +12,14 @@ import {
 
 /**
  * AWS's shape, locally: API Gateway's mutual TLS is all or nothing per domain, so the controller has a plain domain
- * (no client certificate ever asked for) and an mTLS domain (a certificate chaining to the truststore, or no
- * connection). A device enrolls at the JWT's address (the plain one) and must then log in where its certificate is
- * seen. The controller leads it there the way the C SDK follows: a `ziti-ctrl-address` response header (`ziti_ctrl.c`
- * `ctrl_default_cb` switches the controller URL for every later request) on a 421 whose code the SDK does not take for
- * "authentication failed", so it retries the login (`legacy_auth.c` `login_cb`) — at the new address.
+ * (no client certificate ever asked for), an mTLS domain (a certificate chaining to the truststore, or no
+ * connection), and the SDKs' front door: a plain domain that one-time-token JWTs name, serving enrollment, whose
+ * `GET /version` sends SDKs on to the mTLS domain. The client below behaves as the C SDK 1.18.2 does (read from its
+ * source, and seen running `ziti-prox-c` against this shape): its controller client follows `ziti-ctrl-address` on
+ * any answer (`ziti_ctrl.c` `ctrl_default_cb`); its login runs on a client of its own, made from the controller
+ * address when the first `/version` answer arrives, before that answer's header is applied (`ziti.c`
+ * `version_pre_auth_cb`, `legacy_auth.c`), which ignores the header and gives up on an "authentication failed" code;
+ * a failed `/version` is asked again (five seconds later).
  */
 
 const C = '/edge/client/v1';
@@ -63,38 +66,43 @@ function handshake(origin: string, credentials?: { key: string; cert: string }):
   });
 }
 
-/**
- * The SDK's controller client: one current address, replaced whenever a response names another in
- * `ziti-ctrl-address`; the rootCa it trusts (from cacerts); its certificate, presented wherever TLS asks for one.
- */
+/** The C SDK's controller and login clients, as described at the top. */
 function sdkClient(startUrl: string, credentials: { key: string; cert: string }) {
-  let address = startUrl;
+  let controllerUrl = startUrl;
+  let loginUrl: string | undefined;
   const followed: string[] = [];
-  const send = async (method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse> => {
-    const response = await httpsCall(address, controller.rootCertPem, method, path, { ...options, cert: credentials });
+  const call = (url: string, method: string, path: string, options: RequestOptions = {}) =>
+    httpsCall(url, controller.rootCertPem, method, path, { ...options, cert: credentials });
+  /** A call of the controller client: it follows `ziti-ctrl-address` after the answer's callback. */
+  const send = async (method: string, path: string, options: RequestOptions = {}) => {
+    const response = await call(controllerUrl, method, path, options);
     const next = response.headers['ziti-ctrl-address'];
-    if (typeof next === 'string' && next !== address) {
+    if (typeof next === 'string' && next !== controllerUrl) {
       followed.push(next);
-      address = next;
+      controllerUrl = next;
     }
     return response;
   };
   return {
     send,
     followed,
-    address: () => address,
-    /** A login as the SDK's legacy auth does it: retried (with backoff) unless the answer means bad credentials. */
+    controllerUrl: () => controllerUrl,
+    /** `/version` until it answers (the login client is made from the address it answered at), then the login. */
     async login(): Promise<HttpResponse> {
+      for (let attempt = 1; !loginUrl && attempt <= 3; attempt++) {
+        const asked = controllerUrl;
+        if ((await send('GET', '/version')).status === 200) loginUrl = asked;
+      }
+      const gaveUp = ['INVALID_AUTH', 'UNAUTHORIZED', 'REQUIRES_CERT_AUTH', 'INVALID_AUTHENTICATION'];
       for (let attempt = 1; ; attempt++) {
-        const response = await send('POST', `${C}/authenticate?method=cert`, { body: {} });
-        const gaveUp = ['INVALID_AUTH', 'UNAUTHORIZED', 'REQUIRES_CERT_AUTH', 'INVALID_AUTHENTICATION'];
+        const response = await call(loginUrl!, 'POST', `${C}/authenticate?method=cert`, { body: {} });
         if (response.status === 200 || gaveUp.includes(response.body?.error?.code) || attempt === 3) return response;
       }
     },
   };
 }
 
-describe("AWS's two ways in, emulated by two listeners", () => {
+describe("AWS's three ways in, emulated by three listeners", () => {
   it('refuses TLS without a certificate of the truststore on the mTLS listener, and never asks on the plain one', async () => {
     const stranger = await issue(await makeCa('nobody we know'), 'stranger');
     const device = await created('/identities', {
@@ -119,7 +127,7 @@ describe("AWS's two ways in, emulated by two listeners", () => {
     expect(plain.headers['ziti-ctrl-address']).toBe(controller.mtls!.origin);
   });
 
-  it('takes a device from its JWT through enrollment (plain) to a certificate login, services and a Dial session (mTLS)', async () => {
+  it('takes a device from its JWT through enrollment (front door) to a certificate login, services and a Dial session (mTLS)', async () => {
     const service = await created('/services', { name: 'shape-service', roleAttributes: ['shape'] });
     const device = await created('/identities', {
       name: 'shape-device',
@@ -150,43 +158,46 @@ describe("AWS's two ways in, emulated by two listeners", () => {
     });
     const jwt = (await manage('GET', `/identities/${device}`)).body.data.enrollment.ott.jwt as string;
     const claims = decodeJwt(jwt);
-    expect(String(claims.iss)).toBe(controller.origin);
+    expect(String(claims.iss)).toBe(controller.sdk!.origin);
 
+    // Enrollment at the JWT's address: the front door serves it like any plain address.
+    const door = (method: string, path: string, options: RequestOptions = {}) =>
+      httpsCall(String(claims.iss), controller.rootCertPem, method, path, options);
+    expect((await door('GET', `${C}/.well-known/est/cacerts`)).status).toBe(200);
     const { csr, key } = await csrFor('shape-device');
-    const enrolled = await httpsCall(
-      controller.origin,
-      controller.rootCertPem,
-      'POST',
-      `${C}/enroll?method=ott&token=${claims.jti}`,
-      {
-        rawBody: csr,
-        headers: { 'content-type': 'application/x-pem-file' },
-      },
-    );
+    const enrolled = await door('POST', `${C}/enroll?method=ott&token=${claims.jti}`, {
+      rawBody: csr,
+      headers: { 'content-type': 'application/x-pem-file' },
+    });
     expect(enrolled.status, enrolled.text).toBe(200);
 
+    // The SDK loaded from the identity file it wrote (controller = the JWT's iss) finds its way to the mTLS address.
     const sdk = sdkClient(String(claims.iss), { key, cert: leafOf(enrolled.body.data.cert) });
-    expect((await sdk.send('GET', `${C}/version`)).status).toBe(200);
     const login = await sdk.login();
     expect(login.status, login.text).toBe(200);
     expect(sdk.followed).toEqual([controller.mtls!.origin]);
-    expect(sdk.address()).toBe(controller.mtls!.origin);
 
     const token = login.body.data.token as string;
     const services = await sdk.send('GET', `${C}/services`, { token });
     expect(services.body.data.map((entry: { id: string }) => entry.id)).toEqual([service]);
     const session = await sdk.send('POST', `${C}/sessions`, { token, body: { serviceId: service, type: 'Dial' } });
     expect(session.status, session.text).toBe(201);
-    expect(sdk.followed).toHaveLength(1);
+    expect(sdk.controllerUrl()).toBe(controller.mtls!.origin);
   });
 
-  it('keeps password logins and admins on the plain listener: nothing sends them elsewhere', async () => {
+  it('keeps password logins, admins and their /version on the plain listener: only the front door sends SDKs on', async () => {
     const login = await controller.call('POST', `${M}/authenticate?method=password`, {
       body: { username: ADMIN_USERNAME, password: ADMIN_PASSWORD },
     });
     expect(login.status).toBe(200);
     expect(login.headers['ziti-ctrl-address']).toBeUndefined();
     expect((await manage('GET', '/identities')).headers['ziti-ctrl-address']).toBeUndefined();
+    const plainVersion = await controller.call('GET', '/version');
+    expect(plainVersion.status).toBe(200);
+    expect(plainVersion.headers['ziti-ctrl-address']).toBeUndefined();
+    const doorVersion = await httpsCall(controller.sdk!.origin, controller.rootCertPem, 'GET', '/version');
+    expect(doorVersion.status).toBe(421);
+    expect(doorVersion.headers['ziti-ctrl-address']).toBe(controller.mtls!.origin);
   });
 
   it('names the mTLS address in certificate enrollments and trusts a CA on the mTLS listener once it is verified', async () => {

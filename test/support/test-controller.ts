@@ -27,6 +27,8 @@ export interface TestController {
   readonly rootCertPem: string;
   /** With `shape: 'aws'`, the listener that requires client certificates. */
   readonly mtls: LocalServer | undefined;
+  /** With `shape: 'aws'`, the SDKs' front door: plain, named by one-time-token JWTs, sending SDKs on to `mtls`. */
+  readonly sdk: LocalServer | undefined;
   /** Every log line the controller wrote, for asserting that no secret reaches a log. */
   readonly logLines: readonly string[];
   call(method: string, path: string, options?: RequestOptions): Promise<HttpResponse>;
@@ -50,9 +52,9 @@ function freePort(): Promise<number> {
 }
 
 /**
- * Starts a controller. `shape: 'aws'` gives it AWS's two ways in: the plain listener, which never asks for a client
- * certificate, and an mTLS listener that requires one chaining to the truststore (`mtls`), whose address the
- * controller sends clients that need it to (`ziti-ctrl-address`).
+ * Starts a controller. `shape: 'aws'` gives it AWS's ways in: the plain listener, which never asks for a client
+ * certificate, an mTLS listener that requires one chaining to the truststore (`mtls`), and the SDKs' front door
+ * (`sdk`), a plain listener whose `/version` sends SDKs on to the mTLS one (`ziti-ctrl-address`).
  */
 export async function startTestController(
   overrides: Partial<ControllerConfig> = {},
@@ -61,12 +63,13 @@ export async function startTestController(
 ): Promise<TestController> {
   const tableName = `test-${randomUUID()}`;
   const mtlsPort = shape === 'aws' ? await freePort() : undefined;
+  const sdkPort = shape === 'aws' ? await freePort() : undefined;
   const config: ControllerConfig = {
     ...loadConfig({}),
     tableName,
     snapshots: { kind: 'file', directory: join(tmpdir(), 'ziti-test-snapshots', tableName) },
     dynamoDbEndpoint: inject('dynamoEndpoint'),
-    ...(mtlsPort ? { mtlsBaseUrl: `https://localhost:${mtlsPort}` } : {}),
+    ...(mtlsPort ? { mtlsBaseUrl: `https://localhost:${mtlsPort}`, sdkBaseUrl: `https://localhost:${sdkPort}` } : {}),
     ...overrides,
   };
   const base = createDeps(config);
@@ -80,6 +83,7 @@ export async function startTestController(
     truststore: { publish: async (bundlePem) => mtls?.trust(bundlePem) },
   };
   let mtls: LocalServer | undefined;
+  let sdk: LocalServer | undefined;
   await ensureTable(deps.store.db, config.tableName);
   await bootstrap(deps, { adminUsername: ADMIN_USERNAME, adminPassword: ADMIN_PASSWORD });
   // The controller's own server identity, from its network CA, as `npm start` serves it; clients trust the root.
@@ -98,6 +102,7 @@ export async function startTestController(
       clientCertificates: 'required',
       trustedCaPem: await truststoreBundle(deps),
     });
+    sdk = await startLocalServer({ deps, tls: material, port: sdkPort!, clientCertificates: 'none' });
   }
   const call = (method: string, path: string, options?: RequestOptions) =>
     httpsCall(server.origin, material.rootCertPem, method, path, options);
@@ -107,6 +112,7 @@ export async function startTestController(
     origin: server.origin,
     rootCertPem: material.rootCertPem,
     mtls,
+    sdk,
     logLines,
     call,
     advanceClock: (ms) => {
@@ -122,6 +128,7 @@ export async function startTestController(
     close: async () => {
       await server.close();
       await mtls?.close();
+      await sdk?.close();
       deps.store.db.destroy();
     },
   };

@@ -1,0 +1,22 @@
+import type { Deps } from '../deps.ts';
+import type { OperationRequest } from './operation.ts';
+
+/**
+ * Whether a request came in at the SDKs' front door: the plain address one-time-token enrollment JWTs name, beside
+ * the admins' plain address and the mTLS one.
+ *
+ * Why a door of its own: an SDK enrolls at the JWT's `iss` without a certificate, so that address cannot require
+ * one, yet it must then log in where its certificate is seen. The C SDK (1.18.2, under every tunneler) follows a
+ * `ziti-ctrl-address` header on any answer of its controller client, but its legacy login runs on a client of its own
+ * made from the controller address when the first `/version` answer arrives — before that answer's header is
+ * applied. A `/version` that fails with the header is what leads it: the SDK switches address, asks `/version` again
+ * five seconds later at the new address and logs in there (tried: `ziti-prox-c` against `npm start` with
+ * `CONTROLLER_MTLS_PORT` and `CONTROLLER_SDK_PORT`). No other client may get that answer — the console, the CLI and
+ * password or ext-jwt SDKs must stay — and a plain address cannot tell an SDK holding a certificate from them, hence
+ * the door: only enrolled SDKs are sent there.
+ */
+export function atSdkFrontDoor(deps: Deps, request: OperationRequest): boolean {
+  const { sdkBaseUrl, mtlsBaseUrl } = deps.config;
+  if (!sdkBaseUrl || !mtlsBaseUrl) return false;
+  return (request.headers.host ?? '').toLowerCase() === new URL(sdkBaseUrl).host;
+}
