@@ -13,6 +13,8 @@ export interface ControllerDomainProps {
   readonly certificate: ICertificate;
   /** The Route 53 zone to make the domain's alias record in; without one, DNS is the operator's (the outputs). */
   readonly hostedZone?: IHostedZone;
+  /** The prefix of its target outputs (`Domain`: `DomainTarget`, `DomainTargetHostedZoneId`). */
+  readonly outputPrefix?: string;
 }
 
 /**
@@ -44,7 +46,7 @@ export class ControllerDomain extends Construct {
         target: RecordTarget.fromAlias(new ApiGatewayDomain(this.domainName)),
       });
     }
-    domainTargetOutputs(this, 'Domain', props.domainName, this.domainName);
+    domainTargetOutputs(this, props.outputPrefix ?? 'Domain', props.domainName, this.domainName);
   }
 }
 

@@ -32,6 +32,12 @@ export interface ControllerSettings extends ApiLimits {
    */
   readonly mtlsDomainName?: string;
   /**
+   * The SDKs' front door (`ziti-sdk.example.com`), with `mtlsDomainName`: a third custom domain, plain like
+   * `domainName`, that one-time-token enrollment JWTs name. SDKs enroll there and its `GET /version` sends them on to
+   * the mTLS domain, the one way the OpenZiti C SDK can be led there (README, "AWS's three ways in").
+   */
+  readonly sdkDomainName?: string;
+  /**
    * A public ACM certificate for `mtlsDomainName` (same region), which API Gateway asks for to verify ownership of an
    * mTLS domain serving an imported certificate. Not needed with a hosted zone: the stack then requests one itself.
    */
@@ -66,7 +72,7 @@ type IntegerSetting = Exclude<keyof ControllerSettings, 'adminUsername' | 'jwksA
 /** The settings that name the custom domains, their certificates and DNS. */
 export type DomainSettings = Pick<
   ControllerSettings,
-  'domainName' | 'mtlsDomainName' | 'mtlsOwnershipCertificateArn' | 'hostedZoneId' | 'hostedZoneName'
+  'domainName' | 'mtlsDomainName' | 'sdkDomainName' | 'mtlsOwnershipCertificateArn' | 'hostedZoneId' | 'hostedZoneName'
 >;
 
 /** A host name of at least two labels: letters, digits and inner hyphens, as DNS and API Gateway take it. */
@@ -84,8 +90,9 @@ const isInZone = (name: string, zone: string) => name === zone || name.endsWith(
  * serves the certificate the plain domain names the JWT issuer with, so it needs the plain domain too.
  */
 export function domainSettingsProblem(settings: DomainSettings): string | undefined {
-  const { domainName, mtlsDomainName, mtlsOwnershipCertificateArn, hostedZoneId, hostedZoneName } = settings;
-  for (const [key, value] of Object.entries({ domainName, mtlsDomainName, hostedZoneName })) {
+  const { domainName, mtlsDomainName, sdkDomainName, mtlsOwnershipCertificateArn, hostedZoneId, hostedZoneName } =
+    settings;
+  for (const [key, value] of Object.entries({ domainName, mtlsDomainName, sdkDomainName, hostedZoneName })) {
     if (value !== undefined && !HOST_NAME.test(value)) {
       return `${key} must be a lowercase host name such as ziti.example.com, got ${JSON.stringify(value)}`;
     }
@@ -118,6 +125,12 @@ export function domainSettingsProblem(settings: DomainSettings): string | undefi
       'serves an imported certificate'
     );
   }
+  if (sdkDomainName !== undefined && mtlsDomainName === undefined) {
+    return 'sdkDomainName sends SDKs on to the mTLS domain: it needs mtlsDomainName';
+  }
+  if (sdkDomainName !== undefined && (sdkDomainName === domainName || sdkDomainName === mtlsDomainName)) {
+    return 'sdkDomainName must differ from domainName and mtlsDomainName: its /version answers differently';
+  }
   if (mtlsOwnershipCertificateArn !== undefined && mtlsDomainName === undefined) {
     return 'mtlsOwnershipCertificateArn is only for mtlsDomainName, which is not set';
   }
@@ -125,7 +138,7 @@ export function domainSettingsProblem(settings: DomainSettings): string | undefi
     return 'hostedZoneId and hostedZoneName are for domainName (and mtlsDomainName), which is not set';
   }
   if (hostedZoneName !== undefined) {
-    for (const [key, name] of Object.entries({ domainName, mtlsDomainName })) {
+    for (const [key, name] of Object.entries({ domainName, mtlsDomainName, sdkDomainName })) {
       if (name !== undefined && !isInZone(name, hostedZoneName)) {
         return `${key} ${name} is not in the hosted zone ${hostedZoneName}`;
       }
@@ -178,6 +191,7 @@ export function resolveControllerSettings(
   const domains: DomainSettings = {
     domainName: text('domainName', env.ZITI_DOMAIN_NAME)?.toLowerCase(),
     mtlsDomainName: text('mtlsDomainName', env.ZITI_MTLS_DOMAIN_NAME)?.toLowerCase(),
+    sdkDomainName: text('sdkDomainName', env.ZITI_SDK_DOMAIN_NAME)?.toLowerCase(),
     mtlsOwnershipCertificateArn: text('mtlsOwnershipCertificateArn', env.ZITI_MTLS_OWNERSHIP_CERTIFICATE_ARN),
     hostedZoneId: text('hostedZoneId', env.ZITI_HOSTED_ZONE_ID),
     hostedZoneName: text('hostedZoneName', env.ZITI_HOSTED_ZONE_NAME)?.toLowerCase().replace(/\.$/, ''),

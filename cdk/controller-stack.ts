@@ -43,12 +43,14 @@ export class ControllerStack extends Stack {
   readonly integrity?: ControllerIntegrity;
   readonly mtls: ControllerMtlsDomain;
   readonly domain?: ControllerDomain;
+  /** The SDKs' front door (`sdkDomainName`). */
+  readonly sdkDomain?: ControllerDomain;
 
   constructor(scope: Construct, id: string, props: ControllerStackProps) {
     super(scope, id, props);
     const problem = domainSettingsProblem(props);
     if (problem) throw new Error(problem);
-    const { domainName, mtlsDomainName } = props;
+    const { domainName, mtlsDomainName, sdkDomainName } = props;
 
     this.table = new ControllerTable(this, 'Table');
 
@@ -67,6 +69,9 @@ export class ControllerStack extends Stack {
           JWKS_ALLOW_PRIVATE_IPS: String(props.jwksAllowPrivateAddresses === true),
           // Links and enrollment JWT issuers name the custom domain, whichever host a request came through.
           ...(domainName ? { PUBLIC_BASE_URL: `https://${domainName}` } : {}),
+          // Where requests needing a client certificate are sent, and the SDKs' front door (`ziti-ctrl-address`).
+          ...(mtlsDomainName ? { MTLS_BASE_URL: `https://${mtlsDomainName}` } : {}),
+          ...(sdkDomainName ? { SDK_BASE_URL: `https://${sdkDomainName}` } : {}),
         },
       });
       // The whole table for every group: each one reads and touches the caller's API session, and entities, links
@@ -107,7 +112,7 @@ export class ControllerStack extends Stack {
       table: this.table,
       adminUsername: props.adminUsername,
       keys: this.keys,
-      serverNames: [domainName, mtlsDomainName].filter((name) => name !== undefined),
+      serverNames: [domainName, mtlsDomainName, sdkDomainName].filter((name) => name !== undefined),
     });
 
     const hostedZone: IHostedZone | undefined =
@@ -123,6 +128,15 @@ export class ControllerStack extends Stack {
         restApi: this.api.restApi,
         domainName,
         certificate: serverCertificate,
+        ...(hostedZone ? { hostedZone } : {}),
+      });
+    }
+    if (sdkDomainName && serverCertificate) {
+      this.sdkDomain = new ControllerDomain(this, 'SdkDomain', {
+        restApi: this.api.restApi,
+        domainName: sdkDomainName,
+        certificate: serverCertificate,
+        outputPrefix: 'SdkDomain',
         ...(hostedZone ? { hostedZone } : {}),
       });
     }

@@ -333,3 +333,45 @@ describe('inconsistent domain settings', () => {
     expect(() => synth(settings)).toThrow(error);
   });
 });
+
+describe("the SDKs' front door", () => {
+  const SDK_DOMAIN = 'ziti-sdk.example.com';
+
+  it('is a third plain domain at the root serving the server certificate, named to every API function', () => {
+    const { stack, domainNamed, ofType, environmentOf, logicalId, bootstrapRunId, outputs } = synth({
+      domainName: DOMAIN,
+      mtlsDomainName: MTLS_DOMAIN,
+      sdkDomainName: SDK_DOMAIN,
+      ...ZONE,
+    });
+    const [doorId, door] = domainNamed(SDK_DOMAIN);
+    expect(door.Properties).toMatchObject({
+      EndpointConfiguration: { Types: ['REGIONAL'] },
+      SecurityPolicy: 'TLS_1_2',
+      RegionalCertificateArn: serverCertificateAttribute(bootstrapRunId),
+    });
+    expect(door.Properties.MutualTlsAuthentication).toBeUndefined();
+    const mapping = ofType('AWS::ApiGateway::BasePathMapping').find(
+      ([, candidate]) => (candidate.Properties.DomainName as Intrinsic).Ref === doorId,
+    );
+    expect(mapping?.[1].Properties.BasePath).toBeUndefined();
+    expect(outputs.SdkDomainTarget?.Value).toEqual({ 'Fn::GetAtt': [doorId, 'RegionalDomainName'] });
+    expect(ofType('AWS::Route53::RecordSet').map(([, record]) => record.Properties.Name)).toContain(`${SDK_DOMAIN}.`);
+    for (const [, fn] of stack.functions) {
+      expect(environmentOf(logicalId(fn))).toMatchObject({
+        MTLS_BASE_URL: `https://${MTLS_DOMAIN}`,
+        SDK_BASE_URL: `https://${SDK_DOMAIN}`,
+      });
+    }
+    expect(environmentOf(logicalId(stack.bootstrap.function)).SERVER_NAMES).toBe(
+      `${DOMAIN},${MTLS_DOMAIN},${SDK_DOMAIN}`,
+    );
+  });
+
+  it('needs the mTLS domain, and a name of its own', () => {
+    expect(() => synth({ domainName: DOMAIN, sdkDomainName: SDK_DOMAIN })).toThrow(/needs mtlsDomainName/);
+    expect(() => synth({ domainName: DOMAIN, mtlsDomainName: MTLS_DOMAIN, sdkDomainName: DOMAIN, ...ZONE })).toThrow(
+      /must differ/,
+    );
+  });
+});

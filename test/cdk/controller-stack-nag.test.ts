@@ -23,6 +23,10 @@ describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
       { hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' },
     ],
     [
+      "all three custom domains (the SDKs' front door too) in a Route 53 zone",
+      { sdkDomainName: 'ziti-sdk.example.com', hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' },
+    ],
+    [
       'both custom domains with an ownership certificate given and DNS kept elsewhere',
       { mtlsOwnershipCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' },
     ],
