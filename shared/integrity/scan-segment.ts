@@ -9,7 +9,7 @@ import { filterRecordOf, referenceValues, selectionKeysOf } from '../store/entit
 import { packBucket, packOp } from '../store/filter-packs.ts';
 import { documentOf, keys } from '../store/keys.ts';
 import { withoutNamedRoles } from '../store/policies-naming.ts';
-import { hasHolder, pruneCatalog, restoreIfHeld } from '../store/role-catalog.ts';
+import { addToCatalog, hasHolder, pruneCatalog, restoreIfHeld } from '../store/role-catalog.ts';
 import type { WriteOp } from '../store/write-op.ts';
 import { type ExpectedItem, expectedItemsOf, itemKeyOf, matches } from './expected-items.ts';
 import { Findings } from './findings.ts';
@@ -261,9 +261,21 @@ async function checkExpected(scan: Scan, entity: Entity, want: ExpectedItem, act
     `${label(entity)}: its ${want.kind} ${want.item.PK} / ${want.item.SK} ${what}`,
     planFromEntity(scan, entity, async (current, fresh) => {
       const wanted = fresh ? await stillWanted(scan, current, want) : want;
-      return wanted ? [unchanged(scan, current), put(scan, { ...wanted.item })] : [];
+      return wanted ? [unchanged(scan, current), restored(scan, wanted)] : [];
     }),
   );
+}
+
+/**
+ * The write that puts an expected item back. A role member comes back with its catalog entry after the commit, as
+ * the store's own role writes do: the catalog check of the same fix may have pruned the entry while the member was
+ * missing (nobody seemed to hold the attribute).
+ */
+function restored(scan: Scan, wanted: ExpectedItem): WriteOp {
+  const write = put(scan, { ...wanted.item });
+  if (wanted.kind !== 'role member') return write;
+  const { collection, attribute } = roleOf(wanted.item);
+  return { ...write, afterCommit: () => addToCatalog(scan.deps.store, collection, attribute) };
 }
 
 /**

@@ -139,6 +139,23 @@ describe('the integrity scan', () => {
     expect(listed.body.data.map((service: { id: string }) => service.id)).toEqual([id]);
   });
 
+  it('keeps the catalog entry of an attribute whose only member was dropped, whichever segment runs first', async () => {
+    // The catalog's check sees nobody holding the attribute (its one member item is gone) and prunes the entry; the
+    // member put back by the same fix must bring the entry back, in either order of the segments.
+    const segments = [0, 1, 2, 3];
+    for (const order of [segments, [...segments].reverse()]) {
+      const attribute = unique('sole');
+      const id = await createdId('/services', { name: unique('sole-holder'), roleAttributes: [attribute] });
+      expect(await run('check')).toEqual([]);
+      await del(`ROLE#services#${attribute}`, id);
+      expect((await runInOrder('check', order)).length).toBeGreaterThan(0);
+      expectAllFixed(await runInOrder('fix', order));
+      expect(await run('check')).toEqual([]);
+      const catalog = await call('GET', '/service-role-attributes?limit=500');
+      expect(catalog.body.data).toContain(attribute);
+    }
+  });
+
   it('removes a dangling reference link, so the target can be deleted again', async () => {
     const configType = await createdId('/config-types', { name: unique('ct') });
     await findAndFix(
