@@ -1,11 +1,12 @@
+import { createDeps } from '#functions/create-deps.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { startLocalServer } from '#local/local-server.ts';
 import type { TlsMaterial } from '#local/tls-certificate.ts';
 import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
-import { createDeps, type Deps } from '#shared/deps.ts';
 import { createLogger } from '#shared/log/logger.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { count, orderedIds } from '#shared/store/index-queries.ts';
 import { type BenchClient, createBenchClient } from './bench-client.ts';
 import { benchConfig } from './bench-config.ts';

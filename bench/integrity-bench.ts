@@ -1,10 +1,11 @@
 import { paginateScan } from '@aws-sdk/lib-dynamodb';
+import { createDeps } from '#functions/create-deps.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
-import { createDeps, type Deps } from '#shared/deps.ts';
 import { reconcileCounters } from '#shared/integrity/reconcile-counters.ts';
 import { scanSegment } from '#shared/integrity/scan-segment.ts';
 import { createLogger } from '#shared/log/logger.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import type { SessionBenchOptions } from './api-session-bench.ts';
 import { benchConfig } from './bench-config.ts';
 import { countDynamoDbRequests, requestsBetween } from './count-dynamodb-requests.ts';

@@ -1,12 +1,13 @@
 import { webcrypto } from 'node:crypto';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
+import { createDeps } from '#functions/create-deps.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { startLocalServer } from '#local/local-server.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
-import { createDeps, type Deps } from '#shared/deps.ts';
 import { createLogger } from '#shared/log/logger.ts';
-import type { Signer } from '#shared/pki/signer.ts';
+import type { Deps } from '#shared/ports/deps.ts';
+import type { Signer } from '#shared/ports/signer.ts';
 import type { SessionBenchOptions } from './api-session-bench.ts';
 import { createBenchClient } from './bench-client.ts';
 import { benchConfig } from './bench-config.ts';

@@ -1,3 +1,4 @@
+import { createDeps } from '#functions/create-deps.ts';
 import { edgeRouterPolicyApi } from '#functions/policies/edge-router-policy-api.ts';
 import { serviceEdgeRouterPolicyApi } from '#functions/policies/service-edge-router-policy-api.ts';
 import { servicePolicyApi } from '#functions/policies/service-policy-api.ts';
@@ -6,9 +7,9 @@ import { serviceApi } from '#functions/services/service-api.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { startLocalServer } from '#local/local-server.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
-import { createDeps, type Deps } from '#shared/deps.ts';
 import { createLogger } from '#shared/log/logger.ts';
 import { servicesOfIdentity } from '#shared/policy/access.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { orderedIds } from '#shared/store/index-queries.ts';
 import type { SessionBenchOptions } from './api-session-bench.ts';
 import { type BenchClient, createBenchClient } from './bench-client.ts';

@@ -1,3 +1,4 @@
+import { createDeps } from '#functions/create-deps.ts';
 import { edgeRouterApi } from '#functions/routers/edge-router-api.ts';
 import { serviceApi } from '#functions/services/service-api.ts';
 import { ensureTable } from '#local/create-table.ts';
@@ -6,10 +7,10 @@ import { startLocalServer } from '#local/local-server.ts';
 import { createServerCertificate } from '#local/tls-certificate.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
-import { createDeps, type Deps } from '#shared/deps.ts';
 import type { BaseDocument } from '#shared/entities/entity-definition.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { createLogger } from '#shared/log/logger.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { count, filterRecords } from '#shared/store/index-queries.ts';
 import {
   apiSessionBench,

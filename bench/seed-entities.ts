@@ -1,11 +1,11 @@
 import type { edgeRouterApi } from '#functions/routers/edge-router-api.ts';
 import type { serviceApi } from '#functions/services/service-api.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
-import type { Deps } from '#shared/deps.ts';
 import type { BaseDocument } from '#shared/entities/entity-definition.ts';
 import type { OperationRequest } from '#shared/http/operation.ts';
 import { newId } from '#shared/ids.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { paddedName, SEED_CONCURRENCY, seededRoleAttributes, seedIndexes } from './seed-identities.ts';
 

@@ -1,7 +1,7 @@
 import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Deps } from '#shared/deps.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { seededIdentity } from './seed-identities.ts';

@@ -1,7 +1,7 @@
-import type { Deps } from '#shared/deps.ts';
 import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
 import { newId } from '#shared/ids.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 
 export const ROLE_ATTRIBUTES = ['sales', 'eng', 'ops', 'emea', 'us'] as const;
 

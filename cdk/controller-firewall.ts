@@ -1,9 +1,9 @@
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import type { ErrorCode } from '#shared/errors/error-codes.ts';
 import { CORS_RESPONSE_HEADERS } from '#shared/http/cors.ts';
 import { API_VERSION_META } from '#shared/http/envelope.ts';
-import type { ErrorCode } from '#shared/http/error-codes.ts';
 import { LOGIN_PATH_PATTERN } from '#shared/rate-limit/login-routes.ts';
 
 export interface ControllerFirewallProps {

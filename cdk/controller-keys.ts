@@ -3,7 +3,7 @@ import { AccountRootPrincipal, type IRole, PolicyDocument, PolicyStatement } fro
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { CfnSecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import type { SignerRole } from '#shared/pki/signer.ts';
+import type { SignerRole } from '#shared/ports/signer.ts';
 import type { OperationGroup } from '#shared/routes/route.ts';
 
 /** The two CA keys, which live in KMS; the server key lives in a secret (`serverKey`). */

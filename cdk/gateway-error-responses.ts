@@ -1,6 +1,6 @@
+import { ERROR_CODES, type ErrorCode } from '#shared/errors/error-codes.ts';
 import { CORS_RESPONSE_HEADERS } from '#shared/http/cors.ts';
 import { API_VERSION_META } from '#shared/http/envelope.ts';
-import { ERROR_CODES, type ErrorCode } from '#shared/http/error-codes.ts';
 
 /** One of API Gateway's own errors, answered in the controller's error envelope. */
 export interface GatewayError {

@@ -3,8 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import type { Deps } from '#shared/deps.ts';
-import { ApiError } from '#shared/http/api-error.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
 import { CORS_PREFLIGHT_HEADERS } from '#shared/http/cors.ts';
 import { createGroupHandler, type GroupHandler } from '#shared/http/create-group-handler.ts';
 import { errorResponse } from '#shared/http/error-response.ts';
@@ -12,6 +11,7 @@ import type { ControllerContext } from '#shared/http/middleware/controller-conte
 import { MAX_BODY_BYTES } from '#shared/http/middleware/request-body.ts';
 import { newId } from '#shared/ids.ts';
 import { instanceIdOf } from '#shared/pki/instance-id.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import type { OperationGroup } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { GROUP_OPERATIONS } from './group-operations.ts';

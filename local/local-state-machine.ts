@@ -1,13 +1,13 @@
 import { StateMachine as LocalRunner } from 'aws-local-stepfunctions';
-import type { Deps } from '#shared/deps.ts';
 import { INTEGRITY_CORE, type IntegrityCore, integrityTask } from '#shared/integrity/integrity-run.ts';
-import type { StateMachine } from '#shared/integrity/state-machine.ts';
 import {
   FAILURE_STATE,
   FINISH_STATE,
   integrityStateMachineDefinition,
   SCAN_STATE,
 } from '#shared/integrity/state-machine-definition.ts';
+import type { Deps } from '#shared/ports/deps.ts';
+import type { StateMachine } from '#shared/ports/state-machine.ts';
 
 /** The ARN the local definition names; every Task is overridden with the in-process handler, so nothing is called. */
 const LOCAL_FUNCTION_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:ziti-controller-integrity';

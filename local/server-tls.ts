@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
-import type { Deps } from '#shared/deps.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
 import { ensureServerCertificate } from '#shared/pki/server-certificate.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import type { TlsMaterial } from './tls-certificate.ts';
 
 /** Names that always reach a local controller. */

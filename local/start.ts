@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
+import { createDeps } from '#functions/create-deps.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
-import { createDeps, type Deps } from '#shared/deps.ts';
 import { truststoreBundle } from '#shared/pki/trusted-cas.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { ensureTable } from './create-table.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { type LocalServer, startLocalServer } from './local-server.ts';

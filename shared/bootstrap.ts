@@ -1,15 +1,15 @@
 import { hashPassword } from './auth/password-hash.ts';
-import type { Deps } from './deps.ts';
 import { type AuthPolicy, authPolicies, DEFAULT_AUTH_POLICY_ID } from './entities/auth-policy.ts';
 import { authenticators } from './entities/authenticator.ts';
 import { BUILTIN_CONFIG_TYPES } from './entities/builtin-config-types.ts';
 import { configTypes } from './entities/config-type.ts';
 import { identities, newIdentity } from './entities/identity.ts';
 import { identityTypes, SEEDED_IDENTITY_TYPES } from './entities/identity-type.ts';
-import { postureCheckTypeSeeds } from './entities/posture-check-types.ts';
-import { ApiError } from './http/api-error.ts';
+import { postureCheckTypes, SEEDED_POSTURE_CHECK_TYPES } from './entities/posture-check-types.ts';
+import { ApiError } from './errors/api-error.ts';
 import { newId } from './ids.ts';
 import { ensureNetworkCa } from './pki/network-ca.ts';
+import type { Deps } from './ports/deps.ts';
 import type { WriteOp } from './store/write-op.ts';
 
 export interface BootstrapOptions {
@@ -62,6 +62,14 @@ export function defaultAuthPolicy(deps: Deps): AuthPolicy {
     },
     secondary: { requireExtJwtSigner: null, requireTotp: false },
   };
+}
+
+/** The writes that create each seeded posture check type, one change per type (bootstrap skips those that exist). */
+function postureCheckTypeSeeds(deps: Deps): WriteOp[][] {
+  const now = deps.now().toISOString();
+  return SEEDED_POSTURE_CHECK_TYPES.map((type) =>
+    deps.store.createOps(postureCheckTypes, { ...type, createdAt: now, updatedAt: now, tags: {} }),
+  );
 }
 
 /**

@@ -1,12 +1,12 @@
 import { type ApiSession, apiSessions } from '#shared/auth/api-session.ts';
 import { listLiveApiSessions } from '#shared/auth/api-session-list.ts';
 import { deleteApiSession, getApiSessionById, identityOfSession, isLive } from '#shared/auth/api-session-store.ts';
-import type { Deps } from '#shared/deps.ts';
 import type { Identity } from '#shared/entities/identity.ts';
-import { notFound } from '#shared/http/api-error.ts';
+import { notFound } from '#shared/errors/api-error.ts';
 import { empty, list, ok } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { apiSessionView } from '#shared/views/api-session-view.ts';
 
 /**

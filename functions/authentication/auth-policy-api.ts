@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import { type AuthPolicy, authPolicies, DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
-import { ApiError } from '#shared/http/api-error.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
 import { idField, nameField, tagsField } from '#shared/schemas/common-fields.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
 

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { envInfoSchema, sdkInfoSchema } from '#shared/entities/identity.ts';
-import { passwordField, usernameField } from './credential-fields.ts';
+import { passwordField, usernameField } from '#shared/schemas/credential-fields.ts';
 
 const limited = (max: number) => z.string().max(max);
 

@@ -1,14 +1,14 @@
 import { createApiSessionOps, sessionExpiry } from '#shared/auth/api-session-store.ts';
-import type { Deps } from '#shared/deps.ts';
 import type { AuthPolicy } from '#shared/entities/auth-policy.ts';
 import { type Identity, identities } from '#shared/entities/identity.ts';
 import { mfas } from '#shared/entities/mfa.ts';
+import { ApiError, invalidField } from '#shared/errors/api-error.ts';
 import { extJwtQueriesOf, presentsExtJwt } from '#shared/ext-jwt/secondary-ext-jwt.ts';
-import { ApiError, invalidField } from '#shared/http/api-error.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { type Operation, queryValue } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { totpAuthQuery } from '#shared/mfa/auth-queries.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { limitLoginAttempt, recordLoginFailure } from '#shared/rate-limit/login-limits.ts';
 import { keys, storedAttributes } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';

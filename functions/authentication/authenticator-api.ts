@@ -2,17 +2,17 @@ import { X509Certificate } from 'node:crypto';
 import * as z from 'zod';
 import { hashAllowedPassword } from '#shared/auth/password-policy.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
-import type { Deps } from '#shared/deps.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { identities } from '#shared/entities/identity.ts';
-import { ApiError, invalidField } from '#shared/http/api-error.ts';
+import { ApiError, invalidField } from '#shared/errors/api-error.ts';
 import { isClientLeaf, isSignedByCa } from '#shared/pki/ca-trust.ts';
 import { chainsTo, fingerprintOf, firstCertificateOf } from '#shared/pki/certificates.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
 import { allCas } from '#shared/pki/trusted-cas.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { idField, tagsField } from '#shared/schemas/common-fields.ts';
+import { passwordField, usernameField } from '#shared/schemas/credential-fields.ts';
 import { authenticatorView } from '#shared/views/authenticator-view.ts';
-import { passwordField, usernameField } from './credential-fields.ts';
 
 const createSchema = z
   .object({

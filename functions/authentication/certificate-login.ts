@@ -1,17 +1,17 @@
 import { X509Certificate } from 'node:crypto';
-import type { Deps } from '#shared/deps.ts';
 import { type AuthPolicy, authPolicies } from '#shared/entities/auth-policy.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { type Ca, cas } from '#shared/entities/ca.ts';
 import { type Identity, identities, isDisabledAt } from '#shared/entities/identity.ts';
 import { revocations } from '#shared/entities/revocation.ts';
-import { ApiError } from '#shared/http/api-error.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
 import { clientCertificateMissing } from '#shared/http/mtls-address.ts';
 import { isClientLeaf, isSignedByCa } from '#shared/pki/ca-trust.ts';
 import { chainsTo, fingerprintOf, isExpiredAt } from '#shared/pki/certificates.ts';
 import { externalIdOf } from '#shared/pki/external-id-claim.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
 import { allCas } from '#shared/pki/trusted-cas.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 
 /** What a certificate login proved, with what the API session says of the certificate. */
 export interface CertificateSubject {

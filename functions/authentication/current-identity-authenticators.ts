@@ -1,17 +1,18 @@
 import type { z } from 'zod';
 import { verifyPassword } from '#shared/auth/password-hash.ts';
 import { sentKeys, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
-import type { Deps } from '#shared/deps.ts';
 import { authPolicies } from '#shared/entities/auth-policy.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities } from '#shared/entities/identity.ts';
-import { ApiError, notFound } from '#shared/http/api-error.ts';
+import { ApiError, notFound } from '#shared/errors/api-error.ts';
 import { empty, list, ok } from '#shared/http/envelope.ts';
 import { callerOf, type Operation, type OperationRequest } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { pageInMemory } from '#shared/list/page-in-memory.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { limitLoginAttempt, recordLoginFailure } from '#shared/rate-limit/login-limits.ts';
+import { passwordField } from '#shared/schemas/credential-fields.ts';
 import { listChildren } from '#shared/store/children.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
 import { authenticatorView } from '#shared/views/authenticator-view.ts';
@@ -22,7 +23,6 @@ import {
   replaceCredentials,
   requireUpdb,
 } from './authenticator-api.ts';
-import { passwordField } from './credential-fields.ts';
 import { passwordCounter, recordFailedPassword } from './password-lockout.ts';
 
 const withCurrentPassword = { currentPassword: passwordField };

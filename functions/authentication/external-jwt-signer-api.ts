@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import * as z from 'zod';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import { type ExternalJwtSigner, externalJwtSigners, TARGET_TOKENS } from '#shared/entities/external-jwt-signer.ts';
-import { invalidField } from '#shared/http/api-error.ts';
+import { invalidField } from '#shared/errors/api-error.ts';
 import { nameField, tagsField } from '#shared/schemas/common-fields.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
 

@@ -1,3 +1,4 @@
+import { defaultDeps } from '#functions/create-deps.ts';
 import { deleteApiSession } from '#shared/auth/api-session-store.ts';
 import { crudOperations } from '#shared/crud/crud-operations.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
@@ -92,4 +93,4 @@ export const operations: OperationMap = {
   createTotpToken,
 };
 
-export const handler = createGroupHandler('authentication', operations);
+export const handler = createGroupHandler('authentication', operations, defaultDeps);

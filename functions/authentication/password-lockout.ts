@@ -1,9 +1,9 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Deps } from '#shared/deps.ts';
 import type { AuthPolicy } from '#shared/entities/auth-policy.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities } from '#shared/entities/identity.ts';
-import { ApiError } from '#shared/http/api-error.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { keys } from '#shared/store/keys.ts';
 
 /** An id no authenticator has: a login for an unknown username counts its failure against it, at the same cost. */

@@ -1,13 +1,13 @@
 import { verifyAgainstNothing, verifyPassword } from '#shared/auth/password-hash.ts';
-import type { Deps } from '#shared/deps.ts';
 import { type AuthPolicy, authPolicies } from '#shared/entities/auth-policy.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities, isDisabledAt } from '#shared/entities/identity.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
 import { identityIdOfClaim } from '#shared/ext-jwt/identity-of-claim.ts';
 import { bearerTokenOf, ExternalJwtRefused, verifyExternalJwt } from '#shared/ext-jwt/verify-external-jwt.ts';
-import { ApiError } from '#shared/http/api-error.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import type { Logger } from '#shared/log/logger.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { type AuthenticateBody, passwordCredentialsSchema } from './authenticate-body.ts';
 import { clearFailedPasswords, NO_AUTHENTICATOR, passwordCounter, recordFailedPassword } from './password-lockout.ts';
 

@@ -2,12 +2,13 @@ import { generateKeyPairSync } from 'node:crypto';
 import { ACMClient } from '@aws-sdk/client-acm';
 import { GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { createDeps } from '#functions/create-deps.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
-import { createDeps, type Deps } from '#shared/deps.ts';
 import { acmCertificateImporter } from '#shared/pki/acm-certificate-importer.ts';
 import { ensureImportedServerCertificate } from '#shared/pki/imported-server-certificate.ts';
 import { truststoreOf } from '#shared/pki/s3-truststore.ts';
 import { truststoreBundle } from '#shared/pki/trusted-cas.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 
 const secrets = new SecretsManagerClient({});
 const acm = new ACMClient({});

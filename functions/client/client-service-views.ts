@@ -1,5 +1,4 @@
 import type { Caller } from '#shared/auth/resolve-caller.ts';
-import type { Deps } from '#shared/deps.ts';
 import { configs } from '#shared/entities/config.ts';
 import { identities } from '#shared/entities/identity.ts';
 import {
@@ -12,6 +11,7 @@ import { type PostureCheck, postureChecks } from '#shared/entities/posture-check
 import type { Service } from '#shared/entities/service.ts';
 import { SERVICE_POLICY, type ServiceGrant, selectable } from '#shared/policy/access.ts';
 import { policiesSelecting, type RoleResolver } from '#shared/policy/reach.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { listChildren, validChildren } from '#shared/store/children.ts';
 import { count } from '#shared/store/index-queries.ts';
 import {

@@ -1,7 +1,6 @@
-import type { Deps } from '#shared/deps.ts';
 import type { ServicePolicyRecord } from '#shared/entities/policies.ts';
 import { type Service, services } from '#shared/entities/service.ts';
-import { notFound } from '#shared/http/api-error.ts';
+import { notFound } from '#shared/errors/api-error.ts';
 import { list, ok } from '#shared/http/envelope.ts';
 import { callerOf, documented, type Operation } from '#shared/http/operation.ts';
 import { type ListPage, listEntitiesAmong } from '#shared/list/list-entities.ts';
@@ -12,6 +11,7 @@ import { CONFIG_TYPES_QUERY } from '#shared/openapi/query-parameters.ts';
 import { grantAmong, type ServiceGrant, selectable, servicesGrantedBy } from '#shared/policy/access.ts';
 import { RoleResolver } from '#shared/policy/reach.ts';
 import { ALL_ROLE } from '#shared/policy/roles.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { count, orderedIds } from '#shared/store/index-queries.ts';
 import {
   clientServiceViewOf,

@@ -1,8 +1,8 @@
 import type { Caller } from '#shared/auth/resolve-caller.ts';
-import type { Deps } from '#shared/deps.ts';
 import { configTypes } from '#shared/entities/config-type.ts';
 import type { OperationRequest } from '#shared/http/operation.ts';
 import { readAll } from '#shared/list/list-entities.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 
 /** The config types whose data services' `config` shows: id to name (the key `config` uses). */
 export type WantedConfigTypes = ReadonlyMap<string, string>;

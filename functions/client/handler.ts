@@ -1,3 +1,4 @@
+import { defaultDeps } from '#functions/create-deps.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
 import { getCurrentIdentityEdgeRouters, listServiceEdgeRouters } from './client-edge-routers.ts';
@@ -16,4 +17,4 @@ export const operations: OperationMap = {
   listProtocols,
 };
 
-export const handler = createGroupHandler('client', operations);
+export const handler = createGroupHandler('client', operations, defaultDeps);

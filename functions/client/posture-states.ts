@@ -1,6 +1,6 @@
 import type { Caller } from '#shared/auth/resolve-caller.ts';
-import type { Deps } from '#shared/deps.ts';
 import type { PostureCheck } from '#shared/entities/posture-check.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { readPostureData } from '#shared/posture/posture-data.ts';
 import { evaluateCheck } from '#shared/posture/posture-evaluation.ts';
 import type { PostureCheckState } from '#shared/views/client-service-view.ts';

@@ -1,9 +1,9 @@
 import type { Caller } from '#shared/auth/resolve-caller.ts';
-import type { Deps } from '#shared/deps.ts';
 import { type Service, services } from '#shared/entities/service.ts';
-import { notFound } from '#shared/http/api-error.ts';
+import { notFound } from '#shared/errors/api-error.ts';
 import { grantAmong, SERVICE_POLICY, type ServiceGrant, selectable } from '#shared/policy/access.ts';
 import { policiesSelecting } from '#shared/policy/reach.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 
 /**
  * A service the caller may dial or bind, with its grant; 404 otherwise, as if it did not exist (the reference hides

@@ -1,7 +1,7 @@
-import type { Deps } from '#shared/deps.ts';
 import { serviceAccessMarkersOf } from '#shared/entities/policies.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { callerOf, type Operation } from '#shared/http/operation.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { fitsKey, keys } from '#shared/store/keys.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { API_SESSIONS_COLLECTION } from '#shared/auth/api-session.ts';
 import type { Caller } from '#shared/auth/resolve-caller.ts';
-import type { Deps } from '#shared/deps.ts';
 import { SESSIONS_COLLECTION, sessionSchema } from '#shared/entities/session.ts';
-import { ApiError } from '#shared/http/api-error.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { listChildren, validChildren } from '#shared/store/children.ts';
 
 /**

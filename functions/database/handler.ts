@@ -1,5 +1,5 @@
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { type Deps, defaultDeps } from '#shared/deps.ts';
+import { defaultDeps } from '#functions/create-deps.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { empty, ok } from '#shared/http/envelope.ts';
 import type { Operation, OperationMap } from '#shared/http/operation.ts';
@@ -7,6 +7,7 @@ import { newId } from '#shared/ids.ts';
 import { failIntegrityRun, readIntegrityStatus, takeIntegrityLock } from '#shared/integrity/integrity-run.ts';
 import type { IntegrityMode } from '#shared/integrity/integrity-types.ts';
 import { stepFunctionsStateMachine } from '#shared/integrity/state-machine.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { createSnapshot } from './snapshot.ts';
 
 /**

@@ -3,9 +3,9 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CreateBackupCommand } from '@aws-sdk/client-dynamodb';
 import { PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
-import type { Deps } from '#shared/deps.ts';
-import { ApiError } from '#shared/http/api-error.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
 import { INTEGRITY_PREFIX } from '#shared/integrity/scan-segment.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 
 const SNAPSHOT_KEY = { PK: `${INTEGRITY_PREFIX}snapshot`, SK: 'LAST' };
 /** At most one snapshot a minute: each is a whole-table backup or export. */

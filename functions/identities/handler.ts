@@ -1,3 +1,4 @@
+import { defaultDeps } from '#functions/create-deps.ts';
 import { crudOperations } from '#shared/crud/crud-operations.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { ok } from '#shared/http/envelope.ts';
@@ -43,4 +44,4 @@ export const operations: OperationMap = {
   updateIdentityTracing,
 };
 
-export const handler = createGroupHandler('identities', operations);
+export const handler = createGroupHandler('identities', operations, defaultDeps);

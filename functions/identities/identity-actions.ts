@@ -3,7 +3,7 @@ import { endSessionsOps } from '#shared/auth/api-session-store.ts';
 import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { mfas } from '#shared/entities/mfa.ts';
-import { ApiError, notFound } from '#shared/http/api-error.ts';
+import { ApiError, notFound } from '#shared/errors/api-error.ts';
 import { empty } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';

@@ -1,14 +1,13 @@
 import * as z from 'zod';
 import { endSessionsOps } from '#shared/auth/api-session-store.ts';
 import { usernameFreeOp } from '#shared/auth/username-free.ts';
-import { sentFields, VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
+import { sentFields } from '#shared/crud/crud-operations.ts';
 import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
-import { authPolicies, DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
+import { DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
 import { DEFAULT_ENROLLMENT_MINUTES, type Enrollment, enrollments } from '#shared/entities/enrollment.ts';
 import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
-import { ApiError, invalidField } from '#shared/http/api-error.ts';
+import { ApiError, invalidField } from '#shared/errors/api-error.ts';
 import { newId, newToken } from '#shared/ids.ts';
-import { mapBounded } from '#shared/map-bounded.ts';
 import { withEnrollmentJwt } from '#shared/pki/enrollment-jwt.ts';
 import {
   costField,
@@ -20,8 +19,7 @@ import {
 } from '#shared/schemas/common-fields.ts';
 import { appDataSchema, mapOf } from '#shared/schemas/map-field.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
-import { identityView } from '#shared/views/identity-view.ts';
-import { nameLookup } from '#shared/views/name-lookup.ts';
+import { identityPageViews, identityView } from '#shared/views/identity-view.ts';
 
 /** The API's identity types; User, Device and Service are kept as `Default`, as the reference does. */
 const identityTypeField = z.enum(['User', 'Device', 'Service', 'Router', 'Default']);
@@ -218,10 +216,7 @@ export const identityApi: EntityApi<Identity, IdentityCreate, IdentityReplace, I
   replace: (before, input) => keepDefaultAdmin(before, { ...before, ...fieldsFrom(input) }),
   patch: (before, input, sent) => keepDefaultAdmin(before, applyPatch(before, input, sent)),
   view: (deps, doc) => identityView(deps, doc),
-  viewPage: (deps, docs) => {
-    const policyName = nameLookup(deps, authPolicies);
-    return mapBounded(docs, VIEW_CONCURRENCY, (doc) => identityView(deps, doc, policyName));
-  },
+  viewPage: identityPageViews,
   guard: (stored, action) => {
     if (action === 'delete' && stored.isDefaultAdmin) {
       throw new ApiError('ENTITY_CAN_NOT_BE_DELETED', { message: 'The default admin cannot be deleted.' });

@@ -1,5 +1,6 @@
 import { crudOperations, getOrNotFound } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
+import { listRoleAttributes } from '#shared/crud/list-role-attributes.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { cas } from '#shared/entities/ca.ts';
 import { ENTITY_DEFINITIONS } from '#shared/entities/definitions.ts';
@@ -8,7 +9,6 @@ import { identities } from '#shared/entities/identity.ts';
 import { type IdentityType, identityTypes } from '#shared/entities/identity-type.ts';
 import { list, ok } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
-import { listRoleAttributes } from '#shared/list/list-role-attributes.ts';
 import { listChildren } from '#shared/store/children.ts';
 import { count } from '#shared/store/index-queries.ts';
 import { authenticatorView } from '#shared/views/authenticator-view.ts';

@@ -1,6 +1,5 @@
 import * as z from 'zod';
 import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
-import type { Deps } from '#shared/deps.ts';
 import { configs } from '#shared/entities/config.ts';
 import { configTypes } from '#shared/entities/config-type.ts';
 import { identities } from '#shared/entities/identity.ts';
@@ -10,10 +9,11 @@ import {
   identityServiceConfigs,
 } from '#shared/entities/identity-service-config.ts';
 import { services } from '#shared/entities/service.ts';
-import { invalidField, notFound } from '#shared/http/api-error.ts';
+import { invalidField, notFound } from '#shared/errors/api-error.ts';
 import { empty, list } from '#shared/http/envelope.ts';
 import { documented, type Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
 import { referrerIds } from '#shared/store/index-queries.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';

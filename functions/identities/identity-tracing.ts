@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import { type IdentityTracing, identities } from '#shared/entities/identity.ts';
-import { invalidField } from '#shared/http/api-error.ts';
+import { invalidField } from '#shared/errors/api-error.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { documented } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';

@@ -1,13 +1,13 @@
 import * as z from 'zod';
 import { getOrNotFound, sentKeys, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
-import type { Deps } from '#shared/deps.ts';
 import { type ControllerSetting, controllerSettings, GLOBAL_SETTINGS_ID } from '#shared/entities/controller-setting.ts';
-import { ApiError, invalidField, notFound } from '#shared/http/api-error.ts';
+import { ApiError, invalidField, notFound } from '#shared/errors/api-error.ts';
 import { created, empty, list, ok } from '#shared/http/envelope.ts';
 import type { Operation, OperationRequest } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { pageInMemory } from '#shared/list/page-in-memory.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { tagsField } from '#shared/schemas/common-fields.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
 import { CONTROLLER_ID } from './controllers.ts';

@@ -1,9 +1,9 @@
-import type { Deps } from '#shared/deps.ts';
 import { BASE_FILTERABLE } from '#shared/entities/entity-definition.ts';
 import { list } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { pageInMemory } from '#shared/list/page-in-memory.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import type { FilterableFields } from '#shared/query/filterable-fields.ts';
 import type { Api } from '#shared/routes/route.ts';
 import { API_BASE_PATHS } from '#shared/routes/route.ts';

@@ -1,4 +1,5 @@
-import { ApiError } from '#shared/http/api-error.ts';
+import { defaultDeps } from '#functions/create-deps.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { clientCertificateMissing } from '#shared/http/mtls-address.ts';
@@ -43,4 +44,4 @@ export const operations: OperationMap = {
   deleteControllerSetting,
 };
 
-export const handler = createGroupHandler('info', operations);
+export const handler = createGroupHandler('info', operations, defaultDeps);

@@ -1,9 +1,9 @@
-import type { Deps } from '#shared/deps.ts';
-import { notFound } from '#shared/http/api-error.ts';
+import { notFound } from '#shared/errors/api-error.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { JSON_HEADERS } from '#shared/http/error-response.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { SPEC_IDS } from '#shared/openapi/build-openapi.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
 
 const IDS: readonly string[] = [SPEC_IDS.client, SPEC_IDS.management];

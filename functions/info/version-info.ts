@@ -1,4 +1,4 @@
-import type { Deps } from '#shared/deps.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { API_BASE_PATHS } from '#shared/routes/route.ts';
 
 /**

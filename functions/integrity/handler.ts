@@ -1,4 +1,4 @@
-import { defaultDeps } from '#shared/deps.ts';
+import { defaultDeps } from '#functions/create-deps.ts';
 import { integrityTask } from '#shared/integrity/integrity-run.ts';
 
 /** The integrity state machine's Task function (not behind API Gateway): scan a segment, finish, or record a failure. */

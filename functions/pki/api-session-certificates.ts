@@ -6,9 +6,8 @@ import {
   reserveEphemeralCertificateSlot,
 } from '#shared/auth/api-session-store.ts';
 import { crudOperations, getOrNotFound } from '#shared/crud/crud-operations.ts';
-import type { Deps } from '#shared/deps.ts';
 import { type ApiSessionCertificate, apiSessionCertificates } from '#shared/entities/api-session-certificate.ts';
-import { ApiError, notFound } from '#shared/http/api-error.ts';
+import { ApiError, notFound } from '#shared/errors/api-error.ts';
 import { API_VERSION_META, empty, list, ok } from '#shared/http/envelope.ts';
 import { callerOf, documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
@@ -16,6 +15,7 @@ import { newId } from '#shared/ids.ts';
 import { listEntitiesAmong } from '#shared/list/list-entities.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { firstCertificateOf } from '#shared/pki/certificates.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { listChildren } from '#shared/store/children.ts';
 import { deleteEntity } from '#shared/store/delete-entity.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';

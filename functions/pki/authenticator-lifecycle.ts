@@ -1,15 +1,15 @@
 import * as z from 'zod';
 import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
-import type { Deps } from '#shared/deps.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { enrollments } from '#shared/entities/enrollment.ts';
-import { ApiError, invalidField, notFound } from '#shared/http/api-error.ts';
+import { ApiError, invalidField, notFound } from '#shared/errors/api-error.ts';
 import { created, empty, ok } from '#shared/http/envelope.ts';
 import { clientCertificateMissing } from '#shared/http/mtls-address.ts';
 import { callerOf, documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { newId } from '#shared/ids.ts';
 import { fingerprintOf, firstCertificateOf } from '#shared/pki/certificates.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { newEnrollment } from './enrollment-api.ts';
 import { caBundlePem, certificateForCsr } from './enrollment-token.ts';
 

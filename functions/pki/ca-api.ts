@@ -1,11 +1,11 @@
 import * as z from 'zod';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
-import type { Deps } from '#shared/deps.ts';
 import { type Ca, cas, DEFAULT_IDENTITY_NAME_FORMAT, externalIdClaimSchema } from '#shared/entities/ca.ts';
-import { invalidField } from '#shared/http/api-error.ts';
+import { invalidField } from '#shared/errors/api-error.ts';
 import { newToken } from '#shared/ids.ts';
 import { caBundleProblem, caCertificateOf } from '#shared/pki/ca-trust.ts';
 import { fingerprintOf } from '#shared/pki/certificates.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { nameField, roleAttributesField, tagsField } from '#shared/schemas/common-fields.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
 

@@ -1,6 +1,6 @@
 import { crudOperations, getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import { cas } from '#shared/entities/ca.ts';
-import { ApiError } from '#shared/http/api-error.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
 import { empty } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { isSignedByCa } from '#shared/pki/ca-trust.ts';

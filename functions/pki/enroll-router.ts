@@ -1,13 +1,13 @@
 import * as z from 'zod';
-import type { Deps } from '#shared/deps.ts';
 import { type EdgeRouter, edgeRouters } from '#shared/entities/edge-router.ts';
 import type { EntityDefinition } from '#shared/entities/entity-definition.ts';
 import { type TransitRouter, transitRouters } from '#shared/entities/router.ts';
-import { ApiError, invalidField } from '#shared/http/api-error.ts';
+import { ApiError, invalidField } from '#shared/errors/api-error.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { clientCertificateMissing } from '#shared/http/mtls-address.ts';
 import { documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
 import { fingerprintOf, firstCertificateOf } from '#shared/pki/certificates.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
 import { caBundlePem, certificateForCsr, isTokenShaped, tokenOf } from './enrollment-token.ts';

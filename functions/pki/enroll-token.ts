@@ -1,14 +1,14 @@
 import type { JWTPayload } from 'jose';
 import * as z from 'zod';
-import type { Deps } from '#shared/deps.ts';
 import type { ExternalJwtSigner } from '#shared/entities/external-jwt-signer.ts';
 import { identities, newIdentity } from '#shared/entities/identity.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
 import { bearerTokenOf, ExternalJwtRefused, verifyExternalJwt } from '#shared/ext-jwt/verify-external-jwt.ts';
-import { ApiError } from '#shared/http/api-error.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { newId } from '#shared/ids.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
 import { usableRoleAttributes } from '#shared/schemas/role-attribute.ts';
 import { fitsKey } from '#shared/store/keys.ts';

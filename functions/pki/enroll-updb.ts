@@ -1,10 +1,10 @@
 import * as z from 'zod';
 import { hashAllowedPassword } from '#shared/auth/password-policy.ts';
-import type { Deps } from '#shared/deps.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
-import { passwordField } from '../authentication/credential-fields.ts';
+import type { Deps } from '#shared/ports/deps.ts';
+import { passwordField } from '#shared/schemas/credential-fields.ts';
 import { completeEnrollmentOps, outstandingEnrollment } from './enrollment-token.ts';
 
 // The username comes from the enrollment (a sent one is ignored, as the reference does); the password is required.

@@ -1,10 +1,9 @@
 import type { X509Certificate } from 'node:crypto';
 import * as z from 'zod';
-import type { Deps } from '#shared/deps.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { type Ca, cas } from '#shared/entities/ca.ts';
 import { identities, newIdentity } from '#shared/entities/identity.ts';
-import { ApiError } from '#shared/http/api-error.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
 import { empty } from '#shared/http/envelope.ts';
 import { clientCertificateMissing } from '#shared/http/mtls-address.ts';
 import { documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
@@ -13,6 +12,7 @@ import { isClientLeaf, isSignedByCa } from '#shared/pki/ca-trust.ts';
 import { commonNameOf, fingerprintOf, firstCertificateOf } from '#shared/pki/certificates.ts';
 import { externalIdOf } from '#shared/pki/external-id-claim.ts';
 import { allCas } from '#shared/pki/trusted-cas.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
 import { authenticatorOps, completeEnrollmentOps, inUse, outstandingEnrollment } from './enrollment-token.ts';
 

@@ -1,4 +1,4 @@
-import { ApiError } from '#shared/http/api-error.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
 import { type Operation, queryValue } from '#shared/http/operation.ts';
 import { enrollByOtt } from './enroll-ott.ts';
 import { enrollRouter } from './enroll-router.ts';

@@ -2,21 +2,21 @@ import * as z from 'zod';
 import { usernameFreeOp } from '#shared/auth/username-free.ts';
 import { crudOperations, getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
-import type { Deps } from '#shared/deps.ts';
 import { cas } from '#shared/entities/ca.ts';
 import { ENROLLMENT_METHODS, type Enrollment, enrollments } from '#shared/entities/enrollment.ts';
 import { identities } from '#shared/entities/identity.ts';
-import { invalidField } from '#shared/http/api-error.ts';
+import { invalidField } from '#shared/errors/api-error.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { documented, type Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { newToken } from '#shared/ids.ts';
 import { withEnrollmentJwt } from '#shared/pki/enrollment-jwt.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { idField } from '#shared/schemas/common-fields.ts';
+import { usernameField } from '#shared/schemas/credential-fields.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { enrollmentView } from '#shared/views/enrollment-view.ts';
 import { type NameLookup, nameLookup } from '#shared/views/name-lookup.ts';
-import { usernameField } from '../authentication/credential-fields.ts';
 
 const expiresAtField = z.iso.datetime({ offset: true });
 

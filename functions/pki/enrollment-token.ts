@@ -1,8 +1,7 @@
-import type { Deps } from '#shared/deps.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { type Enrollment, enrollments } from '#shared/entities/enrollment.ts';
 import { revocations } from '#shared/entities/revocation.ts';
-import { ApiError } from '#shared/http/api-error.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
 import { type OperationRequest, queryValue } from '#shared/http/operation.ts';
 import { newId } from '#shared/ids.ts';
 import {
@@ -14,6 +13,7 @@ import {
 } from '#shared/pki/issue-certificate.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
 import { trustDomainOf } from '#shared/pki/trust-domain.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';

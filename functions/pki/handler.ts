@@ -1,7 +1,8 @@
-import { type Deps, defaultDeps } from '#shared/deps.ts';
+import { defaultDeps } from '#functions/create-deps.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
 import { lazyS3Truststore } from '#shared/pki/create-truststore.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { apiSessionCertificateOperations } from './api-session-certificates.ts';
 import { authenticatorLifecycleOperations } from './authenticator-lifecycle.ts';
 import { caOperations } from './ca-operations.ts';

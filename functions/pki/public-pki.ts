@@ -1,12 +1,12 @@
 import * as z from 'zod';
-import type { Deps } from '#shared/deps.ts';
-import { invalidField } from '#shared/http/api-error.ts';
+import { invalidField } from '#shared/errors/api-error.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { JSON_HEADERS } from '#shared/http/error-response.ts';
 import { documented, type Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { JWT_ALGORITHM, publicJwk, signNetworkJwt } from '#shared/pki/enrollment-jwt.ts';
 import { caBundleDer, networkCa } from '#shared/pki/network-ca.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 
 /**
  * `GET /.well-known/est/cacerts`: the network's CA certificates as base64 PKCS#7 certs-only (RFC 7030 §4.1.3), in

@@ -1,5 +1,5 @@
 import { edgeRouterPolicies } from '#shared/entities/policies.ts';
-import { ApiError } from '#shared/http/api-error.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
 import { optionalRoles, policyApi, policySchemas } from './policy-fields.ts';
 
 export const edgeRouterPolicyApi = policyApi({

@@ -1,6 +1,5 @@
 import { getOrNotFound, VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
-import type { Deps } from '#shared/deps.ts';
 import type { BaseDocument, EntityDefinition } from '#shared/entities/entity-definition.ts';
 import { list } from '#shared/http/envelope.ts';
 import type { HttpResult } from '#shared/http/http-result.ts';
@@ -8,6 +7,7 @@ import { documented, type Operation, type OperationRequest, type QueryParameterD
 import { listEntities, listEntitiesAmong } from '#shared/list/list-entities.ts';
 import { type ListParams, parseListParams } from '#shared/list/list-params.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 
 /** What a list needs of an entity type: its definition and its management views (one page at a time if it can). */
 export type EntityViews<D extends BaseDocument> = Pick<

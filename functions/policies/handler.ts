@@ -1,3 +1,4 @@
+import { defaultDeps } from '#functions/create-deps.ts';
 import { crudOperations } from '#shared/crud/crud-operations.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
@@ -29,4 +30,4 @@ export const operations: OperationMap = {
   getIdentityPolicyAdvice,
 };
 
-export const handler = createGroupHandler('policies', operations);
+export const handler = createGroupHandler('policies', operations, defaultDeps);

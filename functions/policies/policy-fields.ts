@@ -1,9 +1,10 @@
 import * as z from 'zod';
 import { sentFields } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
-import type { Deps } from '#shared/deps.ts';
 import type { BaseDocument, EntityDefinition, Tags } from '#shared/entities/entity-definition.ts';
-import { type PolicySemantic, rolesField, semanticField } from '#shared/policy/roles.ts';
+import type { PolicySemantic } from '#shared/entities/policy-semantics.ts';
+import { rolesField, semanticField } from '#shared/policy/roles.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { nameField, tagsField } from '#shared/schemas/common-fields.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
 import { type RoleNames, roleNames, rolesDisplay } from '#shared/views/roles-display.ts';

@@ -1,9 +1,10 @@
-import type { Deps } from '#shared/deps.ts';
 import type { BaseDocument, EntityDefinition } from '#shared/entities/entity-definition.ts';
 import { edgeRouterPolicies, serviceEdgeRouterPolicies, servicePolicies } from '#shared/entities/policies.ts';
+import type { PolicySemantic } from '#shared/entities/policy-semantics.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { RoleResolver } from '#shared/policy/reach.ts';
-import { type PolicySemantic, parseRoles } from '#shared/policy/roles.ts';
+import { parseRoles } from '#shared/policy/roles.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { type EntityViews, type Members, relatedList } from './entity-page.ts';
 import { EDGE_ROUTER_VIEWS, IDENTITY_VIEWS, POSTURE_CHECK_VIEWS, SERVICE_VIEWS } from './entity-views.ts';
 

@@ -1,14 +1,15 @@
-import type { Deps } from '#shared/deps.ts';
 import { edgeRouters } from '#shared/entities/edge-router.ts';
 import type { BaseDocument, EntityDefinition } from '#shared/entities/entity-definition.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { DIAL_BIND, type DialBind } from '#shared/entities/policies.ts';
+import type { PolicySemantic } from '#shared/entities/policy-semantics.ts';
 import { services } from '#shared/entities/service.ts';
-import { invalidField } from '#shared/http/api-error.ts';
+import { invalidField } from '#shared/errors/api-error.ts';
 import { type Operation, type OperationRequest, type QueryParameterDoc, queryValue } from '#shared/http/operation.ts';
 import { EDGE_ROUTER_POLICY, SERVICE_EDGE_ROUTER_POLICY, SERVICE_POLICY, selectable } from '#shared/policy/access.ts';
 import { type PolicyKind, policiesSelecting, RoleResolver, selectionsOf } from '#shared/policy/reach.ts';
-import { type PolicySemantic, parseRoles } from '#shared/policy/roles.ts';
+import { parseRoles } from '#shared/policy/roles.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { edgeRouterPolicyApi } from './edge-router-policy-api.ts';
 import { type EntityViews, type Members, relatedList } from './entity-page.ts';
 import { EDGE_ROUTER_VIEWS, IDENTITY_VIEWS, SERVICE_VIEWS } from './entity-views.ts';

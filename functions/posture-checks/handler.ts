@@ -1,3 +1,4 @@
+import { defaultDeps } from '#functions/create-deps.ts';
 import { crudOperations } from '#shared/crud/crud-operations.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
@@ -17,4 +18,4 @@ export const operations: OperationMap = {
   ...postureCheckTypeOperations,
 };
 
-export const handler = createGroupHandler('posture-checks', operations);
+export const handler = createGroupHandler('posture-checks', operations, defaultDeps);

@@ -10,7 +10,7 @@ import {
   postureChecks,
   SEMANTICS,
 } from '#shared/entities/posture-check.ts';
-import { invalidField } from '#shared/http/api-error.ts';
+import { invalidField } from '#shared/errors/api-error.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { nameField, roleAttributesField, tagsField } from '#shared/schemas/common-fields.ts';
 import { postureCheckView } from '#shared/views/posture-check-view.ts';

@@ -1,9 +1,9 @@
 import { crudOperations } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
+import { listRoleAttributes } from '#shared/crud/list-role-attributes.ts';
 import { postureChecks } from '#shared/entities/posture-check.ts';
 import { type PostureCheckType, postureCheckTypes } from '#shared/entities/posture-check-types.ts';
 import type { Operation } from '#shared/http/operation.ts';
-import { listRoleAttributes } from '#shared/list/list-role-attributes.ts';
 import { postureCheckTypeView } from '#shared/views/posture-check-view.ts';
 
 /** Posture check types are seeded and read-only. */

@@ -1,13 +1,13 @@
 import * as z from 'zod';
 import { getOrNotFound, sentKeys, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
-import type { Deps } from '#shared/deps.ts';
 import { type EdgeRouter, edgeRouters } from '#shared/entities/edge-router.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { transitRouters } from '#shared/entities/router.ts';
 import { empty } from '#shared/http/envelope.ts';
 import { documented, type Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { nameField, roleAttributesField } from '#shared/schemas/common-fields.ts';
 import { appDataSchema } from '#shared/schemas/map-field.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';

@@ -1,8 +1,9 @@
+import { defaultDeps } from '#functions/create-deps.ts';
 import { crudOperations } from '#shared/crud/crud-operations.ts';
+import { listRoleAttributes } from '#shared/crud/list-role-attributes.ts';
 import { edgeRouters } from '#shared/entities/edge-router.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
-import { listRoleAttributes } from '#shared/list/list-role-attributes.ts';
 import { edgeRouterApi, updateEdgeRouterOperations } from './edge-router-api.ts';
 import { reEnrollEdgeRouter } from './re-enroll-edge-router.ts';
 import { listServiceTerminators, terminatorApi } from './terminator-api.ts';
@@ -46,4 +47,4 @@ export const operations: OperationMap = {
   listServiceTerminators,
 };
 
-export const handler = createGroupHandler('routers', operations);
+export const handler = createGroupHandler('routers', operations, defaultDeps);

@@ -1,11 +1,11 @@
 import * as z from 'zod';
 import { sentFields } from '#shared/crud/crud-operations.ts';
 import type { WriteContext } from '#shared/crud/entity-api.ts';
-import type { Deps } from '#shared/deps.ts';
 import { DEFAULT_ENROLLMENT_MINUTES } from '#shared/entities/enrollment.ts';
-import { invalidField } from '#shared/http/api-error.ts';
+import { invalidField } from '#shared/errors/api-error.ts';
 import { newToken } from '#shared/ids.ts';
 import { signEnrollmentJwt } from '#shared/pki/enrollment-jwt.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { costField, nameField, tagsField } from '#shared/schemas/common-fields.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';

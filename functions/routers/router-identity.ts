@@ -1,8 +1,8 @@
 import { endSessionsOps } from '#shared/auth/api-session-store.ts';
-import type { Deps } from '#shared/deps.ts';
 import { definitionOf } from '#shared/entities/definitions.ts';
 import type { EdgeRouter } from '#shared/entities/edge-router.ts';
 import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
 import { referencesTo } from '#shared/store/index-queries.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';

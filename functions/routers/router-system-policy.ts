@@ -1,8 +1,8 @@
-import type { Deps } from '#shared/deps.ts';
 import type { EdgeRouter } from '#shared/entities/edge-router.ts';
 import { edgeRouters } from '#shared/entities/edge-router.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { type EdgeRouterPolicy, edgeRouterPolicies } from '#shared/entities/policies.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';

@@ -3,7 +3,7 @@ import { sentFields, VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
 import type { EntityApi, WriteContext } from '#shared/crud/entity-api.ts';
 import { type Config, configs } from '#shared/entities/config.ts';
 import { configTypes, jsonObjectSchema } from '#shared/entities/config-type.ts';
-import { invalidField } from '#shared/http/api-error.ts';
+import { invalidField } from '#shared/errors/api-error.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import { idField, nameField, tagsField } from '#shared/schemas/common-fields.ts';
 import { configView } from '#shared/views/config-view.ts';

@@ -1,3 +1,4 @@
+import { defaultDeps } from '#functions/create-deps.ts';
 import { crudOperations } from '#shared/crud/crud-operations.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
@@ -43,4 +44,4 @@ export const operations: OperationMap = {
   listServiceRoleAttributes,
 };
 
-export const handler = createGroupHandler('services', operations);
+export const handler = createGroupHandler('services', operations, defaultDeps);

@@ -9,7 +9,7 @@ import {
   services,
   TERMINATOR_STRATEGIES,
 } from '#shared/entities/service.ts';
-import { invalidField } from '#shared/http/api-error.ts';
+import { invalidField } from '#shared/errors/api-error.ts';
 import { idField, nameField, roleAttributesField, tagsField } from '#shared/schemas/common-fields.ts';
 import { serviceView } from '#shared/views/service-view.ts';
 

@@ -1,7 +1,7 @@
-import type { Deps } from '#shared/deps.ts';
 import { configs } from '#shared/entities/config.ts';
 import { configTypes } from '#shared/entities/config-type.ts';
 import type { Service } from '#shared/entities/service.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { nameLookup } from '#shared/views/name-lookup.ts';
 import { type ServiceConfigMap, serviceView } from '#shared/views/service-view.ts';
 

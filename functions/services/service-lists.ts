@@ -1,5 +1,5 @@
 import { getOrNotFound } from '#shared/crud/crud-operations.ts';
-import type { Deps } from '#shared/deps.ts';
+import { listRoleAttributes } from '#shared/crud/list-role-attributes.ts';
 import { type Config, configs } from '#shared/entities/config.ts';
 import { configTypes } from '#shared/entities/config-type.ts';
 import { services } from '#shared/entities/service.ts';
@@ -7,9 +7,9 @@ import { list } from '#shared/http/envelope.ts';
 import { callerOf, documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
 import { listEntities } from '#shared/list/list-entities.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
-import { listRoleAttributes } from '#shared/list/list-role-attributes.ts';
 import { pageInMemory } from '#shared/list/page-in-memory.ts';
 import { CONFIG_TYPES_QUERY } from '#shared/openapi/query-parameters.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { referrerIds } from '#shared/store/index-queries.ts';
 import { configApi } from './config-api.ts';
 import { resolveConfigTypes, serviceViewPage } from './service-configs.ts';

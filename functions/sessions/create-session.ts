@@ -5,7 +5,7 @@ import { type DialBind, type ServicePolicyRecord, servicePolicies } from '#share
 import { type PostureCheck, postureChecks } from '#shared/entities/posture-check.ts';
 import { services } from '#shared/entities/service.ts';
 import { type Session, sessionIdFor, sessions } from '#shared/entities/session.ts';
-import { ApiError, type ErrorCause, invalidField, notFound } from '#shared/http/api-error.ts';
+import { ApiError, type ErrorCause, invalidField, notFound } from '#shared/errors/api-error.ts';
 import { API_VERSION_META } from '#shared/http/envelope.ts';
 import { callerOf, documented, type Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';

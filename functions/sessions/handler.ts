@@ -1,3 +1,4 @@
+import { defaultDeps } from '#functions/create-deps.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
 import { createSession } from './create-session.ts';
@@ -17,4 +18,4 @@ export const operations: OperationMap = {
   getIdentityFailedServiceRequests,
 };
 
-export const handler = createGroupHandler('sessions', operations);
+export const handler = createGroupHandler('sessions', operations, defaultDeps);

@@ -1,15 +1,15 @@
 import * as z from 'zod';
 import { markHasPostureOp } from '#shared/auth/api-session-store.ts';
-import type { Deps } from '#shared/deps.ts';
 import type { Identity } from '#shared/entities/identity.ts';
 import { type PostureCheck, postureChecks } from '#shared/entities/posture-check.ts';
 import { services } from '#shared/entities/service.ts';
-import { invalidField } from '#shared/http/api-error.ts';
+import { invalidField } from '#shared/errors/api-error.ts';
 import { API_VERSION_META } from '#shared/http/envelope.ts';
 import { callerOf, documented, type Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { selectable, servicesOfIdentity } from '#shared/policy/access.ts';
 import { RoleResolver } from '#shared/policy/reach.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { MAX_PROCESSES, type PostureData, type ProcessData, updatePostureData } from '#shared/posture/posture-data.ts';
 import { cleanHex, MFA_PROMPT_GRACE_SECONDS } from '#shared/posture/posture-evaluation.ts';
 

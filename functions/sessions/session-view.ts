@@ -1,9 +1,9 @@
 import { storedApiSessionIds } from '#shared/auth/api-session-store.ts';
-import type { Deps } from '#shared/deps.ts';
 import { type EdgeRouter, edgeRouters } from '#shared/entities/edge-router.ts';
 import { servicePolicies } from '#shared/entities/policies.ts';
 import { services } from '#shared/entities/service.ts';
 import { type Session, sessions } from '#shared/entities/session.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { removeStoredSessions } from '#shared/posture/session-lifetime.ts';
 import type { Api } from '#shared/routes/route.ts';
 import { entityRef, selfLinks } from '#shared/views/entity-ref.ts';

@@ -1,12 +1,12 @@
-import type { Deps } from '#shared/deps.ts';
 import type { Identity } from '#shared/entities/identity.ts';
 import { type Session, sessions } from '#shared/entities/session.ts';
-import { notFound } from '#shared/http/api-error.ts';
+import { notFound } from '#shared/errors/api-error.ts';
 import { empty, list, ok } from '#shared/http/envelope.ts';
 import { callerOf, documented, type Operation, type OperationRequest } from '#shared/http/operation.ts';
 import { listEntities, listEntitiesAmong } from '#shared/list/list-entities.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { ConcurrentModificationError } from '#shared/store/entity-store.ts';
 import { queryAll } from '#shared/store/index-queries.ts';
 import { keys } from '#shared/store/keys.ts';

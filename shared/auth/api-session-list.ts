@@ -1,10 +1,10 @@
 import { paginateQuery, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { Deps } from '../deps.ts';
 import { type Identity, identities } from '../entities/identity.ts';
 import { pinnedValues } from '../list/candidate-keys.ts';
 import type { ListParams } from '../list/list-params.ts';
 import { type ListPage, pageInMemory } from '../list/page-in-memory.ts';
 import { mapBounded } from '../map-bounded.ts';
+import type { Deps } from '../ports/deps.ts';
 import { count } from '../store/index-queries.ts';
 import { fitsKey, keys } from '../store/keys.ts';
 import { API_SESSIONS_COLLECTION, type ApiSession, apiSessions } from './api-session.ts';

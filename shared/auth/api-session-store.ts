@@ -1,8 +1,8 @@
 import { GetCommand, paginateQuery, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Deps } from '../deps.ts';
 import { type Identity, identities, isDisabledAt } from '../entities/identity.ts';
-import { ApiError } from '../http/api-error.ts';
+import { ApiError } from '../errors/api-error.ts';
 import { newId, newToken } from '../ids.ts';
+import type { Deps } from '../ports/deps.ts';
 import { removePostureData } from '../posture/posture-data.ts';
 import { endSessionsOfApiSessions } from '../posture/session-lifetime.ts';
 import { ConcurrentModificationError, counterOp, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';

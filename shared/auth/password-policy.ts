@@ -1,7 +1,7 @@
-import type { Deps } from '../deps.ts';
 import { type AuthPolicy, authPolicies } from '../entities/auth-policy.ts';
 import { identities } from '../entities/identity.ts';
-import { invalidField } from '../http/api-error.ts';
+import { invalidField } from '../errors/api-error.ts';
+import type { Deps } from '../ports/deps.ts';
 import { hashPassword } from './password-hash.ts';
 
 type UpdbRules = AuthPolicy['primary']['updb'];

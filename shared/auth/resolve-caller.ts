@@ -1,8 +1,8 @@
-import type { Deps } from '../deps.ts';
 import type { Identity } from '../entities/identity.ts';
+import { ApiError } from '../errors/api-error.ts';
 import { extJwtCompletesRequest } from '../ext-jwt/secondary-ext-jwt.ts';
 import { bearerTokenOf } from '../ext-jwt/verify-external-jwt.ts';
-import { ApiError } from '../http/api-error.ts';
+import type { Deps } from '../ports/deps.ts';
 import type { AuthLevel } from '../routes/route.ts';
 import type { ApiSession } from './api-session.ts';
 import { extJwtPassedOp, identityOfSession, touchApiSession } from './api-session-store.ts';

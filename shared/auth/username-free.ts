@@ -1,6 +1,6 @@
-import type { Deps } from '../deps.ts';
 import { authenticators } from '../entities/authenticator.ts';
-import { invalidField } from '../http/api-error.ts';
+import { invalidField } from '../errors/api-error.ts';
+import type { Deps } from '../ports/deps.ts';
 import { keys } from '../store/keys.ts';
 import type { WriteOp } from '../store/write-op.ts';
 

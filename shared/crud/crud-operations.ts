@@ -1,6 +1,5 @@
-import type { Deps } from '../deps.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
-import { notFound } from '../http/api-error.ts';
+import { notFound } from '../errors/api-error.ts';
 import { created, empty, list, ok } from '../http/envelope.ts';
 import { documented, type Operation, type OperationRequest } from '../http/operation.ts';
 import { parseWith } from '../http/validate.ts';
@@ -9,6 +8,7 @@ import { listEntities } from '../list/list-entities.ts';
 import { parseListParams } from '../list/list-params.ts';
 import { mapBounded } from '../map-bounded.ts';
 import { moveServiceAccessMarkers } from '../policy/service-access-fan-out.ts';
+import type { Deps } from '../ports/deps.ts';
 import { deleteEntity } from '../store/delete-entity.ts';
 import { backOff, ConcurrentModificationError, type Stored } from '../store/entity-store.ts';
 import type { EntityApi, WriteContext } from './entity-api.ts';

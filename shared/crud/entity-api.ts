@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import type { Deps } from '../deps.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import type { OperationRequest } from '../http/operation.ts';
+import type { Deps } from '../ports/deps.ts';
 import type { Stored } from '../store/entity-store.ts';
 import type { NamedEntity } from '../store/policies-naming.ts';
 import type { WriteOp } from '../store/write-op.ts';

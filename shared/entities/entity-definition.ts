@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ApiError } from '../http/api-error.ts';
+import type { ApiError } from '../errors/api-error.ts';
 import type { FilterableFields } from '../query/filterable-fields.ts';
 
 /** Tag values are limited to strings, booleans and null. */

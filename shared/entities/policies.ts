@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import { POLICY_SEMANTICS } from '../policy/roles.ts';
 import type { FilterableFields } from '../query/filterable-fields.ts';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type BaseDocument, type EntityDefinition } from './entity-definition.ts';
+import { POLICY_SEMANTICS } from './policy-semantics.ts';
 
 /**
  * The three policy kinds. Each selects entities of two or three types by role; the kit keeps their selection items

@@ -1,6 +1,4 @@
 import * as z from 'zod';
-import type { Deps } from '../deps.ts';
-import type { WriteOp } from '../store/write-op.ts';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
 import { operatingSystemSchema } from './posture-check.ts';
@@ -46,11 +44,3 @@ export const SEEDED_POSTURE_CHECK_TYPES: readonly Pick<PostureCheckType, 'id' | 
     operatingSystems: [anyVersion(WINDOWS), anyVersion(MACOS), anyVersion(LINUX)],
   },
 ];
-
-/** The writes that create each seeded posture check type, one change per type (bootstrap skips those that exist). */
-export function postureCheckTypeSeeds(deps: Deps): WriteOp[][] {
-  const now = deps.now().toISOString();
-  return SEEDED_POSTURE_CHECK_TYPES.map((type) =>
-    deps.store.createOps(postureCheckTypes, { ...type, createdAt: now, updatedAt: now, tags: {} }),
-  );
-}

@@ -1,7 +1,7 @@
 import type { JWTPayload } from 'jose';
-import type { Deps } from '../deps.ts';
 import type { ExternalJwtSigner } from '../entities/external-jwt-signer.ts';
 import { identities } from '../entities/identity.ts';
+import type { Deps } from '../ports/deps.ts';
 import { fitsKey } from '../store/keys.ts';
 import { ExternalJwtRefused } from './verify-external-jwt.ts';
 

@@ -1,8 +1,8 @@
-import type { Deps } from '../deps.ts';
 import { authPolicies } from '../entities/auth-policy.ts';
 import { type ExternalJwtSigner, externalJwtSigners } from '../entities/external-jwt-signer.ts';
 import type { Identity } from '../entities/identity.ts';
 import type { Logger } from '../log/logger.ts';
+import type { Deps } from '../ports/deps.ts';
 import { identityIdOfClaim } from './identity-of-claim.ts';
 import { bearerTokenOf, verifyExternalJwt } from './verify-external-jwt.ts';
 

@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
-import type { Deps } from '../deps.ts';
 import { type ExternalJwtSigner, externalJwtSigners } from '../entities/external-jwt-signer.ts';
+import type { Deps } from '../ports/deps.ts';
 import { keySetFor } from './jwks-cache.ts';
 
 /**

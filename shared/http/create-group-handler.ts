@@ -2,12 +2,12 @@ import middy from '@middy/core';
 import httpEventNormalizer from '@middy/http-event-normalizer';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { type Deps, defaultDeps } from '../deps.ts';
+import { ApiError } from '../errors/api-error.ts';
 import { newId } from '../ids.ts';
 import { instanceIdOf } from '../pki/instance-id.ts';
+import type { Deps } from '../ports/deps.ts';
 import type { OperationGroup } from '../routes/route.ts';
 import { ROUTES } from '../routes/route-table.ts';
-import { ApiError } from './api-error.ts';
 import { errorResponse, JSON_HEADERS } from './error-response.ts';
 import { authentication } from './middleware/authentication.ts';
 import type { ControllerContext } from './middleware/controller-context.ts';
@@ -42,11 +42,7 @@ function baseUrlOf(event: APIGatewayProxyEvent, deps: Deps): string {
  * The Lambda handler of one operation group: normalise → log → route → body → authenticate → operation → envelope,
  * with every error rendered last as the API's error envelope. The local server calls the same handler.
  */
-export function createGroupHandler(
-  group: OperationGroup,
-  operations: OperationMap,
-  deps: () => Deps = defaultDeps,
-): GroupHandler {
+export function createGroupHandler(group: OperationGroup, operations: OperationMap, deps: () => Deps): GroupHandler {
   const routes = ROUTES.filter((route) => route.group === group);
   for (const route of routes) {
     if (!operations[route.operation]) throw new Error(`group ${group} has no operation ${route.operation}`);

@@ -1,3 +1,4 @@
+import type { Pagination } from '../list/page-in-memory.ts';
 import type { HttpResult } from './http-result.ts';
 
 /**
@@ -5,12 +6,6 @@ import type { HttpResult } from './http-result.ts';
  * and clients compare against it.
  */
 export const API_VERSION_META = { apiVersion: '0.0.1', apiEnrollmentVersion: '0.0.1' } as const;
-
-export interface Pagination {
-  readonly limit: number;
-  readonly offset: number;
-  readonly totalCount: number;
-}
 
 /** 200 `{data, meta}`. */
 export function ok(data: unknown, headers?: Record<string, string>): HttpResult {

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { ApiError } from './api-error.ts';
+import { ApiError } from '../errors/api-error.ts';
 import { CORS_RESPONSE_HEADERS } from './cors.ts';
 import { API_VERSION_META } from './envelope.ts';
 

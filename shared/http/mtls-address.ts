@@ -1,5 +1,5 @@
-import type { Deps } from '../deps.ts';
-import { ApiError } from './api-error.ts';
+import { ApiError } from '../errors/api-error.ts';
+import type { Deps } from '../ports/deps.ts';
 
 /**
  * What to answer a request that needs a client certificate and came without one. API Gateway's mutual TLS makes a

@@ -1,9 +1,9 @@
 import type { ZodType } from 'zod';
 import type { Caller } from '../auth/resolve-caller.ts';
-import type { Deps } from '../deps.ts';
+import { ApiError } from '../errors/api-error.ts';
 import type { Logger } from '../log/logger.ts';
+import type { Deps } from '../ports/deps.ts';
 import type { Api, Route } from '../routes/route.ts';
-import { ApiError } from './api-error.ts';
 import type { HttpResult } from './http-result.ts';
 
 /** What an operation sees of its request, already routed, size-checked, parsed and authenticated. */

@@ -1,4 +1,4 @@
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../ports/deps.ts';
 import type { OperationRequest } from './operation.ts';
 
 /**

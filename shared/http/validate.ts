@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ApiError, invalidField } from './api-error.ts';
+import { ApiError, invalidField } from '../errors/api-error.ts';
 
 function fieldOf(path: readonly PropertyKey[]): string {
   return path.length === 0 ? '(root)' : path.map(String).join('.');

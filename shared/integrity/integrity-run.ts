@@ -1,6 +1,6 @@
 import { BatchWriteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { Deps } from '../deps.ts';
-import { ApiError } from '../http/api-error.ts';
+import { ApiError } from '../errors/api-error.ts';
+import type { Deps } from '../ports/deps.ts';
 import { queryAll } from '../store/index-queries.ts';
 import type { IntegrityFinding, IntegrityMode, ReconcileCounters, ScanSegment } from './integrity-types.ts';
 import { MAX_FINDINGS } from './integrity-types.ts';

@@ -1,4 +1,4 @@
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../ports/deps.ts';
 
 /**
  * The contract between the integrity scan's core (what a segment checks and repairs, derived from the entity

@@ -1,5 +1,5 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../ports/deps.ts';
 import { backOff, ConcurrentModificationError } from '../store/entity-store.ts';
 import type { WriteOp } from '../store/write-op.ts';
 

@@ -1,10 +1,10 @@
 import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { API_SESSIONS_COLLECTION } from '../auth/api-session.ts';
 import { removeSessions, toSession } from '../auth/api-session-store.ts';
-import type { Deps } from '../deps.ts';
 import { definitionOf } from '../entities/definitions.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import { mapBounded } from '../map-bounded.ts';
+import type { Deps } from '../ports/deps.ts';
 import { filterRecordOf, referenceValues, selectionKeysOf } from '../store/entity-store.ts';
 import { packBucket, packOp } from '../store/filter-packs.ts';
 import { documentOf, keys } from '../store/keys.ts';

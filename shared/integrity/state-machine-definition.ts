@@ -11,15 +11,6 @@ export const SCAN_STATE = 'ScanSegment';
 export const FINISH_STATE = 'Finish';
 export const FAILURE_STATE = 'RecordFailure';
 
-/** What an execution starts with. */
-export interface IntegrityRunInput {
-  readonly runId: string;
-  readonly mode: 'check' | 'fix';
-  readonly totalSegments: number;
-  /** `0 … totalSegments - 1`: what the Map iterates over. */
-  readonly segments: readonly number[];
-}
-
 export function integrityStateMachineDefinition(functionArn: string): Record<string, unknown> {
   const catchAll = [{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: FAILURE_STATE }];
   const retry = [

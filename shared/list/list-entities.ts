@@ -1,6 +1,6 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { Deps } from '../deps.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
+import type { Deps } from '../ports/deps.ts';
 import { count, filterRecords, idsWithRole, orderedIds } from '../store/index-queries.ts';
 import { documentOf, keys } from '../store/keys.ts';
 import { type CandidateKeys, candidateKeys } from './candidate-keys.ts';

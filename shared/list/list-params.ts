@@ -1,4 +1,4 @@
-import { ApiError } from '../http/api-error.ts';
+import { ApiError } from '../errors/api-error.ts';
 import type { BoolExpr, SortField } from '../query/filter-ast.ts';
 import { FilterError } from '../query/filter-error.ts';
 import type { FilterableFields } from '../query/filterable-fields.ts';

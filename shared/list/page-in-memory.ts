@@ -1,8 +1,14 @@
-import type { Pagination } from '../http/envelope.ts';
 import { compareForSort } from '../query/compare-for-sort.ts';
 import type { FilterableFields } from '../query/filterable-fields.ts';
 import { matchesFilter } from '../query/matches-filter.ts';
 import type { ListParams } from './list-params.ts';
+
+/** Where a page stands in its list, as `meta.pagination` says it. */
+export interface Pagination {
+  readonly limit: number;
+  readonly offset: number;
+  readonly totalCount: number;
+}
 
 export interface ListPage<D> {
   readonly items: D[];

@@ -1,8 +1,8 @@
 import type { ApiSession } from '../auth/api-session.ts';
-import type { Deps } from '../deps.ts';
 import type { Identity } from '../entities/identity.ts';
 import { mfas } from '../entities/mfa.ts';
 import { pendingExtJwtQueries } from '../ext-jwt/secondary-ext-jwt.ts';
+import type { Deps } from '../ports/deps.ts';
 
 /** The reference's `MFA` auth query: a TOTP (or recovery) code of 4 to 6 characters, posted to `/authenticate/mfa`. */
 export function totpAuthQuery(isTotpEnrolled: boolean) {

@@ -1,6 +1,7 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import type { ControllerConfig } from '../config.ts';
-import { fileSecretBox, kmsSecretBox, memorySecretBox, type SecretBox } from './secret-box.ts';
+import type { SecretBox } from '../ports/secret-box.ts';
+import { fileSecretBox, kmsSecretBox, memorySecretBox } from './secret-box.ts';
 
 /** The secret box the configuration places; nothing is read or called until a secret is sealed or opened. */
 export function createSecretBox(config: ControllerConfig): SecretBox {

@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import type { Deps } from '../deps.ts';
 import type { Mfa } from '../entities/mfa.ts';
+import type { Deps } from '../ports/deps.ts';
 import type { Stored } from '../store/entity-store.ts';
 import { acceptedTimeStep, type TotpSecrets, withoutRecoveryCode } from './totp.ts';
 

@@ -1,5 +1,5 @@
 import type { TruststoreConfig } from '../config.ts';
-import type { Truststore } from './truststore.ts';
+import type { Truststore } from '../ports/truststore.ts';
 
 /**
  * The S3 truststore, with its AWS clients loaded on the first publish: publishing is rare (a CA verified or deleted),

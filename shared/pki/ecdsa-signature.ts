@@ -1,4 +1,4 @@
-import { P256_COORDINATE_BYTES } from './signer.ts';
+import { P256_COORDINATE_BYTES } from '../ports/signer.ts';
 
 /** A DER ECDSA signature that is not `SEQUENCE { INTEGER r, INTEGER s }` with both fitting the curve. */
 export class MalformedSignatureError extends Error {}

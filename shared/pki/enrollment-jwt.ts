@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { base64url, calculateJwkThumbprint, type JWK } from 'jose';
-import type { Signer } from './signer.ts';
+import type { Signer } from '../ports/signer.ts';
 
 /** The JWS algorithm of every key here: ECDSA P-256 with SHA-256. */
 export const JWT_ALGORITHM = 'ES256';

@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../ports/deps.ts';
 import type { CertificateImporter } from './certificate-importer.ts';
 import { ensureServerCertificate } from './server-certificate.ts';
 

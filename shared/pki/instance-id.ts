@@ -1,5 +1,5 @@
 import { createHash, X509Certificate } from 'node:crypto';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../ports/deps.ts';
 import { networkCa } from './network-ca.ts';
 
 /**

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
+import type { Signer } from '../ports/signer.ts';
 import { newSerialNumber } from './network-ca.ts';
 import { serverNamesProblem } from './server-names.ts';
-import type { Signer } from './signer.ts';
 import { P256_SIGNING_ALGORITHM, SIGNER_KEY, signerCrypto } from './signer-crypto.ts';
 
 /** A CSR that cannot be made into a certificate: unparsable, badly signed, or with a key this CA does not certify. */

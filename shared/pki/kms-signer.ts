@@ -1,7 +1,7 @@
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import { GetPublicKeyCommand, type KMSClient, SignCommand } from '@aws-sdk/client-kms';
+import type { Signer } from '../ports/signer.ts';
 import { derToRawSignature } from './ecdsa-signature.ts';
-import type { Signer } from './signer.ts';
 
 /**
  * A Signer over an asymmetric KMS key (`ECC_NIST_P256`, `SIGN_VERIFY`): the digest is computed here and sent as

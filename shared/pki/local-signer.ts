@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ServerKey } from './signer.ts';
+import type { ServerKey } from '../ports/signer.ts';
 
 /** A Signer over a P-256 private key held by this process: `npm start`, the tests, and the server key in AWS. */
 export function localSigner(name: string, privateKey: () => KeyObject): ServerKey {

@@ -2,8 +2,8 @@ import { type KeyObject, X509Certificate as NodeCertificate, randomBytes } from 
 import 'reflect-metadata';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as x509 from '@peculiar/x509';
-import type { Deps } from '../deps.ts';
-import type { Signer, Signers } from './signer.ts';
+import type { Deps } from '../ports/deps.ts';
+import type { Signer, Signers } from '../ports/signer.ts';
 import { P256_SIGNING_ALGORITHM, SIGNER_KEY, signerCrypto } from './signer-crypto.ts';
 
 /** The network's CA certificates: the self-signed root and the signing CA it issued, which issues everything else. */

@@ -1,7 +1,7 @@
 import { APIGatewayClient, UpdateDomainNameCommand } from '@aws-sdk/client-api-gateway';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { TruststoreConfig } from '../config.ts';
-import type { Truststore } from './truststore.ts';
+import type { Truststore } from '../ports/truststore.ts';
 
 /**
  * The truststore as an object in a versioned S3 bucket. API Gateway reads it when the domain is created or updated,

@@ -1,7 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { ServerKey } from '../ports/signer.ts';
 import { localSigner } from './local-signer.ts';
-import type { ServerKey } from './signer.ts';
 
 /**
  * The server key in AWS: a PKCS#8 PEM in a Secrets Manager secret encrypted under a customer KMS key that only the

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import 'reflect-metadata';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as x509 from '@peculiar/x509';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../ports/deps.ts';
 import { type NetworkCa, networkCa, newSerialNumber, spkiOf } from './network-ca.ts';
 import { P256_SIGNING_ALGORITHM, SIGNER_KEY, signerCrypto } from './signer-crypto.ts';
 

@@ -1,5 +1,5 @@
 import { webcrypto } from 'node:crypto';
-import type { Signer } from './signer.ts';
+import type { Signer } from '../ports/signer.ts';
 
 /** What @peculiar/x509 is told about a key it signs with but never sees. */
 export const P256_SIGNING_ALGORITHM = { name: 'ECDSA', hash: 'SHA-256' } as const;

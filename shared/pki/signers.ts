@@ -1,9 +1,9 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import type { ControllerConfig } from '../config.ts';
+import type { ServerKey, SignerRole, Signers } from '../ports/signer.ts';
 import { kmsSigner } from './kms-signer.ts';
 import { fileSigner, memorySigner } from './local-signer.ts';
 import { secretServerKey } from './secret-server-key.ts';
-import type { ServerKey, SignerRole, Signers } from './signer.ts';
 
 /** The key file names under the local key directory. */
 const FILE_NAMES: Readonly<Record<SignerRole, string>> = {

@@ -1,5 +1,5 @@
-import type { Deps } from '../deps.ts';
 import { type Ca, cas } from '../entities/ca.ts';
+import type { Deps } from '../ports/deps.ts';
 import { allIds } from '../store/index-queries.ts';
 import { networkCa } from './network-ca.ts';
 

@@ -1,8 +1,9 @@
 import type { z } from 'zod';
+import type { PolicySemantic } from '../entities/policy-semantics.ts';
 import type { Store } from '../store/entity-store.ts';
 import { allIds, idsWithRole, selectionsByRole } from '../store/index-queries.ts';
 import { fitsKey, keys } from '../store/keys.ts';
-import { ALL_ROLE, type PolicySemantic, parseRoles, selectsEntity } from './roles.ts';
+import { ALL_ROLE, parseRoles, selectsEntity } from './roles.ts';
 
 /**
  * Who can reach what, answered at read time from two inverted indexes (nothing is materialised per identity, so no

@@ -1,9 +1,8 @@
 import * as z from 'zod';
+import { POLICY_SEMANTICS, type PolicySemantic } from '../entities/policy-semantics.ts';
 import { roleAttributeProblem } from '../schemas/role-attribute.ts';
 
-/** How a policy combines the `#attribute` roles of a field (the reference compares case-insensitively). */
-export const POLICY_SEMANTICS = ['AllOf', 'AnyOf'] as const;
-export type PolicySemantic = (typeof POLICY_SEMANTICS)[number];
+export { POLICY_SEMANTICS, type PolicySemantic };
 
 /** The role that selects every entity of the type; it must stand alone. */
 export const ALL_ROLE = '#all';

@@ -1,9 +1,9 @@
-import type { Deps } from '../deps.ts';
 import { configs } from '../entities/config.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import { identityRoleMarker } from '../entities/policies.ts';
 import { postureChecks } from '../entities/posture-check.ts';
 import { services } from '../entities/service.ts';
+import type { Deps } from '../ports/deps.ts';
 import { referrerIds } from '../store/index-queries.ts';
 import { SERVICE_POLICY, selectable } from './access.ts';
 import { policiesSelecting } from './reach.ts';

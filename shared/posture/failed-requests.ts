@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../ports/deps.ts';
 import { ConcurrentModificationError } from '../store/entity-store.ts';
 import { fitsKey } from '../store/keys.ts';
 import { parseStoredJson } from '../store/stored-json.ts';

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../ports/deps.ts';
 import { ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
 import { queryAll } from '../store/index-queries.ts';
 import { fitsKey } from '../store/keys.ts';

@@ -1,8 +1,8 @@
-import type { Deps } from '../deps.ts';
 import { apiSessionCertificates } from '../entities/api-session-certificate.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import { sessions } from '../entities/session.ts';
 import { mapBounded } from '../map-bounded.ts';
+import type { Deps } from '../ports/deps.ts';
 import { queryAll } from '../store/index-queries.ts';
 import { documentOf, keys } from '../store/keys.ts';
 

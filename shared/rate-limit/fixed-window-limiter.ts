@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Deps } from '../deps.ts';
-import { ApiError } from '../http/api-error.ts';
+import { ApiError } from '../errors/api-error.ts';
+import type { Deps } from '../ports/deps.ts';
 
 /** How many attempts one key may make per window; 0 turns the limit off. */
 export interface WindowLimit {

@@ -1,7 +1,7 @@
 import type * as z from 'zod';
-import type { Deps } from '../deps.ts';
 import { queryAll } from './index-queries.ts';
 import { documentOf, keys } from './keys.ts';
+import type { StoreContext } from './store-context.ts';
 
 /** A child item found under a parent in GSI2, grouped by the child's collection. */
 export interface Child {
@@ -14,7 +14,7 @@ export interface Child {
  * eventually consistent: fine for views; deletes that must catch every child re-check in their transaction.
  */
 export async function listChildren(
-  deps: Deps,
+  deps: StoreContext,
   collection: string,
   id: string,
   childCollection?: string,
@@ -34,7 +34,7 @@ export async function listChildren(
  * The children that parse as `schema`. One damaged item (a bad manual edit, a fault the integrity scan has not repaired
  * yet) must not fail every request that reads its siblings, so it is skipped and logged instead.
  */
-export function validChildren<T>(deps: Deps, children: readonly Child[], schema: z.ZodType<T>): T[] {
+export function validChildren<T>(deps: StoreContext, children: readonly Child[], schema: z.ZodType<T>): T[] {
   return children.flatMap((child) => {
     const parsed = schema.safeParse(child.doc);
     if (parsed.success) return [parsed.data];

@@ -1,10 +1,10 @@
-import type { Deps } from '../deps.ts';
 import { definitionOf } from '../entities/definitions.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
-import { ApiError } from '../http/api-error.ts';
+import { ApiError } from '../errors/api-error.ts';
 import { MAX_TRANSACTION_ITEMS, type Stored, TransactionTooLargeError } from './entity-store.ts';
 import { type Referrer, referencesTo } from './index-queries.ts';
 import { itemCount, type NamedEntity, takeOutNamedRoles, writesBeside } from './policies-naming.ts';
+import type { StoreContext } from './store-context.ts';
 import type { WriteOp } from './write-op.ts';
 
 /**
@@ -27,7 +27,7 @@ function referencedError(label: string, id: string, referrers: readonly Referrer
 }
 
 /** The deletes of the children that go with their parent (`cascade` links), with everything the kit keeps for them. */
-async function cascadeOps(deps: Deps, children: readonly Referrer[]): Promise<WriteOp[]> {
+async function cascadeOps(deps: StoreContext, children: readonly Referrer[]): Promise<WriteOp[]> {
   const byCollection = new Map<string, string[]>();
   for (const child of children)
     byCollection.set(child.collection, [...(byCollection.get(child.collection) ?? []), child.id]);
@@ -51,7 +51,7 @@ const DRAIN_PAGE = 50;
  * transaction. The mark stops new links from being added meanwhile; each child goes whole (its own items all in one
  * transaction), so a drain that stops half way leaves fewer children and nothing broken, and the next delete goes on.
  */
-async function drainCascadeChildren(deps: Deps, def: EntityDefinition, id: string): Promise<void> {
+async function drainCascadeChildren(deps: StoreContext, def: EntityDefinition, id: string): Promise<void> {
   for (;;) {
     const links = await referencesTo(deps.store, def.collection, id, DRAIN_PAGE);
     if (links.some((link) => link.onTargetDelete !== 'cascade')) return;
@@ -86,7 +86,7 @@ export interface DeleteOptions {
  * `ConcurrentModificationError`; anything that stops the delete clears the mark.
  */
 export async function deleteEntity<D extends BaseDocument>(
-  deps: Deps,
+  deps: StoreContext,
   def: EntityDefinition<D>,
   stored: Stored<D>,
   dependents?: DependentOps,

@@ -14,12 +14,13 @@ import type {
   Selector,
   UniqueKey,
 } from '../entities/entity-definition.ts';
-import { ApiError, invalidField } from '../http/api-error.ts';
+import { ApiError, invalidField } from '../errors/api-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { mapBounded } from '../map-bounded.ts';
 import { mergePackOps, packOp } from './filter-packs.ts';
 import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, MAX_KEY_VALUE_BYTES, storedAttributes } from './keys.ts';
 import { addToCatalog, pruneCatalog } from './role-catalog.ts';
+import type { TableClient } from './table-client.ts';
 import type { WriteOp } from './write-op.ts';
 
 /** A document as read from the table, with the version its next write must match. */
@@ -191,7 +192,7 @@ function tooLarge(label: string, attributes: Readonly<Record<string, unknown>>, 
 }
 
 /** The single-table store: entity items, unique-value markers and per-type counters, always written together. */
-export class Store {
+export class Store implements TableClient {
   readonly db: DynamoDBDocumentClient;
   readonly tableName: string;
   private readonly logger: Pick<Logger, 'warn'> | undefined;

@@ -1,6 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { Store } from './entity-store.ts';
 import { documentOf, keys } from './keys.ts';
+import type { TableClient } from './table-client.ts';
 import type { WriteOp } from './write-op.ts';
 
 /**
@@ -103,7 +103,7 @@ function segmentRange(index: number): { from: string; to: string } {
  * Every filter record of a type from its packs, in no order: parallel range queries over the buckets, records over
  * the pack size read from their id-order items (by key, together).
  */
-export async function packedFilterRecords(store: Store, collection: string): Promise<Record<string, unknown>[]> {
+export async function packedFilterRecords(store: TableClient, collection: string): Promise<Record<string, unknown>[]> {
   const partition = keys.filterPack(collection, '').PK;
   const oversized: string[] = [];
   const segments = await Promise.all(

@@ -1,6 +1,6 @@
 import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { Store } from './entity-store.ts';
 import { keys } from './keys.ts';
+import type { TableClient } from './table-client.ts';
 
 /**
  * The role-attribute catalog of a type (`ROLES#<collection>` / `<attribute>`): exactly the attributes some entity
@@ -10,7 +10,7 @@ import { keys } from './keys.ts';
  */
 
 /** Whether some entity of the type holds the attribute (any member item; strongly consistent). */
-export async function hasHolder(store: Store, collection: string, attribute: string): Promise<boolean> {
+export async function hasHolder(store: TableClient, collection: string, attribute: string): Promise<boolean> {
   const { Count = 0 } = await store.db.send(
     new QueryCommand({
       TableName: store.tableName,
@@ -23,7 +23,7 @@ export async function hasHolder(store: Store, collection: string, attribute: str
   return Count > 0;
 }
 
-export async function addToCatalog(store: Store, collection: string, attribute: string): Promise<void> {
+export async function addToCatalog(store: TableClient, collection: string, attribute: string): Promise<void> {
   await store.db.send(new PutCommand({ TableName: store.tableName, Item: keys.roleCatalog(collection, attribute) }));
 }
 
@@ -32,13 +32,13 @@ export async function addToCatalog(store: Store, collection: string, attribute: 
  * delete; its own catalog put may land before the delete, so the holder check runs again after it and puts the entry
  * back. Whichever order the two writers run in, the entry exists exactly when a holder does.
  */
-export async function pruneCatalog(store: Store, collection: string, attribute: string): Promise<void> {
+export async function pruneCatalog(store: TableClient, collection: string, attribute: string): Promise<void> {
   if (await hasHolder(store, collection, attribute)) return;
   await store.db.send(new DeleteCommand({ TableName: store.tableName, Key: keys.roleCatalog(collection, attribute) }));
   await restoreIfHeld(store, collection, attribute);
 }
 
 /** Puts back an entry just removed if a holder committed meanwhile (see `pruneCatalog`). */
-export async function restoreIfHeld(store: Store, collection: string, attribute: string): Promise<void> {
+export async function restoreIfHeld(store: TableClient, collection: string, attribute: string): Promise<void> {
   if (await hasHolder(store, collection, attribute)) await addToCatalog(store, collection, attribute);
 }

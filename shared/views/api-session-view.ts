@@ -1,6 +1,6 @@
 import type { ApiSession } from '../auth/api-session.ts';
 import { sessionExpiry } from '../auth/api-session-store.ts';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../ports/deps.ts';
 import { entityRef, selfLinks } from './entity-ref.ts';
 
 /**

@@ -1,8 +1,10 @@
 import { hasLiveApiSession } from '../auth/api-session-store.ts';
-import type { Deps } from '../deps.ts';
+import { VIEW_CONCURRENCY } from '../crud/crud-operations.ts';
 import { authPolicies } from '../entities/auth-policy.ts';
 import { cas } from '../entities/ca.ts';
 import type { Identity } from '../entities/identity.ts';
+import { mapBounded } from '../map-bounded.ts';
+import type { Deps } from '../ports/deps.ts';
 import { listChildren } from '../store/children.ts';
 import { entityRef, selfLinks } from './entity-ref.ts';
 import { type NameLookup, nameLookup } from './name-lookup.ts';
@@ -69,4 +71,10 @@ export async function identityView(
     isMfaEnabled,
     permissions: [],
   };
+}
+
+/** A page of identity details: the auth policies' names read once for the whole page. */
+export function identityPageViews(deps: Deps, identities: readonly Identity[]) {
+  const policyName = nameLookup(deps, authPolicies);
+  return mapBounded(identities, VIEW_CONCURRENCY, (identity) => identityView(deps, identity, policyName));
 }

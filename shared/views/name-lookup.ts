@@ -1,5 +1,5 @@
-import type { Deps } from '../deps.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
+import type { Deps } from '../ports/deps.ts';
 
 /** Resolves referenced entities' names for EntityRefs, reading each id once per lookup (one per page of a list). */
 export type NameLookup = (id: string) => Promise<string>;

@@ -1,6 +1,6 @@
-import type { Deps } from '../deps.ts';
 import { definitionOf } from '../entities/definitions.ts';
 import type { BaseDocument } from '../entities/entity-definition.ts';
+import type { Deps } from '../ports/deps.ts';
 
 /** One entry of a policy's `*RolesDisplay`: the role, and for `@id` the named entity's name as `@<name>`. */
 export interface NamedRole {

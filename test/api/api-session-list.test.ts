@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
-import type { Deps } from '#shared/deps.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { count } from '#shared/store/index-queries.ts';
 import { startTestController, type TestController } from '../support/test-controller.ts';
 

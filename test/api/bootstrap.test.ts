@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createDeps } from '#functions/create-deps.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { startDynamoDbLocal } from '#local/dynamodb-local.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
-import { createDeps } from '#shared/deps.ts';
 import { identities } from '#shared/entities/identity.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'controller-data-'));

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { identities, newIdentity } from '#shared/entities/identity.ts';
-import { ApiError } from '#shared/http/api-error.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
 import { MAX_MAP_BYTES } from '#shared/schemas/map-field.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { authPolicyBody } from '../support/management-fixtures.ts';

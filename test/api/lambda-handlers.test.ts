@@ -1,9 +1,9 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createDeps } from '#functions/create-deps.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
-import { createDeps } from '#shared/deps.ts';
 import type { ControllerContext } from '#shared/http/middleware/controller-context.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: ControllerContext) => Promise<APIGatewayProxyResult>;

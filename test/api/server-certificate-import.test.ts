@@ -3,15 +3,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { createDeps } from '#functions/create-deps.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
-import { createDeps, type Deps } from '#shared/deps.ts';
 import { createLogger } from '#shared/log/logger.ts';
 import { acmCertificateImporter } from '#shared/pki/acm-certificate-importer.ts';
 import { SERVER_CERTIFICATE_TAG_KEY } from '#shared/pki/certificate-importer.ts';
 import { ensureImportedServerCertificate } from '#shared/pki/imported-server-certificate.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { CREDENTIALS, type LoopbackAcm, startLoopbackAcm } from '../support/loopback-acm.ts';
 
 const NAMES = ['ziti.example.com', 'ziti-mtls.example.com'];

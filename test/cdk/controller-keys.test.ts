@@ -1,6 +1,6 @@
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { SIGNER_ROLES, type SignerRole } from '#shared/pki/signer.ts';
+import { SIGNER_ROLES, type SignerRole } from '#shared/ports/signer.ts';
 import {
   BOOTSTRAP_KEYS,
   KEY_ID_ENV,

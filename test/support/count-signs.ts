@@ -1,4 +1,4 @@
-import type { Signer } from '#shared/pki/signer.ts';
+import type { Signer } from '#shared/ports/signer.ts';
 
 /** Counts a running controller's signatures with one key (a KMS `Sign` each in AWS); read `count()` around an act. */
 export function countSigns(signer: Signer): { count(): number } {

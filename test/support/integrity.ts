@@ -1,7 +1,7 @@
-import type { Deps } from '#shared/deps.ts';
 import type { IntegrityFinding, IntegrityMode, SegmentResult } from '#shared/integrity/integrity-types.ts';
 import { reconcileCounters } from '#shared/integrity/reconcile-counters.ts';
 import { scanSegment } from '#shared/integrity/scan-segment.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 
 /** The segments' findings, then the counters reconciled with what they counted, as the run's `Finish` does. */
 async function finish(deps: Deps, mode: IntegrityMode, results: readonly SegmentResult[]): Promise<IntegrityFinding[]> {

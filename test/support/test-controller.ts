@@ -3,16 +3,17 @@ import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import { createDeps } from '#functions/create-deps.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { type LocalServer, startLocalServer } from '#local/local-server.ts';
 import { localStateMachine } from '#local/local-state-machine.ts';
 import { localServerNames, serverTls } from '#local/server-tls.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { type ControllerConfig, loadConfig } from '#shared/config.ts';
-import { createDeps, type Deps } from '#shared/deps.ts';
 import { INTEGRITY_CORE, type IntegrityCore } from '#shared/integrity/integrity-run.ts';
 import { createLogger } from '#shared/log/logger.ts';
 import { truststoreBundle } from '#shared/pki/trusted-cas.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { type HttpResponse, httpsCall, type RequestOptions } from './https-client.ts';
 
 export const ADMIN_USERNAME = 'admin';

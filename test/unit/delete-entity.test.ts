@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { Deps } from '#shared/deps.ts';
 import { identities } from '#shared/entities/identity.ts';
-import { ApiError } from '#shared/http/api-error.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { deleteEntity } from '#shared/store/delete-entity.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
 

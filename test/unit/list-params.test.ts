@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '#shared/http/api-error.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 
 const fields = { id: 'string', name: 'string', createdAt: 'datetime', roleAttributes: 'stringSet' } as const;

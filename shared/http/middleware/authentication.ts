@@ -1,7 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { resolveCaller } from '../../auth/resolve-caller.ts';
-import type { Deps } from '../../deps.ts';
+import type { Deps } from '../../ports/deps.ts';
 import type { ControllerContext } from './controller-context.ts';
 
 /** Resolves the caller and enforces the route's auth level before the operation runs. */

@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { ApiError } from '../api-error.ts';
+import { ApiError } from '../../errors/api-error.ts';
 import type { ControllerContext } from './controller-context.ts';
 
 /** The reference controller's body limit, checked before anything else (authentication included). */

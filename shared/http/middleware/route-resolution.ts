@@ -1,8 +1,8 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { ApiError } from '../../errors/api-error.ts';
 import { resourcesOf } from '../../routes/resource-paths.ts';
 import type { Api, Route } from '../../routes/route.ts';
-import { ApiError } from '../api-error.ts';
 import type { ControllerContext } from './controller-context.ts';
 
 export type RouteIndex = ReadonlyMap<string, { readonly route: Route; readonly api: Api }>;

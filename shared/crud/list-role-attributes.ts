@@ -1,11 +1,11 @@
-import type { Deps } from '../deps.ts';
 import { list } from '../http/envelope.ts';
 import type { OperationRequest } from '../http/operation.ts';
+import { parseListParams } from '../list/list-params.ts';
+import { pageInMemory } from '../list/page-in-memory.ts';
+import type { Deps } from '../ports/deps.ts';
 import type { SortField } from '../query/filter-ast.ts';
 import { parseSort } from '../query/parse-sort.ts';
 import { allRoleAttributes, roleAttributesPage } from '../store/index-queries.ts';
-import { parseListParams } from './list-params.ts';
-import { pageInMemory } from './page-in-memory.ts';
 
 /** A role attribute as filters see it: the reference names the string `id`; clients also say `name`. */
 const FIELDS = { id: 'string', name: 'string' } as const;
