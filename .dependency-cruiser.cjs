@@ -76,6 +76,15 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'only-the-store-talks-to-dynamodb',
+      comment:
+        "the table is the store's: function groups read and write it through shared/store (partial updates, " +
+        'guards, index queries), never with the DynamoDB client or an expression of their own',
+      severity: 'error',
+      from: { path: '^functions/' },
+      to: { path: '@aws-sdk/(lib-dynamodb|client-dynamodb)' },
+    },
+    {
       name: 'function-groups-stay-apart',
       comment: 'a function group imports nothing of another group: move what both need into shared/',
       severity: 'error',

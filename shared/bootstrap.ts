@@ -10,6 +10,7 @@ import { ApiError } from './errors/api-error.ts';
 import { newId } from './ids.ts';
 import { ensureNetworkCa } from './pki/network-ca.ts';
 import type { Deps } from './ports/deps.ts';
+import { keys } from './store/keys.ts';
 import type { WriteOp } from './store/write-op.ts';
 
 export interface BootstrapOptions {
@@ -24,7 +25,7 @@ export interface BootstrapResult {
 }
 
 /** The marker that makes bootstrap idempotent: there is exactly one default admin, ever. */
-const DEFAULT_ADMIN_MARKER = { PK: 'SYSTEM#default-admin', SK: 'SYSTEM' };
+const DEFAULT_ADMIN_MARKER = keys.system('default-admin');
 
 class AlreadyDone extends ApiError {}
 

@@ -10,7 +10,7 @@ import { parseWith } from '#shared/http/validate.ts';
 import { totpAuthQuery } from '#shared/mfa/auth-queries.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { limitLoginAttempt, recordLoginFailure } from '#shared/rate-limit/login-limits.ts';
-import { keys, storedAttributes } from '#shared/store/keys.ts';
+import { checkLiveOp, type Guard, partialUpdateOps } from '#shared/store/partial-update.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { currentApiSessionView } from '#shared/views/api-session-view.ts';
 import {
@@ -40,48 +40,27 @@ function policyAllows(policy: AuthPolicy, method: AuthMethod): boolean {
 }
 
 /**
- * The write on the identity that the new session commits with. Its condition is the kit's reference check (the
- * identity exists, no delete has marked it) plus "not disabled now", so a login racing a delete or a disable cannot
- * leave a live session behind. It also stores the environment and SDK the client reported, if any.
+ * The write on the identity that the new session commits with: the identity is live (exists, no delete has marked
+ * it) and not disabled now, so a login racing a delete or a disable cannot leave a live session behind. It also
+ * stores the environment and SDK the client reported, if any (the version moves, the filter record follows).
  */
 function identityCommitOps(deps: Deps, identity: Identity, body: AuthenticateBody): WriteOp[] {
-  const identityId = identity.id;
-  const condition =
-    'attribute_exists(PK) AND (attribute_not_exists(deletingUntil) OR deletingUntil < :wall) AND ' +
-    '(disabled = :false OR (attribute_type(disabledUntil, :string) AND disabledUntil < :now))';
-  const values: Record<string, unknown> = {
-    ':now': deps.now().toISOString(),
-    ':wall': new Date().toISOString(),
-    ':false': false,
-    ':string': 'S',
+  const now = deps.now().toISOString();
+  const enabled: Guard = {
+    anyOf: [
+      { field: 'disabled', equals: false },
+      { field: 'disabledUntil', isText: true, before: now },
+    ],
   };
-  const key = keys.entity(identities.collection, identityId);
-  const onConditionFailed = () => new ApiError('INVALID_AUTH');
-  const reported = storedAttributes({
+  const refused = () => new ApiError('INVALID_AUTH');
+  const reported = {
     ...(body.envInfo ? { envInfo: body.envInfo } : {}),
     ...(body.sdkInfo ? { sdkInfo: body.sdkInfo } : {}),
-  });
-  if (Object.keys(reported).length === 0) {
-    const check = { TableName: deps.store.tableName, Key: key, ConditionExpression: condition };
-    return [{ item: { ConditionCheck: { ...check, ExpressionAttributeValues: values } }, onConditionFailed }];
-  }
-  const sets = ['updatedAt = :now', ...Object.keys(reported).map((field) => `${field} = :${field}`)];
-  for (const [field, value] of Object.entries(reported)) values[`:${field}`] = value;
-  const update: WriteOp = {
-    item: {
-      Update: {
-        TableName: deps.store.tableName,
-        Key: key,
-        // Bumping the version makes a concurrent admin update of the identity retry instead of overwriting this.
-        UpdateExpression: `SET ${sets.join(', ')} ADD version :one`,
-        ConditionExpression: condition,
-        ExpressionAttributeValues: { ...values, ':one': 1 },
-      },
-    },
-    onConditionFailed,
   };
-  // The identity's filter record (what lists filter on) follows its new `updatedAt`.
-  return [update, ...deps.store.filterRecordOps(identities, { ...identity, updatedAt: String(values[':now']) })];
+  if (Object.keys(reported).length === 0) {
+    return [checkLiveOp(deps.store, identities, identity.id, enabled, refused)];
+  }
+  return partialUpdateOps(deps.store, identities, identity, { ...reported, updatedAt: now }, enabled, refused);
 }
 
 /** A password login whose wrong password marks its source address as failing for the username (`login-limits.ts`). */

@@ -1,33 +1,12 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CreateBackupCommand } from '@aws-sdk/client-dynamodb';
-import { PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { ApiError } from '#shared/errors/api-error.ts';
-import { INTEGRITY_PREFIX } from '#shared/integrity/scan-segment.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import { backUpTable, claimSnapshot, tableItems } from '#shared/store/table-snapshot.ts';
 
-const SNAPSHOT_KEY = { PK: `${INTEGRITY_PREFIX}snapshot`, SK: 'LAST' };
 /** At most one snapshot a minute: each is a whole-table backup or export. */
 const SNAPSHOT_INTERVAL_MS = 60_000;
-
-/** Claims this minute's snapshot (a conditional write), or refuses with 429 `RATE_LIMITED`. */
-async function claimSnapshot(deps: Deps, at: Date): Promise<void> {
-  try {
-    await deps.store.db.send(
-      new PutCommand({
-        TableName: deps.store.tableName,
-        Item: { ...SNAPSHOT_KEY, at: at.toISOString() },
-        ConditionExpression: 'attribute_not_exists(PK) OR #at < :earliest',
-        ExpressionAttributeNames: { '#at': 'at' },
-        ExpressionAttributeValues: { ':earliest': new Date(at.getTime() - SNAPSHOT_INTERVAL_MS).toISOString() },
-      }),
-    );
-  } catch (error) {
-    if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-    throw new ApiError('RATE_LIMITED', { message: 'A database snapshot was taken less than a minute ago.' });
-  }
-}
 
 /** The name a snapshot takes from its time: sortable, and valid as a backup name and a file name. */
 export function snapshotName(at: Date): string {
@@ -41,11 +20,9 @@ async function exportTable(deps: Deps, file: string): Promise<void> {
     out.on('finish', resolve);
     out.on('error', reject);
   });
-  for await (const page of paginateScan({ client: deps.store.db }, { TableName: deps.store.tableName })) {
-    for (const item of page.Items ?? []) {
-      if (!out.write(`${JSON.stringify(item)}\n`))
-        await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-    }
+  for await (const item of tableItems(deps.store)) {
+    if (!out.write(`${JSON.stringify(item)}\n`))
+      await new Promise<void>((resolve) => out.once('drain', () => resolve()));
   }
   out.end();
   await done;
@@ -57,11 +34,13 @@ async function exportTable(deps: Deps, file: string): Promise<void> {
  */
 export async function createSnapshot(deps: Deps): Promise<string> {
   const at = deps.now();
-  await claimSnapshot(deps, at);
+  if (!(await claimSnapshot(deps.store, at, SNAPSHOT_INTERVAL_MS))) {
+    throw new ApiError('RATE_LIMITED', { message: 'A database snapshot was taken less than a minute ago.' });
+  }
   const name = snapshotName(at);
   const target = deps.config.snapshots;
   if (target.kind === 'backup') {
-    await deps.store.db.send(new CreateBackupCommand({ TableName: deps.store.tableName, BackupName: name }));
+    await backUpTable(deps.store, name);
     return name;
   }
   await mkdir(target.directory, { recursive: true, mode: 0o700 });

@@ -7,7 +7,7 @@ import { newToken } from '#shared/ids.ts';
 import { signEnrollmentJwt } from '#shared/pki/enrollment-jwt.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { costField, nameField, tagsField } from '#shared/schemas/common-fields.ts';
-import { keys } from '#shared/store/keys.ts';
+import { uniqueValueFreeOp } from '#shared/store/partial-update.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 
 /** Fields every router takes on create, replace and patch; a sent `null` is the zero value, as the reference has it. */
@@ -74,14 +74,7 @@ export async function newRouterEnrollment(context: WriteContext & { readonly id:
  * in its transaction that the other kind holds no such name.
  */
 export function nameFreeAmong(deps: Deps, otherCollection: string, name: string): WriteOp {
-  return {
-    item: {
-      ConditionCheck: {
-        TableName: deps.store.tableName,
-        Key: keys.unique(otherCollection, 'name', name),
-        ConditionExpression: 'attribute_not_exists(PK)',
-      },
-    },
-    onConditionFailed: () => invalidField('name', `duplicate value '${name}' in unique index on routers store`, name),
-  };
+  return uniqueValueFreeOp(deps.store, otherCollection, 'name', name, () =>
+    invalidField('name', `duplicate value '${name}' in unique index on routers store`, name),
+  );
 }

@@ -8,31 +8,20 @@ import { parseListParams } from '#shared/list/list-params.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { ConcurrentModificationError } from '#shared/store/entity-store.ts';
-import { queryAll } from '#shared/store/index-queries.ts';
+import { idsInIndexPartition } from '#shared/store/index-queries.ts';
 import { keys } from '#shared/store/keys.ts';
 import { sessionViews } from './session-view.ts';
 
 const QUERY_CONCURRENCY = 16;
-
-/** Keys-only query of one GSI2 partition (paged through), the sort keys of its items. */
-async function partitionSortKeys(deps: Deps, partition: string, prefix: string): Promise<string[]> {
-  const items = await queryAll(deps.store, {
-    IndexName: 'GSI2',
-    KeyConditionExpression: 'GSI2PK = :partition AND begins_with(GSI2SK, :prefix)',
-    ExpressionAttributeValues: { ':partition': partition, ':prefix': prefix },
-    ProjectionExpression: 'GSI2SK',
-  });
-  return items.map((item) => String(item.GSI2SK).slice(prefix.length));
-}
 
 /**
  * The ids of an identity's sessions: its API sessions (GSI2, `identities#<id>#api-sessions`), then the sessions
  * listed under each (in parallel): two waves.
  */
 async function sessionIdsOfIdentity(deps: Deps, identityId: string): Promise<string[]> {
-  const apiSessionIds = await partitionSortKeys(deps, keys.sessionsIndex(identityId), 'api-sessions#');
+  const apiSessionIds = await idsInIndexPartition(deps.store, keys.sessionsIndex(identityId), 'api-sessions#');
   const lists = await mapBounded(apiSessionIds, QUERY_CONCURRENCY, (id) =>
-    partitionSortKeys(deps, keys.parentIndex('api-sessions', id), `${sessions.collection}#`),
+    idsInIndexPartition(deps.store, keys.parentIndex('api-sessions', id), `${sessions.collection}#`),
   );
   return lists.flat();
 }

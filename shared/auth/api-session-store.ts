@@ -6,7 +6,7 @@ import type { Deps } from '../ports/deps.ts';
 import { removePostureData } from '../posture/posture-data.ts';
 import { endSessionsOfApiSessions } from '../posture/session-lifetime.ts';
 import { ConcurrentModificationError, counterOp, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
-import { documentOf, fitsKey, keys } from '../store/keys.ts';
+import { documentOf, fitsKey, keys, PREFIXES } from '../store/keys.ts';
 import type { WriteOp } from '../store/write-op.ts';
 import { API_SESSIONS_COLLECTION, type ApiSession, apiSessionSchema } from './api-session.ts';
 import { hashToken } from './session-token.ts';
@@ -17,9 +17,8 @@ import { hashToken } from './session-token.ts';
  * that creates or removes a session moves the type's counter in the same transaction, each removal conditioned on the
  * session still being there, so a list's total never needs to read the sessions.
  */
-const SESSION_PREFIX = 'APISESSION#';
-const sessionKey = (tokenHash: string) => ({ PK: `${SESSION_PREFIX}${tokenHash}`, SK: 'META' });
-const idKey = (id: string) => ({ PK: `${API_SESSIONS_COLLECTION}#${id}`, SK: 'ID' });
+const sessionKey = keys.apiSession;
+const idKey = keys.apiSessionPointer;
 
 /** GSI3's one partition: sessions by last activity, so the expired ones are the key range up to the cutoff. */
 export const ACTIVITY_PARTITION = `ACTIVITY#${API_SESSIONS_COLLECTION}`;
@@ -478,7 +477,7 @@ export async function storedSessionRefs(
 ): Promise<(SessionRef & { lastActivityAt: string })[]> {
   const items = await readSessionItems(deps, sessionPks, 'PK, id, lastActivityAt, hasSessions, hasPosture');
   return items.map((item) => ({
-    tokenHash: String(item.PK).slice(SESSION_PREFIX.length),
+    tokenHash: String(item.PK).slice(PREFIXES.apiSession.length),
     id: String(item.id),
     lastActivityAt: String(item.lastActivityAt),
     hasSessions: item.hasSessions === true,

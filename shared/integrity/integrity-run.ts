@@ -2,17 +2,18 @@ import { BatchWriteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb
 import { ApiError } from '../errors/api-error.ts';
 import type { Deps } from '../ports/deps.ts';
 import { queryAll } from '../store/index-queries.ts';
+import { keys } from '../store/keys.ts';
 import type { IntegrityFinding, IntegrityMode, ReconcileCounters, ScanSegment } from './integrity-types.ts';
 import { MAX_FINDINGS } from './integrity-types.ts';
 import { reconcileCounters } from './reconcile-counters.ts';
-import { INTEGRITY_PREFIX, scanSegment } from './scan-segment.ts';
+import { scanSegment } from './scan-segment.ts';
 
 /**
  * The integrity run's state in the table, under the prefix the scan skips: one status item (the lock while a run is
  * in progress, then its results), and each run's findings as the segments store them.
  */
-const STATUS_KEY = { PK: `${INTEGRITY_PREFIX}status`, SK: 'STATUS' };
-const findingsPartition = (runId: string) => `${INTEGRITY_PREFIX}run#${runId}`;
+const STATUS_KEY = keys.integrity('status');
+const findingsPartition = keys.integrityFindings;
 /** A lock older than this belongs to a run that died without freeing it: the next request takes it over. */
 const LOCK_MS = 60 * 60_000;
 /** How long a run's findings items stay after it ends (DynamoDB's TTL removes them). */

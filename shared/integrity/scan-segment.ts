@@ -7,7 +7,7 @@ import { mapBounded } from '../map-bounded.ts';
 import type { Deps } from '../ports/deps.ts';
 import { filterRecordOf, referenceValues, selectionKeysOf } from '../store/entity-store.ts';
 import { packBucket, packOp } from '../store/filter-packs.ts';
-import { documentOf, keys } from '../store/keys.ts';
+import { documentOf, itemKindOf, keys, PREFIXES } from '../store/keys.ts';
 import { withoutNamedRoles } from '../store/policies-naming.ts';
 import { addToCatalog, hasHolder, pruneCatalog, restoreIfHeld } from '../store/role-catalog.ts';
 import type { WriteOp } from '../store/write-op.ts';
@@ -19,7 +19,6 @@ import { type RepairPlan, writeRepair } from './repair.ts';
 /** Items a scan page reads; its point reads are batched per page. */
 const PAGE_SIZE = 250;
 /** The orchestration's own items (lock, results, findings): never checked. */
-export const INTEGRITY_PREFIX = 'INTEGRITY#';
 
 type Item = Record<string, unknown>;
 
@@ -155,7 +154,7 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
   const packKeys = entities.map((entity) => keys.filterPack(entity.def.collection, packBucket(entity.doc.id)));
   const sessionParents = entities.flatMap((entity) => {
     const parent = entity.def.parentOf?.(entity.doc);
-    return parent?.collection === API_SESSIONS_COLLECTION ? [apiSessionPointer(parent.id)] : [];
+    return parent?.collection === API_SESSIONS_COLLECTION ? [keys.apiSessionPointer(parent.id)] : [];
   });
   const stored = await read(scan, [
     ...expected.flatMap(({ items }) => items.map(({ item }) => item)),
@@ -173,7 +172,7 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
         ),
     );
     const parent = entity.def.parentOf?.(entity.doc);
-    if (parent?.collection === API_SESSIONS_COLLECTION && !stored.has(itemKeyOf(apiSessionPointer(parent.id)))) {
+    if (parent?.collection === API_SESSIONS_COLLECTION && !stored.has(itemKeyOf(keys.apiSessionPointer(parent.id)))) {
       if (scan.mode === 'check') count(scan, entity);
       await repair(
         scan,
@@ -324,13 +323,14 @@ function ownerOf(item: Item): { collection: string; id: string } | undefined {
   const pk = String(item.PK);
   const sk = String(item.SK);
   const parts = pk.split('#');
-  if (pk.startsWith('UNIQUE#')) return { collection: parts[1]!, id: String(item.entityId) };
-  if (pk.startsWith('IDS#') || pk.startsWith('ROLE#')) return { collection: parts[1]!, id: sk };
-  if (pk.startsWith('SELECT#')) {
+  const kind = itemKindOf(pk);
+  if (kind === 'unique') return { collection: parts[1]!, id: String(item.entityId) };
+  if (kind === 'idOrder' || kind === 'roleMember') return { collection: parts[1]!, id: sk };
+  if (kind === 'selection') {
     const at = sk.indexOf('#');
     return { collection: sk.slice(0, at), id: sk.slice(at + 1) };
   }
-  if (sk.startsWith('REFBY#')) {
+  if (kind === 'entity-or-link' && sk.startsWith('REFBY#')) {
     const [, collection, id] = sk.split('#');
     return { collection: collection!, id: id! };
   }
@@ -364,7 +364,7 @@ function staleItemOps(scan: Scan, item: Item, owner: Entity | undefined): WriteO
         ConditionExpression: 'attribute_exists(PK)',
       },
     },
-    ...(String(item.PK).startsWith('ROLE#')
+    ...(itemKindOf(String(item.PK)) === 'roleMember'
       ? { afterCommit: () => pruneCatalog(scan.deps.store, collection, attribute) }
       : {}),
   };
@@ -447,19 +447,14 @@ async function exists(scan: Scan, key: { PK: string; SK: string }): Promise<bool
   return (await read(scan, [key])).has(itemKeyOf(key));
 }
 
-/** Where an API session's id points to its item: what says the session still exists. */
-function apiSessionPointer(id: string) {
-  return { PK: `${API_SESSIONS_COLLECTION}#${id}`, SK: 'ID' };
-}
-
 /**
  * Items kept per owner outside the kit, which go with their owner: an API session's posture data, an identity's failed
  * service requests (fix: remove the item whose owner is gone).
  */
 const OWNED_ITEMS = [
-  { prefix: 'POSTURE#', what: 'posture data', owner: 'API session', ownerKey: apiSessionPointer },
+  { kind: 'postureData', what: 'posture data', owner: 'API session', ownerKey: keys.apiSessionPointer },
   {
-    prefix: 'FAILED-SESSIONS#',
+    kind: 'failedRequests',
     what: 'failed service requests',
     owner: 'identity',
     ownerKey: (id: string) => keys.entity('identities', id),
@@ -468,8 +463,8 @@ const OWNED_ITEMS = [
 
 async function checkOwnedItems(scan: Scan, items: readonly Item[]): Promise<void> {
   const owned = items.flatMap((item) => {
-    const kind = OWNED_ITEMS.find(({ prefix }) => String(item.PK).startsWith(prefix));
-    return kind ? [{ item, kind, ownerId: String(item.PK).slice(kind.prefix.length) }] : [];
+    const kind = OWNED_ITEMS.find((owned) => owned.kind === itemKindOf(String(item.PK)));
+    return kind ? [{ item, kind, ownerId: String(item.PK).slice(PREFIXES[kind.kind].length) }] : [];
   });
   const stored = await read(
     scan,
@@ -598,20 +593,21 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
   const ownedItems: Item[] = [];
   for (const item of items) {
     const pk = String(item.PK);
-    if (pk.startsWith(INTEGRITY_PREFIX)) continue;
+    const kind = itemKindOf(pk);
+    if (kind === 'integrity') continue;
     const entity = entityOf(item);
     if (entity === 'unreadable') {
       scan.findings.add(`${pk} does not parse as its type's document`, false);
       continue;
     }
     if (entity) entities.push(entity);
-    else if (pk.startsWith('APISESSION#')) apiSessions.push(item);
-    else if (pk.startsWith('FILTERS#')) packs.push(item);
-    else if (OWNED_ITEMS.some(({ prefix }) => pk.startsWith(prefix))) ownedItems.push(item);
-    else if (pk.startsWith('ROLES#')) catalog.push(item);
+    else if (kind === 'apiSession') apiSessions.push(item);
+    else if (kind === 'filterPack') packs.push(item);
+    else if (OWNED_ITEMS.some((owned) => owned.kind === kind)) ownedItems.push(item);
+    else if (kind === 'roleCatalog') catalog.push(item);
     else if (ownerOf(item)) {
       derived.push(item);
-      if (pk.startsWith('ROLE#')) members.push(item);
+      if (kind === 'roleMember') members.push(item);
     }
   }
   await checkEntities(scan, entities);

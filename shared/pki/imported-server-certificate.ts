@@ -1,10 +1,11 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../ports/deps.ts';
+import { keys } from '../store/keys.ts';
 import type { CertificateImporter } from './certificate-importer.ts';
 import { ensureServerCertificate } from './server-certificate.ts';
 
 /** What was last imported and where: beside the server certificate, in its own item (which a renewal replaces). */
-const IMPORTED_KEY = { PK: 'SYSTEM#server-certificate-import', SK: 'SYSTEM' };
+const IMPORTED_KEY = keys.system('server-certificate-import');
 
 /**
  * The server certificate for `names` (`ensureServerCertificate`: issued, renewed or kept), imported where the API's

@@ -4,6 +4,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as x509 from '@peculiar/x509';
 import type { Deps } from '../ports/deps.ts';
 import type { Signer, Signers } from '../ports/signer.ts';
+import { keys } from '../store/keys.ts';
 import { P256_SIGNING_ALGORITHM, SIGNER_KEY, signerCrypto } from './signer-crypto.ts';
 
 /** The network's CA certificates: the self-signed root and the signing CA it issued, which issues everything else. */
@@ -21,7 +22,7 @@ const BACKDATE_MS = 5 * 60_000;
 export const ROOT_CA_NAME = 'CN=Ziti Serverless Controller Root CA, O=Ziti Serverless Controller';
 export const SIGNING_CA_NAME = 'CN=Ziti Serverless Controller Signing CA, O=Ziti Serverless Controller';
 
-const NETWORK_CA_KEY = { PK: 'SYSTEM#network-ca', SK: 'SYSTEM' };
+const NETWORK_CA_KEY = keys.system('network-ca');
 
 /** A positive 128-bit serial number (the high bit clear keeps its DER integer positive without padding). */
 export function newSerialNumber(): string {

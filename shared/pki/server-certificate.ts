@@ -4,6 +4,7 @@ import 'reflect-metadata';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as x509 from '@peculiar/x509';
 import type { Deps } from '../ports/deps.ts';
+import { keys } from '../store/keys.ts';
 import { type NetworkCa, networkCa, newSerialNumber, spkiOf } from './network-ca.ts';
 import { P256_SIGNING_ALGORITHM, SIGNER_KEY, signerCrypto } from './signer-crypto.ts';
 
@@ -23,7 +24,7 @@ export interface ServerCertificate {
   readonly caChainPem: string;
 }
 
-const SERVER_CERTIFICATE_KEY = { PK: 'SYSTEM#server-certificate', SK: 'SYSTEM' };
+const SERVER_CERTIFICATE_KEY = keys.system('server-certificate');
 const VALIDITY_DAYS = 397;
 /** Renewed this long before it expires (the bootstrap runs on every deploy and every day in AWS, at each local start). */
 const RENEW_BEFORE_DAYS = 30;

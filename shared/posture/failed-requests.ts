@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { Deps } from '../ports/deps.ts';
 import { ConcurrentModificationError } from '../store/entity-store.ts';
-import { fitsKey } from '../store/keys.ts';
+import { fitsKey, keys } from '../store/keys.ts';
 import { parseStoredJson } from '../store/stored-json.ts';
 
 /**
@@ -16,7 +16,7 @@ export const MAX_FAILED_REQUESTS = 100;
 const MAX_RECORD_BYTES = 300 * 1024;
 const TTL_MS = 7 * 24 * 60 * 60_000;
 
-const failedKey = (identityId: string) => ({ PK: `FAILED-SESSIONS#${identityId}`, SK: 'DATA' });
+const failedKey = keys.failedRequests;
 
 export const failedServiceRequestSchema = z.object({
   apiSessionId: z.string(),

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import type { Deps } from '../ports/deps.ts';
 import { ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
 import { queryAll } from '../store/index-queries.ts';
-import { fitsKey } from '../store/keys.ts';
+import { fitsKey, keys } from '../store/keys.ts';
 import { parseStoredJson } from '../store/stored-json.ts';
 import type { WriteOp } from '../store/write-op.ts';
 
@@ -21,8 +21,7 @@ import type { WriteOp } from '../store/write-op.ts';
  * takes the latest of each kind over its API sessions.
  */
 
-const POSTURE_PREFIX = 'POSTURE#';
-const postureKey = (apiSessionId: string) => ({ PK: `${POSTURE_PREFIX}${apiSessionId}`, SK: 'DATA' });
+const postureKey = keys.postureData;
 export const posturePartition = (identityId: string) => `identities#${identityId}#posture`;
 
 /** How long after its last write DynamoDB's TTL removes posture data nobody removed (a backstop, see above). */

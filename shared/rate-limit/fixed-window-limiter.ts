@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError } from '../errors/api-error.ts';
 import type { Deps } from '../ports/deps.ts';
+import { keys } from '../store/keys.ts';
 
 /** How many attempts one key may make per window; 0 turns the limit off. */
 export interface WindowLimit {
@@ -40,7 +41,7 @@ function windowOf(deps: Deps, windowSeconds: number) {
  */
 function counterKey(scope: string, key: string, windowStart: number) {
   const digest = createHash('sha256').update(key).digest('base64url');
-  return { PK: `RATE#${scope}#${digest}`, SK: `W#${windowStart}` };
+  return keys.rateWindow(scope, digest, windowStart);
 }
 
 function countOf(item: Record<string, unknown> | undefined): WindowCount {

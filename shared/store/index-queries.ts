@@ -240,3 +240,17 @@ export async function referrerIds(
   ids.delete('');
   return [...ids];
 }
+
+/**
+ * The sort keys (after `prefix`) of one GSI2 partition's items that start with it, all pages, keys only: the ids an
+ * identity's or an API session's index partition lists.
+ */
+export async function idsInIndexPartition(store: Store, partition: string, prefix: string): Promise<string[]> {
+  const items = await queryAll(store, {
+    IndexName: 'GSI2',
+    KeyConditionExpression: 'GSI2PK = :partition AND begins_with(GSI2SK, :prefix)',
+    ExpressionAttributeValues: { ':partition': partition, ':prefix': prefix },
+    ProjectionExpression: 'GSI2SK',
+  });
+  return items.map((item) => String(item.GSI2SK).slice(prefix.length));
+}

@@ -1,17 +1,23 @@
-/** Key builders for the single table; every key shape lives here. */
+/**
+ * The single table's layout: every key shape is built here and nowhere else, and every item kind is named by its
+ * prefix (`PREFIXES`, `itemKindOf`), so the writes and the integrity scan read one description of the table.
+ */
 export const keys = {
   entity: (collection: string, id: string) => ({ PK: `${collection}#${id}`, SK: 'META' }),
   /**
    * A unique value's marker. All values of one field share a partition, sorted by value, so the markers double as
    * an index in that field's order.
    */
-  unique: (collection: string, field: string, value: string) => ({ PK: `UNIQUE#${collection}#${field}`, SK: value }),
+  unique: (collection: string, field: string, value: string) => ({
+    PK: `${PREFIXES.unique}${collection}#${field}`,
+    SK: value,
+  }),
   /** One small item per entity in a type's id partition: the id order without reading whole entities. */
-  idOrder: (collection: string, id: string) => ({ PK: `IDS#${collection}`, SK: id }),
+  idOrder: (collection: string, id: string) => ({ PK: `${PREFIXES.idOrder}${collection}`, SK: id }),
   /** A share of a type's filter records (`filter-packs.ts`): `FILTERS#<collection>` / `<bucket>`. */
-  filterPack: (collection: string, bucket: string) => ({ PK: `FILTERS#${collection}`, SK: bucket }),
+  filterPack: (collection: string, bucket: string) => ({ PK: `${PREFIXES.filterPack}${collection}`, SK: bucket }),
   /** One of a type's counter shards; concurrent writers pick different shards so they rarely conflict. */
-  counter: (collection: string, shard: number) => ({ PK: `COUNT#${collection}`, SK: `SHARD#${shard}` }),
+  counter: (collection: string, shard: number) => ({ PK: `${PREFIXES.counter}${collection}`, SK: `SHARD#${shard}` }),
   typeIndex: (collection: string) => `TYPE#${collection}`,
   parentIndex: (collection: string, id: string) => `${collection}#${id}`,
   /**
@@ -21,7 +27,7 @@ export const keys = {
   sessionsIndex: (identityId: string) => `identities#${identityId}#api-sessions`,
   /** One item per entity holding a role attribute: `ROLE#<collection>#<attribute>` / `<id>`. */
   roleMember: (collection: string, attribute: string, id: string) => ({
-    PK: `ROLE#${collection}#${attribute}`,
+    PK: `${PREFIXES.roleMember}${collection}#${attribute}`,
     SK: id,
   }),
   /**
@@ -29,14 +35,78 @@ export const keys = {
    * `<policy collection>#<policy id>`. The policies selecting an entity are the items of its roles' partitions.
    */
   selection: (collection: string, role: string, policyCollection: string, policyId: string) => ({
-    PK: `SELECT#${collection}#${role}`,
+    PK: `${PREFIXES.selection}${collection}#${role}`,
     SK: `${policyCollection}#${policyId}`,
   }),
   /** One shard of a change marker (`lastChangeAt`), moved by the writes of the types that declare it. */
-  changeMarker: (name: string) => ({ PK: `CHANGED#${name}`, SK: 'SHARD#0' }),
+  changeMarker: (name: string) => ({ PK: `${PREFIXES.changeMarker}${name}`, SK: 'SHARD#0' }),
   /** The role attributes a type has ever used: `ROLES#<collection>` / `<attribute>`. */
-  roleCatalog: (collection: string, attribute: string) => ({ PK: `ROLES#${collection}`, SK: attribute }),
+  roleCatalog: (collection: string, attribute: string) => ({
+    PK: `${PREFIXES.roleCatalog}${collection}`,
+    SK: attribute,
+  }),
+
+  // Items kept beside the entities, each owned by one module (named), never written by the kit.
+  /** An API session, under its token's hash (`shared/auth/api-session-store.ts`). */
+  apiSession: (tokenHash: string) => ({ PK: `${PREFIXES.apiSession}${tokenHash}`, SK: 'META' }),
+  /** The pointer from an API session's id to its token hash (`api-session-store.ts`). */
+  apiSessionPointer: (id: string) => ({ PK: `api-sessions#${id}`, SK: 'ID' }),
+  /** An API session's posture data (`shared/posture/posture-data.ts`). */
+  postureData: (apiSessionId: string) => ({ PK: `${PREFIXES.postureData}${apiSessionId}`, SK: 'DATA' }),
+  /** An identity's failed service requests (`shared/posture/failed-requests.ts`). */
+  failedRequests: (identityId: string) => ({ PK: `${PREFIXES.failedRequests}${identityId}`, SK: 'DATA' }),
+  /** One fixed window of a rate limit, the key hashed (`shared/rate-limit/fixed-window-limiter.ts`). */
+  rateWindow: (scope: string, keyDigest: string, windowStart: number) => ({
+    PK: `${PREFIXES.rateWindow}${scope}#${keyDigest}`,
+    SK: `W#${windowStart}`,
+  }),
+  /** The controller's singletons: the network CA, the server certificate and its ACM import, the default admin. */
+  system: (name: SystemItem) => ({ PK: `${PREFIXES.system}${name}`, SK: 'SYSTEM' }),
+  /** The integrity run's status and lock, and the last snapshot (`shared/integrity/integrity-run.ts`). */
+  integrity: (name: 'status' | 'snapshot') => ({
+    PK: `${PREFIXES.integrity}${name}`,
+    SK: name === 'status' ? 'STATUS' : 'LAST',
+  }),
+  /** The partition of one integrity run's findings. */
+  integrityFindings: (runId: string) => `${PREFIXES.integrity}run#${runId}`,
 } as const;
+
+/** The controller's singleton items (`keys.system`). */
+export type SystemItem = 'network-ca' | 'server-certificate' | 'server-certificate-import' | 'default-admin';
+
+/**
+ * The partition-key prefixes of every item kind the table holds, but entities and reference links (whose partition
+ * is their entity's): the one list the integrity scan reads an item's kind from.
+ */
+export const PREFIXES = {
+  unique: 'UNIQUE#',
+  idOrder: 'IDS#',
+  filterPack: 'FILTERS#',
+  counter: 'COUNT#',
+  roleMember: 'ROLE#',
+  roleCatalog: 'ROLES#',
+  selection: 'SELECT#',
+  changeMarker: 'CHANGED#',
+  apiSession: 'APISESSION#',
+  postureData: 'POSTURE#',
+  failedRequests: 'FAILED-SESSIONS#',
+  rateWindow: 'RATE#',
+  system: 'SYSTEM#',
+  integrity: 'INTEGRITY#',
+} as const;
+
+export type ItemKind = keyof typeof PREFIXES | 'entity-or-link';
+
+/**
+ * The kind of an item, from its partition key: one of {@link PREFIXES}, else an entity's partition (its item, its
+ * reference links, its pointer). Note `ROLES#` is tested before `ROLE#`.
+ */
+export function itemKindOf(pk: string): ItemKind {
+  const ordered = (Object.entries(PREFIXES) as [keyof typeof PREFIXES, string][]).sort(
+    ([, a], [, b]) => b.length - a.length,
+  );
+  return ordered.find(([, prefix]) => pk.startsWith(prefix))?.[0] ?? 'entity-or-link';
+}
 
 /**
  * The longest value (ids, unique values, role attributes) that fits a key with its prefix: DynamoDB refuses sort keys
