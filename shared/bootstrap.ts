@@ -10,7 +10,7 @@ import { ApiError } from './errors/api-error.ts';
 import { newId } from './ids.ts';
 import { ensureNetworkCa } from './pki/network-ca.ts';
 import type { Deps } from './ports/deps.ts';
-import { keys } from './store/keys.ts';
+import { createSystemItemOp } from './store/system-items.ts';
 import type { WriteOp } from './store/write-op.ts';
 
 export interface BootstrapOptions {
@@ -25,7 +25,6 @@ export interface BootstrapResult {
 }
 
 /** The marker that makes bootstrap idempotent: there is exactly one default admin, ever. */
-const DEFAULT_ADMIN_MARKER = keys.system('default-admin');
 
 class AlreadyDone extends ApiError {}
 
@@ -99,16 +98,12 @@ export async function bootstrap(deps: Deps, options: BootstrapOptions): Promise<
     isDefaultAdmin: true,
     authPolicyId: DEFAULT_AUTH_POLICY_ID,
   });
-  const marker: WriteOp = {
-    item: {
-      Put: {
-        TableName: deps.store.tableName,
-        Item: { ...DEFAULT_ADMIN_MARKER, identityId: admin.id },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      },
-    },
-    onConditionFailed: () => new AlreadyDone('COULD_NOT_VALIDATE'),
-  };
+  const marker = createSystemItemOp(
+    deps.store,
+    'default-admin',
+    { identityId: admin.id },
+    () => new AlreadyDone('COULD_NOT_VALIDATE'),
+  );
   const authenticatorOps = deps.store.createOps(
     authenticators,
     {

@@ -1,7 +1,7 @@
 import { authenticators } from '../entities/authenticator.ts';
 import { invalidField } from '../errors/api-error.ts';
 import type { Deps } from '../ports/deps.ts';
-import { keys } from '../store/keys.ts';
+import { uniqueValueFreeOp } from '../store/partial-update.ts';
 import type { WriteOp } from '../store/write-op.ts';
 
 /**
@@ -9,15 +9,7 @@ import type { WriteOp } from '../store/write-op.ts';
  * still take it when it enrolls); a taken one is 400 naming `field`, as the caller sent it.
  */
 export function usernameFreeOp(deps: Deps, username: string, field: string): WriteOp {
-  return {
-    item: {
-      ConditionCheck: {
-        TableName: deps.store.tableName,
-        Key: keys.unique(authenticators.collection, 'username', username),
-        ConditionExpression: 'attribute_not_exists(PK)',
-      },
-    },
-    onConditionFailed: () =>
-      invalidField(field, `duplicate value '${username}' in unique index on authenticators store`, username),
-  };
+  return uniqueValueFreeOp(deps.store, authenticators.collection, 'username', username, () =>
+    invalidField(field, `duplicate value '${username}' in unique index on authenticators store`, username),
+  );
 }

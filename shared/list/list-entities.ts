@@ -1,7 +1,6 @@
-import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import type { Deps } from '../ports/deps.ts';
-import { count, filterRecords, idsWithRole, orderedIds } from '../store/index-queries.ts';
+import { allOfType, count, filterRecords, idsWithRole, orderedIds } from '../store/index-queries.ts';
 import { documentOf, keys } from '../store/keys.ts';
 import { type CandidateKeys, candidateKeys } from './candidate-keys.ts';
 import type { ListParams } from './list-params.ts';
@@ -122,15 +121,6 @@ async function idsWithRoles<D extends BaseDocument>(
   return [...selected].sort();
 }
 
-function typeQuery<D extends BaseDocument>(deps: Deps, def: EntityDefinition<D>): QueryCommandInput {
-  return {
-    TableName: deps.store.tableName,
-    IndexName: 'GSI1',
-    KeyConditionExpression: 'GSI1PK = :type',
-    ExpressionAttributeValues: { ':type': keys.typeIndex(def.collection) },
-  };
-}
-
 /** The entities whose `id` or unique field has one of the pinned values (the filter then checks everything else). */
 async function readCandidates<D extends BaseDocument>(
   deps: Deps,
@@ -151,14 +141,7 @@ async function readCandidates<D extends BaseDocument>(
 
 /** Every entity of a type, in id order. */
 export async function readAll<D extends BaseDocument>(deps: Deps, def: EntityDefinition<D>): Promise<D[]> {
-  const items: D[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await deps.store.db.send(new QueryCommand({ ...typeQuery(deps, def), ExclusiveStartKey: start }));
-    for (const item of page.Items ?? []) items.push(def.schema.parse(documentOf(item)));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
+  return (await allOfType(deps.store, def.collection)).map((item) => def.schema.parse(documentOf(item)));
 }
 
 /** Above this many ids, reading the whole type's filter records costs less than reading the ids' records one by one. */

@@ -1,11 +1,9 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../ports/deps.ts';
-import { keys } from '../store/keys.ts';
+import { readSystemItem, writeSystemItem } from '../store/system-items.ts';
 import type { CertificateImporter } from './certificate-importer.ts';
 import { ensureServerCertificate } from './server-certificate.ts';
 
 /** What was last imported and where: beside the server certificate, in its own item (which a renewal replaces). */
-const IMPORTED_KEY = keys.system('server-certificate-import');
 
 /**
  * The server certificate for `names` (`ensureServerCertificate`: issued, renewed or kept), imported where the API's
@@ -19,9 +17,7 @@ export async function ensureImportedServerCertificate(
   importer: CertificateImporter,
 ): Promise<{ readonly certificateArn: string; readonly imported: boolean }> {
   const certificate = await ensureServerCertificate(deps, names);
-  const { Item } = await deps.store.db.send(
-    new GetCommand({ TableName: deps.store.tableName, Key: IMPORTED_KEY, ConsistentRead: true }),
-  );
+  const Item = await readSystemItem(deps.store, 'server-certificate-import');
   const previousArn = typeof Item?.certificateArn === 'string' ? Item.certificateArn : undefined;
   if (previousArn && Item?.certPem === certificate.certPem && Item?.caChainPem === certificate.caChainPem) {
     return { certificateArn: previousArn, imported: false };
@@ -34,18 +30,12 @@ export async function ensureImportedServerCertificate(
     },
     previousArn,
   );
-  await deps.store.db.send(
-    new PutCommand({
-      TableName: deps.store.tableName,
-      Item: {
-        ...IMPORTED_KEY,
-        certificateArn,
-        certPem: certificate.certPem,
-        caChainPem: certificate.caChainPem,
-        importedAt: deps.now().toISOString(),
-      },
-    }),
-  );
+  await writeSystemItem(deps.store, 'server-certificate-import', {
+    certificateArn,
+    certPem: certificate.certPem,
+    caChainPem: certificate.caChainPem,
+    importedAt: deps.now().toISOString(),
+  });
   deps.logger.info('server certificate imported', { certificateArn, reimported: previousArn !== undefined, names });
   return { certificateArn, imported: true };
 }

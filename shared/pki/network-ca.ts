@@ -1,10 +1,9 @@
 import { type KeyObject, X509Certificate as NodeCertificate, randomBytes } from 'node:crypto';
 import 'reflect-metadata';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as x509 from '@peculiar/x509';
 import type { Deps } from '../ports/deps.ts';
 import type { Signer, Signers } from '../ports/signer.ts';
-import { keys } from '../store/keys.ts';
+import { createSystemItem, readSystemItem } from '../store/system-items.ts';
 import { P256_SIGNING_ALGORITHM, SIGNER_KEY, signerCrypto } from './signer-crypto.ts';
 
 /** The network's CA certificates: the self-signed root and the signing CA it issued, which issues everything else. */
@@ -21,8 +20,6 @@ const BACKDATE_MS = 5 * 60_000;
 
 export const ROOT_CA_NAME = 'CN=Ziti Serverless Controller Root CA, O=Ziti Serverless Controller';
 export const SIGNING_CA_NAME = 'CN=Ziti Serverless Controller Signing CA, O=Ziti Serverless Controller';
-
-const NETWORK_CA_KEY = keys.system('network-ca');
 
 /** A positive 128-bit serial number (the high bit clear keeps its DER integer positive without padding). */
 export function newSerialNumber(): string {
@@ -92,9 +89,7 @@ function samePublicKey(certPem: string, key: KeyObject): boolean {
 const loaded = new WeakMap<object, Promise<NetworkCa>>();
 
 async function readNetworkCa(deps: Deps): Promise<NetworkCa | undefined> {
-  const { Item } = await deps.store.db.send(
-    new GetCommand({ TableName: deps.store.tableName, Key: NETWORK_CA_KEY, ConsistentRead: true }),
-  );
+  const Item = await readSystemItem(deps.store, 'network-ca');
   return Item ? { rootCertPem: String(Item.rootCertPem), signingCertPem: String(Item.signingCertPem) } : undefined;
 }
 
@@ -106,19 +101,11 @@ async function readNetworkCa(deps: Deps): Promise<NetworkCa | undefined> {
 export async function ensureNetworkCa(deps: Deps): Promise<NetworkCa> {
   const existing = await readNetworkCa(deps);
   const ca = existing ?? (await buildNetworkCa(deps.signers, deps.now()));
-  if (!existing) {
-    try {
-      await deps.store.db.send(
-        new PutCommand({
-          TableName: deps.store.tableName,
-          Item: { ...NETWORK_CA_KEY, ...ca, createdAt: deps.now().toISOString() },
-          ConditionExpression: 'attribute_not_exists(PK)',
-        }),
-      );
-    } catch (error) {
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
-      return ensureNetworkCa(deps);
-    }
+  if (
+    !existing &&
+    !(await createSystemItem(deps.store, 'network-ca', { ...ca, createdAt: deps.now().toISOString() }))
+  ) {
+    return ensureNetworkCa(deps);
   }
   const [rootKey, signingKey] = await Promise.all([
     deps.signers.rootCa.publicKey(),

@@ -1,10 +1,9 @@
 import { X509Certificate as NodeCertificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import 'reflect-metadata';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as x509 from '@peculiar/x509';
 import type { Deps } from '../ports/deps.ts';
-import { keys } from '../store/keys.ts';
+import { readSystemItem, writeSystemItem } from '../store/system-items.ts';
 import { type NetworkCa, networkCa, newSerialNumber, spkiOf } from './network-ca.ts';
 import { P256_SIGNING_ALGORITHM, SIGNER_KEY, signerCrypto } from './signer-crypto.ts';
 
@@ -24,7 +23,6 @@ export interface ServerCertificate {
   readonly caChainPem: string;
 }
 
-const SERVER_CERTIFICATE_KEY = keys.system('server-certificate');
 const VALIDITY_DAYS = 397;
 /** Renewed this long before it expires (the bootstrap runs on every deploy and every day in AWS, at each local start). */
 const RENEW_BEFORE_DAYS = 30;
@@ -93,17 +91,14 @@ export async function ensureServerCertificate(
   names: readonly string[],
 ): Promise<ServerCertificate & { readonly issued: boolean }> {
   const ca = await networkCa(deps);
-  const { Item } = await deps.store.db.send(
-    new GetCommand({ TableName: deps.store.tableName, Key: SERVER_CERTIFICATE_KEY, ConsistentRead: true }),
-  );
+  const Item = await readSystemItem(deps.store, 'server-certificate');
   const stored = typeof Item?.certPem === 'string' ? Item.certPem : undefined;
   if (stored && (await stillServes(deps, stored, names))) return { ...assembled(ca, stored), issued: false };
   const certPem = await issue(deps, ca, names);
-  await deps.store.db.send(
-    new PutCommand({
-      TableName: deps.store.tableName,
-      Item: { ...SERVER_CERTIFICATE_KEY, certPem, names: [...names], issuedAt: deps.now().toISOString() },
-    }),
-  );
+  await writeSystemItem(deps.store, 'server-certificate', {
+    certPem,
+    names: [...names],
+    issuedAt: deps.now().toISOString(),
+  });
   return { ...assembled(ca, certPem), issued: true };
 }

@@ -254,3 +254,12 @@ export async function idsInIndexPartition(store: Store, partition: string, prefi
   });
   return items.map((item) => String(item.GSI2SK).slice(prefix.length));
 }
+
+/** Every item of a type on the type index (GSI1), in id order, all pages: the whole type's stored documents. */
+export async function allOfType(store: Store, collection: string): Promise<Record<string, unknown>[]> {
+  return queryAll(store, {
+    IndexName: 'GSI1',
+    KeyConditionExpression: 'GSI1PK = :type',
+    ExpressionAttributeValues: { ':type': keys.typeIndex(collection) },
+  });
+}
