@@ -1,9 +1,9 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { Deps } from '../ports/deps.ts';
 import { ConcurrentModificationError } from '../store/entity-store.ts';
 import { fitsKey, keys } from '../store/keys.ts';
 import { parseStoredJson } from '../store/stored-json.ts';
+import { readItem, versionedPutOp } from '../store/versioned-items.ts';
 
 /**
  * The session requests an identity was refused for failing posture checks (getIdentityFailedServiceRequests): the
@@ -36,9 +36,7 @@ export type FailedServiceRequest = z.infer<typeof failedServiceRequestSchema>;
 
 async function read(deps: Deps, identityId: string): Promise<{ failures: FailedServiceRequest[]; version: number }> {
   if (!fitsKey(identityId)) return { failures: [], version: 0 };
-  const { Item } = await deps.store.db.send(
-    new GetCommand({ TableName: deps.store.tableName, Key: failedKey(identityId), ConsistentRead: true }),
-  );
+  const Item = await readItem(deps.store, failedKey(identityId));
   if (!Item) return { failures: [], version: 0 };
   return {
     failures: parseStoredJson(Item.failures, z.array(failedServiceRequestSchema), []),
@@ -66,26 +64,18 @@ export async function recordFailedServiceRequest(
       text = JSON.stringify(failures);
     }
     try {
+      const item = {
+        ...failedKey(identityId),
+        failures: text,
+        expiresAtEpoch: Math.ceil((deps.now().getTime() + TTL_MS) / 1000),
+      };
       await deps.store.transact([
-        {
-          item: {
-            Put: {
-              TableName: deps.store.tableName,
-              Item: {
-                ...failedKey(identityId),
-                failures: text,
-                version: stored.version + 1,
-                expiresAtEpoch: Math.ceil((deps.now().getTime() + TTL_MS) / 1000),
-              },
-              ...(stored.version === 0
-                ? { ConditionExpression: 'attribute_not_exists(PK)' }
-                : {
-                    ConditionExpression: 'version = :version',
-                    ExpressionAttributeValues: { ':version': stored.version },
-                  }),
-            },
-          },
-        },
+        versionedPutOp(
+          deps.store,
+          item,
+          stored.version,
+          () => new ConcurrentModificationError('SERVER_TOO_MANY_REQUESTS', { message: 'Recorded meanwhile; retry.' }),
+        ),
       ]);
       return;
     } catch (error) {

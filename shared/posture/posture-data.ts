@@ -1,10 +1,10 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { Deps } from '../ports/deps.ts';
 import { ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
-import { queryAll } from '../store/index-queries.ts';
+import { itemsInIndexPartition } from '../store/index-queries.ts';
 import { fitsKey, keys } from '../store/keys.ts';
 import { parseStoredJson } from '../store/stored-json.ts';
+import { deleteItemOp, readItem, versionedPutOp } from '../store/versioned-items.ts';
 import type { WriteOp } from '../store/write-op.ts';
 
 /**
@@ -79,20 +79,13 @@ function fromItem(item: Record<string, unknown>): StoredPostureData {
 /** The caller's posture data (one strongly consistent read); empty when the endpoint has reported nothing. */
 export async function readPostureData(deps: Deps, apiSessionId: string): Promise<StoredPostureData> {
   if (!fitsKey(apiSessionId)) return { data: EMPTY_POSTURE_DATA, version: 0, apiSessionId };
-  const { Item } = await deps.store.db.send(
-    new GetCommand({ TableName: deps.store.tableName, Key: postureKey(apiSessionId), ConsistentRead: true }),
-  );
+  const Item = await readItem(deps.store, postureKey(apiSessionId));
   return Item ? fromItem(Item) : { data: EMPTY_POSTURE_DATA, version: 0, apiSessionId };
 }
 
 /** The posture data of each of an identity's API sessions (one query; eventually consistent, for the admin view). */
 export async function identityPostureData(deps: Deps, identityId: string): Promise<StoredPostureData[]> {
-  const items = await queryAll(deps.store, {
-    IndexName: 'GSI2',
-    KeyConditionExpression: 'GSI2PK = :partition',
-    ExpressionAttributeValues: { ':partition': posturePartition(identityId) },
-  });
-  return items.map(fromItem);
+  return (await itemsInIndexPartition(deps.store, posturePartition(identityId))).map(fromItem);
 }
 
 /** The write that stores `data` for the API session, conditioned on the version read. */
@@ -103,31 +96,25 @@ export function postureDataPutOp(
   readVersion: number,
 ): WriteOp {
   const now = deps.now();
-  return {
-    item: {
-      Put: {
-        TableName: deps.store.tableName,
-        Item: {
-          ...postureKey(owner.apiSessionId),
-          GSI2PK: posturePartition(owner.identityId),
-          GSI2SK: owner.apiSessionId,
-          identityId: owner.identityId,
-          apiSessionId: owner.apiSessionId,
-          updatedAt: now.toISOString(),
-          data: JSON.stringify(data),
-          version: readVersion + 1,
-          expiresAtEpoch: Math.ceil((now.getTime() + TTL_BACKSTOP_MS) / 1000),
-        },
-        ...(readVersion === 0
-          ? { ConditionExpression: 'attribute_not_exists(PK)' }
-          : { ConditionExpression: 'version = :version', ExpressionAttributeValues: { ':version': readVersion } }),
-      },
-    },
-    onConditionFailed: () =>
+  const item = {
+    ...postureKey(owner.apiSessionId),
+    GSI2PK: posturePartition(owner.identityId),
+    GSI2SK: owner.apiSessionId,
+    identityId: owner.identityId,
+    apiSessionId: owner.apiSessionId,
+    updatedAt: now.toISOString(),
+    data: JSON.stringify(data),
+    expiresAtEpoch: Math.ceil((now.getTime() + TTL_BACKSTOP_MS) / 1000),
+  };
+  return versionedPutOp(
+    deps.store,
+    item,
+    readVersion,
+    () =>
       new ConcurrentModificationError('SERVER_TOO_MANY_REQUESTS', {
         message: 'The posture data of this API session changed at the same time; retry.',
       }),
-  };
+  );
 }
 
 /**
@@ -138,9 +125,7 @@ export async function removePostureData(deps: Deps, apiSessionIds: readonly stri
   const ids = [...new Set(apiSessionIds)].filter(fitsKey);
   for (let i = 0; i < ids.length; i += MAX_TRANSACTION_ITEMS) {
     await deps.store.transact(
-      ids
-        .slice(i, i + MAX_TRANSACTION_ITEMS)
-        .map((id): WriteOp => ({ item: { Delete: { TableName: deps.store.tableName, Key: postureKey(id) } } })),
+      ids.slice(i, i + MAX_TRANSACTION_ITEMS).map((id) => deleteItemOp(deps.store, postureKey(id))),
     );
   }
 }

@@ -3,7 +3,7 @@ import type { BaseDocument, EntityDefinition } from '../entities/entity-definiti
 import { sessions } from '../entities/session.ts';
 import { mapBounded } from '../map-bounded.ts';
 import type { Deps } from '../ports/deps.ts';
-import { queryAll } from '../store/index-queries.ts';
+import { itemsInIndexPartition } from '../store/index-queries.ts';
 import { documentOf, keys } from '../store/keys.ts';
 
 /**
@@ -29,11 +29,7 @@ interface StoredSession {
 
 /** What is listed under an API session (GSI2, eventually consistent: a cleanup of a moment ago may show). */
 async function childrenOfApiSession(deps: Deps, apiSessionId: string): Promise<StoredSession[]> {
-  const items = await queryAll(deps.store, {
-    IndexName: 'GSI2',
-    KeyConditionExpression: 'GSI2PK = :parent',
-    ExpressionAttributeValues: { ':parent': keys.parentIndex('api-sessions', apiSessionId) },
-  });
+  const items = await itemsInIndexPartition(deps.store, keys.parentIndex('api-sessions', apiSessionId));
   return items.flatMap((item) => {
     const def = API_SESSION_CHILDREN.find((child) => String(item.GSI2SK).startsWith(`${child.collection}#`));
     const parsed = def?.schema.safeParse(documentOf(item));

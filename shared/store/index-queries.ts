@@ -263,3 +263,12 @@ export async function allOfType(store: Store, collection: string): Promise<Recor
     ExpressionAttributeValues: { ':type': keys.typeIndex(collection) },
   });
 }
+
+/** Every item of one GSI2 partition (an identity's posture data, an API session's children), all pages. */
+export async function itemsInIndexPartition(store: Store, partition: string): Promise<Record<string, unknown>[]> {
+  return queryAll(store, {
+    IndexName: 'GSI2',
+    KeyConditionExpression: 'GSI2PK = :partition',
+    ExpressionAttributeValues: { ':partition': partition },
+  });
+}
