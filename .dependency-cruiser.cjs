@@ -78,10 +78,10 @@ module.exports = {
     {
       name: 'only-the-store-talks-to-dynamodb',
       comment:
-        "the table is the store's: function groups read and write it through shared/store (partial updates, " +
-        'guards, index queries), never with the DynamoDB client or an expression of their own',
+        "the table is the store's: the domain, the API and the function groups read and write it through " +
+        'shared/store (partial updates, guards, index queries, item modules), never with the DynamoDB client',
       severity: 'error',
-      from: { path: '^functions/' },
+      from: { path: '^(functions|shared)/', pathNot: '^shared/store/' },
       to: { path: '@aws-sdk/(lib-dynamodb|client-dynamodb)' },
     },
     {

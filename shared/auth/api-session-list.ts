@@ -1,19 +1,23 @@
-import { paginateQuery, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { type Identity, identities } from '../entities/identity.ts';
 import { pinnedValues } from '../list/candidate-keys.ts';
 import type { ListParams } from '../list/list-params.ts';
 import { type ListPage, pageInMemory } from '../list/page-in-memory.ts';
 import { mapBounded } from '../map-bounded.ts';
 import type { Deps } from '../ports/deps.ts';
+import {
+  activeSessionItems,
+  activeSessionKeysInIdOrder,
+  idleSessionKeys,
+  type SessionPartition,
+  sessionItemsOf,
+} from '../store/api-session-items.ts';
 import { count } from '../store/index-queries.ts';
-import { fitsKey, keys } from '../store/keys.ts';
+import { fitsKey } from '../store/keys.ts';
 import { API_SESSIONS_COLLECTION, type ApiSession, apiSessions } from './api-session.ts';
 import {
-  ACTIVITY_PARTITION,
   getApiSessionById,
   isRevoked,
   liveCutoff,
-  readSessionItems,
   removeSessions,
   SESSIONS_PER_TRANSACTION,
   storedSessionRefs,
@@ -54,7 +58,7 @@ export async function listLiveApiSessions(
   const direction = idOrder(params);
   const [expired, read] = await Promise.all([
     // The unfiltered total needs every expired key; otherwise only those this list removes.
-    expiredSessionKeys(deps, cutoff, direction ? undefined : SESSIONS_PER_TRANSACTION),
+    idleSessionKeys(deps.store, cutoff, direction ? undefined : SESSIONS_PER_TRANSACTION),
     direction ? readInIdOrder(deps, cutoff, direction, params) : readFiltered(deps, cutoff, params),
   ]);
   const [{ listed, revoked }, stillStored] = await Promise.all([
@@ -84,54 +88,14 @@ function idOrder(params: ListParams): 'asc' | 'desc' | undefined {
   return only?.field === 'id' && rest.length === 0 ? only.direction : undefined;
 }
 
-/** A partition of sessions: the type's (GSI1) or an identity's (GSI2). */
-interface SessionPartition {
-  readonly index: 'GSI1' | 'GSI2';
-  readonly key: string;
-}
-
-/** The query of a partition's sessions still inside the timeout. */
-function liveQuery(deps: Deps, cutoff: string, partition: SessionPartition): QueryCommandInput {
-  return {
-    TableName: deps.store.tableName,
-    IndexName: partition.index,
-    KeyConditionExpression: `${partition.index}PK = :partition`,
-    // ISO-8601 UTC timestamps of one length order as text the way they order in time.
-    FilterExpression: 'lastActivityAt > :cutoff',
-    ExpressionAttributeValues: { ':partition': partition.key, ':cutoff': cutoff },
-  };
-}
-
-const TYPE_PARTITION: SessionPartition = { index: 'GSI1', key: keys.typeIndex(API_SESSIONS_COLLECTION) };
-
-/**
- * The page in id order: the keys of live sessions up to offset + limit (keys only projected; each request reads at
- * least as many as all before it, so expired sessions in between cost few requests), then the page's sessions whole.
- */
+/** The page in id order: the keys of live sessions up to offset + limit, then the page's sessions whole. */
 async function readInIdOrder(deps: Deps, cutoff: string, direction: 'asc' | 'desc', params: ListParams): Promise<Read> {
-  const pageKeys = async () => {
-    const wanted = params.offset + params.limit;
-    const found: string[] = [];
-    let evaluated = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await deps.store.db.send(
-        new QueryCommand({
-          ...liveQuery(deps, cutoff, TYPE_PARTITION),
-          ScanIndexForward: direction === 'asc',
-          ProjectionExpression: 'PK',
-          Limit: Math.max(wanted - found.length, evaluated),
-          ExclusiveStartKey: start,
-        }),
-      );
-      evaluated += page.ScannedCount ?? 0;
-      for (const item of page.Items ?? []) found.push(String(item.PK));
-      start = page.LastEvaluatedKey;
-    } while (start && found.length < wanted);
-    return found.slice(params.offset, wanted);
-  };
-  const [stored, sessionPks] = await Promise.all([count(deps.store, API_SESSIONS_COLLECTION), pageKeys()]);
-  const items = (await readSessionItems(deps, sessionPks))
+  const wanted = params.offset + params.limit;
+  const [stored, keysUpToPage] = await Promise.all([
+    count(deps.store, API_SESSIONS_COLLECTION),
+    activeSessionKeysInIdOrder(deps.store, cutoff, direction, wanted),
+  ]);
+  const items = (await sessionItemsOf(deps.store, keysUpToPage.slice(params.offset)))
     .map(toSession)
     .filter((session) => session.lastActivityAt > cutoff);
   return { items, totalCount: stored, countsExpired: true };
@@ -152,39 +116,9 @@ async function readLive(deps: Deps, cutoff: string, params: ListParams): Promise
     return found.filter((session): session is ApiSession => session !== undefined && session.lastActivityAt > cutoff);
   }
   const partitions: SessionPartition[] =
-    pinned?.field === 'identityId'
-      ? values.map((identityId) => ({ index: 'GSI2', key: keys.sessionsIndex(identityId) }))
-      : [TYPE_PARTITION];
-  return (await mapBounded(partitions, 16, (partition) => readPartition(deps, cutoff, partition))).flat();
-}
-
-async function readPartition(deps: Deps, cutoff: string, partition: SessionPartition): Promise<ApiSession[]> {
-  const sessions: ApiSession[] = [];
-  for await (const page of paginateQuery({ client: deps.store.db }, liveQuery(deps, cutoff, partition))) {
-    for (const item of page.Items ?? []) sessions.push(toSession(item));
-  }
-  return sessions;
-}
-
-/**
- * The item keys of sessions idle past the cutoff, oldest first, from GSI3 (keys only, thousands per request): all of
- * them, or at most `limit`.
- */
-async function expiredSessionKeys(deps: Deps, cutoff: string, limit?: number): Promise<string[]> {
-  const found: string[] = [];
-  const query: QueryCommandInput = {
-    TableName: deps.store.tableName,
-    IndexName: 'GSI3',
-    KeyConditionExpression: 'GSI3PK = :activity AND GSI3SK <= :cutoff',
-    ExpressionAttributeValues: { ':activity': ACTIVITY_PARTITION, ':cutoff': cutoff },
-    ProjectionExpression: 'PK',
-    ...(limit === undefined ? {} : { Limit: limit }),
-  };
-  for await (const page of paginateQuery({ client: deps.store.db }, query)) {
-    for (const item of page.Items ?? []) found.push(String(item.PK));
-    if (limit !== undefined && found.length >= limit) break;
-  }
-  return found;
+    pinned?.field === 'identityId' ? values.map((identityId) => ({ identityId })) : [{ all: true }];
+  const found = await mapBounded(partitions, 16, (partition) => activeSessionItems(deps.store, partition, cutoff));
+  return found.flat().map(toSession);
 }
 
 /** The page's sessions with their identities (one batch read), apart from those their identity has revoked. */

@@ -1,27 +1,33 @@
-import { GetCommand, paginateQuery, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Identity, identities, isDisabledAt } from '../entities/identity.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { newId, newToken } from '../ids.ts';
 import type { Deps } from '../ports/deps.ts';
 import { removePostureData } from '../posture/posture-data.ts';
 import { endSessionsOfApiSessions } from '../posture/session-lifetime.ts';
-import { ConcurrentModificationError, counterOp, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
-import { documentOf, fitsKey, keys, PREFIXES } from '../store/keys.ts';
+import {
+  addToSessionNumber,
+  identityHasActiveSession,
+  putSessionOps,
+  removeSessionOps,
+  sessionIdsStored,
+  sessionItemById,
+  sessionItemsOf,
+  sessionKeysOfIdentity,
+  setSessionFieldsOp,
+  tokenHashOf,
+  touchSessionItem,
+} from '../store/api-session-items.ts';
+import { ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
+import { documentOf, fitsKey } from '../store/keys.ts';
 import type { WriteOp } from '../store/write-op.ts';
-import { API_SESSIONS_COLLECTION, type ApiSession, apiSessionSchema } from './api-session.ts';
+import { type ApiSession, apiSessionSchema } from './api-session.ts';
 import { hashToken } from './session-token.ts';
 
 /**
- * API sessions are keyed by the hash of their token, so the per-request lookup is one strongly consistent read.
- * A second item maps the session id to that hash for the admin operations that address sessions by id. Every write
- * that creates or removes a session moves the type's counter in the same transaction, each removal conditioned on the
- * session still being there, so a list's total never needs to read the sessions.
+ * What API sessions mean: when they expire and are revoked, what creating, using and ending one writes. Their items
+ * (keyed by the token's hash; `shared/store/api-session-items.ts`) move the type's counter with every session added
+ * or removed, each removal conditioned on the session still being there, so a list's total never reads the sessions.
  */
-const sessionKey = keys.apiSession;
-const idKey = keys.apiSessionPointer;
-
-/** GSI3's one partition: sessions by last activity, so the expired ones are the key range up to the cutoff. */
-export const ACTIVITY_PARTITION = `ACTIVITY#${API_SESSIONS_COLLECTION}`;
 
 /**
  * How long after its expiry DynamoDB's TTL deletes a session nobody removed. TTL deletes bypass the session counter,
@@ -127,31 +133,7 @@ export function createApiSessionOps(
     lastActivityAt: now.toISOString(),
     tokenHash: hashToken(token),
   };
-  const { tableName } = deps.store;
-  const ops: WriteOp[] = [
-    {
-      item: {
-        Put: {
-          TableName: tableName,
-          Item: {
-            ...sessionKey(session.tokenHash),
-            GSI1PK: keys.typeIndex(API_SESSIONS_COLLECTION),
-            GSI1SK: session.id,
-            GSI2PK: keys.sessionsIndex(session.identityId),
-            GSI2SK: `${API_SESSIONS_COLLECTION}#${session.id}`,
-            GSI3PK: ACTIVITY_PARTITION,
-            GSI3SK: session.lastActivityAt,
-            expiresAtEpoch: ttlEpoch(deps, now),
-            ...session,
-          },
-          ConditionExpression: 'attribute_not_exists(PK)',
-        },
-      },
-    },
-    { item: { Put: { TableName: tableName, Item: { ...idKey(session.id), tokenHash: session.tokenHash } } } },
-    counterOp(deps.store.tableName, API_SESSIONS_COLLECTION, 1),
-  ];
-  return { token, session, ops };
+  return { token, session, ops: putSessionOps(deps.store, session, ttlEpoch(deps, now)) };
 }
 
 /** A stored session item as its document. */
@@ -165,31 +147,14 @@ export function toSession(item: Record<string, unknown>): ApiSession {
  * session found here is removed now.
  */
 export async function touchApiSession(deps: Deps, token: string): Promise<ApiSession | undefined> {
-  const key = sessionKey(hashToken(token));
   const now = deps.now();
-  try {
-    const { Attributes } = await deps.store.db.send(
-      new UpdateCommand({
-        TableName: deps.store.tableName,
-        Key: key,
-        UpdateExpression: 'SET lastActivityAt = :at, GSI3SK = :at, expiresAtEpoch = :ttl',
-        ConditionExpression: 'attribute_exists(PK) AND lastActivityAt > :cutoff',
-        ExpressionAttributeValues: {
-          ':at': now.toISOString(),
-          ':ttl': ttlEpoch(deps, now),
-          ':cutoff': liveCutoff(deps),
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return Attributes ? toSession(Attributes) : undefined;
-  } catch (error) {
-    if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-  }
-  const { Item } = await deps.store.db.send(
-    new GetCommand({ TableName: deps.store.tableName, Key: key, ConsistentRead: true }),
-  );
-  if (Item) await deleteApiSession(deps, toSession(Item));
+  const found = await touchSessionItem(deps.store, hashToken(token), {
+    at: now.toISOString(),
+    expiresAtEpoch: ttlEpoch(deps, now),
+    activeAfter: liveCutoff(deps),
+  });
+  if ('live' in found) return toSession(found.live);
+  if (found.idle) await deleteApiSession(deps, toSession(found.idle));
   return undefined;
 }
 
@@ -207,21 +172,13 @@ export async function identityOfSession(deps: Deps, session: ApiSession): Promis
 /** The session with this id (admin operations), or undefined. */
 export async function getApiSessionById(deps: Deps, id: string): Promise<ApiSession | undefined> {
   if (!fitsKey(id)) return undefined;
-  const { Item: pointer } = await deps.store.db.send(
-    new GetCommand({ TableName: deps.store.tableName, Key: idKey(id), ConsistentRead: true }),
-  );
-  if (typeof pointer?.tokenHash !== 'string') return undefined;
-  const { Item } = await deps.store.db.send(
-    new GetCommand({ TableName: deps.store.tableName, Key: sessionKey(pointer.tokenHash), ConsistentRead: true }),
-  );
-  return Item ? toSession(Item) : undefined;
+  const item = await sessionItemById(deps.store, id);
+  return item ? toSession(item) : undefined;
 }
 
 /** Which of these API session ids still name a stored session (their id pointers, read strongly consistently). */
 export async function storedApiSessionIds(deps: Deps, ids: readonly string[]): Promise<Set<string>> {
-  const unique = [...new Set(ids)].filter(fitsKey);
-  const items = await deps.store.batchGet(unique.map(idKey), 'PK');
-  return new Set(items.map((item) => String(item.PK).slice(`${API_SESSIONS_COLLECTION}#`.length)));
+  return sessionIdsStored(deps.store, [...new Set(ids)].filter(fitsKey));
 }
 
 /** A removal that found its session already gone: someone else removed it, and counted it down. */
@@ -232,21 +189,6 @@ class SessionAlreadyEnded extends ApiError {}
  * and the counter down by as many. A failed condition cancels all of them and answers `onGone`'s error.
  */
 function endOps(deps: Deps, sessions: readonly SessionRef[], onGone: () => ApiError, expiredBy?: string): WriteOp[] {
-  const { tableName } = deps.store;
-  const condition = expiredBy
-    ? {
-        ConditionExpression: 'attribute_exists(PK) AND lastActivityAt <= :cutoff',
-        ExpressionAttributeValues: { ':cutoff': expiredBy },
-      }
-    : { ConditionExpression: 'attribute_exists(PK)' };
-  const ops = sessions.flatMap((session): WriteOp[] => [
-    {
-      item: { Delete: { TableName: tableName, Key: sessionKey(session.tokenHash), ...condition } },
-      onConditionFailed: onGone,
-    },
-    { item: { Delete: { TableName: tableName, Key: idKey(session.id) } } },
-  ]);
-  if (sessions.length === 0) return [];
   // Once the removal has committed, the sessions' sessions (Dial/Bind) end and their posture data goes: both only
   // where the session may have any (flags set by the writes that add them).
   const withSessions = sessions.filter((session) => session.hasSessions !== false).map((session) => session.id);
@@ -257,13 +199,10 @@ function endOps(deps: Deps, sessions: readonly SessionRef[], onGone: () => ApiEr
       withPosture.length > 0 ? removePostureData(deps, withPosture) : undefined,
     ]);
   };
-  return [
-    ...ops,
-    {
-      ...counterOp(deps.store.tableName, API_SESSIONS_COLLECTION, -sessions.length),
-      ...(withSessions.length > 0 || withPosture.length > 0 ? { afterCommit } : {}),
-    },
-  ];
+  return removeSessionOps(deps.store, sessions, onGone, {
+    ...(expiredBy ? { idleBy: expiredBy } : {}),
+    ...(withSessions.length > 0 || withPosture.length > 0 ? { afterCommit } : {}),
+  });
 }
 
 /**
@@ -281,22 +220,13 @@ export function markHasSessionsOp(deps: Deps, tokenHash: string): WriteOp {
  * committed together: one transaction may not update the session item twice).
  */
 export function totpPassedOp(deps: Deps, session: ApiSession): WriteOp {
-  return {
-    item: {
-      Update: {
-        TableName: deps.store.tableName,
-        Key: sessionKey(session.tokenHash),
-        UpdateExpression: 'SET totpPending = :false, isMfaComplete = :complete, hasPosture = :true',
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: {
-          ':false': false,
-          ':true': true,
-          ':complete': session.isMfaRequired && session.extJwtPending !== true,
-        },
-      },
-    },
-    onConditionFailed: () => new ApiError('UNAUTHORIZED'),
-  };
+  const complete = session.isMfaRequired && session.extJwtPending !== true;
+  return setSessionFieldsOp(
+    deps.store,
+    session.tokenHash,
+    { totpPending: false, isMfaComplete: complete, hasPosture: true },
+    () => new ApiError('UNAUTHORIZED'),
+  );
 }
 
 /**
@@ -306,18 +236,13 @@ export function totpPassedOp(deps: Deps, session: ApiSession): WriteOp {
  * complete while it still owes a code.
  */
 export function extJwtPassedOp(deps: Deps, session: ApiSession): WriteOp {
-  return {
-    item: {
-      Update: {
-        TableName: deps.store.tableName,
-        Key: sessionKey(session.tokenHash),
-        UpdateExpression: 'SET extJwtPending = :false, isMfaComplete = :true',
-        ConditionExpression: 'attribute_exists(PK) AND totpPending = :false',
-        ExpressionAttributeValues: { ':false': false, ':true': true },
-      },
-    },
-    onConditionFailed: () => new ApiError('UNAUTHORIZED'),
-  };
+  return setSessionFieldsOp(
+    deps.store,
+    session.tokenHash,
+    { extJwtPending: false, isMfaComplete: true },
+    () => new ApiError('UNAUTHORIZED'),
+    { totpPending: false },
+  );
 }
 
 /** The same for posture data, committed with the posture data's write. */
@@ -326,18 +251,7 @@ export function markHasPostureOp(deps: Deps, tokenHash: string): WriteOp {
 }
 
 function markOp(deps: Deps, tokenHash: string, flag: 'hasSessions' | 'hasPosture'): WriteOp {
-  return {
-    item: {
-      Update: {
-        TableName: deps.store.tableName,
-        Key: sessionKey(tokenHash),
-        UpdateExpression: `SET ${flag} = :true`,
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: { ':true': true },
-      },
-    },
-    onConditionFailed: () => new ApiError('UNAUTHORIZED'),
-  };
+  return setSessionFieldsOp(deps.store, tokenHash, { [flag]: true }, () => new ApiError('UNAUTHORIZED'));
 }
 
 /**
@@ -346,39 +260,13 @@ function markOp(deps: Deps, tokenHash: string, flag: 'hasSessions' | 'hasPosture
  * slots are taken. The slot is given back with {@link releaseEphemeralCertificateSlot}.
  */
 export async function reserveEphemeralCertificateSlot(deps: Deps, session: ApiSession, max: number): Promise<boolean> {
-  try {
-    await deps.store.db.send(
-      new UpdateCommand({
-        TableName: deps.store.tableName,
-        Key: sessionKey(session.tokenHash),
-        UpdateExpression: 'ADD ephemeralCertificates :one',
-        ConditionExpression:
-          'attribute_exists(PK) AND (attribute_not_exists(ephemeralCertificates) OR ephemeralCertificates < :max)',
-        ExpressionAttributeValues: { ':one': 1, ':max': max },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return false;
-    throw error;
-  }
+  const taken = await addToSessionNumber(deps.store, session.tokenHash, 'ephemeralCertificates', 1, { below: max });
+  return taken !== undefined;
 }
 
 /** Gives back an ephemeral-certificate slot: its certificate was deleted, or never made. */
 export async function releaseEphemeralCertificateSlot(deps: Deps, session: ApiSession): Promise<void> {
-  try {
-    await deps.store.db.send(
-      new UpdateCommand({
-        TableName: deps.store.tableName,
-        Key: sessionKey(session.tokenHash),
-        UpdateExpression: 'ADD ephemeralCertificates :minusOne',
-        ConditionExpression: 'attribute_exists(PK) AND ephemeralCertificates > :zero',
-        ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
-      }),
-    );
-  } catch (error) {
-    if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-  }
+  await addToSessionNumber(deps.store, session.tokenHash, 'ephemeralCertificates', -1, { above: 0 });
 }
 
 /** Wrong MFA codes a partial session may give before it is ended (a guesser must log in again for more). */
@@ -389,23 +277,9 @@ export const MAX_CODE_MISSES_PER_SESSION = 5;
  * session when it has had {@link MAX_CODE_MISSES_PER_SESSION}. True when the session was ended.
  */
 export async function recordCodeMissOnSession(deps: Deps, session: ApiSession): Promise<boolean> {
-  let misses: number;
-  try {
-    const { Attributes } = await deps.store.db.send(
-      new UpdateCommand({
-        TableName: deps.store.tableName,
-        Key: sessionKey(session.tokenHash),
-        UpdateExpression: 'ADD codeMisses :one',
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: { ':one': 1 },
-        ReturnValues: 'UPDATED_NEW',
-      }),
-    );
-    misses = Number(Attributes?.codeMisses ?? 0);
-  } catch (error) {
-    if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return true;
-    throw error;
-  }
+  const misses = await addToSessionNumber(deps.store, session.tokenHash, 'codeMisses', 1);
+  // Gone already: ended by someone else.
+  if (misses === undefined) return true;
   if (misses < MAX_CODE_MISSES_PER_SESSION) return false;
   await deleteApiSession(deps, session);
   return true;
@@ -449,35 +323,14 @@ function ignoreGone(error: unknown): void {
   if (!(error instanceof SessionAlreadyEnded)) throw error;
 }
 
-/**
- * The stored items of these session keys (`APISESSION#<hash>`), read strongly consistently (the indexes that named
- * them lag behind removals), in the order given; keys of sessions gone are left out. `projection` narrows the items.
- */
-export async function readSessionItems(
-  deps: Deps,
-  sessionPks: readonly string[],
-  projection?: string,
-): Promise<Record<string, unknown>[]> {
-  const unique = [...new Set(sessionPks)];
-  const items = await deps.store.batchGet(
-    unique.map((PK) => ({ PK, SK: 'META' })),
-    projection,
-  );
-  const found = new Map(items.map((item) => [String(item.PK), item]));
-  return unique.flatMap((pk) => {
-    const item = found.get(pk);
-    return item ? [item] : [];
-  });
-}
-
 /** What removing the sessions of these keys needs, for those still stored. */
 export async function storedSessionRefs(
   deps: Deps,
   sessionPks: readonly string[],
 ): Promise<(SessionRef & { lastActivityAt: string })[]> {
-  const items = await readSessionItems(deps, sessionPks, 'PK, id, lastActivityAt, hasSessions, hasPosture');
+  const items = await sessionItemsOf(deps.store, sessionPks, 'PK, id, lastActivityAt, hasSessions, hasPosture');
   return items.map((item) => ({
-    tokenHash: String(item.PK).slice(PREFIXES.apiSession.length),
+    tokenHash: tokenHashOf(String(item.PK)),
     id: String(item.id),
     lastActivityAt: String(item.lastActivityAt),
     hasSessions: item.hasSessions === true,
@@ -495,20 +348,7 @@ export async function storedSessionRefs(
 export async function endSessionsOps(deps: Deps, identityId: string, room: number): Promise<WriteOp[]> {
   const fits = Math.min(SESSIONS_PER_TRANSACTION, Math.floor((room - 1) / ITEMS_PER_SESSION));
   if (fits <= 0) return [];
-  const { Items = [] } = await deps.store.db.send(
-    new QueryCommand({
-      TableName: deps.store.tableName,
-      IndexName: 'GSI2',
-      KeyConditionExpression: 'GSI2PK = :sessions',
-      ExpressionAttributeValues: { ':sessions': keys.sessionsIndex(identityId) },
-      ProjectionExpression: 'PK',
-      Limit: fits,
-    }),
-  );
-  const stored = await storedSessionRefs(
-    deps,
-    Items.map((item) => String(item.PK)),
-  );
+  const stored = await storedSessionRefs(deps, await sessionKeysOfIdentity(deps.store, identityId, fits));
   // Removed meanwhile by someone else: the identity's change reads its sessions again.
   const concurrentlyEnded = () =>
     new ConcurrentModificationError('SERVER_TOO_MANY_REQUESTS', {
@@ -520,19 +360,5 @@ export async function endSessionsOps(deps: Deps, identityId: string, room: numbe
 /** Whether the identity has a session it has not revoked and not yet idle past the timeout. */
 export async function hasLiveApiSession(deps: Deps, identity: Identity): Promise<boolean> {
   if (isDisabledAt(identity, deps.now())) return false;
-  const validFrom = sessionsEndedAt(identity);
-  const query = {
-    TableName: deps.store.tableName,
-    IndexName: 'GSI2',
-    KeyConditionExpression: 'GSI2PK = :sessions',
-    FilterExpression: `lastActivityAt > :cutoff${validFrom ? ' AND createdAt >= :validFrom' : ''}`,
-    ExpressionAttributeValues: {
-      ':sessions': keys.sessionsIndex(identity.id),
-      ':cutoff': liveCutoff(deps),
-      ...(validFrom ? { ':validFrom': validFrom } : {}),
-    },
-    Select: 'COUNT' as const,
-  };
-  for await (const page of paginateQuery({ client: deps.store.db }, query)) if ((page.Count ?? 0) > 0) return true;
-  return false;
+  return identityHasActiveSession(deps.store, identity.id, liveCutoff(deps), sessionsEndedAt(identity));
 }

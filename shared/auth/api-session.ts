@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { baseDocumentShape } from '../entities/base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from '../entities/entity-definition.ts';
+import { API_SESSIONS_COLLECTION } from '../store/api-session-items.ts';
 
 export const apiSessionSchema = z.object({
   ...baseDocumentShape,
@@ -26,7 +27,7 @@ export const apiSessionSchema = z.object({
 });
 export type ApiSession = z.infer<typeof apiSessionSchema>;
 
-export const API_SESSIONS_COLLECTION = 'api-sessions';
+export { API_SESSIONS_COLLECTION };
 
 /**
  * API sessions, for their label, schema and filterable fields: they are keyed by their token's hash (see

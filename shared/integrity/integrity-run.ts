@@ -1,19 +1,21 @@
-import { BatchWriteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError } from '../errors/api-error.ts';
 import type { Deps } from '../ports/deps.ts';
-import { queryAll } from '../store/index-queries.ts';
-import { keys } from '../store/keys.ts';
+import {
+  putSegmentFindings,
+  readIntegrityStatusItem,
+  replaceIntegrityStatus,
+  runFindings,
+  takeIntegrityStatus,
+} from '../store/integrity-items.ts';
 import type { IntegrityFinding, IntegrityMode, ReconcileCounters, ScanSegment } from './integrity-types.ts';
 import { MAX_FINDINGS } from './integrity-types.ts';
 import { reconcileCounters } from './reconcile-counters.ts';
 import { scanSegment } from './scan-segment.ts';
 
 /**
- * The integrity run's state in the table, under the prefix the scan skips: one status item (the lock while a run is
+ * The integrity run's state in the table (`shared/store/integrity-items.ts`): one status item (the lock while a run is
  * in progress, then its results), and each run's findings as the segments store them.
  */
-const STATUS_KEY = keys.integrity('status');
-const findingsPartition = keys.integrityFindings;
 /** A lock older than this belongs to a run that died without freeing it: the next request takes it over. */
 const LOCK_MS = 60 * 60_000;
 /** How long a run's findings items stay after it ends (DynamoDB's TTL removes them). */
@@ -42,9 +44,7 @@ const IDLE: IntegrityStatus = {
 };
 
 export async function readIntegrityStatus(deps: Deps): Promise<IntegrityStatus> {
-  const { Item } = await deps.store.db.send(
-    new GetCommand({ TableName: deps.store.tableName, Key: STATUS_KEY, ConsistentRead: true }),
-  );
+  const Item = await readIntegrityStatusItem(deps.store);
   if (!Item) return IDLE;
   return {
     inProgress: Item.inProgress === true,
@@ -63,28 +63,19 @@ export async function readIntegrityStatus(deps: Deps): Promise<IntegrityStatus> 
  */
 export async function takeIntegrityLock(deps: Deps, runId: string, mode: IntegrityMode): Promise<void> {
   const now = deps.now();
-  try {
-    await deps.store.db.send(
-      new PutCommand({
-        TableName: deps.store.tableName,
-        Item: {
-          ...STATUS_KEY,
-          runId,
-          inProgress: true,
-          fixingErrors: mode === 'fix',
-          tooManyErrors: false,
-          startTime: now.toISOString(),
-          lockedUntil: new Date(now.getTime() + LOCK_MS).toISOString(),
-          results: '[]',
-        },
-        ConditionExpression: 'attribute_not_exists(PK) OR inProgress = :false OR lockedUntil < :now',
-        ExpressionAttributeValues: { ':false': false, ':now': now.toISOString() },
-      }),
-    );
-  } catch (error) {
-    if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-    throw new ApiError('RATE_LIMITED', { message: 'A data integrity check or fix is already running.' });
-  }
+  const taken = await takeIntegrityStatus(
+    deps.store,
+    {
+      runId,
+      fixingErrors: mode === 'fix',
+      tooManyErrors: false,
+      startTime: now.toISOString(),
+      lockedUntil: new Date(now.getTime() + LOCK_MS).toISOString(),
+      results: '[]',
+    },
+    now.toISOString(),
+  );
+  if (!taken) throw new ApiError('RATE_LIMITED', { message: 'A data integrity check or fix is already running.' });
 }
 
 /** Ends the run `runId` (only if it still holds the lock): its results, or its error. */
@@ -93,25 +84,17 @@ async function endRun(
   runId: string,
   outcome: { results?: readonly IntegrityFinding[]; tooManyErrors?: boolean; error?: string },
 ): Promise<void> {
-  const current = await deps.store.db.send(
-    new GetCommand({ TableName: deps.store.tableName, Key: STATUS_KEY, ConsistentRead: true }),
-  );
-  if (current.Item?.runId !== runId) return;
-  await deps.store.db.send(
-    new PutCommand({
-      TableName: deps.store.tableName,
-      Item: {
-        ...current.Item,
-        inProgress: false,
-        endTime: deps.now().toISOString(),
-        tooManyErrors: outcome.tooManyErrors ?? false,
-        results: JSON.stringify(outcome.results ?? []),
-        ...(outcome.error !== undefined ? { error: outcome.error } : {}),
-      },
-      ConditionExpression: 'runId = :runId',
-      ExpressionAttributeValues: { ':runId': runId },
-    }),
-  );
+  const current = await readIntegrityStatusItem(deps.store);
+  if (current?.runId !== runId) return;
+  // Another run took over a stale lock meanwhile: its status stays.
+  await replaceIntegrityStatus(deps.store, runId, {
+    ...current,
+    inProgress: false,
+    endTime: deps.now().toISOString(),
+    tooManyErrors: outcome.tooManyErrors ?? false,
+    results: JSON.stringify(outcome.results ?? []),
+    ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+  });
 }
 
 /** Frees the lock of a run that could not start, recording why. */
@@ -144,21 +127,7 @@ export async function runSegment(
 ): Promise<SegmentSummary> {
   const result = await core.scanSegment(deps, input);
   const expiresAtEpoch = Math.ceil(deps.now().getTime() / 1000) + FINDINGS_TTL_SECONDS;
-  const items = result.findings.map((finding, index) => ({
-    PK: findingsPartition(input.runId),
-    SK: `${String(input.segment).padStart(4, '0')}#${String(index).padStart(5, '0')}`,
-    ...finding,
-    expiresAtEpoch,
-  }));
-  for (let i = 0; i < items.length; i += 25) {
-    let requests = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
-    while (requests.length > 0) {
-      const { UnprocessedItems } = await deps.store.db.send(
-        new BatchWriteCommand({ RequestItems: { [deps.store.tableName]: requests } }),
-      );
-      requests = (UnprocessedItems?.[deps.store.tableName] ?? []) as typeof requests;
-    }
-  }
+  await putSegmentFindings(deps.store, input, result.findings, expiresAtEpoch);
   return {
     entityCounts: result.entityCounts,
     findings: result.findings.length,
@@ -181,15 +150,7 @@ export async function finishRun(
     }
   }
   const counters = await core.reconcileCounters(deps, { mode: input.mode, entityCounts });
-  const stored = await queryAll(deps.store, {
-    KeyConditionExpression: 'PK = :pk',
-    ExpressionAttributeValues: { ':pk': findingsPartition(input.runId) },
-    Limit: MAX_FINDINGS + 1,
-  });
-  const all = [
-    ...stored.map((item) => ({ description: String(item.description), fixed: item.fixed === true })),
-    ...counters,
-  ];
+  const all = [...(await runFindings(deps.store, input.runId, MAX_FINDINGS + 1)), ...counters];
   const tooManyErrors = all.length > MAX_FINDINGS || input.segments.some((segment) => segment.truncated);
   await endRun(deps, input.runId, { results: all.slice(0, MAX_FINDINGS), tooManyErrors });
   return { findings: all.length };

@@ -1,7 +1,6 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import type { Deps } from '../ports/deps.ts';
 import { backOff, ConcurrentModificationError } from '../store/entity-store.ts';
-import type { WriteOp } from '../store/write-op.ts';
+import { conflictedWithAnotherTransaction, type WriteOp } from '../store/write-op.ts';
 
 /**
  * How often a fix writes one repair before reporting it not fixed. The segments of a fix run at once, and a repair
@@ -26,10 +25,7 @@ export type RepairPlan = (fresh: boolean) => Promise<readonly WriteOp[]> | reado
  */
 function lostToConcurrentWriter(error: unknown): boolean {
   if (error instanceof ConcurrentModificationError) return true;
-  return (
-    error instanceof TransactionCanceledException &&
-    (error.CancellationReasons ?? []).some((reason) => reason.Code === 'TransactionConflict')
-  );
+  return conflictedWithAnotherTransaction(error);
 }
 
 /**

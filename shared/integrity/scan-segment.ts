@@ -1,4 +1,3 @@
-import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { API_SESSIONS_COLLECTION } from '../auth/api-session.ts';
 import { removeSessions, toSession } from '../auth/api-session-store.ts';
 import { definitionOf } from '../entities/definitions.ts';
@@ -10,7 +9,8 @@ import { packBucket, packOp } from '../store/filter-packs.ts';
 import { documentOf, itemKindOf, keys, PREFIXES } from '../store/keys.ts';
 import { withoutNamedRoles } from '../store/policies-naming.ts';
 import { addToCatalog, hasHolder, pruneCatalog, restoreIfHeld } from '../store/role-catalog.ts';
-import type { WriteOp } from '../store/write-op.ts';
+import { segmentPages } from '../store/table-snapshot.ts';
+import { itemOps, type WriteOp } from '../store/write-op.ts';
 import { type ExpectedItem, expectedItemsOf, itemKeyOf, matches } from './expected-items.ts';
 import { Findings } from './findings.ts';
 import type { IntegrityMode, ScanSegment } from './integrity-types.ts';
@@ -119,24 +119,16 @@ function planFromEntity(
 
 /** A check that the entity is still as scanned, so a repair never undoes a write made since. */
 function unchanged(scan: Scan, entity: Entity): WriteOp {
-  return {
-    item: {
-      ConditionCheck: {
-        TableName: scan.deps.store.tableName,
-        Key: keys.entity(entity.def.collection, entity.doc.id),
-        ConditionExpression: 'version = :version',
-        ExpressionAttributeValues: { ':version': entity.version },
-      },
-    },
-  };
+  return itemOps.versionIs(
+    scan.deps.store.tableName,
+    keys.entity(entity.def.collection, entity.doc.id),
+    entity.version,
+  );
 }
 
-const put = (scan: Scan, item: Item): WriteOp => ({
-  item: { Put: { TableName: scan.deps.store.tableName, Item: item } },
-});
-const remove = (scan: Scan, key: { PK: unknown; SK: unknown }): WriteOp => ({
-  item: { Delete: { TableName: scan.deps.store.tableName, Key: { PK: key.PK, SK: key.SK } } },
-});
+const put = (scan: Scan, item: Item): WriteOp => itemOps.put(scan.deps.store.tableName, item);
+const remove = (scan: Scan, key: { PK: unknown; SK: unknown }): WriteOp =>
+  itemOps.remove(scan.deps.store.tableName, key);
 
 /**
  * Live entities: every derived item present and as the document says (fix: write it), every reference's target
@@ -356,14 +348,8 @@ function roleOf(member: Item): { collection: string; attribute: string } {
 function staleItemOps(scan: Scan, item: Item, owner: Entity | undefined): WriteOp[] {
   const { collection, attribute } = roleOf(item);
   const removal: WriteOp = {
-    item: {
-      Delete: {
-        TableName: scan.deps.store.tableName,
-        Key: { PK: item.PK, SK: item.SK },
-        // Only the item as read: a write that made it current again since is kept.
-        ConditionExpression: 'attribute_exists(PK)',
-      },
-    },
+    // Only the item as read: a write that made it current again since is kept.
+    ...itemOps.remove(scan.deps.store.tableName, { PK: item.PK, SK: item.SK }, { ifStored: true }),
     ...(itemKindOf(String(item.PK)) === 'roleMember'
       ? { afterCommit: () => pruneCatalog(scan.deps.store, collection, attribute) }
       : {}),
@@ -638,17 +624,7 @@ export const scanSegment: ScanSegment = async (deps, input) => {
     pointReads: 0,
   };
   let itemsScanned = 0;
-  const pages = paginateScan(
-    { client: deps.store.db, pageSize: PAGE_SIZE },
-    {
-      TableName: deps.store.tableName,
-      Segment: input.segment,
-      TotalSegments: input.totalSegments,
-      ConsistentRead: true,
-    },
-  );
-  for await (const page of pages) {
-    const items = page.Items ?? [];
+  for await (const items of segmentPages(deps.store, input, PAGE_SIZE)) {
     itemsScanned += items.length;
     await checkPage(scan, items);
   }

@@ -41,3 +41,24 @@ export async function* tableItems(store: Store): AsyncGenerator<Record<string, u
     yield* page.Items ?? [];
   }
 }
+
+/**
+ * One segment of a parallel scan of the whole table, in pages of about `pageSize` items, strongly consistent (the
+ * integrity scan compares what it reads with point reads made after).
+ */
+export async function* segmentPages(
+  store: Store,
+  segment: { readonly segment: number; readonly totalSegments: number },
+  pageSize: number,
+): AsyncGenerator<Record<string, unknown>[]> {
+  const pages = paginateScan(
+    { client: store.db, pageSize },
+    {
+      TableName: store.tableName,
+      Segment: segment.segment,
+      TotalSegments: segment.totalSegments,
+      ConsistentRead: true,
+    },
+  );
+  for await (const page of pages) yield page.Items ?? [];
+}

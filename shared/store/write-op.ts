@@ -1,3 +1,4 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { ApiError } from '../errors/api-error.ts';
 
@@ -29,4 +30,48 @@ export interface WriteOp {
    * transaction that fails must leave nothing behind.
    */
   readonly afterCommit?: () => Promise<void>;
+}
+
+/** An item's key. */
+export interface ItemKey {
+  readonly PK: unknown;
+  readonly SK: unknown;
+}
+
+/**
+ * Writes of whole items by key, for repairs that restore or remove what an entity implies (the integrity fix): a put
+ * of the item, a removal (`ifStored`: only the item still there, so a write that made it current again stays), and a
+ * check that an entity is still at the version a repair was planned from.
+ */
+export const itemOps = {
+  put: (tableName: string, item: Record<string, unknown>): WriteOp => ({
+    item: { Put: { TableName: tableName, Item: item } },
+  }),
+  remove: (tableName: string, key: ItemKey, options: { readonly ifStored?: boolean } = {}): WriteOp => ({
+    item: {
+      Delete: {
+        TableName: tableName,
+        Key: { PK: key.PK, SK: key.SK },
+        ...(options.ifStored ? { ConditionExpression: 'attribute_exists(PK)' } : {}),
+      },
+    },
+  }),
+  versionIs: (tableName: string, key: ItemKey, version: number): WriteOp => ({
+    item: {
+      ConditionCheck: {
+        TableName: tableName,
+        Key: { PK: key.PK, SK: key.SK },
+        ConditionExpression: 'version = :version',
+        ExpressionAttributeValues: { ':version': version },
+      },
+    },
+  }),
+};
+
+/** Whether a transaction was cancelled because it conflicted with another one writing the same items. */
+export function conflictedWithAnotherTransaction(error: unknown): boolean {
+  return (
+    error instanceof TransactionCanceledException &&
+    (error.CancellationReasons ?? []).some((reason) => reason.Code === 'TransactionConflict')
+  );
 }

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
@@ -15,6 +16,7 @@ async function layers(): Promise<{ ok: boolean; report: string }> {
       '--output-type',
       'err-long',
       'shared',
+      'functions',
     ]);
     return { ok: true, report: stdout };
   } catch (error) {
@@ -39,4 +41,29 @@ describe('the layers of shared/', () => {
       rmSync(probe, { force: true });
     }
   }, 60_000);
+
+  it('keep the DynamoDB client in the store: a domain module importing it fails the check', async () => {
+    const probe = `shared/policy/dynamodb-probe-${process.pid}.ts`;
+    writeFileSync(probe, "import { GetCommand } from '@aws-sdk/lib-dynamodb';\nexport const probe = GetCommand;\n");
+    try {
+      const { ok, report } = await layers();
+      expect(ok).toBe(false);
+      expect(report).toContain('only-the-store-talks-to-dynamodb');
+      expect(report).toContain(probe);
+    } finally {
+      rmSync(probe, { force: true });
+    }
+  }, 60_000);
+
+  it('keep DynamoDB expressions in the store: no module outside shared/store writes one', () => {
+    const outside = ['shared', 'functions'].flatMap((root) =>
+      (readdirSync(root, { recursive: true }) as string[])
+        .filter((path) => path.endsWith('.ts'))
+        .map((path) => join(root, path))
+        .filter((path) => !path.startsWith(join('shared', 'store'))),
+    );
+    expect(outside.length).toBeGreaterThan(100);
+    const withExpressions = outside.filter((path) => /\b\w*Expression\w*\s*:/.test(readFileSync(path, 'utf8')));
+    expect(withExpressions).toEqual([]);
+  });
 });

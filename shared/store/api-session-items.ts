@@ -1,0 +1,377 @@
+import { GetCommand, paginateQuery, QueryCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ApiError } from '../errors/api-error.ts';
+import { counterOp, type Store } from './entity-store.ts';
+import { keys, PREFIXES } from './keys.ts';
+import type { WriteOp } from './write-op.ts';
+
+/**
+ * The items of API sessions (`shared/auth/api-session-store.ts` holds what they mean): each session is keyed by the
+ * hash of its token, so the per-request lookup is one strongly consistent read, with a pointer from its id to that
+ * hash for the admin operations that address sessions by id. Three indexes hold it: the type's (GSI1, id order), its
+ * identity's sessions (GSI2), and the activity index (GSI3, by last activity, so the expired ones are a key range).
+ * Every write that adds or removes a session moves the type's counter in the same transaction.
+ */
+
+export const API_SESSIONS_COLLECTION = 'api-sessions';
+
+/** GSI3's one partition: sessions by last activity. */
+const ACTIVITY_PARTITION = `ACTIVITY#${API_SESSIONS_COLLECTION}`;
+
+/** What removing a session's items needs: its token hash and id. */
+export interface SessionItemRef {
+  readonly tokenHash: string;
+  readonly id: string;
+}
+
+/** The fields of a new session's item: the document, its identity and its TTL. */
+export interface NewSessionItem extends SessionItemRef {
+  readonly identityId: string;
+  readonly lastActivityAt: string;
+  readonly [field: string]: unknown;
+}
+
+function isConditionFailure(error: unknown): boolean {
+  return (error as { name?: string }).name === 'ConditionalCheckFailedException';
+}
+
+/** The writes that store a new session: its item (which must not exist), its id pointer, and the counter up by one. */
+export function putSessionOps(store: Store, session: NewSessionItem, expiresAtEpoch: number): WriteOp[] {
+  const { tableName } = store;
+  return [
+    {
+      item: {
+        Put: {
+          TableName: tableName,
+          Item: {
+            ...keys.apiSession(session.tokenHash),
+            GSI1PK: keys.typeIndex(API_SESSIONS_COLLECTION),
+            GSI1SK: session.id,
+            GSI2PK: keys.sessionsIndex(session.identityId),
+            GSI2SK: `${API_SESSIONS_COLLECTION}#${session.id}`,
+            GSI3PK: ACTIVITY_PARTITION,
+            GSI3SK: session.lastActivityAt,
+            expiresAtEpoch,
+            ...session,
+          },
+          ConditionExpression: 'attribute_not_exists(PK)',
+        },
+      },
+    },
+    {
+      item: {
+        Put: { TableName: tableName, Item: { ...keys.apiSessionPointer(session.id), tokenHash: session.tokenHash } },
+      },
+    },
+    counterOp(tableName, API_SESSIONS_COLLECTION, 1),
+  ];
+}
+
+/**
+ * Moves a session's last activity to `at` (and its TTL), in one conditional UpdateItem that returns the item, if it
+ * was still active after `cutoff`. Otherwise the answer is the stored item as it is (idle), or nothing (unknown).
+ */
+export async function touchSessionItem(
+  store: Store,
+  tokenHash: string,
+  touch: { readonly at: string; readonly expiresAtEpoch: number; readonly activeAfter: string },
+): Promise<{ readonly live: Record<string, unknown> } | { readonly idle: Record<string, unknown> | undefined }> {
+  const key = keys.apiSession(tokenHash);
+  try {
+    const { Attributes } = await store.db.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: key,
+        UpdateExpression: 'SET lastActivityAt = :at, GSI3SK = :at, expiresAtEpoch = :ttl',
+        ConditionExpression: 'attribute_exists(PK) AND lastActivityAt > :cutoff',
+        ExpressionAttributeValues: { ':at': touch.at, ':ttl': touch.expiresAtEpoch, ':cutoff': touch.activeAfter },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    if (Attributes) return { live: Attributes };
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+  const { Item } = await store.db.send(new GetCommand({ TableName: store.tableName, Key: key, ConsistentRead: true }));
+  return { idle: Item };
+}
+
+/** The item of the session with this id, through its pointer (both read strongly consistently). */
+export async function sessionItemById(store: Store, id: string): Promise<Record<string, unknown> | undefined> {
+  const { Item: pointer } = await store.db.send(
+    new GetCommand({ TableName: store.tableName, Key: keys.apiSessionPointer(id), ConsistentRead: true }),
+  );
+  if (typeof pointer?.tokenHash !== 'string') return undefined;
+  const { Item } = await store.db.send(
+    new GetCommand({ TableName: store.tableName, Key: keys.apiSession(pointer.tokenHash), ConsistentRead: true }),
+  );
+  return Item;
+}
+
+/** Which of these session ids still have their pointer. */
+export async function sessionIdsStored(store: Store, ids: readonly string[]): Promise<Set<string>> {
+  const items = await store.batchGet(ids.map(keys.apiSessionPointer), 'PK');
+  return new Set(items.map((item) => String(item.PK).slice(`${API_SESSIONS_COLLECTION}#`.length)));
+}
+
+/**
+ * The writes that remove sessions: each item (only if still there, and idle since `idleBy` when given) and its id
+ * pointer, and the counter down by as many, `afterCommit` following the commit. A failed condition cancels all of them
+ * and answers `onGone`'s error.
+ */
+export function removeSessionOps(
+  store: Store,
+  sessions: readonly SessionItemRef[],
+  onGone: () => ApiError,
+  options: { readonly idleBy?: string; readonly afterCommit?: () => Promise<void> } = {},
+): WriteOp[] {
+  if (sessions.length === 0) return [];
+  const { tableName } = store;
+  const condition = options.idleBy
+    ? {
+        ConditionExpression: 'attribute_exists(PK) AND lastActivityAt <= :cutoff',
+        ExpressionAttributeValues: { ':cutoff': options.idleBy },
+      }
+    : { ConditionExpression: 'attribute_exists(PK)' };
+  return [
+    ...sessions.flatMap((session): WriteOp[] => [
+      {
+        item: { Delete: { TableName: tableName, Key: keys.apiSession(session.tokenHash), ...condition } },
+        onConditionFailed: onGone,
+      },
+      { item: { Delete: { TableName: tableName, Key: keys.apiSessionPointer(session.id) } } },
+    ]),
+    {
+      ...counterOp(tableName, API_SESSIONS_COLLECTION, -sessions.length),
+      ...(options.afterCommit ? { afterCommit: options.afterCommit } : {}),
+    },
+  ];
+}
+
+/** The plain fields a write may set on a session item, and those it may require. */
+type SessionFields = Readonly<Record<string, string | number | boolean>>;
+
+/**
+ * The write, for a transaction, that sets fields of a session item that must still exist (and hold `requires`); a
+ * failed condition answers `onFailed`'s error.
+ */
+export function setSessionFieldsOp(
+  store: Store,
+  tokenHash: string,
+  fields: SessionFields,
+  onFailed: () => ApiError,
+  requires: SessionFields = {},
+): WriteOp {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets = Object.entries(fields).map(([field, value], index) => {
+    names[`#s${index}`] = field;
+    values[`:s${index}`] = value;
+    return `#s${index} = :s${index}`;
+  });
+  const conditions = Object.entries(requires).map(([field, value], index) => {
+    names[`#r${index}`] = field;
+    values[`:r${index}`] = value;
+    return ` AND #r${index} = :r${index}`;
+  });
+  return {
+    item: {
+      Update: {
+        TableName: store.tableName,
+        Key: keys.apiSession(tokenHash),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: `attribute_exists(PK)${conditions.join('')}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      },
+    },
+    onConditionFailed: onFailed,
+  };
+}
+
+/**
+ * Adds `delta` to a number on a session item in one atomic ADD, if the item exists and the number stays within
+ * `bounds` (checked against the value before: `below` for counting up, where a missing number counts as 0; `above`
+ * for counting down, where it must be there). The new value, or undefined when the item is gone or the bound refused.
+ */
+export async function addToSessionNumber(
+  store: Store,
+  tokenHash: string,
+  field: string,
+  delta: number,
+  bounds: { readonly below?: number; readonly above?: number } = {},
+): Promise<number | undefined> {
+  const values: Record<string, unknown> = { ':delta': delta };
+  let condition = 'attribute_exists(PK)';
+  if (bounds.below !== undefined) {
+    condition += ' AND (attribute_not_exists(#n) OR #n < :below)';
+    values[':below'] = bounds.below;
+  }
+  if (bounds.above !== undefined) {
+    condition += ' AND #n > :above';
+    values[':above'] = bounds.above;
+  }
+  try {
+    const { Attributes } = await store.db.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: keys.apiSession(tokenHash),
+        UpdateExpression: 'ADD #n :delta',
+        ConditionExpression: condition,
+        ExpressionAttributeNames: { '#n': field },
+        ExpressionAttributeValues: values,
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(Attributes?.[field] ?? 0);
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * The stored items of these session keys (`APISESSION#<hash>`), read strongly consistently (the indexes that named
+ * them lag behind removals), in the order given; keys of sessions gone are left out. `projection` narrows the items.
+ */
+export async function sessionItemsOf(
+  store: Store,
+  sessionPks: readonly string[],
+  projection?: string,
+): Promise<Record<string, unknown>[]> {
+  const unique = [...new Set(sessionPks)];
+  const items = await store.batchGet(
+    unique.map((PK) => ({ PK, SK: 'META' })),
+    projection,
+  );
+  const found = new Map(items.map((item) => [String(item.PK), item]));
+  return unique.flatMap((pk) => {
+    const item = found.get(pk);
+    return item ? [item] : [];
+  });
+}
+
+/** A session item's token hash, from its key. */
+export function tokenHashOf(sessionPk: string): string {
+  return sessionPk.slice(PREFIXES.apiSession.length);
+}
+
+/** Up to `limit` keys of an identity's session items (its index partition; it may still name a removed one). */
+export async function sessionKeysOfIdentity(store: Store, identityId: string, limit: number): Promise<string[]> {
+  const { Items = [] } = await store.db.send(
+    new QueryCommand({
+      TableName: store.tableName,
+      IndexName: 'GSI2',
+      KeyConditionExpression: 'GSI2PK = :sessions',
+      ExpressionAttributeValues: { ':sessions': keys.sessionsIndex(identityId) },
+      ProjectionExpression: 'PK',
+      Limit: limit,
+    }),
+  );
+  return Items.map((item) => String(item.PK));
+}
+
+/** Whether the identity has a session active after `activeAfter`, and created at or after `createdFrom` when given. */
+export async function identityHasActiveSession(
+  store: Store,
+  identityId: string,
+  activeAfter: string,
+  createdFrom?: string,
+): Promise<boolean> {
+  const query: QueryCommandInput = {
+    TableName: store.tableName,
+    IndexName: 'GSI2',
+    KeyConditionExpression: 'GSI2PK = :sessions',
+    FilterExpression: `lastActivityAt > :cutoff${createdFrom ? ' AND createdAt >= :validFrom' : ''}`,
+    ExpressionAttributeValues: {
+      ':sessions': keys.sessionsIndex(identityId),
+      ':cutoff': activeAfter,
+      ...(createdFrom ? { ':validFrom': createdFrom } : {}),
+    },
+    Select: 'COUNT',
+  };
+  for await (const page of paginateQuery({ client: store.db }, query)) if ((page.Count ?? 0) > 0) return true;
+  return false;
+}
+
+/** Sessions of the type (all of them) or of one identity. */
+export type SessionPartition = { readonly all: true } | { readonly identityId: string };
+
+function partitionQuery(store: Store, partition: SessionPartition, activeAfter: string): QueryCommandInput {
+  const [index, key] =
+    'all' in partition
+      ? ['GSI1', keys.typeIndex(API_SESSIONS_COLLECTION)]
+      : ['GSI2', keys.sessionsIndex(partition.identityId)];
+  return {
+    TableName: store.tableName,
+    IndexName: index,
+    KeyConditionExpression: `${index}PK = :partition`,
+    // ISO-8601 UTC timestamps of one length order as text the way they order in time.
+    FilterExpression: 'lastActivityAt > :cutoff',
+    ExpressionAttributeValues: { ':partition': key, ':cutoff': activeAfter },
+  };
+}
+
+/** Every session item of the partition active after `activeAfter`. */
+export async function activeSessionItems(
+  store: Store,
+  partition: SessionPartition,
+  activeAfter: string,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  for await (const page of paginateQuery({ client: store.db }, partitionQuery(store, partition, activeAfter))) {
+    items.push(...(page.Items ?? []));
+  }
+  return items;
+}
+
+/**
+ * The keys of the first `wanted` sessions active after `activeAfter`, in id order (`asc`/`desc`), from the type index
+ * with only keys projected: each request reads at least as many as all before it, so the idle sessions in between
+ * cost few requests.
+ */
+export async function activeSessionKeysInIdOrder(
+  store: Store,
+  activeAfter: string,
+  direction: 'asc' | 'desc',
+  wanted: number,
+): Promise<string[]> {
+  const found: string[] = [];
+  let evaluated = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await store.db.send(
+      new QueryCommand({
+        ...partitionQuery(store, { all: true }, activeAfter),
+        ScanIndexForward: direction === 'asc',
+        ProjectionExpression: 'PK',
+        Limit: Math.max(wanted - found.length, evaluated),
+        ExclusiveStartKey: start,
+      }),
+    );
+    evaluated += page.ScannedCount ?? 0;
+    for (const item of page.Items ?? []) found.push(String(item.PK));
+    start = page.LastEvaluatedKey;
+  } while (start && found.length < wanted);
+  return found.slice(0, wanted);
+}
+
+/**
+ * The keys of session items idle since `idleBy` (last activity at or before it), oldest first, from the activity
+ * index (keys only, thousands per request): all of them, or at most `limit`.
+ */
+export async function idleSessionKeys(store: Store, idleBy: string, limit?: number): Promise<string[]> {
+  const found: string[] = [];
+  const query: QueryCommandInput = {
+    TableName: store.tableName,
+    IndexName: 'GSI3',
+    KeyConditionExpression: 'GSI3PK = :activity AND GSI3SK <= :cutoff',
+    ExpressionAttributeValues: { ':activity': ACTIVITY_PARTITION, ':cutoff': idleBy },
+    ProjectionExpression: 'PK',
+    ...(limit === undefined ? {} : { Limit: limit }),
+  };
+  for await (const page of paginateQuery({ client: store.db }, query)) {
+    for (const item of page.Items ?? []) found.push(String(item.PK));
+    if (limit !== undefined && found.length >= limit) break;
+  }
+  return limit === undefined ? found : found.slice(0, limit);
+}
