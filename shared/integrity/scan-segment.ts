@@ -4,14 +4,26 @@ import { definitionOf } from '../entities/definitions.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import { mapBounded } from '../map-bounded.ts';
 import type { Deps } from '../ports/deps.ts';
-import { filterRecordOf, referenceValues, selectionKeysOf } from '../store/entity-store.ts';
+import {
+  type DerivedItem,
+  derivedItems,
+  derivedKindOf,
+  filterRecordOf,
+  itemKeyOf,
+  matches,
+  putDerivedOp,
+  referenceValues,
+  removeDerivedOp,
+  roleOfMember,
+  selectionKeysOf,
+} from '../store/derived-items.ts';
 import { packBucket, packOp } from '../store/filter-packs.ts';
-import { documentOf, itemKindOf, keys, PREFIXES } from '../store/keys.ts';
+import { documentOf, itemKindOf, keys } from '../store/keys.ts';
+import { ownedKindOf } from '../store/owned-items.ts';
 import { withoutNamedRoles } from '../store/policies-naming.ts';
-import { addToCatalog, hasHolder, pruneCatalog, restoreIfHeld } from '../store/role-catalog.ts';
+import { hasHolder, restoreIfHeld } from '../store/role-catalog.ts';
 import { segmentPages } from '../store/table-snapshot.ts';
 import { itemOps, type WriteOp } from '../store/write-op.ts';
-import { type ExpectedItem, expectedItemsOf, itemKeyOf, matches } from './expected-items.ts';
 import { Findings } from './findings.ts';
 import type { IntegrityMode, ScanSegment } from './integrity-types.ts';
 import { type RepairPlan, writeRepair } from './repair.ts';
@@ -136,7 +148,7 @@ const remove = (scan: Scan, key: { PK: unknown; SK: unknown }): WriteOp =>
  * names by `@id` alive (fix: take the `@id` out), and the filter record in its pack.
  */
 async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<void> {
-  const expected = entities.map((entity) => ({ entity, items: expectedItemsOf(entity.def, entity.doc) }));
+  const expected = entities.map((entity) => ({ entity, items: derivedItems(entity.def, entity.doc) }));
   const targets = entities.flatMap((entity) => [
     ...(entity.def.references ?? []).flatMap((reference) =>
       referenceValues(entity.doc, reference).map((id) => keys.entity(reference.collection, id)),
@@ -237,9 +249,9 @@ function deleteOrphan(scan: Scan, scanned: Entity): RepairPlan {
   return planFromEntity(scan, scanned, (entity) => scan.deps.store.deleteOps(entity.def, entity.doc, entity.version));
 }
 
-async function checkExpected(scan: Scan, entity: Entity, want: ExpectedItem, actual: Item | undefined): Promise<void> {
+async function checkExpected(scan: Scan, entity: Entity, want: DerivedItem, actual: Item | undefined): Promise<void> {
   if (actual && matches(want, actual)) return;
-  if (actual && want.kind === 'unique marker') {
+  if (actual && want.kind.exclusive) {
     scan.findings.add(
       `${label(entity)} shares a unique value (${want.item.SK}) with ${entity.def.label} ${String(actual.entityId)}`,
       false,
@@ -249,7 +261,7 @@ async function checkExpected(scan: Scan, entity: Entity, want: ExpectedItem, act
   const what = actual ? 'is out of date' : 'is missing';
   await repair(
     scan,
-    `${label(entity)}: its ${want.kind} ${want.item.PK} / ${want.item.SK} ${what}`,
+    `${label(entity)}: its ${want.kind.name} ${want.item.PK} / ${want.item.SK} ${what}`,
     planFromEntity(scan, entity, async (current, fresh) => {
       const wanted = fresh ? await stillWanted(scan, current, want) : want;
       return wanted ? [unchanged(scan, current), restored(scan, wanted)] : [];
@@ -258,29 +270,26 @@ async function checkExpected(scan: Scan, entity: Entity, want: ExpectedItem, act
 }
 
 /**
- * The write that puts an expected item back. A role member comes back with its catalog entry after the commit, as
- * the store's own role writes do: the catalog check of the same fix may have pruned the entry while the member was
- * missing (nobody seemed to hold the attribute).
+ * The write that puts a derived item back, as the store's writes put it: a unique value claimed, a role member with
+ * its catalog entry after the commit (the catalog check of the same fix may have pruned the entry while the member was
+ * missing: nobody seemed to hold the attribute).
  */
-function restored(scan: Scan, wanted: ExpectedItem): WriteOp {
-  const write = put(scan, { ...wanted.item });
-  if (wanted.kind !== 'role member') return write;
-  const { collection, attribute } = roleOf(wanted.item);
-  return { ...write, afterCommit: () => addToCatalog(scan.deps.store, collection, attribute) };
+function restored(scan: Scan, wanted: DerivedItem): WriteOp {
+  return putDerivedOp(scan.deps.store, wanted);
 }
 
 /**
  * The item under `want`'s key as the entity now implies it, when the table still lacks it as such; undefined when it
  * is no longer implied or is now right. A unique value taken meanwhile by another entity cannot be repaired.
  */
-async function stillWanted(scan: Scan, entity: Entity, want: ExpectedItem): Promise<ExpectedItem | undefined> {
+async function stillWanted(scan: Scan, entity: Entity, want: DerivedItem): Promise<DerivedItem | undefined> {
   const key = itemKeyOf(want.item);
-  const now = expectedItemsOf(entity.def, entity.doc).find((expected) => itemKeyOf(expected.item) === key);
+  const now = derivedItems(entity.def, entity.doc).find((expected) => itemKeyOf(expected.item) === key);
   if (!now) return undefined;
   const actual = (await read(scan, [now.item])).get(key);
   if (!actual) return now;
   if (matches(now, actual)) return undefined;
-  if (now.kind === 'unique marker') {
+  if (now.kind.exclusive) {
     throw new Error(`${now.item.SK} is now held by ${entity.def.label} ${String(actual.entityId)}`);
   }
   return now;
@@ -310,34 +319,9 @@ async function checkPackRecord(scan: Scan, entity: Entity, pack: Item | undefine
   );
 }
 
-/** The entity a derived item belongs to, from its key: `{collection, id}`; undefined for items of no entity. */
-function ownerOf(item: Item): { collection: string; id: string } | undefined {
-  const pk = String(item.PK);
-  const sk = String(item.SK);
-  const parts = pk.split('#');
-  const kind = itemKindOf(pk);
-  if (kind === 'unique') return { collection: parts[1]!, id: String(item.entityId) };
-  if (kind === 'idOrder' || kind === 'roleMember') return { collection: parts[1]!, id: sk };
-  if (kind === 'selection') {
-    const at = sk.indexOf('#');
-    return { collection: sk.slice(0, at), id: sk.slice(at + 1) };
-  }
-  if (kind === 'entity-or-link' && sk.startsWith('REFBY#')) {
-    const [, collection, id] = sk.split('#');
-    return { collection: collection!, id: id! };
-  }
-  return undefined;
-}
-
 /** The keys of the derived items an entity's current document implies. */
 function impliedKeys(entity: Entity): Set<string> {
-  return new Set(expectedItemsOf(entity.def, entity.doc).map(({ item }) => itemKeyOf(item)));
-}
-
-/** The collection and attribute of a role member's partition, `ROLE#<collection>#<attribute>`. */
-function roleOf(member: Item): { collection: string; attribute: string } {
-  const [, collection = '', ...attribute] = String(member.PK).split('#');
-  return { collection, attribute: attribute.join('#') };
+  return new Set(derivedItems(entity.def, entity.doc).map(({ item }) => itemKeyOf(item)));
 }
 
 /**
@@ -346,20 +330,15 @@ function roleOf(member: Item): { collection: string; attribute: string } {
  * found held by this very member, before the member went.
  */
 function staleItemOps(scan: Scan, item: Item, owner: Entity | undefined): WriteOp[] {
-  const { collection, attribute } = roleOf(item);
-  const removal: WriteOp = {
-    // Only the item as read: a write that made it current again since is kept.
-    ...itemOps.remove(scan.deps.store.tableName, { PK: item.PK, SK: item.SK }, { ifStored: true }),
-    ...(itemKindOf(String(item.PK)) === 'roleMember'
-      ? { afterCommit: () => pruneCatalog(scan.deps.store, collection, attribute) }
-      : {}),
-  };
+  const { kind } = derivedKindOf(item)!;
+  // Only the item as read: a write that made it current again since is kept.
+  const removal = removeDerivedOp(scan.deps.store, kind, { PK: item.PK, SK: item.SK }, { ifStored: true });
   return [...(owner ? [unchanged(scan, owner)] : []), removal];
 }
 
 /** A stale derived item's removal: as scanned, then as the item and its owner are now (gone, or implied again: done). */
 function removeStale(scan: Scan, item: Item, scannedOwner: Entity | undefined): RepairPlan {
-  const owner = ownerOf(item)!;
+  const owner = derivedKindOf(item)!.owner;
   const ownerKey = keys.entity(owner.collection, owner.id);
   return async (fresh) => {
     if (!fresh) return staleItemOps(scan, item, scannedOwner);
@@ -377,7 +356,7 @@ function removeStale(scan: Scan, item: Item, scannedOwner: Entity | undefined): 
  * an owner that is gone leaves every item of its own stale. Answers the keys of the stale items found.
  */
 async function checkDerived(scan: Scan, derived: readonly Item[]): Promise<Set<string>> {
-  const owners = derived.map((item) => ({ item, owner: ownerOf(item)! }));
+  const owners = derived.map((item) => ({ item, owner: derivedKindOf(item)!.owner }));
   const stored = await read(
     scan,
     owners
@@ -433,24 +412,10 @@ async function exists(scan: Scan, key: { PK: string; SK: string }): Promise<bool
   return (await read(scan, [key])).has(itemKeyOf(key));
 }
 
-/**
- * Items kept per owner outside the kit, which go with their owner: an API session's posture data, an identity's failed
- * service requests (fix: remove the item whose owner is gone).
- */
-const OWNED_ITEMS = [
-  { kind: 'postureData', what: 'posture data', owner: 'API session', ownerKey: keys.apiSessionPointer },
-  {
-    kind: 'failedRequests',
-    what: 'failed service requests',
-    owner: 'identity',
-    ownerKey: (id: string) => keys.entity('identities', id),
-  },
-] as const;
-
 async function checkOwnedItems(scan: Scan, items: readonly Item[]): Promise<void> {
   const owned = items.flatMap((item) => {
-    const kind = OWNED_ITEMS.find((owned) => owned.kind === itemKindOf(String(item.PK)));
-    return kind ? [{ item, kind, ownerId: String(item.PK).slice(PREFIXES[kind.kind].length) }] : [];
+    const found = ownedKindOf(item);
+    return found ? [{ item, ...found }] : [];
   });
   const stored = await read(
     scan,
@@ -515,7 +480,7 @@ async function checkCatalogOfMembers(scan: Scan, members: readonly Item[]): Prom
   const entries = [
     ...new Map(
       members.map((member) => {
-        const { collection, attribute } = roleOf(member);
+        const { collection, attribute } = roleOfMember(member as { PK: string; SK: string });
         const entry = keys.roleCatalog(collection, attribute);
         return [itemKeyOf(entry), { entry, collection, attribute }];
       }),
@@ -589,9 +554,9 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
     if (entity) entities.push(entity);
     else if (kind === 'apiSession') apiSessions.push(item);
     else if (kind === 'filterPack') packs.push(item);
-    else if (OWNED_ITEMS.some((owned) => owned.kind === kind)) ownedItems.push(item);
+    else if (ownedKindOf(item)) ownedItems.push(item);
     else if (kind === 'roleCatalog') catalog.push(item);
-    else if (ownerOf(item)) {
+    else if (derivedKindOf(item)) {
       derived.push(item);
       if (kind === 'roleMember') members.push(item);
     }

@@ -6,52 +6,20 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type {
-  BaseDocument,
-  EntityDefinition,
-  Reference,
-  ReferenceField,
-  Selector,
-  UniqueKey,
-} from '../entities/entity-definition.ts';
+import type { BaseDocument, EntityDefinition, Reference, ReferenceField } from '../entities/entity-definition.ts';
 import { ApiError, invalidField } from '../errors/api-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { mapBounded } from '../map-bounded.ts';
+import { derivedItemOps, entityExistsOp, filterRecordOf, idOrderItemOf, referenceValues } from './derived-items.ts';
 import { mergePackOps, packOp } from './filter-packs.ts';
-import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, MAX_KEY_VALUE_BYTES, storedAttributes } from './keys.ts';
-import { addToCatalog, pruneCatalog } from './role-catalog.ts';
+import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, storedAttributes } from './keys.ts';
 import type { TableClient } from './table-client.ts';
-import type { WriteOp } from './write-op.ts';
+import { itemOps, type WriteOp } from './write-op.ts';
 
 /** A document as read from the table, with the version its next write must match. */
 export interface Stored<D> {
   readonly doc: D;
   readonly version: number;
-}
-
-/** A selection item's key, the selector it comes from, and the id an `@id` role names. */
-export interface SelectionKey {
-  readonly key: { readonly PK: string; readonly SK: string };
-  readonly selector: Selector<BaseDocument>;
-  readonly namedId?: string;
-}
-
-/** A policy's selection items by `PK|SK`: one per distinct role of each selector field. */
-export function selectionKeysOf<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): Map<string, SelectionKey> {
-  const found = new Map<string, SelectionKey>();
-  for (const selector of def.selects?.fields ?? []) {
-    for (const role of (doc[selector.field] as readonly string[] | undefined) ?? []) {
-      if (!fitsKey(role)) continue;
-      const key = keys.selection(selector.collection, role, def.collection, doc.id);
-      const namedId = role.startsWith('@') ? role.slice(1) : undefined;
-      found.set(`${key.PK}|${key.SK}`, {
-        key,
-        selector: selector as unknown as Selector<BaseDocument>,
-        ...(namedId !== undefined ? { namedId } : {}),
-      });
-    }
-  }
-  return found;
 }
 
 /** DynamoDB's limit on the items of one transaction. */
@@ -87,38 +55,6 @@ export function backOff(attempt: number, baseMs = BACK_OFF_BASE_MS): Promise<voi
   return new Promise((resolve) => setTimeout(resolve, ceiling * (0.5 + Math.random() / 2)));
 }
 
-function fieldValue(doc: BaseDocument, field: string): string | undefined {
-  const value = (doc as unknown as Record<string, unknown>)[field];
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-/** Every uniqueness rule of a type: its unique fields (duplicates name the field) and its computed unique keys. */
-export function uniqueKeysOf<D extends BaseDocument>(def: EntityDefinition<D>): readonly UniqueKey<D>[] {
-  const fields = def.unique.map(
-    (field): UniqueKey<D> => ({
-      name: field,
-      valueOf: (doc) => fieldValue(doc, field),
-      conflict: (value) =>
-        invalidField(field, `duplicate value '${value}' in unique index on ${def.collection} store`, value),
-    }),
-  );
-  return [...fields, ...(def.uniqueKeys ?? [])];
-}
-
-/**
- * The ids a reference holds: one for a string field, each distinct one for a list; empty values name nothing. A
- * dotted field is followed through nested objects; a missing or null object along the way holds none.
- */
-export function referenceValues<D extends BaseDocument>(doc: D, reference: Reference<D>): string[] {
-  let value: unknown = doc;
-  for (const part of reference.field.split('.')) {
-    const holder = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
-    value = Object.hasOwn(holder, part) ? (holder as Record<string, unknown>)[part] : undefined;
-  }
-  const ids = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
-  return [...new Set(ids.filter((id): id is string => typeof id === 'string' && id !== ''))];
-}
-
 /**
  * Whether this is the write's first check of the target: two references may name the same entity (a policy's allowed
  * and required signer), and one transaction may not touch an item twice. Their links differ by field, so each is kept.
@@ -128,40 +64,6 @@ function once<D extends BaseDocument>(checked: Set<string>, reference: Reference
   if (checked.has(key)) return false;
   checked.add(key);
   return true;
-}
-
-/** Where a link is kept: in the target's partition, so the target's delete reads its links strongly consistently. */
-export function linkKey<D extends BaseDocument>(
-  def: EntityDefinition<D>,
-  reference: Reference<D>,
-  target: string,
-  id: string,
-) {
-  return { PK: keys.entity(reference.collection, target).PK, SK: `REFBY#${def.collection}#${id}#${reference.field}` };
-}
-
-export function roleAttributesOf<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): Set<string> {
-  const field = def.roleAttributesField;
-  const value = field ? doc[field] : undefined;
-  return new Set(Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
-}
-
-/**
- * What lists filter and sort on, and nothing else: the document's filterable fields (`def.filterable`; a dotted name
- * such as `tags.env` keeps its whole top-level field; an alias is resolved before filtering, so adds nothing) and role
- * attributes. Kept on the entity's id-order item, in step with every write: a write outside the kit that changes one
- * of these fields must update the record too.
- */
-export function filterRecordOf<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): Record<string, unknown> {
-  const source = doc as unknown as Record<string, unknown>;
-  const record: Record<string, unknown> = { id: doc.id };
-  const stored = Object.keys(def.filterable).filter((name) => typeof def.filterable[name] === 'string');
-  const fields = [...stored, ...(def.roleAttributesField ? [def.roleAttributesField] : [])];
-  for (const name of fields) {
-    const field = name.split('.')[0]!;
-    if (Object.hasOwn(source, field)) record[field] = source[field];
-  }
-  return record;
 }
 
 /** 400 for a change that would touch more items than one transaction may. */
@@ -242,79 +144,40 @@ export class Store implements TableClient {
     unchecked: readonly ReferenceField<D>[] = [],
   ): WriteOp[] {
     const parsed = def.schema.parse(doc);
-    const ops: WriteOp[] = [
-      {
-        item: { Put: { ...this.entityPut(def, parsed, 1), ConditionExpression: 'attribute_not_exists(PK)' } },
-        onConditionFailed: () => invalidField('id', `an ${def.label} with this id already exists`, parsed.id),
-      },
+    const entity: WriteOp = {
+      item: { Put: { ...this.entityPut(def, parsed, 1), ConditionExpression: 'attribute_not_exists(PK)' } },
+      onConditionFailed: () => invalidField('id', `an ${def.label} with this id already exists`, parsed.id),
+    };
+    return [
+      entity,
+      ...this.referenceChecks(def, undefined, parsed, unchecked),
+      ...derivedItemOps(this, def, undefined, parsed),
+      packOp(def.collection, parsed.id, filterRecordOf(def, parsed)),
+      this.countOp(def, 1),
+      ...markerOps(this.tableName, def, [parsed]),
     ];
-    for (const key of uniqueKeysOf(def)) {
-      const value = key.valueOf(parsed);
-      if (value !== undefined) ops.push(this.putMarker(def, key, value, parsed.id));
-    }
-    const checked = new Set<string>();
-    for (const reference of def.references ?? []) {
-      for (const target of referenceValues(parsed, reference)) {
-        const check = !unchecked.includes(reference.field) && once(checked, reference, target);
-        ops.push(...this.addReferenceOps(def, reference, target, parsed.id, check));
-      }
-    }
-    for (const attribute of roleAttributesOf(def, parsed)) ops.push(this.addRoleOp(def, attribute, parsed.id));
-    ops.push(...this.selectionOps(def, undefined, parsed));
-    ops.push(this.idOrderPut(def, parsed));
-    ops.push(packOp(def.collection, parsed.id, filterRecordOf(def, parsed)));
-    ops.push(this.countOp(def, 1));
-    ops.push(...markerOps(this.tableName, def, [parsed]));
-    return ops;
   }
 
   /** The writes that replace a stored entity with `after`: version-checked, markers and links moved when they change. */
   replaceOps<D extends BaseDocument>(def: EntityDefinition<D>, before: Stored<D>, after: D): WriteOp[] {
     const parsed = def.schema.parse(after);
-    const ops: WriteOp[] = [
-      {
-        item: {
-          Put: {
-            ...this.entityPut(def, parsed, before.version + 1),
-            ConditionExpression: 'version = :version',
-            ExpressionAttributeValues: { ':version': before.version },
-          },
+    const entity: WriteOp = {
+      item: {
+        Put: {
+          ...this.entityPut(def, parsed, before.version + 1),
+          ConditionExpression: 'version = :version',
+          ExpressionAttributeValues: { ':version': before.version },
         },
-        onConditionFailed: concurrentlyModified(def),
       },
+      onConditionFailed: concurrentlyModified(def),
+    };
+    return [
+      entity,
+      ...this.referenceChecks(def, before.doc, parsed),
+      ...derivedItemOps(this, def, before.doc, parsed),
+      packOp(def.collection, parsed.id, filterRecordOf(def, parsed)),
+      ...markerOps(this.tableName, def, [before.doc, parsed]),
     ];
-    for (const key of uniqueKeysOf(def)) {
-      const old = key.valueOf(before.doc);
-      const next = key.valueOf(parsed);
-      if (old === next) continue;
-      if (old !== undefined) ops.push(this.deleteMarker(def, key.name, old));
-      if (next !== undefined) ops.push(this.putMarker(def, key, next, parsed.id));
-    }
-    const checked = new Set<string>();
-    for (const reference of def.references ?? []) {
-      const old = new Set(referenceValues(before.doc, reference));
-      const next = new Set(referenceValues(parsed, reference));
-      for (const target of old) {
-        if (!next.has(target) && reference.onTargetDelete !== 'none') {
-          ops.push(this.deleteLink(def, reference, target, parsed.id));
-        }
-      }
-      for (const target of next) {
-        if (!old.has(target)) {
-          ops.push(...this.addReferenceOps(def, reference, target, parsed.id, once(checked, reference, target)));
-        }
-      }
-    }
-    const oldRoles = roleAttributesOf(def, before.doc);
-    const newRoles = roleAttributesOf(def, parsed);
-    for (const attribute of oldRoles)
-      if (!newRoles.has(attribute)) ops.push(this.removeRoleOp(def, attribute, parsed.id));
-    for (const attribute of newRoles) if (!oldRoles.has(attribute)) ops.push(this.addRoleOp(def, attribute, parsed.id));
-    ops.push(...this.selectionOps(def, before.doc, parsed));
-    ops.push(this.idOrderPut(def, parsed));
-    ops.push(packOp(def.collection, parsed.id, filterRecordOf(def, parsed)));
-    ops.push(...markerOps(this.tableName, def, [before.doc, parsed]));
-    return ops;
   }
 
   /**
@@ -339,17 +202,7 @@ export class Store implements TableClient {
             onConditionFailed: concurrentlyModified(def),
           },
     ];
-    for (const key of uniqueKeysOf(def)) {
-      const value = key.valueOf(doc);
-      if (value !== undefined) ops.push(this.deleteMarker(def, key.name, value));
-    }
-    for (const reference of def.references ?? []) {
-      if (reference.onTargetDelete === 'none') continue;
-      for (const target of referenceValues(doc, reference)) ops.push(this.deleteLink(def, reference, target, doc.id));
-    }
-    for (const attribute of roleAttributesOf(def, doc)) ops.push(this.removeRoleOp(def, attribute, doc.id));
-    ops.push(...this.selectionOps(def, doc, undefined));
-    ops.push({ item: { Delete: { TableName: this.tableName, Key: keys.idOrder(def.collection, doc.id) } } });
+    ops.push(...derivedItemOps(this, def, doc, undefined));
     ops.push(packOp(def.collection, doc.id, undefined));
     ops.push(this.countOp(def, -1));
     ops.push(...markerOps(this.tableName, def, [doc]));
@@ -469,19 +322,7 @@ export class Store implements TableClient {
    * write that comes to point at an entity commits with.
    */
   existsOp(collection: string, id: string, onMissing: () => ApiError): WriteOp {
-    // An id too long for a key names nothing; DynamoDB would refuse the whole transaction otherwise.
-    if (!fitsKey(id)) throw onMissing();
-    return {
-      item: {
-        ConditionCheck: {
-          TableName: this.tableName,
-          Key: keys.entity(collection, id),
-          ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(deletingUntil) OR deletingUntil < :now)',
-          ExpressionAttributeValues: { ':now': new Date().toISOString() },
-        },
-      },
-      onConditionFailed: onMissing,
-    };
+    return entityExistsOp(this.tableName, collection, id, onMissing);
   }
 
   /**
@@ -542,18 +383,10 @@ export class Store implements TableClient {
    * writes outside the kit that change a filterable field (a lockout's disable, a login's `updatedAt`).
    */
   filterRecordOps<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): WriteOp[] {
-    return [this.idOrderPut(def, doc), packOp(def.collection, doc.id, filterRecordOf(def, doc))];
-  }
-
-  /**
-   * The entity's id-order item, carrying its filter record (`filterRecordOf`): lists whose filter pins nothing read
-   * these small items instead of whole entities.
-   */
-  private idOrderPut<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): WriteOp {
-    const record = storedAttributes(filterRecordOf(def, doc));
-    return {
-      item: { Put: { TableName: this.tableName, Item: { ...record, ...keys.idOrder(def.collection, doc.id) } } },
-    };
+    return [
+      itemOps.put(this.tableName, idOrderItemOf(def, doc)),
+      packOp(def.collection, doc.id, filterRecordOf(def, doc)),
+    ];
   }
 
   /** An entity's Put: its layout keys, its document (structured fields as text) and version, refused if too large. */
@@ -577,111 +410,29 @@ export class Store implements TableClient {
     };
   }
 
-  /** The check that a target exists and takes links, and (unless its deletion is impossible) the link itself. */
-  private addReferenceOps<D extends BaseDocument>(
-    def: EntityDefinition<D>,
-    reference: Reference<D>,
-    target: string,
-    id: string,
-    check: boolean,
-  ): WriteOp[] {
-    const missing = () => invalidField(reference.field, `no ${reference.collection} found with id ${target}`, target);
-    const ops = check ? [this.existsOp(reference.collection, target, missing)] : [];
-    if (!fitsKey(target)) throw missing();
-    if (reference.onTargetDelete !== 'none') {
-      const Item = { ...linkKey(def, reference, target, id), onTargetDelete: reference.onTargetDelete };
-      ops.push({ item: { Put: { TableName: this.tableName, Item } } });
-    }
-    return ops;
-  }
-
-  private deleteLink<D extends BaseDocument>(
-    def: EntityDefinition<D>,
-    reference: Reference<D>,
-    target: string,
-    id: string,
-  ): WriteOp {
-    return { item: { Delete: { TableName: this.tableName, Key: linkKey(def, reference, target, id) } } };
-  }
-
   /**
-   * The selection items of a policy (see `Selections`) that move from `before` to `after` (either may be absent: a
-   * create or a delete): all of them when the evaluation record changed, else only the roles added or removed; and
-   * a check that each `@id` newly named exists.
+   * The checks that the targets a write comes to reference exist and take links (those `before` did not already
+   * reference), each target once; `unchecked` names fields whose target the same transaction writes.
    */
-  private selectionOps<D extends BaseDocument>(
+  private referenceChecks<D extends BaseDocument>(
     def: EntityDefinition<D>,
     before: D | undefined,
-    after: D | undefined,
+    after: D,
+    unchecked: readonly ReferenceField<D>[] = [],
   ): WriteOp[] {
-    const selections = def.selects;
-    if (!selections) return [];
-    const oldItems = before ? selectionKeysOf(def, before) : new Map<string, SelectionKey>();
-    const newItems = after ? selectionKeysOf(def, after) : new Map<string, SelectionKey>();
-    const record = after ? storedAttributes(selections.recordOf(after)) : undefined;
-    const recordChanged =
-      !before || !after || JSON.stringify(selections.recordOf(before)) !== JSON.stringify(selections.recordOf(after));
-    const ops: WriteOp[] = [];
-    for (const [name, key] of oldItems) {
-      if (!newItems.has(name)) ops.push({ item: { Delete: { TableName: this.tableName, Key: key.key } } });
-    }
     const checked = new Set<string>();
-    for (const [name, key] of newItems) {
-      if (!recordChanged && oldItems.has(name)) continue;
-      if (key.namedId !== undefined && !oldItems.has(name) && !checked.has(name)) {
-        checked.add(name);
-        const { field, plural } = key.selector;
-        ops.push(
-          this.existsOp(key.selector.collection, key.namedId, () =>
-            invalidField(field, `no ${plural} found with the given ids`, after?.[field]),
-          ),
-        );
+    const ops: WriteOp[] = [];
+    for (const reference of def.references ?? []) {
+      const old = new Set(before ? referenceValues(before, reference) : []);
+      for (const target of referenceValues(after, reference)) {
+        const missing = () =>
+          invalidField(reference.field, `no ${reference.collection} found with id ${target}`, target);
+        if (!fitsKey(target)) throw missing();
+        if (old.has(target) || unchecked.includes(reference.field) || !once(checked, reference, target)) continue;
+        ops.push(this.existsOp(reference.collection, target, missing));
       }
-      const item = { ...record, ...key.key, policyId: after?.id, policyCollection: def.collection };
-      ops.push({ item: { Put: { TableName: this.tableName, Item: item } } });
     }
     return ops;
-  }
-
-  private addRoleOp<D extends BaseDocument>(def: EntityDefinition<D>, attribute: string, id: string): WriteOp {
-    return {
-      item: { Put: { TableName: this.tableName, Item: keys.roleMember(def.collection, attribute, id) } },
-      afterCommit: () => addToCatalog(this, def.collection, attribute),
-    };
-  }
-
-  private removeRoleOp<D extends BaseDocument>(def: EntityDefinition<D>, attribute: string, id: string): WriteOp {
-    return {
-      item: { Delete: { TableName: this.tableName, Key: keys.roleMember(def.collection, attribute, id) } },
-      afterCommit: () => pruneCatalog(this, def.collection, attribute),
-    };
-  }
-
-  private putMarker<D extends BaseDocument>(
-    def: EntityDefinition<D>,
-    key: UniqueKey<D>,
-    value: string,
-    id: string,
-  ): WriteOp {
-    // A marker's value is part of its key: one DynamoDB cannot hold is the caller's 400, on every path that writes one
-    // (an identity's externalId from a certificate or JWT claim, a name, a fingerprint), never a 500.
-    if (!fitsKey(value)) {
-      throw invalidField(key.name, `must be at most ${MAX_KEY_VALUE_BYTES} bytes to be unique`, value.slice(0, 64));
-    }
-    return {
-      item: {
-        Put: {
-          TableName: this.tableName,
-          Item: { ...keys.unique(def.collection, key.name, value), entityId: id },
-          ConditionExpression: 'attribute_not_exists(PK)',
-        },
-      },
-      onConditionFailed: () => key.conflict(value),
-    };
-  }
-
-  private deleteMarker<D extends BaseDocument>(def: EntityDefinition<D>, field: string, value: string): WriteOp {
-    return { item: { Delete: { TableName: this.tableName, Key: keys.unique(def.collection, field, value) } } };
   }
 
   private countOp<D extends BaseDocument>(def: EntityDefinition<D>, delta: number): WriteOp {

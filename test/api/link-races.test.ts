@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ENTITY_DEFINITIONS } from '#shared/entities/definitions.ts';
 import { readAll } from '#shared/list/list-entities.ts';
-import { referenceValues } from '#shared/store/entity-store.ts';
+import { referenceValues } from '#shared/store/derived-items.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { authPolicyBody } from '../support/management-fixtures.ts';
 
