@@ -2,6 +2,7 @@ import { GetCommand, paginateQuery, QueryCommand, type QueryCommandInput, Update
 import type { ApiError } from '../errors/api-error.ts';
 import { counterOp, type Store } from './entity-store.ts';
 import { keys, PREFIXES } from './keys.ts';
+import { unlessConditionFails } from './table-client.ts';
 import type { WriteOp } from './write-op.ts';
 
 /**
@@ -28,10 +29,6 @@ export interface NewSessionItem extends SessionItemRef {
   readonly identityId: string;
   readonly lastActivityAt: string;
   readonly [field: string]: unknown;
-}
-
-function isConditionFailure(error: unknown): boolean {
-  return (error as { name?: string }).name === 'ConditionalCheckFailedException';
 }
 
 /** The writes that store a new session: its item (which must not exist), its id pointer, and the counter up by one. */
@@ -76,8 +73,8 @@ export async function touchSessionItem(
   touch: { readonly at: string; readonly expiresAtEpoch: number; readonly activeAfter: string },
 ): Promise<{ readonly live: Record<string, unknown> } | { readonly idle: Record<string, unknown> | undefined }> {
   const key = keys.apiSession(tokenHash);
-  try {
-    const { Attributes } = await store.db.send(
+  const touched = await unlessConditionFails(
+    store.db.send(
       new UpdateCommand({
         TableName: store.tableName,
         Key: key,
@@ -86,11 +83,9 @@ export async function touchSessionItem(
         ExpressionAttributeValues: { ':at': touch.at, ':ttl': touch.expiresAtEpoch, ':cutoff': touch.activeAfter },
         ReturnValues: 'ALL_NEW',
       }),
-    );
-    if (Attributes) return { live: Attributes };
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
+    ),
+  );
+  if (touched?.Attributes) return { live: touched.Attributes };
   const { Item } = await store.db.send(new GetCommand({ TableName: store.tableName, Key: key, ConsistentRead: true }));
   return { idle: Item };
 }
@@ -210,8 +205,8 @@ export async function addToSessionNumber(
     condition += ' AND #n > :above';
     values[':above'] = bounds.above;
   }
-  try {
-    const { Attributes } = await store.db.send(
+  const updated = await unlessConditionFails(
+    store.db.send(
       new UpdateCommand({
         TableName: store.tableName,
         Key: keys.apiSession(tokenHash),
@@ -221,12 +216,9 @@ export async function addToSessionNumber(
         ExpressionAttributeValues: values,
         ReturnValues: 'UPDATED_NEW',
       }),
-    );
-    return Number(Attributes?.[field] ?? 0);
-  } catch (error) {
-    if (isConditionFailure(error)) return undefined;
-    throw error;
-  }
+    ),
+  );
+  return updated && Number(updated.Attributes?.[field] ?? 0);
 }
 
 /**

@@ -13,7 +13,7 @@ import { mapBounded } from '../map-bounded.ts';
 import { derivedItemOps, entityExistsOp, filterRecordOf, idOrderItemOf, referenceValues } from './derived-items.ts';
 import { mergePackOps, packOp } from './filter-packs.ts';
 import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, storedAttributes } from './keys.ts';
-import type { TableClient } from './table-client.ts';
+import { isConditionFailure, type TableClient, unlessConditionFails } from './table-client.ts';
 import { itemOps, type WriteOp } from './write-op.ts';
 
 /** A document as read from the table, with the version its next write must match. */
@@ -232,7 +232,7 @@ export class Store implements TableClient {
         }),
       );
     } catch (error) {
-      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') throw concurrentlyModified(def)();
+      if (isConditionFailure(error)) throw concurrentlyModified(def)();
       throw error;
     }
     return stored.version + 1;
@@ -240,8 +240,8 @@ export class Store implements TableClient {
 
   /** Clears the mark of a delete that did not happen; a no-op if the entity changed or went meanwhile. */
   async unmarkDeleting<D extends BaseDocument>(def: EntityDefinition<D>, id: string, version: number): Promise<void> {
-    try {
-      await this.db.send(
+    await unlessConditionFails(
+      this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.entity(def.collection, id),
@@ -249,10 +249,8 @@ export class Store implements TableClient {
           ConditionExpression: 'version = :version',
           ExpressionAttributeValues: { ':version': version },
         }),
-      );
-    } catch (error) {
-      if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-    }
+      ),
+    );
   }
 
   /** Several entities by id (strongly consistent, 100 per request); missing ids are left out, order is kept. */

@@ -1,6 +1,7 @@
 import { BatchWriteCommand, GetCommand, PutCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { Store } from './entity-store.ts';
 import { keys } from './keys.ts';
+import { unlessConditionFails } from './table-client.ts';
 
 /**
  * The integrity run's items (`shared/integrity/integrity-run.ts` holds what they mean), under the prefix the scan
@@ -8,10 +9,6 @@ import { keys } from './keys.ts';
  */
 
 const STATUS_KEY = keys.integrity('status');
-
-function isConditionFailure(error: unknown): boolean {
-  return (error as { name?: string }).name === 'ConditionalCheckFailedException';
-}
 
 /** The status item's fields, without its key; undefined before the first run. */
 export async function readIntegrityStatusItem(store: Store): Promise<Record<string, unknown> | undefined> {
@@ -32,20 +29,17 @@ export async function takeIntegrityStatus(
   status: Record<string, unknown> & { readonly runId: string; readonly lockedUntil: string },
   now: string,
 ): Promise<boolean> {
-  try {
-    await store.db.send(
+  const written = await unlessConditionFails(
+    store.db.send(
       new PutCommand({
         TableName: store.tableName,
         Item: { ...status, ...STATUS_KEY, inProgress: true },
         ConditionExpression: 'attribute_not_exists(PK) OR inProgress = :false OR lockedUntil < :now',
         ExpressionAttributeValues: { ':false': false, ':now': now },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+    ),
+  );
+  return written !== undefined;
 }
 
 /** Replaces the status item with `status`, only while run `runId` still holds it. False when it does not. */
@@ -54,20 +48,17 @@ export async function replaceIntegrityStatus(
   runId: string,
   status: Record<string, unknown>,
 ): Promise<boolean> {
-  try {
-    await store.db.send(
+  const written = await unlessConditionFails(
+    store.db.send(
       new PutCommand({
         TableName: store.tableName,
         Item: { ...status, runId, ...STATUS_KEY },
         ConditionExpression: 'runId = :runId',
         ExpressionAttributeValues: { ':runId': runId },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+    ),
+  );
+  return written !== undefined;
 }
 
 /** A run's finding as stored. */

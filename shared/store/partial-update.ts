@@ -3,6 +3,7 @@ import type { BaseDocument, EntityDefinition } from '../entities/entity-definiti
 import type { ApiError } from '../errors/api-error.ts';
 import type { Store } from './entity-store.ts';
 import { keys, storedAttributes } from './keys.ts';
+import { unlessConditionFails } from './table-client.ts';
 import type { WriteOp } from './write-op.ts';
 
 /**
@@ -142,8 +143,8 @@ export async function addToCounter(
   field: string,
   delta: number,
 ): Promise<number | undefined> {
-  try {
-    const { Attributes } = await store.db.send(
+  const updated = await unlessConditionFails(
+    store.db.send(
       new UpdateCommand({
         TableName: store.tableName,
         Key: keys.entity(entity.collection, entity.id),
@@ -153,12 +154,9 @@ export async function addToCounter(
         ExpressionAttributeValues: { ':delta': delta },
         ReturnValues: 'UPDATED_NEW',
       }),
-    );
-    return Number(Attributes?.[field] ?? 0);
-  } catch (error) {
-    if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return undefined;
-    throw error;
-  }
+    ),
+  );
+  return updated && Number(updated.Attributes?.[field] ?? 0);
 }
 
 /** Sets such a counter to `value` in a transaction (the entity must still exist). */
@@ -177,13 +175,8 @@ export function setCounterOp(
 
 /** Sets such a counter to `value` on its own; false when the entity is gone. */
 export async function setCounter(store: Store, entity: CounterHolder, field: string, value: number): Promise<boolean> {
-  try {
-    await store.db.send(new UpdateCommand(counterSet(store, entity, field, value)));
-    return true;
-  } catch (error) {
-    if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return false;
-    throw error;
-  }
+  const written = await unlessConditionFails(store.db.send(new UpdateCommand(counterSet(store, entity, field, value))));
+  return written !== undefined;
 }
 
 function counterSet(store: Store, entity: CounterHolder, field: string, value: number) {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Store } from './entity-store.ts';
 import { keys } from './keys.ts';
+import { isConditionFailure } from './table-client.ts';
 
 /**
  * The counters of fixed-window rate limits (`shared/rate-limit/`): one item per key and window, shared by every Lambda
@@ -54,7 +55,7 @@ export async function countInWindow(
     );
     return { counted: true, tally: tallyOf(Attributes) };
   } catch (error) {
-    if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+    if (!isConditionFailure(error)) throw error;
     return { counted: false, tally: tallyOf((error as { Item?: Record<string, unknown> }).Item) };
   }
 }

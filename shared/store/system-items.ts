@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Store } from './entity-store.ts';
 import { keys, type SystemItem } from './keys.ts';
+import { unlessConditionFails } from './table-client.ts';
 import type { WriteOp } from './write-op.ts';
 
 /**
@@ -26,19 +27,16 @@ export async function createSystemItem(
   name: SystemItem,
   fields: Record<string, unknown>,
 ): Promise<boolean> {
-  try {
-    await store.db.send(
+  const written = await unlessConditionFails(
+    store.db.send(
       new PutCommand({
         TableName: store.tableName,
         Item: { ...fields, ...keys.system(name) },
         ConditionExpression: 'attribute_not_exists(PK)',
       }),
-    );
-    return true;
-  } catch (error) {
-    if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
-    return false;
-  }
+    ),
+  );
+  return written !== undefined;
 }
 
 /** The same in a transaction: the singleton is created with the rest, or the transaction fails on `onExists`. */

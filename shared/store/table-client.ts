@@ -9,3 +9,18 @@ export interface TableClient {
   readonly tableName: string;
   batchGet(itemKeys: readonly Record<string, unknown>[], projection?: string): Promise<Record<string, unknown>[]>;
 }
+
+/** Whether a request failed only because its condition did not hold (nothing was written). */
+export function isConditionFailure(error: unknown): boolean {
+  return (error as { name?: string }).name === 'ConditionalCheckFailedException';
+}
+
+/** A conditional request's output, or undefined when its condition did not hold; other failures are thrown. */
+export async function unlessConditionFails<T>(request: Promise<T>): Promise<T | undefined> {
+  try {
+    return await request;
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}

@@ -2,6 +2,7 @@ import { CreateBackupCommand } from '@aws-sdk/client-dynamodb';
 import { PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { Store } from './entity-store.ts';
 import { keys } from './keys.ts';
+import { unlessConditionFails } from './table-client.ts';
 
 /**
  * The table as a whole, for snapshots: the claim that limits them to one an interval, an on-demand DynamoDB backup,
@@ -13,8 +14,8 @@ import { keys } from './keys.ts';
  * none was taken in the `intervalMs` before `at`. False when one was.
  */
 export async function claimSnapshot(store: Store, at: Date, intervalMs: number): Promise<boolean> {
-  try {
-    await store.db.send(
+  const written = await unlessConditionFails(
+    store.db.send(
       new PutCommand({
         TableName: store.tableName,
         Item: { ...keys.integrity('snapshot'), at: at.toISOString() },
@@ -22,12 +23,9 @@ export async function claimSnapshot(store: Store, at: Date, intervalMs: number):
         ExpressionAttributeNames: { '#at': 'at' },
         ExpressionAttributeValues: { ':earliest': new Date(at.getTime() - intervalMs).toISOString() },
       }),
-    );
-    return true;
-  } catch (error) {
-    if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-    return false;
-  }
+    ),
+  );
+  return written !== undefined;
 }
 
 /** An on-demand DynamoDB backup of the table, named `name`. */
