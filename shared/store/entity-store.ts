@@ -20,6 +20,26 @@ import { itemOps, type WriteOp } from './write-op.ts';
 export interface Stored<D> {
   readonly doc: D;
   readonly version: number;
+  /**
+   * Stored fields this build does not know (written by a newer build): a replace writes them back, so running an older
+   * build after a newer one (a rollback) never erases what the newer one wrote.
+   */
+  readonly unknownFields?: Readonly<Record<string, unknown>>;
+}
+
+/** Attributes of an entity item that are neither layout nor document: a delete's mark is never carried over. */
+const NOT_CARRIED = new Set(['deletingUntil']);
+
+/** An entity item as its document (parsed, so unknown fields are dropped from it), version and unknown fields. */
+function storedOf<D extends BaseDocument>(def: EntityDefinition<D>, item: Readonly<Record<string, unknown>>): Stored<D> {
+  const raw = documentOf(item);
+  const doc = def.schema.parse(raw);
+  const unknown = Object.entries(raw).filter(([field]) => !Object.hasOwn(doc, field) && !NOT_CARRIED.has(field));
+  return {
+    doc,
+    version: Number(item.version ?? 0),
+    ...(unknown.length > 0 ? { unknownFields: Object.fromEntries(unknown) } : {}),
+  };
 }
 
 /** DynamoDB's limit on the items of one transaction. */
@@ -111,8 +131,7 @@ export class Store implements TableClient {
     const { Item } = await this.db.send(
       new GetCommand({ TableName: this.tableName, Key: keys.entity(def.collection, id), ConsistentRead: true }),
     );
-    if (!Item) return undefined;
-    return { doc: def.schema.parse(documentOf(Item)), version: Number(Item.version ?? 0) };
+    return Item ? storedOf(def, Item) : undefined;
   }
 
   /** The id of the entity holding a unique value, from its marker item. */
@@ -164,7 +183,7 @@ export class Store implements TableClient {
     const entity: WriteOp = {
       item: {
         Put: {
-          ...this.entityPut(def, parsed, before.version + 1),
+          ...this.entityPut(def, parsed, before.version + 1, before.unknownFields),
           ConditionExpression: 'version = :version',
           ExpressionAttributeValues: { ':version': before.version },
         },
@@ -265,8 +284,8 @@ export class Store implements TableClient {
     const items = await this.batchGet(storable.map((id) => keys.entity(def.collection, id)));
     const found = new Map(
       items.map((item) => {
-        const doc = def.schema.parse(documentOf(item));
-        return [doc.id, { doc, version: Number(item.version ?? 0) }];
+        const stored = storedOf(def, item);
+        return [stored.doc.id, stored];
       }),
     );
     return storable.flatMap((id) => {
@@ -388,8 +407,13 @@ export class Store implements TableClient {
   }
 
   /** An entity's Put: its layout keys, its document (structured fields as text) and version, refused if too large. */
-  private entityPut<D extends BaseDocument>(def: EntityDefinition<D>, doc: D, version: number) {
-    const attributes = storedAttributes(doc as unknown as Record<string, unknown>);
+  private entityPut<D extends BaseDocument>(
+    def: EntityDefinition<D>,
+    doc: D,
+    version: number,
+    unknownFields: Readonly<Record<string, unknown>> = {},
+  ) {
+    const attributes = storedAttributes({ ...unknownFields, ...(doc as unknown as Record<string, unknown>) });
     const Item = { ...this.layout(def, doc), ...attributes, version };
     const bytes = itemBytes(Item);
     if (bytes > MAX_ITEM_BYTES) throw tooLarge(def.label, attributes, bytes);
