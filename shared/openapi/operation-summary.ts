@@ -12,7 +12,7 @@ const WORDS: Readonly<Record<string, string>> = {
  * Summaries of the operations whose name and path do not say what they do in the usual words of a collection
  * (listing, creating, reading, replacing, patching or deleting its entities, or listing what one of them relates to).
  */
-const SUMMARIES: Readonly<Record<string, string>> = {
+export const WRITTEN_SUMMARIES: Readonly<Record<string, string>> = {
   listRoot: 'The controller version and the APIs it serves (as `/version`)',
   listVersion: 'The controller version and the APIs it serves',
   listSummary: 'Count the entities of every type',
@@ -122,7 +122,7 @@ function fromName(operation: string): string {
  * the name's words for an operation neither covers.
  */
 export function operationSummary(route: Route): string {
-  const written = SUMMARIES[route.operation];
+  const written = WRITTEN_SUMMARIES[route.operation];
   if (written) return written;
   const segments = route.path.split('/').filter(Boolean);
   const [collection, id, related] = segments;

@@ -4,8 +4,9 @@ import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { bodySchema } from '#shared/openapi/build-openapi.ts';
-import { operationSummary } from '#shared/openapi/operation-summary.ts';
+import { operationSummary, WRITTEN_SUMMARIES } from '#shared/openapi/operation-summary.ts';
 import { route } from '#shared/routes/route-builder.ts';
+import { ROUTES } from '#shared/routes/route-table.ts';
 import { OPENAPI_FILES } from '../../scripts/write-openapi.ts';
 
 const APIS = ['client', 'management'] as const;
@@ -69,5 +70,25 @@ describe('operationSummary', () => {
 
     expect(summary('/enroll/ott', 'enrollOtt')).toBe('Enroll an identity with a one-time token and a CSR');
     expect(summary('/things/{id}/polish', 'polishThingNow')).toBe('Polish thing now');
+  });
+
+  it('has written summaries only for operations of the route table', () => {
+    const operations = new Set(ROUTES.map((r) => r.operation));
+
+    expect(Object.keys(WRITTEN_SUMMARIES).filter((operation) => !operations.has(operation))).toEqual([]);
+  });
+
+  it('tells the operations of one API apart', async () => {
+    for (const api of APIS) {
+      const document = JSON.parse(await servedText(api)) as {
+        paths: Record<string, Record<string, { summary: string }>>;
+      };
+      const summaries = Object.values(document.paths).flatMap((item) => Object.values(item).map((o) => o.summary));
+
+      expect(
+        summaries.filter((summary, index) => summaries.indexOf(summary) !== index),
+        api,
+      ).toEqual([]);
+    }
   });
 });
