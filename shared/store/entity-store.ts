@@ -31,7 +31,10 @@ export interface Stored<D> {
 const NOT_CARRIED = new Set(['deletingUntil']);
 
 /** An entity item as its document (parsed, so unknown fields are dropped from it), version and unknown fields. */
-function storedOf<D extends BaseDocument>(def: EntityDefinition<D>, item: Readonly<Record<string, unknown>>): Stored<D> {
+function storedOf<D extends BaseDocument>(
+  def: EntityDefinition<D>,
+  item: Readonly<Record<string, unknown>>,
+): Stored<D> {
   const raw = documentOf(item);
   const doc = def.schema.parse(raw);
   const unknown = Object.entries(raw).filter(([field]) => !Object.hasOwn(doc, field) && !NOT_CARRIED.has(field));
