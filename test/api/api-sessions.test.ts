@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
+import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 import type { HttpResponse } from '../support/https-client.ts';
 import {
   ADMIN_PASSWORD,
@@ -274,10 +275,7 @@ describe('what a login stores', () => {
   ])('answers 400 naming the field for %s', async (_, body, field) => {
     const response = await authenticate(body);
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
-    expect(response.body.error.cause.field).toBe(field);
-    expectMatchesSpec('management', 'POST', '/authenticate', 400, response.body);
+    expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/authenticate' });
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectMatchesSpec, specMismatches } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 import { authPolicyBody } from '../support/management-fixtures.ts';
 
 const { controller, relogin, call, createPolicy, userUnder, login } = useAdminController();
@@ -53,9 +54,7 @@ describe('auth policies', () => {
   ])('answers 400 COULD_NOT_VALIDATE for %s', async (_case, body, field) => {
     const response = await call('POST', '/auth-policies', body);
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.cause.field).toBe(field);
-    expectMatchesSpec('management', 'POST', '/auth-policies', 400, response.body);
+    expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/auth-policies' });
   });
 
   it('refuses a duplicate name', async () => {

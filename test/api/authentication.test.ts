@@ -3,6 +3,7 @@ import { hashPassword } from '#shared/auth/password-hash.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
+import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 import {
   ADMIN_PASSWORD,
   ADMIN_USERNAME,
@@ -123,9 +124,7 @@ describe('POST /authenticate?method=password', () => {
       body: { username: ADMIN_USERNAME, password: ADMIN_PASSWORD },
     });
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
-    expect(response.body.error.cause.field).toBe(field);
+    expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/authenticate' });
   });
 
   it.each([
@@ -148,9 +147,7 @@ describe('POST /authenticate?method=password', () => {
 
     const response = await controller.call('POST', AUTH, { body });
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
-    expect(response.body.error.cause.field).toBe(field);
+    expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/authenticate' });
     const after = await controller.deps.store.db.send(
       new (await import('@aws-sdk/lib-dynamodb')).ScanCommand({
         TableName: controller.deps.store.tableName,

@@ -2,6 +2,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { expectMatchesSpec, specMismatches } from '../contract/openziti-spec.ts';
+import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 import type { HttpResponse } from '../support/https-client.ts';
 import { startTestController, type TestController } from '../support/test-controller.ts';
 
@@ -255,11 +256,7 @@ describe('POST /authenticators', () => {
 
     const response = await call('POST', '/authenticators', { identityId, ...body });
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
-    expect(response.body.error.cause.field).toBe(field);
-    expect(response.body.error.cause.reason).toEqual(expect.any(String));
-    expectMatchesSpec('management', 'POST', '/authenticators', 400, response.body);
+    expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/authenticators' });
     expect(await itemCount()).toBe(before);
   });
 
@@ -363,9 +360,7 @@ describe('PUT /authenticators/{id}', () => {
       password: 'mover-new-password',
     });
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.cause.field).toBe('username');
-    expectMatchesSpec('management', 'PUT', '/authenticators/{id}', 400, response.body);
+    expectCouldNotValidate(response, 'username', { api: 'management', method: 'PUT', path: '/authenticators/{id}' });
     expect((await login('mover', 'mover-password')).status).toBe(200);
   });
 
@@ -381,9 +376,7 @@ describe('PUT /authenticators/{id}', () => {
 
     const response = await call('PUT', `/authenticators/${authenticatorId}`, body);
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
-    expect(response.body.error.cause.field).toBe(field);
+    expectCouldNotValidate(response, field, { api: 'management', method: 'PUT', path: '/authenticators/{id}' });
     expect((await login(username, 'unchanged-password')).status).toBe(200);
   });
 });
@@ -428,9 +421,7 @@ describe('PATCH /authenticators/{id}', () => {
 
     const response = await call('PATCH', `/authenticators/${authenticatorId}`, body);
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.cause.field).toBe(field);
-    expectMatchesSpec('management', 'PATCH', '/authenticators/{id}', 400, response.body);
+    expectCouldNotValidate(response, field, { api: 'management', method: 'PATCH', path: '/authenticators/{id}' });
   });
 });
 
@@ -696,10 +687,7 @@ describe('the current identity authenticators', () => {
       body,
     });
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
-    expect(response.body.error.cause.field).toBe(field);
-    expectMatchesSpec('client', method, '/current-identity/authenticators/{id}', 400, response.body);
+    expectCouldNotValidate(response, field, { api: 'client', method, path: '/current-identity/authenticators/{id}' });
   });
 
   it('answers 404 for changing another identity authenticator, even with that identity password', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 
 const { call, createdId } = useAdminController();
 
@@ -96,10 +97,7 @@ describe('config types', () => {
   ])('answers 400 naming the field for %s', async (_case, body, field) => {
     const response = await call('POST', '/config-types', body);
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
-    expect(response.body.error.cause.field).toBe(field);
-    expectMatchesSpec('management', 'POST', '/config-types', 400, response.body);
+    expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/config-types' });
   });
 
   it('refuses an invalid schema on update, and a duplicate name', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectMatchesSpec, specMismatches } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 
 const { controller, call } = useAdminController();
 
@@ -75,10 +76,7 @@ describe('controller settings', () => {
   ])('answers 400 naming the field for %s', async (_case, body, field) => {
     const response = await call('POST', '/controller-settings', body);
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
-    expect(response.body.error.cause.field).toBe(field);
-    expectMatchesSpec('management', 'POST', '/controller-settings', 400, response.body);
+    expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/controller-settings' });
   });
 
   it('answers 404 for settings of no known controller', async () => {

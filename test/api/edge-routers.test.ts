@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 
 const { call, createdId } = useAdminController();
 
@@ -95,10 +96,7 @@ describe('edge routers', () => {
   ])('answers 400 COULD_NOT_VALIDATE for %s', async (_case, body, field) => {
     const response = await call('POST', '/edge-routers', body);
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
-    expect(response.body.error.cause.field).toBe(field);
-    expectMatchesSpec('management', 'POST', '/edge-routers', 400, response.body);
+    expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/edge-routers' });
   });
 
   it('refuses a name another router holds, edge or transit', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectMatchesSpec, specMismatches } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 import { authPolicyBody } from '../support/management-fixtures.ts';
 
 const { call, createdId, createPolicy } = useAdminController();
@@ -145,10 +146,7 @@ describe('external JWT signers', () => {
   ])('answers 400 naming the field for %s', async (_case, body, field) => {
     const response = await call('POST', '/external-jwt-signers', body);
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
-    expect(response.body.error.cause.field).toBe(field);
-    expectMatchesSpec('management', 'POST', '/external-jwt-signers', 400, response.body);
+    expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/external-jwt-signers' });
   });
 
   it('keeps names and issuers unique', async () => {

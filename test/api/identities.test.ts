@@ -2,6 +2,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
+import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 import { startTestController, type TestController } from '../support/test-controller.ts';
 
 let controller: TestController;
@@ -211,10 +212,7 @@ describe('bad input', () => {
 
     const response = await call('POST', '/identities', body);
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
-    expect(response.body.error.cause.field).toBe(field);
-    expectMatchesSpec('management', 'POST', '/identities', 400, response.body);
+    expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/identities' });
     expect((await tableItems()).length).toBe(before);
   });
 

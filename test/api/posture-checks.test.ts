@@ -5,6 +5,7 @@ import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { loadSpec } from '../contract/spec-source.ts';
 import { collectFormats, definitionsDocument } from '../contract/swagger-schema.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 
 const { controller, call, createdId } = useAdminController();
 
@@ -344,10 +345,7 @@ describe('posture check validation', () => {
   ])('answers 400 COULD_NOT_VALIDATE for %s', async (_case, requestBody, field) => {
     const response = await call('POST', '/posture-checks', requestBody);
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
-    expect(response.body.error.cause.field).toBe(field);
-    expectMatchesSpec('management', 'POST', '/posture-checks', 400, response.body);
+    expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/posture-checks' });
   });
 
   it('refuses a duplicate name', async () => {

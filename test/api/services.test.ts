@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectMatchesSpec, specMismatches } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 import { M } from '../support/management-fixtures.ts';
 
 const { controller, call, createdId } = useAdminController();
@@ -85,10 +86,7 @@ describe('services', () => {
   ])('answers 400 naming the field for %s', async (_case, body, field) => {
     const response = await call('POST', '/services', body);
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
-    expect(response.body.error.cause.field).toBe(field);
-    expectMatchesSpec('management', 'POST', '/services', 400, response.body);
+    expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/services' });
   });
 
   it('allows at most one config per config type', async () => {

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 
 let serviceId: string;
 let edgeRouterId: string;
@@ -99,10 +100,7 @@ describe('terminators', () => {
   ])('answers 400 COULD_NOT_VALIDATE for %s', async (_case, fields, field) => {
     const response = await call('POST', '/terminators', terminator(fields));
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
-    expect(response.body.error.cause.field).toBe(field);
-    expectMatchesSpec('management', 'POST', '/terminators', 400, response.body);
+    expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/terminators' });
   });
 
   it('refuses a patch to a router that does not exist', async () => {

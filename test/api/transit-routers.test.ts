@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 
 const { call, createdId } = useAdminController();
 
@@ -68,9 +69,7 @@ describe.each(['/transit-routers', '/routers'])('transit routers at %s', (base) 
   ])('answers 400 COULD_NOT_VALIDATE for %s', async (_case, body, field) => {
     const response = await call('POST', base, body);
 
-    expect(response.status).toBe(400);
-    expect(response.body.error.cause.field).toBe(field);
-    expectMatchesSpec('management', 'POST', base, 400, response.body);
+    expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: base });
   });
 
   it('answers 404 for a router that does not exist', async () => {
