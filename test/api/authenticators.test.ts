@@ -1,35 +1,20 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { expectMatchesSpec, specMismatches } from '../contract/openziti-spec.ts';
+import { useAdminController } from '../support/admin-controller.ts';
 import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 import type { HttpResponse } from '../support/https-client.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { M } from '../support/management-fixtures.ts';
+import { tableItemCount, tableItems } from '../support/table-items.ts';
 
-let controller: TestController;
-let admin: string;
-const M = '/edge/management/v1';
+const { controller, call, createdId, login } = useAdminController();
 const C = '/edge/client/v1';
-
-beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
-});
-afterAll(async () => {
-  await controller.close();
-});
-
-const call = (method: string, path: string, body?: unknown, token = admin) =>
-  controller.call(method, `${M}${path}`, { token, ...(body !== undefined ? { body } : {}) });
 
 let identitySequence = 0;
 
 /** A new non-admin identity, created through the identity API. */
-async function createIdentity(name = `user-${++identitySequence}`): Promise<string> {
-  const response = await call('POST', '/identities', { name, type: 'User', isAdmin: false });
-  if (response.status !== 201) throw new Error(`identity create failed: ${response.status} ${response.text}`);
-  return response.body.data.id as string;
-}
+const createIdentity = (name = `user-${++identitySequence}`): Promise<string> =>
+  createdId('/identities', { name, type: 'User', isAdmin: false });
 
 /** Creates a updb authenticator through the API. */
 const createAuthenticator = (identityId: string, username: string, password: string) =>
@@ -41,23 +26,6 @@ async function createUser(username: string, password: string) {
   const response = await createAuthenticator(identityId, username, password);
   if (response.status !== 201) throw new Error(`authenticator create failed: ${response.status} ${response.text}`);
   return { identityId, authenticatorId: response.body.data.id as string };
-}
-
-function login(username: string, password: string): Promise<HttpResponse> {
-  return controller.call('POST', `${M}/authenticate?method=password`, { body: { username, password } });
-}
-
-async function itemCount(): Promise<number> {
-  let count = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await controller.deps.store.db.send(
-      new ScanCommand({ TableName: controller.deps.store.tableName, Select: 'COUNT', ExclusiveStartKey: start }),
-    );
-    count += page.Count ?? 0;
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return count;
 }
 
 /**
@@ -115,16 +83,14 @@ describe('POST /authenticators', () => {
 
     const detail = await call('GET', `/authenticators/${authenticatorId}`);
     const listed = await call('GET', `/authenticators?filter=${encodeURIComponent('username = "secretive"')}`);
-    const { Items = [] } = await controller.deps.store.db.send(
-      new ScanCommand({ TableName: controller.deps.store.tableName }),
-    );
+    const items = await tableItems(controller().deps);
 
     expect(detail.text).not.toContain(password);
     expect(detail.body.data).not.toHaveProperty('passwordHash');
     expect(detail.body.data).not.toHaveProperty('password');
     expect(listed.body.data[0]).not.toHaveProperty('passwordHash');
-    expect(JSON.stringify(Items)).not.toContain(password);
-    expect(controller.logLines.join('\n')).not.toContain(password);
+    expect(JSON.stringify(items)).not.toContain(password);
+    expect(controller().logLines.join('\n')).not.toContain(password);
   });
 
   it('keeps the tags it was given', async () => {
@@ -158,7 +124,7 @@ describe('POST /authenticators', () => {
   it('answers 400 naming username for a username another authenticator has, and writes nothing', async () => {
     await createUser('taken-name', 'first-password');
     const identityId = await createIdentity();
-    const before = await itemCount();
+    const before = await tableItemCount(controller().deps);
 
     const response = await createAuthenticator(identityId, 'taken-name', 'second-password');
 
@@ -166,7 +132,7 @@ describe('POST /authenticators', () => {
     expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
     expect(response.body.error.cause).toMatchObject({ field: 'username', value: 'taken-name' });
     expectMatchesSpec('management', 'POST', '/authenticators', 400, response.body);
-    expect(await itemCount()).toBe(before);
+    expect(await tableItemCount(controller().deps)).toBe(before);
     expect((await login('taken-name', 'second-password')).status).toBe(401);
   });
 
@@ -192,14 +158,14 @@ describe('POST /authenticators', () => {
 
   it('answers 409 MAX_AUTHENTICATOR_METHODS_REACHED for a second updb authenticator of an identity', async () => {
     const { identityId } = await createUser('only-one', 'only-one-password');
-    const before = await itemCount();
+    const before = await tableItemCount(controller().deps);
 
     const response = await createAuthenticator(identityId, 'second-one', 'second-password');
 
     expect(response.body.error.code).toBe('MAX_AUTHENTICATOR_METHODS_REACHED');
     expect(response.body.error.cause.field).toBe('method');
     expectConflictEnvelope('management', 'POST', '/authenticators', response);
-    expect(await itemCount()).toBe(before);
+    expect(await tableItemCount(controller().deps)).toBe(before);
   });
 
   it('lets exactly one of 10 concurrent updb creates for one identity win', async () => {
@@ -252,12 +218,12 @@ describe('POST /authenticators', () => {
     ['a tag value that is a number', { ...valid, tags: { n: 1 } }, 'tags.n'],
   ])('answers 400 COULD_NOT_VALIDATE naming the field for %s, and writes nothing', async (_case, body, field) => {
     const identityId = await createIdentity();
-    const before = await itemCount();
+    const before = await tableItemCount(controller().deps);
 
     const response = await call('POST', '/authenticators', { identityId, ...body });
 
     expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/authenticators' });
-    expect(await itemCount()).toBe(before);
+    expect(await tableItemCount(controller().deps)).toBe(before);
   });
 
   it('says why a cert authenticator without a certificate is refused', async () => {
@@ -430,7 +396,7 @@ describe('cert authenticators', () => {
   async function createCertAuthenticator(identityId: string): Promise<string> {
     const now = new Date().toISOString();
     const id = `cert-${++identitySequence}`;
-    const { store } = controller.deps;
+    const { store } = controller().deps;
     await store.transact(
       store.createOps(authenticators, {
         id,
@@ -479,14 +445,14 @@ describe('cert authenticators', () => {
     const id = await createCertAuthenticator(identityId);
     const token = (await login('cert-owner', 'cert-owner-password')).body.data.token as string;
 
-    const response = await controller.call('PATCH', `${C}/current-identity/authenticators/${id}`, {
+    const response = await controller().call('PATCH', `${C}/current-identity/authenticators/${id}`, {
       token,
       body: { currentPassword: 'cert-owner-password', password: 'cert-owner-new-password' },
     });
 
     expect(response.body.error.code).toBe('CAN_NOT_UPDATE_AUTHENTICATOR');
     expectConflictEnvelope('client', 'PATCH', '/current-identity/authenticators/{id}', response);
-    const own = await controller.call('GET', `${C}/current-identity/authenticators`, { token });
+    const own = await controller().call('GET', `${C}/current-identity/authenticators`, { token });
     expect(own.body.data.map((a: { method: string }) => a.method).sort()).toEqual(['cert', 'updb']);
   });
 
@@ -542,19 +508,19 @@ describe('unknown ids and callers without access', () => {
     const username = `non-admin-${++identitySequence}`;
     const { authenticatorId } = await createUser(username, 'non-admin-password');
     const token = (await login(username, 'non-admin-password')).body.data.token as string;
-    const before = await itemCount();
+    const before = await tableItemCount(controller().deps);
 
     const response = await call(method, template.replace('{id}', authenticatorId), body, token);
 
     expect(response.status).toBe(401);
     expect(response.body.error.code).toBe('UNAUTHORIZED');
     expectMatchesSpec('management', method, template, 401, response.body);
-    expect(await itemCount()).toBe(before);
+    expect(await tableItemCount(controller().deps)).toBe(before);
     expect((await call('GET', `/authenticators/${authenticatorId}`)).status).toBe(200);
   });
 
   it('answers 401 without a session', async () => {
-    const response = await controller.call('GET', `${M}/authenticators`);
+    const response = await controller().call('GET', `${M}/authenticators`);
 
     expect(response.status).toBe(401);
   });
@@ -575,7 +541,7 @@ describe('the current identity authenticators', () => {
       ['client', C],
       ['management', M],
     ] as const) {
-      const response = await controller.call('GET', `${base}/current-identity/authenticators`, { token: me.token });
+      const response = await controller().call('GET', `${base}/current-identity/authenticators`, { token: me.token });
 
       expect(response.status).toBe(200);
       expect(response.body.data).toHaveLength(1);
@@ -589,14 +555,18 @@ describe('the current identity authenticators', () => {
   it('filters the caller own authenticators', async () => {
     const me = await userSession('self-filter', 'self-filter-password');
 
-    const none = await controller.call(
+    const none = await controller().call(
       'GET',
       `${C}/current-identity/authenticators?filter=${encodeURIComponent('method = "cert"')}`,
       { token: me.token },
     );
-    const bad = await controller.call('GET', `${C}/current-identity/authenticators?filter=${encodeURIComponent('(')}`, {
-      token: me.token,
-    });
+    const bad = await controller().call(
+      'GET',
+      `${C}/current-identity/authenticators?filter=${encodeURIComponent('(')}`,
+      {
+        token: me.token,
+      },
+    );
 
     expect(none.body.data).toEqual([]);
     expect(none.body.meta.pagination.totalCount).toBe(0);
@@ -609,10 +579,10 @@ describe('the current identity authenticators', () => {
     const me = await userSession('self-viewer', 'self-viewer-password');
     const other = await createUser('viewed-other', 'viewed-other-password');
 
-    const own = await controller.call('GET', `${C}/current-identity/authenticators/${me.authenticatorId}`, {
+    const own = await controller().call('GET', `${C}/current-identity/authenticators/${me.authenticatorId}`, {
       token: me.token,
     });
-    const theirs = await controller.call('GET', `${C}/current-identity/authenticators/${other.authenticatorId}`, {
+    const theirs = await controller().call('GET', `${C}/current-identity/authenticators/${other.authenticatorId}`, {
       token: me.token,
     });
 
@@ -626,7 +596,7 @@ describe('the current identity authenticators', () => {
   it('replaces the caller username and password given the right current password', async () => {
     const me = await userSession('self-put', 'self-put-password');
 
-    const response = await controller.call('PUT', `${C}/current-identity/authenticators/${me.authenticatorId}`, {
+    const response = await controller().call('PUT', `${C}/current-identity/authenticators/${me.authenticatorId}`, {
       token: me.token,
       body: { currentPassword: 'self-put-password', username: 'self-put-renamed', password: 'self-put-new' },
     });
@@ -640,11 +610,11 @@ describe('the current identity authenticators', () => {
   it('answers 401 INVALID_AUTH for a wrong current password, and changes nothing', async () => {
     const me = await userSession('self-wrong', 'self-wrong-password');
 
-    const put = await controller.call('PUT', `${M}/current-identity/authenticators/${me.authenticatorId}`, {
+    const put = await controller().call('PUT', `${M}/current-identity/authenticators/${me.authenticatorId}`, {
       token: me.token,
       body: { currentPassword: 'not-my-password', username: 'self-wrong', password: 'hijacked-password' },
     });
-    const patch = await controller.call('PATCH', `${M}/current-identity/authenticators/${me.authenticatorId}`, {
+    const patch = await controller().call('PATCH', `${M}/current-identity/authenticators/${me.authenticatorId}`, {
       token: me.token,
       body: { currentPassword: 'not-my-password', password: 'hijacked-password' },
     });
@@ -662,7 +632,7 @@ describe('the current identity authenticators', () => {
   it('patches only the password given the right current password', async () => {
     const me = await userSession('self-patch', 'self-patch-password');
 
-    const response = await controller.call('PATCH', `${C}/current-identity/authenticators/${me.authenticatorId}`, {
+    const response = await controller().call('PATCH', `${C}/current-identity/authenticators/${me.authenticatorId}`, {
       token: me.token,
       body: { currentPassword: 'self-patch-password', password: 'self-patch-new' },
     });
@@ -682,7 +652,7 @@ describe('the current identity authenticators', () => {
   ])('%s answers 400 naming the field for %s', async (method, _case, body, field) => {
     const me = await userSession(`self-invalid-${++identitySequence}`, 'self-invalid-password');
 
-    const response = await controller.call(method, `${C}/current-identity/authenticators/${me.authenticatorId}`, {
+    const response = await controller().call(method, `${C}/current-identity/authenticators/${me.authenticatorId}`, {
       token: me.token,
       body,
     });
@@ -694,7 +664,7 @@ describe('the current identity authenticators', () => {
     const me = await userSession('self-thief', 'self-thief-password');
     const other = await createUser('victim-user', 'victim-password');
 
-    const response = await controller.call('PUT', `${C}/current-identity/authenticators/${other.authenticatorId}`, {
+    const response = await controller().call('PUT', `${C}/current-identity/authenticators/${other.authenticatorId}`, {
       token: me.token,
       body: { currentPassword: 'victim-password', username: 'victim-user', password: 'stolen-password' },
     });
@@ -705,7 +675,7 @@ describe('the current identity authenticators', () => {
   });
 
   it('answers 401 without a session', async () => {
-    const response = await controller.call('GET', `${C}/current-identity/authenticators`);
+    const response = await controller().call('GET', `${C}/current-identity/authenticators`);
 
     expect(response.status).toBe(401);
     expectMatchesSpec('client', 'GET', '/current-identity/authenticators', 401, response.body);

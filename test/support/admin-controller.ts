@@ -1,29 +1,18 @@
-import { afterAll, beforeAll } from 'vitest';
 import type { ControllerConfig } from '#shared/config.ts';
 import { managementFixtures } from './management-fixtures.ts';
-import { startTestController, type TestController } from './test-controller.ts';
+import { type ControllerSetup, useTestController } from './use-controller.ts';
 
 /**
  * One controller for the whole test file, started in `beforeAll` with the admin logged in and closed in `afterAll`.
  * `controller` and `admin` are getters: both exist only once setup has run. `relogin` replaces the admin's session
  * (after the clock has been moved past its expiry).
  */
-export function useAdminController(overrides: Partial<ControllerConfig> = {}) {
-  let started: TestController | undefined;
+export function useAdminController(overrides: Partial<ControllerConfig> = {}, setup: ControllerSetup = {}) {
   let token: string | undefined;
-
-  beforeAll(async () => {
-    started = await startTestController(overrides);
+  const controller = useTestController(overrides, setup, async (started) => {
     token = await started.login();
   });
-  afterAll(async () => {
-    await started?.close();
-  });
 
-  const controller = (): TestController => {
-    if (!started) throw new Error('the test controller is used before beforeAll started it');
-    return started;
-  };
   const admin = (): string => {
     if (token === undefined) throw new Error('the admin token is used before beforeAll logged in');
     return token;
