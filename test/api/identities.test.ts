@@ -1,43 +1,15 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
+import { useAdminController } from '../support/admin-controller.ts';
 import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { M } from '../support/management-fixtures.ts';
+import { tableItemCount, tableItems } from '../support/table-items.ts';
 
-let controller: TestController;
-let admin: string;
-const M = '/edge/management/v1';
+const { controller, admin, relogin, call, createdId } = useAdminController({ apiSessionTimeoutMinutes: 30 });
 
-beforeAll(async () => {
-  controller = await startTestController({ apiSessionTimeoutMinutes: 30 });
-  admin = await controller.login();
-});
-afterAll(async () => {
-  await controller.close();
-});
-
-const call = (method: string, path: string, body?: unknown, token = admin) =>
-  controller.call(method, `${M}${path}`, { token, ...(body !== undefined ? { body } : {}) });
-
-async function createIdentity(body: Record<string, unknown>): Promise<string> {
-  const response = await call('POST', '/identities', { type: 'User', isAdmin: false, ...body });
-  if (response.status !== 201) throw new Error(`create failed: ${response.status} ${response.text}`);
-  return response.body.data.id as string;
-}
-
-async function tableItems(): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await controller.deps.store.db.send(
-      new ScanCommand({ TableName: controller.deps.store.tableName, ExclusiveStartKey: start }),
-    );
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
-}
+const createIdentity = (body: Record<string, unknown>): Promise<string> =>
+  createdId('/identities', { type: 'User', isAdmin: false, ...body });
 
 describe('create and retrieve', () => {
   it('creates an identity and answers 201 with its id and relative self link', async () => {
@@ -208,17 +180,17 @@ describe('bad input', () => {
       'roleAttributes',
     ],
   ])('answers 400 COULD_NOT_VALIDATE for %s, naming the field, and writes nothing', async (_case, body, field) => {
-    const before = (await tableItems()).length;
+    const before = await tableItemCount(controller().deps);
 
     const response = await call('POST', '/identities', body);
 
     expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/identities' });
-    expect((await tableItems()).length).toBe(before);
+    expect(await tableItemCount(controller().deps)).toBe(before);
   });
 
   it('answers 400 COULD_NOT_PARSE_BODY for a body that is not JSON', async () => {
-    const response = await controller.call('POST', `${M}/identities`, {
-      token: admin,
+    const response = await controller().call('POST', `${M}/identities`, {
+      token: admin(),
       rawBody: '{"name": ',
       headers: { 'content-type': 'application/json' },
     });
@@ -250,7 +222,7 @@ describe('unique names', () => {
     expect(responses.filter((r) => r.status === 400)).toHaveLength(19);
     const listed = await call('GET', `/identities?filter=${encodeURIComponent('name = "contended"')}`);
     expect(listed.body.data).toHaveLength(1);
-    const markers = (await tableItems()).filter(
+    const markers = (await tableItems(controller().deps)).filter(
       (item) => item.PK === 'UNIQUE#identities#name' && item.SK === 'contended',
     );
     expect(markers).toEqual([expect.objectContaining({ entityId: winners[0]!.body.data.id })]);
@@ -359,14 +331,14 @@ describe('delete', () => {
       password: 'doomed-password',
     });
     expect(authenticator.status).toBe(201);
-    const token = await controller.login('doomed-user', 'doomed-password');
+    const token = await controller().login('doomed-user', 'doomed-password');
 
     const response = await call('DELETE', `/identities/${id}`);
 
     expect(response.status).toBe(200);
     expectMatchesSpec('management', 'DELETE', '/identities/{id}', 200, response.body);
     expect((await call('GET', `/identities/${id}`)).status).toBe(404);
-    const leftovers = (await tableItems()).filter((item) => JSON.stringify(item).includes(id));
+    const leftovers = (await tableItems(controller().deps)).filter((item) => JSON.stringify(item).includes(id));
     expect(leftovers, JSON.stringify(leftovers)).toEqual([]);
     expect((await call('GET', '/current-api-session', undefined, token)).status).toBe(401);
   });
@@ -375,7 +347,7 @@ describe('delete', () => {
     const id = await createIdentity({ name: 'many-sessions' });
     const tokens: string[] = [];
     for (let i = 0; i < 60; i++) {
-      const { token, ops } = createApiSessionOps(controller.deps, {
+      const { token, ops } = createApiSessionOps(controller().deps, {
         identityId: id,
         authenticatorId: 'none',
         ipAddress: '127.0.0.1',
@@ -383,7 +355,7 @@ describe('delete', () => {
         totpPending: false,
         extJwtPending: false,
       });
-      await controller.deps.store.transact(ops);
+      await controller().deps.store.transact(ops);
       tokens.push(token);
     }
     expect((await call('GET', `/identities/${id}`)).body.data.hasApiSession).toBe(true);
@@ -393,7 +365,7 @@ describe('delete', () => {
 
     expect(disabled.status).toBe(200);
     expect(deleted.status).toBe(200);
-    const leftovers = (await tableItems()).filter((item) => JSON.stringify(item).includes(id));
+    const leftovers = (await tableItems(controller().deps)).filter((item) => JSON.stringify(item).includes(id));
     expect(leftovers).toEqual([]);
   });
 
@@ -419,23 +391,25 @@ describe('disable and enable', () => {
 
   it('ends the API sessions, blocks login for the duration, then lets it in again', async () => {
     const { id, username, password } = await identityWithLogin('sleepy');
-    const token = await controller.login(username, password);
+    const token = await controller().login(username, password);
 
     const response = await call('POST', `/identities/${id}/disable`, { durationMinutes: 10 });
 
     expect(response.status).toBe(200);
     expectMatchesSpec('management', 'POST', '/identities/{id}/disable', 200, response.body);
     expect((await call('GET', '/current-api-session', undefined, token)).status).toBe(401);
-    const login = await controller.call('POST', `${M}/authenticate?method=password`, { body: { username, password } });
+    const login = await controller().call('POST', `${M}/authenticate?method=password`, {
+      body: { username, password },
+    });
     expect(login.status).toBe(401);
     expect(login.body.error.code).toBe('INVALID_AUTH');
     const detail = await call('GET', `/identities/${id}`);
     expect(detail.body.data.disabled).toBe(true);
     expect(Date.parse(detail.body.data.disabledUntil) - Date.parse(detail.body.data.disabledAt)).toBe(10 * 60_000);
 
-    controller.advanceClock(11 * 60_000);
+    controller().advanceClock(11 * 60_000);
     expect(
-      (await controller.call('POST', `${M}/authenticate?method=password`, { body: { username, password } })).status,
+      (await controller().call('POST', `${M}/authenticate?method=password`, { body: { username, password } })).status,
     ).toBe(200);
   });
 
@@ -443,13 +417,13 @@ describe('disable and enable', () => {
     const { id, username, password } = await identityWithLogin('frozen');
 
     await call('POST', `/identities/${id}/disable`, { durationMinutes: 0 });
-    controller.advanceClock(365 * 24 * 60 * 60_000);
-    admin = await controller.login(); // a year later the admin's own session has long expired
-    const blocked = await controller.call('POST', `${M}/authenticate?method=password`, {
+    controller().advanceClock(365 * 24 * 60 * 60_000);
+    await relogin(); // a year later the admin's own session has long expired
+    const blocked = await controller().call('POST', `${M}/authenticate?method=password`, {
       body: { username, password },
     });
     const enabled = await call('POST', `/identities/${id}/enable`);
-    const allowed = await controller.call('POST', `${M}/authenticate?method=password`, {
+    const allowed = await controller().call('POST', `${M}/authenticate?method=password`, {
       body: { username, password },
     });
 
@@ -482,7 +456,7 @@ describe('access', () => {
       password: 'plain-password',
     });
     expect(created.status).toBe(201);
-    const token = await controller.login('plain-user', 'plain-password');
+    const token = await controller().login('plain-user', 'plain-password');
 
     for (const [method, path] of [
       ['GET', '/identities'],
@@ -510,7 +484,7 @@ describe('tracing', () => {
   it('starts a trace for a duration, under the trace id given or a new one, and stops it', async () => {
     const id = await createIdentity({ name: 'traced' });
     // Earlier tests moved the controller's clock: the trace ends by it.
-    const before = controller.deps.now().getTime();
+    const before = controller().deps.now().getTime();
 
     const named = await trace(id, { enabled: true, duration: '1h30m', traceId: 'trace-1', channels: ['select.path'] });
     expect(named.status, named.text).toBe(200);
@@ -518,7 +492,7 @@ describe('tracing', () => {
     expect(named.body.data).toMatchObject({ enabled: true, traceId: 'trace-1' });
     const until = Date.parse(named.body.data.until);
     expect(until).toBeGreaterThanOrEqual(before + 90 * 60_000);
-    expect(until).toBeLessThan(controller.deps.now().getTime() + 90 * 60_000 + 1000);
+    expect(until).toBeLessThan(controller().deps.now().getTime() + 90 * 60_000 + 1000);
 
     const generated = await trace(id, { enabled: true, duration: '90s' });
     expect(generated.body.data.traceId).toMatch(/^[0-9a-f-]{36}$/);
@@ -528,7 +502,7 @@ describe('tracing', () => {
       ['2m30s', 150_000],
       ['1500ms', 1500],
     ] as const) {
-      const now = controller.deps.now().getTime();
+      const now = controller().deps.now().getTime();
       const started = await trace(id, { enabled: true, duration });
       expect(Date.parse(started.body.data.until) - now, duration).toBeGreaterThanOrEqual(ms);
       expect(Date.parse(started.body.data.until) - now, duration).toBeLessThan(ms + 1000);
