@@ -1,36 +1,24 @@
 import { X509Certificate } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createServerCertificate, type TlsMaterial } from '#local/tls-certificate.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
+import { useAdminController } from '../support/admin-controller.ts';
+import { M } from '../support/management-fixtures.ts';
 import { issue, makeCa } from '../support/pki-fixtures.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
 
-let controller: TestController;
-let admin: string;
+const { controller, admin, call, createdId } = useAdminController();
 let clientCertificate: TlsMaterial;
-const M = '/edge/management/v1';
 
 beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
   clientCertificate = await createServerCertificate(['device-1']);
 });
-afterAll(async () => {
-  await controller.close();
-});
-
-async function created(path: string, body: unknown): Promise<string> {
-  const response = await controller.call('POST', `${M}${path}`, { token: admin, body });
-  if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${response.text}`);
-  return response.body.data.id as string;
-}
 
 describe('client certificates reach the handlers as API Gateway mTLS passes them', () => {
   it('logs in with method=cert when the presented certificate belongs to a cert authenticator', async () => {
-    const identityId = await created('/identities', { name: 'device-1', type: 'Device', isAdmin: false });
+    const identityId = await createdId('/identities', { name: 'device-1', type: 'Device', isAdmin: false });
     // A verified third-party CA issued the device's certificate; the admin registers it as the identity's.
     const ca = await makeCa('transport root');
-    const caId = await created('/cas', {
+    const caId = await createdId('/cas', {
       name: 'transport',
       certPem: ca.pem,
       isAutoCaEnrollmentEnabled: false,
@@ -38,17 +26,17 @@ describe('client certificates reach the handlers as API Gateway mTLS passes them
       isAuthEnabled: true,
       identityRoles: [],
     });
-    const token = (await controller.call('GET', `${M}/cas/${caId}`, { token: admin })).body.data.verificationToken;
+    const token = (await call('GET', `/cas/${caId}`)).body.data.verificationToken;
     const proof = await issue(ca, token);
-    await controller.call('POST', `${M}/cas/${caId}/verify`, {
-      token: admin,
+    await controller().call('POST', `${M}/cas/${caId}/verify`, {
+      token: admin(),
       rawBody: proof.cert,
       headers: { 'content-type': 'text/plain' },
     });
     const device = await issue(ca, 'device-1');
-    const authenticatorId = await created('/authenticators', { identityId, method: 'cert', certPem: device.cert });
+    const authenticatorId = await createdId('/authenticators', { identityId, method: 'cert', certPem: device.cert });
 
-    const response = await controller.call('POST', '/edge/client/v1/authenticate?method=cert', {
+    const response = await controller().call('POST', '/edge/client/v1/authenticate?method=cert', {
       body: {},
       cert: device,
     });
@@ -59,16 +47,12 @@ describe('client certificates reach the handlers as API Gateway mTLS passes them
   });
 
   it('answers 401 to a certificate an authenticator holds that chains to no CA the network trusts', async () => {
-    const created = await controller.call('POST', `${M}/identities`, {
-      token: admin,
-      body: { name: 'device-2', type: 'Device', isAdmin: false },
-    });
-    const identityId = created.body.data.id as string;
+    const identityId = await createdId('/identities', { name: 'device-2', type: 'Device', isAdmin: false });
     const fingerprint = new X509Certificate(clientCertificate.cert).fingerprint.replaceAll(':', '').toLowerCase();
     const now = new Date().toISOString();
     // Arranged in the store, as the API refuses to register such a certificate.
-    await controller.deps.store.transact(
-      controller.deps.store.createOps(authenticators, {
+    await controller().deps.store.transact(
+      controller().deps.store.createOps(authenticators, {
         id: 'cert-auth-self-signed',
         createdAt: now,
         updatedAt: now,
@@ -81,7 +65,7 @@ describe('client certificates reach the handlers as API Gateway mTLS passes them
       }),
     );
 
-    const response = await controller.call('POST', '/edge/client/v1/authenticate?method=cert', {
+    const response = await controller().call('POST', '/edge/client/v1/authenticate?method=cert', {
       body: {},
       cert: clientCertificate,
     });
@@ -91,7 +75,7 @@ describe('client certificates reach the handlers as API Gateway mTLS passes them
   });
 
   it('answers 401 INVALID_AUTH to method=cert without a certificate', async () => {
-    const response = await controller.call('POST', '/edge/client/v1/authenticate?method=cert', { body: {} });
+    const response = await controller().call('POST', '/edge/client/v1/authenticate?method=cert', { body: {} });
 
     expect(response.status).toBe(401);
     expect(response.body.error.code).toBe('INVALID_AUTH');
@@ -100,7 +84,7 @@ describe('client certificates reach the handlers as API Gateway mTLS passes them
   it('answers 401 INVALID_AUTH to a certificate no authenticator holds', async () => {
     const stranger = await createServerCertificate(['stranger']);
 
-    const response = await controller.call('POST', '/edge/client/v1/authenticate?method=cert', {
+    const response = await controller().call('POST', '/edge/client/v1/authenticate?method=cert', {
       body: {},
       cert: stranger,
     });
@@ -110,7 +94,7 @@ describe('client certificates reach the handlers as API Gateway mTLS passes them
   });
 
   it('does not require a certificate for anything else', async () => {
-    const response = await controller.call('GET', '/version', { cert: clientCertificate });
+    const response = await controller().call('GET', '/version', { cert: clientCertificate });
 
     expect(response.status).toBe(200);
   });
