@@ -5,24 +5,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
+import { useAdminController } from '../support/admin-controller.ts';
 import { countSigns } from '../support/count-signs.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
 
-let controller: TestController;
-let admin: string;
+const { controller, call, createdId } = useAdminController();
 let signingCaSigns: ReturnType<typeof countSigns>;
 const C = '/edge/client/v1';
-const M = '/edge/management/v1';
 
-beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
-  signingCaSigns = countSigns(controller.deps.signers.signingCa);
-});
-afterAll(async () => {
-  await controller.close();
+beforeAll(() => {
+  signingCaSigns = countSigns(controller().deps.signers.signingCa);
 });
 
 /** A key pair and a PEM CSR for it, as an enrolling SDK makes them. */
@@ -46,12 +39,8 @@ async function csrFor(algorithm: { name: string; namedCurve?: string; hash: stri
 const P256 = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 
 async function identityWithOtt(name: string): Promise<{ id: string; token: string }> {
-  const created = await controller.call('POST', `${M}/identities`, {
-    token: admin,
-    body: { name, type: 'Device', isAdmin: false, enrollment: { ott: true } },
-  });
-  const id = created.body.data.id as string;
-  const detail = await controller.call('GET', `${M}/identities/${id}`, { token: admin });
+  const id = await createdId('/identities', { name, type: 'Device', isAdmin: false, enrollment: { ott: true } });
+  const detail = await call('GET', `/identities/${id}`);
   return { id, token: detail.body.data.enrollment.ott.token };
 }
 
@@ -65,7 +54,7 @@ describe('ott enrollment', () => {
     const { csr, key } = await csrFor(P256);
     const before = signingCaSigns.count();
 
-    const response = await controller.call('POST', `${C}/enroll?method=ott&token=${token}`, {
+    const response = await controller().call('POST', `${C}/enroll?method=ott&token=${token}`, {
       rawBody: csr,
       headers: { 'content-type': 'application/x-pem-file' },
     });
@@ -74,7 +63,7 @@ describe('ott enrollment', () => {
     expect(signingCaSigns.count() - before).toBe(1);
     expectMatchesSpec('client', 'POST', '/enroll', 200, response.body);
     const [leafPem] = response.body.data.cert.split(/(?<=-----END CERTIFICATE-----)\s*/);
-    const cacerts = await controller.call('GET', `${C}/.well-known/est/cacerts`);
+    const cacerts = await controller().call('GET', `${C}/.well-known/est/cacerts`);
     const [root, signing] = [...new x509.X509Certificates(Buffer.from(cacerts.text, 'base64'))];
     const dir = mkdtempSync(join(tmpdir(), 'enroll-'));
     writeFileSync(join(dir, 'root.pem'), root!.toString('pem'));
@@ -93,11 +82,11 @@ describe('ott enrollment', () => {
       ),
     ).toContain('OK');
 
-    const identity = await controller.call('GET', `${M}/identities/${id}`, { token: admin });
+    const identity = await call('GET', `/identities/${id}`);
     const fingerprint = new X509Certificate(leafPem).fingerprint.replaceAll(':', '').toLowerCase();
     expect(identity.body.data.enrollment).toEqual({});
     expect(identity.body.data.authenticators.cert.fingerprint).toBe(fingerprint);
-    const login = await controller.call('POST', `${C}/authenticate?method=cert`, {
+    const login = await controller().call('POST', `${C}/authenticate?method=cert`, {
       body: {},
       cert: { key, cert: leafPem },
     });
@@ -109,8 +98,8 @@ describe('ott enrollment', () => {
     const { token } = await identityWithOtt('ott-json');
     const { csr } = await csrFor({ name: 'ECDSA', namedCurve: 'P-384', hash: 'SHA-384' });
 
-    const first = await controller.call('POST', `${C}/enroll/ott`, { body: { token, clientCsr: csr } });
-    const replay = await controller.call('POST', `${C}/enroll/ott`, { body: { token, clientCsr: csr } });
+    const first = await controller().call('POST', `${C}/enroll/ott`, { body: { token, clientCsr: csr } });
+    const replay = await controller().call('POST', `${C}/enroll/ott`, { body: { token, clientCsr: csr } });
 
     expect(first.status, first.text).toBe(200);
     expectMatchesSpec('client', 'POST', '/enroll/ott', 200, first.body);
@@ -135,17 +124,17 @@ describe('ott enrollment', () => {
     ];
 
     for (const [path, body, code] of cases) {
-      const response = await controller.call('POST', path, body === undefined ? {} : { rawBody: body, headers: pem });
+      const response = await controller().call('POST', path, body === undefined ? {} : { rawBody: body, headers: pem });
       expect(response.status, `${path} ${response.text}`).toBe(400);
       expect(response.body.error.code, path).toBe(code);
     }
-    controller.advanceClock(181 * 60_000);
-    const expired = await controller.call('POST', `${C}/enroll?token=${token}`, { rawBody: csr, headers: pem });
-    controller.advanceClock(-181 * 60_000);
+    controller().advanceClock(181 * 60_000);
+    const expired = await controller().call('POST', `${C}/enroll?token=${token}`, { rawBody: csr, headers: pem });
+    controller().advanceClock(-181 * 60_000);
 
     expect(expired.status).toBe(400);
     expect(expired.body.error.code).toBe('ENROLLMENT_EXPIRED');
-    const identity = await controller.call('GET', `${M}/identities/${id}`, { token: admin });
+    const identity = await call('GET', `/identities/${id}`);
     expect(identity.body.data.authenticators).toEqual({});
     expect(identity.body.data.enrollment.ott.token).toBe(token);
   });

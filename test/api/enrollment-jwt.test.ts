@@ -1,42 +1,29 @@
 import { createLocalJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
+import { useAdminController } from '../support/admin-controller.ts';
 import { countSigns } from '../support/count-signs.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
 
-let controller: TestController;
-let admin: string;
+const { controller, call, createdId } = useAdminController();
 let enrollmentSigns: ReturnType<typeof countSigns>;
 const C = '/edge/client/v1';
-const M = '/edge/management/v1';
 
-beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
-  enrollmentSigns = countSigns(controller.deps.signers.server);
-});
-afterAll(async () => {
-  await controller.close();
+beforeAll(() => {
+  enrollmentSigns = countSigns(controller().deps.signers.server);
 });
 
 /** Verifies a JWT against the controller's JWKS as an enrolling client would, and answers its claims. */
 async function verified(jwt: string): Promise<JWTPayload> {
-  const jwks = await controller.call('GET', `${C}/enroll/jwks`);
-  const { payload } = await jwtVerify(jwt, createLocalJWKSet(jwks.body), { issuer: controller.origin });
+  const jwks = await controller().call('GET', `${C}/enroll/jwks`);
+  const { payload } = await jwtVerify(jwt, createLocalJWKSet(jwks.body), { issuer: controller().origin });
   expect(decodeProtectedHeader(jwt)).toEqual({ alg: 'ES256', typ: 'JWT', kid: jwks.body.keys[0].kid });
   return payload;
-}
-
-async function create(path: string, body: unknown): Promise<string> {
-  const response = await controller.call('POST', `${M}${path}`, { token: admin, body });
-  expect(response.status, response.text).toBe(201);
-  return response.body.data.id;
 }
 
 describe('identity enrollment JWTs', () => {
   it('shows a JWT with each outstanding enrollment, signed once when it was made, verifiable with the JWKS', async () => {
     const before = enrollmentSigns.count();
-    const id = await create('/identities', {
+    const id = await createdId('/identities', {
       name: 'jwt-device',
       type: 'Device',
       isAdmin: false,
@@ -44,9 +31,9 @@ describe('identity enrollment JWTs', () => {
     });
     const afterCreate = enrollmentSigns.count();
 
-    const first = await controller.call('GET', `${M}/identities/${id}`, { token: admin });
-    const second = await controller.call('GET', `${M}/identities/${id}`, { token: admin });
-    const enrollments = await controller.call('GET', `${M}/identities/${id}/enrollments`, { token: admin });
+    const first = await call('GET', `/identities/${id}`);
+    const second = await call('GET', `/identities/${id}`);
+    const enrollments = await call('GET', `/identities/${id}/enrollments`);
 
     expect(afterCreate - before).toBe(2);
     expect(enrollmentSigns.count()).toBe(afterCreate);
@@ -62,7 +49,7 @@ describe('identity enrollment JWTs', () => {
         em: method,
         sub: id,
         jti: enrollment.token,
-        iss: controller.origin,
+        iss: controller().origin,
         aud: [''],
         exp: Math.floor(Date.parse(enrollment.expiresAt) / 1000),
       });
@@ -72,9 +59,9 @@ describe('identity enrollment JWTs', () => {
 
   it('shows no enrollment and signs nothing for an identity created without one', async () => {
     const before = enrollmentSigns.count();
-    const id = await create('/identities', { name: 'jwt-none', type: 'Device', isAdmin: false });
+    const id = await createdId('/identities', { name: 'jwt-none', type: 'Device', isAdmin: false });
 
-    const response = await controller.call('GET', `${M}/identities/${id}`, { token: admin });
+    const response = await call('GET', `/identities/${id}`);
 
     expect(response.body.data.enrollment).toEqual({});
     expect(enrollmentSigns.count()).toBe(before);
@@ -84,9 +71,9 @@ describe('identity enrollment JWTs', () => {
 describe('router enrollment JWTs', () => {
   it('gives an edge router an erott JWT for its enrollment token, signed once', async () => {
     const before = enrollmentSigns.count();
-    const id = await create('/edge-routers', { name: 'jwt-edge-router' });
+    const id = await createdId('/edge-routers', { name: 'jwt-edge-router' });
 
-    const response = await controller.call('GET', `${M}/edge-routers/${id}`, { token: admin });
+    const response = await call('GET', `/edge-routers/${id}`);
 
     expect(enrollmentSigns.count() - before).toBe(1);
     const router = response.body.data;
@@ -94,17 +81,17 @@ describe('router enrollment JWTs', () => {
       em: 'erott',
       sub: id,
       jti: router.enrollmentToken,
-      iss: controller.origin,
+      iss: controller().origin,
       aud: [''],
       exp: Math.floor(Date.parse(router.enrollmentExpiresAt) / 1000),
     });
   });
 
   it('gives a transit router a trott JWT, shown under both of its paths', async () => {
-    const id = await create('/transit-routers', { name: 'jwt-transit-router' });
+    const id = await createdId('/transit-routers', { name: 'jwt-transit-router' });
 
-    const transit = await controller.call('GET', `${M}/transit-routers/${id}`, { token: admin });
-    const router = await controller.call('GET', `${M}/routers/${id}`, { token: admin });
+    const transit = await call('GET', `/transit-routers/${id}`);
+    const router = await call('GET', `/routers/${id}`);
 
     expect(router.body.data.enrollmentJwt).toBe(transit.body.data.enrollmentJwt);
     expect(await verified(transit.body.data.enrollmentJwt)).toMatchObject({
