@@ -1,20 +1,12 @@
 import { connect } from 'node:tls';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '#shared/http/middleware/request-body.ts';
+import { useAdminController } from '../support/admin-controller.ts';
 import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 import { M } from '../support/management-fixtures.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { startTestController } from '../support/test-controller.ts';
 
-let controller: TestController;
-let admin: string;
-
-beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
-});
-afterAll(async () => {
-  await controller.close();
-});
+const { controller, admin, call } = useAdminController();
 
 interface RawResponse {
   readonly status: number;
@@ -43,7 +35,7 @@ function rawRequest(requestLine: string, headers: readonly string[] = ['Host: lo
   const text = `${requestLine}\r\n${[...headers, 'Connection: close'].join('\r\n')}\r\n\r\n`;
   return new Promise((resolve, reject) => {
     // The server's certificate is the test's own; what is checked here is the answer, not the TLS name.
-    const socket = connect({ host: '127.0.0.1', port: controller.server.port, rejectUnauthorized: false }, () =>
+    const socket = connect({ host: '127.0.0.1', port: controller().server.port, rejectUnauthorized: false }, () =>
       socket.end(text),
     );
     socket.setEncoding('utf8');
@@ -79,10 +71,10 @@ describe('JSON bodies nested too deeply', () => {
       [method, path, asAdmin, 'arrays one level past the limit', nestedArrays(MAX_JSON_DEPTH + 1)],
     ]),
   )('%s %s answers 400 COULD_NOT_PARSE_BODY (admin: %s) for %s', async (method, path, asAdmin, _, rawBody) => {
-    const response = await controller.call(method, path, {
+    const response = await controller().call(method, path, {
       rawBody,
       headers: { 'content-type': 'application/json' },
-      ...(asAdmin ? { token: admin } : {}),
+      ...(asAdmin ? { token: admin() } : {}),
     });
 
     expect(response.status).toBe(400);
@@ -91,14 +83,15 @@ describe('JSON bodies nested too deeply', () => {
   });
 
   it('reads a body nested exactly to the limit, and brackets inside strings do not count', async () => {
-    const atLimit = await controller.call('POST', `${M}/identities`, {
-      token: admin,
+    const atLimit = await controller().call('POST', `${M}/identities`, {
+      token: admin(),
       rawBody: `{"name":${nestedArrays(MAX_JSON_DEPTH - 1)}}`,
       headers: { 'content-type': 'application/json' },
     });
-    const bracketsInName = await controller.call('POST', `${M}/identities`, {
-      token: admin,
-      body: { name: `bracketed ${'[{'.repeat(MAX_JSON_DEPTH)}`, type: 'User', isAdmin: false },
+    const bracketsInName = await call('POST', '/identities', {
+      name: `bracketed ${'[{'.repeat(MAX_JSON_DEPTH)}`,
+      type: 'User',
+      isAdmin: false,
     });
 
     expectCouldNotValidate(atLimit, 'name', { api: 'management', method: 'POST', path: '/identities' });
@@ -114,7 +107,7 @@ describe('request targets the URL parser refuses', () => {
     expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
     expect(response.body.error.requestId).toMatch(/^[0-9a-zA-Z.-]{10}$/);
     expect(response.body.meta.apiVersion).toBe('0.0.1');
-    expect(controller.logLines.join('\n')).not.toContain('local server fault');
+    expect(controller().logLines.join('\n')).not.toContain('local server fault');
   });
 
   it('answers a browser preflight of an unparsable target with the same 400, and of an unknown path with 404', async () => {
@@ -138,7 +131,7 @@ describe('request targets the URL parser refuses', () => {
 
 describe('HEAD', () => {
   it('is not advertised to browsers, and answers 405 like any method the API does not serve', async () => {
-    const preflight = await controller.call('OPTIONS', '/version', {
+    const preflight = await controller().call('OPTIONS', '/version', {
       headers: { origin: 'https://console.example.com', 'access-control-request-method': 'GET' },
     });
     const head = await rawRequest('HEAD /version HTTP/1.1');
@@ -160,21 +153,21 @@ describe('the base URLs /version advertises', () => {
     'localhost:1',
     'localhost',
   ])('ignore a Host that does not name this server (%s) and use its own origin', async (host) => {
-    const sent = host.replace('<port>', String(controller.server.port));
+    const sent = host.replace('<port>', String(controller().server.port));
     const response = await rawRequest('GET /version HTTP/1.1', [`Host: ${sent}`]);
 
     expect(response.status).toBe(200);
-    expect(clientBaseUrls(response)).toEqual([`${controller.origin}/edge/client/v1`]);
+    expect(clientBaseUrls(response)).toEqual([`${controller().origin}/edge/client/v1`]);
   });
 
   it('answer with its own origin when the request has no Host', async () => {
     const response = await rawRequest('GET /version HTTP/1.0', []);
 
-    expect(clientBaseUrls(response)).toEqual([`${controller.origin}/edge/client/v1`]);
+    expect(clientBaseUrls(response)).toEqual([`${controller().origin}/edge/client/v1`]);
   });
 
   it.each(['127.0.0.1', 'LOCALHOST'])('follow a Host that names this server on its port (%s)', async (name) => {
-    const authority = `${name}:${controller.server.port}`;
+    const authority = `${name}:${controller().server.port}`;
     const response = await rawRequest('GET /version HTTP/1.1', [`Host: ${authority}`]);
 
     expect(clientBaseUrls(response)).toEqual([`https://${authority.toLowerCase()}/edge/client/v1`]);
