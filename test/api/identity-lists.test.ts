@@ -1,39 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { useAdminController } from '../support/admin-controller.ts';
 
-let controller: TestController;
-let admin: string;
-const M = '/edge/management/v1';
+const { call, createdId } = useAdminController();
 const ids = new Map<string, string>();
 
 const ATTRIBUTES = [['sales'], ['sales', 'emea'], ['eng'], ['eng', 'emea'], []];
 
 beforeAll(async () => {
-  controller = await startTestController();
-  admin = await controller.login();
   // 24 identities: list-00 … list-23, plus the default admin.
   for (let i = 0; i < 24; i++) {
     const name = `list-${String(i).padStart(2, '0')}`;
-    const response = await controller.call('POST', `${M}/identities`, {
-      token: admin,
-      body: {
-        name,
-        type: 'User',
-        isAdmin: i % 6 === 0,
-        roleAttributes: ATTRIBUTES[i % ATTRIBUTES.length],
-        defaultHostingCost: i,
-        tags: { parity: i % 2 === 0 ? 'even' : 'odd' },
-      },
+    const id = await createdId('/identities', {
+      name,
+      type: 'User',
+      isAdmin: i % 6 === 0,
+      roleAttributes: ATTRIBUTES[i % ATTRIBUTES.length],
+      defaultHostingCost: i,
+      tags: { parity: i % 2 === 0 ? 'even' : 'odd' },
     });
-    ids.set(name, response.body.data.id);
+    ids.set(name, id);
   }
 });
-afterAll(async () => {
-  await controller.close();
-});
 
-const list = (query: string, path = '/identities') => controller.call('GET', `${M}${path}?${query}`, { token: admin });
+const list = (query: string, path = '/identities') => call('GET', `${path}?${query}`);
 const names = (response: { body: { data: { name: string }[] } }) => response.body.data.map((identity) => identity.name);
 const filter = (text: string) => `filter=${encodeURIComponent(text)}`;
 
@@ -222,23 +212,24 @@ describe('role filters', () => {
 
 describe('the role-attribute index follows every change', () => {
   it('moves an identity between role filters when its attributes change, and forgets attributes no one holds', async () => {
-    const created = await controller.call('POST', `${M}/identities`, {
-      token: admin,
-      body: { name: 'mover', type: 'User', isAdmin: false, roleAttributes: ['temp-role', 'sales'] },
+    const id = await createdId('/identities', {
+      name: 'mover',
+      type: 'User',
+      isAdmin: false,
+      roleAttributes: ['temp-role', 'sales'],
     });
-    const id = created.body.data.id;
     const byRole = async (role: string) => names(await list(`roleFilter=${encodeURIComponent(`#${role}`)}&limit=100`));
 
     expect(await byRole('temp-role')).toEqual(['mover']);
     expect((await list('', '/identity-role-attributes')).body.data).toContain('temp-role');
 
-    await controller.call('PATCH', `${M}/identities/${id}`, { token: admin, body: { roleAttributes: ['fresh-role'] } });
+    await call('PATCH', `/identities/${id}`, { roleAttributes: ['fresh-role'] });
     expect(await byRole('temp-role')).toEqual([]);
     expect(await byRole('fresh-role')).toEqual(['mover']);
     expect(await byRole('sales')).not.toContain('mover');
     expect((await list('', '/identity-role-attributes')).body.data).toEqual(['emea', 'eng', 'fresh-role', 'sales']);
 
-    await controller.call('DELETE', `${M}/identities/${id}`, { token: admin });
+    await call('DELETE', `/identities/${id}`);
     expect(await byRole('fresh-role')).toEqual([]);
     expect((await list('', '/identity-role-attributes')).body.data).toEqual(['emea', 'eng', 'sales']);
   });
@@ -279,8 +270,8 @@ describe('role attributes in use', () => {
 describe('identity types and summary', () => {
   it('lists the seeded identity types and retrieves one', async () => {
     const types = await list('', '/identity-types');
-    const router = await controller.call('GET', `${M}/identity-types/Router`, { token: admin });
-    const missing = await controller.call('GET', `${M}/identity-types/Robot`, { token: admin });
+    const router = await call('GET', '/identity-types/Router');
+    const missing = await call('GET', '/identity-types/Robot');
 
     expect(types.body.data.map((t: { name: string }) => t.name).sort()).toEqual(['Default', 'Router']);
     expectMatchesSpec('management', 'GET', '/identity-types', 200, types.body);
@@ -290,7 +281,7 @@ describe('identity types and summary', () => {
   });
 
   it('counts the entities of each type', async () => {
-    const response = await controller.call('GET', `${M}/summary`, { token: admin });
+    const response = await call('GET', '/summary');
 
     expect(response.status).toBe(200);
     expect(response.body.data).toMatchObject({ identities: 25, identityTypes: 2, authPolicies: 1 });
