@@ -1,54 +1,33 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
+import { useAdminController } from '../support/admin-controller.ts';
 import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 import type { HttpResponse } from '../support/https-client.ts';
-import {
-  ADMIN_PASSWORD,
-  ADMIN_USERNAME,
-  startTestController,
-  type TestController,
-} from '../support/test-controller.ts';
+import { M } from '../support/management-fixtures.ts';
+import { ADMIN_PASSWORD, ADMIN_USERNAME } from '../support/test-controller.ts';
 
-let controller: TestController;
-let admin: string;
-const M = '/edge/management/v1';
 const TIMEOUT_MINUTES = 5;
-
-beforeAll(async () => {
-  controller = await startTestController({ apiSessionTimeoutMinutes: TIMEOUT_MINUTES });
-  admin = await controller.login();
+const { controller, relogin, call, createdId } = useAdminController({
+  apiSessionTimeoutMinutes: TIMEOUT_MINUTES,
 });
-afterAll(async () => {
-  await controller.close();
-});
-
-const call = (method: string, path: string, token = admin) => controller.call(method, `${M}${path}`, { token });
 
 let userSequence = 0;
 
 /** A non-admin identity with a password, made through the API; returns its id and credentials. */
 async function createUser() {
   const name = `session-user-${++userSequence}`;
-  const identity = await controller.call('POST', `${M}/identities`, {
-    token: admin,
-    body: { name, type: 'User', isAdmin: false },
-  });
-  const identityId = identity.body.data.id as string;
+  const identityId = await createdId('/identities', { name, type: 'User', isAdmin: false });
   const username = `${name}-login`;
   const password = `${name}-password`;
-  const authenticator = await controller.call('POST', `${M}/authenticators`, {
-    token: admin,
-    body: { identityId, method: 'updb', username, password },
-  });
-  if (authenticator.status !== 201) throw new Error(`authenticator create failed: ${authenticator.text}`);
+  await createdId('/authenticators', { identityId, method: 'updb', username, password });
   return { identityId, name, username, password };
 }
 
 /** Logs in and returns the new session's id and token. */
 async function logIn(username: string, password: string): Promise<{ id: string; token: string }> {
-  const token = await controller.login(username, password);
-  const current = await controller.call('GET', `${M}/current-api-session`, { token });
+  const token = await controller().login(username, password);
+  const current = await controller().call('GET', `${M}/current-api-session`, { token });
   return { id: current.body.data.id as string, token };
 }
 
@@ -163,7 +142,7 @@ describe('DELETE /api-sessions/{id}', () => {
     expect(response.status).toBe(200);
     expect(response.body.data).toEqual({});
     expectMatchesSpec('management', 'DELETE', '/api-sessions/{id}', 200, response.body);
-    const withToken = await controller.call('GET', `${M}/current-api-session`, { token: session.token });
+    const withToken = await controller().call('GET', `${M}/current-api-session`, { token: session.token });
     expect(withToken.status).toBe(401);
     expect(withToken.body.error.code).toBe('UNAUTHORIZED');
     expect((await call('GET', `/api-sessions/${session.id}`)).status).toBe(404);
@@ -178,7 +157,7 @@ describe('DELETE /api-sessions/{id}', () => {
 
     await call('DELETE', `/api-sessions/${ended.id}`);
 
-    const withKept = await controller.call('GET', `${M}/current-api-session`, { token: kept.token });
+    const withKept = await controller().call('GET', `${M}/current-api-session`, { token: kept.token });
     expect(withKept.status).toBe(200);
     expect(withKept.body.data.id).toBe(kept.id);
   });
@@ -206,7 +185,7 @@ describe('access', () => {
     const user = await createUser();
     const session = await logIn(user.username, user.password);
 
-    const response = await call(method, template.replace('{id}', session.id), session.token);
+    const response = await call(method, template.replace('{id}', session.id), undefined, session.token);
 
     expect(response.status).toBe(401);
     expect(response.body.error.code).toBe('UNAUTHORIZED');
@@ -215,7 +194,7 @@ describe('access', () => {
   });
 
   it('answers 401 without a session', async () => {
-    const response = await controller.call('GET', `${M}/api-sessions`);
+    const response = await controller().call('GET', `${M}/api-sessions`);
 
     expect(response.status).toBe(401);
   });
@@ -226,8 +205,8 @@ describe('expired sessions', () => {
     const user = await createUser();
     const session = await logIn(user.username, user.password);
 
-    controller.advanceClock((TIMEOUT_MINUTES + 1) * 60_000);
-    admin = await controller.login();
+    controller().advanceClock((TIMEOUT_MINUTES + 1) * 60_000);
+    await relogin();
 
     const listed = await call('GET', `/api-sessions?${filterOf(`identityId = "${user.identityId}"`)}`);
     const all = await call('GET', '/api-sessions?limit=500');
@@ -242,8 +221,8 @@ describe('expired sessions', () => {
     const user = await createUser();
     const session = await logIn(user.username, user.password);
 
-    controller.advanceClock((TIMEOUT_MINUTES - 1) * 60_000);
-    admin = await controller.login();
+    controller().advanceClock((TIMEOUT_MINUTES - 1) * 60_000);
+    await relogin();
 
     expect((await call('GET', `/api-sessions/${session.id}`)).status).toBe(200);
     const listed = await call('GET', `/api-sessions?${filterOf(`identityId = "${user.identityId}"`)}`);
@@ -253,7 +232,7 @@ describe('expired sessions', () => {
 
 describe('what a login stores', () => {
   const authenticate = (body: Record<string, unknown>) =>
-    controller.call('POST', `${M}/authenticate?method=password`, {
+    controller().call('POST', `${M}/authenticate?method=password`, {
       body: { username: ADMIN_USERNAME, password: ADMIN_PASSWORD, ...body },
     });
 
@@ -284,23 +263,20 @@ describe('a disabled identity', () => {
     const user = await createUser();
     const sessions = [await logIn(user.username, user.password), await logIn(user.username, user.password)];
 
-    const disabled = await controller.call('POST', `${M}/identities/${user.identityId}/disable`, {
-      token: admin,
-      body: { durationMinutes: 0 },
-    });
-    const whileDisabled = await controller.call('GET', `${M}/current-api-session`, { token: sessions[0]!.token });
-    const enabled = await controller.call('POST', `${M}/identities/${user.identityId}/enable`, { token: admin });
+    const disabled = await call('POST', `/identities/${user.identityId}/disable`, { durationMinutes: 0 });
+    const whileDisabled = await controller().call('GET', `${M}/current-api-session`, { token: sessions[0]!.token });
+    const enabled = await call('POST', `/identities/${user.identityId}/enable`);
 
     expect(disabled.status).toBe(200);
     expect(whileDisabled.status).toBe(401);
     expect(enabled.status).toBe(200);
     for (const session of sessions) {
-      const afterEnable = await controller.call('GET', `${M}/current-api-session`, { token: session.token });
+      const afterEnable = await controller().call('GET', `${M}/current-api-session`, { token: session.token });
       expect(afterEnable.status).toBe(401);
       expect((await call('GET', `/api-sessions/${session.id}`)).status).toBe(404);
     }
     const fresh = await logIn(user.username, user.password);
-    expect((await controller.call('GET', `${M}/current-api-session`, { token: fresh.token })).status).toBe(200);
+    expect((await controller().call('GET', `${M}/current-api-session`, { token: fresh.token })).status).toBe(200);
     const listed = await call('GET', `/api-sessions?${filterOf(`identityId = "${user.identityId}"`)}`);
     expect(sessionIds(listed)).toEqual([fresh.id]);
   });
@@ -309,7 +285,7 @@ describe('a disabled identity', () => {
     const user = await createUser();
     const tokens: string[] = [];
     for (let i = 0; i < 60; i++) {
-      const { token, ops } = createApiSessionOps(controller.deps, {
+      const { token, ops } = createApiSessionOps(controller().deps, {
         identityId: user.identityId,
         authenticatorId: 'seeded',
         ipAddress: '127.0.0.1',
@@ -317,18 +293,15 @@ describe('a disabled identity', () => {
         totpPending: false,
         extJwtPending: false,
       });
-      await controller.deps.store.transact(ops);
+      await controller().deps.store.transact(ops);
       tokens.push(token);
     }
 
-    await controller.call('POST', `${M}/identities/${user.identityId}/disable`, {
-      token: admin,
-      body: { durationMinutes: 0 },
-    });
-    await controller.call('POST', `${M}/identities/${user.identityId}/enable`, { token: admin });
+    await call('POST', `/identities/${user.identityId}/disable`, { durationMinutes: 0 });
+    await call('POST', `/identities/${user.identityId}/enable`);
 
     for (const token of tokens) {
-      expect((await controller.call('GET', `${M}/current-api-session`, { token })).status).toBe(401);
+      expect((await controller().call('GET', `${M}/current-api-session`, { token })).status).toBe(401);
     }
     const listed = await call('GET', `/api-sessions?${filterOf(`identityId = "${user.identityId}"`)}`);
     expect(listed.body.data).toEqual([]);
