@@ -1,47 +1,32 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { count } from '#shared/store/index-queries.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { useAdminController } from '../support/admin-controller.ts';
 
-let controller: TestController;
-let admin: string;
-const M = '/edge/management/v1';
 const TIMEOUT_MINUTES = 5;
+const { controller, relogin, call, createdId } = useAdminController({ apiSessionTimeoutMinutes: TIMEOUT_MINUTES });
 let requests = 0;
 
-beforeAll(async () => {
-  controller = await startTestController({ apiSessionTimeoutMinutes: TIMEOUT_MINUTES });
-  controller.deps.store.db.middlewareStack.add(
+beforeAll(() => {
+  controller().deps.store.db.middlewareStack.add(
     (next) => async (args) => {
       requests++;
       return next(args);
     },
     { step: 'initialize', name: 'testRequestCounter' },
   );
-  admin = await controller.login();
-});
-afterAll(async () => {
-  await controller.close();
 });
 
-const call = (path: string, token = admin) => controller.call('GET', `${M}${path}`, { token });
-
-async function createIdentity(name: string): Promise<string> {
-  const response = await controller.call('POST', `${M}/identities`, {
-    token: admin,
-    body: { name, type: 'User', isAdmin: false },
-  });
-  if (response.status !== 201) throw new Error(`identity create failed: ${response.text}`);
-  return response.body.data.id as string;
-}
+const createIdentity = (name: string): Promise<string> =>
+  createdId('/identities', { name, type: 'User', isAdmin: false });
 
 /** Stores sessions straight through the store (what a login writes), idle for `idleMinutes` already. */
 async function seedSessions(identityId: string, howMany: number, idleMinutes = 0): Promise<string[]> {
   const deps: Deps = {
-    ...controller.deps,
-    now: () => new Date(controller.deps.now().getTime() - idleMinutes * 60_000),
+    ...controller().deps,
+    now: () => new Date(controller().deps.now().getTime() - idleMinutes * 60_000),
   };
   return mapBounded(Array.from({ length: howMany }), 8, async () => {
     const { session, ops } = createApiSessionOps(deps, {
@@ -58,7 +43,7 @@ async function seedSessions(identityId: string, howMany: number, idleMinutes = 0
 }
 
 async function listAll(query = ''): Promise<{ ids: string[]; totalCount: number }> {
-  const response = await call(`/api-sessions?limit=500${query}`);
+  const response = await call('GET', `/api-sessions?limit=500${query}`);
   expect(response.status).toBe(200);
   return {
     ids: response.body.data.map((session: { id: string }) => session.id),
@@ -69,7 +54,7 @@ async function listAll(query = ''): Promise<{ ids: string[]; totalCount: number 
 /** The DynamoDB requests one call of the list page makes (its session check included). */
 async function requestsOfPage(): Promise<{ requests: number; totalCount: number }> {
   const before = requests;
-  const response = await call('/api-sessions?limit=10');
+  const response = await call('GET', '/api-sessions?limit=10');
   expect(response.status).toBe(200);
   return { requests: requests - before, totalCount: response.body.meta.pagination.totalCount };
 }
@@ -84,7 +69,7 @@ describe('GET /api-sessions pages', () => {
 
     const paged: string[] = [];
     for (let offset = 0; offset < all.ids.length + 7; offset += 7) {
-      const page = await call(`/api-sessions?limit=7&offset=${offset}`);
+      const page = await call('GET', `/api-sessions?limit=7&offset=${offset}`);
       expect(page.body.meta.pagination).toEqual({ limit: 7, offset, totalCount: all.totalCount });
       paged.push(...page.body.data.map((session: { id: string }) => session.id));
     }
@@ -96,7 +81,7 @@ describe('GET /api-sessions pages', () => {
     const all = await listAll();
 
     const descending = await listAll('&sort=id%20desc');
-    const secondPage = await call('/api-sessions?limit=5&offset=5&sort=id%20desc');
+    const secondPage = await call('GET', '/api-sessions?limit=5&offset=5&sort=id%20desc');
 
     expect(descending.ids).toEqual([...all.ids].reverse());
     expect(secondPage.body.data.map((session: { id: string }) => session.id)).toEqual(
@@ -120,7 +105,7 @@ describe('GET /api-sessions pages', () => {
     expect(mine.ids.sort()).toEqual([...live].sort());
     expect(mine.totalCount).toBe(live.length);
     // The list met the expired sessions and removed them, with their count.
-    expect(await count(controller.deps.store, 'api-sessions')).toBe(after.totalCount);
+    expect(await count(controller().deps.store, 'api-sessions')).toBe(after.totalCount);
   });
 
   it('drops sessions as they expire', async () => {
@@ -129,8 +114,8 @@ describe('GET /api-sessions pages', () => {
     const sessions = await seedSessions(identityId, 4, TIMEOUT_MINUTES - 1);
 
     expect((await listAll()).totalCount).toBe(before.totalCount + sessions.length);
-    controller.advanceClock(2 * 60_000);
-    admin = await controller.login();
+    controller().advanceClock(2 * 60_000);
+    await relogin();
     const after = await listAll();
 
     expect(after.ids.filter((id) => sessions.includes(id))).toEqual([]);
@@ -142,17 +127,14 @@ describe('GET /api-sessions pages', () => {
     const sessions = await seedSessions(identityId, 60);
     expect((await listAll()).ids).toEqual(expect.arrayContaining(sessions));
 
-    const disabled = await controller.call('POST', `${M}/identities/${identityId}/disable`, {
-      token: admin,
-      body: { durationMinutes: 0 },
-    });
-    await controller.call('POST', `${M}/identities/${identityId}/enable`, { token: admin });
+    const disabled = await call('POST', `/identities/${identityId}/disable`, { durationMinutes: 0 });
+    await call('POST', `/identities/${identityId}/enable`);
     const after = await listAll();
 
     expect(disabled.status).toBe(200);
     expect(after.ids.filter((id) => sessions.includes(id))).toEqual([]);
     expect(after.totalCount).toBe(after.ids.length);
-    const identity = await call(`/identities/${identityId}`);
+    const identity = await call('GET', `/identities/${identityId}`);
     expect(identity.body.data.hasApiSession).toBe(false);
     expect(identity.body.data).not.toHaveProperty('sessionsValidFrom');
   });
@@ -162,15 +144,13 @@ describe('the session count', () => {
   it('drops once for a session ended by several requests at the same time', async () => {
     const identityId = await createIdentity('raced');
     const [sessionId] = await seedSessions(identityId, 1);
-    const before = await count(controller.deps.store, 'api-sessions');
+    const before = await count(controller().deps.store, 'api-sessions');
 
-    const responses = await Promise.all(
-      Array.from({ length: 5 }, () => controller.call('DELETE', `${M}/api-sessions/${sessionId}`, { token: admin })),
-    );
+    const responses = await Promise.all(Array.from({ length: 5 }, () => call('DELETE', `/api-sessions/${sessionId}`)));
 
     expect(responses.some((response) => response.status === 200)).toBe(true);
     expect(responses.every((response) => [200, 404].includes(response.status))).toBe(true);
-    expect(await count(controller.deps.store, 'api-sessions')).toBe(before - 1);
+    expect(await count(controller().deps.store, 'api-sessions')).toBe(before - 1);
   });
 });
 
