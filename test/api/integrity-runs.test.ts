@@ -2,11 +2,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeleteCommand, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { INTEGRITY_CORE, type IntegrityCore } from '#shared/integrity/integrity-run.ts';
 import { restoreSnapshot } from '../../scripts/restore-snapshot.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
-import type { HttpResponse } from '../support/https-client.ts';
+import { useAdminController } from '../support/admin-controller.ts';
 import { M } from '../support/management-fixtures.ts';
 import { startTestController, type TestController } from '../support/test-controller.ts';
 
@@ -29,19 +29,11 @@ const gatedCore: IntegrityCore = {
 /** The network's keys in files, as `npm start` keeps them: a controller on a restored table needs the same keys. */
 const pkiKeys = { kind: 'files', directory: mkdtempSync(join(tmpdir(), 'ziti-restore-keys-')) } as const;
 
-let controller: TestController;
-let admin: string;
-beforeAll(async () => {
-  controller = await startTestController({ pkiKeys }, gatedCore);
-  admin = await controller.login();
-});
-afterAll(async () => {
+const { controller, admin, call } = useAdminController({ pkiKeys }, { integrityCore: gatedCore });
+// Registered after the controller's own hook, so it runs before the controller closes.
+afterAll(() => {
   gate.release();
-  await controller.close();
 });
-
-const call = (method: string, path: string, body?: unknown, token = admin): Promise<HttpResponse> =>
-  controller.call(method, `${M}${path}`, { token, ...(body !== undefined ? { body } : {}) });
 
 /** The results once the run in progress has ended. */
 async function settled() {
@@ -77,7 +69,7 @@ describe('data integrity runs', () => {
   it('fix: repairs what a check found, and the next check is clean', async () => {
     const created = await call('POST', '/services', { name: 'integrity-run-service' });
     expect(created.status).toBe(201);
-    const { db, tableName } = controller.deps.store;
+    const { db, tableName } = controller().deps.store;
     await db.send(
       new DeleteCommand({ TableName: tableName, Key: { PK: 'UNIQUE#services#name', SK: 'integrity-run-service' } }),
     );
@@ -108,7 +100,7 @@ describe('data integrity runs', () => {
   });
 
   it('takes over the lock of a run that died without freeing it', async () => {
-    const { db, tableName } = controller.deps.store;
+    const { db, tableName } = controller().deps.store;
     const past = new Date(Date.now() - 2 * 60 * 60_000).toISOString();
     await db.send(
       new PutCommand({
@@ -135,7 +127,7 @@ describe('data integrity runs', () => {
       username: 'integrity-user',
       password: 'Integrity-Passw0rd!',
     });
-    const user = await controller.login('integrity-user', 'Integrity-Passw0rd!');
+    const user = await controller().login('integrity-user', 'Integrity-Passw0rd!');
     for (const [method, path] of [
       ['POST', '/database/check-data-integrity'],
       ['POST', '/database/fix-data-integrity'],
@@ -156,19 +148,19 @@ describe('database snapshots', () => {
     expect(again.status).toBe(429);
     expect(again.body.error.code).toBe('RATE_LIMITED');
 
-    const directory = (controller.deps.config.snapshots as { directory: string }).directory;
+    const directory = (controller().deps.config.snapshots as { directory: string }).directory;
     const [file] = readdirSync(directory);
     expect(file).toMatch(/^ziti-controller-.*\.jsonl$/);
     const lines = readFileSync(join(directory, file!), 'utf8')
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line));
-    const { db, tableName } = controller.deps.store;
+    const { db, tableName } = controller().deps.store;
     let stored = 0;
     for await (const page of paginateScan({ client: db }, { TableName: tableName })) stored += page.Items?.length ?? 0;
     // The snapshot's own marker is written before the export; everything else is the table as it was.
     expect(lines.length).toBe(stored);
-    expect(lines.some((item) => item.PK === `identities#${controller.deps.config.tableName}`)).toBe(false);
+    expect(lines.some((item) => item.PK === `identities#${controller().deps.config.tableName}`)).toBe(false);
     expect(lines.some((item) => String(item.PK).startsWith('UNIQUE#identities#name'))).toBe(true);
 
     // The snapshot loads into a fresh table item for item.
@@ -202,7 +194,7 @@ describe('database snapshots', () => {
         return (page.body.data as { id: string; name: string }[]).map(({ id, name }) => `${id}:${name}`).sort();
       };
       for (const path of ['/identities', '/services', '/service-policies', '/edge-routers', '/config-types']) {
-        expect(await listed(onRestored, restoredAdmin, path), path).toEqual(await listed(controller, admin, path));
+        expect(await listed(onRestored, restoredAdmin, path), path).toEqual(await listed(controller(), admin(), path));
       }
       const check = await onRestored.call('POST', `${M}/database/check-data-integrity`, { token: restoredAdmin });
       expect(check.status, check.text).toBe(202);
@@ -213,7 +205,7 @@ describe('database snapshots', () => {
       await onRestored.close();
     }
 
-    controller.advanceClock(61_000);
+    controller().advanceClock(61_000);
     expect((await call('POST', '/database/snapshot')).status).toBe(200);
     expect(readdirSync(directory)).toHaveLength(2);
     expect(existsSync(directory)).toBe(true);
