@@ -6,29 +6,18 @@ import { join } from 'node:path';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { calculateJwkThumbprint, createLocalJWKSet, type JWK, jwtVerify } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { memorySigner } from '#shared/pki/local-signer.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { countSigns } from '../support/count-signs.ts';
-import {
-  ADMIN_PASSWORD,
-  ADMIN_USERNAME,
-  startTestController,
-  type TestController,
-} from '../support/test-controller.ts';
+import { ADMIN_PASSWORD, ADMIN_USERNAME } from '../support/test-controller.ts';
+import { useTestController } from '../support/use-controller.ts';
 
-let controller: TestController;
+const controller = useTestController();
 const C = '/edge/client/v1';
 const M = '/edge/management/v1';
-
-beforeAll(async () => {
-  controller = await startTestController();
-});
-afterAll(async () => {
-  await controller.close();
-});
 
 /** The certificates of a base64 PKCS#7 certs-only answer, in order. */
 function certificatesOf(base64: string): x509.X509Certificate[] {
@@ -40,15 +29,15 @@ function openssl(...args: string[]): string {
 }
 
 async function jwks(): Promise<{ keys: (JWK & { kid: string })[] }> {
-  const response = await controller.call('GET', `${C}/enroll/jwks`);
+  const response = await controller().call('GET', `${C}/enroll/jwks`);
   expect(response.status).toBe(200);
   return response.body;
 }
 
 describe('GET /.well-known/est/cacerts', () => {
   it('answers the root and signing CA as base64 PKCS#7 on both APIs, a chain openssl verifies', async () => {
-    const client = await controller.call('GET', `${C}/.well-known/est/cacerts`);
-    const management = await controller.call('GET', `${M}/.well-known/est/cacerts`);
+    const client = await controller().call('GET', `${C}/.well-known/est/cacerts`);
+    const management = await controller().call('GET', `${M}/.well-known/est/cacerts`);
 
     expect(client.status).toBe(200);
     expect(client.headers['content-type']).toBe('application/pkcs7-mime');
@@ -65,26 +54,26 @@ describe('GET /.well-known/est/cacerts', () => {
   });
 
   it('makes the CAs with the configured keys: CA flags, key usages, the signing CA under the root only', async () => {
-    const ca = await networkCa(controller.deps);
+    const ca = await networkCa(controller().deps);
     const root = new X509Certificate(ca.rootCertPem);
     const signing = new X509Certificate(ca.signingCertPem);
 
     expect(root.ca && signing.ca).toBe(true);
-    expect(root.publicKey.equals(await controller.deps.signers.rootCa.publicKey())).toBe(true);
-    expect(signing.publicKey.equals(await controller.deps.signers.signingCa.publicKey())).toBe(true);
+    expect(root.publicKey.equals(await controller().deps.signers.rootCa.publicKey())).toBe(true);
+    expect(signing.publicKey.equals(await controller().deps.signers.signingCa.publicKey())).toBe(true);
     expect(root.verify(root.publicKey)).toBe(true);
     expect(signing.verify(root.publicKey)).toBe(true);
     expect(new Date(root.validTo).getTime() - Date.now()).toBeGreaterThan(19 * 365 * 24 * 3600_000);
   });
 
   it('keeps the CA built at the first bootstrap on later ones, and refuses keys it was not made with', async () => {
-    const before = await networkCa(controller.deps);
+    const before = await networkCa(controller().deps);
 
-    await bootstrap(controller.deps, { adminUsername: ADMIN_USERNAME, adminPassword: ADMIN_PASSWORD });
-    const response = await controller.call('GET', `${C}/.well-known/est/cacerts`);
+    await bootstrap(controller().deps, { adminUsername: ADMIN_USERNAME, adminPassword: ADMIN_PASSWORD });
+    const response = await controller().call('GET', `${C}/.well-known/est/cacerts`);
     const otherKeys = {
-      ...controller.deps,
-      signers: { ...controller.deps.signers, signingCa: memorySigner('another-signing-ca') },
+      ...controller().deps,
+      signers: { ...controller().deps.signers, signingCa: memorySigner('another-signing-ca') },
     };
 
     expect(certificatesOf(response.text).map((cert) => cert.toString('pem'))).toEqual([
@@ -106,7 +95,7 @@ describe('GET /enroll/jwks', () => {
     expect(key).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
     expect(key!.d).toBeUndefined();
     expect(key!.kid).toBe(await calculateJwkThumbprint(key!));
-    const enrollmentKey = await controller.deps.signers.server.publicKey();
+    const enrollmentKey = await controller().deps.signers.server.publicKey();
     expect(createPublicKey({ key: key as never, format: 'jwk' }).equals(enrollmentKey)).toBe(true);
     expectMatchesSpec('client', 'GET', '/enroll/jwks', 200, { keys });
   });
@@ -117,7 +106,7 @@ describe('POST /enroll/challenge', () => {
     const { keys } = await jwks();
     const nonce = crypto.randomUUID();
 
-    const response = await controller.call('POST', `${C}/enroll/challenge`, { body: { keyId: keys[0]!.kid, nonce } });
+    const response = await controller().call('POST', `${C}/enroll/challenge`, { body: { keyId: keys[0]!.kid, nonce } });
 
     expect(response.status).toBe(200);
     expectMatchesSpec('client', 'POST', '/enroll/challenge', 200, response.body);
@@ -125,7 +114,7 @@ describe('POST /enroll/challenge', () => {
     const signature = Buffer.from(response.body.signature, 'base64url');
     const publicKey = createPublicKey({ key: keys[0] as never, format: 'jwk' });
     expect(verify('sha256', Buffer.from(nonce), { key: publicKey, dsaEncoding: 'ieee-p1363' }, signature)).toBe(true);
-    const ca = await networkCa(controller.deps);
+    const ca = await networkCa(controller().deps);
     expect(response.body.caPool).toContain(ca.rootCertPem.trim());
     expect(response.body.caPool).toContain(ca.signingCertPem.trim());
   });
@@ -141,7 +130,7 @@ describe('POST /enroll/challenge', () => {
     ];
 
     for (const [body, field] of cases) {
-      const response = await controller.call('POST', `${C}/enroll/challenge`, { body });
+      const response = await controller().call('POST', `${C}/enroll/challenge`, { body });
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
       expect(response.body.error.cause.field).toBe(field);
@@ -153,8 +142,8 @@ describe('GET /network-jwts', () => {
   it('answers the network JWT on both APIs, verifiable with the JWKS, signed once', async () => {
     const keySet = createLocalJWKSet(await jwks());
 
-    const client = await controller.call('GET', `${C}/network-jwts`);
-    const management = await controller.call('GET', `${M}/network-jwts`);
+    const client = await controller().call('GET', `${C}/network-jwts`);
+    const management = await controller().call('GET', `${M}/network-jwts`);
 
     expect(client.status).toBe(200);
     expectMatchesSpec('client', 'GET', '/network-jwts', 200, client.body);
@@ -162,23 +151,25 @@ describe('GET /network-jwts', () => {
     const [entry] = client.body.data;
     expect(management.body.data[0].token).toBe(entry.token);
     const { payload, protectedHeader } = await jwtVerify(entry.token, keySet, {
-      issuer: `${controller.origin}/`,
+      issuer: `${controller().origin}/`,
       audience: 'openziti-enroller',
     });
     expect(protectedHeader).toMatchObject({ alg: 'ES256', typ: 'JWT' });
-    expect(payload).toMatchObject({ em: 'network', sub: `${controller.origin}/` });
+    expect(payload).toMatchObject({ em: 'network', sub: `${controller().origin}/` });
     expect(payload.exp).toBeUndefined();
   });
 
   it('signs for this server only: a flood of made-up Host headers costs no signature', async () => {
-    await controller.call('GET', `${C}/network-jwts`);
-    const signs = countSigns(controller.deps.signers.server);
+    await controller().call('GET', `${C}/network-jwts`);
+    const signs = countSigns(controller().deps.signers.server);
     const keySet = createLocalJWKSet(await jwks());
     for (let i = 0; i < 20; i++) {
-      const response = await controller.call('GET', `${C}/network-jwts`, { headers: { host: `made-up-${i}.example` } });
+      const response = await controller().call('GET', `${C}/network-jwts`, {
+        headers: { host: `made-up-${i}.example` },
+      });
       expect(response.status).toBe(200);
       const { payload } = await jwtVerify(response.body.data[0].token, keySet);
-      expect(payload.iss).toBe(`${controller.origin}/`);
+      expect(payload.iss).toBe(`${controller().origin}/`);
     }
     expect(signs.count()).toBe(0);
   });

@@ -1,15 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { useTestController } from '../support/use-controller.ts';
 
-let controller: TestController;
-
-beforeAll(async () => {
-  controller = await startTestController();
-});
-afterAll(async () => {
-  await controller.close();
-});
+const controller = useTestController();
 
 describe('version', () => {
   it.each([
@@ -21,12 +14,12 @@ describe('version', () => {
     '/edge/management/v1/version',
     '/edge/v1/version',
   ])('GET %s answers the version document without authentication', async (path) => {
-    const response = await controller.call('GET', path);
+    const response = await controller().call('GET', path);
 
     expect(response.status).toBe(200);
     expect(response.body.data.apiVersions['edge-management'].v1.path).toBe('/edge/management/v1');
     expect(response.body.data.apiVersions['edge-client'].v1.apiBaseUrls).toEqual([
-      `${controller.origin}/edge/client/v1`,
+      `${controller().origin}/edge/client/v1`,
     ]);
     expect(response.body.data.apiVersions.edge).toEqual(response.body.data.apiVersions['edge-client']);
     expect(response.body.meta).toEqual({ apiVersion: '0.0.1', apiEnrollmentVersion: '0.0.1' });
@@ -35,8 +28,8 @@ describe('version', () => {
   });
 
   it('does not advertise OIDC, which would switch SDKs away from zt-session', async () => {
-    const version = await controller.call('GET', '/version');
-    const capabilities = await controller.call('GET', '/edge/client/v1/enumerated-capabilities');
+    const version = await controller().call('GET', '/version');
+    const capabilities = await controller().call('GET', '/edge/client/v1/enumerated-capabilities');
 
     expect(version.body.data.capabilities).not.toContain('OIDC_AUTH');
     expect(capabilities.status).toBe(200);
@@ -45,8 +38,8 @@ describe('version', () => {
   });
 
   it('enumerates HA_CONTROLLER, which /controllers backs, but does not claim it: this controller is no raft cluster', async () => {
-    const version = await controller.call('GET', '/edge/management/v1/version');
-    const capabilities = await controller.call('GET', '/edge/management/v1/enumerated-capabilities');
+    const version = await controller().call('GET', '/edge/management/v1/version');
+    const capabilities = await controller().call('GET', '/edge/management/v1/enumerated-capabilities');
 
     expect(capabilities.body.data).toEqual(['HA_CONTROLLER']);
     expect(version.body.data.capabilities).toEqual([]);
@@ -55,7 +48,7 @@ describe('version', () => {
 
 describe('errors from the plumbing', () => {
   it('answers 404 NOT_FOUND in the error envelope for an unknown path', async () => {
-    const response = await controller.call('GET', '/edge/management/v1/no-such-thing');
+    const response = await controller().call('GET', '/edge/management/v1/no-such-thing');
 
     expect(response.status).toBe(404);
     expect(response.body.error.code).toBe('NOT_FOUND');
@@ -64,14 +57,14 @@ describe('errors from the plumbing', () => {
   });
 
   it('answers 405 METHOD_NOT_ALLOWED for a known path with another method', async () => {
-    const response = await controller.call('POST', '/version');
+    const response = await controller().call('POST', '/version');
 
     expect(response.status).toBe(405);
     expect(response.body.error.code).toBe('METHOD_NOT_ALLOWED');
   });
 
   it('answers 413 REQUEST_ENTITY_TOO_LARGE above 1 MiB, before authentication', async () => {
-    const response = await controller.call('POST', '/edge/client/v1/authenticate?method=password', {
+    const response = await controller().call('POST', '/edge/client/v1/authenticate?method=password', {
       rawBody: `{"username":"${'x'.repeat(1024 * 1024)}"}`,
       headers: { 'content-type': 'application/json' },
     });
@@ -81,7 +74,7 @@ describe('errors from the plumbing', () => {
   });
 
   it('answers 413 for a chunked body with no declared length', async () => {
-    const response = await controller.call('POST', '/edge/management/v1/current-identity', {
+    const response = await controller().call('POST', '/edge/management/v1/current-identity', {
       rawBody: Buffer.alloc(1024 * 1024 + 10, 'a'),
       headers: { 'transfer-encoding': 'chunked', 'content-type': 'application/json' },
     });
@@ -90,7 +83,7 @@ describe('errors from the plumbing', () => {
   });
 
   it('answers 400 COULD_NOT_PARSE_BODY for malformed JSON', async () => {
-    const response = await controller.call('POST', '/edge/client/v1/authenticate?method=password', {
+    const response = await controller().call('POST', '/edge/client/v1/authenticate?method=password', {
       rawBody: '{"username": "admin", ',
       headers: { 'content-type': 'application/json' },
     });
@@ -100,8 +93,8 @@ describe('errors from the plumbing', () => {
   });
 
   it('gives every response its own request id', async () => {
-    const first = await controller.call('GET', '/nothing-here');
-    const second = await controller.call('GET', '/nothing-here');
+    const first = await controller().call('GET', '/nothing-here');
+    const second = await controller().call('GET', '/nothing-here');
 
     expect(first.body.error.requestId).not.toBe(second.body.error.requestId);
   });
@@ -109,7 +102,7 @@ describe('errors from the plumbing', () => {
 
 describe('cross-origin access for browser clients', () => {
   it('answers a preflight with the methods and headers the API takes', async () => {
-    const response = await controller.call('OPTIONS', '/edge/management/v1/identities', {
+    const response = await controller().call('OPTIONS', '/edge/management/v1/identities', {
       headers: {
         origin: 'https://console.example.com',
         'access-control-request-method': 'POST',
@@ -124,8 +117,8 @@ describe('cross-origin access for browser clients', () => {
   });
 
   it('lets pages read answers and errors, and the session token header', async () => {
-    const ok = await controller.call('GET', '/version', { headers: { origin: 'https://console.example.com' } });
-    const error = await controller.call('GET', '/edge/management/v1/current-identity', {
+    const ok = await controller().call('GET', '/version', { headers: { origin: 'https://console.example.com' } });
+    const error = await controller().call('GET', '/edge/management/v1/current-identity', {
       headers: { origin: 'https://console.example.com' },
     });
 

@@ -1,17 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { expectMatchesSpec, specMismatches } from '../contract/openziti-spec.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { useTestController } from '../support/use-controller.ts';
 
-let controller: TestController;
-
-beforeAll(async () => {
-  controller = await startTestController();
-});
-afterAll(async () => {
-  await controller.close();
-});
+const controller = useTestController();
 
 const APIS = [
   { api: 'client', base: '/edge/client/v1' },
@@ -21,7 +14,7 @@ const APIS = [
 describe('API specs', () => {
   for (const { api, base } of APIS) {
     it(`lists both documents to anonymous callers on the ${api} API`, async () => {
-      const response = await controller.call('GET', `${base}/specs`);
+      const response = await controller().call('GET', `${base}/specs`);
 
       expect(response.status).toBe(200);
       expectMatchesSpec(api, 'GET', '/specs', 200, response.body);
@@ -36,8 +29,8 @@ describe('API specs', () => {
     });
 
     it(`details each document on the ${api} API, and answers 404 for another id`, async () => {
-      const detail = await controller.call('GET', `${base}/specs/edge-management`);
-      const missing = await controller.call('GET', `${base}/specs/swagger`);
+      const detail = await controller().call('GET', `${base}/specs/edge-management`);
+      const missing = await controller().call('GET', `${base}/specs/swagger`);
 
       expect(detail.status).toBe(200);
       expectMatchesSpec(api, 'GET', '/specs/{id}', 200, detail.body);
@@ -54,7 +47,7 @@ describe('API specs', () => {
   it('serves each document raw, as JSON, listing every route its API serves', async () => {
     for (const { api, base } of APIS) {
       const id = api === 'client' ? 'edge-client' : 'edge-management';
-      const response = await controller.call('GET', `${base}/specs/${id}/spec`);
+      const response = await controller().call('GET', `${base}/specs/${id}/spec`);
 
       expect(response.status).toBe(200);
       expect(response.headers['content-type']).toBe('application/json');
@@ -76,17 +69,17 @@ describe('API specs', () => {
   });
 
   it('serves either document on either API', async () => {
-    const fromClient = await controller.call('GET', '/edge/client/v1/specs/edge-management/spec');
+    const fromClient = await controller().call('GET', '/edge/client/v1/specs/edge-management/spec');
 
     expect(fromClient.status).toBe(200);
     expect(fromClient.body.servers).toEqual([{ url: '/edge/management/v1' }]);
   });
 
   it('answers a caller that asks for YAML only with the same document as text/yaml', async () => {
-    const response = await controller.call('GET', '/edge/client/v1/specs/edge-client/spec', {
+    const response = await controller().call('GET', '/edge/client/v1/specs/edge-client/spec', {
       headers: { accept: 'text/yaml' },
     });
-    const json = await controller.call('GET', '/edge/client/v1/specs/edge-client/spec');
+    const json = await controller().call('GET', '/edge/client/v1/specs/edge-client/spec');
 
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe('text/yaml');
@@ -94,7 +87,7 @@ describe('API specs', () => {
   });
 
   it('answers 404 for the body of an unknown document', async () => {
-    const response = await controller.call('GET', '/edge/management/v1/specs/nope/spec');
+    const response = await controller().call('GET', '/edge/management/v1/specs/nope/spec');
 
     expect(response.status).toBe(404);
     expect(response.body.error.code).toBe('NOT_FOUND');
