@@ -1,30 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashPassword } from '#shared/auth/password-hash.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
-import {
-  ADMIN_PASSWORD,
-  ADMIN_USERNAME,
-  startTestController,
-  type TestController,
-} from '../support/test-controller.ts';
+import { tableItemCount, tableItems } from '../support/table-items.ts';
+import { ADMIN_PASSWORD, ADMIN_USERNAME } from '../support/test-controller.ts';
+import { useTestController } from '../support/use-controller.ts';
 
-let controller: TestController;
-
-beforeAll(async () => {
-  controller = await startTestController({ apiSessionTimeoutMinutes: 5 });
-});
-afterAll(async () => {
-  await controller.close();
-});
+const controller = useTestController({ apiSessionTimeoutMinutes: 5 });
 
 /** Arranges a non-admin identity with a password, straight in the store (the identity API has its own tests). */
 async function createUser(name: string, username: string, password: string): Promise<Identity> {
   const now = new Date().toISOString();
   const identity = newIdentity({ id: `id-${name}`, name, createdAt: now });
-  const { store } = controller.deps;
+  const { store } = controller().deps;
   await store.transact([
     ...store.createOps(identities, identity),
     ...store.createOps(
@@ -49,7 +39,7 @@ const AUTH = '/edge/management/v1/authenticate?method=password';
 
 describe('POST /authenticate?method=password', () => {
   it('creates an API session whose token is in the body and the zt-session header', async () => {
-    const response = await controller.call('POST', AUTH, {
+    const response = await controller().call('POST', AUTH, {
       body: {
         username: ADMIN_USERNAME,
         password: ADMIN_PASSWORD,
@@ -68,7 +58,7 @@ describe('POST /authenticate?method=password', () => {
     expect(response.body.data.isMfaRequired).toBe(false);
     expectMatchesSpec('management', 'POST', '/authenticate', 200, response.body);
 
-    const identity = await controller.call('GET', '/edge/management/v1/current-identity', {
+    const identity = await controller().call('GET', '/edge/management/v1/current-identity', {
       token: response.body.data.token,
     });
     expect(identity.body.data.envInfo).toEqual({ os: 'linux', arch: 'arm64', hostname: 'laptop' });
@@ -77,7 +67,7 @@ describe('POST /authenticate?method=password', () => {
 
   it('works on the client API and on the un-prefixed legacy path', async () => {
     for (const path of ['/edge/client/v1/authenticate?method=password', '/authenticate?method=password']) {
-      const response = await controller.call('POST', path, {
+      const response = await controller().call('POST', path, {
         body: { username: ADMIN_USERNAME, password: ADMIN_PASSWORD },
       });
       expect(response.status).toBe(200);
@@ -86,20 +76,18 @@ describe('POST /authenticate?method=password', () => {
   });
 
   it('stores only a hash of the token', async () => {
-    const token = await controller.login();
-    const { Items = [] } = await controller.deps.store.db.send(
-      new (await import('@aws-sdk/lib-dynamodb')).ScanCommand({ TableName: controller.deps.store.tableName }),
-    );
+    const token = await controller().login();
+    const items = await tableItems(controller().deps);
 
-    expect(JSON.stringify(Items)).not.toContain(token);
-    expect(JSON.stringify(Items)).not.toContain(ADMIN_PASSWORD);
+    expect(JSON.stringify(items)).not.toContain(token);
+    expect(JSON.stringify(items)).not.toContain(ADMIN_PASSWORD);
   });
 
   it('never writes the password or token to a log line', async () => {
-    const token = await controller.login();
-    await controller.call('GET', '/edge/management/v1/current-api-session', { token });
+    const token = await controller().login();
+    await controller().call('GET', '/edge/management/v1/current-api-session', { token });
 
-    const logs = controller.logLines.join('\n');
+    const logs = controller().logLines.join('\n');
     expect(logs).toContain('api session created');
     expect(logs).not.toContain(ADMIN_PASSWORD);
     expect(logs).not.toContain(token);
@@ -109,7 +97,7 @@ describe('POST /authenticate?method=password', () => {
     ['a wrong password', { username: ADMIN_USERNAME, password: 'not-the-password' }],
     ['an unknown username', { username: 'nobody-here', password: ADMIN_PASSWORD }],
   ])('answers 401 INVALID_AUTH for %s', async (_case, body) => {
-    const response = await controller.call('POST', AUTH, { body });
+    const response = await controller().call('POST', AUTH, { body });
 
     expect(response.status).toBe(401);
     expect(response.body.error.code).toBe('INVALID_AUTH');
@@ -120,7 +108,7 @@ describe('POST /authenticate?method=password', () => {
     ['no method', '/edge/management/v1/authenticate', 'method'],
     ['an unknown method', '/edge/management/v1/authenticate?method=magic', 'method'],
   ])('answers 400 COULD_NOT_VALIDATE for %s', async (_case, path, field) => {
-    const response = await controller.call('POST', path, {
+    const response = await controller().call('POST', path, {
       body: { username: ADMIN_USERNAME, password: ADMIN_PASSWORD },
     });
 
@@ -138,48 +126,37 @@ describe('POST /authenticate?method=password', () => {
       'configTypes.0',
     ],
   ])('answers 400 COULD_NOT_VALIDATE naming the field for %s, and creates no session', async (_case, body, field) => {
-    const before = await controller.deps.store.db.send(
-      new (await import('@aws-sdk/lib-dynamodb')).ScanCommand({
-        TableName: controller.deps.store.tableName,
-        Select: 'COUNT',
-      }),
-    );
+    const before = await tableItemCount(controller().deps);
 
-    const response = await controller.call('POST', AUTH, { body });
+    const response = await controller().call('POST', AUTH, { body });
 
     expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/authenticate' });
-    const after = await controller.deps.store.db.send(
-      new (await import('@aws-sdk/lib-dynamodb')).ScanCommand({
-        TableName: controller.deps.store.tableName,
-        Select: 'COUNT',
-      }),
-    );
-    expect(after.Count).toBe(before.Count);
+    expect(await tableItemCount(controller().deps)).toBe(before);
   });
 });
 
 describe('the current API session', () => {
   it('is readable with its token and ends with logout', async () => {
-    const token = await controller.login();
+    const token = await controller().login();
 
-    const current = await controller.call('GET', '/edge/client/v1/current-api-session', { token });
+    const current = await controller().call('GET', '/edge/client/v1/current-api-session', { token });
     expect(current.status).toBe(200);
     expect(current.body.data.token).toBe(token);
     expectMatchesSpec('client', 'GET', '/current-api-session', 200, current.body);
 
-    const logout = await controller.call('DELETE', '/edge/client/v1/current-api-session', { token });
+    const logout = await controller().call('DELETE', '/edge/client/v1/current-api-session', { token });
     expect(logout.status).toBe(200);
     expect(logout.body.data).toEqual({});
     expectMatchesSpec('client', 'DELETE', '/current-api-session', 200, logout.body);
 
-    const after = await controller.call('GET', '/edge/client/v1/current-api-session', { token });
+    const after = await controller().call('GET', '/edge/client/v1/current-api-session', { token });
     expect(after.status).toBe(401);
     expect(after.body.error.code).toBe('UNAUTHORIZED');
     expect(after.headers['www-authenticate']).toContain('error="invalid"');
   });
 
   it('answers 401 with a "missing" challenge when no token is sent', async () => {
-    const response = await controller.call('GET', '/edge/management/v1/current-api-session');
+    const response = await controller().call('GET', '/edge/management/v1/current-api-session');
 
     expect(response.status).toBe(401);
     expect(response.headers['www-authenticate']).toContain('zt-session realm="zt-session" error="missing"');
@@ -187,7 +164,7 @@ describe('the current API session', () => {
   });
 
   it('answers 401 for an unknown token', async () => {
-    const response = await controller.call('GET', '/edge/management/v1/current-identity', {
+    const response = await controller().call('GET', '/edge/management/v1/current-identity', {
       token: '00000000-0000-4000-8000-000000000000',
     });
 
@@ -196,28 +173,28 @@ describe('the current API session', () => {
   });
 
   it('expires after the inactivity timeout, and each request pushes the expiry back', async () => {
-    const token = await controller.login();
+    const token = await controller().login();
 
-    controller.advanceClock(4 * 60_000);
-    const stillAlive = await controller.call('GET', '/edge/management/v1/current-api-session', { token });
+    controller().advanceClock(4 * 60_000);
+    const stillAlive = await controller().call('GET', '/edge/management/v1/current-api-session', { token });
     expect(stillAlive.status).toBe(200);
     expect(Date.parse(stillAlive.body.data.lastActivityAt)).toBeGreaterThan(Date.now() + 3 * 60_000);
 
-    controller.advanceClock(4 * 60_000);
-    const refreshed = await controller.call('GET', '/edge/management/v1/current-api-session', { token });
+    controller().advanceClock(4 * 60_000);
+    const refreshed = await controller().call('GET', '/edge/management/v1/current-api-session', { token });
     expect(refreshed.status).toBe(200);
 
-    controller.advanceClock(6 * 60_000);
-    const expired = await controller.call('GET', '/edge/management/v1/current-api-session', { token });
+    controller().advanceClock(6 * 60_000);
+    const expired = await controller().call('GET', '/edge/management/v1/current-api-session', { token });
     expect(expired.status).toBe(401);
   });
 });
 
 describe('GET /current-identity', () => {
   it('answers the identity of the session', async () => {
-    const token = await controller.login();
+    const token = await controller().login();
 
-    const response = await controller.call('GET', '/edge/management/v1/current-identity', { token });
+    const response = await controller().call('GET', '/edge/management/v1/current-identity', { token });
 
     expect(response.status).toBe(200);
     expect(response.body.data).toMatchObject({
@@ -236,9 +213,9 @@ describe('GET /current-identity', () => {
 describe('admin access', () => {
   it('lets a non-admin use its own session and identity, but not admin-only management operations', async () => {
     await createUser('alice', 'alice-user', 'alice-password');
-    const token = await controller.login('alice-user', 'alice-password');
+    const token = await controller().login('alice-user', 'alice-password');
 
-    const own = await controller.call('GET', '/edge/client/v1/current-identity', { token });
+    const own = await controller().call('GET', '/edge/client/v1/current-identity', { token });
     expect(own.status).toBe(200);
     expect(own.body.data.isAdmin).toBe(false);
   });
