@@ -1,11 +1,11 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { resourcesOf } from '#shared/routes/resource-paths.ts';
 import type { Route } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import type { HttpResponse, RequestOptions } from '../support/https-client.ts';
 import { authPolicyBody, M } from '../support/management-fixtures.ts';
-import { startTestController, type TestController } from '../support/test-controller.ts';
+import { useTestController } from '../support/use-controller.ts';
 
 /**
  * Every route of the table, with generated bodies, query strings, headers, path ids and callers: whatever is sent, the
@@ -15,7 +15,11 @@ import { startTestController, type TestController } from '../support/test-contro
 // A handful per route keeps the sweep to seconds; SWEEP_RUNS_PER_ROUTE=500 searches deeper before a release.
 const RUNS_PER_ROUTE = Number(process.env.SWEEP_RUNS_PER_ROUTE) || 12;
 
-let controller: TestController;
+// The sweep logs its callers in again whenever a run ends their session: per-username throttling would answer its own
+// fixture logins 429 on a long sweep (SWEEP_RUNS_PER_ROUTE); the per-address limit stays on.
+const controller = useTestController({
+  loginRateLimit: { perIp: 100_000, perUsername: 0, perSourceAndUsername: 0, windowSeconds: 60 },
+});
 
 // --- Who calls -------------------------------------------------------------------------------------------------------
 
@@ -56,13 +60,13 @@ async function tokenOf(caller: Exclude<Caller, 'anonymous'>): Promise<string> {
   if (known) return known;
   let token: string;
   if (caller === 'admin') {
-    token = await controller.login();
+    token = await controller().login();
   } else {
     try {
-      token = await controller.login(user.name, USER_PASSWORD);
+      token = await controller().login(user.name, USER_PASSWORD);
     } catch {
       await createUser();
-      token = await controller.login(user.name, USER_PASSWORD);
+      token = await controller().login(user.name, USER_PASSWORD);
     }
   }
   sessions.set(caller, token);
@@ -71,13 +75,13 @@ async function tokenOf(caller: Exclude<Caller, 'anonymous'>): Promise<string> {
 
 /** Whether a session still works: a 401 may only mean that the user called an admin route. */
 async function isLive(token: string): Promise<boolean> {
-  return (await controller.call('GET', `${M}/current-api-session`, { token })).status === 200;
+  return (await controller().call('GET', `${M}/current-api-session`, { token })).status === 200;
 }
 
 /** One call as a caller. A session that has ended (runs end sessions) is dropped, so that the next call logs in. */
 async function callAs(caller: Caller, method: string, path: string, options: RequestOptions = {}) {
   const token = caller === 'anonymous' ? undefined : await tokenOf(caller);
-  const response = await controller.call(method, path, { ...options, ...(token ? { token } : {}) });
+  const response = await controller().call(method, path, { ...options, ...(token ? { token } : {}) });
   if (response.status === 401 && caller !== 'anonymous' && !(await isLive(token!))) sessions.delete(caller);
   return response;
 }
@@ -511,18 +515,10 @@ async function refreshIds(collection: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  // The sweep logs its callers in again whenever a run ends their session: per-username throttling would answer its
-  // own fixture logins 429 on a long sweep (SWEEP_RUNS_PER_ROUTE); the per-address limit stays on.
-  controller = await startTestController({
-    loginRateLimit: { perIp: 100_000, perUsername: 0, perSourceAndUsername: 0, windowSeconds: 60 },
-  });
   for (const collection of collections) existingIds.set(collection, await idsIn(collection, 'admin'));
   await createUser();
   await created('/auth-policies', authPolicyBody('sweep-policy', LOCKOUT));
   await created('/identities', { name: 'sweep-bystander', type: 'Router', isAdmin: false, roleAttributes: ['a'] });
-});
-afterAll(async () => {
-  await controller.close();
 });
 
 describe('no generated request makes any route answer 5xx', () => {
@@ -535,11 +531,11 @@ describe('no generated request makes any route answer 5xx', () => {
         await refreshIds(refreshed);
       await fc.assert(
         fc.asyncProperty(requestsFor(route), async (request) => {
-          const logged = controller.logLines.length;
+          const logged = controller().logLines.length;
           const response = await send(route, request);
           if (response.status < 500) return;
-          const faults = controller.logLines
-            .slice(logged)
+          const faults = controller()
+            .logLines.slice(logged)
             .filter((line) => line.includes('"level":"error"'))
             .map((line) => clip(line, 600));
           expect.fail([`answered ${response.status}: ${describeRequest(route.method, request)}`, ...faults].join('\n'));
