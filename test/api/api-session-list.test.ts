@@ -1,9 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
-import { mapBounded } from '#shared/map-bounded.ts';
-import type { Deps } from '#shared/ports/deps.ts';
 import { count } from '#shared/store/index-queries.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { storeApiSessions } from '../support/stored-api-sessions.ts';
 
 const TIMEOUT_MINUTES = 5;
 const { controller, relogin, call, createdId } = useAdminController({ apiSessionTimeoutMinutes: TIMEOUT_MINUTES });
@@ -22,25 +20,9 @@ beforeAll(() => {
 const createIdentity = (name: string): Promise<string> =>
   createdId('/identities', { name, type: 'User', isAdmin: false });
 
-/** Stores sessions straight through the store (what a login writes), idle for `idleMinutes` already. */
-async function seedSessions(identityId: string, howMany: number, idleMinutes = 0): Promise<string[]> {
-  const deps: Deps = {
-    ...controller().deps,
-    now: () => new Date(controller().deps.now().getTime() - idleMinutes * 60_000),
-  };
-  return mapBounded(Array.from({ length: howMany }), 8, async () => {
-    const { session, ops } = createApiSessionOps(deps, {
-      identityId,
-      authenticatorId: 'seeded',
-      ipAddress: '127.0.0.1',
-      configTypes: [],
-      totpPending: false,
-      extJwtPending: false,
-    });
-    await deps.store.transact(ops);
-    return session.id;
-  });
-}
+/** Stores sessions straight through the store (what a login writes), idle for `idleMinutes` already; their ids. */
+const seedSessions = async (identityId: string, howMany: number, idleMinutes = 0): Promise<string[]> =>
+  (await storeApiSessions(controller().deps, identityId, howMany, idleMinutes)).map((session) => session.id);
 
 async function listAll(query = ''): Promise<{ ids: string[]; totalCount: number }> {
   const response = await call('GET', `/api-sessions?limit=500${query}`);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 import type { HttpResponse } from '../support/https-client.ts';
 import { M } from '../support/management-fixtures.ts';
+import { storeApiSessions } from '../support/stored-api-sessions.ts';
 import { ADMIN_PASSWORD, ADMIN_USERNAME } from '../support/test-controller.ts';
 
 const TIMEOUT_MINUTES = 5;
@@ -283,19 +283,7 @@ describe('a disabled identity', () => {
 
   it('has every session end, more than one transaction removes, and none comes back on enable', async () => {
     const user = await createUser();
-    const tokens: string[] = [];
-    for (let i = 0; i < 60; i++) {
-      const { token, ops } = createApiSessionOps(controller().deps, {
-        identityId: user.identityId,
-        authenticatorId: 'seeded',
-        ipAddress: '127.0.0.1',
-        configTypes: [],
-        totpPending: false,
-        extJwtPending: false,
-      });
-      await controller().deps.store.transact(ops);
-      tokens.push(token);
-    }
+    const tokens = (await storeApiSessions(controller().deps, user.identityId, 60)).map((session) => session.token);
 
     await call('POST', `/identities/${user.identityId}/disable`, { durationMinutes: 0 });
     await call('POST', `/identities/${user.identityId}/enable`);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { expectCouldNotValidate } from '../support/expect-could-not-validate.ts';
 import { M } from '../support/management-fixtures.ts';
+import { storeApiSessions } from '../support/stored-api-sessions.ts';
 import { tableItemCount, tableItems } from '../support/table-items.ts';
 
 const { controller, admin, relogin, call, createdId } = useAdminController({ apiSessionTimeoutMinutes: 30 });
@@ -345,19 +345,7 @@ describe('delete', () => {
 
   it('ends every API session even when there are more than one transaction holds', async () => {
     const id = await createIdentity({ name: 'many-sessions' });
-    const tokens: string[] = [];
-    for (let i = 0; i < 60; i++) {
-      const { token, ops } = createApiSessionOps(controller().deps, {
-        identityId: id,
-        authenticatorId: 'none',
-        ipAddress: '127.0.0.1',
-        configTypes: [],
-        totpPending: false,
-        extJwtPending: false,
-      });
-      await controller().deps.store.transact(ops);
-      tokens.push(token);
-    }
+    await storeApiSessions(controller().deps, id, 60);
     expect((await call('GET', `/identities/${id}`)).body.data.hasApiSession).toBe(true);
 
     const disabled = await call('POST', `/identities/${id}/disable`, { durationMinutes: 0 });
