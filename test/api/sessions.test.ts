@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { sessions } from '#shared/entities/session.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { csrFor } from '../support/pki-fixtures.ts';
 
 const { controller, call, createdId } = useAdminController();
 
@@ -157,6 +158,74 @@ describe('POST /sessions (client)', () => {
     expect((await client('POST', '/sessions', carol.token, { serviceId: net.serviceId, type: 'Dial' })).status).toBe(
       404,
     );
+  });
+});
+
+describe('edge routers, which no router process reports to', () => {
+  // Routers report themselves (online, hostname, listeners) over the reference controller's router control channel,
+  // which this controller does not have: enrolling is as far as a router gets, so none is ever online here.
+  it('are listed in Dial and Bind sessions offline, without urls or protocols, and shown offline everywhere', async () => {
+    const net = await network();
+    await createdId('/service-policies', {
+      name: unique('sess-sp-bind'),
+      semantic: 'AnyOf',
+      type: 'Bind',
+      identityRoles: [`#${net.users}`],
+      serviceRoles: [`#${net.tag}-svc`],
+    });
+    const alice = await user([net.users]);
+    const token = (await call('GET', `/edge-routers/${net.routerId}`)).body.data.enrollmentToken;
+    const csr = await csrFor('sess-er');
+    const enrolled = await controller().call('POST', `${C}/enroll/erott`, {
+      body: { token, clientCsr: csr.csr, serverCsr: csr.csr },
+    });
+    expect(enrolled.status, enrolled.text).toBe(200);
+    const router = (await call('GET', `/edge-routers/${net.routerId}`)).body.data;
+
+    const dial = await client('POST', '/sessions', alice.token, { serviceId: net.serviceId, type: 'Dial' });
+    const bind = await client('POST', '/sessions', alice.token, { serviceId: net.serviceId, type: 'Bind' });
+
+    const offline = {
+      name: router.name,
+      hostname: '',
+      supportedProtocols: {},
+      urls: {},
+      syncStatus: 'SYNC_UNKNOWN',
+      isOnline: false,
+      cost: 7,
+      noTraversal: false,
+      disabled: false,
+      appData: {},
+    };
+    expect([dial.status, bind.status]).toEqual([201, 201]);
+    expectMatchesSpec('client', 'POST', '/sessions', 201, bind.body);
+    expect(dial.body.data.edgeRouters).toEqual([offline]);
+    expect(bind.body.data.edgeRouters).toEqual([offline]);
+    expect((await client('GET', `/sessions/${dial.body.data.id}`, alice.token)).body.data.edgeRouters).toEqual([
+      offline,
+    ]);
+    expect((await call('GET', `/sessions/${bind.body.data.id}`)).body.data.edgeRouters).toEqual([offline]);
+
+    // The router itself: enrolled, and still offline with nothing reported, on both APIs.
+    expect(router).toMatchObject({
+      isVerified: true,
+      isOnline: false,
+      hostname: '',
+      supportedProtocols: {},
+      syncStatus: 'SYNC_UNKNOWN',
+    });
+    const { urls: _sessionOnly, ...clientView } = offline;
+    const forService = await client('GET', `/services/${net.serviceId}/edge-routers`, alice.token);
+    expectMatchesSpec('client', 'GET', '/services/{id}/edge-routers', 200, forService.body);
+    expect(forService.body.data.edgeRouters).toEqual([clientView]);
+    const mine = await client('GET', '/current-identity/edge-routers', alice.token);
+    expect(mine.body.data).toEqual([expect.objectContaining({ id: net.routerId, ...clientView })]);
+    const identity = await call('GET', `/identities/${alice.identityId}`);
+    expect(identity.body.data).toMatchObject({ hasEdgeRouterConnection: false, edgeRouterConnectionStatus: 'offline' });
+    const advice = await call('GET', `/identities/${alice.identityId}/policy-advice/${net.serviceId}`);
+    expect(advice.body.data.commonRouters).toEqual([
+      expect.objectContaining({ id: net.routerId, name: router.name, isOnline: false }),
+    ]);
   });
 });
 
