@@ -51,9 +51,12 @@ export function parseGoDuration(text: string): number | undefined {
 }
 
 /**
- * `PUT /identities/{id}/trace`: starts tracing the identity's data flows for `duration` under `traceId` (a new one
- * when none is given), on the channels named (`all` when none), or stops it (`enabled` false). The spec is kept on
- * the identity (routers read it from there) and answered as `{enabled, traceId, until}`.
+ * `PUT /identities/{id}/trace`: starts tracing the identity for `duration` under `traceId` (a new one when none is
+ * given), or stops it (`enabled` false); answered as `{enabled, traceId, until}`. The trace is kept on the identity
+ * (`tracing`, which its views do not show): until `until`, every log line of a request the identity makes carries the
+ * `traceId` (the authentication middleware stamps it), as the reference stamps its traced identity's requests. The
+ * `channels` named (`all` when none) are kept but select nothing: this controller's log lines have no channels.
+ * Starting and stopping are logged, with the trace.
  */
 export const updateIdentityTracing = documented(
   async (request, deps) => {
@@ -79,6 +82,9 @@ export const updateIdentityTracing = documented(
       const next = { ...rest, ...(tracing ? { tracing } : {}), updatedAt: deps.now().toISOString() };
       await deps.store.transact(deps.store.replaceOps(identities, stored, next));
     });
+    const identityId = request.pathParameters.id;
+    if (tracing) request.logger.info('identity trace started', { tracedIdentityId: identityId, ...tracing });
+    else request.logger.info('identity trace stopped', { tracedIdentityId: identityId });
     return ok(tracing ? { enabled: true, traceId: tracing.traceId, until: tracing.until } : { enabled: false });
   },
   { body: traceSpecSchema },

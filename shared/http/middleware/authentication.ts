@@ -1,10 +1,14 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { traceLogFields } from '../../auth/identity-trace.ts';
 import { resolveCaller } from '../../auth/resolve-caller.ts';
 import type { Deps } from '../../ports/deps.ts';
 import type { ControllerContext } from './controller-context.ts';
 
-/** Resolves the caller and enforces the route's auth level before the operation runs. */
+/**
+ * Resolves the caller and enforces the route's auth level before the operation runs; the request's log lines name the
+ * caller's identity, and the trace id while an admin traces it.
+ */
 export function authentication(
   deps: () => Deps,
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ControllerContext> {
@@ -17,7 +21,10 @@ export function authentication(
       const caller = await resolveCaller(deps(), request.event.headers, route.auth);
       if (caller) {
         state.caller = caller;
-        state.logger = state.logger.child({ identityId: caller.identity.id });
+        state.logger = state.logger.child({
+          identityId: caller.identity.id,
+          ...traceLogFields(caller.identity, deps().now()),
+        });
       }
     },
   };
