@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_PASSWORD, startTestController, type TestController } from '../support/test-controller.ts';
+import { ADMIN_PASSWORD } from '../support/test-controller.ts';
+import { useTestController } from '../support/use-controller.ts';
 
 const README = new URL('../../README.md', import.meta.url);
 const SECTION = '## Your first network';
@@ -30,20 +31,18 @@ async function walkthrough(origin: string): Promise<{ script: string; expected: 
 }
 
 describe('the README first-network walkthrough', () => {
-  let controller: TestController;
+  const controller = useTestController();
   let workDir: string;
 
   beforeAll(async () => {
-    controller = await startTestController();
     workDir = await mkdtemp(join(tmpdir(), 'readme-walkthrough-'));
   });
   afterAll(async () => {
-    await controller?.close();
     if (workDir) await rm(workDir, { recursive: true, force: true });
   });
 
   it('runs as written in sh and prints what the README says it prints', { timeout: 180_000 }, async () => {
-    const { script, expected } = await walkthrough(controller.origin);
+    const { script, expected } = await walkthrough(controller().origin);
     // `node` in the walkthrough is whichever Node the reader has; here, the one running the tests.
     const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` };
 
@@ -58,7 +57,7 @@ describe('the README first-network walkthrough', () => {
       const jwt = await readFile(join(workDir, `${name}.jwt`), 'utf8');
       expect(jwt, `${name}.jwt`).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
       const claims = JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString());
-      expect(claims).toMatchObject({ em: 'ott', iss: controller.origin });
+      expect(claims).toMatchObject({ em: 'ott', iss: controller().origin });
     }
   });
 });
