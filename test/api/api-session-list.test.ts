@@ -153,9 +153,10 @@ describe('GET /api-sessions cost', () => {
 
     expect(withLive.requests).toBe(baseline.requests);
     expect(withLive.totalCount).toBe(baseline.totalCount + 300);
-    // While expired sessions remain, a page also reads back and removes one transaction's worth of them, and may read
-    // past those among the page's ids.
-    for (const sent of sweeping) expect(sent).toBeLessThanOrEqual(baseline.requests + 3);
+    // While expired sessions remain, a page also reads back and removes one transaction's worth of them (two
+    // requests), and may read past those among the page's ids: each key read asks for at least as many as all before
+    // it, so one or two more, as the random ids happen to interleave expired and live sessions.
+    for (const sent of sweeping) expect(sent).toBeLessThanOrEqual(baseline.requests + 4);
     expect(afterSweeping).toEqual(withLive);
   });
 });
