@@ -12,6 +12,7 @@ import { parseWith } from '#shared/http/validate.ts';
 import { newToken } from '#shared/ids.ts';
 import { withEnrollmentJwt } from '#shared/pki/enrollment-jwt.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import { ENROLLMENTS } from '#shared/routes/groups/pki-routes.ts';
 import { idField } from '#shared/schemas/common-fields.ts';
 import { usernameField } from '#shared/schemas/credential-fields.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
@@ -126,11 +127,6 @@ const refreshEnrollment: Operation = documented(
 );
 
 export const enrollmentOperations: Record<string, Operation> = {
-  ...crudOperations(enrollmentApi, {
-    list: 'listEnrollments',
-    create: 'createEnrollment',
-    detail: 'detailEnrollment',
-    delete: 'deleteEnrollment',
-  }),
+  ...crudOperations(ENROLLMENTS, enrollmentApi),
   refreshEnrollment,
 };

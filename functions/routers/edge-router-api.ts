@@ -142,6 +142,6 @@ function updateEdgeRouter(action: 'replace' | 'patch'): Operation {
 }
 
 export const updateEdgeRouterOperations = {
-  updateEdgeRouter: updateEdgeRouter('replace'),
-  patchEdgeRouter: updateEdgeRouter('patch'),
+  replace: updateEdgeRouter('replace'),
+  patch: updateEdgeRouter('patch'),
 };

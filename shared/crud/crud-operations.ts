@@ -9,19 +9,10 @@ import { parseListParams } from '../list/list-params.ts';
 import { mapBounded } from '../map-bounded.ts';
 import { moveServiceAccessMarkers } from '../policy/service-access-fan-out.ts';
 import type { Deps } from '../ports/deps.ts';
+import type { CrudAction, CrudResource } from '../routes/crud-resource.ts';
 import { deleteEntity } from '../store/delete-entity.ts';
 import { backOff, ConcurrentModificationError, type Stored } from '../store/entity-store.ts';
 import type { EntityApi, WriteContext } from './entity-api.ts';
-
-/** The operation names a collection's CRUD operations are registered under in the route table. */
-export interface CrudOperationNames {
-  readonly list?: string;
-  readonly create?: string;
-  readonly detail?: string;
-  readonly replace?: string;
-  readonly patch?: string;
-  readonly delete?: string;
-}
 
 /** How many views of a page are built at once (each may read DynamoDB). */
 export const VIEW_CONCURRENCY = 16;
@@ -73,21 +64,14 @@ function context(request: OperationRequest, deps: Deps): WriteContext {
   return { deps, request, now: deps.now().toISOString() };
 }
 
-/**
- * The standard operations of a collection (list, create, detail, replace, patch, delete) for an entity type,
- * registered under the route table's operation names. Each carries its request schema or list query as `docs`, which
- * the API documents are generated from (`shared/openapi/`).
- */
-export function crudOperations<D extends BaseDocument, C, R, P>(
-  api: EntityApi<D, C, R, P>,
-  names: CrudOperationNames,
-): Record<string, Operation> {
-  const { def } = api;
-  const operations: Record<string, Operation> = {};
-
-  if (names.list) {
+/** The kit's operation for each action of a collection, from the type's API. */
+const KIT_OPERATIONS: {
+  readonly [A in CrudAction]: <D extends BaseDocument, C, R, P>(api: EntityApi<D, C, R, P>) => Operation;
+} = {
+  list: (api) => {
+    const { def } = api;
     const roleFilter = api.roleFilter ?? false;
-    operations[names.list] = documented(
+    return documented(
       async (request, deps) => {
         const params = parseListParams(request.query, def.filterable, { roleFilter });
         const page = await listEntities(deps, def, params);
@@ -98,19 +82,17 @@ export function crudOperations<D extends BaseDocument, C, R, P>(
       },
       { list: { roleFilter } },
     );
-  }
+  },
 
-  if (names.detail) {
-    operations[names.detail] = async (request, deps) => {
-      const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
-      return ok(await api.view(deps, stored.doc));
-    };
-  }
+  detail: (api) => async (request, deps) => {
+    const stored = await getOrNotFound(deps, api.def, request.pathParameters.id ?? '');
+    return ok(await api.view(deps, stored.doc));
+  },
 
-  if (names.create) {
-    const { createSchema, create } = api;
+  create: (api) => {
+    const { def, createSchema, create } = api;
     if (!createSchema || !create) throw new Error(`${def.label} has no create`);
-    operations[names.create] = documented(
+    return documented(
       async (request, deps) => {
         const input = parseWith(createSchema, bodyOf(request));
         const id = newId();
@@ -122,42 +104,14 @@ export function crudOperations<D extends BaseDocument, C, R, P>(
       },
       { body: createSchema },
     );
-  }
+  },
 
-  const update = (action: 'replace' | 'patch'): Operation => {
-    const schema = action === 'replace' ? api.replaceSchema : api.patchSchema;
-    const { replace, patch } = api;
-    if (!schema || (action === 'replace' ? !replace : !patch)) throw new Error(`${def.label} has no ${action}`);
-    return documented(
-      async (request, deps) => {
-        const input = parseWith(schema, bodyOf(request));
-        const sent = sentKeys(request.body);
-        const versions = await withOptimisticRetry(async () => {
-          const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
-          const ctx = context(request, deps);
-          api.guard?.(stored.doc, action, ctx);
-          const next =
-            action === 'replace'
-              ? await replace!(stored.doc, input as R, ctx)
-              : await patch!(stored.doc, input as P, sent, ctx);
-          const updated = { ...next, updatedAt: ctx.now };
-          await deps.store.transact([
-            ...deps.store.replaceOps(def, stored, updated),
-            ...(api.updateOps?.(updated, ctx) ?? []),
-          ]);
-          return [stored.doc, updated];
-        });
-        await moveServiceAccessMarkers(deps, def, versions);
-        return empty();
-      },
-      { body: schema },
-    );
-  };
-  if (names.replace) operations[names.replace] = update('replace');
-  if (names.patch) operations[names.patch] = update('patch');
+  replace: (api) => updateOperation(api, 'replace'),
+  patch: (api) => updateOperation(api, 'patch'),
 
-  if (names.delete) {
-    operations[names.delete] = async (request, deps) => {
+  delete: (api) => {
+    const { def } = api;
+    return async (request, deps) => {
       const deleted = await withOptimisticRetry(async () => {
         const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
         api.guard?.(stored.doc, 'delete', context(request, deps));
@@ -171,7 +125,54 @@ export function crudOperations<D extends BaseDocument, C, R, P>(
       request.logger.info(`${def.label} deleted`, { id: request.pathParameters.id });
       return empty();
     };
-  }
+  },
+};
 
-  return operations;
+function updateOperation<D extends BaseDocument, C, R, P>(
+  api: EntityApi<D, C, R, P>,
+  action: 'replace' | 'patch',
+): Operation {
+  const { def, replace, patch } = api;
+  const schema = action === 'replace' ? api.replaceSchema : api.patchSchema;
+  if (!schema || (action === 'replace' ? !replace : !patch)) throw new Error(`${def.label} has no ${action}`);
+  return documented(
+    async (request, deps) => {
+      const input = parseWith(schema, bodyOf(request));
+      const sent = sentKeys(request.body);
+      const versions = await withOptimisticRetry(async () => {
+        const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
+        const ctx = context(request, deps);
+        api.guard?.(stored.doc, action, ctx);
+        const next =
+          action === 'replace'
+            ? await replace!(stored.doc, input as R, ctx)
+            : await patch!(stored.doc, input as P, sent, ctx);
+        const updated = { ...next, updatedAt: ctx.now };
+        await deps.store.transact([
+          ...deps.store.replaceOps(def, stored, updated),
+          ...(api.updateOps?.(updated, ctx) ?? []),
+        ]);
+        return [stored.doc, updated];
+      });
+      await moveServiceAccessMarkers(deps, def, versions);
+      return empty();
+    },
+    { body: schema },
+  );
+}
+
+/**
+ * The operations of a collection (`CrudResource`, declared with the route table) for an entity type, named as the
+ * resource names them: the route table's lines and these operations come from the one declaration. Each carries its
+ * request schema or list query as `docs`, which the API documents are generated from (`shared/openapi/`). `custom`
+ * serves an action with an operation of the type's own instead of the kit's (a list that reads otherwise).
+ */
+export function crudOperations<D extends BaseDocument, C, R, P>(
+  resource: CrudResource,
+  api: EntityApi<D, C, R, P>,
+  custom: Partial<Record<CrudAction, Operation>> = {},
+): Record<string, Operation> {
+  return Object.fromEntries(
+    resource.actions.map((action) => [resource.names[action], custom[action] ?? KIT_OPERATIONS[action](api)]),
+  );
 }
