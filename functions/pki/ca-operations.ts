@@ -10,16 +10,6 @@ import { refreshTruststore } from '#shared/pki/trusted-cas.ts';
 import { CAS } from '#shared/routes/groups/pki-routes.ts';
 import { caApi } from './ca-api.ts';
 
-const crud = crudOperations(CAS, caApi);
-
-/** Deleting a CA takes it out of the mTLS truststore once the delete has committed. */
-const deleteCa: Operation = async (request, deps) => {
-  const stored = await getOrNotFound(deps, cas, request.pathParameters.id ?? '');
-  const result = await crud[CAS.names.delete]!(request, deps);
-  if (stored.doc.isVerified) await refreshTruststore(deps);
-  return result;
-};
-
 /** The certificate a verify request carries, or the reference's 400 for what it is instead. */
 function verificationCertificate(body: string | undefined) {
   try {
@@ -75,4 +65,4 @@ const getCaJwt: Operation = async (request, deps) => {
   return { statusCode: 200, body: await jwt, headers: { 'content-type': 'application/jwt' } };
 };
 
-export const caOperations: Record<string, Operation> = { ...crud, [CAS.names.delete]: deleteCa, verifyCa, getCaJwt };
+export const caOperations: Record<string, Operation> = { ...crudOperations(CAS, caApi), verifyCa, getCaJwt };

@@ -5,13 +5,14 @@ import { edgeRouters } from '#shared/entities/edge-router.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
 import { EDGE_ROUTERS, ROUTERS, TERMINATORS, TRANSIT_ROUTERS } from '#shared/routes/groups/routers-routes.ts';
-import { edgeRouterApi, updateEdgeRouterOperations } from './edge-router-api.ts';
+import { edgeRouterApi } from './edge-router-api.ts';
 import { reEnrollEdgeRouter } from './re-enroll-edge-router.ts';
-import { listServiceTerminators, terminatorApi } from './terminator-api.ts';
+import { listServiceTerminators } from './service-terminators.ts';
+import { terminatorApi } from './terminator-api.ts';
 import { transitRouterApi } from './transit-router-api.ts';
 
 export const operations: OperationMap = {
-  ...crudOperations(EDGE_ROUTERS, edgeRouterApi, updateEdgeRouterOperations),
+  ...crudOperations(EDGE_ROUTERS, edgeRouterApi),
   reEnrollEdgeRouter,
   listEdgeRouterRoleAttributes: (request, deps) => listRoleAttributes(request, deps, edgeRouters.collection),
   // One type under the reference's two names for it.

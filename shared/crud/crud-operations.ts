@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import { notFound } from '../errors/api-error.ts';
 import { created, empty, list, ok } from '../http/envelope.ts';
@@ -6,16 +7,25 @@ import { parseWith } from '../http/validate.ts';
 import { newId } from '../ids.ts';
 import { listEntities } from '../list/list-entities.ts';
 import { parseListParams } from '../list/list-params.ts';
-import { mapBounded } from '../map-bounded.ts';
 import { moveServiceAccessMarkers } from '../policy/service-access-fan-out.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { CrudAction, CrudResource } from '../routes/crud-resource.ts';
 import { deleteEntity } from '../store/delete-entity.ts';
-import { backOff, ConcurrentModificationError, type Stored } from '../store/entity-store.ts';
+import { backOff, ConcurrentModificationError, MAX_TRANSACTION_ITEMS, type Stored } from '../store/entity-store.ts';
+import type { WriteOp } from '../store/write-op.ts';
 import type { EntityApi, WriteContext } from './entity-api.ts';
+import { pageViews } from './page-views.ts';
+import {
+  mergedNested,
+  mergedPatch,
+  nestedPatchSchema,
+  patchSchemaOf,
+  sentFields,
+  sentKeys,
+  tagsOf,
+} from './patch-body.ts';
+import { createdVariant, patchedVariant, replacedVariant } from './variants.ts';
 
-/** How many views of a page are built at once (each may read DynamoDB). */
-export const VIEW_CONCURRENCY = 16;
 /**
  * How often a read-modify-write that lost to a concurrent writer runs again (with back-off): bursts of a few dozen
  * updates of one entity from clients that do not retry (the ziti CLI, Terraform) all get through.
@@ -25,16 +35,6 @@ const OPTIMISTIC_ATTEMPTS = 12;
 /** The request body as an object: a missing body is validated as `{}` so the schema names the missing fields. */
 function bodyOf(request: OperationRequest): unknown {
   return request.body === undefined ? {} : request.body;
-}
-
-/** The top-level keys a JSON object body had, which is what a PATCH changes. */
-export function sentKeys(body: unknown): ReadonlySet<string> {
-  return new Set(body !== null && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : []);
-}
-
-/** The fields of a parsed PATCH body its sender actually sent (schema defaults and absent keys left out). */
-export function sentFields<T extends object>(input: T, sent: ReadonlySet<string>): Partial<T> {
-  return Object.fromEntries(Object.entries(input).filter(([key]) => sent.has(key))) as Partial<T>;
 }
 
 /** Reads an entity or answers 404. */
@@ -64,6 +64,22 @@ function context(request: OperationRequest, deps: Deps): WriteContext {
   return { deps, request, now: deps.now().toISOString() };
 }
 
+/**
+ * A new entity's document as the kit writes it, with the writes that commit with it: the type's create, with the id,
+ * the timestamps and the body's tags set.
+ */
+export async function newEntity<D extends BaseDocument, C, R, P>(
+  api: EntityApi<D, C, R, P>,
+  input: C,
+  ctx: WriteContext & { readonly id: string },
+): Promise<{ doc: D; ops: readonly WriteOp[] }> {
+  if (!api.create) throw new Error(`${api.def.label} has no create`);
+  const body = api.variants ? createdVariant(api.variants, api.def.label, input as object) : input;
+  const { doc, ops = [] } = await api.create(body as C, ctx);
+  const stamped = { ...doc, id: ctx.id, createdAt: ctx.now, updatedAt: ctx.now, tags: tagsOf(input) };
+  return { doc: stamped as unknown as D, ops };
+}
+
 /** The kit's operation for each action of a collection, from the type's API. */
 const KIT_OPERATIONS: {
   readonly [A in CrudAction]: <D extends BaseDocument, C, R, P>(api: EntityApi<D, C, R, P>) => Operation;
@@ -75,10 +91,7 @@ const KIT_OPERATIONS: {
       async (request, deps) => {
         const params = parseListParams(request.query, def.filterable, { roleFilter });
         const page = await listEntities(deps, def, params);
-        const views = api.viewPage
-          ? await api.viewPage(deps, page.items)
-          : await mapBounded(page.items, VIEW_CONCURRENCY, (doc) => api.view(deps, doc));
-        return list(views, page.pagination, Object.keys(def.filterable));
+        return list(await pageViews(deps, api, page.items), page.pagination, Object.keys(def.filterable));
       },
       { list: { roleFilter } },
     );
@@ -95,19 +108,18 @@ const KIT_OPERATIONS: {
     return documented(
       async (request, deps) => {
         const input = parseWith(createSchema, bodyOf(request));
-        const id = newId();
-        const { doc, ops = [] } = await create(input, { ...context(request, deps), id });
+        const { doc, ops } = await newEntity(api, input, { ...context(request, deps), id: newId() });
         await deps.store.transact([...deps.store.createOps(def, doc), ...ops]);
         await moveServiceAccessMarkers(deps, def, [doc]);
-        request.logger.info(`${def.label} created`, { id });
-        return created(def.collection, id);
+        request.logger.info(`${def.label} created`, { id: doc.id });
+        return created(def.collection, doc.id);
       },
       { body: createSchema },
     );
   },
 
-  replace: (api) => updateOperation(api, 'replace'),
-  patch: (api) => updateOperation(api, 'patch'),
+  replace: (api) => replaceOperation(api),
+  patch: (api) => patchOperation(api),
 
   delete: (api) => {
     const { def } = api;
@@ -122,19 +134,62 @@ const KIT_OPERATIONS: {
         return stored.doc;
       });
       await moveServiceAccessMarkers(deps, def, [deleted]);
+      await api.afterDelete?.(deps, deleted);
       request.logger.info(`${def.label} deleted`, { id: request.pathParameters.id });
       return empty();
     };
   },
 };
 
+/** PUT: the fields the type's replace maps from the body over the stored document, with the body's tags. */
+function replaceOperation<D extends BaseDocument, C, R, P>(api: EntityApi<D, C, R, P>): Operation {
+  const { replace } = api;
+  if (!api.replaceSchema || !replace) throw new Error(`${api.def.label} has no replace`);
+  const { variants, def } = api;
+  return updateOperation(api, 'replace', api.replaceSchema, async (before, input, _sent, ctx) => {
+    const body = variants ? replacedVariant(variants, def.label, asRecord(before), input as object) : input;
+    return { ...(await replace(before, body as R, ctx)), tags: tagsOf(input) };
+  });
+}
+
+/**
+ * PATCH: the type's own patch, or the replace of the stored document (as a replace body) with the sent keys over it;
+ * tags change only when sent.
+ */
+function patchOperation<D extends BaseDocument, C, R, P>(api: EntityApi<D, C, R, P>): Operation {
+  const { patch, replace, replaceSchema, variants, def, nestedPatch } = api;
+  const keptOnNull: readonly string[] = api.keptOnNull ?? [];
+  const schema =
+    api.patchSchema ??
+    (replaceSchema && (nestedPatch ? nestedPatchSchema(replaceSchema) : patchSchemaOf(replaceSchema, keptOnNull)));
+  if (!schema || !(patch || replace)) throw new Error(`${def.label} has no patch`);
+  return updateOperation(api, 'patch', schema, async (before, input, sent, ctx) => {
+    const tags = sent.has('tags') ? { tags: tagsOf(input) } : {};
+    if (patch) return { ...(await patch(before, input as P, sent, ctx)), ...tags };
+    const current = api.asInput ? api.asInput(before) : (before as unknown as R);
+    const changed = sentFields(input as Record<string, unknown>, sent);
+    const merged = nestedPatch ? mergedNested(current, changed) : mergedPatch(current, changed, keptOnNull);
+    const body = variants ? patchedVariant(variants, def.label, asRecord(before), changed, merged as object) : merged;
+    return { ...(await replace!(before, body as R, ctx)), ...tags };
+  });
+}
+
+/** A stored document as the plain record the variant checks read. */
+function asRecord(doc: BaseDocument): Readonly<Record<string, unknown>> {
+  return doc as unknown as Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A replace or patch: the stored document with the fields `change` gives over it, written with the type's own update
+ * writes in one version-checked transaction, again when a concurrent writer got there first.
+ */
 function updateOperation<D extends BaseDocument, C, R, P>(
   api: EntityApi<D, C, R, P>,
   action: 'replace' | 'patch',
+  schema: z.ZodType,
+  change: (before: D, input: unknown, sent: ReadonlySet<string>, ctx: WriteContext) => Promise<Partial<D>>,
 ): Operation {
-  const { def, replace, patch } = api;
-  const schema = action === 'replace' ? api.replaceSchema : api.patchSchema;
-  if (!schema || (action === 'replace' ? !replace : !patch)) throw new Error(`${def.label} has no ${action}`);
+  const { def } = api;
   return documented(
     async (request, deps) => {
       const input = parseWith(schema, bodyOf(request));
@@ -143,15 +198,11 @@ function updateOperation<D extends BaseDocument, C, R, P>(
         const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
         const ctx = context(request, deps);
         api.guard?.(stored.doc, action, ctx);
-        const next =
-          action === 'replace'
-            ? await replace!(stored.doc, input as R, ctx)
-            : await patch!(stored.doc, input as P, sent, ctx);
-        const updated = { ...next, updatedAt: ctx.now };
-        await deps.store.transact([
-          ...deps.store.replaceOps(def, stored, updated),
-          ...(api.updateOps?.(updated, ctx) ?? []),
-        ]);
+        const updated = { ...stored.doc, ...(await change(stored.doc, input, sent, ctx)), updatedAt: ctx.now } as D;
+        const ops = deps.store.replaceOps(def, stored, updated);
+        const own =
+          (await api.updateOps?.(stored.doc, updated, { ...ctx, room: MAX_TRANSACTION_ITEMS - ops.length })) ?? [];
+        await deps.store.transact([...ops, ...own]);
         return [stored.doc, updated];
       });
       await moveServiceAccessMarkers(deps, def, versions);
