@@ -24,7 +24,7 @@ import {
   sentKeys,
   tagsOf,
 } from './patch-body.ts';
-import { createdVariant, patchedVariant, replacedVariant } from './variants.ts';
+import { checkedVariant, patchedVariant } from './variants.ts';
 
 /**
  * How often a read-modify-write that lost to a concurrent writer runs again (with back-off): bursts of a few dozen
@@ -74,7 +74,7 @@ export async function newEntity<D extends BaseDocument, C, R, P>(
   ctx: WriteContext & { readonly id: string },
 ): Promise<{ doc: D; ops: readonly WriteOp[] }> {
   if (!api.create) throw new Error(`${api.def.label} has no create`);
-  const body = api.variants ? createdVariant(api.variants, api.def.label, input as object) : input;
+  const body = api.variants ? checkedVariant(api.variants, api.def.label, input as object) : input;
   const { doc, ops = [] } = await api.create(body as C, ctx);
   const stamped = { ...doc, id: ctx.id, createdAt: ctx.now, updatedAt: ctx.now, tags: tagsOf(input) };
   return { doc: stamped as unknown as D, ops };
@@ -147,7 +147,7 @@ function replaceOperation<D extends BaseDocument, C, R, P>(api: EntityApi<D, C, 
   if (!api.replaceSchema || !replace) throw new Error(`${api.def.label} has no replace`);
   const { variants, def } = api;
   return updateOperation(api, 'replace', api.replaceSchema, async (before, input, _sent, ctx) => {
-    const body = variants ? replacedVariant(variants, def.label, asRecord(before), input as object) : input;
+    const body = variants ? checkedVariant(variants, def.label, input as object, asRecord(before)) : input;
     return { ...(await replace(before, body as R, ctx)), tags: tagsOf(input) };
   });
 }

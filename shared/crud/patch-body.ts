@@ -47,7 +47,8 @@ export function mergedPatch<R>(
   return { ...current, ...Object.fromEntries(kept) };
 }
 
-function objectOf(schema: z.ZodType): z.ZodObject | undefined {
+/** The object a field's schema holds under its optional and nullable wrappers, if it holds one. */
+export function objectOf(schema: z.ZodType): z.ZodObject | undefined {
   let inner: z.ZodType = schema;
   while (inner instanceof z.ZodOptional || inner instanceof z.ZodNullable) inner = inner.unwrap() as z.ZodType;
   return inner instanceof z.ZodObject ? inner : undefined;
@@ -72,7 +73,8 @@ export function nestedPatchSchema(replaceSchema: z.ZodType): z.ZodType | undefin
   return optional(object.shape);
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+/** A JSON object (not null, not an array). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { invalidField } from '../errors/api-error.ts';
 import { parseWith } from '../http/validate.ts';
+import { isPlainObject, objectOf } from './patch-body.ts';
 
 type Shape = Readonly<Record<string, z.ZodType>>;
 
@@ -57,13 +58,6 @@ function isBlank(value: unknown): boolean {
   if (Array.isArray(value)) return value.every(isBlank);
   if (typeof value === 'object') return Object.values(value).every(isBlank);
   return false;
-}
-
-/** The object a field's schema holds under its optional and nullable wrappers, if it holds one. */
-function objectOf(schema: z.ZodType): z.ZodObject | undefined {
-  let inner: z.ZodType = schema;
-  while (inner instanceof z.ZodOptional || inner instanceof z.ZodNullable) inner = inner.unwrap() as z.ZodType;
-  return inner instanceof z.ZodObject ? inner : undefined;
 }
 
 function ownFieldsOf(declaration: Variants, variant: string): string[] {
@@ -127,31 +121,40 @@ function keepVariant(declaration: Variants, label: string, stored: string, reque
   }
 }
 
-/** The body without any variant's fields. */
-function withoutVariantFields(declaration: Variants, body: object): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(body).filter(([key]) => !Object.hasOwn(declaration.fields, key)));
-}
-
-/** A create body with its variant's fields validated (the variant is the body's). */
-export function createdVariant<B extends object>(declaration: Variants, label: string, body: B): B {
-  const variant = String((body as Record<string, unknown>)[declaration.key]);
-  const fields = checkedFields(declaration, `${label}s`, variant, body as Record<string, unknown>, false);
-  requireFields(declaration, `${label}s`, variant, fields);
-  return { ...withoutVariantFields(declaration, body), ...fields } as B;
-}
-
-/** A replace body with the stored variant's fields validated (the body may name the variant, only as it is). */
-export function replacedVariant<B extends object>(
+/** The body without any variant's fields, and with the variant's own, once the (merged) fields have all it requires. */
+function withVariantFields<B extends object>(
   declaration: Variants,
   label: string,
-  stored: Readonly<Record<string, unknown>>,
+  variant: string,
   body: B,
+  fields: Record<string, unknown>,
 ): B {
+  requireFields(declaration, `${label}s`, variant, fields);
+  const others = Object.entries(body).filter(([key]) => !Object.hasOwn(declaration.fields, key));
+  return { ...Object.fromEntries(others), ...fields } as B;
+}
+
+/** The stored document's variant, which an update may name only as it is. */
+function storedVariant(declaration: Variants, label: string, stored: Readonly<Record<string, unknown>>, body: object) {
   const variant = String(stored[declaration.key]);
   keepVariant(declaration, label, variant, (body as Record<string, unknown>)[declaration.key]);
-  const fields = checkedFields(declaration, `${label}s`, variant, body as Record<string, unknown>, false);
-  requireFields(declaration, `${label}s`, variant, fields);
-  return { ...withoutVariantFields(declaration, body), ...fields } as B;
+  return variant;
+}
+
+/**
+ * A create or replace body with its variant's fields validated: the variant the body names on a create, the stored
+ * one on a replace (the body may name it, only as it is).
+ */
+export function checkedVariant<B extends object>(
+  declaration: Variants,
+  label: string,
+  body: B,
+  stored?: Readonly<Record<string, unknown>>,
+): B {
+  const sent = body as Record<string, unknown>;
+  const variant = stored ? storedVariant(declaration, label, stored, sent) : String(sent[declaration.key]);
+  const fields = checkedFields(declaration, `${label}s`, variant, sent, false);
+  return withVariantFields(declaration, label, variant, body, fields);
 }
 
 /**
@@ -165,8 +168,7 @@ export function patchedVariant<B extends object>(
   sent: Readonly<Record<string, unknown>>,
   merged: B,
 ): B {
-  const variant = String(stored[declaration.key]);
-  keepVariant(declaration, label, variant, sent[declaration.key]);
+  const variant = storedVariant(declaration, label, stored, sent);
   const changed = checkedFields(declaration, `${label}s`, variant, sent, true);
   const fields: Record<string, unknown> = {};
   for (const field of ownFieldsOf(declaration, variant)) {
@@ -175,10 +177,5 @@ export function patchedVariant<B extends object>(
     else if (isPlainObject(before) && isPlainObject(after)) fields[field] = { ...before, ...after };
     else fields[field] = after;
   }
-  requireFields(declaration, `${label}s`, variant, fields);
-  return { ...withoutVariantFields(declaration, merged), ...fields } as B;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
+  return withVariantFields(declaration, label, variant, merged, fields);
 }

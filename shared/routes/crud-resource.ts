@@ -36,22 +36,23 @@ const METHOD_OF: Readonly<Record<CrudAction, HttpMethod>> = {
 const ON_ITEM: ReadonlySet<CrudAction> = new Set(['detail', 'replace', 'patch', 'delete']);
 
 /**
- * Declares a collection: its path, its group, the singular and plural its operation names are made of, and (when not
+ * Declares a collection: its group, its path, the singular and plural its operation names are made of, and (when not
  * all six) the operations it serves. Management and admin-only unless said otherwise.
  */
-export function crudResource(options: {
-  readonly path: string;
-  readonly group: OperationGroup;
-  readonly singular: string;
-  readonly plural: string;
-  readonly actions?: readonly CrudAction[];
-  readonly apis?: readonly Api[];
-  readonly auth?: AuthLevel;
-}): CrudResource {
-  const { singular, plural } = options;
+export function crudResource(
+  group: OperationGroup,
+  path: string,
+  singular: string,
+  plural: string,
+  options: {
+    readonly actions?: readonly CrudAction[];
+    readonly apis?: readonly Api[];
+    readonly auth?: AuthLevel;
+  } = {},
+): CrudResource {
   return {
-    path: options.path,
-    group: options.group,
+    path,
+    group,
     apis: options.apis ?? MANAGEMENT,
     auth: options.auth ?? 'admin',
     actions: options.actions ?? CRUD_ACTIONS,

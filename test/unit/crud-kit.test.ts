@@ -24,7 +24,7 @@ const shapes: EntityDefinition<Shape> = {
   unique: ['name'],
   filterable: BASE_FILTERABLE,
 };
-const SHAPES = crudResource({ path: '/shapes', group: 'services', singular: 'Shape', plural: 'Shapes' });
+const SHAPES = crudResource('services', '/shapes', 'Shape', 'Shapes');
 
 const NOW = '2026-01-02T03:04:05.000Z';
 const STORED: Shape = {

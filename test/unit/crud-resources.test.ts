@@ -36,7 +36,7 @@ const routeKey = (route: { method: string; path: string; operation: string }) =>
 
 describe('a CRUD collection declared once', () => {
   it('names its operations from its singular and plural, as the reference forms its operationIds', () => {
-    const widgets = crudResource({ path: '/widgets', group: 'services', singular: 'Widget', plural: 'Widgets' });
+    const widgets = crudResource('services', '/widgets', 'Widget', 'Widgets');
 
     expect(crudRoutes(widgets).map(routeKey)).toEqual([
       'GET /widgets listWidgets',

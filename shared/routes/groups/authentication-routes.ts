@@ -2,18 +2,8 @@ import { crudResource, crudRoutes } from '../crud-resource.ts';
 import type { Route } from '../route.ts';
 import { BOTH, MANAGEMENT, route } from '../route-builder.ts';
 
-export const AUTHENTICATORS = crudResource({
-  path: '/authenticators',
-  group: 'authentication',
-  singular: 'Authenticator',
-  plural: 'Authenticators',
-});
-export const AUTH_POLICIES = crudResource({
-  path: '/auth-policies',
-  group: 'authentication',
-  singular: 'AuthPolicy',
-  plural: 'AuthPolicies',
-});
+export const AUTHENTICATORS = crudResource('authentication', '/authenticators', 'Authenticator', 'Authenticators');
+export const AUTH_POLICIES = crudResource('authentication', '/auth-policies', 'AuthPolicy', 'AuthPolicies');
 
 /** Logins, API sessions, authenticators and auth policies. */
 export const AUTHENTICATION_ROUTES: readonly Route[] = [

@@ -2,12 +2,12 @@ import { crudResource, crudRoutes } from '../crud-resource.ts';
 import type { Route } from '../route.ts';
 import { CLIENT, route } from '../route-builder.ts';
 
-export const EXTERNAL_JWT_SIGNERS = crudResource({
-  path: '/external-jwt-signers',
-  group: 'authentication',
-  singular: 'ExternalJwtSigner',
-  plural: 'ExternalJwtSigners',
-});
+export const EXTERNAL_JWT_SIGNERS = crudResource(
+  'authentication',
+  '/external-jwt-signers',
+  'ExternalJwtSigner',
+  'ExternalJwtSigners',
+);
 
 /** External JWT signers (served by the authentication group). */
 export const EXTERNAL_JWT_SIGNER_ROUTES: readonly Route[] = [

@@ -2,18 +2,9 @@ import { crudResource, crudRoutes } from '../crud-resource.ts';
 import type { Route } from '../route.ts';
 import { BOTH, MANAGEMENT, route } from '../route-builder.ts';
 
-export const IDENTITIES = crudResource({
-  path: '/identities',
-  group: 'identities',
-  singular: 'Identity',
-  plural: 'Identities',
-});
+export const IDENTITIES = crudResource('identities', '/identities', 'Identity', 'Identities');
 /** Seeded and read-only. */
-export const IDENTITY_TYPES = crudResource({
-  path: '/identity-types',
-  group: 'identities',
-  singular: 'IdentityType',
-  plural: 'IdentityTypes',
+export const IDENTITY_TYPES = crudResource('identities', '/identity-types', 'IdentityType', 'IdentityTypes', {
   actions: ['list', 'detail'],
 });
 

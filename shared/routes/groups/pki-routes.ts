@@ -3,29 +3,19 @@ import type { Route } from '../route.ts';
 import { BOTH, CLIENT, MANAGEMENT, route } from '../route-builder.ts';
 
 /** A client's ephemeral certificates, each under its API session. */
-export const API_SESSION_CERTIFICATES = crudResource({
-  path: '/current-api-session/certificates',
-  group: 'pki',
-  singular: 'CurrentApiSessionCertificate',
-  plural: 'CurrentApiSessionCertificates',
-  actions: ['list', 'create', 'detail', 'delete'],
-  apis: CLIENT,
-  auth: 'authenticated',
-});
-export const CAS = crudResource({ path: '/cas', group: 'pki', singular: 'Ca', plural: 'Cas' });
-export const ENROLLMENTS = crudResource({
-  path: '/enrollments',
-  group: 'pki',
-  singular: 'Enrollment',
-  plural: 'Enrollments',
+export const API_SESSION_CERTIFICATES = crudResource(
+  'pki',
+  '/current-api-session/certificates',
+  'CurrentApiSessionCertificate',
+  'CurrentApiSessionCertificates',
+  { actions: ['list', 'create', 'detail', 'delete'], apis: CLIENT, auth: 'authenticated' },
+);
+export const CAS = crudResource('pki', '/cas', 'Ca', 'Cas');
+export const ENROLLMENTS = crudResource('pki', '/enrollments', 'Enrollment', 'Enrollments', {
   actions: ['list', 'create', 'detail', 'delete'],
 });
 /** Revocations are written once (a second one of an id moves its time) and never deleted by hand. */
-export const REVOCATIONS = crudResource({
-  path: '/revocations',
-  group: 'pki',
-  singular: 'Revocation',
-  plural: 'Revocations',
+export const REVOCATIONS = crudResource('pki', '/revocations', 'Revocation', 'Revocations', {
   actions: ['list', 'create', 'detail'],
 });
 

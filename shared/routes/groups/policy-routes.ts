@@ -2,24 +2,19 @@ import { crudResource, crudRoutes } from '../crud-resource.ts';
 import type { Route } from '../route.ts';
 import { MANAGEMENT, route } from '../route-builder.ts';
 
-export const SERVICE_POLICIES = crudResource({
-  path: '/service-policies',
-  group: 'policies',
-  singular: 'ServicePolicy',
-  plural: 'ServicePolicies',
-});
-export const EDGE_ROUTER_POLICIES = crudResource({
-  path: '/edge-router-policies',
-  group: 'policies',
-  singular: 'EdgeRouterPolicy',
-  plural: 'EdgeRouterPolicies',
-});
-export const SERVICE_EDGE_ROUTER_POLICIES = crudResource({
-  path: '/service-edge-router-policies',
-  group: 'policies',
-  singular: 'ServiceEdgeRouterPolicy',
-  plural: 'ServiceEdgeRouterPolicies',
-});
+export const SERVICE_POLICIES = crudResource('policies', '/service-policies', 'ServicePolicy', 'ServicePolicies');
+export const EDGE_ROUTER_POLICIES = crudResource(
+  'policies',
+  '/edge-router-policies',
+  'EdgeRouterPolicy',
+  'EdgeRouterPolicies',
+);
+export const SERVICE_EDGE_ROUTER_POLICIES = crudResource(
+  'policies',
+  '/service-edge-router-policies',
+  'ServiceEdgeRouterPolicy',
+  'ServiceEdgeRouterPolicies',
+);
 
 /** A management read answered from the policies (`GET <path>`, admin only). */
 function policyRoute(path: string, operation: string): Route {

@@ -2,20 +2,15 @@ import { crudResource, crudRoutes } from '../crud-resource.ts';
 import type { Route } from '../route.ts';
 import { MANAGEMENT, route } from '../route-builder.ts';
 
-export const POSTURE_CHECKS = crudResource({
-  path: '/posture-checks',
-  group: 'posture-checks',
-  singular: 'PostureCheck',
-  plural: 'PostureChecks',
-});
+export const POSTURE_CHECKS = crudResource('posture-checks', '/posture-checks', 'PostureCheck', 'PostureChecks');
 /** Seeded and read-only. */
-export const POSTURE_CHECK_TYPES = crudResource({
-  path: '/posture-check-types',
-  group: 'posture-checks',
-  singular: 'PostureCheckType',
-  plural: 'PostureCheckTypes',
-  actions: ['list', 'detail'],
-});
+export const POSTURE_CHECK_TYPES = crudResource(
+  'posture-checks',
+  '/posture-check-types',
+  'PostureCheckType',
+  'PostureCheckTypes',
+  { actions: ['list', 'detail'] },
+);
 
 /** Posture checks and their types. */
 export const POSTURE_CHECK_ROUTES: readonly Route[] = [

@@ -2,26 +2,11 @@ import { crudResource, crudRoutes } from '../crud-resource.ts';
 import type { Route } from '../route.ts';
 import { MANAGEMENT, route } from '../route-builder.ts';
 
-export const EDGE_ROUTERS = crudResource({
-  path: '/edge-routers',
-  group: 'routers',
-  singular: 'EdgeRouter',
-  plural: 'EdgeRouters',
-});
+export const EDGE_ROUTERS = crudResource('routers', '/edge-routers', 'EdgeRouter', 'EdgeRouters');
 /** Transit routers, under both of the reference's names for them. */
-export const TRANSIT_ROUTERS = crudResource({
-  path: '/transit-routers',
-  group: 'routers',
-  singular: 'TransitRouter',
-  plural: 'TransitRouters',
-});
-export const ROUTERS = crudResource({ path: '/routers', group: 'routers', singular: 'Router', plural: 'Routers' });
-export const TERMINATORS = crudResource({
-  path: '/terminators',
-  group: 'routers',
-  singular: 'Terminator',
-  plural: 'Terminators',
-});
+export const TRANSIT_ROUTERS = crudResource('routers', '/transit-routers', 'TransitRouter', 'TransitRouters');
+export const ROUTERS = crudResource('routers', '/routers', 'Router', 'Routers');
+export const TERMINATORS = crudResource('routers', '/terminators', 'Terminator', 'Terminators');
 
 /** Edge routers, transit routers (under both of their names) and terminators (management). */
 export const ROUTERS_ROUTES: readonly Route[] = [

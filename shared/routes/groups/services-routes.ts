@@ -2,14 +2,9 @@ import { crudResource, crudRoutes } from '../crud-resource.ts';
 import type { Route } from '../route.ts';
 import { CLIENT, MANAGEMENT, route } from '../route-builder.ts';
 
-export const CONFIG_TYPES = crudResource({
-  path: '/config-types',
-  group: 'services',
-  singular: 'ConfigType',
-  plural: 'ConfigTypes',
-});
-export const CONFIGS = crudResource({ path: '/configs', group: 'services', singular: 'Config', plural: 'Configs' });
-export const SERVICES = crudResource({ path: '/services', group: 'services', singular: 'Service', plural: 'Services' });
+export const CONFIG_TYPES = crudResource('services', '/config-types', 'ConfigType', 'ConfigTypes');
+export const CONFIGS = crudResource('services', '/configs', 'Config', 'Configs');
+export const SERVICES = crudResource('services', '/services', 'Service', 'Services');
 
 /** Config types, configs, services and terminators. */
 export const SERVICES_ROUTES: readonly Route[] = [
