@@ -19,7 +19,7 @@ export const routerInputShape = {
 
 /** A router's create and replace body; a PATCH's null name keeps the name (`keptOnNull`). */
 export const routerCreateSchema = z.object({ name: nameField, ...routerInputShape });
-export type RouterInput = z.infer<typeof routerCreateSchema>;
+type RouterInput = z.infer<typeof routerCreateSchema>;
 
 /** The stored fields a router's create or replace sets from its body (absent optional fields take zero values). */
 export function routerFields(input: RouterInput) {
