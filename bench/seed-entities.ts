@@ -1,5 +1,6 @@
 import type { edgeRouterApi } from '#functions/routers/edge-router-api.ts';
 import type { serviceApi } from '#functions/services/service-api.ts';
+import { newEntity } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import type { BaseDocument } from '#shared/entities/entity-definition.ts';
 import type { OperationRequest } from '#shared/http/operation.ts';
@@ -74,22 +75,20 @@ function seedRequest(deps: Deps, createOperation: string): OperationRequest {
 }
 
 /**
- * Seeds entities `from` (inclusive) to `to` (exclusive) through the store: the API's own create builds each document
+ * Seeds entities `from` (inclusive) to `to` (exclusive) through the store: the kit's create builds each document
  * and its extra writes, and the same transaction a create commits is written, without HTTP, validation or sessions.
  */
-export async function seedEntities<D extends BaseDocument, C>(
+export async function seedEntities<D extends BaseDocument, C, R, P>(
   deps: Deps,
-  api: EntityApi<D, C, unknown, unknown>,
+  api: EntityApi<D, C, R, P>,
   collection: SeededCollection<C>,
   from: number,
   to: number,
 ): Promise<void> {
-  const create = api.create;
-  if (!create) throw new Error(`${api.def.label} has no create`);
   const request = seedRequest(deps, collection.createOperation);
   const now = deps.now().toISOString();
   await mapBounded(seedIndexes(from, to), SEED_CONCURRENCY, async (index) => {
-    const { doc, ops = [] } = await create(collection.seededInput(index), { deps, request, now, id: newId() });
+    const { doc, ops } = await newEntity(api, collection.seededInput(index), { deps, request, now, id: newId() });
     await deps.store.transact([...deps.store.createOps(api.def, doc), ...ops]);
   });
 }

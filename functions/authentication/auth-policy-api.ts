@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import type { EntityApi } from '#shared/crud/entity-api.ts';
-import { type AuthPolicy, authPolicies, DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
+import { entityApi } from '#shared/crud/entity-api.ts';
+import { authPolicies, DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
 import { ApiError } from '#shared/errors/api-error.ts';
 import { idField, nameField, tagsField } from '#shared/schemas/common-fields.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
@@ -32,70 +32,20 @@ const createSchema = z.object({
   secondary: secondarySchema,
   tags: tagsField.optional(),
 });
-type AuthPolicyInput = z.infer<typeof createSchema>;
 
-/** PATCH: every part optional, down to single flags; only what is sent changes. */
-const patchSchema = z.object({
-  name: nameField.optional(),
-  primary: z
-    .object({
-      cert: primarySchema.shape.cert.partial().nullable().optional(),
-      extJwt: primarySchema.shape.extJwt.partial().nullable().optional(),
-      updb: primarySchema.shape.updb.partial().nullable().optional(),
-    })
-    .nullable()
-    .optional(),
-  secondary: secondarySchema.partial().nullable().optional(),
-  tags: tagsField.optional(),
-});
-type AuthPolicyPatch = z.infer<typeof patchSchema>;
-
-function defined<T extends object>(value: T | null | undefined): Partial<T> {
-  const out: Partial<T> = {};
-  for (const [key, inner] of Object.entries(value ?? {}))
-    if (inner !== undefined && inner !== null) (out as Record<string, unknown>)[key] = inner;
-  return out;
+function fromInput(input: z.infer<typeof createSchema>) {
+  const { requireExtJwtSigner = null, requireTotp } = input.secondary;
+  return { name: input.name, primary: input.primary, secondary: { requireExtJwtSigner, requireTotp } };
 }
 
-function fromInput(input: AuthPolicyInput) {
-  return {
-    name: input.name,
-    primary: input.primary,
-    secondary: {
-      requireExtJwtSigner: input.secondary.requireExtJwtSigner ?? null,
-      requireTotp: input.secondary.requireTotp,
-    },
-    tags: input.tags ?? {},
-  };
-}
-
-export const authPolicyApi: EntityApi<AuthPolicy, AuthPolicyInput, AuthPolicyInput, AuthPolicyPatch> = {
+export const authPolicyApi = entityApi({
   def: authPolicies,
   createSchema,
   replaceSchema: createSchema,
-  patchSchema,
-  create: (input, context) => {
-    const doc: AuthPolicy = { id: context.id, createdAt: context.now, updatedAt: context.now, ...fromInput(input) };
-    return { doc };
-  },
-  replace: (before, input) => ({ ...before, ...fromInput(input) }),
-  patch: (before, input, sent) => ({
-    ...before,
-    ...(sent.has('name') && input.name ? { name: input.name } : {}),
-    ...(sent.has('tags') ? { tags: input.tags ?? {} } : {}),
-    primary: {
-      cert: { ...before.primary.cert, ...defined(input.primary?.cert) },
-      extJwt: { ...before.primary.extJwt, ...defined(input.primary?.extJwt) },
-      updb: { ...before.primary.updb, ...defined(input.primary?.updb) },
-    },
-    secondary: {
-      ...before.secondary,
-      ...defined(input.secondary),
-      ...(input.secondary && 'requireExtJwtSigner' in input.secondary
-        ? { requireExtJwtSigner: input.secondary.requireExtJwtSigner ?? null }
-        : {}),
-    },
-  }),
+  // A PATCH changes single flags: `{"primary": {"updb": {"maxAttempts": 5}}}` leaves the rest as it is.
+  nestedPatch: true,
+  create: (input) => ({ doc: fromInput(input) }),
+  replace: (_before, input) => fromInput(input),
   view: (_deps, doc) => ({ ...doc, _links: selfLinks('auth-policies', doc.id) }),
   guard: (stored, action) => {
     if (action === 'delete' && stored.id === DEFAULT_AUTH_POLICY_ID) {
@@ -104,4 +54,4 @@ export const authPolicyApi: EntityApi<AuthPolicy, AuthPolicyInput, AuthPolicyInp
       });
     }
   },
-};
+});

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { verifyPassword } from '#shared/auth/password-hash.ts';
-import { sentKeys, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import { withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import { sentKeys } from '#shared/crud/patch-body.ts';
 import { authPolicies } from '#shared/entities/auth-policy.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities } from '#shared/entities/identity.ts';
@@ -22,7 +23,7 @@ import {
   patchCredentials,
   replaceCredentials,
   requireUpdb,
-} from './authenticator-api.ts';
+} from './authenticator-credentials.ts';
 import { passwordCounter, recordFailedPassword } from './password-lockout.ts';
 
 const withCurrentPassword = { currentPassword: passwordField };

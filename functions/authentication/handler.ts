@@ -5,6 +5,8 @@ import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { empty, ok } from '#shared/http/envelope.ts';
 import { callerOf, documented, type Operation, type OperationMap } from '#shared/http/operation.ts';
 import { pendingAuthQueries } from '#shared/mfa/auth-queries.ts';
+import { AUTH_POLICIES, AUTHENTICATORS } from '#shared/routes/groups/authentication-routes.ts';
+import { EXTERNAL_JWT_SIGNERS } from '#shared/routes/groups/external-jwt-signer-routes.ts';
 import { currentApiSessionView } from '#shared/views/api-session-view.ts';
 import { deleteAPISessions, detailAPISessions, listAPISessions } from './api-sessions.ts';
 import { authPolicyApi } from './auth-policy-api.ts';
@@ -30,23 +32,12 @@ import {
   verifyMfa,
 } from './mfa-operations.ts';
 
-const authenticatorOperations: Record<string, Operation> = crudOperations(authenticatorApi, {
-  list: 'listAuthenticators',
-  create: 'createAuthenticator',
-  detail: 'detailAuthenticator',
-  replace: 'updateAuthenticator',
-  patch: 'patchAuthenticator',
-  delete: 'deleteAuthenticator',
-});
-
-const externalJwtSignerOperations: Record<string, Operation> = crudOperations(externalJwtSignerApi, {
-  list: 'listExternalJwtSigners',
-  create: 'createExternalJwtSigner',
-  detail: 'detailExternalJwtSigner',
-  replace: 'updateExternalJwtSigner',
-  patch: 'patchExternalJwtSigner',
-  delete: 'deleteExternalJwtSigner',
-});
+/** One operation on both APIs: the admin's full list on management, the anonymous client view on client. */
+const listSigners = crudOperations(EXTERNAL_JWT_SIGNERS, externalJwtSignerApi)[EXTERNAL_JWT_SIGNERS.names.list]!;
+const listExternalJwtSigners: Operation = documented(
+  (request, deps) => (request.api === 'client' ? listClientExternalJwtSigners : listSigners)(request, deps),
+  listClientExternalJwtSigners.docs ?? {},
+);
 
 export const operations: OperationMap = {
   authenticate,
@@ -59,22 +50,9 @@ export const operations: OperationMap = {
     await deleteApiSession(deps, callerOf(request).session);
     return empty();
   },
-  ...authenticatorOperations,
-  ...crudOperations(authPolicyApi, {
-    list: 'listAuthPolicies',
-    create: 'createAuthPolicy',
-    detail: 'detailAuthPolicy',
-    replace: 'updateAuthPolicy',
-    patch: 'patchAuthPolicy',
-    delete: 'deleteAuthPolicy',
-  }),
-  ...externalJwtSignerOperations,
-  // One operation id on both APIs: the admin's full list on management, the anonymous client view on client.
-  listExternalJwtSigners: documented(async (request, deps) => {
-    const operation =
-      request.api === 'client' ? listClientExternalJwtSigners : externalJwtSignerOperations.listExternalJwtSigners!;
-    return operation(request, deps);
-  }, listClientExternalJwtSigners.docs ?? {}),
+  ...crudOperations(AUTHENTICATORS, authenticatorApi),
+  ...crudOperations(AUTH_POLICIES, authPolicyApi),
+  ...crudOperations(EXTERNAL_JWT_SIGNERS, externalJwtSignerApi, { list: listExternalJwtSigners }),
   listCurrentIdentityAuthenticators,
   detailCurrentIdentityAuthenticator,
   updateCurrentIdentityAuthenticator,

@@ -3,6 +3,7 @@ import { crudOperations } from '#shared/crud/crud-operations.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { callerOf, type OperationMap } from '#shared/http/operation.ts';
+import { IDENTITIES } from '#shared/routes/groups/identity-routes.ts';
 import { identityView } from '#shared/views/identity-view.ts';
 import { disableIdentity, enableIdentity, removeIdentityMfa } from './identity-actions.ts';
 import { identityApi } from './identity-api.ts';
@@ -22,14 +23,7 @@ import { updateIdentityTracing } from './identity-tracing.ts';
 
 export const operations: OperationMap = {
   getCurrentIdentity: async (request, deps) => ok(await identityView(deps, callerOf(request).identity)),
-  ...crudOperations(identityApi, {
-    list: 'listIdentities',
-    create: 'createIdentity',
-    detail: 'detailIdentity',
-    replace: 'updateIdentity',
-    patch: 'patchIdentity',
-    delete: 'deleteIdentity',
-  }),
+  ...crudOperations(IDENTITIES, identityApi),
   disableIdentity,
   enableIdentity,
   removeIdentityMfa,

@@ -9,6 +9,7 @@ import { identities } from '#shared/entities/identity.ts';
 import { type IdentityType, identityTypes } from '#shared/entities/identity-type.ts';
 import { list, ok } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
+import { IDENTITY_TYPES } from '#shared/routes/groups/identity-routes.ts';
 import { listChildren } from '#shared/store/children.ts';
 import { count } from '#shared/store/index-queries.ts';
 import { authenticatorView } from '#shared/views/authenticator-view.ts';
@@ -21,10 +22,7 @@ const identityTypeApi: EntityApi<IdentityType, never, never, never> = {
   view: (_deps, doc) => ({ ...doc, _links: selfLinks('identity-types', doc.id) }),
 };
 
-export const identityTypeOperations = crudOperations(identityTypeApi, {
-  list: 'listIdentityTypes',
-  detail: 'detailIdentityType',
-});
+export const identityTypeOperations = crudOperations(IDENTITY_TYPES, identityTypeApi);
 
 /** `GET /identity-role-attributes`: the role attributes identities hold, from the role-attribute catalog. */
 export const listIdentityRoleAttributes: Operation = (request, deps) =>

@@ -1,5 +1,6 @@
 import * as z from 'zod';
-import { getOrNotFound, sentKeys, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import { sentKeys } from '#shared/crud/patch-body.ts';
 import { type ControllerSetting, controllerSettings, GLOBAL_SETTINGS_ID } from '#shared/entities/controller-setting.ts';
 import { ApiError, invalidField, notFound } from '#shared/errors/api-error.ts';
 import { created, empty, list, ok } from '#shared/http/envelope.ts';

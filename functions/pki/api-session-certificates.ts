@@ -16,6 +16,7 @@ import { listEntitiesAmong } from '#shared/list/list-entities.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { firstCertificateOf } from '#shared/pki/certificates.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import { API_SESSION_CERTIFICATES } from '#shared/routes/groups/pki-routes.ts';
 import { listChildren } from '#shared/store/children.ts';
 import { deleteEntity } from '#shared/store/delete-entity.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
@@ -114,28 +115,31 @@ async function issueEphemeralCertificate(deps: Deps, csrPem: string, session: Ap
   };
 }
 
-const { listCurrentApiSessionCertificates: listDocs } = crudOperations(
+/**
+ * Every operation is the type's own: each sees only the caller's API session's certificates, and a delete gives the
+ * session's slot back.
+ */
+export const apiSessionCertificateOperations: Record<string, Operation> = crudOperations(
+  API_SESSION_CERTIFICATES,
   { def: apiSessionCertificates, view: (_deps, doc) => view(doc) },
-  { list: 'listCurrentApiSessionCertificates' },
-);
-
-export const apiSessionCertificateOperations: Record<string, Operation> = {
-  // Documented as the kit's list; served among the caller's session's certificates only.
-  listCurrentApiSessionCertificates: Object.assign(
-    async (request: OperationRequest, deps: Deps) => {
-      const params = parseListParams(request.query, apiSessionCertificates.filterable);
-      const ids = await idsOfSession(deps, callerOf(request).session.id);
-      const page = await listEntitiesAmong(deps, apiSessionCertificates, ids, params);
-      return list(page.items.map(view), page.pagination, Object.keys(apiSessionCertificates.filterable));
+  {
+    // A list of the kit's query, among the caller's session's certificates.
+    list: documented(
+      async (request, deps) => {
+        const params = parseListParams(request.query, apiSessionCertificates.filterable);
+        const ids = await idsOfSession(deps, callerOf(request).session.id);
+        const page = await listEntitiesAmong(deps, apiSessionCertificates, ids, params);
+        return list(page.items.map(view), page.pagination, Object.keys(apiSessionCertificates.filterable));
+      },
+      { list: { roleFilter: false } },
+    ),
+    create: createCurrentApiSessionCertificate,
+    detail: async (request, deps) => ok(view((await ownCertificate(request, deps)).doc)),
+    delete: async (request, deps) => {
+      const stored = await ownCertificate(request, deps);
+      await deleteEntity(deps, apiSessionCertificates, stored, async () => []);
+      await releaseEphemeralCertificateSlot(deps, callerOf(request).session);
+      return empty();
     },
-    { docs: listDocs!.docs },
-  ),
-  createCurrentApiSessionCertificate,
-  detailCurrentApiSessionCertificate: async (request, deps) => ok(view((await ownCertificate(request, deps)).doc)),
-  deleteCurrentApiSessionCertificate: async (request, deps) => {
-    const stored = await ownCertificate(request, deps);
-    await deleteEntity(deps, apiSessionCertificates, stored, async () => []);
-    await releaseEphemeralCertificateSlot(deps, callerOf(request).session);
-    return empty();
   },
-};
+);

@@ -10,10 +10,11 @@ import { parseWith } from '#shared/http/validate.ts';
 import { newId } from '#shared/ids.ts';
 import { fingerprintOf, firstCertificateOf } from '#shared/pki/certificates.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import { newEnrollment } from './enrollment-api.ts';
+import { expiresAtField } from '#shared/schemas/common-fields.ts';
+import { requestedEnrollment } from './enrollment-api.ts';
 import { caBundlePem, certificateForCsr } from './enrollment-token.ts';
 
-const reEnrollSchema = z.object({ expiresAt: z.iso.datetime({ offset: true }) });
+const reEnrollSchema = z.object({ expiresAt: expiresAtField });
 
 /**
  * `POST /authenticators/{id}/re-enroll {expiresAt}`: the authenticator is deleted and an enrollment of the matching
@@ -27,7 +28,7 @@ const reEnrollAuthenticator: Operation = documented(
       const stored = await getOrNotFound(deps, authenticators, request.pathParameters.id ?? '');
       const authenticator = stored.doc;
       const method = authenticator.method === 'updb' ? 'updb' : authenticator.caId ? 'ottca' : 'ott';
-      const { doc } = await newEnrollment(
+      const { doc } = await requestedEnrollment(
         { deps, request, now: deps.now().toISOString(), id: enrollmentId },
         {
           identityId: authenticator.identityId,

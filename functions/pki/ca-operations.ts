@@ -7,24 +7,8 @@ import { isSignedByCa } from '#shared/pki/ca-trust.ts';
 import { certificatesOf, commonNameOf, PemError } from '#shared/pki/certificates.ts';
 import { issuerBaseUrl, signCaJwt } from '#shared/pki/enrollment-jwt.ts';
 import { refreshTruststore } from '#shared/pki/trusted-cas.ts';
+import { CAS } from '#shared/routes/groups/pki-routes.ts';
 import { caApi } from './ca-api.ts';
-
-const crud = crudOperations(caApi, {
-  list: 'listCas',
-  create: 'createCa',
-  detail: 'detailCa',
-  replace: 'updateCa',
-  patch: 'patchCa',
-  delete: 'deleteCa',
-});
-
-/** Deleting a CA takes it out of the mTLS truststore once the delete has committed. */
-const deleteCa: Operation = async (request, deps) => {
-  const stored = await getOrNotFound(deps, cas, request.pathParameters.id ?? '');
-  const result = await crud.deleteCa!(request, deps);
-  if (stored.doc.isVerified) await refreshTruststore(deps);
-  return result;
-};
 
 /** The certificate a verify request carries, or the reference's 400 for what it is instead. */
 function verificationCertificate(body: string | undefined) {
@@ -81,4 +65,4 @@ const getCaJwt: Operation = async (request, deps) => {
   return { statusCode: 200, body: await jwt, headers: { 'content-type': 'application/jwt' } };
 };
 
-export const caOperations: Record<string, Operation> = { ...crud, deleteCa, verifyCa, getCaJwt };
+export const caOperations: Record<string, Operation> = { ...crudOperations(CAS, caApi), verifyCa, getCaJwt };

@@ -12,7 +12,7 @@ import { enrollErOtt, extendRouterEnrollment } from './enroll-router.ts';
 import { enrollToken } from './enroll-token.ts';
 import { enrollUpdb } from './enroll-updb.ts';
 import { enrollCa, enrollOttCa } from './enroll-with-certificate.ts';
-import { enrollmentOperations } from './enrollment-api.ts';
+import { enrollmentOperations } from './enrollment-operations.ts';
 import { enrollmentChallenge, getEnrollmentJwks, listNetworkJWTs, listWellKnownCas } from './public-pki.ts';
 import { revocationOperations } from './revocation-operations.ts';
 

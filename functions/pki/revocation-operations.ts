@@ -7,6 +7,7 @@ import { REVOCATION_TYPES, type Revocation, revocations } from '#shared/entities
 import { created } from '#shared/http/envelope.ts';
 import { documented, type Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
+import { REVOCATIONS } from '#shared/routes/groups/pki-routes.ts';
 import { idField, tagsField } from '#shared/schemas/common-fields.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
@@ -67,7 +68,6 @@ const createRevocation: Operation = documented(
   { body: createSchema },
 );
 
-export const revocationOperations: Record<string, Operation> = {
-  ...crudOperations(revocationApi, { list: 'listRevocations', detail: 'detailRevocation' }),
-  createRevocation,
-};
+export const revocationOperations: Record<string, Operation> = crudOperations(REVOCATIONS, revocationApi, {
+  create: createRevocation,
+});

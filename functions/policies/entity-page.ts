@@ -1,12 +1,12 @@
-import { getOrNotFound, VIEW_CONCURRENCY } from '#shared/crud/crud-operations.ts';
+import { getOrNotFound } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
+import { pageViews } from '#shared/crud/page-views.ts';
 import type { BaseDocument, EntityDefinition } from '#shared/entities/entity-definition.ts';
 import { list } from '#shared/http/envelope.ts';
 import type { HttpResult } from '#shared/http/http-result.ts';
 import { documented, type Operation, type OperationRequest, type QueryParameterDoc } from '#shared/http/operation.ts';
 import { listEntities, listEntitiesAmong } from '#shared/list/list-entities.ts';
 import { type ListParams, parseListParams } from '#shared/list/list-params.ts';
-import { mapBounded } from '#shared/map-bounded.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 
 /** What a list needs of an entity type: its definition and its management views (one page at a time if it can). */
@@ -29,10 +29,7 @@ export async function membersPage<D extends BaseDocument>(
     members === 'all'
       ? await listEntities(deps, api.def, params)
       : await listEntitiesAmong(deps, api.def, members, params);
-  const views = api.viewPage
-    ? await api.viewPage(deps, page.items)
-    : await mapBounded(page.items, VIEW_CONCURRENCY, (doc) => api.view(deps, doc));
-  return list(views, page.pagination, Object.keys(api.def.filterable));
+  return list(await pageViews(deps, api, page.items), page.pagination, Object.keys(api.def.filterable));
 }
 
 /**

@@ -1,6 +1,5 @@
 import * as z from 'zod';
-import { sentFields } from '#shared/crud/crud-operations.ts';
-import type { EntityApi } from '#shared/crud/entity-api.ts';
+import type { EntityApi, Fields } from '#shared/crud/entity-api.ts';
 import type { BaseDocument, EntityDefinition, Tags } from '#shared/entities/entity-definition.ts';
 import type { PolicySemantic } from '#shared/entities/policy-semantics.ts';
 import { rolesField, semanticField } from '#shared/policy/roles.ts';
@@ -13,34 +12,32 @@ import { type RoleNames, roleNames, rolesDisplay } from '#shared/views/roles-dis
 export const policyFields = { name: nameField, semantic: semanticField, tags: tagsField.optional() };
 export const optionalRoles = rolesField.optional();
 
-/** Schemas of a policy kind's create/replace (same required fields) and patch (nothing required) bodies. */
+/** The schema of a policy kind's create and replace bodies (the same required fields; a patch makes them optional). */
 export function policySchemas<S extends z.ZodRawShape>(own: S) {
   const full = z.object({ ...policyFields, ...own });
-  return { create: full, replace: full, patch: full.partial() };
+  return { create: full, replace: full };
 }
 
 /** The fields of a policy kind's body: the common ones plus its role fields (and, for service policies, `type`). */
 type PolicyInput = { name: string; semantic: PolicySemantic; tags?: Tags | null | undefined } & Record<string, unknown>;
 
 /**
- * A policy kind's EntityApi: every kind is served alike (PUT semantics for absent role fields, a patch as a replace of
- * what was not sent, display arrays); `own` maps the kind's fields beyond the common ones from a body, and
- * `createdWith` adds what only a create sets.
+ * A policy kind's EntityApi: every kind is served alike (PUT semantics for absent role fields, display arrays);
+ * `own` maps the kind's fields beyond the common ones from a body, and `createdWith` adds what only a create sets.
  */
 export function policyApi<D extends BaseDocument, I extends PolicyInput>(options: {
   readonly def: EntityDefinition<D>;
-  readonly schemas: { create: z.ZodType<I>; replace: z.ZodType<I>; patch: z.ZodType<Partial<I>> };
+  readonly schemas: { create: z.ZodType<I>; replace: z.ZodType<I> };
   readonly roleFields: readonly (keyof I & string)[];
   readonly own?: (input: I) => Partial<D>;
   readonly createdWith?: Partial<D>;
-  readonly guard?: EntityApi<D, I, I, Partial<I>>['guard'];
-}): EntityApi<D, I, I, Partial<I>> {
+  readonly guard?: EntityApi<D, I, I, never>['guard'];
+}): EntityApi<D, I, I, never> {
   const { def, schemas, roleFields, own = () => ({}), createdWith = {} } = options;
   const fieldsFrom = (input: I) =>
     ({
       name: input.name,
       semantic: input.semantic,
-      tags: input.tags ?? {},
       ...own(input),
       ...rolesFrom(roleFields, input as Partial<Record<string, readonly string[] | null>>),
     }) as unknown as Partial<D>;
@@ -48,18 +45,8 @@ export function policyApi<D extends BaseDocument, I extends PolicyInput>(options
     def,
     createSchema: schemas.create,
     replaceSchema: schemas.replace,
-    patchSchema: schemas.patch,
-    create: (input, context) => ({
-      doc: {
-        id: context.id,
-        createdAt: context.now,
-        updatedAt: context.now,
-        ...fieldsFrom(input),
-        ...createdWith,
-      } as D,
-    }),
-    replace: (before, input) => ({ ...before, ...fieldsFrom(input) }),
-    patch: (before, input, sent) => ({ ...before, ...fieldsFrom({ ...before, ...sentFields(input, sent) } as I) }),
+    create: (input) => ({ doc: { ...fieldsFrom(input), ...createdWith } as Fields<D> }),
+    replace: (_before, input) => fieldsFrom(input),
     ...(options.guard ? { guard: options.guard } : {}),
     view: async (deps, doc) => (await policyViews(deps, def, [doc]))[0],
     viewPage: (deps, docs) => policyViews(deps, def, docs),

@@ -2,18 +2,12 @@ import { defaultDeps } from '#functions/create-deps.ts';
 import { crudOperations } from '#shared/crud/crud-operations.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
+import { POSTURE_CHECKS } from '#shared/routes/groups/posture-check-routes.ts';
 import { postureCheckApi } from './posture-check-api.ts';
 import { listPostureCheckRoleAttributes, postureCheckTypeOperations } from './posture-check-lists.ts';
 
 export const operations: OperationMap = {
-  ...crudOperations(postureCheckApi, {
-    list: 'listPostureChecks',
-    create: 'createPostureCheck',
-    detail: 'detailPostureCheck',
-    replace: 'updatePostureCheck',
-    patch: 'patchPostureCheck',
-    delete: 'deletePostureCheck',
-  }),
+  ...crudOperations(POSTURE_CHECKS, postureCheckApi),
   listPostureCheckRoleAttributes,
   ...postureCheckTypeOperations,
 };

@@ -4,46 +4,21 @@ import { listRoleAttributes } from '#shared/crud/list-role-attributes.ts';
 import { edgeRouters } from '#shared/entities/edge-router.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
-import { edgeRouterApi, updateEdgeRouterOperations } from './edge-router-api.ts';
+import { EDGE_ROUTERS, ROUTERS, TERMINATORS, TRANSIT_ROUTERS } from '#shared/routes/groups/routers-routes.ts';
+import { edgeRouterApi } from './edge-router-api.ts';
 import { reEnrollEdgeRouter } from './re-enroll-edge-router.ts';
-import { listServiceTerminators, terminatorApi } from './terminator-api.ts';
+import { listServiceTerminators } from './service-terminators.ts';
+import { terminatorApi } from './terminator-api.ts';
 import { transitRouterApi } from './transit-router-api.ts';
 
 export const operations: OperationMap = {
-  ...crudOperations(edgeRouterApi, {
-    list: 'listEdgeRouters',
-    create: 'createEdgeRouter',
-    detail: 'detailEdgeRouter',
-    delete: 'deleteEdgeRouter',
-  }),
-  ...updateEdgeRouterOperations,
+  ...crudOperations(EDGE_ROUTERS, edgeRouterApi),
   reEnrollEdgeRouter,
   listEdgeRouterRoleAttributes: (request, deps) => listRoleAttributes(request, deps, edgeRouters.collection),
   // One type under the reference's two names for it.
-  ...crudOperations(transitRouterApi, {
-    list: 'listTransitRouters',
-    create: 'createTransitRouter',
-    detail: 'detailTransitRouter',
-    replace: 'updateTransitRouter',
-    patch: 'patchTransitRouter',
-    delete: 'deleteTransitRouter',
-  }),
-  ...crudOperations(transitRouterApi, {
-    list: 'listRouters',
-    create: 'createRouter',
-    detail: 'detailRouter',
-    replace: 'updateRouter',
-    patch: 'patchRouter',
-    delete: 'deleteRouter',
-  }),
-  ...crudOperations(terminatorApi, {
-    list: 'listTerminators',
-    create: 'createTerminator',
-    detail: 'detailTerminator',
-    replace: 'updateTerminator',
-    patch: 'patchTerminator',
-    delete: 'deleteTerminator',
-  }),
+  ...crudOperations(TRANSIT_ROUTERS, transitRouterApi),
+  ...crudOperations(ROUTERS, transitRouterApi),
+  ...crudOperations(TERMINATORS, terminatorApi),
   listServiceTerminators,
 };
 

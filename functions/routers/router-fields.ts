@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import { sentFields } from '#shared/crud/crud-operations.ts';
 import type { WriteContext } from '#shared/crud/entity-api.ts';
 import { DEFAULT_ENROLLMENT_MINUTES } from '#shared/entities/enrollment.ts';
 import { invalidField } from '#shared/errors/api-error.ts';
@@ -18,10 +17,9 @@ export const routerInputShape = {
   tags: tagsField.optional(),
 };
 
+/** A router's create and replace body; a PATCH's null name keeps the name (`keptOnNull`). */
 export const routerCreateSchema = z.object({ name: nameField, ...routerInputShape });
-export const routerPatchSchema = z.object({ name: nameField.nullable().optional(), ...routerInputShape });
-export type RouterInput = z.infer<typeof routerCreateSchema>;
-export type RouterPatch = z.infer<typeof routerPatchSchema>;
+type RouterInput = z.infer<typeof routerCreateSchema>;
 
 /** The stored fields a router's create or replace sets from its body (absent optional fields take zero values). */
 export function routerFields(input: RouterInput) {
@@ -30,18 +28,7 @@ export function routerFields(input: RouterInput) {
     cost: input.cost ?? 0,
     disabled: input.disabled ?? false,
     noTraversal: input.noTraversal ?? false,
-    tags: input.tags ?? {},
   };
-}
-
-/** The replace body a patch amounts to: the sent keys over the stored router's (a sent `null` name keeps it). */
-export function patchedInput<I extends RouterInput>(
-  current: I,
-  input: Omit<Partial<I>, 'name'> & { name?: string | null },
-  sent: ReadonlySet<string>,
-): I {
-  const { name, ...rest } = sentFields(input, sent);
-  return { ...current, ...rest, name: name ?? current.name };
 }
 
 /**

@@ -11,7 +11,7 @@ import type { WriteOp } from '#shared/store/write-op.ts';
  * The identity a tunneling edge router acts as: type `Router`, with the router's id and name, as the reference makes it
  * (its system edge router policy: `router-system-policy.ts`). These writes commit in the router's own transaction.
  */
-export function createRouterIdentityOps(deps: Deps, router: EdgeRouter, now: string): WriteOp[] {
+export function createRouterIdentityOps(deps: Deps, router: Pick<EdgeRouter, 'id' | 'name'>, now: string): WriteOp[] {
   return deps.store.createOps(
     identities,
     newIdentity({ id: router.id, name: router.name, createdAt: now, typeId: 'Router' }),

@@ -1,6 +1,5 @@
 import * as z from 'zod';
-import { sentFields } from '#shared/crud/crud-operations.ts';
-import type { EntityApi } from '#shared/crud/entity-api.ts';
+import { entityApi } from '#shared/crud/entity-api.ts';
 import { CONFIG_TYPE_TARGETS, type ConfigType, configTypes, jsonObjectSchema } from '#shared/entities/config-type.ts';
 import { nameField, tagsField } from '#shared/schemas/common-fields.ts';
 import { configTypeView } from '#shared/views/config-type-view.ts';
@@ -23,37 +22,19 @@ const createSchema = z.object({
 });
 // The target is fixed at create: replace and patch bodies do not carry it.
 const replaceSchema = z.object({ name: configTypeName, ...mutableFields });
-const patchSchema = z.object({ name: configTypeName.optional(), ...mutableFields });
-
-type ConfigTypeCreate = z.infer<typeof createSchema>;
-type ConfigTypeReplace = z.infer<typeof replaceSchema>;
-type ConfigTypePatch = z.infer<typeof patchSchema>;
 
 /** The fields a create or replace sets, with a schema that compiles (absent: one that accepts any object). */
-function fieldsFrom(input: ConfigTypeReplace): Pick<ConfigType, 'name' | 'schema' | 'tags'> {
+function fieldsFrom(input: z.infer<typeof replaceSchema>): Pick<ConfigType, 'name' | 'schema'> {
   const schema = input.schema ?? {};
   compileConfigTypeSchema(schema);
-  return { name: input.name, schema, tags: input.tags ?? {} };
+  return { name: input.name, schema };
 }
 
-export const configTypeApi: EntityApi<ConfigType, ConfigTypeCreate, ConfigTypeReplace, ConfigTypePatch> = {
+export const configTypeApi = entityApi({
   def: configTypes,
   createSchema,
   replaceSchema,
-  patchSchema,
-  create: (input, context) => ({
-    doc: {
-      id: context.id,
-      createdAt: context.now,
-      updatedAt: context.now,
-      target: input.target ?? 'service',
-      ...fieldsFrom(input),
-    },
-  }),
-  replace: (before, input) => ({ ...before, ...fieldsFrom(input) }),
-  patch: (before, input, sent) => {
-    const changed = sentFields(input, sent);
-    return { ...before, ...fieldsFrom({ name: before.name, schema: before.schema, tags: before.tags, ...changed }) };
-  },
+  create: (input) => ({ doc: { target: input.target ?? 'service', ...fieldsFrom(input) } }),
+  replace: (_before, input) => fieldsFrom(input),
   view: (_deps, doc) => configTypeView(doc),
-};
+});

@@ -2,6 +2,7 @@ import { defaultDeps } from '#functions/create-deps.ts';
 import { crudOperations } from '#shared/crud/crud-operations.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
+import { CONFIG_TYPES, CONFIGS, SERVICES } from '#shared/routes/groups/services-routes.ts';
 import { configApi } from './config-api.ts';
 import { configTypeApi } from './config-type-api.ts';
 import { serviceApi } from './service-api.ts';
@@ -14,32 +15,11 @@ import {
 } from './service-lists.ts';
 
 export const operations: OperationMap = {
-  ...crudOperations(configTypeApi, {
-    list: 'listConfigTypes',
-    create: 'createConfigType',
-    detail: 'detailConfigType',
-    replace: 'updateConfigType',
-    patch: 'patchConfigType',
-    delete: 'deleteConfigType',
-  }),
+  ...crudOperations(CONFIG_TYPES, configTypeApi),
   listConfigsForConfigType,
-  ...crudOperations(configApi, {
-    list: 'listConfigs',
-    create: 'createConfig',
-    detail: 'detailConfig',
-    replace: 'updateConfig',
-    patch: 'patchConfig',
-    delete: 'deleteConfig',
-  }),
+  ...crudOperations(CONFIGS, configApi),
   listConfigServices,
-  ...crudOperations(serviceApi, {
-    create: 'createService',
-    detail: 'detailService',
-    replace: 'updateService',
-    patch: 'patchService',
-    delete: 'deleteService',
-  }),
-  listServices,
+  ...crudOperations(SERVICES, serviceApi, { list: listServices }),
   listServiceConfig,
   listServiceRoleAttributes,
 };

@@ -1,6 +1,7 @@
 import { configs } from '#shared/entities/config.ts';
 import { configTypes } from '#shared/entities/config-type.ts';
 import type { Service } from '#shared/entities/service.ts';
+import { invalidField } from '#shared/errors/api-error.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { nameLookup } from '#shared/views/name-lookup.ts';
 import { type ServiceConfigMap, serviceView } from '#shared/views/service-view.ts';
@@ -54,4 +55,41 @@ export async function serviceViewPage(
       return serviceView(doc, config);
     }),
   );
+}
+
+/**
+ * A service's configs must exist, configure services, and be of distinct config types: 400 on `configs` otherwise.
+ * (The write itself checks again that each still exists, and links them so they cannot be deleted while the service
+ * uses them.)
+ */
+export async function checkServiceConfigs(deps: Deps, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const found = await deps.store.getMany(configs, ids);
+  const missing = ids.find((id) => !found.some((config) => config.id === id));
+  if (missing !== undefined) throw invalidField('configs', `no config found with id ${missing}`, ids);
+  const types = await deps.store.getMany(
+    configTypes,
+    found.map((config) => config.configTypeId),
+  );
+  const byType = new Map<string, string>();
+  for (const config of found) {
+    const type = types.find((candidate) => candidate.id === config.configTypeId);
+    if (type && type.target !== 'service') {
+      throw invalidField(
+        'configs',
+        `config ${config.name} has config type ${type.name} which does not target services`,
+        ids,
+      );
+    }
+    const other = byType.get(config.configTypeId);
+    if (other !== undefined) {
+      throw invalidField(
+        'configs',
+        `duplicate configs named ${other} and ${config.name} found for config type ${type?.name ?? config.configTypeId}. Only one config of a given type is allowed per service`,
+        ids,
+      );
+    }
+    byType.set(config.configTypeId, config.name);
+  }
+  if (ids.length !== found.length) throw invalidField('configs', 'a config is named more than once', ids);
 }

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import { notFound } from '../errors/api-error.ts';
 import { created, empty, list, ok } from '../http/envelope.ts';
@@ -6,25 +7,25 @@ import { parseWith } from '../http/validate.ts';
 import { newId } from '../ids.ts';
 import { listEntities } from '../list/list-entities.ts';
 import { parseListParams } from '../list/list-params.ts';
-import { mapBounded } from '../map-bounded.ts';
 import { moveServiceAccessMarkers } from '../policy/service-access-fan-out.ts';
 import type { Deps } from '../ports/deps.ts';
+import type { CrudAction, CrudResource } from '../routes/crud-resource.ts';
 import { deleteEntity } from '../store/delete-entity.ts';
-import { backOff, ConcurrentModificationError, type Stored } from '../store/entity-store.ts';
+import { backOff, ConcurrentModificationError, MAX_TRANSACTION_ITEMS, type Stored } from '../store/entity-store.ts';
+import type { WriteOp } from '../store/write-op.ts';
 import type { EntityApi, WriteContext } from './entity-api.ts';
+import { pageViews } from './page-views.ts';
+import {
+  mergedNested,
+  mergedPatch,
+  nestedPatchSchema,
+  patchSchemaOf,
+  sentFields,
+  sentKeys,
+  tagsOf,
+} from './patch-body.ts';
+import { checkedVariant, patchedVariant } from './variants.ts';
 
-/** The operation names a collection's CRUD operations are registered under in the route table. */
-export interface CrudOperationNames {
-  readonly list?: string;
-  readonly create?: string;
-  readonly detail?: string;
-  readonly replace?: string;
-  readonly patch?: string;
-  readonly delete?: string;
-}
-
-/** How many views of a page are built at once (each may read DynamoDB). */
-export const VIEW_CONCURRENCY = 16;
 /**
  * How often a read-modify-write that lost to a concurrent writer runs again (with back-off): bursts of a few dozen
  * updates of one entity from clients that do not retry (the ziti CLI, Terraform) all get through.
@@ -34,16 +35,6 @@ const OPTIMISTIC_ATTEMPTS = 12;
 /** The request body as an object: a missing body is validated as `{}` so the schema names the missing fields. */
 function bodyOf(request: OperationRequest): unknown {
   return request.body === undefined ? {} : request.body;
-}
-
-/** The top-level keys a JSON object body had, which is what a PATCH changes. */
-export function sentKeys(body: unknown): ReadonlySet<string> {
-  return new Set(body !== null && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : []);
-}
-
-/** The fields of a parsed PATCH body its sender actually sent (schema defaults and absent keys left out). */
-export function sentFields<T extends object>(input: T, sent: ReadonlySet<string>): Partial<T> {
-  return Object.fromEntries(Object.entries(input).filter(([key]) => sent.has(key))) as Partial<T>;
 }
 
 /** Reads an entity or answers 404. */
@@ -74,90 +65,65 @@ function context(request: OperationRequest, deps: Deps): WriteContext {
 }
 
 /**
- * The standard operations of a collection (list, create, detail, replace, patch, delete) for an entity type,
- * registered under the route table's operation names. Each carries its request schema or list query as `docs`, which
- * the API documents are generated from (`shared/openapi/`).
+ * A new entity's document as the kit writes it, with the writes that commit with it: the type's create, with the id,
+ * the timestamps and the body's tags set.
  */
-export function crudOperations<D extends BaseDocument, C, R, P>(
+export async function newEntity<D extends BaseDocument, C, R, P>(
   api: EntityApi<D, C, R, P>,
-  names: CrudOperationNames,
-): Record<string, Operation> {
-  const { def } = api;
-  const operations: Record<string, Operation> = {};
+  input: C,
+  ctx: WriteContext & { readonly id: string },
+): Promise<{ doc: D; ops: readonly WriteOp[] }> {
+  if (!api.create) throw new Error(`${api.def.label} has no create`);
+  const body = api.variants ? checkedVariant(api.variants, api.def.label, input as object) : input;
+  const { doc, ops = [] } = await api.create(body as C, ctx);
+  const stamped = { ...doc, id: ctx.id, createdAt: ctx.now, updatedAt: ctx.now, tags: tagsOf(input) };
+  return { doc: stamped as unknown as D, ops };
+}
 
-  if (names.list) {
+/** The kit's operation for each action of a collection, from the type's API. */
+const KIT_OPERATIONS: {
+  readonly [A in CrudAction]: <D extends BaseDocument, C, R, P>(api: EntityApi<D, C, R, P>) => Operation;
+} = {
+  list: (api) => {
+    const { def } = api;
     const roleFilter = api.roleFilter ?? false;
-    operations[names.list] = documented(
+    return documented(
       async (request, deps) => {
         const params = parseListParams(request.query, def.filterable, { roleFilter });
         const page = await listEntities(deps, def, params);
-        const views = api.viewPage
-          ? await api.viewPage(deps, page.items)
-          : await mapBounded(page.items, VIEW_CONCURRENCY, (doc) => api.view(deps, doc));
-        return list(views, page.pagination, Object.keys(def.filterable));
+        return list(await pageViews(deps, api, page.items), page.pagination, Object.keys(def.filterable));
       },
       { list: { roleFilter } },
     );
-  }
+  },
 
-  if (names.detail) {
-    operations[names.detail] = async (request, deps) => {
-      const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
-      return ok(await api.view(deps, stored.doc));
-    };
-  }
+  detail: (api) => async (request, deps) => {
+    const stored = await getOrNotFound(deps, api.def, request.pathParameters.id ?? '');
+    return ok(await api.view(deps, stored.doc));
+  },
 
-  if (names.create) {
-    const { createSchema, create } = api;
+  create: (api) => {
+    const { def, createSchema, create } = api;
     if (!createSchema || !create) throw new Error(`${def.label} has no create`);
-    operations[names.create] = documented(
+    return documented(
       async (request, deps) => {
         const input = parseWith(createSchema, bodyOf(request));
-        const id = newId();
-        const { doc, ops = [] } = await create(input, { ...context(request, deps), id });
+        const { doc, ops } = await newEntity(api, input, { ...context(request, deps), id: newId() });
         await deps.store.transact([...deps.store.createOps(def, doc), ...ops]);
         await moveServiceAccessMarkers(deps, def, [doc]);
-        request.logger.info(`${def.label} created`, { id });
-        return created(def.collection, id);
+        request.logger.info(`${def.label} created`, { id: doc.id });
+        return created(def.collection, doc.id);
       },
       { body: createSchema },
     );
-  }
+  },
 
-  const update = (action: 'replace' | 'patch'): Operation => {
-    const schema = action === 'replace' ? api.replaceSchema : api.patchSchema;
-    const { replace, patch } = api;
-    if (!schema || (action === 'replace' ? !replace : !patch)) throw new Error(`${def.label} has no ${action}`);
-    return documented(
-      async (request, deps) => {
-        const input = parseWith(schema, bodyOf(request));
-        const sent = sentKeys(request.body);
-        const versions = await withOptimisticRetry(async () => {
-          const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
-          const ctx = context(request, deps);
-          api.guard?.(stored.doc, action, ctx);
-          const next =
-            action === 'replace'
-              ? await replace!(stored.doc, input as R, ctx)
-              : await patch!(stored.doc, input as P, sent, ctx);
-          const updated = { ...next, updatedAt: ctx.now };
-          await deps.store.transact([
-            ...deps.store.replaceOps(def, stored, updated),
-            ...(api.updateOps?.(updated, ctx) ?? []),
-          ]);
-          return [stored.doc, updated];
-        });
-        await moveServiceAccessMarkers(deps, def, versions);
-        return empty();
-      },
-      { body: schema },
-    );
-  };
-  if (names.replace) operations[names.replace] = update('replace');
-  if (names.patch) operations[names.patch] = update('patch');
+  replace: (api) => replaceOperation(api),
+  patch: (api) => patchOperation(api),
 
-  if (names.delete) {
-    operations[names.delete] = async (request, deps) => {
+  delete: (api) => {
+    const { def } = api;
+    return async (request, deps) => {
       const deleted = await withOptimisticRetry(async () => {
         const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
         api.guard?.(stored.doc, 'delete', context(request, deps));
@@ -168,10 +134,96 @@ export function crudOperations<D extends BaseDocument, C, R, P>(
         return stored.doc;
       });
       await moveServiceAccessMarkers(deps, def, [deleted]);
+      await api.afterDelete?.(deps, deleted);
       request.logger.info(`${def.label} deleted`, { id: request.pathParameters.id });
       return empty();
     };
-  }
+  },
+};
 
-  return operations;
+/** PUT: the fields the type's replace maps from the body over the stored document, with the body's tags. */
+function replaceOperation<D extends BaseDocument, C, R, P>(api: EntityApi<D, C, R, P>): Operation {
+  const { replace } = api;
+  if (!api.replaceSchema || !replace) throw new Error(`${api.def.label} has no replace`);
+  const { variants, def } = api;
+  return updateOperation(api, 'replace', api.replaceSchema, async (before, input, _sent, ctx) => {
+    const body = variants ? checkedVariant(variants, def.label, input as object, asRecord(before)) : input;
+    return { ...(await replace(before, body as R, ctx)), tags: tagsOf(input) };
+  });
+}
+
+/**
+ * PATCH: the type's own patch, or the replace of the stored document (as a replace body) with the sent keys over it;
+ * tags change only when sent.
+ */
+function patchOperation<D extends BaseDocument, C, R, P>(api: EntityApi<D, C, R, P>): Operation {
+  const { patch, replace, replaceSchema, variants, def, nestedPatch } = api;
+  const keptOnNull: readonly string[] = api.keptOnNull ?? [];
+  const schema =
+    api.patchSchema ??
+    (replaceSchema && (nestedPatch ? nestedPatchSchema(replaceSchema) : patchSchemaOf(replaceSchema, keptOnNull)));
+  if (!schema || !(patch || replace)) throw new Error(`${def.label} has no patch`);
+  return updateOperation(api, 'patch', schema, async (before, input, sent, ctx) => {
+    const tags = sent.has('tags') ? { tags: tagsOf(input) } : {};
+    if (patch) return { ...(await patch(before, input as P, sent, ctx)), ...tags };
+    const current = api.asInput ? api.asInput(before) : (before as unknown as R);
+    const changed = sentFields(input as Record<string, unknown>, sent);
+    const merged = nestedPatch ? mergedNested(current, changed) : mergedPatch(current, changed, keptOnNull);
+    const body = variants ? patchedVariant(variants, def.label, asRecord(before), changed, merged as object) : merged;
+    return { ...(await replace!(before, body as R, ctx)), ...tags };
+  });
+}
+
+/** A stored document as the plain record the variant checks read. */
+function asRecord(doc: BaseDocument): Readonly<Record<string, unknown>> {
+  return doc as unknown as Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A replace or patch: the stored document with the fields `change` gives over it, written with the type's own update
+ * writes in one version-checked transaction, again when a concurrent writer got there first.
+ */
+function updateOperation<D extends BaseDocument, C, R, P>(
+  api: EntityApi<D, C, R, P>,
+  action: 'replace' | 'patch',
+  schema: z.ZodType,
+  change: (before: D, input: unknown, sent: ReadonlySet<string>, ctx: WriteContext) => Promise<Partial<D>>,
+): Operation {
+  const { def } = api;
+  return documented(
+    async (request, deps) => {
+      const input = parseWith(schema, bodyOf(request));
+      const sent = sentKeys(request.body);
+      const versions = await withOptimisticRetry(async () => {
+        const stored = await getOrNotFound(deps, def, request.pathParameters.id ?? '');
+        const ctx = context(request, deps);
+        api.guard?.(stored.doc, action, ctx);
+        const updated = { ...stored.doc, ...(await change(stored.doc, input, sent, ctx)), updatedAt: ctx.now } as D;
+        const ops = deps.store.replaceOps(def, stored, updated);
+        const own =
+          (await api.updateOps?.(stored.doc, updated, { ...ctx, room: MAX_TRANSACTION_ITEMS - ops.length })) ?? [];
+        await deps.store.transact([...ops, ...own]);
+        return [stored.doc, updated];
+      });
+      await moveServiceAccessMarkers(deps, def, versions);
+      return empty();
+    },
+    { body: schema },
+  );
+}
+
+/**
+ * The operations of a collection (`CrudResource`, declared with the route table) for an entity type, named as the
+ * resource names them: the route table's lines and these operations come from the one declaration. Each carries its
+ * request schema or list query as `docs`, which the API documents are generated from (`shared/openapi/`). `custom`
+ * serves an action with an operation of the type's own instead of the kit's (a list that reads otherwise).
+ */
+export function crudOperations<D extends BaseDocument, C, R, P>(
+  resource: CrudResource,
+  api: EntityApi<D, C, R, P>,
+  custom: Partial<Record<CrudAction, Operation>> = {},
+): Record<string, Operation> {
+  return Object.fromEntries(
+    resource.actions.map((action) => [resource.names[action], custom[action] ?? KIT_OPERATIONS[action](api)]),
+  );
 }

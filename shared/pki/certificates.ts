@@ -46,6 +46,16 @@ export function commonNameOf(certificate: X509Certificate): string {
   return line ? line.slice(3) : '';
 }
 
+/** What is shown of a certificate: its fingerprint, common name and validity, as ISO-8601. */
+export function certificateFacts(certificate: X509Certificate) {
+  return {
+    fingerprint: fingerprintOf(certificate),
+    commonName: commonNameOf(certificate),
+    notBefore: new Date(certificate.validFrom).toISOString(),
+    notAfter: new Date(certificate.validTo).toISOString(),
+  };
+}
+
 /** Whether `issuer` signed `certificate` (names and signature; validity dates are the caller's concern). */
 export function isIssuedBy(certificate: X509Certificate, issuer: X509Certificate): boolean {
   try {

@@ -34,3 +34,5 @@ export const precedenceField = z.enum(PRECEDENCES);
 export const nameField = z.string().trim().min(1).max(255);
 /** The id of another entity: ids are short, so anything longer names nothing and is refused as input. */
 export const idField = z.string().min(1).max(255);
+/** When something ends: ISO-8601 with an offset. */
+export const expiresAtField = z.iso.datetime({ offset: true });

@@ -1,5 +1,5 @@
 import { hasLiveApiSession } from '../auth/api-session-store.ts';
-import { VIEW_CONCURRENCY } from '../crud/crud-operations.ts';
+import { VIEW_CONCURRENCY } from '../crud/page-views.ts';
 import { authPolicies } from '../entities/auth-policy.ts';
 import { cas } from '../entities/ca.ts';
 import type { Identity } from '../entities/identity.ts';

@@ -1,12 +1,24 @@
+import { edgeRouters } from '../entities/edge-router.ts';
+import { transitRouters } from '../entities/router.ts';
+import { services } from '../entities/service.ts';
 import type { Terminator } from '../entities/terminator.ts';
+import type { Deps } from '../ports/deps.ts';
 import { entityRef, selfLinks } from './entity-ref.ts';
-import type { NameLookup } from './name-lookup.ts';
+import { type NameLookup, nameLookup } from './name-lookup.ts';
 
 /** How a terminator's references are named: one lookup per page, shared by its terminators. */
 export interface TerminatorNames {
   readonly service: NameLookup;
   readonly edgeRouter: NameLookup;
   readonly transitRouter: NameLookup;
+}
+
+export function terminatorNames(deps: Deps): TerminatorNames {
+  return {
+    service: nameLookup(deps, services),
+    edgeRouter: nameLookup(deps, edgeRouters),
+    transitRouter: nameLookup(deps, transitRouters),
+  };
 }
 
 /** A terminator with its service and router as EntityRefs; the hosting identity's secret is never shown. */

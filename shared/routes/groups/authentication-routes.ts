@@ -1,5 +1,9 @@
+import { crudResource, crudRoutes } from '../crud-resource.ts';
 import type { Route } from '../route.ts';
 import { BOTH, MANAGEMENT, route } from '../route-builder.ts';
+
+export const AUTHENTICATORS = crudResource('authentication', '/authenticators', 'Authenticator', 'Authenticators');
+export const AUTH_POLICIES = crudResource('authentication', '/auth-policies', 'AuthPolicy', 'AuthPolicies');
 
 /** Logins, API sessions, authenticators and auth policies. */
 export const AUTHENTICATION_ROUTES: readonly Route[] = [
@@ -68,21 +72,11 @@ export const AUTHENTICATION_ROUTES: readonly Route[] = [
   ),
 
   // Authenticators and API sessions (management).
-  route('GET', '/authenticators', MANAGEMENT, 'authentication', 'admin', 'listAuthenticators'),
-  route('POST', '/authenticators', MANAGEMENT, 'authentication', 'admin', 'createAuthenticator'),
-  route('GET', '/authenticators/{id}', MANAGEMENT, 'authentication', 'admin', 'detailAuthenticator'),
-  route('PUT', '/authenticators/{id}', MANAGEMENT, 'authentication', 'admin', 'updateAuthenticator'),
-  route('PATCH', '/authenticators/{id}', MANAGEMENT, 'authentication', 'admin', 'patchAuthenticator'),
-  route('DELETE', '/authenticators/{id}', MANAGEMENT, 'authentication', 'admin', 'deleteAuthenticator'),
+  ...crudRoutes(AUTHENTICATORS),
   route('GET', '/api-sessions', MANAGEMENT, 'authentication', 'admin', 'listAPISessions'),
   route('GET', '/api-sessions/{id}', MANAGEMENT, 'authentication', 'admin', 'detailAPISessions'),
   route('DELETE', '/api-sessions/{id}', MANAGEMENT, 'authentication', 'admin', 'deleteAPISessions'),
 
   // Auth policies (management).
-  route('GET', '/auth-policies', MANAGEMENT, 'authentication', 'admin', 'listAuthPolicies'),
-  route('POST', '/auth-policies', MANAGEMENT, 'authentication', 'admin', 'createAuthPolicy'),
-  route('GET', '/auth-policies/{id}', MANAGEMENT, 'authentication', 'admin', 'detailAuthPolicy'),
-  route('PUT', '/auth-policies/{id}', MANAGEMENT, 'authentication', 'admin', 'updateAuthPolicy'),
-  route('PATCH', '/auth-policies/{id}', MANAGEMENT, 'authentication', 'admin', 'patchAuthPolicy'),
-  route('DELETE', '/auth-policies/{id}', MANAGEMENT, 'authentication', 'admin', 'deleteAuthPolicy'),
+  ...crudRoutes(AUTH_POLICIES),
 ];

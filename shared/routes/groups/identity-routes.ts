@@ -1,5 +1,12 @@
+import { crudResource, crudRoutes } from '../crud-resource.ts';
 import type { Route } from '../route.ts';
 import { BOTH, MANAGEMENT, route } from '../route-builder.ts';
+
+export const IDENTITIES = crudResource('identities', '/identities', 'Identity', 'Identities');
+/** Seeded and read-only. */
+export const IDENTITY_TYPES = crudResource('identities', '/identity-types', 'IdentityType', 'IdentityTypes', {
+  actions: ['list', 'detail'],
+});
 
 /** The caller's own identity, and identities as admins manage them. */
 export const IDENTITY_ROUTES: readonly Route[] = [
@@ -7,12 +14,7 @@ export const IDENTITY_ROUTES: readonly Route[] = [
   route('GET', '/current-identity', BOTH, 'identities', 'authenticated', 'getCurrentIdentity'),
 
   // Identities (management).
-  route('GET', '/identities', MANAGEMENT, 'identities', 'admin', 'listIdentities'),
-  route('POST', '/identities', MANAGEMENT, 'identities', 'admin', 'createIdentity'),
-  route('GET', '/identities/{id}', MANAGEMENT, 'identities', 'admin', 'detailIdentity'),
-  route('PUT', '/identities/{id}', MANAGEMENT, 'identities', 'admin', 'updateIdentity'),
-  route('PATCH', '/identities/{id}', MANAGEMENT, 'identities', 'admin', 'patchIdentity'),
-  route('DELETE', '/identities/{id}', MANAGEMENT, 'identities', 'admin', 'deleteIdentity'),
+  ...crudRoutes(IDENTITIES),
   route('POST', '/identities/{id}/disable', MANAGEMENT, 'identities', 'admin', 'disableIdentity'),
   route('POST', '/identities/{id}/enable', MANAGEMENT, 'identities', 'admin', 'enableIdentity'),
   route('GET', '/identities/{id}/authenticators', MANAGEMENT, 'identities', 'admin', 'getIdentityAuthenticators'),
@@ -36,8 +38,7 @@ export const IDENTITY_ROUTES: readonly Route[] = [
   ),
   route('DELETE', '/identities/{id}/mfa', MANAGEMENT, 'identities', 'admin', 'removeIdentityMfa'),
   route('PUT', '/identities/{id}/trace', MANAGEMENT, 'identities', 'admin', 'updateIdentityTracing'),
-  route('GET', '/identity-types', MANAGEMENT, 'identities', 'admin', 'listIdentityTypes'),
-  route('GET', '/identity-types/{id}', MANAGEMENT, 'identities', 'admin', 'detailIdentityType'),
+  ...crudRoutes(IDENTITY_TYPES),
   route('GET', '/identity-role-attributes', MANAGEMENT, 'identities', 'admin', 'listIdentityRoleAttributes'),
   route('GET', '/summary', MANAGEMENT, 'identities', 'admin', 'listSummary'),
 ];

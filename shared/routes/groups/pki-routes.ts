@@ -1,5 +1,23 @@
+import { crudResource, crudRoutes } from '../crud-resource.ts';
 import type { Route } from '../route.ts';
 import { BOTH, CLIENT, MANAGEMENT, route } from '../route-builder.ts';
+
+/** A client's ephemeral certificates, each under its API session. */
+export const API_SESSION_CERTIFICATES = crudResource(
+  'pki',
+  '/current-api-session/certificates',
+  'CurrentApiSessionCertificate',
+  'CurrentApiSessionCertificates',
+  { actions: ['list', 'create', 'detail', 'delete'], apis: CLIENT, auth: 'authenticated' },
+);
+export const CAS = crudResource('pki', '/cas', 'Ca', 'Cas');
+export const ENROLLMENTS = crudResource('pki', '/enrollments', 'Enrollment', 'Enrollments', {
+  actions: ['list', 'create', 'detail', 'delete'],
+});
+/** Revocations are written once (a second one of an id moves its time) and never deleted by hand. */
+export const REVOCATIONS = crudResource('pki', '/revocations', 'Revocation', 'Revocations', {
+  actions: ['list', 'create', 'detail'],
+});
 
 /**
  * The network's PKI (one function: it alone signs with the signing CA key): the public part a client that knows only
@@ -35,54 +53,13 @@ export const PKI_ROUTES: readonly Route[] = [
     'authenticated',
     'extendVerifyCurrentIdentityAuthenticator',
   ),
-  route(
-    'GET',
-    '/current-api-session/certificates',
-    CLIENT,
-    'pki',
-    'authenticated',
-    'listCurrentApiSessionCertificates',
-  ),
-  route(
-    'POST',
-    '/current-api-session/certificates',
-    CLIENT,
-    'pki',
-    'authenticated',
-    'createCurrentApiSessionCertificate',
-  ),
-  route(
-    'GET',
-    '/current-api-session/certificates/{id}',
-    CLIENT,
-    'pki',
-    'authenticated',
-    'detailCurrentApiSessionCertificate',
-  ),
-  route(
-    'DELETE',
-    '/current-api-session/certificates/{id}',
-    CLIENT,
-    'pki',
-    'authenticated',
-    'deleteCurrentApiSessionCertificate',
-  ),
-  route('GET', '/cas', MANAGEMENT, 'pki', 'admin', 'listCas'),
-  route('POST', '/cas', MANAGEMENT, 'pki', 'admin', 'createCa'),
-  route('GET', '/cas/{id}', MANAGEMENT, 'pki', 'admin', 'detailCa'),
-  route('PUT', '/cas/{id}', MANAGEMENT, 'pki', 'admin', 'updateCa'),
-  route('PATCH', '/cas/{id}', MANAGEMENT, 'pki', 'admin', 'patchCa'),
-  route('DELETE', '/cas/{id}', MANAGEMENT, 'pki', 'admin', 'deleteCa'),
+  ...crudRoutes(API_SESSION_CERTIFICATES),
+  ...crudRoutes(CAS),
   route('GET', '/cas/{id}/jwt', MANAGEMENT, 'pki', 'admin', 'getCaJwt'),
   route('POST', '/cas/{id}/verify', MANAGEMENT, 'pki', 'admin', 'verifyCa'),
-  route('GET', '/enrollments', MANAGEMENT, 'pki', 'admin', 'listEnrollments'),
-  route('POST', '/enrollments', MANAGEMENT, 'pki', 'admin', 'createEnrollment'),
-  route('GET', '/enrollments/{id}', MANAGEMENT, 'pki', 'admin', 'detailEnrollment'),
-  route('DELETE', '/enrollments/{id}', MANAGEMENT, 'pki', 'admin', 'deleteEnrollment'),
+  ...crudRoutes(ENROLLMENTS),
   route('POST', '/enrollments/{id}/refresh', MANAGEMENT, 'pki', 'admin', 'refreshEnrollment'),
   route('POST', '/authenticators/{id}/re-enroll', MANAGEMENT, 'pki', 'admin', 'reEnrollAuthenticator'),
   route('POST', '/authenticators/{id}/request-extend', MANAGEMENT, 'pki', 'admin', 'requestExtendAuthenticator'),
-  route('GET', '/revocations', MANAGEMENT, 'pki', 'admin', 'listRevocations'),
-  route('POST', '/revocations', MANAGEMENT, 'pki', 'admin', 'createRevocation'),
-  route('GET', '/revocations/{id}', MANAGEMENT, 'pki', 'admin', 'detailRevocation'),
+  ...crudRoutes(REVOCATIONS),
 ];

@@ -1,17 +1,20 @@
+import { crudResource, crudRoutes } from '../crud-resource.ts';
 import type { Route } from '../route.ts';
 import { MANAGEMENT, route } from '../route-builder.ts';
 
-/** The CRUD routes of one policy kind: `/service-policies`, `…/{id}`, named as the reference names them. */
-function policyCrud(path: string, singular: string, plural: string): Route[] {
-  return [
-    route('GET', path, MANAGEMENT, 'policies', 'admin', `list${plural}`),
-    route('POST', path, MANAGEMENT, 'policies', 'admin', `create${singular}`),
-    route('GET', `${path}/{id}`, MANAGEMENT, 'policies', 'admin', `detail${singular}`),
-    route('PUT', `${path}/{id}`, MANAGEMENT, 'policies', 'admin', `update${singular}`),
-    route('PATCH', `${path}/{id}`, MANAGEMENT, 'policies', 'admin', `patch${singular}`),
-    route('DELETE', `${path}/{id}`, MANAGEMENT, 'policies', 'admin', `delete${singular}`),
-  ];
-}
+export const SERVICE_POLICIES = crudResource('policies', '/service-policies', 'ServicePolicy', 'ServicePolicies');
+export const EDGE_ROUTER_POLICIES = crudResource(
+  'policies',
+  '/edge-router-policies',
+  'EdgeRouterPolicy',
+  'EdgeRouterPolicies',
+);
+export const SERVICE_EDGE_ROUTER_POLICIES = crudResource(
+  'policies',
+  '/service-edge-router-policies',
+  'ServiceEdgeRouterPolicy',
+  'ServiceEdgeRouterPolicies',
+);
 
 /** A management read answered from the policies (`GET <path>`, admin only). */
 function policyRoute(path: string, operation: string): Route {
@@ -24,9 +27,9 @@ function policyRoute(path: string, operation: string): Route {
  * and a service.
  */
 export const POLICY_ROUTES: readonly Route[] = [
-  ...policyCrud('/service-policies', 'ServicePolicy', 'ServicePolicies'),
-  ...policyCrud('/edge-router-policies', 'EdgeRouterPolicy', 'EdgeRouterPolicies'),
-  ...policyCrud('/service-edge-router-policies', 'ServiceEdgeRouterPolicy', 'ServiceEdgeRouterPolicies'),
+  ...crudRoutes(SERVICE_POLICIES),
+  ...crudRoutes(EDGE_ROUTER_POLICIES),
+  ...crudRoutes(SERVICE_EDGE_ROUTER_POLICIES),
 
   policyRoute('/service-policies/{id}/identities', 'listServicePolicyIdentities'),
   policyRoute('/service-policies/{id}/services', 'listServicePolicyServices'),

@@ -1,16 +1,21 @@
+import { crudResource, crudRoutes } from '../crud-resource.ts';
 import type { Route } from '../route.ts';
 import { MANAGEMENT, route } from '../route-builder.ts';
 
+export const POSTURE_CHECKS = crudResource('posture-checks', '/posture-checks', 'PostureCheck', 'PostureChecks');
+/** Seeded and read-only. */
+export const POSTURE_CHECK_TYPES = crudResource(
+  'posture-checks',
+  '/posture-check-types',
+  'PostureCheckType',
+  'PostureCheckTypes',
+  { actions: ['list', 'detail'] },
+);
+
 /** Posture checks and their types. */
 export const POSTURE_CHECK_ROUTES: readonly Route[] = [
-  route('GET', '/posture-checks', MANAGEMENT, 'posture-checks', 'admin', 'listPostureChecks'),
-  route('POST', '/posture-checks', MANAGEMENT, 'posture-checks', 'admin', 'createPostureCheck'),
-  route('GET', '/posture-checks/{id}', MANAGEMENT, 'posture-checks', 'admin', 'detailPostureCheck'),
-  route('PUT', '/posture-checks/{id}', MANAGEMENT, 'posture-checks', 'admin', 'updatePostureCheck'),
-  route('PATCH', '/posture-checks/{id}', MANAGEMENT, 'posture-checks', 'admin', 'patchPostureCheck'),
-  route('DELETE', '/posture-checks/{id}', MANAGEMENT, 'posture-checks', 'admin', 'deletePostureCheck'),
-  route('GET', '/posture-check-types', MANAGEMENT, 'posture-checks', 'admin', 'listPostureCheckTypes'),
-  route('GET', '/posture-check-types/{id}', MANAGEMENT, 'posture-checks', 'admin', 'detailPostureCheckType'),
+  ...crudRoutes(POSTURE_CHECKS),
+  ...crudRoutes(POSTURE_CHECK_TYPES),
   route(
     'GET',
     '/posture-check-role-attributes',

@@ -1,22 +1,20 @@
+import { crudResource, crudRoutes } from '../crud-resource.ts';
 import type { Route } from '../route.ts';
 import { MANAGEMENT, route } from '../route-builder.ts';
 
-const crud = (collection: string, singular: string, plural: string): Route[] => [
-  route('GET', `/${collection}`, MANAGEMENT, 'routers', 'admin', `list${plural}`),
-  route('POST', `/${collection}`, MANAGEMENT, 'routers', 'admin', `create${singular}`),
-  route('GET', `/${collection}/{id}`, MANAGEMENT, 'routers', 'admin', `detail${singular}`),
-  route('PUT', `/${collection}/{id}`, MANAGEMENT, 'routers', 'admin', `update${singular}`),
-  route('PATCH', `/${collection}/{id}`, MANAGEMENT, 'routers', 'admin', `patch${singular}`),
-  route('DELETE', `/${collection}/{id}`, MANAGEMENT, 'routers', 'admin', `delete${singular}`),
-];
+export const EDGE_ROUTERS = crudResource('routers', '/edge-routers', 'EdgeRouter', 'EdgeRouters');
+/** Transit routers, under both of the reference's names for them. */
+export const TRANSIT_ROUTERS = crudResource('routers', '/transit-routers', 'TransitRouter', 'TransitRouters');
+export const ROUTERS = crudResource('routers', '/routers', 'Router', 'Routers');
+export const TERMINATORS = crudResource('routers', '/terminators', 'Terminator', 'Terminators');
 
 /** Edge routers, transit routers (under both of their names) and terminators (management). */
 export const ROUTERS_ROUTES: readonly Route[] = [
-  ...crud('edge-routers', 'EdgeRouter', 'EdgeRouters'),
+  ...crudRoutes(EDGE_ROUTERS),
   route('POST', '/edge-routers/{id}/re-enroll', MANAGEMENT, 'routers', 'admin', 'reEnrollEdgeRouter'),
   route('GET', '/edge-router-role-attributes', MANAGEMENT, 'routers', 'admin', 'listEdgeRouterRoleAttributes'),
-  ...crud('transit-routers', 'TransitRouter', 'TransitRouters'),
-  ...crud('routers', 'Router', 'Routers'),
-  ...crud('terminators', 'Terminator', 'Terminators'),
+  ...crudRoutes(TRANSIT_ROUTERS),
+  ...crudRoutes(ROUTERS),
+  ...crudRoutes(TERMINATORS),
   route('GET', '/services/{id}/terminators', MANAGEMENT, 'routers', 'admin', 'listServiceTerminators'),
 ];
