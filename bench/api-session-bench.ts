@@ -10,7 +10,7 @@ import type { Deps } from '#shared/ports/deps.ts';
 import { count, orderedIds } from '#shared/store/index-queries.ts';
 import { type BenchClient, createBenchClient } from './bench-client.ts';
 import { benchConfig } from './bench-config.ts';
-import { countDynamoDbRequests } from './count-dynamodb-requests.ts';
+import { createBenchMeter } from './bench-meter.ts';
 import { expectStatus, login } from './identity-scenarios.ts';
 import { type MeasureOptions, measureOperation, type OperationFigures } from './measure-operation.ts';
 import { SEED_CONCURRENCY, seedIdentities, seedIndexes } from './seed-identities.ts';
@@ -92,10 +92,11 @@ export async function apiSessionBench(
 ): Promise<{ list: SessionListFigures[]; login: LoginTimingFigures }> {
   const config = benchConfig('bench-sessions', options.dynamoDbEndpoint);
   const deps: Deps = { ...createDeps(config), logger: createLogger({}, { write: () => undefined }) };
-  const counter = countDynamoDbRequests(deps.store.db);
+  const meter = createBenchMeter(deps);
   await ensureTable(deps.store.db, config.tableName);
   await bootstrap(deps, { adminUsername: options.adminUsername, adminPassword: options.adminPassword });
   const server = await startLocalServer({ deps, tls: options.tls, port: 0 });
+  meter.timeServer(server.server);
   const client = createBenchClient(`https://127.0.0.1:${server.port}`, options.tls.cert);
   try {
     const token = await login(client, options.adminUsername, options.adminPassword);
@@ -113,7 +114,7 @@ export async function apiSessionBench(
           const response = expectStatus(await client.call('GET', LIST_PATH, { token }), 200, 'list API sessions');
           totalCount = (response.body as { meta: { pagination: { totalCount: number } } }).meta.pagination.totalCount;
         },
-        counter,
+        meter,
         // A fresh table and server: a longer warm-up, the same at each count.
         { ...options.measure, warmUpMs: Math.max(options.measure.warmUpMs, LIST_WARM_UP_MS) },
       );

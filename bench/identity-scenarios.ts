@@ -1,6 +1,31 @@
 import type { BenchClient, BenchResponse } from './bench-client.ts';
 
 export const BASE = '/edge/management/v1';
+export const CLIENT = '/edge/client/v1';
+
+/**
+ * The body an OpenZiti SDK logs in with (the C SDK under ziti-edge-tunnel): what it is and where it runs, and the config
+ * types it wants (`authenticate` in the client API's specification: `configTypes`, `envInfo`, `sdkInfo`).
+ */
+export const SDK_LOGIN_BODY = {
+  configTypes: ['ziti-tunneler-client.v1', 'intercept.v1', 'ziti-tunneler-server.v1', 'host.v1', 'host.v2'],
+  envInfo: {
+    arch: 'x86_64',
+    os: 'Linux',
+    osRelease: '6.1.0-28-amd64',
+    osVersion: '#1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 (2024-11-22)',
+    hostname: 'bench-laptop-01',
+    domain: 'corp.example.com',
+  },
+  sdkInfo: {
+    type: 'ziti-sdk-c',
+    version: '1.18.2',
+    revision: '4f2a9c1',
+    branch: 'HEAD',
+    appId: 'ziti-edge-tunnel',
+    appVersion: 'v1.18.2',
+  },
+} as const;
 
 /** One measured operation: a request (checked for its expected status) and a label read after the runs. */
 export interface Scenario {
@@ -8,6 +33,8 @@ export interface Scenario {
   /** Changes what it measures against (adds a session or an identity), so it must not run outside its row. */
   readonly writes?: boolean;
   run(): Promise<void>;
+  /** Set-up before each run, neither timed nor counted (see `measureOperation`). */
+  prepare?(): Promise<void>;
 }
 
 export interface ScenarioContext {
@@ -61,6 +88,28 @@ export function listScenario(
   };
 }
 
+/** A password login on the client API with the body an SDK sends (`SDK_LOGIN_BODY`). */
+export function sdkLoginScenario(client: BenchClient, username: string, password: string): Scenario {
+  return {
+    label: "password login, client API, with the SDK's `envInfo`/`sdkInfo`",
+    writes: true,
+    run: async () => {
+      const body = { ...SDK_LOGIN_BODY, username, password };
+      expectStatus(await client.call('POST', `${CLIENT}/authenticate?method=password`, { body }), 200, 'sdk login');
+    },
+  };
+}
+
+/** The plainest authenticated request: the caller's own API session, on the client API. */
+export function currentApiSessionScenario(client: BenchClient, token: string): Scenario {
+  return {
+    label: 'authenticated request, `GET /current-api-session`',
+    run: async () => {
+      expectStatus(await client.call('GET', `${CLIENT}/current-api-session`, { token }), 200, 'current api session');
+    },
+  };
+}
+
 /**
  * The identity operations measured at each table size. The create scenario adds an identity per run (unique names
  * per size), which the caller accounts for when topping the table up to the next size.
@@ -79,6 +128,8 @@ export function identityScenarios(context: ScenarioContext): Scenario[] {
         expectStatus(await client.call('POST', `${BASE}/authenticate?method=password`, { body }), 200, 'login');
       },
     },
+    sdkLoginScenario(client, context.adminUsername, context.adminPassword),
+    currentApiSessionScenario(client, token),
     {
       label: 'retrieve identity',
       run: async () => {

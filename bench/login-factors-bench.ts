@@ -11,7 +11,7 @@ import type { Deps } from '#shared/ports/deps.ts';
 import type { SessionBenchOptions } from './api-session-bench.ts';
 import { createBenchClient } from './bench-client.ts';
 import { benchConfig } from './bench-config.ts';
-import { countDynamoDbRequests } from './count-dynamodb-requests.ts';
+import { createBenchMeter } from './bench-meter.ts';
 import { BASE, expectStatus, login } from './identity-scenarios.ts';
 import { measureOperation, type OperationFigures } from './measure-operation.ts';
 
@@ -50,10 +50,11 @@ export async function loginFactorsBench(options: SessionBenchOptions): Promise<L
     logger: createLogger({}, { write: () => undefined }),
     now: () => new Date(Date.now() + clockOffsetMs),
   };
-  const counter = countDynamoDbRequests(deps.store.db);
+  const meter = createBenchMeter(deps);
   await ensureTable(deps.store.db, config.tableName);
   await bootstrap(deps, { adminUsername: options.adminUsername, adminPassword: options.adminPassword });
   const server = await startLocalServer({ deps, tls: options.tls, port: 0 });
+  meter.timeServer(server.server);
   const client = createBenchClient(`https://127.0.0.1:${server.port}`, options.tls.cert);
   try {
     const admin = await login(client, options.adminUsername, options.adminPassword);
@@ -114,7 +115,7 @@ export async function loginFactorsBench(options: SessionBenchOptions): Promise<L
         async () => {
           await login(client, 'bench-plain', PASSWORD);
         },
-        counter,
+        meter,
         options.measure,
       ),
     });
@@ -127,7 +128,7 @@ export async function loginFactorsBench(options: SessionBenchOptions): Promise<L
           const passed = await client.call('POST', `${BASE}/authenticate/mfa`, { body: { code: await code() }, token });
           expectStatus(passed, 200, 'authenticate mfa');
         },
-        counter,
+        meter,
         options.measure,
       ),
     });
@@ -140,7 +141,7 @@ export async function loginFactorsBench(options: SessionBenchOptions): Promise<L
     };
     await extJwtLogin();
     const fetchesBefore = fetches.count;
-    const figures = await measureOperation(extJwtLogin, counter, { ...options.measure, warmUp: 0, warmUpMs: 0 });
+    const figures = await measureOperation(extJwtLogin, meter, { ...options.measure, warmUp: 0, warmUpMs: 0 });
     rows.push({
       label: 'ext-jwt login, JWKS cached',
       figures,

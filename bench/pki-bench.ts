@@ -11,7 +11,7 @@ import type { Signer } from '#shared/ports/signer.ts';
 import type { SessionBenchOptions } from './api-session-bench.ts';
 import { createBenchClient } from './bench-client.ts';
 import { benchConfig } from './bench-config.ts';
-import { countDynamoDbRequests } from './count-dynamodb-requests.ts';
+import { createBenchMeter } from './bench-meter.ts';
 import { BASE, expectStatus, login } from './identity-scenarios.ts';
 import { type MeasureOptions, measureOperation, type OperationFigures } from './measure-operation.ts';
 
@@ -65,11 +65,12 @@ async function csr(cn: string) {
 export async function pkiBench(options: SessionBenchOptions): Promise<PkiRow[]> {
   const config = benchConfig('bench-pki', options.dynamoDbEndpoint);
   const deps: Deps = { ...createDeps(config), logger: createLogger({}, { write: () => undefined }) };
-  const counter = countDynamoDbRequests(deps.store.db);
+  const meter = createBenchMeter(deps);
   await ensureTable(deps.store.db, config.tableName);
   await bootstrap(deps, { adminUsername: options.adminUsername, adminPassword: options.adminPassword });
   const signs = countAllSigns(deps.signers);
   const server = await startLocalServer({ deps, tls: options.tls, port: 0 });
+  meter.timeServer(server.server);
   const origin = `https://127.0.0.1:${server.port}`;
   const client = createBenchClient(origin, options.tls.cert);
   try {
@@ -91,7 +92,7 @@ export async function pkiBench(options: SessionBenchOptions): Promise<PkiRow[]> 
     const rows: PkiRow[] = [];
     const measured = async (label: string, run: () => Promise<void>, measure: MeasureOptions) => {
       const before = signs();
-      const figures = await measureOperation(run, counter, measure);
+      const figures = await measureOperation(run, meter, measure);
       const runsMade = figures.iterations + measure.warmUp;
       rows.push({ label, figures, signsPerOp: (signs() - before) / runsMade });
     };

@@ -14,14 +14,15 @@ import { orderedIds } from '#shared/store/index-queries.ts';
 import type { SessionBenchOptions } from './api-session-bench.ts';
 import { type BenchClient, createBenchClient } from './bench-client.ts';
 import { benchConfig } from './bench-config.ts';
-import { countDynamoDbRequests, type DynamoDbRequestCounter } from './count-dynamodb-requests.ts';
-import { BASE, expectStatus, login, type Scenario } from './identity-scenarios.ts';
+import { type BenchMeter, createBenchMeter } from './bench-meter.ts';
+import { BASE, CLIENT, expectStatus, login, type Scenario, SDK_LOGIN_BODY } from './identity-scenarios.ts';
 import { measureOperation, type OperationFigures } from './measure-operation.ts';
+import { busiestPartitions, type PartitionShare } from './partition-writes.ts';
 import { type SeededCollection, seedEntities, seededEdgeRouters, seededServices } from './seed-entities.ts';
 import { paddedName, ROLE_ATTRIBUTES, seedIdentities } from './seed-identities.ts';
 import { seedIdentitiesInBulk } from './seed-identities-in-bulk.ts';
 
-/** The network of the issue's policy scenario. */
+/** The network of the issue's policy scenario (its policies: the middle of `POLICY_STEPS`). */
 export const POLICY_NETWORK = {
   identities: 10_000,
   services: 1_000,
@@ -32,8 +33,9 @@ export const POLICY_NETWORK = {
 } as const;
 /** p50 targets, locally. */
 export const POLICY_TARGETS_MS = { clientServices: 60, createSession: 60 } as const;
+/** The policy counts the client's service list and session create are measured at, in the network's proportions. */
+export const POLICY_STEPS = [50, 500, 2_000] as const;
 
-const CLIENT = '/edge/client/v1';
 /** Identities seeded one create at a time (filling the role catalog as creates do) before the bulk seeding. */
 const SEEDED_ONE_BY_ONE = 200;
 /** The entities `@id` roles are drawn from: the first of each type in id order. */
@@ -120,8 +122,19 @@ function policyCollections(pools: NamedPools) {
   return { servicePolicies, edgeRouterPolicies, serviceEdgeRouterPolicies };
 }
 
-async function seedNetwork(deps: Deps, progress: (message: string) => void): Promise<void> {
-  const started = performance.now();
+/** How many policies of each kind a total of `total` is, in the network's proportions (6 : 3 : 1). */
+export function policyCounts(total: number) {
+  const all =
+    POLICY_NETWORK.servicePolicies + POLICY_NETWORK.edgeRouterPolicies + POLICY_NETWORK.serviceEdgeRouterPolicies;
+  return {
+    servicePolicies: Math.round((total * POLICY_NETWORK.servicePolicies) / all),
+    edgeRouterPolicies: Math.round((total * POLICY_NETWORK.edgeRouterPolicies) / all),
+    serviceEdgeRouterPolicies: Math.round((total * POLICY_NETWORK.serviceEdgeRouterPolicies) / all),
+  };
+}
+
+/** Identities, services and edge routers; the policies follow step by step (`seedPolicies`). */
+async function seedNetwork(deps: Deps): Promise<ReturnType<typeof policyCollections>> {
   await seedIdentities(deps, 0, SEEDED_ONE_BY_ONE);
   await seedIdentitiesInBulk(deps, SEEDED_ONE_BY_ONE, POLICY_NETWORK.identities);
   await seedEntities(deps, serviceApi, seededServices, 0, POLICY_NETWORK.services);
@@ -131,159 +144,409 @@ async function seedNetwork(deps: Deps, progress: (message: string) => void): Pro
     services: await orderedIds(deps.store, 'services', 'id', 'asc', 0, NAMED_POOL),
     edgeRouters: await orderedIds(deps.store, 'edge-routers', 'id', 'asc', 0, NAMED_POOL),
   };
-  const collections = policyCollections(pools);
-  await seedEntities(deps, servicePolicyApi, collections.servicePolicies, 0, POLICY_NETWORK.servicePolicies);
-  await seedEntities(deps, edgeRouterPolicyApi, collections.edgeRouterPolicies, 0, POLICY_NETWORK.edgeRouterPolicies);
+  return policyCollections(pools);
+}
+
+/** Seeds policies from `from` in all to `to` in all, each kind in its share (the same policies at every step). */
+async function seedPolicies(
+  deps: Deps,
+  collections: ReturnType<typeof policyCollections>,
+  from: number,
+  to: number,
+): Promise<void> {
+  const before = policyCounts(from);
+  const after = policyCounts(to);
+  await seedEntities(
+    deps,
+    servicePolicyApi,
+    collections.servicePolicies,
+    before.servicePolicies,
+    after.servicePolicies,
+  );
+  await seedEntities(
+    deps,
+    edgeRouterPolicyApi,
+    collections.edgeRouterPolicies,
+    before.edgeRouterPolicies,
+    after.edgeRouterPolicies,
+  );
   await seedEntities(
     deps,
     serviceEdgeRouterPolicyApi,
     collections.serviceEdgeRouterPolicies,
-    0,
-    POLICY_NETWORK.serviceEdgeRouterPolicies,
+    before.serviceEdgeRouterPolicies,
+    after.serviceEdgeRouterPolicies,
   );
-  progress(`seeded the policy network in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
-/** A non-admin identity with a password, selected by attributes many policies name. */
-async function clientIdentity(client: BenchClient, token: string): Promise<{ id: string; password: string }> {
+/** A non-admin identity with a password, selected by the attributes given (many policies name `eng` and `emea`). */
+async function clientIdentity(
+  client: BenchClient,
+  token: string,
+  name: string,
+  roleAttributes: readonly string[],
+): Promise<{ id: string; name: string; password: string; roleAttributes: readonly string[] }> {
   const password = 'Bench-client-passw0rd!';
   const created = await client.call('POST', `${BASE}/identities`, {
     token,
-    body: { name: 'bench-policy-client', type: 'User', isAdmin: false, roleAttributes: ['eng', 'emea'] },
+    body: { name, type: 'User', isAdmin: false, roleAttributes },
   });
-  const id = (expectStatus(created, 201, 'create the client identity').body as { data: { id: string } }).data.id;
+  const id = (expectStatus(created, 201, 'create a client identity').body as { data: { id: string } }).data.id;
   expectStatus(
     await client.call('POST', `${BASE}/authenticators`, {
       token,
-      body: { identityId: id, method: 'updb', username: 'bench-policy-client', password },
+      body: { identityId: id, method: 'updb', username: name, password },
     }),
     201,
-    'create the client authenticator',
+    'create a client authenticator',
   );
-  return { id, password };
+  return { id, name, password, roleAttributes };
 }
 
 function scenario(label: string, run: () => Promise<void>): Scenario {
   return { label, run };
 }
 
+/** One operation measured at one policy count. */
+export interface PolicyStepRow {
+  readonly policies: number;
+  readonly label: string;
+  readonly figures: OperationFigures | string;
+}
+
+/** The write units of a mixed workload of authenticated requests, by partition (table and index partition keys). */
+export interface PartitionHeat {
+  readonly requests: number;
+  readonly clients: number;
+  readonly totalUnits: number;
+  readonly partitions: readonly PartitionShare[];
+  /** The busiest partition of the table and of each index. */
+  readonly busiestByTarget: readonly PartitionShare[];
+  readonly requestsByLabel: ReadonlyMap<string, number>;
+}
+
+export interface PolicyBenchFigures {
+  /** The operations policies make expensive, at the middle step (500 policies). */
+  readonly rows: readonly PolicyRow[];
+  /** The client's service list and a fresh session at each of `POLICY_STEPS`. */
+  readonly steps: readonly PolicyStepRow[];
+  readonly heat: PartitionHeat | string;
+}
+
+/** Measures one row, or says why it could not be measured. */
+async function measured(
+  meter: BenchMeter,
+  options: PolicyBenchOptions,
+  { run, prepare }: Pick<Scenario, 'run' | 'prepare'>,
+): Promise<OperationFigures | string> {
+  try {
+    return await measureOperation(run, meter, options.measure, prepare);
+  } catch (error) {
+    return (error as Error).message.slice(0, 160);
+  }
+}
+
+/** Candidates tried for a usable Dial (a policy grants it and both sides share an edge router), per step. */
+const DIAL_CANDIDATES = 200;
+/** Client identities of the mixed workload, and its rounds. */
+const HEAT_CLIENTS = 20;
+const HEAT_ROUNDS = 10;
+
 /**
- * The issue's policy scenario on a table of its own: 10,000 identities, 1,000 services, 200 edge routers and 500
- * policies, then the reads and writes that policies make expensive, with their DynamoDB requests and waves.
+ * The issue's policy scenario on a table of its own: 10,000 identities, 1,000 services and 200 edge routers, with 50,
+ * 500 and then 2,000 policies: at each, the client's service list (the default page of 10) and a fresh Dial session;
+ * at 500 the reads and writes that policies make expensive; at the end the partitions a mixed workload of
+ * authenticated requests writes to.
  */
-export async function policyBench(options: PolicyBenchOptions): Promise<PolicyRow[]> {
+export async function policyBench(options: PolicyBenchOptions): Promise<PolicyBenchFigures> {
   const config = benchConfig('bench-policies', options.dynamoDbEndpoint);
   const deps: Deps = { ...createDeps(config), logger: createLogger({}, { write: () => undefined }) };
-  const counter: DynamoDbRequestCounter = countDynamoDbRequests(deps.store.db);
+  const meter = createBenchMeter(deps);
   await ensureTable(deps.store.db, config.tableName);
   await bootstrap(deps, { adminUsername: options.adminUsername, adminPassword: options.adminPassword });
   const server = await startLocalServer({ deps, tls: options.tls, port: 0 });
+  meter.timeServer(server.server);
   const client = createBenchClient(`https://127.0.0.1:${server.port}`, options.tls.cert);
   try {
-    options.progress('seeding the policy network');
-    await seedNetwork(deps, options.progress);
+    options.progress('seeding 10,000 identities, 1,000 services and 200 edge routers');
+    const seeding = performance.now();
+    const collections = await meter.uncounted(() => seedNetwork(deps));
+    options.progress(`seeded in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
     const admin = await login(client, options.adminUsername, options.adminPassword);
-    const user = await clientIdentity(client, admin);
-    const clientLogin = async () => {
+    const user = await clientIdentity(client, admin, 'bench-policy-client', ['eng', 'emea']);
+    const clientLogin = async (who: { name: string; password: string } = user) => {
       const response = await client.call('POST', `${CLIENT}/authenticate?method=password`, {
-        body: { username: 'bench-policy-client', password: user.password },
+        body: { username: who.name, password: who.password },
       });
       return (expectStatus(response, 200, 'client login').body as { data: { token: string } }).data.token;
     };
-    const userToken = await clientLogin();
-    const grants = await servicesOfIdentity(deps.store, { id: user.id, attributes: ['eng', 'emea'] });
-    const dialable = [...grants].find(([, grant]) => grant.permissions.has('Dial'))?.[0];
-    const widelyReached = [...grants.keys()][0];
-    options.progress(`the client may reach ${grants.size} services`);
-    let policyIndex = 0;
-    let toggle = false;
+    let userToken = await clientLogin();
 
-    const scenarios: (Scenario & { targetMs?: number })[] = [
-      scenario('client login (password)', async () => {
-        await clientLogin();
-      }),
-      {
-        ...scenario(`client \`GET /services?limit=500\` (${grants.size} reachable)`, async () => {
-          expectStatus(
-            await client.call('GET', `${CLIENT}/services?limit=500`, { token: userToken }),
-            200,
-            'client services',
-          );
-        }),
-        targetMs: POLICY_TARGETS_MS.clientServices,
-      },
-      {
-        ...scenario('client `POST /sessions` Dial', async () => {
-          if (!dialable) throw new Error('the client may dial nothing');
-          expectStatus(
-            await client.call('POST', `${CLIENT}/sessions`, {
-              token: userToken,
-              body: { serviceId: dialable, type: 'Dial' },
-            }),
-            201,
-            'create session',
-          );
-        }),
-        targetMs: POLICY_TARGETS_MS.createSession,
-      },
-      scenario('`GET /identities/{id}/services`', async () => {
-        expectStatus(
-          await client.call('GET', `${BASE}/identities/${user.id}/services?limit=100`, { token: admin }),
-          200,
-          'identity services',
-        );
-      }),
-      scenario('`GET /services/{id}/identities`', async () => {
-        expectStatus(
-          await client.call('GET', `${BASE}/services/${widelyReached}/identities?limit=100`, { token: admin }),
-          200,
-          'service identities',
-        );
-      }),
-      scenario('create a `#all` service policy', async () => {
-        policyIndex++;
-        expectStatus(
-          await client.call('POST', `${BASE}/service-policies`, {
-            token: admin,
-            body: {
-              name: `bench-all-policy-${policyIndex}`,
-              semantic: 'AnyOf',
-              type: 'Dial',
-              identityRoles: ['#all'],
-              serviceRoles: ['#sales'],
-            },
-          }),
-          201,
-          'create policy',
-        );
-      }),
-      scenario("patch one identity's role attributes", async () => {
-        toggle = !toggle;
-        expectStatus(
-          await client.call('PATCH', `${BASE}/identities/${user.id}`, {
-            token: admin,
-            body: { roleAttributes: toggle ? ['eng', 'emea', 'ops'] : ['eng', 'emea'] },
-          }),
-          200,
-          'patch identity',
-        );
-      }),
-    ];
-    const rows: PolicyRow[] = [];
-    for (const { label, run, targetMs } of scenarios) {
-      options.progress(`  ${label}`);
-      let figures: OperationFigures | string;
-      try {
-        figures = await measureOperation(run, counter, options.measure);
-      } catch (error) {
-        figures = (error as Error).message.slice(0, 160);
+    /** Services the client may dial (a Dial session is created for them), tried on a throwaway API session. */
+    const usableDials = async () => {
+      const grants = await servicesOfIdentity(deps.store, { id: user.id, attributes: [...user.roleAttributes] });
+      const candidates = [...grants].filter(([, grant]) => grant.permissions.has('Dial')).map(([id]) => id);
+      const probe = await clientLogin();
+      const usable: string[] = [];
+      for (const serviceId of candidates.slice(0, DIAL_CANDIDATES)) {
+        const response = await client.call('POST', `${CLIENT}/sessions`, {
+          token: probe,
+          body: { serviceId, type: 'Dial' },
+        });
+        if (response.status === 201) usable.push(serviceId);
       }
-      rows.push({ label, figures, ...(targetMs === undefined ? {} : { targetMs }) });
+      return { reachable: grants.size, usable };
+    };
+    /** Each run dials a service this API session has no session for; when all are used, the client logs in again. */
+    const freshDial = (usable: readonly string[]) => {
+      let next = usable.length;
+      let serviceId = '';
+      return {
+        prepare: async () => {
+          if (next >= usable.length) {
+            userToken = await clientLogin();
+            next = 0;
+          }
+          serviceId = usable[next++] ?? '';
+        },
+        run: async () => {
+          expectStatus(
+            await client.call('POST', `${CLIENT}/sessions`, { token: userToken, body: { serviceId, type: 'Dial' } }),
+            201,
+            'create a fresh session',
+          );
+        },
+      };
+    };
+
+    const rows: PolicyRow[] = [];
+    const steps: PolicyStepRow[] = [];
+    let seededPolicies = 0;
+    for (const policies of POLICY_STEPS) {
+      options.progress(`seeding policies to ${policies.toLocaleString('en-US')}`);
+      await meter.uncounted(() => seedPolicies(deps, collections, seededPolicies, policies));
+      seededPolicies = policies;
+      const { reachable, usable } = await meter.uncounted(usableDials);
+      options.progress(
+        `  the client reaches ${reachable} services, ${usable.length} of the first ${DIAL_CANDIDATES} dialable`,
+      );
+      const stepScenarios: Scenario[] = [
+        scenario(`client \`GET /services\` (default page of 10; ${reachable} reachable)`, async () => {
+          expectStatus(await client.call('GET', `${CLIENT}/services`, { token: userToken }), 200, 'client services');
+        }),
+        {
+          label: 'client `POST /sessions`, a fresh Dial',
+          writes: true,
+          ...(usable.length > 0
+            ? freshDial(usable)
+            : {
+                run: async () => {
+                  throw new Error('the client may dial nothing');
+                },
+              }),
+        },
+      ];
+      for (const { label, run, prepare } of stepScenarios) {
+        options.progress(`  ${policies} policies: ${label}`);
+        steps.push({
+          policies,
+          label,
+          figures: await measured(meter, options, { run, ...(prepare ? { prepare } : {}) }),
+        });
+      }
+      if (
+        policies ===
+        POLICY_NETWORK.servicePolicies + POLICY_NETWORK.edgeRouterPolicies + POLICY_NETWORK.serviceEdgeRouterPolicies
+      ) {
+        rows.push(...(await middleStepRows(meter, options, client, { admin, user, userToken, usable, reachable })));
+      }
     }
-    return rows;
+    options.progress('a mixed workload of authenticated requests, for partition heat');
+    const heat = await partitionHeat(meter, client, admin, async (index) =>
+      clientIdentity(client, admin, `bench-heat-client-${index}`, [ROLE_ATTRIBUTES[index % ROLE_ATTRIBUTES.length]!]),
+    ).catch((error: unknown) => (error as Error).message.slice(0, 160));
+    return { rows, steps, heat };
   } finally {
     client.close();
     await server.close();
     deps.store.db.destroy();
   }
+}
+
+/**
+ * The operations policies make expensive, at 500 policies: as before, with the client's list of 500 services and a
+ * session the client asks for again (the same service: the stored session comes back, nothing is written). The
+ * `#all` policies the create row adds are deleted afterwards, so the next step has its own count.
+ */
+async function middleStepRows(
+  meter: BenchMeter,
+  options: PolicyBenchOptions,
+  client: BenchClient,
+  context: {
+    admin: string;
+    user: { id: string };
+    userToken: string;
+    usable: readonly string[];
+    reachable: number;
+  },
+): Promise<PolicyRow[]> {
+  const { admin, user, userToken } = context;
+  const dialable = context.usable[0];
+  const widelyReached = context.usable[1] ?? dialable;
+  const created: string[] = [];
+  let toggle = false;
+  const scenarios: (Scenario & { targetMs?: number })[] = [
+    scenario('client login (password)', async () => {
+      expectStatus(
+        await client.call('POST', `${CLIENT}/authenticate?method=password`, {
+          body: { username: 'bench-policy-client', password: 'Bench-client-passw0rd!' },
+        }),
+        200,
+        'client login',
+      );
+    }),
+    {
+      ...scenario(`client \`GET /services?limit=500\` (${context.reachable} reachable)`, async () => {
+        expectStatus(
+          await client.call('GET', `${CLIENT}/services?limit=500`, { token: userToken }),
+          200,
+          'client services',
+        );
+      }),
+      targetMs: POLICY_TARGETS_MS.clientServices,
+    },
+    {
+      ...scenario('client `POST /sessions` Dial, asked again (the session exists)', async () => {
+        if (!dialable) throw new Error('the client may dial nothing');
+        expectStatus(
+          await client.call('POST', `${CLIENT}/sessions`, {
+            token: userToken,
+            body: { serviceId: dialable, type: 'Dial' },
+          }),
+          201,
+          'create session',
+        );
+      }),
+      targetMs: POLICY_TARGETS_MS.createSession,
+    },
+    scenario('`GET /identities/{id}/services`', async () => {
+      expectStatus(
+        await client.call('GET', `${BASE}/identities/${user.id}/services?limit=100`, { token: admin }),
+        200,
+        'identity services',
+      );
+    }),
+    scenario('`GET /services/{id}/identities`', async () => {
+      expectStatus(
+        await client.call('GET', `${BASE}/services/${widelyReached}/identities?limit=100`, { token: admin }),
+        200,
+        'service identities',
+      );
+    }),
+    scenario('create a `#all` service policy', async () => {
+      const response = await client.call('POST', `${BASE}/service-policies`, {
+        token: admin,
+        body: {
+          name: `bench-all-policy-${created.length + 1}`,
+          semantic: 'AnyOf',
+          type: 'Dial',
+          identityRoles: ['#all'],
+          serviceRoles: ['#sales'],
+        },
+      });
+      created.push((expectStatus(response, 201, 'create policy').body as { data: { id: string } }).data.id);
+    }),
+    scenario("patch one identity's role attributes", async () => {
+      toggle = !toggle;
+      expectStatus(
+        await client.call('PATCH', `${BASE}/identities/${user.id}`, {
+          token: admin,
+          body: { roleAttributes: toggle ? ['eng', 'emea', 'ops'] : ['eng', 'emea'] },
+        }),
+        200,
+        'patch identity',
+      );
+    }),
+  ];
+  const rows: PolicyRow[] = [];
+  for (const { label, run, targetMs } of scenarios) {
+    options.progress(`  ${label}`);
+    rows.push({
+      label,
+      figures: await measured(meter, options, { run }),
+      ...(targetMs === undefined ? {} : { targetMs }),
+    });
+  }
+  await meter.uncounted(async () => {
+    for (const id of created) {
+      expectStatus(await client.call('DELETE', `${BASE}/service-policies/${id}`, { token: admin }), 200, 'delete');
+    }
+    if (toggle) {
+      await client.call('PATCH', `${BASE}/identities/${user.id}`, {
+        token: admin,
+        body: { roleAttributes: ['eng', 'emea'] },
+      });
+    }
+  });
+  return rows;
+}
+
+/**
+ * Partition heat: `HEAT_CLIENTS` client identities (one role attribute each) log in and make rounds of authenticated
+ * requests (their API session, their identity, their service list, one service, their edge routers) while the admin
+ * lists identities; the write units each partition took, table and index partition keys alike.
+ */
+async function partitionHeat(
+  meter: BenchMeter,
+  client: BenchClient,
+  admin: string,
+  makeClient: (index: number) => Promise<{ name: string; password: string }>,
+): Promise<PartitionHeat> {
+  const tokens = await meter.uncounted(async () => {
+    const made: string[] = [];
+    for (let i = 0; i < HEAT_CLIENTS; i++) {
+      const who = await makeClient(i);
+      const response = await client.call('POST', `${CLIENT}/authenticate?method=password`, {
+        body: { ...SDK_LOGIN_BODY, username: who.name, password: who.password },
+      });
+      made.push((expectStatus(response, 200, 'heat client login').body as { data: { token: string } }).data.token);
+    }
+    return made;
+  });
+  const requestsByLabel = new Map<string, number>();
+  const call = async (label: string, method: string, path: string, token: string) => {
+    const response = await client.call(method, path, { token });
+    if (response.status >= 300) throw new Error(`${label}: ${response.status} ${response.text.slice(0, 200)}`);
+    requestsByLabel.set(label, (requestsByLabel.get(label) ?? 0) + 1);
+    return response;
+  };
+  meter.dynamo.trackPartitions(true);
+  await meter.settle();
+  const before = meter.dynamo.partitionWrites();
+  let requests = 0;
+  try {
+    for (let round = 0; round < HEAT_ROUNDS; round++) {
+      for (const token of tokens) {
+        await call('GET /current-api-session', 'GET', `${CLIENT}/current-api-session`, token);
+        await call('GET /current-identity', 'GET', `${CLIENT}/current-identity`, token);
+        const services = await call('GET /services', 'GET', `${CLIENT}/services`, token);
+        const first = (services.body as { data?: { id: string }[] } | undefined)?.data?.[0]?.id;
+        if (first) await call('GET /services/{id}', 'GET', `${CLIENT}/services/${first}`, token);
+        await call('GET /current-identity/edge-routers', 'GET', `${CLIENT}/current-identity/edge-routers`, token);
+        requests += first ? 5 : 4;
+      }
+      await call('GET /identities (admin)', 'GET', `${BASE}/identities`, admin);
+      requests++;
+    }
+    await meter.settle();
+  } finally {
+    meter.dynamo.trackPartitions(false);
+  }
+  const after = meter.dynamo.partitionWrites();
+  const { total, partitions } = busiestPartitions(before, after, 10);
+  const all = busiestPartitions(before, after, Number.MAX_SAFE_INTEGER).partitions;
+  const busiestByTarget = [...new Set(all.map((entry) => entry.target))].flatMap(
+    (target) => all.find((entry) => entry.target === target) ?? [],
+  );
+  return { requests, clients: tokens.length, totalUnits: total, partitions, busiestByTarget, requestsByLabel };
 }

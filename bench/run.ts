@@ -12,32 +12,51 @@ import { identities } from '#shared/entities/identity.ts';
 import { createLogger } from '#shared/log/logger.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { count, filterRecords } from '#shared/store/index-queries.ts';
-import {
-  apiSessionBench,
-  LOGIN_TRIES,
-  type LoginTimingFigures,
-  SESSION_OWNERS,
-  type SessionBenchOptions,
-  type SessionListFigures,
-} from './api-session-bench.ts';
+import { apiSessionBench, type SessionBenchOptions } from './api-session-bench.ts';
 import { type BenchClient, createBenchClient } from './bench-client.ts';
 import { benchConfig } from './bench-config.ts';
+import { type BenchMeter, createBenchMeter } from './bench-meter.ts';
+import { capacityCheck, capacityCheckReport } from './capacity-check.ts';
 import { collectionScenarios } from './collection-scenarios.ts';
-import { countDynamoDbRequests, type DynamoDbRequestCounter } from './count-dynamodb-requests.ts';
-import { identityScenarios, listScenario, login, type Scenario } from './identity-scenarios.ts';
-import { INTEGRITY_ITEMS, type IntegrityRow, integrityBench } from './integrity-bench.ts';
-import { type LoginFactorRow, loginFactorsBench } from './login-factors-bench.ts';
+import { entityScaleBench } from './entity-scale-bench.ts';
+import { emptyGoalFigures, type GoalFigures, goalsReport } from './goals-report.ts';
+import {
+  currentApiSessionScenario,
+  identityScenarios,
+  listScenario,
+  login,
+  type Scenario,
+  sdkLoginScenario,
+} from './identity-scenarios.ts';
+import { INTEGRITY_ITEMS, integrityBench } from './integrity-bench.ts';
+import { loginFactorsBench } from './login-factors-bench.ts';
 import { machineFacts } from './machine-facts.ts';
-import { markdownTable } from './markdown-table.ts';
-import { type BundleFigures, measureBundles } from './measure-bundles.ts';
+import { measureBundles } from './measure-bundles.ts';
 import { type MeasureOptions, measureOperation, type OperationFigures } from './measure-operation.ts';
-import { percentile } from './percentile.ts';
-import { type PkiRow, pkiBench } from './pki-bench.ts';
-import { POLICY_NETWORK, type PolicyRow, policyBench } from './policy-bench.ts';
+import { operationsTable } from './operations-table.ts';
+import { pkiBench } from './pki-bench.ts';
+import { policyBench } from './policy-bench.ts';
+import {
+  bundlesTable,
+  type ContainsRow,
+  containsReport,
+  costNote,
+  entityScaleReport,
+  heatReport,
+  integrityReport,
+  loginFactorsReport,
+  loginTimingReport,
+  pkiReport,
+  policyReport,
+  policyStepsReport,
+  sessionListReport,
+} from './reports.ts';
 import { type SeededCollection, seedEntities, seededEdgeRouters, seededServices } from './seed-entities.ts';
 import { ROLE_ATTRIBUTES, seededName, seedIdentities } from './seed-identities.ts';
 import { seedIdentitiesInBulk } from './seed-identities-in-bulk.ts';
 
+/** The identities the SDK login and the plain authenticated request are first measured at, before `SIZES`. */
+const FEW_IDENTITIES = 30;
 const SIZES = [1_000, 10_000] as const;
 /** The identities a filter that pins nothing is measured at besides the last of `SIZES`; only with `BENCH_LARGE=1`. */
 const LARGE_SIZE = 100_000;
@@ -53,6 +72,38 @@ const COLD_IMPORT_RUNS = 7;
 /** Read scenarios cycled before the first size is measured: DynamoDB Local's JIT is still cold after 1,000 seeds. */
 const JIT_WARM_UP_MS = 20_000;
 
+/**
+ * The parts of the bench, each runnable alone: `BENCH_ONLY=policies` (or several, `BENCH_ONLY=pki,logins`). Without
+ * it every part runs; `large` runs when `BENCH_LARGE=1` too.
+ */
+const SECTIONS = [
+  'capacity',
+  'pki',
+  'integrity',
+  'logins',
+  'identities',
+  'policies',
+  'scale',
+  'large',
+  'bundles',
+] as const;
+type Section = (typeof SECTIONS)[number];
+
+function selectedSections(): ReadonlySet<Section> {
+  const only = (process.env.BENCH_ONLY ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  for (const name of only) {
+    if (!(SECTIONS as readonly string[]).includes(name)) {
+      throw new Error(`BENCH_ONLY: unknown part "${name}" (one or more of ${SECTIONS.join(', ')})`);
+    }
+  }
+  const chosen = new Set<Section>(only.length > 0 ? (only as Section[]) : SECTIONS.filter((name) => name !== 'large'));
+  if (process.env.BENCH_LARGE === '1' && (only.length === 0 || chosen.has('identities'))) chosen.add('large');
+  return chosen;
+}
+
 const started = performance.now();
 
 function progress(message: string): void {
@@ -63,62 +114,23 @@ function print(text: string): void {
   process.stdout.write(`${text}\n\n`);
 }
 
-const ms = (value: number) => value.toFixed(1);
-const perOp = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(2));
-const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
-
-function byOperation(figures: OperationFigures): string {
-  return [...figures.requestsByOperation]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([operation, count]) => `${operation} ${perOp(count)}`)
-    .join(', ');
-}
-
-function operationsTable(rows: readonly { label: string; figures: OperationFigures }[]): string {
-  return markdownTable(
-    ['operation', 'n', 'p50 ms', 'p95 ms', 'DynamoDB requests/op', 'by DynamoDB operation'],
-    rows.map(({ label, figures }) => [
-      label,
-      String(figures.iterations),
-      ms(figures.p50Ms),
-      ms(figures.p95Ms),
-      perOp(figures.requestsPerOp),
-      byOperation(figures),
-    ]),
-    [false, true, true, true, true, false],
-  );
-}
-
-function bundlesTable(bundles: readonly BundleFigures[]): string {
-  return markdownTable(
-    ['function', 'bytes', 'gzip', 'source map', 'cold import ms', 'cold import ms, --enable-source-maps'],
-    bundles.map((bundle) => [
-      bundle.functionName,
-      `${bundle.bytes.toLocaleString('en-US')} (${kib(bundle.bytes)})`,
-      `${bundle.gzipBytes.toLocaleString('en-US')} (${kib(bundle.gzipBytes)})`,
-      kib(bundle.sourceMapBytes),
-      ms(bundle.coldImportMs),
-      ms(bundle.coldImportWithSourceMapsMs),
-    ]),
-    [false, true, true, true, true, true],
-  );
-}
-
 type Row = { label: string; figures: OperationFigures };
 
 /** Measures each scenario in turn, in its own row. */
-async function measureScenarios(scenarios: readonly Scenario[], counter: DynamoDbRequestCounter): Promise<Row[]> {
+async function measureScenarios(scenarios: readonly Scenario[], meter: BenchMeter): Promise<Row[]> {
   const rows: Row[] = [];
   for (const scenario of scenarios) {
     progress(`  ${scenario.label}`);
-    const figures = await measureOperation(() => scenario.run(), counter, MEASURE);
+    const prepare = scenario.prepare?.bind(scenario);
+    const figures = await measureOperation(() => scenario.run(), meter, MEASURE, prepare);
     rows.push({ label: scenario.label, figures });
   }
   return rows;
 }
 
-/** Seeds to `size` in all and reports how long it took and how fast it went. */
+/** Seeds to `size` in all and reports how long it took and how fast it went; nothing it sends is counted. */
 async function timedSeed(
+  meter: BenchMeter,
   what: string,
   stored: number,
   size: number,
@@ -127,42 +139,61 @@ async function timedSeed(
   const missing = Math.max(0, size - stored);
   progress(`seeding ${missing.toLocaleString('en-US')} ${what} through the store (to ${size} in all)`);
   const seedStarted = performance.now();
-  await seed(stored, stored + missing);
+  await meter.uncounted(() => seed(stored, stored + missing));
   const seconds = (performance.now() - seedStarted) / 1000;
   progress(`seeded in ${seconds.toFixed(1)} s (${Math.round(missing / seconds)}/s); measuring at ${size}`);
 }
 
+/** The main table: its deps, meters, server and client, and the admin's session. */
+interface MainTable {
+  readonly deps: Deps;
+  readonly meter: BenchMeter;
+  readonly client: BenchClient;
+  readonly token: string;
+  readonly adminId: string;
+  /** The next index `seedIdentities` has not used (names are unique by index). */
+  readonly seeded: { next: number };
+}
+
+/** Seeds `to - from` more identities at the next unused indexes, one create at a time or in bulk. */
+function seedMore(table: MainTable, bulk = false) {
+  return async (from: number, to: number) => {
+    const start = table.seeded.next;
+    table.seeded.next += to - from;
+    const seed = bulk ? seedIdentitiesInBulk : seedIdentities;
+    await seed(table.deps, start, start + to - from);
+  };
+}
+
 /** Measures every identity scenario at one table size, prints its table and returns its rows. */
-async function measureSize(
-  deps: Deps,
-  client: BenchClient,
-  counter: DynamoDbRequestCounter,
-  context: { token: string; adminId: string; size: number; jitWarmUpMs: number },
-): Promise<Row[]> {
+async function measureSize(table: MainTable, size: number, jitWarmUpMs: number): Promise<Row[]> {
+  const { deps, client, meter } = table;
   const sampleName = seededName(SAMPLE_INDEX);
-  const sampleId = await deps.store.findIdByUnique(identities, 'name', sampleName);
+  const sampleId = await meter.uncounted(() => deps.store.findIdByUnique(identities, 'name', sampleName));
   if (!sampleId) throw new Error(`${sampleName} was not seeded`);
   const scenarios = identityScenarios({
     client,
-    token: context.token,
+    token: table.token,
     adminUsername: ADMIN_USERNAME,
     adminPassword: ADMIN_PASSWORD,
-    adminId: context.adminId,
+    adminId: table.adminId,
     sampleId,
     sampleName,
-    size: context.size,
+    size,
   });
   const reads = scenarios.filter((scenario) => !scenario.writes);
   const warming = performance.now();
-  if (context.jitWarmUpMs > 0) progress(`  warming up for ${context.jitWarmUpMs / 1000} s`);
-  while (performance.now() - warming < context.jitWarmUpMs) {
-    for (const scenario of reads) await scenario.run();
-  }
-  const rows = await measureScenarios(scenarios, counter);
-  const sessions = await count(deps.store, 'api-sessions');
+  if (jitWarmUpMs > 0) progress(`  warming up for ${jitWarmUpMs / 1000} s`);
+  await meter.uncounted(async () => {
+    while (performance.now() - warming < jitWarmUpMs) {
+      for (const scenario of reads) await scenario.run();
+    }
+  });
+  const rows = await measureScenarios(scenarios, meter);
+  const sessions = await meter.uncounted(() => count(deps.store, 'api-sessions'));
   print(
     [
-      `### ${context.size.toLocaleString('en-US')} identities`,
+      `### ${size.toLocaleString('en-US')} identities`,
       '',
       operationsTable(rows),
       '',
@@ -174,19 +205,19 @@ async function measureSize(
 
 /** Create and list of one seeded collection at each of `SIZES`, in one table. */
 async function measureCollection<D extends BaseDocument, C extends object, R, P>(
-  deps: Deps,
-  client: BenchClient,
-  counter: DynamoDbRequestCounter,
-  token: string,
+  table: MainTable,
   api: EntityApi<D, C, R, P>,
   collection: SeededCollection<C>,
 ): Promise<void> {
+  const { deps, client, token, meter } = table;
   const rows: Row[] = [];
   for (const size of SIZES) {
-    const stored = await count(deps.store, api.def.collection);
-    await timedSeed(collection.plural, stored, size, (from, to) => seedEntities(deps, api, collection, from, to));
+    const stored = await meter.uncounted(() => count(deps.store, api.def.collection));
+    await timedSeed(meter, collection.plural, stored, size, (from, to) =>
+      seedEntities(deps, api, collection, from, to),
+    );
     const scenarios = collectionScenarios({ client, token, size }, collection, SAMPLE_INDEX);
-    for (const row of await measureScenarios(scenarios, counter)) {
+    for (const row of await measureScenarios(scenarios, meter)) {
       rows.push({ label: `${size.toLocaleString('en-US')}: ${row.label}`, figures: row.figures });
     }
   }
@@ -201,222 +232,76 @@ async function measureCollection<D extends BaseDocument, C extends object, R, P>
   );
 }
 
-/** The list's figures, or why it has none (at 100,000 identities it can outlast the function timeout). */
-type ContainsRow = { size: number; list: OperationFigures | string; recordsRead: OperationFigures };
-
 /** Reading every identity's filter record straight from the store, as the list does first: no HTTP, no filtering. */
-function measureRecordsRead(
-  deps: Deps,
-  counter: DynamoDbRequestCounter,
-  options: MeasureOptions,
-): Promise<OperationFigures> {
+function measureRecordsRead(table: MainTable, options: MeasureOptions): Promise<OperationFigures> {
   progress('  filter records alone');
   const read = async () => {
-    await filterRecords(deps.store, identities.collection);
+    await filterRecords(table.deps.store, identities.collection);
   };
-  return measureOperation(read, counter, options);
+  return measureOperation(read, table.meter, options);
 }
 
 /** `name contains` over HTTP and the filter records read alone, at the size the table has now. */
-async function measureContains(
-  deps: Deps,
-  client: BenchClient,
-  counter: DynamoDbRequestCounter,
-  context: { token: string; size: number; options: MeasureOptions },
-): Promise<ContainsRow> {
+async function measureContains(table: MainTable, size: number, options: MeasureOptions): Promise<ContainsRow> {
   const needle = seededName(SAMPLE_INDEX).slice(-6);
   const label = `list, filter \`name contains "${needle}"\``;
-  const scenario = listScenario({ client, token: context.token }, label, { filter: `name contains "${needle}"` });
+  const scenario = listScenario(table, label, { filter: `name contains "${needle}"` });
   progress(`  ${label}`);
   let list: OperationFigures | string;
   try {
-    list = await measureOperation(() => scenario.run(), counter, context.options);
+    list = await measureOperation(() => scenario.run(), table.meter, options);
   } catch (error) {
     list = (error as Error).message.slice(0, 120);
   }
-  return { size: context.size, list, recordsRead: await measureRecordsRead(deps, counter, context.options) };
+  return { size, list, recordsRead: await measureRecordsRead(table, options) };
 }
 
-/** `name contains` on identities (a filter that pins nothing) at each size, against its p50 target. */
-function containsReport(rows: readonly ContainsRow[]): string {
-  return [
-    '### A filter that pins nothing: identities, `name contains`',
-    '',
-    markdownTable(
-      [
-        'identities',
-        'n',
-        'p50 ms',
-        'p95 ms',
-        'DynamoDB requests/op',
-        'by DynamoDB operation',
-        'p50 target ms',
-        'filter records read alone, p50 / p95 ms',
-      ],
-      rows.map(({ size, list, recordsRead }) => {
-        const target = CONTAINS_TARGET_MS[size] ?? Number.NaN;
-        const met = typeof list !== 'string' && list.p50Ms <= target;
-        const figures =
-          typeof list === 'string'
-            ? ['', `failed: ${list}`, '', '', '']
-            : [String(list.iterations), ms(list.p50Ms), ms(list.p95Ms), perOp(list.requestsPerOp), byOperation(list)];
-        return [
-          size.toLocaleString('en-US'),
-          ...figures,
-          `${target} (${met ? 'met' : 'missed'})`,
-          `${ms(recordsRead.p50Ms)} / ${ms(recordsRead.p95Ms)}`,
-        ];
-      }),
-      [false, true, true, true, true, false, true, true],
-    ),
-    '',
-    'The last column times `filterRecords` called on the store directly (the parallel key-range queries and the ' +
-      "SDK's unmarshalling): the rest of a list's time is the HTTP round trip, parsing the filter, filtering and " +
-      "sorting the records in memory, and reading and rendering the page's entities.",
-    '',
-    rows.some((row) => row.size === LARGE_SIZE)
-      ? `The identities were topped up to ${LARGE_SIZE.toLocaleString('en-US')} after every other table, the items ` +
-        "each create's transaction writes put in batches (`seed-identities-in-bulk.ts`)."
-      : process.env.BENCH_LARGE === '1'
-        ? `${LARGE_SIZE.toLocaleString('en-US')} identities follow at the end.`
-        : `Set \`BENCH_LARGE=1\` to measure it at ${LARGE_SIZE.toLocaleString('en-US')} identities too, at the end.`,
-  ].join('\n');
+/** The SDK login and the plain authenticated request on a table of `FEW_IDENTITIES` identities (the admin's too). */
+async function measureFew(table: MainTable, goals: GoalFigures): Promise<void> {
+  const stored = await table.meter.uncounted(() => count(table.deps.store, identities.collection));
+  await timedSeed(table.meter, 'identities', stored, FEW_IDENTITIES, seedMore(table));
+  const rows = await measureScenarios(
+    [
+      sdkLoginScenario(table.client, ADMIN_USERNAME, ADMIN_PASSWORD),
+      currentApiSessionScenario(table.client, table.token),
+    ],
+    table.meter,
+  );
+  goals.sdkLogin.set(FEW_IDENTITIES, rows[0]!.figures);
+  print([`### ${FEW_IDENTITIES} identities`, '', operationsTable(rows)].join('\n'));
 }
 
-/** The API-session list page at each stored count, and how its cost grows (it should not). */
-function sessionListReport(figures: readonly SessionListFigures[]): string {
-  const rows = figures.map(({ storedSessions, totalCount, figures: operation }) => ({
-    label: `list API sessions, \`limit=10\`, ${storedSessions.toLocaleString('en-US')} stored (${totalCount.toLocaleString('en-US')} live)`,
-    figures: operation,
-  }));
-  const first = figures[0]?.figures;
-  const last = figures.at(-1)?.figures;
-  const ratio = first && last ? (last.p50Ms / first.p50Ms).toFixed(2) : 'n/a';
-  return [
-    '### API sessions',
-    '',
-    operationsTable(rows),
-    '',
-    `p50 at ${figures.at(-1)?.storedSessions.toLocaleString('en-US')} stored sessions / at ${figures[0]?.storedSessions}: ` +
-      `${ratio} (target ≤ 2); DynamoDB requests per call: ${figures.map((f) => perOp(f.figures.requestsPerOp)).join(' and ')}. ` +
-      `Sessions are seeded through the store (the writes a login commits), spread over the admin and ${SESSION_OWNERS} ` +
-      'seeded identities.',
-  ].join('\n');
+/** The main table's sections: identities at each size, services, edge routers, then what follows at the end. */
+async function identitiesSection(table: MainTable, goals: GoalFigures): Promise<ContainsRow[]> {
+  const containsRows: ContainsRow[] = [];
+  await measureFew(table, goals);
+  for (const size of SIZES) {
+    const stored = await table.meter.uncounted(() => count(table.deps.store, identities.collection));
+    await timedSeed(table.meter, 'identities', stored, size, seedMore(table));
+    const jitWarmUpMs = size === SIZES[0] ? JIT_WARM_UP_MS : 0;
+    const rows = await measureSize(table, size, jitWarmUpMs);
+    const byLabel = (part: string) => rows.find((row) => row.label.includes(part))?.figures;
+    const sdk = byLabel('envInfo');
+    const create = byLabel('create identity');
+    if (sdk) goals.sdkLogin.set(size, sdk);
+    if (create) goals.identityCreates.set(size, create);
+    if (size === SIZES.at(-1)) {
+      const contains = byLabel('contains');
+      const pointRead = rows.find((row) => row.label === 'retrieve identity')?.figures;
+      goals.passwordLogin = rows.find((row) => row.label === 'password login')?.figures;
+      goals.authenticatedRequest = byLabel('current-api-session');
+      if (contains && pointRead) {
+        goals.contains = { list: contains, pointRead };
+        const recordsRead = await measureRecordsRead(table, MEASURE);
+        containsRows.push({ size, list: contains, recordsRead, pointRead });
+      }
+    }
+  }
+  return containsRows;
 }
 
-/** The integrity check's scan by table size and segments. */
-function integrityReport(rows: readonly IntegrityRow[]): string {
-  return [
-    '### Integrity check',
-    '',
-    markdownTable(
-      ['table items', 'segments', 'check ms', 'items scanned', 'point reads', 'DynamoDB requests', 'findings'],
-      rows.map((row) => [
-        row.items.toLocaleString('en-US'),
-        String(row.segments),
-        ms(row.ms),
-        row.itemsScanned.toLocaleString('en-US'),
-        row.pointReads.toLocaleString('en-US'),
-        [...row.requests]
-          .sort(([a], [b]) => a.localeCompare(b))
-          .map(([operation, count]) => `${operation} ${count}`)
-          .join(', '),
-        String(row.findings),
-      ]),
-      [true, true, true, true, true, false, true],
-    ),
-  ].join('\n');
-}
-
-/** Logins with their second factors. */
-function loginFactorsReport(rows: readonly LoginFactorRow[]): string {
-  const fetches = rows
-    .filter((row) => row.jwksFetchesPerLogin !== undefined)
-    .map((row) => `${row.label}: ${perOp(row.jwksFetchesPerLogin ?? 0)} JWKS fetches per login`);
-  return ['### Logins with second factors', '', operationsTable(rows), '', ...fetches].join('\n');
-}
-
-function pkiReport(rows: readonly PkiRow[]): string {
-  const signs = rows.map((row) => `${row.label}: ${perOp(row.signsPerOp)} signatures (KMS \`Sign\` calls) per run`);
-  return ['### Enrollment and certificate login', '', operationsTable(rows), '', ...signs].join('\n');
-}
-
-/** Failed logins: a known username with a wrong password against an unknown username. */
-function loginTimingReport(figures: LoginTimingFigures): string {
-  const known = percentile(figures.knownUserWrongPasswordMs, 0.5);
-  const unknown = percentile(figures.unknownUserMs, 0.5);
-  const row = (label: string, samples: readonly number[]) => [
-    label,
-    String(samples.length),
-    ms(percentile(samples, 0.5)),
-    ms(percentile(samples, 0.95)),
-  ];
-  return [
-    '### Failed login timing',
-    '',
-    markdownTable(
-      ['login', 'n', 'median ms', 'p95 ms'],
-      [
-        row('known username, wrong password', figures.knownUserWrongPasswordMs),
-        row('unknown username', figures.unknownUserMs),
-      ],
-      [false, true, true, true],
-    ),
-    '',
-    `Difference of medians (known − unknown): ${ms(known - unknown)} ms. ${LOGIN_TRIES} tries of each, alternating ` +
-      '(which goes first alternates too), after a few unmeasured ones.',
-  ].join('\n');
-}
-
-/** The policy scenario's table: each operation with its requests and sequential waves, against its target. */
-function policyReport(rows: readonly PolicyRow[]): string {
-  const n = POLICY_NETWORK;
-  return [
-    '### Policies',
-    '',
-    markdownTable(
-      [
-        'operation',
-        'n',
-        'p50 ms',
-        'p95 ms',
-        'DynamoDB requests/op',
-        'sequential waves/op',
-        'by DynamoDB operation',
-        'p50 target ms',
-      ],
-      rows.map(({ label, figures, targetMs }) => {
-        const target =
-          targetMs === undefined
-            ? ''
-            : `${targetMs} (${typeof figures !== 'string' && figures.p50Ms <= targetMs ? 'met' : 'missed'})`;
-        return typeof figures === 'string'
-          ? [label, '', `failed: ${figures}`, '', '', '', '', target]
-          : [
-              label,
-              String(figures.iterations),
-              ms(figures.p50Ms),
-              ms(figures.p95Ms),
-              perOp(figures.requestsPerOp),
-              perOp(figures.wavesPerOp),
-              byOperation(figures),
-              target,
-            ];
-      }),
-      [false, true, true, true, true, true, false, true],
-    ),
-    '',
-    `On a table of their own: ${n.identities.toLocaleString('en-US')} identities, ${n.services.toLocaleString('en-US')} ` +
-      `services, ${n.edgeRouters} edge routers and ${n.servicePolicies + n.edgeRouterPolicies + n.serviceEdgeRouterPolicies} ` +
-      `policies (${n.servicePolicies} service, ${n.edgeRouterPolicies} edge router, ${n.serviceEdgeRouterPolicies} ` +
-      'service edge router; one side in twenty `#all`, one in four one to three `@ids`, the rest one or two attributes; ' +
-      'AllOf and AnyOf alternating). The client is a non-admin identity with the attributes `eng` and `emea`. A wave is ' +
-      'a run of DynamoDB requests in flight together; the waves of a request are its sequential round trips.',
-  ].join('\n');
-}
-
-/** Stands up DynamoDB Local and the HTTPS server, seeds and measures each size, and tears everything down. */
-async function measureApi(): Promise<void> {
+/** Stands up DynamoDB Local and the HTTPS server, runs the chosen sections, and tears everything down. */
+async function measureApi(sections: ReadonlySet<Section>, goals: GoalFigures): Promise<void> {
   const cleanups: (() => Promise<void> | void)[] = [];
   const cleanUp = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) {
@@ -437,10 +322,16 @@ async function measureApi(): Promise<void> {
     progress('starting DynamoDB Local (in memory)');
     const dynamo = await startDynamoDbLocal();
     cleanups.push(() => dynamo.stop());
+
+    progress('request units: DynamoDB Local against AWS');
+    print(capacityCheckReport(await capacityCheck(dynamo.endpoint)));
+    print(costNote());
+    if ([...sections].every((section) => section === 'capacity' || section === 'bundles')) return;
+
     const config = benchConfig('bench', dynamo.endpoint);
     const deps: Deps = { ...createDeps(config), logger: createLogger({}, { write: () => undefined }) };
     cleanups.push(() => deps.store.db.destroy());
-    const counter = countDynamoDbRequests(deps.store.db);
+    const meter = createBenchMeter(deps);
     await ensureTable(deps.store.db, config.tableName);
     const { adminIdentityId } = await bootstrap(deps, { adminUsername: ADMIN_USERNAME, adminPassword: ADMIN_PASSWORD });
     if (!adminIdentityId) throw new Error('bootstrap did not create the admin');
@@ -448,15 +339,12 @@ async function measureApi(): Promise<void> {
     const tls = await createServerCertificate();
     const server = await startLocalServer({ deps, tls, port: 0 });
     cleanups.push(() => server.close());
+    meter.timeServer(server.server);
     const client = createBenchClient(`https://127.0.0.1:${server.port}`, tls.cert);
     cleanups.push(() => client.close());
     const token = await login(client, ADMIN_USERNAME, ADMIN_PASSWORD);
+    const table: MainTable = { deps, meter, client, token, adminId: adminIdentityId, seeded: { next: 0 } };
 
-    // `BENCH_ONLY=policies` (or `logins`) measures that scenario alone (while working on it).
-    const policiesOnly = process.env.BENCH_ONLY === 'policies';
-    const loginsOnly = process.env.BENCH_ONLY === 'logins';
-    const integrityOnly = process.env.BENCH_ONLY === 'integrity';
-    const pkiOnly = process.env.BENCH_ONLY === 'pki';
     // What the benches on tables of their own need.
     const tableBench: SessionBenchOptions = {
       dynamoDbEndpoint: dynamo.endpoint,
@@ -466,57 +354,60 @@ async function measureApi(): Promise<void> {
       adminPassword: ADMIN_PASSWORD,
       progress: (message) => progress(`  ${message}`),
     };
-    if (pkiOnly || !process.env.BENCH_ONLY) {
+    if (sections.has('pki')) {
       progress('enrollment and certificate login, on a table of their own');
-      print(pkiReport(await pkiBench(tableBench)));
+      const rows = await pkiBench(tableBench);
+      goals.certLogin = rows.find((row) => row.label.startsWith('cert login'))?.figures;
+      print(pkiReport(rows));
     }
-    if (integrityOnly || !process.env.BENCH_ONLY) {
+    if (sections.has('integrity')) {
       progress('integrity check, on a table of its own');
       const sizes = process.env.BENCH_LARGE === '1' ? INTEGRITY_ITEMS : INTEGRITY_ITEMS.slice(0, 1);
       print(integrityReport(await integrityBench(tableBench, sizes)));
     }
-    let seeded = 0;
-    const containsRows: ContainsRow[] = [];
-    if (!policiesOnly && !integrityOnly && !pkiOnly) {
+    if (sections.has('logins')) {
       progress('logins with second factors, on a table of their own');
       print(loginFactorsReport(await loginFactorsBench(tableBench)));
     }
-    if (!policiesOnly && !loginsOnly && !integrityOnly && !pkiOnly) {
-      for (const size of SIZES) {
-        const stored = await count(deps.store, identities.collection);
-        await timedSeed('identities', stored, size, (from, to) => seedIdentities(deps, seeded, seeded + to - from));
-        seeded += Math.max(0, size - stored);
-        const jitWarmUpMs = size === SIZES[0] ? JIT_WARM_UP_MS : 0;
-        const rows = await measureSize(deps, client, counter, { token, adminId: adminIdentityId, size, jitWarmUpMs });
-        const contains = rows.find((row) => row.label.includes('contains'));
-        if (contains && size === SIZES.at(-1)) {
-          const recordsRead = await measureRecordsRead(deps, counter, MEASURE);
-          containsRows.push({ size, list: contains.figures, recordsRead });
-        }
-      }
-      print(containsReport(containsRows));
+    let containsRows: ContainsRow[] = [];
+    const large = { size: LARGE_SIZE, measured: false, asked: sections.has('large') };
+    if (sections.has('identities')) {
+      containsRows = await identitiesSection(table, goals);
+      print(containsReport(containsRows, CONTAINS_TARGET_MS, large));
       progress('services');
-      await measureCollection(deps, client, counter, token, serviceApi, seededServices);
+      await measureCollection(table, serviceApi, seededServices);
       progress('edge routers');
-      await measureCollection(deps, client, counter, token, edgeRouterApi, seededEdgeRouters);
+      await measureCollection(table, edgeRouterApi, seededEdgeRouters);
       progress('API sessions, on a table of their own');
       const sessionFigures = await apiSessionBench(tableBench);
       print(sessionListReport(sessionFigures.list));
       print(loginTimingReport(sessionFigures.login));
     }
-    if (!loginsOnly && !integrityOnly && !pkiOnly) {
+    if (sections.has('policies')) {
       progress('policies, on a table of their own');
-      print(policyReport(await policyBench(tableBench)));
+      const policies = await policyBench(tableBench);
+      print(policyReport(policies.rows));
+      print(policyStepsReport(policies.steps));
+      print(heatReport(policies.heat));
+      for (const step of policies.steps) {
+        if (typeof step.figures === 'string') continue;
+        const series = step.label.includes('GET /services') ? goals.clientServices : goals.freshDial;
+        series.set(step.policies, step.figures);
+      }
+      if (typeof policies.heat !== 'string') goals.heat = policies.heat;
     }
-    if (process.env.BENCH_LARGE === '1' && !policiesOnly && !loginsOnly && !integrityOnly && !pkiOnly) {
-      const stored = await count(deps.store, identities.collection);
-      await timedSeed('identities', stored, LARGE_SIZE, (from, to) =>
-        seedIdentitiesInBulk(deps, seeded, seeded + to - from),
-      );
-      containsRows.push(
-        await measureContains(deps, client, counter, { token, size: LARGE_SIZE, options: LARGE_MEASURE }),
-      );
-      print(containsReport(containsRows));
+    if (sections.has('scale')) {
+      progress('creates and updates by the size of their type, on a table of their own');
+      const rows = await entityScaleBench(tableBench);
+      goals.entityScale = rows;
+      print(entityScaleReport(rows));
+    }
+    if (sections.has('large')) {
+      const stored = await meter.uncounted(() => count(deps.store, identities.collection));
+      await timedSeed(meter, 'identities', stored, LARGE_SIZE, seedMore(table, true));
+      containsRows.push(await measureContains(table, LARGE_SIZE, LARGE_MEASURE));
+      large.measured = true;
+      print(containsReport(containsRows, CONTAINS_TARGET_MS, large));
     }
   } finally {
     await cleanUp();
@@ -526,6 +417,7 @@ async function measureApi(): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  const sections = selectedSections();
   print(
     [
       '## Benchmark figures (`npm run bench`)',
@@ -533,10 +425,14 @@ async function main(): Promise<void> {
       `Measured ${new Date().toISOString().slice(0, 10)} on:`,
       ...machineFacts(),
       '',
+      `Parts: ${[...sections].join(', ')}.`,
+      '',
       [
         'The figures come from DynamoDB Local on loopback, with the local HTTPS server calling the same group',
         'handlers the Lambdas run: absolute latencies differ from AWS (a network round trip per DynamoDB request,',
-        'Lambda CPU, API Gateway), the DynamoDB requests per operation carry over.',
+        'Lambda CPU, API Gateway), the DynamoDB requests, waves and request units per operation carry over.',
+        'Login throttling is on as deployed (its limits raised above what the bench reaches: they decide refusals,',
+        'not what counting an attempt costs).',
         'Requests are sequential over one kept-alive HTTPS connection. Before the first size the read operations',
         `are cycled for ${JIT_WARM_UP_MS / 1000} s (DynamoDB Local's JIT is cold after 1,000 seeds); each row then`,
         `warms up (${MEASURE.warmUp} runs and ${MEASURE.warmUpMs / 1000} s at least) and makes up to`,
@@ -550,20 +446,26 @@ async function main(): Promise<void> {
       ].join(' '),
     ].join('\n'),
   );
-  await measureApi();
-  progress('bundling the functions and timing cold imports');
-  print(
-    [
-      '### Function bundles',
-      '',
-      bundlesTable(await measureBundles(COLD_IMPORT_RUNS)),
-      '',
-      'Bundled with the esbuild options of cdk/controller-function.ts (ESM, node24, minified, names kept, source map ' +
-        `without sources). Cold import: the median of ${COLD_IMPORT_RUNS} fresh \`node\` processes each timing ` +
-        '`await import(bundle)`, with and without `--enable-source-maps` (which the functions run with) alternating; ' +
-        'process start-up is not included.',
-    ].join('\n'),
-  );
+  const goals = emptyGoalFigures();
+  await measureApi(sections, goals);
+  if (sections.has('bundles')) {
+    progress('bundling the functions and timing cold imports');
+    const bundles = await measureBundles(COLD_IMPORT_RUNS);
+    goals.bundles = bundles;
+    print(
+      [
+        '### Function bundles',
+        '',
+        bundlesTable(bundles),
+        '',
+        'Bundled with the esbuild options of cdk/controller-function.ts (ESM, node24, minified, names kept, source map ' +
+          `without sources). Cold import: the median of ${COLD_IMPORT_RUNS} fresh \`node\` processes each timing ` +
+          '`await import(bundle)`, with and without `--enable-source-maps` (which the functions run with) alternating; ' +
+          'process start-up is not included.',
+      ].join('\n'),
+    );
+  }
+  print(goalsReport(goals));
   progress('done');
 }
 

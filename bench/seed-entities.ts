@@ -54,7 +54,7 @@ export const seededEdgeRouters: SeededCollection<Parameters<NonNullable<typeof e
 };
 
 /** The request a create's document builder sees: the create route, no body (the builders read only the input). */
-function seedRequest(deps: Deps, createOperation: string): OperationRequest {
+export function seedRequest(deps: Deps, createOperation: string): OperationRequest {
   const route = ROUTES.find((candidate) => candidate.operation === createOperation);
   if (!route) throw new Error(`no route ${createOperation}`);
   return {

@@ -1,37 +1,49 @@
 import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { EntityApi } from '#shared/crud/entity-api.ts';
+import type { BaseDocument } from '#shared/entities/entity-definition.ts';
 import { identities } from '#shared/entities/identity.ts';
+import { newId } from '#shared/ids.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
-import { seededIdentity } from './seed-identities.ts';
+import { type SeededCollection, seedRequest } from './seed-entities.ts';
+import { SEED_CONCURRENCY, seededIdentity, seedIndexes } from './seed-identities.ts';
 
 /** DynamoDB's limit of puts per BatchWriteItem. */
 const BATCH_ITEMS = 25;
 const BATCHES_IN_FLIGHT = 8;
+/** Creates built at once before their items are written (bounds the memory a large seeding holds). */
+const CHUNK = 5_000;
 
 type PutRequest = { PutRequest: { Item: Record<string, unknown> } };
 
-/** The item a transaction's Put writes; conditions and checks only guard against conflicts, which seeding has none of. */
-function putsOf(
-  ops: readonly WriteOp[],
-  packs: Map<string, Record<string, unknown>>,
-): { puts: PutRequest[]; counted: number } {
-  const puts: PutRequest[] = [];
-  let counted = 0;
+/** What a chunk of creates writes: the items their transactions put, the filter packs' records, the counters' deltas. */
+interface BulkWrites {
+  readonly puts: PutRequest[];
+  readonly packs: Map<string, { collection: string; bucket: string; records: Record<string, unknown> }>;
+  readonly counted: Map<string, number>;
+}
+
+/** The items a transaction's Puts write; conditions and checks only guard against conflicts, which seeding has none of. */
+function gather(ops: readonly WriteOp[], into: BulkWrites): void {
   for (const { item, counter, changeMarker, filterPack } of ops) {
-    if (counter) counted += counter.delta;
+    if (counter) into.counted.set(counter.collection, (into.counted.get(counter.collection) ?? 0) + counter.delta);
     // Nobody polls for changes while the bench seeds.
     else if (changeMarker !== undefined) continue;
     else if (filterPack) {
       // Records are gathered per pack and written once each, after the entities.
-      const pack = packs.get(filterPack.bucket) ?? {};
-      pack[`r:${filterPack.id}`] = filterPack.json;
-      packs.set(filterPack.bucket, pack);
-    } else if (item.Put?.Item) puts.push({ PutRequest: { Item: item.Put.Item } });
+      const packKey = `${filterPack.collection}\u0000${filterPack.bucket}`;
+      const pack = into.packs.get(packKey) ?? {
+        collection: filterPack.collection,
+        bucket: filterPack.bucket,
+        records: {},
+      };
+      pack.records[`r:${filterPack.id}`] = filterPack.json;
+      into.packs.set(packKey, pack);
+    } else if (item.Put?.Item) into.puts.push({ PutRequest: { Item: item.Put.Item } });
     else if (!item.ConditionCheck) throw new Error(`cannot seed in bulk: ${JSON.stringify(item).slice(0, 200)}`);
   }
-  return { puts, counted };
 }
 
 async function writeBatch(deps: Deps, puts: PutRequest[]): Promise<void> {
@@ -44,6 +56,46 @@ async function writeBatch(deps: Deps, puts: PutRequest[]): Promise<void> {
   }
 }
 
+/** Writes what `gather` collected: the items in batches, each pack merged with what it holds, the counters raised. */
+async function write(deps: Deps, writes: BulkWrites): Promise<void> {
+  const { tableName, db } = deps.store;
+  const batches = Array.from({ length: Math.ceil(writes.puts.length / BATCH_ITEMS) }, (_, batch) =>
+    writes.puts.slice(batch * BATCH_ITEMS, (batch + 1) * BATCH_ITEMS),
+  );
+  await mapBounded(batches, BATCHES_IN_FLIGHT, (batch) => writeBatch(deps, batch));
+  await mapBounded([...writes.packs.values()], BATCHES_IN_FLIGHT, async ({ collection, bucket, records }) => {
+    const key = keys.filterPack(collection, bucket);
+    const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+    await db.send(new PutCommand({ TableName: tableName, Item: { ...Item, ...records, ...key } }));
+  });
+  for (const [collection, delta] of writes.counted) {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.counter(collection, 0),
+        UpdateExpression: 'ADD #count :delta',
+        ExpressionAttributeNames: { '#count': 'count' },
+        ExpressionAttributeValues: { ':delta': delta },
+      }),
+    );
+  }
+}
+
+/** Builds each chunk's writes with `opsOf` and writes them. */
+async function seedInChunks(
+  deps: Deps,
+  from: number,
+  to: number,
+  opsOf: (index: number) => Promise<readonly WriteOp[]> | readonly WriteOp[],
+): Promise<void> {
+  for (let start = from; start < to; start += CHUNK) {
+    const writes: BulkWrites = { puts: [], packs: new Map(), counted: new Map() };
+    const ops = await mapBounded(seedIndexes(start, Math.min(to, start + CHUNK)), SEED_CONCURRENCY, opsOf);
+    for (const each of ops) gather(each, writes);
+    await write(deps, writes);
+  }
+}
+
 /**
  * Seeds identities `from` to `to` (exclusive) as `seedIdentities` does but several times faster: the items a create's
  * transaction puts are written in batches and the type's counter is raised once. Call it after `seedIdentities` has
@@ -51,35 +103,27 @@ async function writeBatch(deps: Deps, puts: PutRequest[]): Promise<void> {
  */
 export async function seedIdentitiesInBulk(deps: Deps, from: number, to: number): Promise<void> {
   const now = deps.now().toISOString();
-  const puts: PutRequest[] = [];
-  const packs = new Map<string, Record<string, unknown>>();
-  let counted = 0;
-  for (let index = from; index < to; index++) {
-    const seeded = putsOf(deps.store.createOps(identities, seededIdentity(index, now)), packs);
-    puts.push(...seeded.puts);
-    counted += seeded.counted;
-  }
-  const batches = Array.from({ length: Math.ceil(puts.length / BATCH_ITEMS) }, (_, batch) =>
-    puts.slice(batch * BATCH_ITEMS, (batch + 1) * BATCH_ITEMS),
-  );
-  await mapBounded(batches, BATCHES_IN_FLIGHT, (batch) => writeBatch(deps, batch));
-  // Each pack merged with what creates already put in it.
-  await mapBounded([...packs], BATCHES_IN_FLIGHT, async ([bucket, records]) => {
-    const key = keys.filterPack(identities.collection, bucket);
-    const { Item } = await deps.store.db.send(
-      new GetCommand({ TableName: deps.store.tableName, Key: key, ConsistentRead: true }),
-    );
-    await deps.store.db.send(
-      new PutCommand({ TableName: deps.store.tableName, Item: { ...Item, ...records, ...key } }),
-    );
+  await seedInChunks(deps, from, to, (index) => deps.store.createOps(identities, seededIdentity(index, now)));
+}
+
+/**
+ * Seeds entities of a collection `from` to `to` (exclusive) in bulk, each document and its extra writes built by its
+ * API's own create (as `seedEntities` does), the items written in batches. As for identities, seed some one by one
+ * first so their role attributes are in the role catalog.
+ */
+export async function seedEntitiesInBulk<D extends BaseDocument, C>(
+  deps: Deps,
+  api: EntityApi<D, C, unknown, unknown>,
+  collection: SeededCollection<C>,
+  from: number,
+  to: number,
+): Promise<void> {
+  const create = api.create;
+  if (!create) throw new Error(`${api.def.label} has no create`);
+  const request = seedRequest(deps, collection.createOperation);
+  const now = deps.now().toISOString();
+  await seedInChunks(deps, from, to, async (index) => {
+    const { doc, ops = [] } = await create(collection.seededInput(index), { deps, request, now, id: newId() });
+    return [...deps.store.createOps(api.def, doc), ...ops];
   });
-  await deps.store.db.send(
-    new UpdateCommand({
-      TableName: deps.store.tableName,
-      Key: keys.counter(identities.collection, 0),
-      UpdateExpression: 'ADD #count :delta',
-      ExpressionAttributeNames: { '#count': 'count' },
-      ExpressionAttributeValues: { ':delta': counted },
-    }),
-  );
 }

@@ -1,0 +1,48 @@
+import type { Server } from 'node:https';
+
+/** Requests the server answered and how long it took over them: each is one Lambda invocation in AWS. */
+export interface ServerTimes {
+  readonly requests: number;
+  /** Lambda bills each invocation in whole milliseconds, rounded up: the sum of those. */
+  readonly billedMs: number;
+  readonly ms: number;
+}
+
+export interface ServerTimer {
+  snapshot(): ServerTimes;
+  /** Runs `work` without timing the requests it makes. */
+  untimed<T>(work: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * Times each request the local server answers, from its arrival (headers read) to the last byte of its answer handed
+ * to the socket: the body read, the group handler (what the Lambda runs) and the write. The TLS handshake, the client
+ * and the loopback transit are outside it.
+ */
+export function timeServerRequests(server: Server): ServerTimer {
+  let requests = 0;
+  let billedMs = 0;
+  let totalMs = 0;
+  let paused = 0;
+  server.on('request', (_request, response) => {
+    if (paused > 0) return;
+    const started = performance.now();
+    response.once('finish', () => {
+      const ms = performance.now() - started;
+      requests++;
+      totalMs += ms;
+      billedMs += Math.max(1, Math.ceil(ms));
+    });
+  });
+  return {
+    snapshot: () => ({ requests, billedMs, ms: totalMs }),
+    untimed: async (work) => {
+      paused++;
+      try {
+        return await work();
+      } finally {
+        paused--;
+      }
+    },
+  };
+}
