@@ -1,4 +1,5 @@
 import { Stack, type StackProps } from 'aws-cdk-lib';
+import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { OperationGroup } from '#shared/routes/route.ts';
 import type { ControllerApi } from './controller-api.ts';
@@ -8,10 +9,14 @@ import type { ControllerFirewall } from './controller-firewall.ts';
 import type { ControllerFunction } from './controller-function.ts';
 import type { ControllerIntegrity } from './controller-integrity.ts';
 import type { ControllerKeys } from './controller-keys.ts';
+import type { ControllerMonitoring } from './controller-monitoring.ts';
 import type { ControllerMtlsDomain } from './controller-mtls-domain.ts';
 import { ZitiController, type ZitiControllerProps } from './ziti-controller.ts';
 
-export interface ControllerStackProps extends StackProps, ZitiControllerProps {}
+export interface ControllerStackProps extends StackProps, ZitiControllerProps {
+  /** An existing SNS topic for the alarms, by ARN (the app's `alarmTopicArn` setting); `alarmTopic` wins. */
+  readonly alarmTopicArn?: string;
+}
 
 /**
  * A stack holding one {@link ZitiController}: what `cdk/app.ts` deploys. The construct's id is `Default`, which CDK
@@ -29,10 +34,17 @@ export class ControllerStack extends Stack {
   readonly mtls: ControllerMtlsDomain;
   readonly domain?: ControllerDomain;
   readonly sdkDomain?: ControllerDomain;
+  readonly monitoring: ControllerMonitoring;
 
   constructor(scope: Construct, id: string, props: ControllerStackProps = {}) {
     super(scope, id, props);
-    const controller = new ZitiController(this, 'Default', props);
+    const { alarmTopicArn, ...controllerProps } = props;
+    const alarmTopic =
+      props.alarmTopic ?? (alarmTopicArn ? Topic.fromTopicArn(this, 'AlarmTopic', alarmTopicArn) : undefined);
+    const controller = new ZitiController(this, 'Default', {
+      ...controllerProps,
+      ...(alarmTopic ? { alarmTopic } : {}),
+    });
     this.controller = controller;
     this.table = controller.table;
     this.functions = controller.functions;
@@ -44,5 +56,6 @@ export class ControllerStack extends Stack {
     this.mtls = controller.mtls;
     if (controller.domain) this.domain = controller.domain;
     if (controller.sdkDomain) this.sdkDomain = controller.sdkDomain;
+    this.monitoring = controller.monitoring;
   }
 }

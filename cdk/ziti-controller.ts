@@ -1,6 +1,7 @@
 import { CfnOutput, Tags } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { HostedZone, type IHostedZone } from 'aws-cdk-lib/aws-route53';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { API_BASE_PATHS, type OperationGroup, type Route } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
@@ -12,6 +13,7 @@ import { ControllerFirewall } from './controller-firewall.ts';
 import { ControllerFunction } from './controller-function.ts';
 import { ControllerIntegrity } from './controller-integrity.ts';
 import { ControllerKeys, SECRET_GROUPS, SIGNING_GROUPS } from './controller-keys.ts';
+import { ControllerMonitoring, type MonitoredFunction } from './controller-monitoring.ts';
 import { ControllerMtlsDomain } from './controller-mtls-domain.ts';
 import {
   type ApiLimits,
@@ -32,6 +34,8 @@ export const TAG_KEYS = { environment: 'ziti:environment', version: 'ziti:versio
  * defaults of the README's settings table), and what only code can give.
  */
 export interface ZitiControllerProps extends Partial<Omit<ControllerSettings, keyof ApiLimits>>, Partial<ApiLimits> {
+  /** Where the alarms go: an existing topic (a team's paging topic); else the controller makes one. */
+  readonly alarmTopic?: ITopic;
   /**
    * The version, revision and date the functions report (`/version`) and the resources are tagged with; by default the
    * construct package's own, or this repository's (its `package.json` version and git commit).
@@ -46,7 +50,7 @@ export interface ZitiControllerProps extends Partial<Omit<ControllerSettings, ke
 /**
  * The whole controller as one construct: one table (or an existing one, `tableName`), one function per operation
  * group of the route table behind its `live` alias, one REST API behind a web ACL, the PKI keys, the bootstrap and
- * the integrity run, and with `domainName` (and `mtlsDomainName`, `sdkDomainName`) the
+ * the integrity run, the alarms and dashboard, and with `domainName` (and `mtlsDomainName`, `sdkDomainName`) the
  * custom domains serving the controller's server certificate. One per stack: its names derive from the stack's.
  */
 export class ZitiController extends Construct {
@@ -64,6 +68,7 @@ export class ZitiController extends Construct {
   readonly domain?: ControllerDomain;
   /** The SDKs' front door (`sdkDomainName`). */
   readonly sdkDomain?: ControllerDomain;
+  readonly monitoring: ControllerMonitoring;
 
   constructor(scope: Construct, id: string, props: ZitiControllerProps = {}) {
     super(scope, id);
@@ -203,6 +208,40 @@ export class ZitiController extends Construct {
         : {}),
     });
 
+    const monitored: MonitoredFunction[] = [
+      ...[...functions].map(([group, fn]) => ({
+        name: group,
+        function: fn,
+        logGroup: fn.logGroup,
+        usesKms: (SIGNING_GROUPS[group] ?? []).length > 0 || SECRET_GROUPS.includes(group),
+      })),
+      {
+        name: 'bootstrap',
+        function: this.bootstrap.function,
+        logGroup: this.bootstrap.function.logGroup,
+        usesKms: true,
+      },
+      ...(this.integrity
+        ? [
+            {
+              name: 'integrity',
+              function: this.integrity.function,
+              logGroup: this.integrity.function.logGroup,
+              usesKms: false,
+            },
+          ]
+        : []),
+    ];
+    this.monitoring = new ControllerMonitoring(this, 'Monitoring', {
+      stage: this.api.restApi.deploymentStage,
+      functions: monitored,
+      table: this.table,
+      ...(this.firewall ? { webAclMetricName: this.firewall.metricName } : {}),
+      ...(this.integrity ? { integrityStateMachine: this.integrity.stateMachine } : {}),
+      ...(props.alarmTopic ? { topic: props.alarmTopic } : {}),
+      ...(props.alarmEmail ? { email: props.alarmEmail } : {}),
+    });
+
     new CfnOutput(this, 'ClientApiUrl', {
       description: 'Base URL of the Edge client API',
       value: this.api.restApi.urlForPath(API_BASE_PATHS.client),
@@ -216,6 +255,10 @@ export class ZitiController extends Construct {
     new CfnOutput(this, 'AdminPasswordSecretArn', {
       description: "Secrets Manager secret holding the default admin's password",
       value: this.bootstrap.adminPasswordSecret.secretArn,
+    });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      description: 'SNS topic every alarm notifies: subscribe to it',
+      value: this.monitoring.topic.topicArn,
     });
     new CfnOutput(this, 'Version', {
       description: 'The version, revision and build date the functions report (/version)',

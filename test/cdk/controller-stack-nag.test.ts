@@ -25,15 +25,24 @@ describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
     ],
     ['the plain custom domain alone', { domainName: 'ziti.example.com' }],
     [
-      'an imported table, scheduled rotation and the account logging role',
+      'an imported table, an e-mailed alarm topic, scheduled rotation and the account logging role',
       {
         tableName: 'ziti-controller-restored',
+        alarmEmail: 'ops@example.com',
         adminPasswordRotationDays: 30,
         apiGatewayCloudWatchRole: true,
         detailedMetrics: true,
       },
     ],
-    ["the operator's own firewall and trail", { firewall: false, truststoreTrail: false }],
+    [
+      "the operator's own topic, firewall and trail",
+      {
+        alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:paging',
+        alarmEmail: 'ops@example.com',
+        firewall: false,
+        truststoreTrail: false,
+      },
+    ],
   ])('finds nothing unacknowledged, and every acknowledgement is used, with %s', (_, props) => {
     const report = nagReport((app) => {
       new ControllerStack(app, 'NagController', { adminUsername: 'admin', apiSessionTimeoutMinutes: 30, ...props });
