@@ -84,7 +84,8 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
  *
  * Authentication happens in the functions, so every method is open to API Gateway: the zt-session token, partial
  * (MFA-pending) sessions and admin checks are state in the table that API Gateway and Cognito authorizers know
- * nothing of, and some routes (authenticate, enroll, version) must be open.
+ * nothing of, and some routes (authenticate, enroll, version) must be open. Which ones, and why, is
+ * `ANONYMOUS_OPERATIONS`; cdk-nag cannot see the body's methods, so a test checks the rest answer 401.
  */
 export class ControllerApi extends Construct {
   readonly restApi: SpecRestApi;
