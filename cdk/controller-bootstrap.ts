@@ -3,22 +3,17 @@ import { Certificate, type ICertificate } from 'aws-cdk-lib/aws-certificatemanag
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { CfnRotationSchedule, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { SERVER_CERTIFICATE_TAG_KEY } from '#shared/pki/certificate-importer.ts';
+import type { BuildStamp } from './build-stamp.ts';
 import { ControllerFunction, functionLogGroup } from './controller-function.ts';
 import { BOOTSTRAP_KEYS, type ControllerKeys } from './controller-keys.ts';
+import { grantTableData } from './controller-table.ts';
 import { FunctionRole } from './function-role.ts';
-import { wildcardUnderArnFinding } from './wildcard-under-arn-finding.ts';
-
-/**
- * Bump to make CloudFormation run the bootstrap again on the next deploy (it only runs when the custom resource's
- * properties change). The bootstrap is idempotent, so an extra run is harmless.
- */
-export const BOOTSTRAP_VERSION = '2';
 
 /** What the daily schedule sends the bootstrap function (`functions/bootstrap/handler.ts`). */
 export const RENEW_SERVER_CERTIFICATE_EVENT = { renewServerCertificate: true } as const;
@@ -26,6 +21,19 @@ export const RENEW_SERVER_CERTIFICATE_EVENT = { renewServerCertificate: true } a
 export interface ControllerBootstrapProps {
   readonly table: ITable;
   readonly adminUsername: string;
+  readonly buildStamp: BuildStamp;
+  /**
+   * What makes every deploy run the bootstrap: CloudFormation calls a custom resource only when its properties
+   * change, so this changes with each synth (the time of the synth, by default).
+   */
+  readonly deployId?: string;
+  /**
+   * Rotate the admin password secret every this many days. Unset: it rotates only when asked
+   * (`aws secretsmanager rotate-secret`).
+   */
+  readonly adminPasswordRotationDays?: number;
+  readonly memorySize?: number;
+  readonly logRetention?: RetentionDays;
   /** The PKI keys: the bootstrap builds the network CA with the root and signing CA keys. */
   readonly keys: ControllerKeys;
   /**
@@ -36,10 +44,12 @@ export interface ControllerBootstrapProps {
 }
 
 /**
- * Seeds the table on deploy (the default admin identity and whatever else a new network needs) through a custom
- * resource whose handler is `functions/bootstrap/handler.ts`. The admin's password is generated into Secrets
- * Manager, never into the template. With custom domains, it also imports the server certificate into ACM (answering
- * its ARN, {@link serverCertificate}) and renews it every day.
+ * Seeds the table on every deploy (the default admin identity and whatever else a network needs, idempotently, so
+ * what a newer build adds lands on upgrade) through a custom resource whose handler is
+ * `functions/bootstrap/handler.ts`. The admin's password is generated into Secrets Manager, never into the template,
+ * and the same function rotates it (Secrets Manager's rotation: a new password in the secret and on the admin, the
+ * old one dead). With custom domains, it also imports the server certificate into ACM (answering its ARN,
+ * {@link serverCertificate}) and renews it every day.
  */
 export class ControllerBootstrap extends Construct {
   readonly adminPasswordSecret: Secret;
@@ -50,6 +60,8 @@ export class ControllerBootstrap extends Construct {
   readonly serverCertificate?: ICertificate;
   /** The daily renewal of the server certificate; only with server names. */
   readonly renewal?: Rule;
+  /** The rotation of the admin password secret by the bootstrap function. */
+  readonly adminPasswordRotation: CfnRotationSchedule;
 
   constructor(scope: Construct, id: string, props: ControllerBootstrapProps) {
     super(scope, id);
@@ -59,12 +71,6 @@ export class ControllerBootstrap extends Construct {
       description: "Password of the controller's default admin identity",
       generateSecretString: { passwordLength: 32, excludeCharacters: '"\'`\\' },
       removalPolicy: RemovalPolicy.RETAIN,
-    });
-    Validations.of(this.adminPasswordSecret).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        "The operator's bootstrap credential, generated once: the admin's password lives as an argon2id hash in the " +
-        'table, so it is rotated by changing it through the API; a rotated secret would no longer match it.',
     });
 
     const serverNames = props.serverNames ?? [];
@@ -82,34 +88,33 @@ export class ControllerBootstrap extends Construct {
           ? { SERVER_NAMES: serverNames.join(','), SERVER_CERTIFICATE_TAG: certificateTag }
           : {}),
       },
-      ...(serverNames.length > 0
-        ? {
-            asynchronousWithoutDeadLetterQueue:
-              'Invoked asynchronously only by the daily certificate renewal, whose event carries nothing to replay: ' +
-              "a failed run is retried by Lambda, then by the next day's run, and the certificate is renewed 30 days " +
-              'before it expires. Every other invocation (the custom resource provider) is synchronous.',
-          }
-        : {}),
+      asynchronousWithoutDeadLetterQueue:
+        'Besides the custom resource provider, which waits for the answer, it is invoked by Secrets Manager for each ' +
+        'step of a rotation of the admin password, which checks each step and retries a failed rotation itself' +
+        (serverNames.length > 0
+          ? ", and asynchronously by the daily certificate renewal, whose event carries nothing to replay: a failed run is retried by Lambda, then by the next day's run, and the certificate is renewed 30 days before it expires."
+          : '.'),
+      buildStamp: props.buildStamp,
+      ...(props.memorySize ? { memorySize: props.memorySize } : {}),
+      ...(props.logRetention ? { logRetention: props.logRetention } : {}),
     });
-    props.table.grantReadWriteData(handler);
+    grantTableData(props.table, handler);
     for (const [name, value] of Object.entries(props.keys.grantSigning(handler.role!, BOOTSTRAP_KEYS, true))) {
       handler.addEnvironment(name, value);
     }
     this.adminPasswordSecret.grantRead(handler);
 
-    const providerLogs = functionLogGroup(this, 'ProviderLogs');
+    this.adminPasswordRotation = this.rotateAdminPassword(handler, props.adminPasswordRotationDays);
+
+    const providerLogs = functionLogGroup(this, 'ProviderLogs', props.logRetention);
     const providerRole = new FunctionRole(this, 'ProviderRole', {
       logGroup: providerLogs,
       description: 'Ziti controller: custom resource provider of the bootstrap (execution role)',
     });
     const provider = new Provider(this, 'Provider', {
-      onEventHandler: handler,
+      onEventHandler: handler.live,
       logGroup: providerLogs,
       frameworkOnEventRole: providerRole,
-    });
-    Validations.of(providerRole).acknowledge({
-      id: wildcardUnderArnFinding(handler.node.defaultChild as CfnFunction, ':*'),
-      reason: "The provider may invoke the bootstrap function's versions and aliases; that function and no other.",
     });
     // Provider has no memory, tracing or dead-letter settings for the framework function it creates.
     Validations.of(provider).acknowledge(
@@ -136,7 +141,10 @@ export class ControllerBootstrap extends Construct {
       // A failing bootstrap should fail the deploy within minutes, not CloudFormation's default hour.
       serviceTimeout: Duration.minutes(5),
       properties: {
-        bootstrapVersion: BOOTSTRAP_VERSION,
+        // Every deploy runs the bootstrap: seeds a newer build adds land on upgrade, and a changed adminUsername is
+        // refused with the reason rather than ignored (README, "Upgrades and rollback").
+        deployId: props.deployId ?? new Date().toISOString(),
+        revision: props.buildStamp.revision,
         adminUsername: props.adminUsername,
         // A change of names must run the bootstrap, which issues and imports a certificate naming them.
         ...(serverNames.length > 0 ? { serverNames: serverNames.join(',') } : {}),
@@ -153,7 +161,9 @@ export class ControllerBootstrap extends Construct {
       this.renewal = new Rule(this, 'RenewServerCertificate', {
         description: 'Ziti controller: renews the server certificate when due and imports it into ACM (daily)',
         schedule: Schedule.rate(Duration.days(1)),
-        targets: [new LambdaFunction(handler, { event: RuleTargetInput.fromObject(RENEW_SERVER_CERTIFICATE_EVENT) })],
+        targets: [
+          new LambdaFunction(handler.live, { event: RuleTargetInput.fromObject(RENEW_SERVER_CERTIFICATE_EVENT) }),
+        ],
       });
       Validations.of(this.renewal).acknowledge({
         id: 'Serverless-EventBusDLQ',
@@ -162,6 +172,52 @@ export class ControllerBootstrap extends Construct {
           "as the next day's event does the same, and the certificate is renewed 30 days before it expires.",
       });
     }
+  }
+
+  /**
+   * Makes the bootstrap function the admin password secret's rotation function: a new password is written to the
+   * secret as pending, set on the default admin, tested, then made current (`functions/bootstrap/rotation.ts`).
+   * Written as the L1 resource: the L2 rotation schedule also grants `secretsmanager:GetRandomPassword` on `*`, which
+   * the function does not need (it generates the password itself).
+   */
+  private rotateAdminPassword(handler: ControllerFunction, days: number | undefined): CfnRotationSchedule {
+    const secret = this.adminPasswordSecret;
+    handler.live.addPermission('SecretsManagerRotation', {
+      principal: new ServicePrincipal('secretsmanager.amazonaws.com'),
+      sourceAccount: Stack.of(this).account,
+    });
+    handler.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'RotateAdminPassword',
+        actions: [
+          'secretsmanager:DescribeSecret',
+          'secretsmanager:GetSecretValue',
+          'secretsmanager:PutSecretValue',
+          'secretsmanager:UpdateSecretVersionStage',
+        ],
+        resources: [secret.secretArn],
+      }),
+    );
+    const rotation = new CfnRotationSchedule(this, 'AdminPasswordRotation', {
+      secretId: secret.secretArn,
+      rotationLambdaArn: handler.live.functionArn,
+      // The first deploy creates the admin after this resource may exist: a rotation now would find no admin.
+      rotateImmediatelyOnUpdate: false,
+      ...(days !== undefined ? { rotationRules: { scheduleExpression: `rate(${days} days)` } } : {}),
+    });
+    // Secrets Manager checks that it may invoke the function when the schedule is made.
+    rotation.node.addDependency(handler.live.node.findChild('SecretsManagerRotation'));
+    if (days === undefined) {
+      Validations.of(secret).acknowledge({
+        id: 'AwsSolutions-SMG4',
+        reason:
+          'Rotation is configured (the bootstrap function sets the new password on the default admin, the old one ' +
+          'dies) but runs when the operator asks (`aws secretsmanager rotate-secret`), not on a schedule: the ' +
+          "default admin is the operator's break-glass login, and a password changing under them unannounced locks " +
+          'them out of the console mid-task. `adminPasswordRotationDays` schedules it.',
+      });
+    }
+    return rotation;
   }
 
   /**

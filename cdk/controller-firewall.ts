@@ -1,5 +1,7 @@
+import { ArnFormat, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
-import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { CfnLoggingConfiguration, CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import type { ErrorCode } from '#shared/errors/error-codes.ts';
 import { CORS_RESPONSE_HEADERS } from '#shared/http/cors.ts';
@@ -13,7 +15,23 @@ export interface ControllerFirewallProps {
   readonly rateLimit: number;
   /** Login and enrollment requests one client IP may send in any five minutes. */
   readonly loginRateLimit?: number;
+  /** How long the web ACL's log (what it blocked or counted) is kept; three months by default. */
+  readonly logRetention?: RetentionDays;
 }
+
+/**
+ * The request parts kept out of the web ACL's log: the API session token, external JWTs (`Authorization: Bearer`)
+ * and the query string, which carries enrollment tokens (`POST /enroll?method=ott&token=…`). WAF can redact only the
+ * whole query string, not one argument. Bodies are never logged by WAF.
+ */
+export const REDACTED_REQUEST_PARTS: CfnLoggingConfiguration.FieldToMatchProperty[] = [
+  { singleHeader: { Name: 'zt-session' } },
+  { singleHeader: { Name: 'authorization' } },
+  { queryString: {} },
+];
+
+/** WAF's name prefix for a CloudWatch Logs destination: it delivers to no other log group. */
+export const WAF_LOG_GROUP_PREFIX = 'aws-waf-logs-';
 
 /**
  * A backstop far above what one honest client needs (the functions' own per-address and per-username limits answer
@@ -68,15 +86,21 @@ function awsManagedRuleGroup(name: string, priority: number, counted: readonly s
  */
 export class ControllerFirewall extends Construct {
   readonly webAcl: CfnWebACL;
+  /** The web ACL's CloudWatch metric name (`WebACL` dimension of `AWS/WAFV2`), unique to the stack. */
+  readonly metricName: string;
+  /** The web ACL's log: each request it blocked or counted, without the parts {@link REDACTED_REQUEST_PARTS} names. */
+  readonly logGroup: LogGroup;
 
   constructor(scope: Construct, id: string, props: ControllerFirewallProps) {
     super(scope, id);
 
+    // Named after the stack: web ACLs sharing a metric name would add up in one metric (two environments in a region).
+    this.metricName = `${Stack.of(this).stackName}-api`;
     this.webAcl = new CfnWebACL(this, 'WebAcl', {
       scope: 'REGIONAL',
       description: 'Ziti controller API: managed rule groups and a per-IP rate limit',
       defaultAction: { allow: {} },
-      visibilityConfig: visibility('ZitiControllerApi'),
+      visibilityConfig: visibility(this.metricName),
       customResponseBodies: {
         [RATE_LIMITED_BODY]: {
           contentType: 'APPLICATION_JSON',
@@ -174,5 +198,42 @@ export class ControllerFirewall extends Construct {
       resourceArn: props.stage.stageArn,
       webAclArn: this.webAcl.attrArn,
     });
+
+    const stack = Stack.of(this);
+    const logGroupName = `${WAF_LOG_GROUP_PREFIX}${stack.stackName}`;
+    this.logGroup = new LogGroup(this, 'Logs', {
+      logGroupName,
+      retention: props.logRetention ?? RetentionDays.THREE_MONTHS,
+      // What was refused, and from where, is evidence for after the stack is gone, as the API's access logs are.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const logging = new CfnLoggingConfiguration(this, 'Logging', {
+      resourceArn: this.webAcl.attrArn,
+      // WAF wants the log group's ARN without the `:*` the log group's own ARN attribute ends in. It adds the
+      // log delivery's resource policy to the account's log groups itself.
+      logDestinationConfigs: [
+        stack.formatArn({
+          service: 'logs',
+          resource: 'log-group',
+          resourceName: logGroupName,
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        }),
+      ],
+      redactedFields: REDACTED_REQUEST_PARTS,
+      // Allowed requests are in the API's access logs already; only what a rule blocked or counted is kept here.
+      loggingFilter: {
+        DefaultBehavior: 'DROP',
+        Filters: [
+          {
+            Behavior: 'KEEP',
+            Requirement: 'MEETS_ANY',
+            Conditions: ['BLOCK', 'COUNT', 'EXCLUDED_AS_COUNT'].map((action) => ({
+              ActionCondition: { Action: action },
+            })),
+          },
+        ],
+      },
+    });
+    logging.node.addDependency(this.logGroup);
   }
 }

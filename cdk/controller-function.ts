@@ -1,13 +1,58 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Alias, Architecture, Code, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { type BuildStamp, buildStampDefine } from './build-stamp.ts';
 import { FunctionRole } from './function-role.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * Where the construct package keeps its function bundles, relative to its own module: set (esbuild `define`) when the
+ * package is built (`scripts/build-package.ts`), which bundles every function ahead; unset in this repository, where
+ * each synth bundles the sources.
+ */
+declare const ZITI_PREBUILT_FUNCTIONS: string | undefined;
+
+/** The bundle the construct package ships for a function, or undefined when the synth bundles it (this repository). */
+function prebuiltCode(source: string): Code | undefined {
+  if (typeof ZITI_PREBUILT_FUNCTIONS !== 'string') return undefined;
+  return Code.fromAsset(fileURLToPath(new URL(`${ZITI_PREBUILT_FUNCTIONS}/${source}`, import.meta.url)));
+}
+
+/** The alias API Gateway, the state machine and the schedules invoke: moving it is how an upgrade goes live. */
+export const LIVE_ALIAS = 'live';
+
+/** The Lambda default, and what the benchmarks ran with. */
+export const DEFAULT_MEMORY_MB = 1024;
+
+/** How long a function's logs are kept unless the stack says otherwise. */
+export const DEFAULT_LOG_RETENTION = RetentionDays.ONE_MONTH;
+
+/**
+ * The esbuild options of every function bundle, in esbuild's own terms; the synth (NodejsFunction) and the construct
+ * package's build (`scripts/build-package.ts`) both bundle with them.
+ */
+export const FUNCTION_BUNDLE = {
+  format: 'esm',
+  platform: 'node',
+  target: 'node24',
+  mainFields: ['module', 'main'],
+  minify: true,
+  // Minified class names would make logged error names and `constructor.name` checks useless.
+  keepNames: true,
+  sourcemap: true,
+  // Stack traces need only the mappings; the sources would double the upload for nothing.
+  sourcesContent: false,
+} as const;
+
+/** The entry of a function: `functions/<source>/handler.ts`, exporting `handler`. */
+export function functionEntry(source: string): string {
+  return join(REPO_ROOT, 'functions', source, 'handler.ts');
+}
 
 /** The API's deadline: the reference controller answers 503 `TIMEOUT` after 10 s, so API Gateway does too. */
 export const REQUEST_DEADLINE = Duration.seconds(10);
@@ -37,14 +82,20 @@ export interface ControllerFunctionProps {
    * daily schedule). Unset: it is invoked synchronously only, which is the reason given.
    */
   readonly asynchronousWithoutDeadLetterQueue?: string;
+  /** The version, revision and date the bundle reports (`/version`), stamped into it at synth. */
+  readonly buildStamp: BuildStamp;
+  /** Defaults to {@link DEFAULT_MEMORY_MB}. */
+  readonly memorySize?: number;
+  /** Defaults to {@link DEFAULT_LOG_RETENTION}. */
+  readonly logRetention?: RetentionDays;
 }
 
 /**
  * The log group of one function of the stack. Logs are for operating the function, not an audit trail: they go with
  * the stack, and age out before that.
  */
-export function functionLogGroup(scope: Construct, id: string): LogGroup {
-  return new LogGroup(scope, id, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+export function functionLogGroup(scope: Construct, id: string, retention = DEFAULT_LOG_RETENTION): LogGroup {
+  return new LogGroup(scope, id, { retention, removalPolicy: RemovalPolicy.DESTROY });
 }
 
 /**
@@ -57,22 +108,34 @@ export function functionLogGroup(scope: Construct, id: string): LogGroup {
  * also invoked asynchronously says why it needs none (`asynchronousWithoutDeadLetterQueue`).
  */
 export class ControllerFunction extends NodejsFunction {
+  /**
+   * The `live` alias of the function's current version: what API Gateway, the state machine, the custom resource and
+   * the schedules invoke. Each deploy that changes the code or configuration publishes a version and moves the alias
+   * to it; earlier versions are kept, so the alias can be moved back (README, "Upgrades and rollback").
+   */
+  readonly live: Alias;
+
   constructor(scope: Construct, id: string, props: ControllerFunctionProps) {
-    const logGroup = functionLogGroup(scope, `${id}Logs`);
+    const logGroup = functionLogGroup(scope, `${id}Logs`, props.logRetention);
     const role = new FunctionRole(scope, `${id}Role`, {
       logGroup,
       description: `${props.description} (execution role)`,
     });
 
+    const prebuilt = prebuiltCode(props.source);
     super(scope, id, {
-      entry: join(REPO_ROOT, 'functions', props.source, 'handler.ts'),
-      handler: 'handler',
-      projectRoot: REPO_ROOT,
-      depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
+      ...(prebuilt
+        ? { code: prebuilt, handler: 'index.handler' }
+        : {
+            entry: functionEntry(props.source),
+            handler: 'handler',
+            projectRoot: REPO_ROOT,
+            depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
+          }),
       description: props.description,
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
-      memorySize: 1024,
+      memorySize: props.memorySize ?? DEFAULT_MEMORY_MB,
       timeout: props.timeout ?? FUNCTION_TIMEOUT,
       environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
       loggingFormat: LoggingFormat.JSON,
@@ -81,19 +144,21 @@ export class ControllerFunction extends NodejsFunction {
       tracing: Tracing.ACTIVE,
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node24',
-        mainFields: ['module', 'main'],
+        target: FUNCTION_BUNDLE.target,
+        mainFields: [...FUNCTION_BUNDLE.mainFields],
         banner: REQUIRE_BANNER,
         externalModules: [],
-        minify: true,
-        // Minified class names would make logged error names and `constructor.name` checks useless.
-        keepNames: true,
-        sourceMap: true,
-        // Stack traces need only the mappings; the sources would double the upload for nothing.
-        sourcesContent: false,
+        minify: FUNCTION_BUNDLE.minify,
+        keepNames: FUNCTION_BUNDLE.keepNames,
+        sourceMap: FUNCTION_BUNDLE.sourcemap,
+        sourcesContent: FUNCTION_BUNDLE.sourcesContent,
         tsconfig: join(REPO_ROOT, 'tsconfig.json'),
+        define: buildStampDefine(props.buildStamp),
       },
+      // Kept when a later deploy publishes the next one, so that a rollback can move the alias back to it.
+      currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },
     });
+    this.live = new Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: this.currentVersion });
 
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',

@@ -1,19 +1,23 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { CfnFunction, IFunction } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { integrityStateMachineDefinition } from '#shared/integrity/state-machine-definition.ts';
-import { ControllerFunction } from './controller-function.ts';
-import { wildcardUnderArnFinding } from './wildcard-under-arn-finding.ts';
+import type { BuildStamp } from './build-stamp.ts';
+import { ControllerFunction, DEFAULT_LOG_RETENTION } from './controller-function.ts';
+import { grantTableData } from './controller-table.ts';
 
 export interface ControllerIntegrityProps {
   readonly table: ITable;
   readonly tableName: string;
   /** The database group's function: it starts runs and takes snapshots. */
   readonly databaseFunction: IFunction & { addEnvironment(name: string, value: string): unknown };
+  readonly buildStamp: BuildStamp;
+  readonly memorySize?: number;
+  readonly logRetention?: RetentionDays;
 }
 
 /**
@@ -33,37 +37,34 @@ export class ControllerIntegrity extends Construct {
       description: 'Ziti controller: data-integrity scan segments',
       timeout: Duration.minutes(15),
       environment: { TABLE_NAME: props.tableName },
+      buildStamp: props.buildStamp,
+      ...(props.memorySize ? { memorySize: props.memorySize } : {}),
+      ...(props.logRetention ? { logRetention: props.logRetention } : {}),
     });
-    props.table.grantReadWriteData(this.function);
+    grantTableData(props.table, this.function);
 
-    const definition = JSON.stringify(integrityStateMachineDefinition(this.function.functionArn));
+    // The state machine calls the function's live alias: a rollback of the alias rolls the scan back with it.
+    const definition = JSON.stringify(integrityStateMachineDefinition(this.function.live.functionArn));
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       definitionBody: DefinitionBody.fromString(definition),
       timeout: Duration.hours(2),
       tracingEnabled: true,
       logs: {
         destination: new LogGroup(this, 'StateMachineLogs', {
-          retention: RetentionDays.ONE_MONTH,
+          retention: props.logRetention ?? DEFAULT_LOG_RETENTION,
           removalPolicy: RemovalPolicy.DESTROY,
         }),
         level: LogLevel.ALL,
         includeExecutionData: false,
       },
     });
-    this.function.grantInvoke(this.stateMachine);
-    Validations.of(this.stateMachine.role).acknowledge(
-      {
-        id: wildcardUnderArnFinding(this.function.node.defaultChild as CfnFunction, ':*'),
-        reason:
-          "The state machine may invoke the integrity function's versions and aliases; that function and no other.",
-      },
-      {
-        id: 'AwsSolutions-IAM5[Resource::*]',
-        reason:
-          'Step Functions log delivery (logs:*LogDelivery, DescribeResourcePolicies, DescribeLogGroups, ' +
-          'PutResourcePolicy) and X-Ray tracing take no resource ARN; a CDK test fails on any other action on `*`.',
-      },
-    );
+    this.function.live.grantInvoke(this.stateMachine);
+    Validations.of(this.stateMachine.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Step Functions log delivery (logs:*LogDelivery, DescribeResourcePolicies, DescribeLogGroups, ' +
+        'PutResourcePolicy) and X-Ray tracing take no resource ARN; a CDK test fails on any other action on `*`.',
+    });
 
     this.stateMachine.grantStartExecution(props.databaseFunction);
     props.databaseFunction.addEnvironment('INTEGRITY_STATE_MACHINE_ARN', this.stateMachine.stateMachineArn);

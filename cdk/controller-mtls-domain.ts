@@ -1,4 +1,4 @@
-import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   BasePathMapping,
   type CfnDomainName,
@@ -8,6 +8,7 @@ import {
   SecurityPolicy,
 } from 'aws-cdk-lib/aws-apigateway';
 import { Certificate, CertificateValidation, type ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
+import { ReadWriteType, Trail } from 'aws-cdk-lib/aws-cloudtrail';
 import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { ARecord, type IHostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
@@ -40,7 +41,16 @@ export interface ControllerMtlsDomainProps {
   /** Publish the truststore: the bootstrap (the first one, before the domain exists) and the pki function. */
   readonly bootstrap: { readonly function: IFunction; readonly run: IDependable };
   readonly pkiFunction?: IFunction;
+  /**
+   * Record every write of the truststore in a CloudTrail trail of its own (S3 data events, write only, to a bucket of
+   * its own). On by default; turn it off only where a trail of the account or organization already records this
+   * bucket's data events.
+   */
+  readonly trail?: boolean;
 }
+
+/** How long the trail's records of truststore writes are kept. */
+export const TRUSTSTORE_TRAIL_RETENTION = Duration.days(365);
 
 /**
  * Mutual TLS for certificate logins and enrollment. API Gateway's mTLS makes a client certificate mandatory for a
@@ -55,6 +65,8 @@ export interface ControllerMtlsDomainProps {
  */
 export class ControllerMtlsDomain extends Construct {
   readonly bucket: Bucket;
+  /** The trail of the truststore's writes, unless `trail: false`. */
+  readonly trail?: Trail;
   readonly domainName?: DomainName;
   /** The certificate that proves ownership of the name to API Gateway (imported by ARN, or requested here). */
   readonly ownershipCertificate?: ICertificate;
@@ -69,11 +81,15 @@ export class ControllerMtlsDomain extends Construct {
       // The truststore is rebuilt from the table by the next publish, but a deleted bucket breaks a live domain.
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    if (props.trail !== false) this.trail = this.trailOfWrites();
     Validations.of(this.bucket).acknowledge({
       id: 'AwsSolutions-S1',
       reason:
-        'One object of public CA certificates, written only by the bootstrap and the pki function (CloudTrail records ' +
-        'those calls); server access logs would add a second bucket to audit nothing secret.',
+        'One object of public CA certificates, written only by the bootstrap and the pki function. Who wrote it is ' +
+        (this.trail
+          ? "recorded by the stack's own CloudTrail trail of the bucket's object writes (S3 data events); "
+          : 'recorded by a trail of the account or organization, as the operator states with `truststoreTrail: false`; ') +
+        'server access logs would add a bucket to audit reads of nothing secret.',
     });
 
     const domainName = props.domain?.name;
@@ -125,6 +141,39 @@ export class ControllerMtlsDomain extends Construct {
         );
       }
     }
+  }
+
+  /**
+   * A trail of the truststore's object writes (CloudTrail data events, which no trail records unless asked), without
+   * management events: the account's own trail has those. Its log files go to a bucket of their own, retained with
+   * the stack's other audit records and expired after {@link TRUSTSTORE_TRAIL_RETENTION}.
+   */
+  private trailOfWrites(): Trail {
+    const logs = new Bucket(this, 'TrailLogs', {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      lifecycleRules: [{ expiration: TRUSTSTORE_TRAIL_RETENTION }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    Validations.of(logs).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason:
+        "CloudTrail's log files of the truststore's writes: only CloudTrail writes here (bucket policy), and access " +
+        'logs of an audit bucket would need a third bucket, whose own access would again go unlogged.',
+    });
+    const trail = new Trail(this, 'TruststoreWrites', {
+      bucket: logs,
+      managementEvents: ReadWriteType.NONE,
+      includeGlobalServiceEvents: false,
+      isMultiRegionTrail: false,
+      enableFileValidation: true,
+    });
+    trail.addS3EventSelector([{ bucket: this.bucket, objectPrefix: TRUSTSTORE_KEY }], {
+      readWriteType: ReadWriteType.WRITE_ONLY,
+      includeManagementEvents: false,
+    });
+    return trail;
   }
 
   /** Lets a function write (and read back, as API Gateway does in its name) the truststore object. */

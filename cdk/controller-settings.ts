@@ -1,3 +1,5 @@
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+
 /** How much traffic the API takes before it answers 429. */
 export interface ApiLimits {
   /** Requests per second the stage serves in the long run, all clients together (API Gateway stage throttling). */
@@ -14,9 +16,21 @@ export interface ApiLimits {
  */
 export const DEFAULT_API_LIMITS: ApiLimits = { apiRateLimit: 500, apiBurstLimit: 1000, firewallRateLimit: 5000 };
 
-/** Deploy-time settings of the controller stack. */
+/** The environment a deployment is unless named: production. */
+export const DEFAULT_ENVIRONMENT = 'prod';
+
+/** Deploy-time settings of the controller. */
 export interface ControllerSettings extends ApiLimits {
-  /** Name of the default admin identity the bootstrap creates on first deploy. */
+  /**
+   * The environment this deployment is (`prod`, `staging`, `dev`…): the API's stage, the tag `ziti:environment` on
+   * every resource, and in the app the stack's name (`ZitiController-<environment>`) and its termination protection
+   * (on for `prod`).
+   */
+  readonly environment: string;
+  /**
+   * Name of the default admin identity the bootstrap creates on first deploy. A later deploy with another name fails
+   * with the reason instead of leaving the admin as it is unnoticed (README, "The admin password").
+   */
   readonly adminUsername: string;
   /** API sessions end after this long without a request (the reference's `edge.api.sessionTimeout`). */
   readonly apiSessionTimeoutMinutes: number;
@@ -53,12 +67,61 @@ export interface ControllerSettings extends ApiLimits {
    * Off by default: a JWKS URL could otherwise reach the Lambda runtime API or the metadata service.
    */
   readonly jwksAllowPrivateAddresses?: boolean;
+  /**
+   * An existing table to use instead of creating one: a table restored from a point-in-time recovery or a backup
+   * (README, "Restoring the table"). The stack then neither manages nor deletes it.
+   */
+  readonly tableName?: string;
+  /** An address the alarm topic e-mails (SNS asks it to confirm first). */
+  readonly alarmEmail?: string;
+  /** The web ACL in front of the API (on by default). Off only where another firewall fronts it. */
+  readonly firewall?: boolean;
+  /**
+   * Set the account's API Gateway CloudWatch Logs role from this stack (off by default: it is one per account and
+   * region, and stage logging only needs it set once, README).
+   */
+  readonly apiGatewayCloudWatchRole?: boolean;
+  /** API Gateway's per-method metrics on the stage (off by default: hundreds of billed custom metrics). */
+  readonly detailedMetrics?: boolean;
+  /** Rotate the admin password secret every this many days; unset, it rotates only when asked. */
+  readonly adminPasswordRotationDays?: number;
+  /** Record the truststore's writes in a trail of the stack's own (on by default). */
+  readonly truststoreTrail?: boolean;
+  /** How long the functions' logs are kept (a CloudWatch Logs retention, in days); one month by default. */
+  readonly logRetentionDays?: RetentionDays;
+  /** Memory of each function in MB (128 to 10240); 1024 by default. */
+  readonly memorySize?: number;
+}
+
+/** What the app reads beside the controller's settings: the stack around it and where its alarms go. */
+export interface AppSettings extends ControllerSettings {
+  /** The stack's name; `ZitiController-<environment>` unless set. */
+  readonly stackName?: string;
+  /** CloudFormation termination protection; on for the `prod` environment unless set. */
+  readonly terminationProtection?: boolean;
+  /** An existing SNS topic for the alarms instead of the stack's own. */
+  readonly alarmTopicArn?: string;
+}
+
+/** The stack name of an environment unless `stackName` says otherwise. */
+export function stackNameOf(environment: string): string {
+  return `ZitiController-${environment}`;
+}
+
+/** Whether an environment is production: its stack is protected from termination unless the app says otherwise. */
+export function isProduction(environment: string): boolean {
+  return environment === 'prod' || environment === 'production';
 }
 
 /** Reads one CDK context value (`cdk.json` or `cdk synth -c key=value`). */
 export type ContextLookup = (key: string) => unknown;
 
-const DEFAULTS: ControllerSettings = { adminUsername: 'admin', apiSessionTimeoutMinutes: 30, ...DEFAULT_API_LIMITS };
+const DEFAULTS = {
+  environment: DEFAULT_ENVIRONMENT,
+  adminUsername: 'admin',
+  apiSessionTimeoutMinutes: 30,
+  ...DEFAULT_API_LIMITS,
+} as const;
 
 function firstDefined(context: ContextLookup, key: string, envValue: string | undefined): unknown {
   const fromContext = context(key);
@@ -67,7 +130,7 @@ function firstDefined(context: ContextLookup, key: string, envValue: string | un
 }
 
 type TextSetting = keyof DomainSettings;
-type IntegerSetting = Exclude<keyof ControllerSettings, 'adminUsername' | 'jwksAllowPrivateAddresses' | TextSetting>;
+type IntegerSetting = 'apiSessionTimeoutMinutes' | keyof ApiLimits;
 
 /** The settings that name the custom domains, their certificates and DNS. */
 export type DomainSettings = Pick<
@@ -147,6 +210,46 @@ export function domainSettingsProblem(settings: DomainSettings): string | undefi
   return undefined;
 }
 
+/** An environment name: it is part of the stack name, the stage name and resource names. */
+const ENVIRONMENT = /^[a-z][a-z0-9-]{0,19}$/;
+/** DynamoDB's table names. */
+const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
+const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+const RETENTION_DAYS = new Set<number>(Object.values(RetentionDays).filter((value) => typeof value === 'number'));
+
+/** The settings beside the domains that a synth checks. */
+export type OtherSettings = Pick<
+  ControllerSettings,
+  'tableName' | 'alarmEmail' | 'adminPasswordRotationDays' | 'logRetentionDays' | 'memorySize'
+> & { readonly environment?: string };
+
+/** Why the settings other than the domains cannot make a working stack, or undefined when they can. */
+export function settingsProblem(settings: OtherSettings): string | undefined {
+  const { environment, tableName, alarmEmail, adminPasswordRotationDays, logRetentionDays, memorySize } = settings;
+  if (environment !== undefined && !ENVIRONMENT.test(environment)) {
+    return `environment must be lowercase letters, digits and hyphens (at most 20, a letter first), got ${JSON.stringify(environment)}`;
+  }
+  if (tableName !== undefined && !TABLE_NAME.test(tableName)) {
+    return `tableName must be a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -), got ${JSON.stringify(tableName)}`;
+  }
+  if (alarmEmail !== undefined && !EMAIL.test(alarmEmail)) {
+    return `alarmEmail must be an e-mail address, got ${JSON.stringify(alarmEmail)}`;
+  }
+  if (
+    adminPasswordRotationDays !== undefined &&
+    (!Number.isInteger(adminPasswordRotationDays) || adminPasswordRotationDays < 1 || adminPasswordRotationDays > 1000)
+  ) {
+    return `adminPasswordRotationDays must be an integer from 1 to 1000 (Secrets Manager's range), got ${adminPasswordRotationDays}`;
+  }
+  if (logRetentionDays !== undefined && !RETENTION_DAYS.has(logRetentionDays)) {
+    return `logRetentionDays must be one of CloudWatch Logs' retentions (${[...RETENTION_DAYS].sort((a, b) => a - b).join(', ')}), got ${logRetentionDays}`;
+  }
+  if (memorySize !== undefined && (!Number.isInteger(memorySize) || memorySize < 128 || memorySize > 10240)) {
+    return `memorySize must be an integer from 128 to 10240 (MB), got ${memorySize}`;
+  }
+  return undefined;
+}
+
 function integerAtLeast(min: number, key: IntegerSetting, value: unknown): number {
   // `-c key=value` always yields a string, `cdk.json` may hold a number.
   const parsed = value === undefined ? DEFAULTS[key] : Number(value);
@@ -157,16 +260,11 @@ function integerAtLeast(min: number, key: IntegerSetting, value: unknown): numbe
 }
 
 /**
- * Resolves the settings from CDK context first, then the environment (`ZITI_ADMIN_USERNAME`,
- * `ZITI_API_SESSION_TIMEOUT_MINUTES`, `ZITI_API_RATE_LIMIT`, `ZITI_API_BURST_LIMIT`, `ZITI_FIREWALL_RATE_LIMIT`,
- * `ZITI_JWKS_ALLOW_PRIVATE_IPS`, `ZITI_DOMAIN_NAME`, `ZITI_MTLS_DOMAIN_NAME`, `ZITI_MTLS_OWNERSHIP_CERTIFICATE_ARN`,
- * `ZITI_HOSTED_ZONE_ID`, `ZITI_HOSTED_ZONE_NAME`), then the defaults. Invalid values and inconsistent domain settings
- * fail the synth rather than the deploy.
+ * Resolves the settings from CDK context first, then the environment (`ZITI_ADMIN_USERNAME`, `ZITI_ENVIRONMENT`,
+ * `ZITI_TABLE_NAME`, …: the README's table of settings names each), then the defaults. Invalid values and inconsistent domain settings fail the synth
+ * rather than the deploy.
  */
-export function resolveControllerSettings(
-  context: ContextLookup,
-  env: NodeJS.ProcessEnv = process.env,
-): ControllerSettings {
+export function resolveControllerSettings(context: ContextLookup, env: NodeJS.ProcessEnv = process.env): AppSettings {
   const adminUsername = firstDefined(context, 'adminUsername', env.ZITI_ADMIN_USERNAME) ?? DEFAULTS.adminUsername;
   if (typeof adminUsername !== 'string' || adminUsername.trim() === '') {
     throw new Error(`adminUsername must be a non-empty string, got ${JSON.stringify(adminUsername)}`);
@@ -199,19 +297,68 @@ export function resolveControllerSettings(
   const problem = domainSettingsProblem(domains);
   if (problem) throw new Error(problem);
 
-  const allowPrivate = firstDefined(context, 'jwksAllowPrivateAddresses', env.ZITI_JWKS_ALLOW_PRIVATE_IPS);
-  if (allowPrivate !== undefined && !['true', 'false', true, false].includes(allowPrivate as string | boolean)) {
-    throw new Error(`jwksAllowPrivateAddresses must be true or false, got ${JSON.stringify(allowPrivate)}`);
+  const allowPrivate = flag(context, 'jwksAllowPrivateAddresses', env.ZITI_JWKS_ALLOW_PRIVATE_IPS);
+  const plain = (key: string, envValue: string | undefined) => {
+    const value = firstDefined(context, key, envValue);
+    if (value !== undefined && typeof value !== 'string') throw new Error(`${key} must be a string`);
+    return value?.trim();
+  };
+  const optionalInteger = (key: string, envValue: string | undefined) => {
+    const value = firstDefined(context, key, envValue);
+    if (value === undefined) return undefined;
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed)) throw new Error(`${key} must be an integer, got ${JSON.stringify(value)}`);
+    return parsed;
+  };
+  const others = {
+    environment: plain('environment', env.ZITI_ENVIRONMENT) ?? DEFAULTS.environment,
+    tableName: plain('tableName', env.ZITI_TABLE_NAME),
+    alarmEmail: plain('alarmEmail', env.ZITI_ALARM_EMAIL),
+    adminPasswordRotationDays: optionalInteger('adminPasswordRotationDays', env.ZITI_ADMIN_PASSWORD_ROTATION_DAYS),
+    logRetentionDays: optionalInteger('logRetentionDays', env.ZITI_LOG_RETENTION_DAYS),
+    memorySize: optionalInteger('memorySize', env.ZITI_MEMORY_SIZE),
+  };
+  const othersProblem = settingsProblem(others);
+  if (othersProblem) throw new Error(othersProblem);
+  const stackName = plain('stackName', env.ZITI_STACK_NAME);
+  if (stackName !== undefined && !/^[A-Za-z][A-Za-z0-9-]{0,127}$/.test(stackName)) {
+    throw new Error(`stackName must be a CloudFormation stack name, got ${JSON.stringify(stackName)}`);
   }
+  const alarmTopicArn = plain('alarmTopicArn', env.ZITI_ALARM_TOPIC_ARN);
+  if (alarmTopicArn !== undefined && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/.test(alarmTopicArn)) {
+    throw new Error(`alarmTopicArn must be an SNS topic ARN, got ${JSON.stringify(alarmTopicArn)}`);
+  }
+  const flags = {
+    firewall: flag(context, 'firewall', env.ZITI_FIREWALL),
+    apiGatewayCloudWatchRole: flag(context, 'apiGatewayCloudWatchRole', env.ZITI_API_GATEWAY_CLOUDWATCH_ROLE),
+    detailedMetrics: flag(context, 'detailedMetrics', env.ZITI_DETAILED_METRICS),
+    truststoreTrail: flag(context, 'truststoreTrail', env.ZITI_TRUSTSTORE_TRAIL),
+    terminationProtection: flag(context, 'terminationProtection', env.ZITI_TERMINATION_PROTECTION),
+  };
 
   return {
     adminUsername,
-    ...(allowPrivate === true || allowPrivate === 'true' ? { jwksAllowPrivateAddresses: true } : {}),
-    ...Object.fromEntries(Object.entries(domains).filter(([, value]) => value !== undefined)),
+    ...(allowPrivate === true ? { jwksAllowPrivateAddresses: true } : {}),
+    ...definedOnly({ ...others, ...flags, stackName, alarmTopicArn }),
+    environment: others.environment,
+    ...definedOnly(domains),
     apiSessionTimeoutMinutes: integer('apiSessionTimeoutMinutes', env.ZITI_API_SESSION_TIMEOUT_MINUTES),
     apiRateLimit: integer('apiRateLimit', env.ZITI_API_RATE_LIMIT),
     apiBurstLimit: integer('apiBurstLimit', env.ZITI_API_BURST_LIMIT),
     // AWS WAF's smallest rate-based limit.
     firewallRateLimit: integer('firewallRateLimit', env.ZITI_FIREWALL_RATE_LIMIT, 10),
   };
+}
+
+/** A setting that is true or false (`-c key=true` gives a string, `cdk.json` may hold a boolean). */
+function flag(context: ContextLookup, key: string, envValue: string | undefined): boolean | undefined {
+  const value = firstDefined(context, key, envValue);
+  if (value === undefined) return undefined;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new Error(`${key} must be true or false, got ${JSON.stringify(value)}`);
+}
+
+function definedOnly<T extends object>(values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
 }

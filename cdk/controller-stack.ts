@@ -1,176 +1,61 @@
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
-import { HostedZone, type IHostedZone } from 'aws-cdk-lib/aws-route53';
+import { Stack, type StackProps } from 'aws-cdk-lib';
+import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { API_BASE_PATHS, type OperationGroup, type Route } from '#shared/routes/route.ts';
-import { ROUTES } from '#shared/routes/route-table.ts';
-import { ControllerApi } from './controller-api.ts';
-import { ControllerBootstrap } from './controller-bootstrap.ts';
-import { ControllerDomain } from './controller-domain.ts';
-import { ControllerFirewall } from './controller-firewall.ts';
-import { ControllerFunction } from './controller-function.ts';
-import { ControllerIntegrity } from './controller-integrity.ts';
-import { ControllerKeys, SECRET_GROUPS, SIGNING_GROUPS } from './controller-keys.ts';
-import { ControllerMtlsDomain } from './controller-mtls-domain.ts';
-import {
-  type ApiLimits,
-  type ControllerSettings,
-  DEFAULT_API_LIMITS,
-  domainSettingsProblem,
-} from './controller-settings.ts';
-import { ControllerTable } from './controller-table.ts';
-import { functionIdOf, operationGroupsOf } from './operation-groups.ts';
+import type { OperationGroup } from '#shared/routes/route.ts';
+import type { ControllerApi } from './controller-api.ts';
+import type { ControllerBootstrap } from './controller-bootstrap.ts';
+import type { ControllerDomain } from './controller-domain.ts';
+import type { ControllerFirewall } from './controller-firewall.ts';
+import type { ControllerFunction } from './controller-function.ts';
+import type { ControllerIntegrity } from './controller-integrity.ts';
+import type { ControllerKeys } from './controller-keys.ts';
+import type { ControllerMonitoring } from './controller-monitoring.ts';
+import type { ControllerMtlsDomain } from './controller-mtls-domain.ts';
+import { ZitiController, type ZitiControllerProps } from './ziti-controller.ts';
 
-/** The API limits default to {@link DEFAULT_API_LIMITS}. */
-export interface ControllerStackProps
-  extends StackProps,
-    Omit<ControllerSettings, keyof ApiLimits>,
-    Partial<ApiLimits> {
-  /** The routes served; the route table unless a test asks what a different set would synthesise to. */
-  readonly routes?: readonly Route[];
+export interface ControllerStackProps extends StackProps, ZitiControllerProps {
+  /** An existing SNS topic for the alarms, by ARN (the app's `alarmTopicArn` setting); `alarmTopic` wins. */
+  readonly alarmTopicArn?: string;
 }
 
 /**
- * The whole controller: one table, one function per operation group of the route table, one REST API behind a web
- * ACL, and with `domainName` (and `mtlsDomainName`) the custom domains serving the controller's server certificate.
+ * A stack holding one {@link ZitiController}: what `cdk/app.ts` deploys. The construct's id is `Default`, which CDK
+ * leaves out of logical ids, so its resources keep the ids they had when this stack made them itself.
  */
 export class ControllerStack extends Stack {
-  readonly table: ControllerTable;
+  readonly controller: ZitiController;
+  readonly table: ZitiController['table'];
   readonly functions: ReadonlyMap<OperationGroup, ControllerFunction>;
   readonly api: ControllerApi;
-  readonly firewall: ControllerFirewall;
+  readonly firewall?: ControllerFirewall;
   readonly bootstrap: ControllerBootstrap;
   readonly keys: ControllerKeys;
   readonly integrity?: ControllerIntegrity;
   readonly mtls: ControllerMtlsDomain;
   readonly domain?: ControllerDomain;
-  /** The SDKs' front door (`sdkDomainName`). */
   readonly sdkDomain?: ControllerDomain;
+  readonly monitoring: ControllerMonitoring;
 
-  constructor(scope: Construct, id: string, props: ControllerStackProps) {
+  constructor(scope: Construct, id: string, props: ControllerStackProps = {}) {
     super(scope, id, props);
-    const problem = domainSettingsProblem(props);
-    if (problem) throw new Error(problem);
-    const { domainName, mtlsDomainName, sdkDomainName } = props;
-
-    this.table = new ControllerTable(this, 'Table');
-
-    // PKI: the network root CA, signing CA and enrollment JWT keys, usable only by the groups that sign with them.
-    this.keys = new ControllerKeys(this, 'Keys');
-
-    const routes = props.routes ?? ROUTES;
-    const functions = new Map<OperationGroup, ControllerFunction>();
-    for (const group of operationGroupsOf(routes)) {
-      const fn = new ControllerFunction(this, functionIdOf(group), {
-        source: group,
-        description: `Ziti controller: ${group} operations`,
-        environment: {
-          TABLE_NAME: this.table.tableName,
-          API_SESSION_TIMEOUT_MINUTES: String(props.apiSessionTimeoutMinutes),
-          JWKS_ALLOW_PRIVATE_IPS: String(props.jwksAllowPrivateAddresses === true),
-          // Links and enrollment JWT issuers name the custom domain, whichever host a request came through.
-          ...(domainName ? { PUBLIC_BASE_URL: `https://${domainName}` } : {}),
-          // Where requests needing a client certificate are sent, and the SDKs' front door (`ziti-ctrl-address`).
-          ...(mtlsDomainName ? { MTLS_BASE_URL: `https://${mtlsDomainName}` } : {}),
-          ...(sdkDomainName ? { SDK_BASE_URL: `https://${sdkDomainName}` } : {}),
-        },
-      });
-      // The whole table for every group: each one reads and touches the caller's API session, and entities, links
-      // and unique-value markers share the table's key space, so per-group key conditions would not narrow much.
-      this.table.grantReadWriteData(fn);
-      const keyEnvironment = {
-        ...this.keys.grantSigning(fn.role!, SIGNING_GROUPS[group] ?? []),
-        ...(SECRET_GROUPS.includes(group) ? this.keys.grantSecrets(fn.role!) : {}),
-      };
-      for (const [name, value] of Object.entries(keyEnvironment)) fn.addEnvironment(name, value);
-      functions.set(group, fn);
-    }
-    this.functions = functions;
-
-    // Integrity scan: the Step Functions state machine and its segment function; the database group starts it.
-    const databaseFunction = functions.get('database');
-    if (databaseFunction) {
-      this.integrity = new ControllerIntegrity(this, 'Integrity', {
-        table: this.table,
-        tableName: this.table.tableName,
-        databaseFunction,
-      });
-    }
-
-    this.api = new ControllerApi(this, 'Api', {
-      routes,
-      functions,
-      throttling: {
-        rateLimit: props.apiRateLimit ?? DEFAULT_API_LIMITS.apiRateLimit,
-        burstLimit: props.apiBurstLimit ?? DEFAULT_API_LIMITS.apiBurstLimit,
-      },
+    const { alarmTopicArn, ...controllerProps } = props;
+    const alarmTopic =
+      props.alarmTopic ?? (alarmTopicArn ? Topic.fromTopicArn(this, 'AlarmTopic', alarmTopicArn) : undefined);
+    const controller = new ZitiController(this, 'Default', {
+      ...controllerProps,
+      ...(alarmTopic ? { alarmTopic } : {}),
     });
-    this.firewall = new ControllerFirewall(this, 'Firewall', {
-      stage: this.api.restApi.deploymentStage,
-      rateLimit: props.firewallRateLimit ?? DEFAULT_API_LIMITS.firewallRateLimit,
-    });
-    this.bootstrap = new ControllerBootstrap(this, 'Bootstrap', {
-      table: this.table,
-      adminUsername: props.adminUsername,
-      keys: this.keys,
-      serverNames: [domainName, mtlsDomainName, sdkDomainName].filter((name) => name !== undefined),
-    });
-
-    const hostedZone: IHostedZone | undefined =
-      props.hostedZoneId && props.hostedZoneName
-        ? HostedZone.fromHostedZoneAttributes(this, 'HostedZone', {
-            hostedZoneId: props.hostedZoneId,
-            zoneName: props.hostedZoneName,
-          })
-        : undefined;
-    const serverCertificate = this.bootstrap.serverCertificate;
-    if (domainName && serverCertificate) {
-      this.domain = new ControllerDomain(this, 'Domain', {
-        restApi: this.api.restApi,
-        domainName,
-        certificate: serverCertificate,
-        ...(hostedZone ? { hostedZone } : {}),
-      });
-    }
-    if (sdkDomainName && serverCertificate) {
-      this.sdkDomain = new ControllerDomain(this, 'SdkDomain', {
-        restApi: this.api.restApi,
-        domainName: sdkDomainName,
-        certificate: serverCertificate,
-        outputPrefix: 'SdkDomain',
-        ...(hostedZone ? { hostedZone } : {}),
-      });
-    }
-    this.mtls = new ControllerMtlsDomain(this, 'Mtls', {
-      restApi: this.api.restApi,
-      bootstrap: this.bootstrap,
-      ...(functions.get('pki') ? { pkiFunction: functions.get('pki')! } : {}),
-      ...(mtlsDomainName && serverCertificate
-        ? {
-            domain: {
-              name: mtlsDomainName,
-              certificate: serverCertificate,
-              ...(props.mtlsOwnershipCertificateArn
-                ? { ownershipCertificateArn: props.mtlsOwnershipCertificateArn }
-                : {}),
-              ...(hostedZone ? { hostedZone } : {}),
-            },
-          }
-        : {}),
-    });
-
-    new CfnOutput(this, 'ClientApiUrl', {
-      description: 'Base URL of the Edge client API',
-      value: this.api.restApi.urlForPath(API_BASE_PATHS.client),
-    });
-    new CfnOutput(this, 'ManagementApiUrl', {
-      description: 'Base URL of the Edge management API',
-      value: this.api.restApi.urlForPath(API_BASE_PATHS.management),
-    });
-    new CfnOutput(this, 'TableName', { value: this.table.tableName });
-    new CfnOutput(this, 'AdminUsername', { value: props.adminUsername });
-    new CfnOutput(this, 'AdminPasswordSecretArn', {
-      description: "Secrets Manager secret holding the default admin's password",
-      value: this.bootstrap.adminPasswordSecret.secretArn,
-    });
+    this.controller = controller;
+    this.table = controller.table;
+    this.functions = controller.functions;
+    this.api = controller.api;
+    if (controller.firewall) this.firewall = controller.firewall;
+    this.bootstrap = controller.bootstrap;
+    this.keys = controller.keys;
+    if (controller.integrity) this.integrity = controller.integrity;
+    this.mtls = controller.mtls;
+    if (controller.domain) this.domain = controller.domain;
+    if (controller.sdkDomain) this.sdkDomain = controller.sdkDomain;
+    this.monitoring = controller.monitoring;
   }
 }

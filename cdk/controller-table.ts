@@ -1,5 +1,5 @@
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, type CfnTable, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { type CfnResource, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, type ITable, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { Grant, IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TABLE_KEYS } from '#shared/store/table-definition.ts';
@@ -29,16 +29,41 @@ export class ControllerTable extends Table {
       });
     }
   }
+}
 
-  /** Also acknowledges the `<table>/index/*` resource the grant adds to the grantee's policy. */
-  override grantReadWriteData(grantee: IGrantable): Grant {
-    const grant = super.grantReadWriteData(grantee);
-    if (Construct.isConstruct(grantee.grantPrincipal)) {
-      Validations.of(grantee.grantPrincipal).acknowledge({
-        id: wildcardUnderArnFinding(this.node.defaultChild as CfnTable, '/index/*'),
-        reason: "Matches only this table's own global secondary indexes, which the store queries.",
-      });
-    }
-    return grant;
+/**
+ * The table the controller keeps its state in: a new {@link ControllerTable}, or with `tableName` an existing one (a
+ * table restored from a point-in-time recovery or a backup, README "Restoring the table"), which the stack uses but
+ * does not manage: its TTL, recovery and deletion protection are the operator's, and it is never deleted.
+ */
+export function controllerTable(scope: Construct, id: string, tableName?: string): ITable {
+  if (tableName === undefined) return new ControllerTable(scope, id);
+  return Table.fromTableAttributes(scope, id, {
+    tableName,
+    // The grants then cover `<table>/index/*`, the indexes the store queries.
+    grantIndexPermissions: true,
+    globalIndexes: TABLE_KEYS.indexes.map((index) => index.name),
+  });
+}
+
+/**
+ * Lets `grantee` read and write the table and its indexes, and acknowledges the `<table>/index/*` resource the grant
+ * adds to its policy: it matches only this table's own global secondary indexes.
+ */
+export function grantTableData(table: ITable, grantee: IGrantable): Grant {
+  const grant = table.grantReadWriteData(grantee);
+  if (Construct.isConstruct(grantee.grantPrincipal)) {
+    Validations.of(grantee.grantPrincipal).acknowledge({
+      id: indexWildcardFinding(table),
+      reason: "Matches only this table's own global secondary indexes, which the store queries.",
+    });
   }
+  return grant;
+}
+
+/** cdk-nag's id of the `<table ARN>/index/*` finding, for a table of the stack or one imported by name. */
+function indexWildcardFinding(table: ITable): string {
+  if (table instanceof Table) return wildcardUnderArnFinding(table.node.defaultChild as CfnResource, '/index/*');
+  // The ARN an imported table's grants name (Stack.formatArn), with its pseudo parameters as cdk-nag writes them.
+  return `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:dynamodb:<AWS::Region>:<AWS::AccountId>:table/${table.tableName}/index/*]`;
 }

@@ -1,6 +1,6 @@
-import { hashPassword } from './auth/password-hash.ts';
+import { hashPassword, verifyPassword } from './auth/password-hash.ts';
 import { type AuthPolicy, authPolicies, DEFAULT_AUTH_POLICY_ID } from './entities/auth-policy.ts';
-import { authenticators } from './entities/authenticator.ts';
+import { type Authenticator, authenticators } from './entities/authenticator.ts';
 import { BUILTIN_CONFIG_TYPES } from './entities/builtin-config-types.ts';
 import { configTypes } from './entities/config-type.ts';
 import { identities, newIdentity } from './entities/identity.ts';
@@ -10,18 +10,46 @@ import { ApiError } from './errors/api-error.ts';
 import { newId } from './ids.ts';
 import { ensureNetworkCa } from './pki/network-ca.ts';
 import type { Deps } from './ports/deps.ts';
-import { createSystemItemOp } from './store/system-items.ts';
+import { listChildren } from './store/children.ts';
+import type { Stored } from './store/entity-store.ts';
+import { createSystemItemOp, readSystemItem } from './store/system-items.ts';
 import type { WriteOp } from './store/write-op.ts';
 
 export interface BootstrapOptions {
   readonly adminUsername: string;
   readonly adminPassword: string;
+  /**
+   * When the default admin exists and logs in under another username than `adminUsername`: `keep` it (the default;
+   * `npm start`), or `refuse`, failing with the reason (a deploy: the stack's setting and its `AdminUsername` output
+   * must not silently disagree with who the admin is).
+   */
+  readonly otherAdminUsername?: 'keep' | 'refuse';
 }
 
 export interface BootstrapResult {
   /** False when the default admin already existed: its credentials were left alone. */
   readonly adminCreated: boolean;
   readonly adminIdentityId: string | undefined;
+  /** The username the default admin logs in with; undefined if it has no username/password authenticator. */
+  readonly adminUsername: string | undefined;
+}
+
+/** The default admin changed its username since the deploy that created it, or the deploy asks for another one. */
+export class AdminUsernameMismatch extends Error {
+  readonly wanted: string;
+  readonly actual: string;
+
+  constructor(wanted: string, actual: string) {
+    super(
+      `adminUsername is "${wanted}", but the default admin logs in as "${actual}"; the bootstrap does not rename it. ` +
+        `Deploy with adminUsername "${actual}" (-c adminUsername=${actual}), or first rename the admin's ` +
+        `authenticator through the API (PATCH /edge/management/v1/authenticators/<id> with {"username": "${wanted}"}) ` +
+        'and deploy again.',
+    );
+    this.wanted = wanted;
+    this.actual = actual;
+    this.name = 'AdminUsernameMismatch';
+  }
 }
 
 /** The marker that makes bootstrap idempotent: there is exactly one default admin, ever. */
@@ -73,9 +101,55 @@ function postureCheckTypeSeeds(deps: Deps): WriteOp[][] {
 }
 
 /**
- * Seeds what every controller starts with: the identity types, the `default` auth policy and the default admin with
- * a username/password authenticator, and the network CA (built through the root and signing CA keys on the first run,
- * kept after). Safe to run on every start and every deploy.
+ * The default admin's username/password authenticator, if the default admin was ever created and still has one. The
+ * admin is found through its marker, not by username: an admin may rename it, and another identity may take the name.
+ */
+async function defaultAdminAuthenticator(deps: Deps): Promise<Stored<Authenticator> | undefined> {
+  const marker = await readSystemItem(deps.store, 'default-admin');
+  const identityId = typeof marker?.identityId === 'string' ? marker.identityId : undefined;
+  if (!identityId) return undefined;
+  const children = await listChildren(deps, identities.collection, identityId, authenticators.collection);
+  const updb = children.find((child) => child.doc.method === 'updb');
+  return typeof updb?.doc.id === 'string' ? deps.store.get(authenticators, updb.doc.id) : undefined;
+}
+
+/** Why the default admin's password cannot be set or checked: it has no username/password authenticator. */
+function noAdminPassword(): Error {
+  return new Error(
+    'the default admin has no username/password authenticator (never created, or removed through the API): ' +
+      'its password cannot be rotated',
+  );
+}
+
+/**
+ * Gives the default admin a new password; the old one no longer logs in. API sessions already open stay until they
+ * end. The rotation of the admin password secret calls this (README, "The admin password").
+ */
+export async function setDefaultAdminPassword(deps: Deps, password: string): Promise<void> {
+  const stored = await defaultAdminAuthenticator(deps);
+  if (!stored) throw noAdminPassword();
+  const { failedAttempts: _failedAttempts, ...doc } = stored.doc;
+  await deps.store.transact(
+    deps.store.replaceOps(authenticators, stored, {
+      ...doc,
+      passwordHash: await hashPassword(password),
+      updatedAt: deps.now().toISOString(),
+    }),
+  );
+}
+
+/** Whether `password` is the default admin's password. */
+export async function isDefaultAdminPassword(deps: Deps, password: string): Promise<boolean> {
+  const stored = await defaultAdminAuthenticator(deps);
+  if (!stored) throw noAdminPassword();
+  return stored.doc.passwordHash !== undefined && verifyPassword(password, stored.doc.passwordHash);
+}
+
+/**
+ * Seeds what every controller starts with: the identity types, the `default` auth policy, the built-in config types,
+ * the posture check types, the default admin with a username/password authenticator, and the network CA (built
+ * through the root and signing CA keys on the first run, kept after). Safe to run on every start and every deploy:
+ * what exists is left as it is (an admin may have edited it), what a newer build adds is created.
  */
 export async function bootstrap(deps: Deps, options: BootstrapOptions): Promise<BootstrapResult> {
   for (const name of SEEDED_IDENTITY_TYPES) {
@@ -117,9 +191,18 @@ export async function bootstrap(deps: Deps, options: BootstrapOptions): Promise<
   );
   try {
     await deps.store.transact([marker, ...deps.store.createOps(identities, admin), ...authenticatorOps]);
-    return { adminCreated: true, adminIdentityId: admin.id };
+    return { adminCreated: true, adminIdentityId: admin.id, adminUsername: options.adminUsername };
   } catch (error) {
-    if (error instanceof AlreadyDone) return { adminCreated: false, adminIdentityId: undefined };
-    throw error;
+    if (!(error instanceof AlreadyDone)) throw error;
   }
+  const existing = await defaultAdminAuthenticator(deps);
+  const adminUsername = existing?.doc.username;
+  if (
+    options.otherAdminUsername === 'refuse' &&
+    adminUsername !== undefined &&
+    adminUsername !== options.adminUsername
+  ) {
+    throw new AdminUsernameMismatch(options.adminUsername, adminUsername);
+  }
+  return { adminCreated: false, adminIdentityId: existing?.doc.identityId, adminUsername };
 }

@@ -149,7 +149,18 @@ function secretKeyOf(env: NodeJS.ProcessEnv): SecretKeyConfig {
   return env.AWS_LAMBDA_FUNCTION_NAME ? { kind: 'none' } : { kind: 'memory' };
 }
 
+/**
+ * The version, git revision and build date a function bundle was stamped with at synth (esbuild `define`, see
+ * `cdk/build-stamp.ts`); absent where the sources run unbundled (`npm start`, the tests).
+ */
+declare const ZITI_BUILD_STAMP: { readonly version: string; readonly revision: string; readonly buildDate: string };
+
+function buildStamp(): Partial<typeof ZITI_BUILD_STAMP> {
+  return typeof ZITI_BUILD_STAMP === 'object' && ZITI_BUILD_STAMP !== null ? ZITI_BUILD_STAMP : {};
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConfig {
+  const stamp = buildStamp();
   return {
     tableName: env.TABLE_NAME || 'ziti-controller',
     dynamoDbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
@@ -206,8 +217,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
         !env.AWS_LAMBDA_FUNCTION_NAME,
       ),
     },
-    version: env.CONTROLLER_VERSION || 'v0.1.0',
-    revision: env.CONTROLLER_REVISION || 'unknown',
-    buildDate: env.CONTROLLER_BUILD_DATE || '1970-01-01T00:00:00Z',
+    version: env.CONTROLLER_VERSION || stamp.version || 'v0.1.0',
+    revision: env.CONTROLLER_REVISION || stamp.revision || 'unknown',
+    buildDate: env.CONTROLLER_BUILD_DATE || stamp.buildDate || '1970-01-01T00:00:00Z',
   };
 }

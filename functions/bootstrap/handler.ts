@@ -1,6 +1,13 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { ACMClient } from '@aws-sdk/client-acm';
-import { GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import {
+  DescribeSecretCommand,
+  GetSecretValueCommand,
+  PutSecretValueCommand,
+  ResourceNotFoundException,
+  SecretsManagerClient,
+  UpdateSecretVersionStageCommand,
+} from '@aws-sdk/client-secrets-manager';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { createDeps } from '#functions/create-deps.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
@@ -9,6 +16,7 @@ import { ensureImportedServerCertificate } from '#shared/pki/imported-server-cer
 import { truststoreOf } from '#shared/pki/s3-truststore.ts';
 import { truststoreBundle } from '#shared/pki/trusted-cas.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import { isRotationEvent, type RotationEvent, rotateAdminPassword, type SecretVersions } from './rotation.ts';
 
 const secrets = new SecretsManagerClient({});
 const acm = new ACMClient({});
@@ -56,32 +64,86 @@ async function importServerCertificate(deps: Deps): Promise<string | undefined> 
   return (await ensureImportedServerCertificate(deps, names, importer)).certificateArn;
 }
 
+/** The admin password secret's versions, through Secrets Manager. */
+const secretVersions: SecretVersions = {
+  async stages(secretId) {
+    const described = await secrets.send(new DescribeSecretCommand({ SecretId: secretId }));
+    return { rotationEnabled: described.RotationEnabled === true, versions: described.VersionIdsToStages ?? {} };
+  },
+  async value(secretId, versionId, stage) {
+    try {
+      const answer = await secrets.send(
+        new GetSecretValueCommand({ SecretId: secretId, VersionId: versionId, VersionStage: stage }),
+      );
+      return answer.SecretString;
+    } catch (error) {
+      if (error instanceof ResourceNotFoundException) return undefined;
+      throw error;
+    }
+  },
+  async putPending(secretId, versionId, value) {
+    await secrets.send(
+      new PutSecretValueCommand({
+        SecretId: secretId,
+        ClientRequestToken: versionId,
+        SecretString: value,
+        VersionStages: ['AWSPENDING'],
+      }),
+    );
+  },
+  async makeCurrent(secretId, versionId, fromVersionId) {
+    await secrets.send(
+      new UpdateSecretVersionStageCommand({
+        SecretId: secretId,
+        VersionStage: 'AWSCURRENT',
+        MoveToVersionId: versionId,
+        ...(fromVersionId ? { RemoveFromVersionId: fromVersionId } : {}),
+      }),
+    );
+  },
+};
+
 /**
  * The bootstrap runs a few times a day at most, so each run reads the keys anew rather than keep them in a warm
  * instance: a server key rotated in its secret is the one the next run issues and imports the certificate for.
  */
 const freshDeps = (): Deps => createDeps();
 
-/**
- * Runs the idempotent bootstrap on every deploy (a CloudFormation custom resource behind the CDK Provider), and the
- * server certificate's renewal every day (an EventBridge schedule). The default admin's password comes from the
- * Secrets Manager secret the stack generates; it, like the server key, is never logged or returned.
- */
-export async function handler(event: CloudFormationCustomResourceEvent | RenewServerCertificateEvent) {
-  if (!('RequestType' in event)) {
-    if (event.renewServerCertificate !== true) throw new Error('the bootstrap does not know this event');
-    const certificateArn = await importServerCertificate(freshDeps());
-    return { serverCertificateArn: certificateArn ?? null };
-  }
+/** What a deploy answers CloudFormation (through the provider). */
+interface CustomResourceAnswer {
+  readonly PhysicalResourceId: string;
+  readonly Data?: Record<string, string>;
+}
+
+/** Renews the server certificate if due: the daily schedule's event. */
+async function renew(): Promise<{ serverCertificateArn: string | null }> {
+  const certificateArn = await importServerCertificate(freshDeps());
+  return { serverCertificateArn: certificateArn ?? null };
+}
+
+/** One step of the admin password's rotation. */
+async function rotate(event: RotationEvent): Promise<void> {
+  await rotateAdminPassword(event, {
+    deps: freshDeps(),
+    secrets: secretVersions,
+    adminSecretArn: required('ADMIN_PASSWORD_SECRET_ARN'),
+  });
+}
+
+/** A deploy: seeds the table, publishes the truststore and imports the server certificate. */
+async function deploy(event: CloudFormationCustomResourceEvent): Promise<CustomResourceAnswer> {
   const physicalResourceId = 'controller-bootstrap';
   if (event.RequestType === 'Delete') return { PhysicalResourceId: physicalResourceId };
   const secret = await secrets.send(new GetSecretValueCommand({ SecretId: required('ADMIN_PASSWORD_SECRET_ARN') }));
   if (!secret.SecretString) throw new Error('the admin password secret has no string value');
   await ensureServerKey(required('SERVER_KEY_SECRET_ARN'));
   const deps = freshDeps();
+  // A deploy that names another admin than the one the table has fails with the reason, rather than leaving the
+  // stack's AdminUsername output wrong.
   const result = await bootstrap(deps, {
     adminUsername: process.env.ADMIN_USERNAME || 'admin',
     adminPassword: secret.SecretString,
+    otherAdminUsername: 'refuse',
   });
   // The mTLS domain is created after this resource, from the truststore published here.
   const truststore = deps.config.truststore;
@@ -96,4 +158,22 @@ export async function handler(event: CloudFormationCustomResourceEvent | RenewSe
       ...(serverCertificateArn ? { ServerCertificateArn: serverCertificateArn } : {}),
     },
   };
+}
+
+/**
+ * Runs the idempotent bootstrap on every deploy (a CloudFormation custom resource behind the CDK Provider), the
+ * server certificate's renewal every day (an EventBridge schedule), and the rotation of the admin password secret
+ * (Secrets Manager, a step per call). The default admin's password comes from the Secrets Manager secret the stack
+ * generates; it, like the server key, is never logged or returned.
+ */
+export function handler(event: RotationEvent): Promise<void>;
+export function handler(event: RenewServerCertificateEvent): Promise<{ serverCertificateArn: string | null }>;
+export function handler(event: CloudFormationCustomResourceEvent): Promise<CustomResourceAnswer>;
+export async function handler(
+  event: CloudFormationCustomResourceEvent | RenewServerCertificateEvent | RotationEvent,
+): Promise<unknown> {
+  if (isRotationEvent(event)) return rotate(event);
+  if ('RequestType' in event) return deploy(event);
+  if (event.renewServerCertificate !== true) throw new Error('the bootstrap does not know this event');
+  return renew();
 }

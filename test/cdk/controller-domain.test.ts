@@ -59,6 +59,7 @@ function synth(settings: DomainSettings) {
   };
   const bootstrapRunId = logicalId(stack.bootstrap.run);
   const bootstrapFunctionId = logicalId(stack.bootstrap.function);
+  const bootstrapAliasId = logicalId(stack.bootstrap.function.live);
   return {
     stack,
     resources,
@@ -71,6 +72,7 @@ function synth(settings: DomainSettings) {
     domainNamed,
     bootstrapRunId,
     bootstrapFunctionId,
+    bootstrapAliasId,
   };
 }
 
@@ -91,6 +93,7 @@ describe('the plain custom domain', () => {
       SecurityPolicy: 'TLS_1_2',
       // A reference to the run's attribute: CloudFormation makes the domain after the bootstrap imported it.
       RegionalCertificateArn: serverCertificateAttribute(bootstrapRunId),
+      Tags: expect.arrayContaining([{ Key: 'ziti:environment', Value: 'prod' }]),
     });
     expect(ofType('AWS::ApiGateway::DomainName')).toHaveLength(1);
   });
@@ -135,16 +138,16 @@ describe('the plain custom domain', () => {
 });
 
 describe('the server certificate renewal', () => {
-  const { resources, ofType, bootstrapFunctionId } = synth({ domainName: DOMAIN });
+  const { resources, ofType, bootstrapAliasId } = synth({ domainName: DOMAIN });
 
-  it('invokes the bootstrap function every day with the renewal event', () => {
+  it("invokes the bootstrap function's live alias every day with the renewal event", () => {
     const rules = ofType('AWS::Events::Rule');
     expect(rules).toHaveLength(1);
     const [ruleId, rule] = rules[0]!;
     expect(rule.Properties).toMatchObject({ ScheduleExpression: 'rate(1 day)', State: 'ENABLED' });
     expect(rule.Properties.Targets).toEqual([
       {
-        Arn: { 'Fn::GetAtt': [bootstrapFunctionId, 'Arn'] },
+        Arn: { Ref: bootstrapAliasId },
         Id: expect.any(String),
         Input: JSON.stringify(RENEW_SERVER_CERTIFICATE_EVENT),
       },
@@ -158,7 +161,7 @@ describe('the server certificate renewal', () => {
     expect(permissions.map(([, permission]) => permission.Properties)).toEqual([
       {
         Action: 'lambda:InvokeFunction',
-        FunctionName: { 'Fn::GetAtt': [bootstrapFunctionId, 'Arn'] },
+        FunctionName: { Ref: bootstrapAliasId },
         Principal: 'events.amazonaws.com',
         SourceArn: { 'Fn::GetAtt': [ruleId, 'Arn'] },
       },

@@ -44,16 +44,16 @@ describe('the integrity state machine', () => {
     expect(result.isValid, result.errorsText('\n')).toBe(true);
   });
 
-  it('is deployed from that definition, calling the integrity function, with logs and tracing', () => {
+  it("is deployed from that definition, calling the integrity function's live alias, with logs and tracing", () => {
     const integrity = stack.integrity!;
     const machine = resources[logicalId(integrity.stateMachine)]!;
     expect(machine.Type).toBe('AWS::StepFunctions::StateMachine');
     expect(machine.Properties.TracingConfiguration).toEqual({ Enabled: true });
     expect(machine.Properties.LoggingConfiguration).toMatchObject({ Level: 'ALL' });
     const body = JSON.stringify(machine.Properties.DefinitionString);
-    const functionId = logicalId(integrity.function);
-    // Every Task names the integrity function (its ARN resolved at deploy time).
-    expect(body).toContain(functionId);
+    const aliasId = logicalId(integrity.function.live);
+    // Every Task names the integrity function's live alias (its ARN resolved at deploy time).
+    expect(body.match(new RegExp(`"Ref":"${aliasId}"`, 'g'))).toHaveLength(3);
     const placeholder = integrityStateMachineDefinition('FUNCTION_ARN');
     expect(JSON.stringify(placeholder).match(/FUNCTION_ARN/g)).toHaveLength(3);
   });

@@ -43,8 +43,7 @@ function signingFunctions() {
     roleId: logicalId(fn.role as never),
     keys: SIGNING_GROUPS[group] ?? [],
   }));
-  const bootstrap = stack.node.findChild('Bootstrap').node.findChild('Function') as never;
-  const bootstrapFn = bootstrap as { node: { defaultChild?: unknown }; role: unknown };
+  const bootstrapFn = stack.bootstrap.function;
   return [
     ...groups,
     {

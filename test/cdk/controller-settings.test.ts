@@ -4,8 +4,9 @@ import { DEFAULT_API_LIMITS, resolveControllerSettings } from '../../cdk/control
 const noContext = () => undefined;
 
 describe('resolveControllerSettings', () => {
-  it('defaults to the admin user, a 30 minute API session timeout and the default API limits', () => {
+  it('defaults to production, the admin user, a 30 minute API session timeout and the default API limits', () => {
     expect(resolveControllerSettings(noContext, {})).toEqual({
+      environment: 'prod',
       adminUsername: 'admin',
       apiSessionTimeoutMinutes: 30,
       ...DEFAULT_API_LIMITS,

@@ -1,57 +1,61 @@
-import { Stack } from 'aws-cdk-lib';
+import { Stack, Validations } from 'aws-cdk-lib';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { describe, expect, it } from 'vitest';
-import { ControllerStack } from '../../cdk/controller-stack.ts';
-import { unacknowledgedNagFindings } from './unacknowledged-nag-findings.ts';
+import { ControllerStack, type ControllerStackProps } from '../../cdk/controller-stack.ts';
+import { nagReport, unacknowledgedNagFindings } from './unacknowledged-nag-findings.ts';
+
+const DOMAINS = { domainName: 'ziti.example.com', mtlsDomainName: 'ziti-mtls.example.com' };
+const ZONE = { hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' };
 
 describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
-  it('finds nothing in the controller stack that is neither fixed nor acknowledged', () => {
-    const findings = unacknowledgedNagFindings((app) => {
-      new ControllerStack(app, 'NagController', { adminUsername: 'admin', apiSessionTimeoutMinutes: 30 });
-    });
-    expect(
-      findings,
-      'Fix each finding, or acknowledge it next to the construct that causes it with ' +
-        'Validations.of(construct).acknowledge({ id, reason }) and the real reason',
-    ).toEqual([]);
-  });
-
-  it.each([
+  it.each<[string, ControllerStackProps]>([
+    ['the defaults', {}],
     [
       'both custom domains in a Route 53 zone (alias records, a requested ownership certificate)',
-      { hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' },
+      { ...DOMAINS, ...ZONE },
     ],
     [
       "all three custom domains (the SDKs' front door too) in a Route 53 zone",
-      { sdkDomainName: 'ziti-sdk.example.com', hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' },
+      { ...DOMAINS, sdkDomainName: 'ziti-sdk.example.com', ...ZONE },
     ],
     [
       'both custom domains with an ownership certificate given and DNS kept elsewhere',
-      { mtlsOwnershipCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' },
+      { ...DOMAINS, mtlsOwnershipCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' },
     ],
-  ])('finds nothing either with %s', (_, settings) => {
-    const findings = unacknowledgedNagFindings((app) => {
-      new ControllerStack(app, 'NagDomainsController', {
-        adminUsername: 'admin',
-        apiSessionTimeoutMinutes: 30,
-        domainName: 'ziti.example.com',
-        mtlsDomainName: 'ziti-mtls.example.com',
-        ...settings,
-      });
+    ['the plain custom domain alone', { domainName: 'ziti.example.com' }],
+    [
+      'an imported table, an e-mailed alarm topic, scheduled rotation and the account logging role',
+      {
+        tableName: 'ziti-controller-restored',
+        alarmEmail: 'ops@example.com',
+        adminPasswordRotationDays: 30,
+        apiGatewayCloudWatchRole: true,
+        detailedMetrics: true,
+      },
+    ],
+    [
+      "the operator's own topic, firewall and trail",
+      {
+        alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:paging',
+        alarmEmail: 'ops@example.com',
+        firewall: false,
+        truststoreTrail: false,
+      },
+    ],
+  ])('finds nothing unacknowledged, and every acknowledgement is used, with %s', (_, props) => {
+    const report = nagReport((app) => {
+      new ControllerStack(app, 'NagController', { adminUsername: 'admin', apiSessionTimeoutMinutes: 30, ...props });
     });
-    expect(findings).toEqual([]);
-  });
-
-  it('finds nothing either with the plain custom domain alone', () => {
-    const findings = unacknowledgedNagFindings((app) => {
-      new ControllerStack(app, 'NagDomainController', {
-        adminUsername: 'admin',
-        apiSessionTimeoutMinutes: 30,
-        domainName: 'ziti.example.com',
-      });
-    });
-    expect(findings).toEqual([]);
+    expect(
+      report.findings,
+      'Fix each finding, or acknowledge it next to the construct that causes it with ' +
+        'Validations.of(construct).acknowledge({ id, reason }) and the real reason',
+    ).toEqual([]);
+    expect(
+      report.unusedAcknowledgements,
+      'An acknowledgement that suppresses nothing is a stale claim: remove it, or make it conditional on what causes it',
+    ).toEqual([]);
   });
 
   it('reports the errors and warnings of a construct nobody acknowledged', () => {
@@ -70,5 +74,15 @@ describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
         expect.stringMatching(/^warning Serverless-LambdaTracing at Unacknowledged\/Function\/Resource: /),
       ]),
     );
+  });
+
+  it('reports an acknowledgement that suppresses nothing', () => {
+    const { unusedAcknowledgements } = nagReport((app) => {
+      const stack = new Stack(app, 'Stale');
+      const secret = new Secret(stack, 'Secret');
+      Validations.of(secret).acknowledge({ id: 'AwsSolutions-S1', reason: 'no bucket here' });
+      Validations.of(secret).acknowledge({ id: 'AwsSolutions-SMG4', reason: 'the finding it suppresses' });
+    });
+    expect(unusedAcknowledgements).toEqual(['AwsSolutions-S1 at Stale/Secret']);
   });
 });

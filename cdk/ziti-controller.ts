@@ -1,0 +1,268 @@
+import { CfnOutput, Tags } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { HostedZone, type IHostedZone } from 'aws-cdk-lib/aws-route53';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import { API_BASE_PATHS, type OperationGroup, type Route } from '#shared/routes/route.ts';
+import { ROUTES } from '#shared/routes/route-table.ts';
+import { type BuildStamp, currentBuildStamp } from './build-stamp.ts';
+import { ControllerApi } from './controller-api.ts';
+import { ControllerBootstrap } from './controller-bootstrap.ts';
+import { ControllerDomain } from './controller-domain.ts';
+import { ControllerFirewall } from './controller-firewall.ts';
+import { ControllerFunction } from './controller-function.ts';
+import { ControllerIntegrity } from './controller-integrity.ts';
+import { ControllerKeys, SECRET_GROUPS, SIGNING_GROUPS } from './controller-keys.ts';
+import { ControllerMonitoring, type MonitoredFunction } from './controller-monitoring.ts';
+import { ControllerMtlsDomain } from './controller-mtls-domain.ts';
+import {
+  type ApiLimits,
+  type ControllerSettings,
+  DEFAULT_API_LIMITS,
+  DEFAULT_ENVIRONMENT,
+  domainSettingsProblem,
+  settingsProblem,
+} from './controller-settings.ts';
+import { controllerTable, grantTableData } from './controller-table.ts';
+import { functionIdOf, operationGroupsOf } from './operation-groups.ts';
+
+/** The tag keys every resource carries. */
+export const TAG_KEYS = { environment: 'ziti:environment', version: 'ziti:version' } as const;
+
+/**
+ * What a deployment of the controller is made of: {@link ControllerSettings} (every one optional here, with the
+ * defaults of the README's settings table), and what only code can give.
+ */
+export interface ZitiControllerProps extends Partial<Omit<ControllerSettings, keyof ApiLimits>>, Partial<ApiLimits> {
+  /** Where the alarms go: an existing topic (a team's paging topic); else the controller makes one. */
+  readonly alarmTopic?: ITopic;
+  /**
+   * The version, revision and date the functions report (`/version`) and the resources are tagged with; by default the
+   * construct package's own, or this repository's (its `package.json` version and git commit).
+   */
+  readonly buildStamp?: BuildStamp;
+  /** What makes each deploy run the bootstrap; the time of the synth by default. */
+  readonly deployId?: string;
+  /** The routes served; the route table unless a test asks what a different set would synthesise to. */
+  readonly routes?: readonly Route[];
+}
+
+/**
+ * The whole controller as one construct: one table (or an existing one, `tableName`), one function per operation
+ * group of the route table behind its `live` alias, one REST API behind a web ACL, the PKI keys, the bootstrap and
+ * the integrity run, the alarms and dashboard, and with `domainName` (and `mtlsDomainName`, `sdkDomainName`) the
+ * custom domains serving the controller's server certificate. One per stack: its names derive from the stack's.
+ */
+export class ZitiController extends Construct {
+  readonly environment: string;
+  readonly buildStamp: BuildStamp;
+  readonly table: ITable;
+  readonly functions: ReadonlyMap<OperationGroup, ControllerFunction>;
+  readonly api: ControllerApi;
+  /** The web ACL; absent with `firewall: false`. */
+  readonly firewall?: ControllerFirewall;
+  readonly bootstrap: ControllerBootstrap;
+  readonly keys: ControllerKeys;
+  readonly integrity?: ControllerIntegrity;
+  readonly mtls: ControllerMtlsDomain;
+  readonly domain?: ControllerDomain;
+  /** The SDKs' front door (`sdkDomainName`). */
+  readonly sdkDomain?: ControllerDomain;
+  readonly monitoring: ControllerMonitoring;
+
+  constructor(scope: Construct, id: string, props: ZitiControllerProps = {}) {
+    super(scope, id);
+    const problem = domainSettingsProblem(props) ?? settingsProblem(props);
+    if (problem) throw new Error(problem);
+    const { domainName, mtlsDomainName, sdkDomainName } = props;
+    const adminUsername = props.adminUsername ?? 'admin';
+    const memorySize = props.memorySize;
+    const logRetention = props.logRetentionDays;
+    this.environment = props.environment ?? DEFAULT_ENVIRONMENT;
+    this.buildStamp = props.buildStamp ?? currentBuildStamp();
+    Tags.of(this).add(TAG_KEYS.environment, this.environment);
+    Tags.of(this).add(TAG_KEYS.version, this.buildStamp.version);
+
+    this.table = controllerTable(this, 'Table', props.tableName);
+
+    // PKI: the network root CA, signing CA and enrollment JWT keys, usable only by the groups that sign with them.
+    this.keys = new ControllerKeys(this, 'Keys');
+
+    const routes = props.routes ?? ROUTES;
+    const functions = new Map<OperationGroup, ControllerFunction>();
+    for (const group of operationGroupsOf(routes)) {
+      const fn = new ControllerFunction(this, functionIdOf(group), {
+        source: group,
+        description: `Ziti controller: ${group} operations`,
+        buildStamp: this.buildStamp,
+        ...(memorySize ? { memorySize } : {}),
+        ...(logRetention ? { logRetention } : {}),
+        environment: {
+          TABLE_NAME: this.table.tableName,
+          API_SESSION_TIMEOUT_MINUTES: String(props.apiSessionTimeoutMinutes ?? 30),
+          JWKS_ALLOW_PRIVATE_IPS: String(props.jwksAllowPrivateAddresses === true),
+          // Links and enrollment JWT issuers name the custom domain, whichever host a request came through.
+          ...(domainName ? { PUBLIC_BASE_URL: `https://${domainName}` } : {}),
+          // Where requests needing a client certificate are sent, and the SDKs' front door (`ziti-ctrl-address`).
+          ...(mtlsDomainName ? { MTLS_BASE_URL: `https://${mtlsDomainName}` } : {}),
+          ...(sdkDomainName ? { SDK_BASE_URL: `https://${sdkDomainName}` } : {}),
+        },
+      });
+      // The whole table for every group: each one reads and touches the caller's API session, and entities, links
+      // and unique-value markers share the table's key space, so per-group key conditions would not narrow much.
+      grantTableData(this.table, fn);
+      const keyEnvironment = {
+        ...this.keys.grantSigning(fn.role!, SIGNING_GROUPS[group] ?? []),
+        ...(SECRET_GROUPS.includes(group) ? this.keys.grantSecrets(fn.role!) : {}),
+      };
+      for (const [name, value] of Object.entries(keyEnvironment)) fn.addEnvironment(name, value);
+      functions.set(group, fn);
+    }
+    this.functions = functions;
+
+    // Integrity scan: the Step Functions state machine and its segment function; the database group starts it.
+    const databaseFunction = functions.get('database');
+    if (databaseFunction) {
+      this.integrity = new ControllerIntegrity(this, 'Integrity', {
+        table: this.table,
+        tableName: this.table.tableName,
+        databaseFunction,
+        buildStamp: this.buildStamp,
+        ...(memorySize ? { memorySize } : {}),
+        ...(logRetention ? { logRetention } : {}),
+      });
+    }
+
+    this.api = new ControllerApi(this, 'Api', {
+      routes,
+      functions: new Map([...functions].map(([group, fn]) => [group, fn.live])),
+      stageName: this.environment,
+      ...(props.apiGatewayCloudWatchRole ? { cloudWatchRole: true } : {}),
+      ...(props.detailedMetrics ? { detailedMetrics: true } : {}),
+      throttling: {
+        rateLimit: props.apiRateLimit ?? DEFAULT_API_LIMITS.apiRateLimit,
+        burstLimit: props.apiBurstLimit ?? DEFAULT_API_LIMITS.apiBurstLimit,
+      },
+    });
+    if (props.firewall !== false) {
+      this.firewall = new ControllerFirewall(this, 'Firewall', {
+        stage: this.api.restApi.deploymentStage,
+        rateLimit: props.firewallRateLimit ?? DEFAULT_API_LIMITS.firewallRateLimit,
+      });
+    } else {
+      this.api.acknowledgeNoFirewall();
+    }
+    this.bootstrap = new ControllerBootstrap(this, 'Bootstrap', {
+      table: this.table,
+      adminUsername,
+      keys: this.keys,
+      buildStamp: this.buildStamp,
+      serverNames: [domainName, mtlsDomainName, sdkDomainName].filter((name) => name !== undefined),
+      ...(props.deployId ? { deployId: props.deployId } : {}),
+      ...(props.adminPasswordRotationDays ? { adminPasswordRotationDays: props.adminPasswordRotationDays } : {}),
+      ...(memorySize ? { memorySize } : {}),
+      ...(logRetention ? { logRetention } : {}),
+    });
+
+    const hostedZone: IHostedZone | undefined =
+      props.hostedZoneId && props.hostedZoneName
+        ? HostedZone.fromHostedZoneAttributes(this, 'HostedZone', {
+            hostedZoneId: props.hostedZoneId,
+            zoneName: props.hostedZoneName,
+          })
+        : undefined;
+    const serverCertificate = this.bootstrap.serverCertificate;
+    if (domainName && serverCertificate) {
+      this.domain = new ControllerDomain(this, 'Domain', {
+        restApi: this.api.restApi,
+        domainName,
+        certificate: serverCertificate,
+        ...(hostedZone ? { hostedZone } : {}),
+      });
+    }
+    if (sdkDomainName && serverCertificate) {
+      this.sdkDomain = new ControllerDomain(this, 'SdkDomain', {
+        restApi: this.api.restApi,
+        domainName: sdkDomainName,
+        certificate: serverCertificate,
+        outputPrefix: 'SdkDomain',
+        ...(hostedZone ? { hostedZone } : {}),
+      });
+    }
+    this.mtls = new ControllerMtlsDomain(this, 'Mtls', {
+      restApi: this.api.restApi,
+      bootstrap: this.bootstrap,
+      ...(props.truststoreTrail === false ? { trail: false } : {}),
+      ...(functions.get('pki') ? { pkiFunction: functions.get('pki')! } : {}),
+      ...(mtlsDomainName && serverCertificate
+        ? {
+            domain: {
+              name: mtlsDomainName,
+              certificate: serverCertificate,
+              ...(props.mtlsOwnershipCertificateArn
+                ? { ownershipCertificateArn: props.mtlsOwnershipCertificateArn }
+                : {}),
+              ...(hostedZone ? { hostedZone } : {}),
+            },
+          }
+        : {}),
+    });
+
+    const monitored: MonitoredFunction[] = [
+      ...[...functions].map(([group, fn]) => ({
+        name: group,
+        function: fn,
+        logGroup: fn.logGroup,
+        usesKms: (SIGNING_GROUPS[group] ?? []).length > 0 || SECRET_GROUPS.includes(group),
+      })),
+      {
+        name: 'bootstrap',
+        function: this.bootstrap.function,
+        logGroup: this.bootstrap.function.logGroup,
+        usesKms: true,
+      },
+      ...(this.integrity
+        ? [
+            {
+              name: 'integrity',
+              function: this.integrity.function,
+              logGroup: this.integrity.function.logGroup,
+              usesKms: false,
+            },
+          ]
+        : []),
+    ];
+    this.monitoring = new ControllerMonitoring(this, 'Monitoring', {
+      stage: this.api.restApi.deploymentStage,
+      functions: monitored,
+      table: this.table,
+      ...(this.firewall ? { webAclMetricName: this.firewall.metricName } : {}),
+      ...(this.integrity ? { integrityStateMachine: this.integrity.stateMachine } : {}),
+      ...(props.alarmTopic ? { topic: props.alarmTopic } : {}),
+      ...(props.alarmEmail ? { email: props.alarmEmail } : {}),
+    });
+
+    new CfnOutput(this, 'ClientApiUrl', {
+      description: 'Base URL of the Edge client API',
+      value: this.api.restApi.urlForPath(API_BASE_PATHS.client),
+    });
+    new CfnOutput(this, 'ManagementApiUrl', {
+      description: 'Base URL of the Edge management API',
+      value: this.api.restApi.urlForPath(API_BASE_PATHS.management),
+    });
+    new CfnOutput(this, 'TableName', { value: this.table.tableName });
+    new CfnOutput(this, 'AdminUsername', { value: adminUsername });
+    new CfnOutput(this, 'AdminPasswordSecretArn', {
+      description: "Secrets Manager secret holding the default admin's password",
+      value: this.bootstrap.adminPasswordSecret.secretArn,
+    });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      description: 'SNS topic every alarm notifies: subscribe to it',
+      value: this.monitoring.topic.topicArn,
+    });
+    new CfnOutput(this, 'Version', {
+      description: 'The version, revision and build date the functions report (/version)',
+      value: `${this.buildStamp.version} ${this.buildStamp.revision} ${this.buildStamp.buildDate}`,
+    });
+  }
+}

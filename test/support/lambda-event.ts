@@ -1,0 +1,47 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { ControllerContext } from '#shared/http/middleware/controller-context.ts';
+
+/** A REST API proxy event as API Gateway sends it for one resource of the route table, with no session. */
+export function proxyEvent(
+  method: string,
+  resource: string,
+  options: { readonly pathParameters?: Record<string, string>; readonly headers?: Record<string, string> } = {},
+): APIGatewayProxyEvent {
+  const path = resource.replace(/\{([^}]+)\}/g, (_, name: string) => options.pathParameters?.[name] ?? name);
+  return {
+    resource,
+    path,
+    httpMethod: method,
+    headers: { Host: 'abc123.execute-api.eu-west-1.amazonaws.com', ...options.headers },
+    multiValueHeaders: {},
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    pathParameters: options.pathParameters ?? null,
+    stageVariables: null,
+    body: null,
+    isBase64Encoded: false,
+    requestContext: {
+      stage: 'prod',
+      domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
+      identity: { sourceIp: '198.51.100.7', clientCert: null },
+    },
+  } as unknown as APIGatewayProxyEvent;
+}
+
+/** The Lambda context the handlers read. */
+export function lambdaContext(): ControllerContext {
+  return { awsRequestId: 'req-1', getRemainingTimeInMillis: () => 10_000 } as unknown as ControllerContext;
+}
+
+/**
+ * The environment of a handler with no table to reach: a DynamoDB endpoint nothing listens on and dummy credentials,
+ * so a read fails at once instead of waiting on the SDK's search for credentials.
+ */
+export const NO_TABLE_ENVIRONMENT = {
+  TABLE_NAME: 'no-table',
+  DYNAMODB_ENDPOINT: 'http://127.0.0.1:9',
+  AWS_REGION: 'eu-west-1',
+  AWS_ACCESS_KEY_ID: 'test',
+  AWS_SECRET_ACCESS_KEY: 'test',
+  LOG_LEVEL: 'error',
+} as const;
