@@ -1,4 +1,5 @@
 import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { newEntity } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import type { BaseDocument } from '#shared/entities/entity-definition.ts';
 import { identities } from '#shared/entities/identity.ts';
@@ -118,12 +119,10 @@ export async function seedEntitiesInBulk<D extends BaseDocument, C>(
   from: number,
   to: number,
 ): Promise<void> {
-  const create = api.create;
-  if (!create) throw new Error(`${api.def.label} has no create`);
   const request = seedRequest(deps, collection.createOperation);
   const now = deps.now().toISOString();
   await seedInChunks(deps, from, to, async (index) => {
-    const { doc, ops = [] } = await create(collection.seededInput(index), { deps, request, now, id: newId() });
+    const { doc, ops } = await newEntity(api, collection.seededInput(index), { deps, request, now, id: newId() });
     return [...deps.store.createOps(api.def, doc), ...ops];
   });
 }
