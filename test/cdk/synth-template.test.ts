@@ -88,6 +88,43 @@ describe('npm run synth:template', () => {
     ]);
   });
 
+  // Issue 22's "done when", read off what the real `cdk synth` of the app made.
+  it('holds alarms, a dashboard, a topic, versioned functions behind live aliases, tags, the environment in names', () => {
+    const [stack] = stacks;
+    const template = JSON.parse(readFileSync(join(out, stack!.template), 'utf8')) as Template;
+    const resources = Object.entries(template.Resources);
+    const ofType = (type: string) => resources.filter(([, r]) => r.Type === type);
+    expect(ofType('AWS::CloudWatch::Alarm').length).toBeGreaterThan(30);
+    expect(ofType('AWS::CloudWatch::Dashboard').map(([, r]) => r.Properties.DashboardName)).toEqual([
+      'ZitiController-staging',
+    ]);
+    expect(ofType('AWS::SNS::Topic')).toHaveLength(1);
+    const controllerFunctions = ofType('AWS::Lambda::Function').filter(
+      ([, r]) => r.Properties.Handler === 'index.handler',
+    );
+    expect(controllerFunctions).toHaveLength(13);
+    for (const [id] of controllerFunctions) {
+      const alias = ofType('AWS::Lambda::Alias').find(
+        ([, a]) => JSON.stringify(a.Properties.FunctionName) === `{"Ref":"${id}"}`,
+      );
+      expect(alias?.[1].Properties.Name, id).toBe('live');
+      const [versionId] = (alias![1].Properties.FunctionVersion as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'];
+      expect(template.Resources[versionId]?.Type, id).toBe('AWS::Lambda::Version');
+    }
+    for (const [id, resource] of resources.filter(([, r]) => Array.isArray(r.Properties?.Tags))) {
+      expect(resource.Properties.Tags, id).toEqual(
+        expect.arrayContaining([
+          { Key: 'ziti:environment', Value: 'staging' },
+          expect.objectContaining({ Key: 'ziti:version' }),
+        ]),
+      );
+    }
+    expect(ofType('AWS::ApiGateway::Stage')[0]![1].Properties.StageName).toBe('staging');
+    for (const [id, alarm] of ofType('AWS::CloudWatch::Alarm')) {
+      expect(alarm.Properties.AlarmName, id).toMatch(/^ZitiController-staging-/);
+    }
+  });
+
   it('writes an upload script that zips each function directory and copies everything to its key', () => {
     const [stack] = stacks;
     const bin = join(work, 'bin');
