@@ -172,7 +172,14 @@ function parseArguments(argv: readonly string[]): { outDirectory: string; cdkArg
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { outDirectory, cdkArguments } = parseArguments(process.argv.slice(2));
-  const stacks = synthTemplate(cdkArguments, outDirectory);
+  let stacks: StackForCloudFormation[] = [];
+  try {
+    stacks = synthTemplate(cdkArguments, outDirectory);
+  } catch (error) {
+    // A usage error or a failed synth (whose own output is above): the reason, not a stack trace.
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  }
   const relativeOut = relative(process.cwd(), resolve(outDirectory));
   const out = relativeOut.startsWith('..') ? resolve(outDirectory) : relativeOut || '.';
   for (const stack of stacks) {

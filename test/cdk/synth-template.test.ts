@@ -88,6 +88,21 @@ describe('npm run synth:template', () => {
     ]);
   });
 
+  it("refuses to run without the operator's bucket, saying how to name it", () => {
+    let failure: { status?: number; stderr?: string } = {};
+    try {
+      execFileSync(process.execPath, [join(REPO_ROOT, 'scripts', 'synth-template.ts'), '-c', 'environment=dev'], {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (error) {
+      failure = error as typeof failure;
+    }
+    expect(failure.status).toBe(1);
+    expect(failure.stderr).toContain('npm run synth:template -- -c assetBucket=<bucket>');
+  });
+
   // Issue 22's "done when", read off what the real `cdk synth` of the app made.
   it('holds alarms, a dashboard, a topic, versioned functions behind live aliases, tags, the environment in names', () => {
     const [stack] = stacks;
