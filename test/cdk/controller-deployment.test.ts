@@ -159,6 +159,10 @@ describe('the app', () => {
     expect(synthApp({})).toEqual([{ name: 'ZitiController-prod', terminationProtection: true }]);
     expect(synthApp({ environment: 'dev' })).toEqual([{ name: 'ZitiController-dev', terminationProtection: false }]);
   });
+
+  it('refuses an asset bucket for CloudFormation alone that S3 would not name so, before synthesising', () => {
+    expect(() => synthApp({ assetBucket: 'Ziti Assets' })).toThrow(/assetBucket must be an S3 bucket name/);
+  });
 });
 
 describe('the build stamp of this repository', () => {
