@@ -1,5 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { SEGMENTS } from '#shared/store/filter-records.ts';
 import { readIntegrityStatusItem } from '#shared/store/integrity-items.ts';
 import { keys } from '#shared/store/keys.ts';
 import { readSystemItem } from '#shared/store/system-items.ts';
@@ -197,7 +198,7 @@ describe('eventually consistent reads, everywhere a list reads', () => {
       expect(response.body.data).toHaveLength(1);
     });
     const ranges = readsOf(sent, /^IDS#services$/);
-    expect(ranges.length).toBe(16);
+    expect(ranges.length).toBe(SEGMENTS);
     eventual(ranges);
     eventual(readsOf(sent, /^services#/, 'BatchGetItemCommand'));
   });
