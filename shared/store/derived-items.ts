@@ -1,5 +1,6 @@
 import type { BaseDocument, EntityDefinition, Reference, Selector, UniqueKey } from '../entities/entity-definition.ts';
 import { type ApiError, invalidField } from '../errors/api-error.ts';
+import { recordItem } from './filter-records.ts';
 import { fitsKey, itemKindOf, keys, MAX_KEY_VALUE_BYTES, storedAttributes } from './keys.ts';
 import { addToCatalog, pruneCatalog } from './role-catalog.ts';
 import type { TableClient } from './table-client.ts';
@@ -125,11 +126,11 @@ export function filterRecordOf<D extends BaseDocument>(def: EntityDefinition<D>,
 }
 
 /**
- * The entity's id-order item, carrying its filter record (`filterRecordOf`): lists whose filter pins nothing read
- * these small items instead of whole entities.
+ * The entity's id-order item, carrying its filter record (`filterRecordOf`, see `filter-records.ts`): lists whose
+ * filter pins nothing read these small items instead of whole entities.
  */
 export function idOrderItemOf<D extends BaseDocument>(def: EntityDefinition<D>, doc: D) {
-  return { ...storedAttributes(filterRecordOf(def, doc)), ...keys.idOrder(def.collection, doc.id) };
+  return recordItem(def.collection, { ...filterRecordOf(def, doc), id: doc.id });
 }
 
 /** A selection item's key, the selector it comes from, and the id an `@id` role names. */
@@ -285,7 +286,7 @@ export function registerDerivedKind(kind: DerivedKind): () => void {
   };
 }
 
-/** Every derived item the document implies (filter packs apart: the store merges them per pack). */
+/** Every derived item the document implies. */
 export function derivedItems<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): DerivedItem[] {
   return DERIVED_KINDS.flatMap((kind) => kind.itemsOf(def, doc));
 }
