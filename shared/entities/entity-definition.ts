@@ -102,6 +102,12 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
   readonly readsById?: boolean;
   /** The role-attribute field that a list's `roleFilter` matches, for types policies select by role. */
   readonly roleAttributesField?: keyof D & string;
+  /**
+   * Fields kept on the entity's id-order item besides its filter record, for a reader that needs them for many
+   * entities of the type at once without reading each (a session's edge routers, from one query of the routers'
+   * id-order partition: `appData`).
+   */
+  readonly idOrderFields?: readonly (keyof D & string)[];
   /** For policies: the role fields that select entities of other types (see `Selections`). */
   readonly selects?: Selections<D>;
   /**

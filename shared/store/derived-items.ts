@@ -125,11 +125,14 @@ export function filterRecordOf<D extends BaseDocument>(def: EntityDefinition<D>,
 }
 
 /**
- * The entity's id-order item, carrying its filter record (`filterRecordOf`): lists whose filter pins nothing read
- * these small items instead of whole entities.
+ * The entity's id-order item, carrying its filter record (`filterRecordOf`) and the type's `idOrderFields`: lists
+ * whose filter pins nothing read these small items instead of whole entities.
  */
 export function idOrderItemOf<D extends BaseDocument>(def: EntityDefinition<D>, doc: D) {
-  return { ...storedAttributes(filterRecordOf(def, doc)), ...keys.idOrder(def.collection, doc.id) };
+  const record = filterRecordOf(def, doc);
+  const source = doc as unknown as Record<string, unknown>;
+  for (const field of def.idOrderFields ?? []) if (Object.hasOwn(source, field)) record[field] = source[field];
+  return { ...storedAttributes(record), ...keys.idOrder(def.collection, doc.id) };
 }
 
 /** A selection item's key, the selector it comes from, and the id an `@id` role names. */

@@ -13,6 +13,7 @@ import { mapBounded } from '../map-bounded.ts';
 import { derivedItemOps, entityExistsOp, filterRecordOf, idOrderItemOf, referenceValues } from './derived-items.ts';
 import { mergePackOps, packOp } from './filter-packs.ts';
 import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, storedAttributes } from './keys.ts';
+import { consistentRead, type ReadConsistency } from './read-consistency.ts';
 import { isConditionFailure, type TableClient, unlessConditionFails } from './table-client.ts';
 import { itemOps, type WriteOp } from './write-op.ts';
 
@@ -128,11 +129,19 @@ export class Store implements TableClient {
     this.logger = logger;
   }
 
-  /** Reads one entity (strongly consistent); undefined when it does not exist. */
-  async get<D extends BaseDocument>(def: EntityDefinition<D>, id: string): Promise<Stored<D> | undefined> {
+  /** Reads one entity (strongly consistent unless `consistent: false`); undefined when it does not exist. */
+  async get<D extends BaseDocument>(
+    def: EntityDefinition<D>,
+    id: string,
+    read: ReadConsistency = {},
+  ): Promise<Stored<D> | undefined> {
     if (!fitsKey(id)) return undefined;
     const { Item } = await this.db.send(
-      new GetCommand({ TableName: this.tableName, Key: keys.entity(def.collection, id), ConsistentRead: true }),
+      new GetCommand({
+        TableName: this.tableName,
+        Key: keys.entity(def.collection, id),
+        ConsistentRead: consistentRead(read),
+      }),
     );
     return Item ? storedOf(def, Item) : undefined;
   }
@@ -275,16 +284,31 @@ export class Store implements TableClient {
     );
   }
 
-  /** Several entities by id (strongly consistent, 100 per request); missing ids are left out, order is kept. */
-  async getMany<D extends BaseDocument>(def: EntityDefinition<D>, ids: readonly string[]): Promise<D[]> {
-    return (await this.getManyStored(def, ids)).map((stored) => stored.doc);
+  /**
+   * Several entities by id (strongly consistent unless `consistent: false`, 100 per request); missing ids are left
+   * out, order is kept.
+   */
+  async getMany<D extends BaseDocument>(
+    def: EntityDefinition<D>,
+    ids: readonly string[],
+    read: ReadConsistency = {},
+  ): Promise<D[]> {
+    return (await this.getManyStored(def, ids, read)).map((stored) => stored.doc);
   }
 
   /** As `getMany`, with each entity's version, for writes conditioned on what was read. */
-  async getManyStored<D extends BaseDocument>(def: EntityDefinition<D>, ids: readonly string[]): Promise<Stored<D>[]> {
+  async getManyStored<D extends BaseDocument>(
+    def: EntityDefinition<D>,
+    ids: readonly string[],
+    read: ReadConsistency = {},
+  ): Promise<Stored<D>[]> {
     // BatchGetItem refuses duplicate keys, and keys too long for DynamoDB name nothing.
     const storable = [...new Set(ids)].filter(fitsKey);
-    const items = await this.batchGet(storable.map((id) => keys.entity(def.collection, id)));
+    const items = await this.batchGet(
+      storable.map((id) => keys.entity(def.collection, id)),
+      undefined,
+      read,
+    );
     const found = new Map(
       items.map((item) => {
         const stored = storedOf(def, item);
@@ -298,22 +322,27 @@ export class Store implements TableClient {
   }
 
   /**
-   * The items of these (distinct) keys, read strongly consistently, 100 per request, with what DynamoDB leaves
+   * The items of these (distinct) keys, read strongly consistently (unless `consistent: false`), 100 per request, with what DynamoDB leaves
    * unprocessed (throttling) sent again; keys of items that do not exist are left out, in no particular order.
    * `projection` narrows the items.
    */
   async batchGet(
     itemKeys: readonly Record<string, unknown>[],
     projection?: string,
+    read: ReadConsistency = {},
   ): Promise<Record<string, unknown>[]> {
     const chunks: Record<string, unknown>[][] = [];
     for (let i = 0; i < itemKeys.length; i += 100) chunks.push(itemKeys.slice(i, i + 100));
     // The chunks go out together (bounded), so reading a thousand keys is one wave, not ten.
-    const read = await mapBounded(chunks, BATCH_CONCURRENCY, (chunk) => this.batchGetChunk(chunk, projection));
-    return read.flat();
+    const found = await mapBounded(chunks, BATCH_CONCURRENCY, (chunk) => this.batchGetChunk(chunk, projection, read));
+    return found.flat();
   }
 
-  private async batchGetChunk(chunk: readonly Record<string, unknown>[], projection?: string) {
+  private async batchGetChunk(
+    chunk: readonly Record<string, unknown>[],
+    projection: string | undefined,
+    read: ReadConsistency,
+  ) {
     const items: Record<string, unknown>[] = [];
     let keysLeft = chunk;
     for (let attempt = 0; keysLeft.length > 0; attempt++) {
@@ -325,7 +354,7 @@ export class Store implements TableClient {
           RequestItems: {
             [this.tableName]: {
               Keys: [...keysLeft],
-              ConsistentRead: true,
+              ConsistentRead: consistentRead(read),
               ...(projection ? { ProjectionExpression: projection } : {}),
             },
           },

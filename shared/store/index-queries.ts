@@ -3,6 +3,7 @@ import type { OnTargetDelete } from '../entities/entity-definition.ts';
 import type { Store } from './entity-store.ts';
 import { packedFilterRecords } from './filter-packs.ts';
 import { documentOf, fitsKey, keys } from './keys.ts';
+import { consistentRead, type ReadConsistency } from './read-consistency.ts';
 
 /**
  * Reads of the store's index items (id order, unique markers as sorted partitions, role attributes, reference links,
@@ -73,9 +74,14 @@ export function orderedIds(
 }
 
 /** The ids of a type's entities holding a role attribute, in id order (keys only). */
-export async function idsWithRole(store: Store, collection: string, attribute: string): Promise<string[]> {
+export async function idsWithRole(
+  store: Store,
+  collection: string,
+  attribute: string,
+  read: ReadConsistency = {},
+): Promise<string[]> {
   if (!fitsKey(attribute)) return [];
-  const items = await partitionItems(store, keys.roleMember(collection, attribute, '').PK);
+  const items = await partitionItems(store, keys.roleMember(collection, attribute, '').PK, read);
   return items.map((item) => String(item.SK));
 }
 
@@ -178,11 +184,14 @@ export async function queryAll(
   return items;
 }
 
-/** Every item of a partition (optionally only sort keys beginning with `prefix`), all pages, strongly consistent. */
+/**
+ * Every item of a partition (optionally only sort keys beginning with `prefix`), all pages, strongly consistent unless
+ * `consistent: false`.
+ */
 export function partitionItems(
   store: Store,
   partition: string,
-  options: { readonly prefix?: string; readonly projection?: string } = {},
+  options: { readonly prefix?: string; readonly projection?: string } & ReadConsistency = {},
 ): Promise<Record<string, unknown>[]> {
   return queryAll(store, {
     KeyConditionExpression: options.prefix === undefined ? 'PK = :pk' : 'PK = :pk AND begins_with(SK, :prefix)',
@@ -191,13 +200,25 @@ export function partitionItems(
       ...(options.prefix === undefined ? {} : { ':prefix': options.prefix }),
     },
     ...(options.projection ? { ProjectionExpression: options.projection } : {}),
-    ConsistentRead: true,
+    ConsistentRead: consistentRead(options),
   });
 }
 
+/**
+ * Every entity's id-order record of a type (its filter record and `idOrderFields`, see `idOrderItemOf`), in id order,
+ * all pages: small items, so a type of a few hundred is a few read units in one request.
+ */
+export async function idOrderRecords(
+  store: Store,
+  collection: string,
+  read: ReadConsistency = {},
+): Promise<Record<string, unknown>[]> {
+  return (await partitionItems(store, keys.idOrder(collection, '').PK, read)).map(documentOf);
+}
+
 /** Every id of a type, in id order, from its id partition (keys only). */
-export async function allIds(store: Store, collection: string): Promise<string[]> {
-  const items = await partitionItems(store, keys.idOrder(collection, '').PK, { projection: 'SK' });
+export async function allIds(store: Store, collection: string, read: ReadConsistency = {}): Promise<string[]> {
+  const items = await partitionItems(store, keys.idOrder(collection, '').PK, { projection: 'SK', ...read });
   return items.map((item) => String(item.SK));
 }
 
@@ -210,10 +231,11 @@ export async function selectionsByRole(
   collection: string,
   role: string,
   policyCollection: string,
+  read: ReadConsistency = {},
 ): Promise<Record<string, unknown>[]> {
   if (!fitsKey(role)) return [];
   const { PK } = keys.selection(collection, role, policyCollection, '');
-  const items = await partitionItems(store, PK, { prefix: `${policyCollection}#` });
+  const items = await partitionItems(store, PK, { prefix: `${policyCollection}#`, ...read });
   return items.map(documentOf);
 }
 
