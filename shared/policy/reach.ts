@@ -67,9 +67,9 @@ export async function policiesSelecting<R extends { readonly id: string; readonl
   );
   const records = new Map<string, R>();
   for (const item of found.flat()) {
-    const id = String(item.policyId);
+    const id = String(item.id);
     if (records.has(id)) continue;
-    const record = kind.record.parse({ ...item, id });
+    const record = kind.record.parse(item);
     const roles = (record as unknown as Record<string, readonly string[]>)[field] ?? [];
     if (selectsEntity(roles, record.semantic, entity)) records.set(id, record);
   }

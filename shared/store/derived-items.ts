@@ -240,15 +240,29 @@ const roleMembers: DerivedKind = {
   },
 };
 
+/** The attribute of a selection item holding its policy's evaluation record, as JSON text. */
+export const SELECTION_RECORD = 'record';
+
+/**
+ * A policy's evaluation record as its selection items keep it: JSON text in one attribute, without the id (the sort
+ * key holds it). Readers read every selection item of the roles an entity answers to, so the item is kept small: about
+ * a hundred bytes for a policy of a few roles, where one attribute per field (and the id and collection again) took
+ * two and a half times that.
+ */
+export function selectionRecordText<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): string {
+  const { id: _inKey, ...record } = def.selects?.recordOf(doc) ?? {};
+  return JSON.stringify(record);
+}
+
 const policySelections: DerivedKind = {
   name: 'policy selection',
   itemsOf: (def, doc) => {
     if (!def.selects) return [];
-    const record = storedAttributes(def.selects.recordOf(doc));
+    const record = selectionRecordText(def, doc);
     return [...selectionKeysOf(def, doc).values()].map(({ key, selector, namedId }) => ({
       kind: policySelections,
-      item: { ...record, ...key, policyId: doc.id, policyCollection: def.collection },
-      compared: [...Object.keys(record), 'policyId', 'policyCollection'],
+      item: { ...key, [SELECTION_RECORD]: record },
+      compared: [SELECTION_RECORD],
       ...(namedId === undefined
         ? {}
         : {
