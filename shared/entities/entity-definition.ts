@@ -141,6 +141,11 @@ export interface Selector<D> {
 export interface Selections<D> {
   readonly fields: readonly Selector<D>[];
   readonly recordOf: (doc: D) => Readonly<Record<string, unknown>>;
+  /**
+   * The record's fields but the id, in the order a selection item lists their values (a JSON array: the item is read
+   * once per policy selecting an entity, so it carries no field names).
+   */
+  readonly recordFields: readonly string[];
 }
 
 /** The fields every entity offers to filters and sorts. */

@@ -29,7 +29,10 @@ export interface Selectable {
 /** The part of a policy type's definition readers use: its collection and its selector fields. */
 export interface PolicyDefinition {
   readonly collection: string;
-  readonly selects?: { readonly fields: readonly { readonly field: string; readonly collection: string }[] };
+  readonly selects?: {
+    readonly fields: readonly { readonly field: string; readonly collection: string }[];
+    readonly recordFields: readonly string[];
+  };
 }
 
 /** A policy kind as the readers need it: its definition and the record its selection items carry. */
@@ -63,7 +66,15 @@ export async function policiesSelecting<R extends { readonly id: string; readonl
 ): Promise<R[]> {
   const field = selectorField(kind.def, collection);
   const found = await Promise.all(
-    rolesOf(entity).map((role) => selectionsByRole(store, collection, role, kind.def.collection, read)),
+    rolesOf(entity).map((role) =>
+      selectionsByRole(
+        store,
+        collection,
+        role,
+        { collection: kind.def.collection, recordFields: kind.def.selects?.recordFields ?? [] },
+        read,
+      ),
+    ),
   );
   const records = new Map<string, R>();
   for (const item of found.flat()) {

@@ -1,6 +1,6 @@
 import type { BaseDocument, EntityDefinition, Reference, Selector, UniqueKey } from '../entities/entity-definition.ts';
 import { type ApiError, invalidField } from '../errors/api-error.ts';
-import { fitsKey, itemKindOf, keys, MAX_KEY_VALUE_BYTES, storedAttributes } from './keys.ts';
+import { documentOf, fitsKey, itemKindOf, keys, MAX_KEY_VALUE_BYTES, storedAttributes } from './keys.ts';
 import { addToCatalog, pruneCatalog } from './role-catalog.ts';
 import type { TableClient } from './table-client.ts';
 import { type ItemKey, itemOps, type WriteOp } from './write-op.ts';
@@ -244,14 +244,30 @@ const roleMembers: DerivedKind = {
 export const SELECTION_RECORD = 'record';
 
 /**
- * A policy's evaluation record as its selection items keep it: JSON text in one attribute, without the id (the sort
- * key holds it). Readers read every selection item of the roles an entity answers to, so the item is kept small: about
- * a hundred bytes for a policy of a few roles, where one attribute per field (and the id and collection again) took
- * two and a half times that.
+ * A policy's evaluation record as its selection items keep it: the values of its `recordFields` as a JSON array in one
+ * attribute, without the id (the sort key holds it) or any field name. Readers read every selection item of the roles
+ * an entity answers to, so the item is kept small: about a hundred bytes for a policy of a few roles, where one
+ * attribute per field (and the id and collection again) took two and a half times that.
  */
 export function selectionRecordText<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): string {
-  const { id: _inKey, ...record } = def.selects?.recordOf(doc) ?? {};
-  return JSON.stringify(record);
+  if (!def.selects) return '[]';
+  const record = def.selects.recordOf(doc);
+  return JSON.stringify(def.selects.recordFields.map((field) => record[field] ?? null));
+}
+
+/**
+ * A selection item's record, by field: from its JSON array (`recordFields` order), or, for an item written before the
+ * record was one attribute, from its attributes.
+ */
+export function selectionRecordOf(
+  item: Readonly<Record<string, unknown>>,
+  recordFields: readonly string[],
+): Record<string, unknown> {
+  const text = item[SELECTION_RECORD];
+  if (typeof text !== 'string') return documentOf(item);
+  const values = JSON.parse(text) as unknown;
+  if (!Array.isArray(values)) return values as Record<string, unknown>;
+  return Object.fromEntries(recordFields.map((field, i) => [field, values[i]]));
 }
 
 const policySelections: DerivedKind = {

@@ -1,6 +1,6 @@
 import { paginateQuery, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { OnTargetDelete } from '../entities/entity-definition.ts';
-import { SELECTION_RECORD } from './derived-items.ts';
+import { selectionRecordOf } from './derived-items.ts';
 import type { Store } from './entity-store.ts';
 import { packedFilterRecords } from './filter-packs.ts';
 import { documentOf, fitsKey, keys } from './keys.ts';
@@ -224,27 +224,24 @@ export async function allIds(store: Store, collection: string, read: ReadConsist
 }
 
 /**
- * The selection items (see `Selections`) of the policies of `policyCollection` that name `role` on a field selecting
- * `collection`: each policy's evaluation record, with its `id` (from the sort key). Items written before the record was
- * kept as one JSON attribute (`SELECTION_RECORD`) carry it as attributes, and read the same.
+ * The selection items (see `Selections`) of the policies of a type that name `role` on a field selecting
+ * `collection`: each policy's evaluation record (`selectionRecordOf`), with its `id` (from the sort key).
  */
 export async function selectionsByRole(
   store: Store,
   collection: string,
   role: string,
-  policyCollection: string,
+  policy: { readonly collection: string; readonly recordFields: readonly string[] },
   read: ReadConsistency = {},
 ): Promise<Record<string, unknown>[]> {
   if (!fitsKey(role)) return [];
-  const prefix = `${policyCollection}#`;
-  const { PK } = keys.selection(collection, role, policyCollection, '');
+  const prefix = `${policy.collection}#`;
+  const { PK } = keys.selection(collection, role, policy.collection, '');
   const items = await partitionItems(store, PK, { prefix, ...read });
-  return items.map((item) => {
-    const id = String(item.SK).slice(prefix.length);
-    const text = item[SELECTION_RECORD];
-    const record = typeof text === 'string' ? (JSON.parse(text) as Record<string, unknown>) : documentOf(item);
-    return { ...record, id };
-  });
+  return items.map((item) => ({
+    ...selectionRecordOf(item, policy.recordFields),
+    id: String(item.SK).slice(prefix.length),
+  }));
 }
 
 /**
