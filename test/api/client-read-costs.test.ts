@@ -191,12 +191,13 @@ describe('what the client service list and a fresh session cost', () => {
       }),
     );
     const listed = await controller().call('GET', `${C}/services`, { token: legacy.token });
-    expect((listed.body.data as { name: string; permissions: string[] }[]).map((s) => [s.name, s.permissions])).toEqual(
-      [
-        ['rc-old-layout', ['Bind', 'Dial']],
-        ['rc-old-layout-other', ['Bind', 'Dial']],
-      ],
-    );
+    const shown = (listed.body.data as { name: string; permissions: string[] }[])
+      .map((service) => [service.name, service.permissions])
+      .sort();
+    expect(shown).toEqual([
+      ['rc-old-layout', ['Bind', 'Dial']],
+      ['rc-old-layout-other', ['Bind', 'Dial']],
+    ]);
     const found = (await integrityRun(controller().deps, 'fix')).map((finding) => finding.description);
     expect(found).toContainEqual(expect.stringMatching(/policy selection .* is out of date/));
     expect((await db.send(new GetCommand({ TableName, Key: key }))).Item).toEqual(current);
