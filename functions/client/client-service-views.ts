@@ -41,7 +41,7 @@ export interface CallerServiceContext {
 /**
  * How the client's service reads read what admins write (policies, services, configs, posture checks, their index
  * items): eventually consistent, at half the read units. The caller never reads a write of its own there; an admin's
- * change shows within about a second, as the reference's own caches lag.
+ * change shows within about a second.
  */
 export const ADMIN_WRITTEN = { consistent: false } as const;
 

@@ -41,9 +41,8 @@ async function servicePage(deps: Deps, ids: readonly string[], params: ListParam
   if (inIdOrder(params) && !params.where && !params.roleFilter) {
     const sorted = [...new Set(ids)].sort();
     if (params.sort[0]?.direction === 'desc') sorted.reverse();
-    const items = await deps.store.getMany(services, sorted.slice(params.offset, params.offset + params.limit), {
-      ...ADMIN_WRITTEN,
-    });
+    const page = sorted.slice(params.offset, params.offset + params.limit);
+    const items = await deps.store.getMany(services, page, ADMIN_WRITTEN);
     return { items, pagination: { limit: params.limit, offset: params.offset, totalCount: sorted.length } };
   }
   if (ids.length > READ_WHOLE_LIMIT) return listEntitiesAmong(deps, services, ids, params);

@@ -73,9 +73,9 @@ async function checksNamedBy(
   if (policies.every((policy) => policy.postureCheckRoles.length === 0)) return policies.map(() => []);
   const checks = await readAll(deps, postureChecks);
   const byId = new Map(checks.map((check) => [check.id, check]));
-  const selectable = checks.map((check) => ({ id: check.id, attributes: check.roleAttributes }));
+  const candidates = checks.map((check) => ({ id: check.id, attributes: check.roleAttributes }));
   return policies.map((policy) =>
-    idsSelectedAmong(selectable, [{ roles: policy.postureCheckRoles, semantic: policy.semantic }]).flatMap(
+    idsSelectedAmong(candidates, [{ roles: policy.postureCheckRoles, semantic: policy.semantic }]).flatMap(
       (id) => byId.get(id) ?? [],
     ),
   );
