@@ -128,11 +128,18 @@ export class Store implements TableClient {
     this.logger = logger;
   }
 
-  /** Reads one entity (strongly consistent: see `READS.entity`); undefined when it does not exist. */
-  async get<D extends BaseDocument>(def: EntityDefinition<D>, id: string): Promise<Stored<D> | undefined> {
+  /**
+   * Reads one entity (strongly consistent, `READS.entity`, unless `read` names an eventual kind); undefined when it
+   * does not exist.
+   */
+  async get<D extends BaseDocument>(
+    def: EntityDefinition<D>,
+    id: string,
+    read: ReadKind = 'entity',
+  ): Promise<Stored<D> | undefined> {
     if (!fitsKey(id)) return undefined;
     const { Item } = await this.db.send(
-      new GetCommand({ TableName: this.tableName, Key: keys.entity(def.collection, id), ...readOptions('entity') }),
+      new GetCommand({ TableName: this.tableName, Key: keys.entity(def.collection, id), ...readOptions(read) }),
     );
     return Item ? storedOf(def, Item) : undefined;
   }
@@ -274,12 +281,12 @@ export class Store implements TableClient {
 
   /**
    * Several entities by id (100 per request); missing ids are left out, order is kept. Strongly consistent
-   * (`READS.entity`) unless read for a list page (`listPage`), whose ids came from eventually consistent reads.
+   * (`READS.entity`) unless `read` names an eventual kind (`listPage`: ids from eventually consistent reads).
    */
   async getMany<D extends BaseDocument>(
     def: EntityDefinition<D>,
     ids: readonly string[],
-    read: 'entity' | 'listPage' = 'entity',
+    read: ReadKind = 'entity',
   ): Promise<D[]> {
     return (await this.getManyStored(def, ids, read)).map((stored) => stored.doc);
   }
@@ -288,7 +295,7 @@ export class Store implements TableClient {
   async getManyStored<D extends BaseDocument>(
     def: EntityDefinition<D>,
     ids: readonly string[],
-    read: 'entity' | 'listPage' = 'entity',
+    read: ReadKind = 'entity',
   ): Promise<Stored<D>[]> {
     // BatchGetItem refuses duplicate keys, and keys too long for DynamoDB name nothing.
     const storable = [...new Set(ids)].filter(fitsKey);

@@ -1,7 +1,9 @@
 import { paginateQuery, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { OnTargetDelete } from '../entities/entity-definition.ts';
+import { selectionRecordOf } from './derived-items.ts';
 import type { Store } from './entity-store.ts';
-import { documentOf, fitsKey, keys } from './keys.ts';
+import { recordOfItem } from './filter-records.ts';
+import { fitsKey, keys } from './keys.ts';
 import { type ReadKind, readOptions } from './read-consistency.ts';
 
 export { filterRecords, filterRecordsOf } from './filter-records.ts';
@@ -81,7 +83,7 @@ export async function idsWithRole(
   store: Store,
   collection: string,
   attribute: string,
-  read: 'policyReach' | 'roleFilter' = 'policyReach',
+  read: 'policyReach' | 'roleFilter' | 'clientGrants' = 'policyReach',
 ): Promise<string[]> {
   if (!fitsKey(attribute)) return [];
   const items = await partitionItems(store, keys.roleMember(collection, attribute, '').PK, { read });
@@ -202,26 +204,44 @@ export function partitionItems(
   });
 }
 
+/**
+ * Every entity's id-order record of a type (its filter record and `idOrderFields`, see `idOrderItemOf`), in id order,
+ * all pages, in one query: small items, so a type of a few hundred is a few read units in one request (a list's
+ * `filterRecords` splits the partition into parallel ranges instead, for types of thousands).
+ */
+export async function idOrderRecords(
+  store: Store,
+  collection: string,
+  read: ReadKind = 'policyReach',
+): Promise<Record<string, unknown>[]> {
+  return (await partitionItems(store, keys.idOrder(collection, '').PK, { read })).map(recordOfItem);
+}
+
 /** Every id of a type, in id order, from its id partition (keys only), for a policy's `#all` (an access decision). */
-export async function allIds(store: Store, collection: string): Promise<string[]> {
-  const items = await partitionItems(store, keys.idOrder(collection, '').PK, { projection: 'SK', read: 'policyReach' });
+export async function allIds(store: Store, collection: string, read: ReadKind = 'policyReach'): Promise<string[]> {
+  const items = await partitionItems(store, keys.idOrder(collection, '').PK, { projection: 'SK', read });
   return items.map((item) => String(item.SK));
 }
 
 /**
- * The selection items (see `Selections`) of the policies of `policyCollection` that name `role` on a field selecting
- * `collection`, documents of their evaluation records with `policyId`.
+ * The selection items (see `Selections`) of the policies of a type that name `role` on a field selecting
+ * `collection`: each policy's evaluation record (`selectionRecordOf`), with its `id` (from the sort key).
  */
 export async function selectionsByRole(
   store: Store,
   collection: string,
   role: string,
-  policyCollection: string,
+  policy: { readonly collection: string; readonly recordFields: readonly string[] },
+  read: ReadKind = 'policyReach',
 ): Promise<Record<string, unknown>[]> {
   if (!fitsKey(role)) return [];
-  const { PK } = keys.selection(collection, role, policyCollection, '');
-  const items = await partitionItems(store, PK, { prefix: `${policyCollection}#`, read: 'policyReach' });
-  return items.map(documentOf);
+  const prefix = `${policy.collection}#`;
+  const { PK } = keys.selection(collection, role, policy.collection, '');
+  const items = await partitionItems(store, PK, { prefix, read });
+  return items.map((item) => ({
+    ...selectionRecordOf(item, policy.recordFields),
+    id: String(item.SK).slice(prefix.length),
+  }));
 }
 
 /**

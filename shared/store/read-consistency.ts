@@ -55,6 +55,13 @@ export const READS = {
   roleCatalog: 'eventual',
   /** The entities of a list page, read by key after their ids. */
   listPage: 'eventual',
+  /**
+   * What a client's service list and session create read of what admins write (policies and their selections,
+   * services, configs, edge routers, posture checks): a client never reads its own write there, and a grant or a
+   * revocation reaches it within about a second, as it reaches routers in the reference. The caller's own identity,
+   * API session, sessions and posture data are not read this way.
+   */
+  clientGrants: 'eventual',
 } as const satisfies Record<string, Consistency>;
 
 export type ReadKind = keyof typeof READS;
