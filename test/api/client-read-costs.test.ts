@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '#shared/store/keys.ts';
 import { useAdminController } from '../support/admin-controller.ts';
@@ -144,14 +144,13 @@ describe('what the client service list and a fresh session cost', () => {
       .data as { id: string; name: string }[];
     expect(routers).toHaveLength(3);
     const legacy = routers[0]!;
-    // An id-order item written before it carried appData.
-    await controller().deps.store.db.send(
-      new UpdateCommand({
-        TableName: controller().deps.config.tableName,
-        Key: keys.idOrder('edge-routers', legacy.id),
-        UpdateExpression: 'REMOVE appData',
-      }),
-    );
+    // An id-order item written before its record carried appData.
+    const db = controller().deps.store.db;
+    const TableName = controller().deps.config.tableName;
+    const Key = keys.idOrder('edge-routers', legacy.id);
+    const item = (await db.send(new GetCommand({ TableName, Key }))).Item ?? {};
+    const { appData: _dropped, ...olderRecord } = JSON.parse(String(item.record)) as Record<string, unknown>;
+    await db.send(new PutCommand({ TableName, Item: { ...item, record: JSON.stringify(olderRecord) } }));
     let body: { data: { edgeRouters: { name: string; appData: unknown }[] } } | undefined;
     const cost = await costOf(async () => {
       const response = await session(fresh.token, fresh.serviceId, 'Dial')();
