@@ -128,8 +128,16 @@ export async function authenticateWithExternalJwt(
     if (!token) throw new ExternalJwtRefused('no bearer token');
     const { signer, payload } = await verifyExternalJwt(deps, token);
     const identityId = await identityIdOfClaim(deps, signer, payload);
-    const identity = (await deps.store.get(identities, identityId ?? NOTHING))?.doc;
-    const policy = (await deps.store.get(authPolicies, identity?.authPolicyId ?? NOTHING))?.doc;
+    // The identity, its MFA enrollment and the default auth policy in one batch; another policy is one more read.
+    const read = await deps.store.readTogether([
+      { def: identities, id: identityId ?? NOTHING },
+      { def: mfas, id: identityId ?? NOTHING },
+      { def: authPolicies, id: DEFAULT_AUTH_POLICY_ID },
+    ]);
+    const identity = read.entities[0]?.doc;
+    const policyId = identity?.authPolicyId ?? NOTHING;
+    const policy =
+      policyId === DEFAULT_AUTH_POLICY_ID ? read.entities[2]?.doc : (await deps.store.get(authPolicies, policyId))?.doc;
     if (!identity || !policy || refusesLogin(deps, identity, policy)) {
       throw new ExternalJwtRefused(`signer ${signer.id}: no enabled identity for the claim`);
     }
@@ -137,7 +145,7 @@ export async function authenticateWithExternalJwt(
     if (!allowed || (allowedSigners.length > 0 && !allowedSigners.includes(signer.id))) {
       throw new ExternalJwtRefused(`identity ${identity.id}: auth policy ${policy.id} refuses signer ${signer.id}`);
     }
-    return { authenticatorId: signer.id, identity, policy };
+    return { authenticatorId: signer.id, identity, policy, mfa: read.entities[1]?.doc ?? null };
   } catch (error) {
     if (error instanceof ApiError) throw error;
     logger.info('ext-jwt login refused', { reason: (error as Error).message });
