@@ -251,6 +251,8 @@ const DIAL_CANDIDATES = 200;
 /** Client identities of the mixed workload, and its rounds. */
 const HEAT_CLIENTS = 20;
 const HEAT_ROUNDS = 10;
+/** How far apart the heat workload's rounds are, on the controller's clock: a client polling once a minute. */
+const HEAT_ROUND_MS = 61_000;
 
 /**
  * The issue's policy scenario on a table of its own: 10,000 identities, 1,000 services and 200 edge routers, with 50,
@@ -260,7 +262,13 @@ const HEAT_ROUNDS = 10;
  */
 export async function policyBench(options: PolicyBenchOptions): Promise<PolicyBenchFigures> {
   const config = benchConfig('bench-policies', options.dynamoDbEndpoint);
-  const deps: Deps = { ...createDeps(config), logger: createLogger({}, { write: () => undefined }) };
+  // The heat workload moves the controller's clock a minute a round (see `partitionHeat`).
+  let clockOffsetMs = 0;
+  const deps: Deps = {
+    ...createDeps(config),
+    logger: createLogger({}, { write: () => undefined }),
+    now: () => new Date(Date.now() + clockOffsetMs),
+  };
   const meter = createBenchMeter(deps);
   await ensureTable(deps.store.db, config.tableName);
   await bootstrap(deps, { adminUsername: options.adminUsername, adminPassword: options.adminPassword });
@@ -362,8 +370,15 @@ export async function policyBench(options: PolicyBenchOptions): Promise<PolicyBe
       }
     }
     options.progress('a mixed workload of authenticated requests, for partition heat');
-    const heat = await partitionHeat(meter, client, admin, async (index) =>
-      clientIdentity(client, admin, `bench-heat-client-${index}`, [ROLE_ATTRIBUTES[index % ROLE_ATTRIBUTES.length]!]),
+    const heat = await partitionHeat(
+      meter,
+      client,
+      admin,
+      async (index) =>
+        clientIdentity(client, admin, `bench-heat-client-${index}`, [ROLE_ATTRIBUTES[index % ROLE_ATTRIBUTES.length]!]),
+      (ms) => {
+        clockOffsetMs += ms;
+      },
     ).catch((error: unknown) => (error as Error).message.slice(0, 160));
     return { rows, steps, heat };
   } finally {
@@ -494,13 +509,16 @@ async function middleStepRows(
 /**
  * Partition heat: `HEAT_CLIENTS` client identities (one role attribute each) log in and make rounds of authenticated
  * requests (their API session, their identity, their service list, one service, their edge routers) while the admin
- * lists identities; the write units each partition took, table and index partition keys alike.
+ * lists identities; the write units each partition took, table and index partition keys alike. Each round comes a
+ * minute after the one before (`advanceClock`): clients that poll once a minute, so every API session is refreshed
+ * once a round (sessions are refreshed at most once a minute; back-to-back rounds would write nearly nothing).
  */
 async function partitionHeat(
   meter: BenchMeter,
   client: BenchClient,
   admin: string,
   makeClient: (index: number) => Promise<{ name: string; password: string }>,
+  advanceClock: (ms: number) => void,
 ): Promise<PartitionHeat> {
   const tokens = await meter.uncounted(async () => {
     const made: string[] = [];
@@ -526,6 +544,7 @@ async function partitionHeat(
   let requests = 0;
   try {
     for (let round = 0; round < HEAT_ROUNDS; round++) {
+      advanceClock(HEAT_ROUND_MS);
       for (const token of tokens) {
         await call('GET /current-api-session', 'GET', `${CLIENT}/current-api-session`, token);
         await call('GET /current-identity', 'GET', `${CLIENT}/current-identity`, token);

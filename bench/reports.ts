@@ -275,7 +275,8 @@ export function heatReport(heat: PartitionHeat | string): string {
     ),
     '',
     `${heat.requests.toLocaleString('en-US')} requests (${[...heat.requestsByLabel].map(([label, n]) => `${label} ${n}`).join(', ')}) ` +
-      `by ${heat.clients} client identities logged in with an SDK's body, and the admin, on the 2,000-policy network; ` +
+      `by ${heat.clients} client identities logged in with an SDK's body, and the admin, on the 2,000-policy network, ` +
+      "a round a minute on the controller's clock (clients polling once a minute: each API session refreshed once a round); " +
       `${units(heat.totalUnits)} write units in all. A partition is the table's partition key of an item written, or ` +
       "an index's partition key of an entry written there; the units of a single-item write are DynamoDB Local's, a " +
       "transaction's are worked out per item (`write-model.ts`). On AWS a partition takes at most 1,000 write units a " +

@@ -1,5 +1,6 @@
 import { createApiSessionOps, sessionExpiry } from '#shared/auth/api-session-store.ts';
 import type { AuthPolicy } from '#shared/entities/auth-policy.ts';
+import { authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities } from '#shared/entities/identity.ts';
 import { mfas } from '#shared/entities/mfa.ts';
 import { ApiError, invalidField } from '#shared/errors/api-error.ts';
@@ -53,9 +54,10 @@ function identityCommitOps(deps: Deps, identity: Identity, body: AuthenticateBod
     ],
   };
   const refused = () => new ApiError('INVALID_AUTH');
+  // What the SDK reported is written only when it changed: the same SDK logging in again writes nothing of the identity.
   const reported = {
-    ...(body.envInfo ? { envInfo: body.envInfo } : {}),
-    ...(body.sdkInfo ? { sdkInfo: body.sdkInfo } : {}),
+    ...(body.envInfo && canonical(body.envInfo) !== canonical(identity.envInfo) ? { envInfo: body.envInfo } : {}),
+    ...(body.sdkInfo && canonical(body.sdkInfo) !== canonical(identity.sdkInfo) ? { sdkInfo: body.sdkInfo } : {}),
   };
   if (Object.keys(reported).length === 0) {
     return [checkLiveOp(deps.store, identities, identity.id, enabled, refused)];
@@ -63,14 +65,28 @@ function identityCommitOps(deps: Deps, identity: Identity, body: AuthenticateBod
   return partialUpdateOps(deps.store, identities, identity, { ...reported, updatedAt: now }, enabled, refused);
 }
 
-/** A password login whose wrong password marks its source address as failing for the username (`login-limits.ts`). */
+/**
+ * A password login: its throttle counters and the username's marker in one wave (the marker names the authenticator
+ * and its identity, read together next; no hash is paid for before the counters allowed the attempt). A wrong password
+ * marks its source address as failing for the username (`login-limits.ts`).
+ */
 async function passwordLogin(deps: Deps, sourceIp: string, body: AuthenticateBody, username: string) {
+  const [, marker] = await Promise.all([
+    limitLoginAttempt(deps, sourceIp, username),
+    deps.store.findMarker(authenticators, 'username', username),
+  ]);
   try {
-    return await authenticateWithPassword(deps, body);
+    return await authenticateWithPassword(deps, body, marker);
   } catch (error) {
     if (error instanceof ApiError && error.code === 'INVALID_AUTH') await recordLoginFailure(deps, sourceIp, username);
     throw error;
   }
+}
+
+/** Canonical JSON (keys sorted) of what an SDK reported, to tell a change from the same report again. */
+function canonical(info: Readonly<Record<string, unknown>> | null | undefined): string {
+  if (!info) return 'null';
+  return JSON.stringify(Object.fromEntries(Object.entries(info).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
 }
 
 /** `POST /authenticate?method=password|cert|ext-jwt`: a new API session, its token in the body and `zt-session`. */
@@ -78,13 +94,20 @@ export const authenticate: Operation = async (request, deps) => {
   const method = methodOf(queryValue(request, 'method'));
   const body = parseWith(authenticateBodySchema, request.body);
 
-  // Malformed credentials are a 400 that costs nothing; the rest are counted before any hash or signature is paid for.
-  const username = method === 'password' ? parseWith(passwordCredentialsSchema, body).username : undefined;
-  await limitLoginAttempt(deps, request.sourceIp, username);
+  // Malformed credentials are a 400 that costs nothing; the rest are counted before any hash or signature is paid for
+  // (the counters go out with the first reads, which need no secret checked).
   let subject: LoginSubject | CertificateSubject;
-  if (method === 'password') subject = await passwordLogin(deps, request.sourceIp, body, username!);
-  else if (method === 'cert') subject = await authenticateWithCertificate(deps, request.clientCertPem);
-  else subject = await authenticateWithExternalJwt(deps, request.headers, request.logger);
+  if (method === 'password') {
+    const { username } = parseWith(passwordCredentialsSchema, body);
+    subject = await passwordLogin(deps, request.sourceIp, body, username);
+  } else if (method === 'cert') {
+    subject = await authenticateWithCertificate(deps, request.clientCertPem, () =>
+      limitLoginAttempt(deps, request.sourceIp),
+    );
+  } else {
+    await limitLoginAttempt(deps, request.sourceIp);
+    subject = await authenticateWithExternalJwt(deps, request.headers, request.logger);
+  }
   const { authenticatorId, identity, policy } = subject;
   if (!policyAllows(policy, method)) throw new ApiError('INVALID_AUTH');
 
@@ -96,8 +119,8 @@ export const authenticate: Operation = async (request, deps) => {
     !(method === 'ext-jwt' && authenticatorId === secondarySigner) &&
     !(await presentsExtJwt(deps, request.headers, secondarySigner, identity.id, request.logger));
   // TOTP is asked for when the identity has enrolled it, or its policy requires it (enrolled or not yet).
-  const mfa = await deps.store.get(mfas, identity.id);
-  const totpPending = policy.secondary.requireTotp || mfa?.doc.isVerified === true;
+  const mfa = subject.mfa !== undefined ? subject.mfa : (await deps.store.get(mfas, identity.id))?.doc;
+  const totpPending = policy.secondary.requireTotp || mfa?.isVerified === true;
   const { token, session, ops } = createApiSessionOps(deps, {
     identityId: identity.id,
     authenticatorId,
@@ -107,14 +130,18 @@ export const authenticate: Operation = async (request, deps) => {
     extJwtPending,
     ...('cert' in subject ? subject.cert : {}),
   });
-  await deps.store.transact([...ops, ...identityCommitOps(deps, identity, body)]);
+  await deps.store.transact([
+    ...ops,
+    ...identityCommitOps(deps, identity, body),
+    ...('commitOps' in subject ? (subject.commitOps ?? []) : []),
+  ]);
 
   request.logger.info('api session created', { identityId: identity.id, apiSessionId: session.id, method });
   const expiry = sessionExpiry(deps, session);
   const view = currentApiSessionView(deps, session, identity.name, token);
   // The policy and the MFA are in hand: no second read of them for the queries.
   const authQueries = [
-    ...(totpPending ? [totpAuthQuery(mfa?.doc.isVerified === true)] : []),
+    ...(totpPending ? [totpAuthQuery(mfa?.isVerified === true)] : []),
     ...(extJwtPending ? await extJwtQueriesOf(deps, secondarySigner) : []),
   ];
   return ok(

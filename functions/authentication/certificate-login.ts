@@ -1,9 +1,10 @@
 import { X509Certificate } from 'node:crypto';
-import { type AuthPolicy, authPolicies } from '#shared/entities/auth-policy.ts';
-import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
+import { type AuthPolicy, authPolicies, DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
+import { type Authenticator, authenticatorSchema, authenticators } from '#shared/entities/authenticator.ts';
 import { type Ca, cas } from '#shared/entities/ca.ts';
 import { type Identity, identities, isDisabledAt } from '#shared/entities/identity.ts';
-import { revocations } from '#shared/entities/revocation.ts';
+import { type Mfa, mfas } from '#shared/entities/mfa.ts';
+import { type Revocation, revocations } from '#shared/entities/revocation.ts';
 import { ApiError } from '#shared/errors/api-error.ts';
 import { clientCertificateMissing } from '#shared/http/mtls-address.ts';
 import { isClientLeaf, isSignedByCa } from '#shared/pki/ca-trust.ts';
@@ -12,12 +13,17 @@ import { externalIdOf } from '#shared/pki/external-id-claim.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
 import { allCas } from '#shared/pki/trusted-cas.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import { listChildren, validChildren } from '#shared/store/children.ts';
+import { uniqueMarkerOf } from '#shared/store/entity-store.ts';
+import { fitsKey, keys } from '#shared/store/keys.ts';
 
 /** What a certificate login proved, with what the API session says of the certificate. */
 export interface CertificateSubject {
   readonly authenticatorId: string;
   readonly identity: Identity;
   readonly policy: AuthPolicy;
+  /** The identity's MFA enrollment when the login read it (`null`: none stored). */
+  readonly mfa?: Mfa | null;
   readonly cert: {
     readonly isCertExtendable: boolean;
     readonly isCertExtendRequested: boolean;
@@ -26,6 +32,9 @@ export interface CertificateSubject {
 }
 
 const refused = () => new ApiError('INVALID_AUTH');
+
+/** A key no entity has, read in place of a missing one. */
+const NOTHING = 'none:login-decoy';
 
 const trustsForAuth = (ca: Ca | undefined): ca is Ca => ca?.isVerified === true && ca.isAuthEnabled;
 
@@ -60,18 +69,129 @@ async function identityIdByClaim(deps: Deps, leaf: X509Certificate): Promise<str
   return undefined;
 }
 
+/** The subject's common name: the identity's id in every certificate the network issues. */
+function commonNameOf(leaf: X509Certificate): string | undefined {
+  const cn = leaf.subject
+    .split('\n')
+    .find((part) => part.startsWith('CN='))
+    ?.slice('CN='.length);
+  return cn && cn.length > 0 ? cn : undefined;
+}
+
+/** What a certificate login reads of the one who holds the certificate. */
+interface Holder {
+  readonly authenticator: Authenticator | undefined;
+  readonly identityId: string | undefined;
+  readonly identity: Identity | undefined;
+  readonly policy: AuthPolicy | undefined;
+  readonly mfa: Mfa | null | undefined;
+  readonly fingerprintRevoked: Revocation | undefined;
+  readonly identityRevoked: Revocation | undefined;
+}
+
+/**
+ * Everything a login with a certificate the network issued needs, in one wave beside the throttle counter: the
+ * certificate's CN is its identity's id, so the fingerprint's marker (strongly consistent: the authenticator exists),
+ * the identity, its MFA enrollment, the default auth policy and both revocations that could refuse it are one batch,
+ * and the identity's authenticators one index query (eventually consistent, trusted only for the authenticator the
+ * marker names with this very fingerprint, whose certificate facts never change). Undefined when the certificate is
+ * not such (another CA's, a CN that is not the marker's identity, an index not yet caught up): the caller then reads
+ * step by step.
+ */
+async function holderByCommonName(
+  deps: Deps,
+  leaf: X509Certificate,
+  fingerprint: string,
+  throttle: () => Promise<void>,
+): Promise<Holder | undefined> {
+  const cn = commonNameOf(leaf);
+  const [, read, children] = await Promise.all([
+    throttle(),
+    deps.store.readTogether(
+      [
+        { def: identities, id: cn ?? NOTHING },
+        { def: mfas, id: cn ?? NOTHING },
+        { def: authPolicies, id: DEFAULT_AUTH_POLICY_ID },
+        { def: revocations, id: fingerprint },
+        { def: revocations, id: cn ?? NOTHING },
+      ],
+      [keys.unique(authenticators.collection, 'fingerprint', fingerprint)],
+    ),
+    cn && fitsKey(cn) ? listChildren(deps, identities.collection, cn, authenticators.collection) : [],
+  ]);
+  const marker = uniqueMarkerOf(read.items[0]);
+  if (!cn || !marker || marker.carried.identityId !== cn) return undefined;
+  const authenticator = validChildren(deps, children, authenticatorSchema).find(
+    (candidate) => candidate.id === marker.entityId && candidate.fingerprint === fingerprint,
+  );
+  if (!authenticator) return undefined;
+  const [identity, mfa, defaultPolicy, fingerprintRevoked, identityRevoked] = read.entities;
+  const policyId = identity?.doc.authPolicyId ?? DEFAULT_AUTH_POLICY_ID;
+  const policy =
+    policyId === DEFAULT_AUTH_POLICY_ID ? defaultPolicy?.doc : (await deps.store.get(authPolicies, policyId))?.doc;
+  return {
+    authenticator,
+    identityId: cn,
+    identity: identity?.doc,
+    policy,
+    mfa: mfa?.doc ?? null,
+    fingerprintRevoked: fingerprintRevoked?.doc,
+    identityRevoked: identityRevoked?.doc,
+  };
+}
+
+/**
+ * The same, read step by step: the fingerprint's marker, the authenticator (or a CA's external id claim), then the
+ * identity beside both revocations, then its auth policy. For certificates another CA issued, or registered by an
+ * admin, whose CN names no identity.
+ */
+async function holderStepByStep(deps: Deps, leaf: X509Certificate, fingerprint: string): Promise<Holder> {
+  const authenticatorId = await deps.store.findIdByUnique(authenticators, 'fingerprint', fingerprint);
+  const authenticator = authenticatorId ? (await deps.store.get(authenticators, authenticatorId))?.doc : undefined;
+  const identityId = authenticator ? authenticator.identityId : await identityIdByClaim(deps, leaf);
+  if (!identityId) {
+    return {
+      authenticator,
+      identityId,
+      identity: undefined,
+      policy: undefined,
+      mfa: undefined,
+      fingerprintRevoked: undefined,
+      identityRevoked: undefined,
+    };
+  }
+  // The revocations of the certificate and of the identity, one batch read beside the identity's.
+  const [identity, revoked] = await Promise.all([
+    deps.store.get(identities, identityId).then((stored) => stored?.doc),
+    deps.store.getMany(revocations, [fingerprint, identityId]),
+  ]);
+  const policy = identity ? (await deps.store.get(authPolicies, identity.authPolicyId))?.doc : undefined;
+  return {
+    authenticator,
+    identityId,
+    identity,
+    policy,
+    mfa: undefined,
+    fingerprintRevoked: revoked.find((revocation) => revocation.id === fingerprint),
+    identityRevoked: revoked.find((revocation) => revocation.id === identityId),
+  };
+}
+
 /**
  * `authenticate?method=cert`. The TLS layer (API Gateway's mTLS against the truststore, or the local server) proved
  * the caller holds the certificate's key; here the certificate must be an authenticator's (by SHA-1 fingerprint, §b)
  * and chain to the CA that vouches for it, or name an identity through a CA's external id claim. Expired
  * certificates pass only when the auth policy allows them; a JTI revocation of the fingerprint, or an IDENTITY
- * revocation newer than the certificate, refuses it. No signature is made: a login costs KMS nothing.
+ * revocation newer than the certificate, refuses it. No signature is made: a login costs KMS nothing. `throttle`
+ * counts the attempt, before anything is checked: with the first reads.
  */
 export async function authenticateWithCertificate(
   deps: Deps,
   clientCertPem: string | undefined,
+  throttle: () => Promise<void>,
 ): Promise<CertificateSubject> {
   if (!clientCertPem) {
+    await throttle();
     throw clientCertificateMissing(
       deps,
       new ApiError('INVALID_AUTH', { message: 'Certificate authentication needs a client certificate.' }),
@@ -81,29 +201,19 @@ export async function authenticateWithCertificate(
   try {
     leaf = new X509Certificate(clientCertPem);
   } catch {
+    await throttle();
     throw refused();
   }
-  if (!isClientLeaf(leaf)) throw refused();
-  const fingerprint = fingerprintOf(leaf);
-  const authenticatorId = await deps.store.findIdByUnique(authenticators, 'fingerprint', fingerprint);
-  const authenticator = authenticatorId ? (await deps.store.get(authenticators, authenticatorId))?.doc : undefined;
-  let identityId: string | undefined;
-  if (authenticator) {
-    if (!(await chainHolds(deps, leaf, authenticator))) throw refused();
-    identityId = authenticator.identityId;
-  } else {
-    identityId = await identityIdByClaim(deps, leaf);
+  if (!isClientLeaf(leaf)) {
+    await throttle();
+    throw refused();
   }
+  const fingerprint = fingerprintOf(leaf);
+  const holder =
+    (await holderByCommonName(deps, leaf, fingerprint, throttle)) ?? (await holderStepByStep(deps, leaf, fingerprint));
+  const { authenticator, identityId, identity, policy, fingerprintRevoked, identityRevoked } = holder;
+  if (authenticator && !(await chainHolds(deps, leaf, authenticator))) throw refused();
   if (!identityId) throw refused();
-
-  // The revocations of the certificate and of the identity, one batch read beside the identity's.
-  const [identity, revoked] = await Promise.all([
-    deps.store.get(identities, identityId).then((stored) => stored?.doc),
-    deps.store.getMany(revocations, [fingerprint, identityId]),
-  ]);
-  const fingerprintRevoked = revoked.find((revocation) => revocation.id === fingerprint);
-  const identityRevoked = revoked.find((revocation) => revocation.id === identityId);
-  const policy = identity ? (await deps.store.get(authPolicies, identity.authPolicyId))?.doc : undefined;
   const now = deps.now();
   if (!identity || !policy || isDisabledAt(identity, now)) throw refused();
   if (isExpiredAt(leaf, now) && !policy.primary.cert.allowExpiredCerts) throw refused();
@@ -116,6 +226,7 @@ export async function authenticateWithCertificate(
     authenticatorId: authenticator?.id ?? `claim:${identityId}`,
     identity,
     policy,
+    ...(holder.mfa !== undefined ? { mfa: holder.mfa } : {}),
     cert: {
       isCertExtendable: extendable,
       isCertExtendRequested: extendable && authenticator?.isExtendRequested === true,

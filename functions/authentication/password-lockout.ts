@@ -8,9 +8,9 @@ import {
   type CounterHolder,
   type Guard,
   partialUpdateOps,
-  setCounter,
   setCounterOp,
 } from '#shared/store/partial-update.ts';
+import type { WriteOp } from '#shared/store/write-op.ts';
 
 /** An id no authenticator has: a login for an unknown username counts its failure against it, at the same cost. */
 export const NO_AUTHENTICATOR = 'none:unknown-username';
@@ -88,9 +88,16 @@ async function lockOut(deps: Deps, counter: MissCounter, identity: Identity, min
   });
 }
 
-/** A right password ends the run of wrong ones; an authenticator deleted meanwhile fails the login (401). */
-export async function clearFailedPasswords(deps: Deps, authenticatorId: string): Promise<void> {
-  if (!(await setCounter(deps.store, passwordCounter(authenticatorId), FAILED_ATTEMPTS, 0))) {
-    throw new ApiError('INVALID_AUTH');
-  }
+/**
+ * The write, for the session's transaction, that ends a run of wrong passwords: a right password resets the count; an
+ * authenticator deleted meanwhile fails the login (401).
+ */
+export function clearFailedPasswordsOp(deps: Deps, authenticatorId: string): WriteOp {
+  return setCounterOp(
+    deps.store,
+    passwordCounter(authenticatorId),
+    FAILED_ATTEMPTS,
+    0,
+    () => new ApiError('INVALID_AUTH'),
+  );
 }

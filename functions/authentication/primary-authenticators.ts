@@ -1,24 +1,30 @@
 import { verifyAgainstNothing, verifyPassword } from '#shared/auth/password-hash.ts';
-import { type AuthPolicy, authPolicies } from '#shared/entities/auth-policy.ts';
-import { authenticators } from '#shared/entities/authenticator.ts';
+import { type AuthPolicy, authPolicies, DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
+import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities, isDisabledAt } from '#shared/entities/identity.ts';
+import { type Mfa, mfas } from '#shared/entities/mfa.ts';
 import { ApiError } from '#shared/errors/api-error.ts';
 import { identityIdOfClaim } from '#shared/ext-jwt/identity-of-claim.ts';
 import { bearerTokenOf, ExternalJwtRefused, verifyExternalJwt } from '#shared/ext-jwt/verify-external-jwt.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import type { Logger } from '#shared/log/logger.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import type { UniqueMarker } from '#shared/store/entity-store.ts';
+import type { WriteOp } from '#shared/store/write-op.ts';
 import { type AuthenticateBody, passwordCredentialsSchema } from './authenticate-body.ts';
-import { clearFailedPasswords, NO_AUTHENTICATOR, passwordCounter, recordFailedPassword } from './password-lockout.ts';
+import { clearFailedPasswordsOp, NO_AUTHENTICATOR, passwordCounter, recordFailedPassword } from './password-lockout.ts';
 
 /**
  * Who a primary login proved to be: the authenticator used (the external JWT signer's id for ext-jwt), its identity
- * and that identity's auth policy.
+ * and that identity's auth policy; the identity's MFA enrollment when the login read it with them (`null`: none
+ * stored), and writes the session's transaction must commit (a right password ending a run of wrong ones).
  */
 export interface LoginSubject {
   readonly authenticatorId: string;
   readonly identity: Identity;
   readonly policy: AuthPolicy;
+  readonly mfa?: Mfa | null;
+  readonly commitOps?: readonly WriteOp[];
 }
 
 /** A key no entity has, read in place of a missing one so that every login does the same reads. */
@@ -26,15 +32,46 @@ const NOTHING = 'none:login-decoy';
 
 const invalidAuth = () => new ApiError('INVALID_AUTH');
 
+/** What a login by a unique value (username, fingerprint) reads of the one who holds it. */
+export interface HolderOfMarker {
+  readonly authenticator: Authenticator | undefined;
+  readonly identity: Identity | undefined;
+  readonly policy: AuthPolicy | undefined;
+  readonly mfa: Mfa | null;
+}
+
 /**
- * The authenticator with this id (or none), its identity and its auth policy: always three reads, whether or not each
- * exists, so how long a login takes tells nothing about which usernames exist.
+ * The authenticator a marker names, its identity, the identity's MFA enrollment and auth policy. The marker carries
+ * the identity's id, so all four are one batch read: the default auth policy is read beside them (most identities
+ * have it), another policy costs one more read. A marker without the identity's id (written before markers carried
+ * it) costs the authenticator's read first. Always the same reads whether or not each exists (decoy keys for those
+ * that do not), so how long a login takes tells nothing about which usernames exist.
  */
-async function subjectOf(deps: Deps, authenticatorId: string | undefined) {
-  const authenticator = (await deps.store.get(authenticators, authenticatorId ?? NOTHING))?.doc;
-  const identity = (await deps.store.get(identities, authenticator?.identityId ?? NOTHING))?.doc;
-  const policy = (await deps.store.get(authPolicies, identity?.authPolicyId ?? NOTHING))?.doc;
-  return { authenticator, identity, policy };
+export async function holderOfMarker(deps: Deps, marker: UniqueMarker | undefined): Promise<HolderOfMarker> {
+  let authenticatorId = marker?.entityId ?? NOTHING;
+  let identityId = marker?.carried.identityId;
+  if (marker && identityId === undefined) {
+    identityId = (await deps.store.get(authenticators, authenticatorId))?.doc.identityId;
+  }
+  const read = await deps.store.readTogether([
+    { def: authenticators, id: authenticatorId },
+    { def: identities, id: identityId ?? NOTHING },
+    { def: mfas, id: identityId ?? NOTHING },
+    { def: authPolicies, id: DEFAULT_AUTH_POLICY_ID },
+  ]);
+  const [storedAuthenticator, storedIdentity, storedMfa, defaultPolicy] = read.entities;
+  let authenticator = storedAuthenticator?.doc;
+  let identity = storedIdentity?.doc;
+  // Only what belongs together counts: the authenticator of the marker, of the identity the marker names.
+  if (authenticator && authenticator.identityId !== identityId) authenticator = undefined;
+  if (!authenticator) {
+    authenticatorId = NOTHING;
+    identity = undefined;
+  }
+  const policyId = identity?.authPolicyId ?? DEFAULT_AUTH_POLICY_ID;
+  const policy =
+    policyId === DEFAULT_AUTH_POLICY_ID ? defaultPolicy?.doc : (await deps.store.get(authPolicies, policyId))?.doc;
+  return { authenticator, identity, policy, mfa: identity ? (storedMfa?.doc ?? null) : null };
 }
 
 /** A disabled (or locked) identity is refused before its password is checked or counted, as the reference does. */
@@ -43,14 +80,19 @@ function refusesLogin(deps: Deps, identity: Identity | undefined, policy: AuthPo
 }
 
 /**
- * Username and password against the updb authenticator. Every attempt costs the same: known or unknown username,
- * the same reads, one password hash and one failed-attempt write (against an id nobody has for unknown usernames);
- * wrong passwords of enabled identities count towards their auth policy's lockout.
+ * Username and password against the updb authenticator, given the username's marker (read beside the login's
+ * throttle counters). Every attempt costs the same: known or unknown username, the same reads, one password hash and
+ * one failed-attempt write (against an id nobody has for unknown usernames); wrong passwords of enabled identities
+ * count towards their auth policy's lockout. A right password after wrong ones resets the count in the session's
+ * own transaction.
  */
-export async function authenticateWithPassword(deps: Deps, body: AuthenticateBody): Promise<LoginSubject> {
-  const { username, password } = parseWith(passwordCredentialsSchema, body);
-  const authenticatorId = await deps.store.findIdByUnique(authenticators, 'username', username);
-  const { authenticator, identity, policy } = await subjectOf(deps, authenticatorId);
+export async function authenticateWithPassword(
+  deps: Deps,
+  body: AuthenticateBody,
+  marker: UniqueMarker | undefined,
+): Promise<LoginSubject> {
+  const { password } = parseWith(passwordCredentialsSchema, body);
+  const { authenticator, identity, policy, mfa } = await holderOfMarker(deps, marker);
   const hash = authenticator?.passwordHash;
   if (!authenticator || !hash || refusesLogin(deps, identity, policy)) {
     await verifyAgainstNothing(password);
@@ -61,8 +103,13 @@ export async function authenticateWithPassword(deps: Deps, body: AuthenticateBod
     await recordFailedPassword(deps, passwordCounter(authenticator.id), identity, policy);
     throw invalidAuth();
   }
-  if (authenticator.failedAttempts) await clearFailedPasswords(deps, authenticator.id);
-  return { authenticatorId: authenticator.id, identity: identity!, policy: policy! };
+  return {
+    authenticatorId: authenticator.id,
+    identity: identity!,
+    policy: policy!,
+    mfa,
+    ...(authenticator.failedAttempts ? { commitOps: [clearFailedPasswordsOp(deps, authenticator.id)] } : {}),
+  };
 }
 
 /**
@@ -81,8 +128,16 @@ export async function authenticateWithExternalJwt(
     if (!token) throw new ExternalJwtRefused('no bearer token');
     const { signer, payload } = await verifyExternalJwt(deps, token);
     const identityId = await identityIdOfClaim(deps, signer, payload);
-    const identity = (await deps.store.get(identities, identityId ?? NOTHING))?.doc;
-    const policy = (await deps.store.get(authPolicies, identity?.authPolicyId ?? NOTHING))?.doc;
+    // The identity, its MFA enrollment and the default auth policy in one batch; another policy is one more read.
+    const read = await deps.store.readTogether([
+      { def: identities, id: identityId ?? NOTHING },
+      { def: mfas, id: identityId ?? NOTHING },
+      { def: authPolicies, id: DEFAULT_AUTH_POLICY_ID },
+    ]);
+    const identity = read.entities[0]?.doc;
+    const policyId = identity?.authPolicyId ?? NOTHING;
+    const policy =
+      policyId === DEFAULT_AUTH_POLICY_ID ? read.entities[2]?.doc : (await deps.store.get(authPolicies, policyId))?.doc;
     if (!identity || !policy || refusesLogin(deps, identity, policy)) {
       throw new ExternalJwtRefused(`signer ${signer.id}: no enabled identity for the claim`);
     }
@@ -90,7 +145,7 @@ export async function authenticateWithExternalJwt(
     if (!allowed || (allowedSigners.length > 0 && !allowedSigners.includes(signer.id))) {
       throw new ExternalJwtRefused(`identity ${identity.id}: auth policy ${policy.id} refuses signer ${signer.id}`);
     }
-    return { authenticatorId: signer.id, identity, policy };
+    return { authenticatorId: signer.id, identity, policy, mfa: read.entities[1]?.doc ?? null };
   } catch (error) {
     if (error instanceof ApiError) throw error;
     logger.info('ext-jwt login refused', { reason: (error as Error).message });

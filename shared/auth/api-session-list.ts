@@ -40,10 +40,11 @@ interface Read {
 /**
  * One page of the live API sessions (`GET /api-sessions`), each with its identity.
  *
- * - No filter, in id order (the default, or `sort=id desc`): the keys of live sessions up to offset + limit come from
- *   the type index (GSI1, in id order, only keys projected), then the page's sessions are read whole; the total is the
- *   session counter less the expired sessions still stored (a key range of GSI3, keys only: thousands per request,
- *   and few, since lists remove them). The cost follows offset and limit, not how many sessions were ever stored.
+ * - No filter, in id order (the default, or `sort=id desc`): the keys of sessions up to offset + limit come from the
+ *   type index (GSI1, in id order, the sessions' pointers), less the expired ones (a key range of each GSI3 shard,
+ *   keys only: thousands per request, and few, since lists remove them), then the page's sessions are read whole; the
+ *   total is the session counter less those expired sessions. The cost follows offset and limit, not how many
+ *   sessions were ever stored.
  * - A filter that pins `id` or `identityId` reads just those sessions; any other filter or sort reads every live
  *   session and pages in memory.
  *
@@ -56,10 +57,19 @@ export async function listLiveApiSessions(
 ): Promise<ListPage<ListedSession>> {
   const cutoff = liveCutoff(deps);
   const direction = idOrder(params);
+  // The unfiltered total needs every expired key; otherwise only those this list removes.
+  const idle = idleSessionKeys(deps.store, cutoff, direction ? undefined : SESSIONS_PER_TRANSACTION);
   const [expired, read] = await Promise.all([
-    // The unfiltered total needs every expired key; otherwise only those this list removes.
-    idleSessionKeys(deps.store, cutoff, direction ? undefined : SESSIONS_PER_TRANSACTION),
-    direction ? readInIdOrder(deps, cutoff, direction, params) : readFiltered(deps, cutoff, params),
+    idle,
+    direction
+      ? readInIdOrder(
+          deps,
+          cutoff,
+          direction,
+          params,
+          idle.then((found) => new Set(found)),
+        )
+      : readFiltered(deps, cutoff, params),
   ]);
   const [{ listed, revoked }, stillStored] = await Promise.all([
     withIdentities(deps, read.items),
@@ -89,11 +99,17 @@ function idOrder(params: ListParams): 'asc' | 'desc' | undefined {
 }
 
 /** The page in id order: the keys of live sessions up to offset + limit, then the page's sessions whole. */
-async function readInIdOrder(deps: Deps, cutoff: string, direction: 'asc' | 'desc', params: ListParams): Promise<Read> {
+async function readInIdOrder(
+  deps: Deps,
+  cutoff: string,
+  direction: 'asc' | 'desc',
+  params: ListParams,
+  idle: Promise<ReadonlySet<string>>,
+): Promise<Read> {
   const wanted = params.offset + params.limit;
   const [stored, keysUpToPage] = await Promise.all([
     count(deps.store, API_SESSIONS_COLLECTION),
-    activeSessionKeysInIdOrder(deps.store, cutoff, direction, wanted),
+    activeSessionKeysInIdOrder(deps.store, cutoff, direction, wanted, idle),
   ]);
   const items = (await sessionItemsOf(deps.store, keysUpToPage.slice(params.offset)))
     .map(toSession)

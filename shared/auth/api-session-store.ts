@@ -1,6 +1,6 @@
 import { type Identity, identities, isDisabledAt } from '../entities/identity.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { newId, newToken } from '../ids.ts';
+import { newId } from '../ids.ts';
 import type { Deps } from '../ports/deps.ts';
 import { removePostureData } from '../posture/posture-data.ts';
 import { endSessionsOfApiSessions } from '../posture/session-lifetime.ts';
@@ -11,6 +11,7 @@ import {
   removeSessionOps,
   sessionIdsStored,
   sessionItemById,
+  sessionItemOf,
   sessionItemsOf,
   sessionKeysOfIdentity,
   setSessionFieldsOp,
@@ -18,10 +19,10 @@ import {
   touchSessionItem,
 } from '../store/api-session-items.ts';
 import { ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
-import { documentOf, fitsKey } from '../store/keys.ts';
+import { documentOf, fitsKey, keys } from '../store/keys.ts';
 import type { WriteOp } from '../store/write-op.ts';
 import { type ApiSession, apiSessionSchema } from './api-session.ts';
-import { hashToken } from './session-token.ts';
+import { hashToken, identityIdOfToken, newSessionToken } from './session-token.ts';
 
 /**
  * What API sessions mean: when they expire and are revoked, what creating, using and ending one writes. Their items
@@ -111,7 +112,7 @@ export function createApiSessionOps(
   deps: Deps,
   input: NewApiSession,
 ): { token: string; session: ApiSession; ops: WriteOp[] } {
-  const token = newToken();
+  const token = newSessionToken(input.identityId);
   const now = deps.now();
   const session: ApiSession = {
     id: newId(),
@@ -142,20 +143,67 @@ export function toSession(item: Record<string, unknown>): ApiSession {
 }
 
 /**
- * The live session for a token, with its activity refreshed in the same request (one conditional UpdateItem that
- * returns the session); undefined when the token is unknown or the session has been idle past the timeout. An idle
- * session found here is removed now.
+ * How stale a session's stored last activity may grow before a request refreshes it. A request within this of the
+ * last refresh writes nothing; so `lastActivityAt` is exact to this much, and a session idle past the timeout ends
+ * between `timeout - TOUCH_INTERVAL_MS` and `timeout` after its last request (never later than the timeout says: the
+ * stored activity decides, and `expiresAt` reports exactly that).
  */
-export async function touchApiSession(deps: Deps, token: string): Promise<ApiSession | undefined> {
+export const TOUCH_INTERVAL_MS = 60_000;
+
+/** The live session of a token and its identity: what every authenticated request starts from. */
+export interface LiveSession {
+  readonly session: ApiSession;
+  readonly identity: Identity;
+}
+
+/**
+ * The session and identity of a token: a token carrying its identity's id reads both in one batch; an older token,
+ * its session and then its identity. Undefined when the token is unknown, the session is idle past the timeout, or
+ * its identity is gone or has revoked it (deleted, disabled, ending its sessions): those sessions are removed now.
+ * The session's activity is refreshed when it is {@link TOUCH_INTERVAL_MS} old (one small conditional write), so most
+ * requests read one batch and write nothing.
+ */
+export async function liveSessionOfToken(deps: Deps, token: string): Promise<LiveSession | undefined> {
+  const tokenHash = hashToken(token);
+  const carried = identityIdOfToken(token);
+  let item: Record<string, unknown> | undefined;
+  let identity: Identity | undefined;
+  if (carried) {
+    const read = await deps.store.readTogether([{ def: identities, id: carried }], [keys.apiSession(tokenHash)]);
+    [item] = read.items;
+    identity = read.entities[0]?.doc;
+  } else {
+    item = await sessionItemOf(deps.store, tokenHash);
+  }
+  if (!item) return undefined;
+  const session = toSession(item);
+  // A token names the identity of its session; one that names another was not issued by this controller.
+  if (carried && session.identityId !== carried) return undefined;
+  if (!isLive(deps, session)) {
+    await deleteApiSession(deps, session);
+    return undefined;
+  }
+  if (!carried) identity = await identityOfSession(deps, session);
+  else if (!identity || isRevoked(session, identity, deps.now())) {
+    await deleteApiSession(deps, session);
+    return undefined;
+  }
+  if (!identity) return undefined;
+  const touched = await touchedIfDue(deps, session);
+  return touched ? { session: touched, identity } : undefined;
+}
+
+/** The session with its activity refreshed when due; undefined when it ended meanwhile. */
+async function touchedIfDue(deps: Deps, session: ApiSession): Promise<ApiSession | undefined> {
   const now = deps.now();
-  const found = await touchSessionItem(deps.store, hashToken(token), {
-    at: now.toISOString(),
+  if (now.getTime() - Date.parse(session.lastActivityAt) < TOUCH_INTERVAL_MS) return session;
+  const at = now.toISOString();
+  const stillLive = await touchSessionItem(deps.store, session.tokenHash, {
+    at,
     expiresAtEpoch: ttlEpoch(deps, now),
     activeAfter: liveCutoff(deps),
   });
-  if ('live' in found) return toSession(found.live);
-  if (found.idle) await deleteApiSession(deps, toSession(found.idle));
-  return undefined;
+  return stillLive ? { ...session, lastActivityAt: at } : undefined;
 }
 
 /**

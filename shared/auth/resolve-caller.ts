@@ -5,7 +5,7 @@ import { bearerTokenOf } from '../ext-jwt/verify-external-jwt.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { AuthLevel } from '../routes/route.ts';
 import type { ApiSession } from './api-session.ts';
-import { extJwtPassedOp, identityOfSession, touchApiSession } from './api-session-store.ts';
+import { extJwtPassedOp, liveSessionOfToken } from './api-session-store.ts';
 
 /** The authenticated caller of a request: its API session, the token it presented, and its identity. */
 export interface Caller {
@@ -50,7 +50,8 @@ async function completedByExtJwt(
 
 /**
  * Resolves the `zt-session` header into the caller and checks it against the route's auth level; every failure is a
- * 401 `UNAUTHORIZED` (the reference never answers 403 for lack of access). A used session's activity is refreshed.
+ * 401 `UNAUTHORIZED` (the reference never answers 403 for lack of access). A used session's activity is refreshed
+ * (at most once a minute: `TOUCH_INTERVAL_MS`).
  */
 export async function resolveCaller(
   deps: Deps,
@@ -60,11 +61,10 @@ export async function resolveCaller(
   if (level === 'none') return undefined;
   const token = headers['zt-session']?.trim();
   if (!token) throw unauthorized(MISSING_CHALLENGE);
-  const touched = await touchApiSession(deps, token);
-  if (!touched) throw unauthorized(INVALID_CHALLENGE);
-  const identity = await identityOfSession(deps, touched);
-  if (!identity) throw unauthorized(INVALID_CHALLENGE);
-  const session = await completedByExtJwt(deps, headers, touched, identity);
+  const live = await liveSessionOfToken(deps, token);
+  if (!live) throw unauthorized(INVALID_CHALLENGE);
+  const { identity } = live;
+  const session = await completedByExtJwt(deps, headers, live.session, identity);
   const caller = { token, session, identity };
   if (level === 'partial') return caller;
   if (session.isMfaRequired && !session.isMfaComplete) {

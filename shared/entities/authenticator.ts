@@ -51,6 +51,9 @@ export const authenticators: EntityDefinition<Authenticator> = {
       },
     },
   ],
+  // A login by username or certificate fingerprint learns the identity from the marker: the authenticator, its
+  // identity and the identity's MFA are then one batch read.
+  markerCarries: (doc) => ({ identityId: doc.identityId }),
   references: [
     { field: 'identityId', collection: 'identities', onTargetDelete: 'cascade' },
     { field: 'caId', collection: 'cas', onTargetDelete: 'cascade' },

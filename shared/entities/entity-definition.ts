@@ -86,6 +86,12 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
   readonly sortedBy?: readonly (keyof D & string)[];
   /** Uniqueness over computed values, beyond single fields. */
   readonly uniqueKeys?: readonly UniqueKey<D>[];
+  /**
+   * Fields every unique marker of the type carries beside the entity's id, so a lookup by a unique value (a login's
+   * username or certificate fingerprint) learns them without reading the entity first. Only fields that never change
+   * after the create: a marker is rewritten only when its value moves.
+   */
+  readonly markerCarries?: (doc: D) => Readonly<Record<string, string>>;
   /** Fields holding ids of other entities; see `Reference` for how the links are kept. */
   readonly references?: readonly Reference<D>[];
   /**

@@ -242,7 +242,8 @@ function deleteOrphan(scan: Scan, scanned: Entity): RepairPlan {
 
 async function checkExpected(scan: Scan, entity: Entity, want: DerivedItem, actual: Item | undefined): Promise<void> {
   if (actual && matches(want, actual)) return;
-  if (actual && want.kind.exclusive) {
+  // A marker of this entity's own value that lacks what its type's markers now carry is out of date, not shared.
+  if (actual && want.kind.exclusive && actual.entityId !== want.item.entityId) {
     scan.findings.add(
       `${label(entity)} shares a unique value (${want.item.SK}) with ${entity.def.label} ${String(actual.entityId)}`,
       false,
@@ -254,7 +255,9 @@ async function checkExpected(scan: Scan, entity: Entity, want: DerivedItem, actu
     scan,
     `${label(entity)}: its ${want.kind.name} ${want.item.PK} / ${want.item.SK} ${what}`,
     planFromEntity(scan, entity, async (current, fresh) => {
-      const wanted = fresh ? await stillWanted(scan, current, want) : want;
+      // An out-of-date item of the entity's own is rewritten under its key: nothing to claim again.
+      const { claim: _held, ...rewrite } = want;
+      const wanted = fresh ? await stillWanted(scan, current, want) : actual ? rewrite : want;
       return wanted ? [unchanged(scan, current), restored(scan, wanted)] : [];
     }),
   );
@@ -280,10 +283,12 @@ async function stillWanted(scan: Scan, entity: Entity, want: DerivedItem): Promi
   const actual = (await read(scan, [now.item])).get(key);
   if (!actual) return now;
   if (matches(now, actual)) return undefined;
-  if (now.kind.exclusive) {
+  if (now.kind.exclusive && actual.entityId !== now.item.entityId) {
     throw new Error(`${now.item.SK} is now held by ${entity.def.label} ${String(actual.entityId)}`);
   }
-  return now;
+  // The entity's own value, out of date: rewritten under its key, as the store's writes do, with nothing to claim.
+  const { claim: _held, ...rewrite } = now;
+  return rewrite;
 }
 
 /** The keys of the derived items an entity's current document implies. */

@@ -8,15 +8,40 @@ import type { WriteOp } from './write-op.ts';
 /**
  * The items of API sessions (`shared/auth/api-session-store.ts` holds what they mean): each session is keyed by the
  * hash of its token, so the per-request lookup is one strongly consistent read, with a pointer from its id to that
- * hash for the admin operations that address sessions by id. Three indexes hold it: the type's (GSI1, id order), its
- * identity's sessions (GSI2), and the activity index (GSI3, by last activity, so the expired ones are a key range).
+ * hash for the admin operations that address sessions by id. Three indexes hold them:
+ *
+ * - the type's (GSI1, id order) holds the **pointer**, which never changes after the login: a session's touch (its
+ *   last activity, at most once a minute) rewrites no entry of that one partition, which every session shares;
+ * - its identity's sessions (GSI2) hold the session item itself, so whether an identity has a live session is one
+ *   query (a touch rewrites that copy too, but the partition is the identity's own: no one partition takes them all);
+ * - the activity index (GSI3, keys only, by last activity, so the expired ones are a key range) is spread over
+ *   {@link ACTIVITY_SHARDS} partitions by the token hash, which its readers query in parallel.
+ *
+ * Sessions stored before this layout (their GSI1 keys on the session item, GSI3 in one partition) are read alike
+ * until they end: the readers take both, and a touch moves a session's activity key into its shard.
+ *
  * Every write that adds or removes a session moves the type's counter in the same transaction.
  */
 
 export const API_SESSIONS_COLLECTION = 'api-sessions';
 
-/** GSI3's one partition: sessions by last activity. */
-const ACTIVITY_PARTITION = `ACTIVITY#${API_SESSIONS_COLLECTION}`;
+/** The activity index's partitions: each takes about 1/16 of the touches, so none is the network's bottleneck. */
+export const ACTIVITY_SHARDS = 16;
+
+/** GSI3's one partition before it was sharded; read until the sessions stored there have ended. */
+const LEGACY_ACTIVITY_PARTITION = `ACTIVITY#${API_SESSIONS_COLLECTION}`;
+
+/** The activity shard of a session, from its token hash (hex, uniformly random). */
+export function activityPartitionOf(tokenHash: string): string {
+  const shard = Number.parseInt(tokenHash.slice(0, 4), 16) % ACTIVITY_SHARDS;
+  return `${LEGACY_ACTIVITY_PARTITION}#${Number.isNaN(shard) ? 0 : shard}`;
+}
+
+/** Every partition of the activity index, the legacy one last. */
+const ACTIVITY_PARTITIONS = [
+  ...Array.from({ length: ACTIVITY_SHARDS }, (_, shard) => `${LEGACY_ACTIVITY_PARTITION}#${shard}`),
+  LEGACY_ACTIVITY_PARTITION,
+];
 
 /** What removing a session's items needs: its token hash and id. */
 export interface SessionItemRef {
@@ -31,7 +56,10 @@ export interface NewSessionItem extends SessionItemRef {
   readonly [field: string]: unknown;
 }
 
-/** The writes that store a new session: its item (which must not exist), its id pointer, and the counter up by one. */
+/**
+ * The writes that store a new session: its item (which must not exist), its id pointer (in the type's index, GSI1),
+ * and the counter up by one.
+ */
 export function putSessionOps(store: Store, session: NewSessionItem, expiresAtEpoch: number): WriteOp[] {
   const { tableName } = store;
   return [
@@ -41,11 +69,9 @@ export function putSessionOps(store: Store, session: NewSessionItem, expiresAtEp
           TableName: tableName,
           Item: {
             ...keys.apiSession(session.tokenHash),
-            GSI1PK: keys.typeIndex(API_SESSIONS_COLLECTION),
-            GSI1SK: session.id,
             GSI2PK: keys.sessionsIndex(session.identityId),
             GSI2SK: `${API_SESSIONS_COLLECTION}#${session.id}`,
-            GSI3PK: ACTIVITY_PARTITION,
+            GSI3PK: activityPartitionOf(session.tokenHash),
             GSI3SK: session.lastActivityAt,
             expiresAtEpoch,
             ...session,
@@ -56,38 +82,55 @@ export function putSessionOps(store: Store, session: NewSessionItem, expiresAtEp
     },
     {
       item: {
-        Put: { TableName: tableName, Item: { ...keys.apiSessionPointer(session.id), tokenHash: session.tokenHash } },
+        Put: {
+          TableName: tableName,
+          Item: {
+            ...keys.apiSessionPointer(session.id),
+            GSI1PK: keys.typeIndex(API_SESSIONS_COLLECTION),
+            GSI1SK: session.id,
+            tokenHash: session.tokenHash,
+          },
+        },
       },
     },
     counterOp(tableName, API_SESSIONS_COLLECTION, 1),
   ];
 }
 
+/** The session item under this token hash (strongly consistent), or undefined. */
+export async function sessionItemOf(store: Store, tokenHash: string): Promise<Record<string, unknown> | undefined> {
+  const { Item } = await store.db.send(
+    new GetCommand({ TableName: store.tableName, Key: keys.apiSession(tokenHash), ConsistentRead: true }),
+  );
+  return Item;
+}
+
 /**
- * Moves a session's last activity to `at` (and its TTL), in one conditional UpdateItem that returns the item, if it
- * was still active after `cutoff`. Otherwise the answer is the stored item as it is (idle), or nothing (unknown).
+ * Moves a session's last activity to `at` (its activity key, into its shard, and its TTL with it), in one conditional
+ * UpdateItem, if it is still stored and active after `activeAfter`. False when it was not (gone, or idle).
  */
 export async function touchSessionItem(
   store: Store,
   tokenHash: string,
   touch: { readonly at: string; readonly expiresAtEpoch: number; readonly activeAfter: string },
-): Promise<{ readonly live: Record<string, unknown> } | { readonly idle: Record<string, unknown> | undefined }> {
-  const key = keys.apiSession(tokenHash);
+): Promise<boolean> {
   const touched = await unlessConditionFails(
     store.db.send(
       new UpdateCommand({
         TableName: store.tableName,
-        Key: key,
-        UpdateExpression: 'SET lastActivityAt = :at, GSI3SK = :at, expiresAtEpoch = :ttl',
+        Key: keys.apiSession(tokenHash),
+        UpdateExpression: 'SET lastActivityAt = :at, GSI3PK = :shard, GSI3SK = :at, expiresAtEpoch = :ttl',
         ConditionExpression: 'attribute_exists(PK) AND lastActivityAt > :cutoff',
-        ExpressionAttributeValues: { ':at': touch.at, ':ttl': touch.expiresAtEpoch, ':cutoff': touch.activeAfter },
-        ReturnValues: 'ALL_NEW',
+        ExpressionAttributeValues: {
+          ':at': touch.at,
+          ':shard': activityPartitionOf(tokenHash),
+          ':ttl': touch.expiresAtEpoch,
+          ':cutoff': touch.activeAfter,
+        },
       }),
     ),
   );
-  if (touched?.Attributes) return { live: touched.Attributes };
-  const { Item } = await store.db.send(new GetCommand({ TableName: store.tableName, Key: key, ConsistentRead: true }));
-  return { idle: Item };
+  return touched !== undefined;
 }
 
 /** The item of the session with this id, through its pointer (both read strongly consistently). */
@@ -288,18 +331,25 @@ export async function identityHasActiveSession(
 /** Sessions of the type (all of them) or of one identity. */
 export type SessionPartition = { readonly all: true } | { readonly identityId: string };
 
-function partitionQuery(store: Store, partition: SessionPartition, activeAfter: string): QueryCommandInput {
-  const [index, key] =
-    'all' in partition
-      ? ['GSI1', keys.typeIndex(API_SESSIONS_COLLECTION)]
-      : ['GSI2', keys.sessionsIndex(partition.identityId)];
+/** The key of the session item a type-index entry names: a pointer's session, or (stored before) the session itself. */
+function sessionPkOfTypeEntry(entry: Record<string, unknown>): string {
+  const pk = String(entry.PK);
+  return pk.startsWith(PREFIXES.apiSession) ? pk : `${PREFIXES.apiSession}${String(entry.tokenHash)}`;
+}
+
+/**
+ * The type index's entries of API sessions in id order: pointers (which carry no activity, so the filter keeps them
+ * all) and, from before the pointers were indexed, session items active after `activeAfter`.
+ */
+function typeIndexQuery(store: Store, activeAfter: string): QueryCommandInput {
   return {
     TableName: store.tableName,
-    IndexName: index,
-    KeyConditionExpression: `${index}PK = :partition`,
+    IndexName: 'GSI1',
+    KeyConditionExpression: 'GSI1PK = :partition',
     // ISO-8601 UTC timestamps of one length order as text the way they order in time.
-    FilterExpression: 'lastActivityAt > :cutoff',
-    ExpressionAttributeValues: { ':partition': key, ':cutoff': activeAfter },
+    FilterExpression: 'attribute_not_exists(lastActivityAt) OR lastActivityAt > :cutoff',
+    ExpressionAttributeValues: { ':partition': keys.typeIndex(API_SESSIONS_COLLECTION), ':cutoff': activeAfter },
+    ProjectionExpression: 'PK, tokenHash',
   };
 }
 
@@ -309,23 +359,37 @@ export async function activeSessionItems(
   partition: SessionPartition,
   activeAfter: string,
 ): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  for await (const page of paginateQuery({ client: store.db }, partitionQuery(store, partition, activeAfter))) {
-    items.push(...(page.Items ?? []));
+  if ('all' in partition) {
+    const sessionPks: string[] = [];
+    for await (const page of paginateQuery({ client: store.db }, typeIndexQuery(store, activeAfter))) {
+      for (const entry of page.Items ?? []) sessionPks.push(sessionPkOfTypeEntry(entry));
+    }
+    const items = await sessionItemsOf(store, sessionPks);
+    return items.filter((item) => String(item.lastActivityAt) > activeAfter);
   }
+  const items: Record<string, unknown>[] = [];
+  const query: QueryCommandInput = {
+    TableName: store.tableName,
+    IndexName: 'GSI2',
+    KeyConditionExpression: 'GSI2PK = :partition',
+    FilterExpression: 'lastActivityAt > :cutoff',
+    ExpressionAttributeValues: { ':partition': keys.sessionsIndex(partition.identityId), ':cutoff': activeAfter },
+  };
+  for await (const page of paginateQuery({ client: store.db }, query)) items.push(...(page.Items ?? []));
   return items;
 }
 
 /**
- * The keys of the first `wanted` sessions active after `activeAfter`, in id order (`asc`/`desc`), from the type index
- * with only keys projected: each request reads at least as many as all before it, so the idle sessions in between
- * cost few requests.
+ * The keys of the first `wanted` session items in id order (`asc`/`desc`), leaving out those `idle` names (the
+ * activity index's expired keys, read beside this), from the type index's small entries: each request reads at least
+ * as many as all before it, so the idle sessions in between cost few requests.
  */
 export async function activeSessionKeysInIdOrder(
   store: Store,
   activeAfter: string,
   direction: 'asc' | 'desc',
   wanted: number,
+  idle: Promise<ReadonlySet<string>>,
 ): Promise<string[]> {
   const found: string[] = [];
   let evaluated = 0;
@@ -333,15 +397,18 @@ export async function activeSessionKeysInIdOrder(
   do {
     const page = await store.db.send(
       new QueryCommand({
-        ...partitionQuery(store, { all: true }, activeAfter),
+        ...typeIndexQuery(store, activeAfter),
         ScanIndexForward: direction === 'asc',
-        ProjectionExpression: 'PK',
         Limit: Math.max(wanted - found.length, evaluated),
         ExclusiveStartKey: start,
       }),
     );
     evaluated += page.ScannedCount ?? 0;
-    for (const item of page.Items ?? []) found.push(String(item.PK));
+    const idleKeys = await idle;
+    for (const entry of page.Items ?? []) {
+      const pk = sessionPkOfTypeEntry(entry);
+      if (!idleKeys.has(pk)) found.push(pk);
+    }
     start = page.LastEvaluatedKey;
   } while (start && found.length < wanted);
   return found.slice(0, wanted);
@@ -349,21 +416,28 @@ export async function activeSessionKeysInIdOrder(
 
 /**
  * The keys of session items idle since `idleBy` (last activity at or before it), oldest first, from the activity
- * index (keys only, thousands per request): all of them, or at most `limit`.
+ * index's shards read in parallel (keys only, thousands per request): all of them, or at most `limit`.
  */
 export async function idleSessionKeys(store: Store, idleBy: string, limit?: number): Promise<string[]> {
-  const found: string[] = [];
-  const query: QueryCommandInput = {
-    TableName: store.tableName,
-    IndexName: 'GSI3',
-    KeyConditionExpression: 'GSI3PK = :activity AND GSI3SK <= :cutoff',
-    ExpressionAttributeValues: { ':activity': ACTIVITY_PARTITION, ':cutoff': idleBy },
-    ProjectionExpression: 'PK',
-    ...(limit === undefined ? {} : { Limit: limit }),
-  };
-  for await (const page of paginateQuery({ client: store.db }, query)) {
-    for (const item of page.Items ?? []) found.push(String(item.PK));
-    if (limit !== undefined && found.length >= limit) break;
-  }
-  return limit === undefined ? found : found.slice(0, limit);
+  const shards = await Promise.all(
+    ACTIVITY_PARTITIONS.map(async (partition) => {
+      const found: { pk: string; at: string }[] = [];
+      const query: QueryCommandInput = {
+        TableName: store.tableName,
+        IndexName: 'GSI3',
+        KeyConditionExpression: 'GSI3PK = :activity AND GSI3SK <= :cutoff',
+        ExpressionAttributeValues: { ':activity': partition, ':cutoff': idleBy },
+        ProjectionExpression: 'PK, GSI3SK',
+        ...(limit === undefined ? {} : { Limit: limit }),
+      };
+      for await (const page of paginateQuery({ client: store.db }, query)) {
+        for (const item of page.Items ?? []) found.push({ pk: String(item.PK), at: String(item.GSI3SK) });
+        if (limit !== undefined && found.length >= limit) break;
+      }
+      return found;
+    }),
+  );
+  const oldestFirst = shards.flat().sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  const keysFound = oldestFirst.map((entry) => entry.pk);
+  return limit === undefined ? keysFound : keysFound.slice(0, limit);
 }

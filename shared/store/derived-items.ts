@@ -174,12 +174,13 @@ const uniqueMarkers: DerivedKind = {
     uniqueKeysOf(def).flatMap((key) => {
       const value = key.valueOf(doc);
       if (value === undefined) return [];
-      const item = { ...keys.unique(def.collection, key.name, value), entityId: doc.id };
+      const carried = def.markerCarries?.(doc) ?? {};
+      const item = { ...keys.unique(def.collection, key.name, value), ...carried, entityId: doc.id };
       return [
         {
           kind: uniqueMarkers,
           item,
-          compared: ['entityId'],
+          compared: ['entityId', ...Object.keys(carried)],
           claim: { field: key.name, value, conflict: () => key.conflict(value) },
         },
       ];

@@ -14,7 +14,7 @@ import { derivedItemOps, entityExistsOp, idOrderItemOf, referenceValues } from '
 import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, storedAttributes } from './keys.ts';
 import { type ReadKind, readOptions } from './read-consistency.ts';
 import { isConditionFailure, type TableClient, unlessConditionFails } from './table-client.ts';
-import { itemOps, type WriteOp } from './write-op.ts';
+import { type ItemKey, itemOps, type WriteOp } from './write-op.ts';
 
 /** A document as read from the table, with the version its next write must match. */
 export interface Stored<D> {
@@ -44,6 +44,32 @@ function storedOf<D extends BaseDocument>(
     ...(unknown.length > 0 ? { unknownFields: Object.fromEntries(unknown) } : {}),
   };
 }
+
+type Item = Record<string, unknown>;
+
+/** A unique value's marker: the entity holding it, and what the type's markers carry beside its id. */
+export interface UniqueMarker {
+  readonly entityId: string;
+  readonly carried: Readonly<Record<string, string>>;
+}
+
+/** A stored marker item as its holder and what it carries; undefined when there is none. */
+export function uniqueMarkerOf(item: Readonly<Record<string, unknown>> | undefined): UniqueMarker | undefined {
+  if (typeof item?.entityId !== 'string') return undefined;
+  const carried = Object.entries(item).filter(
+    ([name, held]) => !['PK', 'SK', 'entityId'].includes(name) && typeof held === 'string',
+  ) as [string, string][];
+  return { entityId: item.entityId, carried: Object.fromEntries(carried) };
+}
+
+/** An entity to read with others: its type and id. */
+export interface EntityRef {
+  // biome-ignore lint/suspicious/noExplicitAny: any entity type; the answer is typed per ref by DocOf.
+  readonly def: EntityDefinition<any>;
+  readonly id: string;
+}
+
+type DocOf<T> = T extends EntityDefinition<infer D> ? D : never;
 
 /** DynamoDB's limit on the items of one transaction. */
 export const MAX_TRANSACTION_ITEMS = 100;
@@ -150,6 +176,18 @@ export class Store implements TableClient {
     field: keyof D & string,
     value: string,
   ): Promise<string | undefined> {
+    return (await this.findMarker(def, field, value))?.entityId;
+  }
+
+  /**
+   * The marker of a unique value (strongly consistent): the entity's id and what the type's markers carry
+   * (`markerCarries`; a marker written before its type carried them lacks them).
+   */
+  async findMarker<D extends BaseDocument>(
+    def: EntityDefinition<D>,
+    field: keyof D & string,
+    value: string,
+  ): Promise<UniqueMarker | undefined> {
     if (!fitsKey(value)) return undefined;
     const { Item } = await this.db.send(
       new GetCommand({
@@ -158,7 +196,7 @@ export class Store implements TableClient {
         ...readOptions('uniqueMarker'),
       }),
     );
-    return typeof Item?.entityId === 'string' ? Item.entityId : undefined;
+    return uniqueMarkerOf(Item);
   }
 
   /**
@@ -277,6 +315,31 @@ export class Store implements TableClient {
         }),
       ),
     );
+  }
+
+  /**
+   * Entities of any types and raw items (`items`: session items, markers) in one strongly consistent batch read, so
+   * reads that do not depend on one another cost one round trip: each answer in the order asked, undefined where
+   * nothing is stored (or an id too long for a key names nothing).
+   */
+  async readTogether<const R extends readonly EntityRef[]>(
+    entities: R,
+    items: readonly ItemKey[] = [],
+  ): Promise<{ entities: { [K in keyof R]: Stored<DocOf<R[K]['def']>> | undefined }; items: (Item | undefined)[] }> {
+    const entityKeys = entities.map((ref) => (fitsKey(ref.id) ? keys.entity(ref.def.collection, ref.id) : undefined));
+    const wanted = new Map<string, Item>();
+    for (const key of [...entityKeys, ...items]) if (key) wanted.set(`${key.PK}|${key.SK}`, { PK: key.PK, SK: key.SK });
+    const read = wanted.size > 0 ? await this.batchGet([...wanted.values()]) : [];
+    const found = new Map(read.map((item) => [`${String(item.PK)}|${String(item.SK)}`, item]));
+    const itemAt = (key: ItemKey | undefined) => (key ? found.get(`${key.PK}|${key.SK}`) : undefined);
+    const stored = entities.map((ref, index) => {
+      const item = itemAt(entityKeys[index]);
+      return item ? storedOf(ref.def, item) : undefined;
+    });
+    return {
+      entities: stored as { [K in keyof R]: Stored<DocOf<R[K]['def']>> | undefined },
+      items: items.map((key) => itemAt(key)),
+    };
   }
 
   /**

@@ -7,6 +7,7 @@ import { createServerCertificate, type TlsMaterial } from '#local/tls-certificat
 import { type ControllerConfig, loadConfig } from '#shared/config.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { dynamoDbTracker } from '../support/dynamodb-tracker.ts';
 import { authPolicyBody, M, managementFixtures } from '../support/management-fixtures.ts';
 import { startTestController, type TestController } from '../support/test-controller.ts';
 
@@ -171,6 +172,19 @@ describe('POST /authenticate?method=ext-jwt', () => {
     expect(response.status).toBe(200);
     expectMatchesSpec('client', 'POST', '/authenticate', 200, response.body);
     expect(provider.fetches).toBe(before);
+  });
+
+  it('reads the identity, its MFA and the default auth policy in one batch (a policy of its own: one more read)', async () => {
+    const token = await sign(key1, { sub: identityId });
+    expect((await extJwtLogin(token)).status).toBe(200);
+    let status = 0;
+    const trips = await dynamoDbTracker(controller().deps.store.db).measure(async () => {
+      status = (await extJwtLogin(token)).status;
+    });
+    expect(status).toBe(200);
+    // The throttle counter, the issuer's marker, the signer, one batch (identity, MFA, default auth policy), this
+    // identity's own auth policy, the session's transaction.
+    expect(trips).toEqual({ waves: 6, requests: 6 });
   });
 
   it('maps the configured claim to externalId when the signer says so', async () => {
