@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Alias, Architecture, Code, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -70,6 +70,21 @@ const FUNCTION_TIMEOUT = REQUEST_DEADLINE.plus(Duration.seconds(2));
 export const REQUIRE_BANNER =
   "import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);";
 
+/** The CloudWatch namespace of the controller's metrics (EMF, Powertools), in every environment. */
+export const METRICS_NAMESPACE = 'ZitiController';
+
+/**
+ * Powertools' settings on every function: the service is the stack (`ZitiController-<environment>`), so the metrics'
+ * `service` dimension and the log lines' `service` key tell environments apart in one account; INFO logs.
+ */
+export function powertoolsEnvironment(scope: Construct): Record<string, string> {
+  return {
+    POWERTOOLS_SERVICE_NAME: Stack.of(scope).stackName,
+    POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+    POWERTOOLS_LOG_LEVEL: 'INFO',
+  };
+}
+
 export interface ControllerFunctionProps {
   /** The directory under `functions/` whose `handler.ts` exports `handler`. */
   readonly source: string;
@@ -137,7 +152,7 @@ export class ControllerFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? DEFAULT_MEMORY_MB,
       timeout: props.timeout ?? FUNCTION_TIMEOUT,
-      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      environment: { NODE_OPTIONS: '--enable-source-maps', ...powertoolsEnvironment(scope), ...props.environment },
       loggingFormat: LoggingFormat.JSON,
       logGroup,
       role,

@@ -7,6 +7,7 @@ import { newId } from '#shared/ids.ts';
 import { failIntegrityRun, readIntegrityStatus, takeIntegrityLock } from '#shared/integrity/integrity-run.ts';
 import type { IntegrityMode } from '#shared/integrity/integrity-types.ts';
 import { stepFunctionsStateMachine } from '#shared/integrity/state-machine.ts';
+import { traced } from '#shared/log/tracing.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { createSnapshot } from './snapshot.ts';
 
@@ -61,7 +62,7 @@ function databaseDeps(): Deps {
     const deps = defaultDeps();
     const arn = deps.config.integrityStateMachineArn;
     cached = arn
-      ? { ...deps, stateMachine: stepFunctionsStateMachine(new SFNClient({ region: deps.config.region }), arn) }
+      ? { ...deps, stateMachine: stepFunctionsStateMachine(traced(new SFNClient({ region: deps.config.region })), arn) }
       : deps;
   }
   return cached;

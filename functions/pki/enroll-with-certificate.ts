@@ -55,6 +55,7 @@ export async function enrollByOttCa(request: OperationRequest, deps: Deps) {
       certIssuedAt: new Date(certificate.validFrom).toISOString(),
     }),
   );
+  deps.metrics.count('Enrollments', { method: 'ottca' });
   request.logger.info('identity enrolled', { method: 'ottca', identityId: stored.doc.identityId, caId: ca.id });
   return empty();
 }
@@ -152,6 +153,7 @@ export async function enrollByCa(request: OperationRequest, deps: Deps) {
     ops.push(...authenticatorOps(deps, id, credential, true));
   }
   await deps.store.transact(ops);
+  deps.metrics.count('Enrollments', { method: 'ca' });
   request.logger.info('identity auto-enrolled', { identityId: id, caId: ca.id });
   return empty();
 }

@@ -1,5 +1,6 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import type { ControllerConfig } from '../config.ts';
+import { traced } from '../log/tracing.ts';
 import type { SecretBox } from '../ports/secret-box.ts';
 import { fileSecretBox, kmsSecretBox, memorySecretBox } from './secret-box.ts';
 
@@ -8,7 +9,7 @@ export function createSecretBox(config: ControllerConfig): SecretBox {
   const key = config.secretKey;
   switch (key.kind) {
     case 'kms':
-      return kmsSecretBox(new KMSClient({ region: config.region }), key.keyId);
+      return kmsSecretBox(traced(new KMSClient({ region: config.region })), key.keyId);
     case 'files':
       return fileSecretBox(key.directory);
     case 'memory':

@@ -1,5 +1,6 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import type { ControllerConfig } from '../config.ts';
+import { traced } from '../log/tracing.ts';
 import type { ServerKey, SignerRole, Signers } from '../ports/signer.ts';
 import { kmsSigner } from './kms-signer.ts';
 import { fileSigner, memorySigner } from './local-signer.ts';
@@ -30,7 +31,7 @@ export function createSigners(config: ControllerConfig): Signers {
   const keys = config.pkiKeys;
   switch (keys.kind) {
     case 'kms': {
-      const client = new KMSClient({ region: config.region });
+      const client = traced(new KMSClient({ region: config.region }));
       const kms = (keyId: string | undefined, role: SignerRole) =>
         keyId ? kmsSigner(client, keyId) : unavailable(role);
       return {
