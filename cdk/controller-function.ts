@@ -1,14 +1,14 @@
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Alias, Architecture, Code, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type BuildStamp, buildStampDefine } from './build-stamp.ts';
+import { bundledFunctionCode } from './function-bundle.ts';
 import { FunctionRole } from './function-role.ts';
 
-const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+export { functionEntry, REQUIRE_BANNER } from './function-bundle.ts';
 
 /**
  * Where the construct package keeps its function bundles, relative to its own module: set (esbuild `define`) when the
@@ -32,28 +32,6 @@ export const DEFAULT_MEMORY_MB = 1024;
 /** How long a function's logs are kept unless the stack says otherwise. */
 export const DEFAULT_LOG_RETENTION = RetentionDays.ONE_MONTH;
 
-/**
- * The esbuild options of every function bundle, in esbuild's own terms; the synth (NodejsFunction) and the construct
- * package's build (`scripts/build-package.ts`) both bundle with them.
- */
-export const FUNCTION_BUNDLE = {
-  format: 'esm',
-  platform: 'node',
-  target: 'node24',
-  mainFields: ['module', 'main'],
-  minify: true,
-  // Minified class names would make logged error names and `constructor.name` checks useless.
-  keepNames: true,
-  sourcemap: true,
-  // Stack traces need only the mappings; the sources would double the upload for nothing.
-  sourcesContent: false,
-} as const;
-
-/** The entry of a function: `functions/<source>/handler.ts`, exporting `handler`. */
-export function functionEntry(source: string): string {
-  return join(REPO_ROOT, 'functions', source, 'handler.ts');
-}
-
 /** The API's deadline: the reference controller answers 503 `TIMEOUT` after 10 s, so API Gateway does too. */
 export const REQUEST_DEADLINE = Duration.seconds(10);
 
@@ -62,13 +40,6 @@ export const REQUEST_DEADLINE = Duration.seconds(10);
  * request rather than a killed function (which API Gateway reports as a 5xx integration failure).
  */
 const FUNCTION_TIMEOUT = REQUEST_DEADLINE.plus(Duration.seconds(2));
-
-/**
- * ESM bundles still hold CommonJS dependencies that call `require`; ESM has none, so define one. The alias keeps
- * the banner's import from clashing with a bundled `createRequire`.
- */
-export const REQUIRE_BANNER =
-  "import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);";
 
 /** The CloudWatch namespace of the controller's metrics (EMF, Powertools), in every environment. */
 export const METRICS_NAMESPACE = 'ZitiController';
@@ -114,9 +85,9 @@ export function functionLogGroup(scope: Construct, id: string, retention = DEFAU
 }
 
 /**
- * Every controller function: Node 24 on arm64, one minified ESM bundle with everything inside (the AWS SDK too, so a
- * runtime SDK update never changes behaviour), source maps, JSON logs in its own log group, X-Ray tracing, and a role
- * that may write that log group and send traces until granted more.
+ * Every controller function: Node 24 on arm64, a minified ESM bundle (`function-bundle.ts`: the handler's module plus
+ * chunks loaded when an operation needs them; the AWS SDK is the runtime's), source maps, JSON logs in its own log
+ * group, X-Ray tracing, and a role that may write that log group and send traces until granted more.
  *
  * Controller functions are invoked synchronously (by API Gateway, or by the custom resource provider that waits for the
  * answer): the caller gets every error, so there is no asynchronous event for a dead-letter queue to keep. A function
@@ -137,16 +108,9 @@ export class ControllerFunction extends NodejsFunction {
       description: `${props.description} (execution role)`,
     });
 
-    const prebuilt = prebuiltCode(props.source);
     super(scope, id, {
-      ...(prebuilt
-        ? { code: prebuilt, handler: 'index.handler' }
-        : {
-            entry: functionEntry(props.source),
-            handler: 'handler',
-            projectRoot: REPO_ROOT,
-            depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
-          }),
+      code: prebuiltCode(props.source) ?? bundledFunctionCode(props.source, buildStampDefine(props.buildStamp)),
+      handler: 'index.handler',
       description: props.description,
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
@@ -157,19 +121,6 @@ export class ControllerFunction extends NodejsFunction {
       logGroup,
       role,
       tracing: Tracing.ACTIVE,
-      bundling: {
-        format: OutputFormat.ESM,
-        target: FUNCTION_BUNDLE.target,
-        mainFields: [...FUNCTION_BUNDLE.mainFields],
-        banner: REQUIRE_BANNER,
-        externalModules: [],
-        minify: FUNCTION_BUNDLE.minify,
-        keepNames: FUNCTION_BUNDLE.keepNames,
-        sourceMap: FUNCTION_BUNDLE.sourcemap,
-        sourcesContent: FUNCTION_BUNDLE.sourcesContent,
-        tsconfig: join(REPO_ROOT, 'tsconfig.json'),
-        define: buildStampDefine(props.buildStamp),
-      },
       // Kept when a later deploy publishes the next one, so that a rollback can move the alias back to it.
       currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },
     });

@@ -83,7 +83,7 @@ export async function authenticateWithCertificate(
   } catch {
     throw refused();
   }
-  if (!isClientLeaf(leaf)) throw refused();
+  if (!(await isClientLeaf(leaf))) throw refused();
   const fingerprint = fingerprintOf(leaf);
   const authenticatorId = await deps.store.findIdByUnique(authenticators, 'fingerprint', fingerprint);
   const authenticator = authenticatorId ? (await deps.store.get(authenticators, authenticatorId))?.doc : undefined;
