@@ -8,7 +8,7 @@ import { type BuildStamp, buildStampDefine } from './build-stamp.ts';
 import { bundledFunctionCode } from './function-bundle.ts';
 import { FunctionRole } from './function-role.ts';
 
-export { functionEntry, REQUIRE_BANNER } from './function-bundle.ts';
+export { FUNCTION_BUNDLE, functionEntry, REQUIRE_BANNER } from './function-bundle.ts';
 
 /**
  * Where the construct package keeps its function bundles, relative to its own module: set (esbuild `define`) when the

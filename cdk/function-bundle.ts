@@ -20,6 +20,24 @@ export const REQUIRE_BANNER =
  */
 export const RUNTIME_PROVIDED_MODULES = ['@aws-sdk/*'] as const;
 
+/**
+ * The esbuild settings every function bundle shares, for a build that writes one file (`outfile`): the same output
+ * without the chunks (what is imported lazily is then inlined). {@link functionBuildOptions} is the full build.
+ */
+export const FUNCTION_BUNDLE = {
+  format: 'esm',
+  platform: 'node',
+  target: 'node24',
+  mainFields: ['module', 'main'],
+  external: [...RUNTIME_PROVIDED_MODULES],
+  minify: true,
+  // Minified class names would make logged error names and `constructor.name` checks useless.
+  keepNames: true,
+  sourcemap: true,
+  // Stack traces need only the mappings; the sources would double the upload for nothing.
+  sourcesContent: false,
+} as const;
+
 /** The entry of a function: `functions/<source>/handler.ts`, exporting `handler`. */
 export function functionEntry(source: string): string {
   return join(REPO_ROOT, 'functions', source, 'handler.ts');
@@ -40,22 +58,14 @@ export function functionBuildOptions(
     absWorkingDir: REPO_ROOT,
     entryPoints: { index: functionEntry(source) },
     outdir,
+    ...FUNCTION_BUNDLE,
+    mainFields: [...FUNCTION_BUNDLE.mainFields],
+    external: [...FUNCTION_BUNDLE.external],
     bundle: true,
     splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node24',
-    mainFields: ['module', 'main'],
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
-    external: [...RUNTIME_PROVIDED_MODULES],
     banner: { js: REQUIRE_BANNER },
-    minify: true,
-    // Minified class names would make logged error names and `constructor.name` checks useless.
-    keepNames: true,
-    sourcemap: true,
-    // Stack traces need only the mappings; the sources would double the upload for nothing.
-    sourcesContent: false,
     tsconfig: join(REPO_ROOT, 'tsconfig.json'),
     define: { ...define },
     metafile: true,
