@@ -36,6 +36,8 @@ export interface BundleSizes {
   readonly sourceMapBytes: number;
   /** The largest packages of the cold-start set, by their bytes in it (`shared/…` for our own code). */
   readonly largest: readonly (readonly [string, number])[];
+  /** The runtime's modules (the AWS SDK's) the cold-start set imports: each costs its own import time at init. */
+  readonly runtimeModules: readonly string[];
 }
 
 export interface BundleFigures extends BundleSizes {
@@ -86,12 +88,21 @@ export async function bundleFunction(functionName: string, outDir: string): Prom
     }
   }
   const files = Object.entries(outputs);
+  const runtimeModules = new Set(
+    [...cold]
+      .flatMap((file) =>
+        outputs[file]!.imports.filter((imported) => imported.external && imported.kind === 'import-statement'),
+      )
+      .map((imported) => imported.path)
+      .filter((path) => !path.startsWith('node:')),
+  );
   return {
     functionName,
     bytes: [...cold].reduce((sum, file) => sum + outputs[file]!.bytes, 0),
     gzipBytes: gzipSync(Buffer.concat(contents)).length,
     totalBytes: files.filter(([file]) => file.endsWith('.mjs')).reduce((sum, [, out]) => sum + out.bytes, 0),
     sourceMapBytes: files.filter(([file]) => file.endsWith('.map')).reduce((sum, [, out]) => sum + out.bytes, 0),
+    runtimeModules: [...runtimeModules].sort(),
     largest: [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.BUNDLE_TOP ?? 6)),
   };
 }

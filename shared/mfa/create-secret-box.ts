@@ -1,6 +1,5 @@
-import { KMSClient } from '@aws-sdk/client-kms';
 import type { ControllerConfig } from '../config.ts';
-import { traced } from '../log/tracing.ts';
+import { madeOnFirstCall } from '../ports/aws-client.ts';
 import type { SecretBox } from '../ports/secret-box.ts';
 import { fileSecretBox, kmsSecretBox, memorySecretBox } from './secret-box.ts';
 
@@ -9,7 +8,10 @@ export function createSecretBox(config: ControllerConfig): SecretBox {
   const key = config.secretKey;
   switch (key.kind) {
     case 'kms':
-      return kmsSecretBox(traced(new KMSClient({ region: config.region })), key.keyId);
+      return kmsSecretBox(
+        madeOnFirstCall(async () => new (await import('@aws-sdk/client-kms')).KMSClient({ region: config.region })),
+        key.keyId,
+      );
     case 'files':
       return fileSecretBox(key.directory);
     case 'memory':

@@ -22,6 +22,11 @@ describe('function bundles', () => {
       .filter((size) => size.bytes > BUNDLE_BUDGET_BYTES)
       .map((size) => `${size.functionName}: ${size.bytes} B, largest ${JSON.stringify(size.largest)}`);
     expect(over).toEqual([]);
+    // At a cold start a function imports only the SDK's DynamoDB clients from the runtime (the bootstrap, which calls
+    // the others on every run, excepted): KMS, Secrets Manager, Step Functions and S3 load with their first call.
+    for (const size of sizes.filter((size) => size.functionName !== 'bootstrap')) {
+      expect(size.runtimeModules, size.functionName).toEqual(['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb']);
+    }
     // The SDK is left to the runtime and the tracer, X.509 and Ajv load lazily: none is in any cold-start set.
     for (const size of sizes) {
       const packages = size.largest.map(([name]) => name);
