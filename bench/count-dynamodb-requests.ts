@@ -23,7 +23,7 @@ export interface DynamoDbRequestCounter {
   waves(): number;
   /** Read and write request units so far, by table and index. Call `settle` first for the latest. */
   capacity(): CapacityFigures;
-  /** The base table's write units so far by the kind of item written (`itemKindOf`: entity, filter pack, ...). */
+  /** The base table's write units so far by the kind of item written (`itemKindOf`: entity, id order, ...). */
   writeUnitsByKind(): ReadonlyMap<string, number>;
   /** Requests AWS reports no capacity for (cancelled transactions), which the units leave out, by reason. */
   unpriced(): ReadonlyMap<string, number>;

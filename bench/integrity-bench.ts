@@ -40,8 +40,8 @@ async function tableItems(deps: Deps): Promise<number> {
 /**
  * A whole check (every segment in parallel, then the counters) on a table of identities seeded until it holds about
  * `sizes` items, timed per segment count. The bulk seeding writes no role catalog, so each check reports those few
- * entries (the findings column). Identities bring their markers, id-order items, role members and packs, so
- * the scan meets every kind of derived item.
+ * entries (the findings column). Identities bring their markers, id-order items (with their filter records) and
+ * role members, so the scan meets every kind of derived item.
  */
 export async function integrityBench(options: SessionBenchOptions, sizes: readonly number[]): Promise<IntegrityRow[]> {
   const config = benchConfig('bench-integrity', options.dynamoDbEndpoint);
@@ -54,7 +54,7 @@ export async function integrityBench(options: SessionBenchOptions, sizes: readon
   let seeded = 0;
   try {
     for (const size of sizes) {
-      // About five items an identity: entity, name marker, id-order item, one or two role members (packs shared).
+      // About five items an identity: entity, name marker, id-order item, one or two role members.
       while ((await tableItems(deps)) < size) {
         const next = seeded + Math.max(500, Math.ceil((size - (await tableItems(deps))) / 5));
         options.progress(`seeding identities ${seeded}…${next}`);

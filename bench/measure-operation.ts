@@ -27,7 +27,7 @@ export interface OperationFigures {
   readonly capacityPerOp: CapacityFigures;
   readonly readUnitsPerOp: number;
   readonly writeUnitsPerOp: number;
-  /** The table's write units per run by the kind of item written (`itemKindOf`: entity-or-link, filterPack, ...). */
+  /** The table's write units per run by the kind of item written (`itemKindOf`: entity-or-link, idOrder, ...). */
   readonly writeUnitsByKind: ReadonlyMap<string, number>;
   /** Requests the server answered per run: Lambda invocations (and API Gateway requests) in AWS. */
   readonly invocationsPerOp: number;

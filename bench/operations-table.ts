@@ -23,7 +23,7 @@ export function unitsByTarget(figures: OperationFigures): string {
   return [read && `R ${read}`, write && `W ${write}`].filter(Boolean).join(' · ');
 }
 
-/** `filterPack 20, entity-or-link 6, ...`: the table's write units per run by kind of item, largest first. */
+/** `entity-or-link 6, idOrder 2, ...`: the table's write units per run by kind of item, largest first. */
 export function unitsByKind(figures: OperationFigures): string {
   return [...figures.writeUnitsByKind]
     .sort(([, a], [, b]) => b - a)

@@ -1,4 +1,4 @@
-import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newEntity } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import type { BaseDocument } from '#shared/entities/entity-definition.ts';
@@ -19,30 +19,19 @@ const CHUNK = 5_000;
 
 type PutRequest = { PutRequest: { Item: Record<string, unknown> } };
 
-/** What a chunk of creates writes: the items their transactions put, the filter packs' records, the counters' deltas. */
+/** What a chunk of creates writes: the items their transactions put and the counters' deltas. */
 interface BulkWrites {
   readonly puts: PutRequest[];
-  readonly packs: Map<string, { collection: string; bucket: string; records: Record<string, unknown> }>;
   readonly counted: Map<string, number>;
 }
 
 /** The items a transaction's Puts write; conditions and checks only guard against conflicts, which seeding has none of. */
 function gather(ops: readonly WriteOp[], into: BulkWrites): void {
-  for (const { item, counter, changeMarker, filterPack } of ops) {
+  for (const { item, counter, changeMarker } of ops) {
     if (counter) into.counted.set(counter.collection, (into.counted.get(counter.collection) ?? 0) + counter.delta);
     // Nobody polls for changes while the bench seeds.
     else if (changeMarker !== undefined) continue;
-    else if (filterPack) {
-      // Records are gathered per pack and written once each, after the entities.
-      const packKey = `${filterPack.collection}\u0000${filterPack.bucket}`;
-      const pack = into.packs.get(packKey) ?? {
-        collection: filterPack.collection,
-        bucket: filterPack.bucket,
-        records: {},
-      };
-      pack.records[`r:${filterPack.id}`] = filterPack.json;
-      into.packs.set(packKey, pack);
-    } else if (item.Put?.Item) into.puts.push({ PutRequest: { Item: item.Put.Item } });
+    else if (item.Put?.Item) into.puts.push({ PutRequest: { Item: item.Put.Item } });
     else if (!item.ConditionCheck) throw new Error(`cannot seed in bulk: ${JSON.stringify(item).slice(0, 200)}`);
   }
 }
@@ -57,18 +46,13 @@ async function writeBatch(deps: Deps, puts: PutRequest[]): Promise<void> {
   }
 }
 
-/** Writes what `gather` collected: the items in batches, each pack merged with what it holds, the counters raised. */
+/** Writes what `gather` collected: the items in batches, then the counters raised. */
 async function write(deps: Deps, writes: BulkWrites): Promise<void> {
   const { tableName, db } = deps.store;
   const batches = Array.from({ length: Math.ceil(writes.puts.length / BATCH_ITEMS) }, (_, batch) =>
     writes.puts.slice(batch * BATCH_ITEMS, (batch + 1) * BATCH_ITEMS),
   );
   await mapBounded(batches, BATCHES_IN_FLIGHT, (batch) => writeBatch(deps, batch));
-  await mapBounded([...writes.packs.values()], BATCHES_IN_FLIGHT, async ({ collection, bucket, records }) => {
-    const key = keys.filterPack(collection, bucket);
-    const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
-    await db.send(new PutCommand({ TableName: tableName, Item: { ...Item, ...records, ...key } }));
-  });
   for (const [collection, delta] of writes.counted) {
     await db.send(
       new UpdateCommand({
@@ -90,7 +74,7 @@ async function seedInChunks(
   opsOf: (index: number) => Promise<readonly WriteOp[]> | readonly WriteOp[],
 ): Promise<void> {
   for (let start = from; start < to; start += CHUNK) {
-    const writes: BulkWrites = { puts: [], packs: new Map(), counted: new Map() };
+    const writes: BulkWrites = { puts: [], counted: new Map() };
     const ops = await mapBounded(seedIndexes(start, Math.min(to, start + CHUNK)), SEED_CONCURRENCY, opsOf);
     for (const each of ops) gather(each, writes);
     await write(deps, writes);

@@ -59,9 +59,16 @@ function loginMethodOptions(
   );
 }
 
+/**
+ * One JSON line per request. The ids find the request everywhere: `requestId` is the one error bodies and the
+ * function's logs carry, `lambdaRequestId` the function invocation's (Lambda's own log lines), `xrayTraceId` the trace.
+ */
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   JSON.stringify({
     requestId: AccessLogField.contextRequestId(),
+    extendedRequestId: AccessLogField.contextExtendedRequestId(),
+    lambdaRequestId: AccessLogField.contextAwsEndpointRequestId(),
+    xrayTraceId: AccessLogField.contextXrayTraceId(),
     requestTime: AccessLogField.contextRequestTime(),
     sourceIp: AccessLogField.contextIdentitySourceIp(),
     userAgent: AccessLogField.contextIdentityUserAgent(),
@@ -73,6 +80,8 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
     responseLength: AccessLogField.contextResponseLength(),
     responseLatency: AccessLogField.contextResponseLatency(),
     integrationLatency: AccessLogField.contextIntegrationLatency(),
+    integrationStatus: AccessLogField.contextIntegrationStatus(),
+    integrationError: AccessLogField.contextIntegrationErrorMessage(),
     errorType: AccessLogField.contextErrorResponseType(),
     errorMessage: AccessLogField.contextErrorMessage(),
   }),

@@ -89,9 +89,10 @@ export function functionLogGroup(scope: Construct, id: string, retention = DEFAU
  * chunks loaded when an operation needs them; the AWS SDK is the runtime's), source maps, JSON logs in its own log
  * group, X-Ray tracing, and a role that may write that log group and send traces until granted more.
  *
- * Controller functions are invoked synchronously (by API Gateway, or by the custom resource provider that waits for the
- * answer): the caller gets every error, so there is no asynchronous event for a dead-letter queue to keep. A function
- * also invoked asynchronously says why it needs none (`asynchronousWithoutDeadLetterQueue`).
+ * Controller functions are invoked synchronously (by API Gateway, the integrity state machine, or the custom resource
+ * provider that waits for the answer): the caller gets every error, so there is no asynchronous event for a
+ * dead-letter queue to keep. A function also invoked asynchronously says why it needs none
+ * (`asynchronousWithoutDeadLetterQueue`).
  */
 export class ControllerFunction extends NodejsFunction {
   /**
@@ -136,8 +137,9 @@ export class ControllerFunction extends NodejsFunction {
       id: 'Serverless-LambdaDLQ',
       reason:
         props.asynchronousWithoutDeadLetterQueue ??
-        'Invoked synchronously only (API Gateway proxy integration, custom resource provider): the caller gets ' +
-          'every error and nothing is retried asynchronously, so a dead-letter queue would never receive an event.',
+        "Invoked synchronously only (API Gateway's proxy integration, the integrity state machine's Lambda task, the " +
+          'custom resource provider): the caller gets every error and nothing is retried asynchronously, so a ' +
+          'dead-letter queue would never receive an event.',
     });
   }
 }

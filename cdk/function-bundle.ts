@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AssetHashType, DockerImage } from 'aws-cdk-lib';
 import { Code } from 'aws-cdk-lib/aws-lambda';
-import type { BuildOptions } from 'esbuild';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -49,11 +48,8 @@ export function functionEntry(source: string): string {
  * codes, JSON Schema, the API documents, the X-Ray tracer) is loaded with `await import()` and split into chunks of
  * its own (`chunks/`), which a cold start does not read until a request needs them.
  */
-export function functionBuildOptions(
-  source: string,
-  outdir: string,
-  define: Readonly<Record<string, string>> = {},
-): BuildOptions & { metafile: true } {
+export function functionBuildOptions(source: string, outdir: string, define: Readonly<Record<string, string>> = {}) {
+  // No esbuild type in this module's declarations: the construct package ships them to apps without esbuild.
   return {
     absWorkingDir: REPO_ROOT,
     entryPoints: { index: functionEntry(source) },
@@ -68,8 +64,8 @@ export function functionBuildOptions(
     banner: { js: REQUIRE_BANNER },
     tsconfig: join(REPO_ROOT, 'tsconfig.json'),
     define: { ...define },
-    metafile: true,
-    logLevel: 'warning',
+    metafile: true as const,
+    logLevel: 'warning' as const,
   };
 }
 

@@ -10,7 +10,7 @@ import type { ServicePolicyRecord } from '#shared/entities/policies.ts';
 import { type PostureCheck, postureChecks } from '#shared/entities/posture-check.ts';
 import type { Service } from '#shared/entities/service.ts';
 import { SERVICE_POLICY, type ServiceGrant, selectable } from '#shared/policy/access.ts';
-import { policiesSelecting, type RoleResolver } from '#shared/policy/reach.ts';
+import { policiesSelecting, RoleResolver } from '#shared/policy/reach.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { listChildren, validChildren } from '#shared/store/children.ts';
 import { count } from '#shared/store/index-queries.ts';
@@ -38,6 +38,14 @@ export interface CallerServiceContext {
   readonly posture: PostureEvaluator;
 }
 
+/** How the client's service reads read what admins write: `READS.clientGrants`, eventually consistent. */
+export const ADMIN_WRITTEN = 'clientGrants' as const;
+
+/** A resolver of the roles of the caller's policies, for reads that read the entities selected (see `namedIdsExist`). */
+export function clientResolver(deps: Deps): RoleResolver {
+  return new RoleResolver(deps.store, { read: ADMIN_WRITTEN, namedIdsExist: true });
+}
+
 /** Wave 1 of every client service read (see `CallerServiceContext`). */
 export async function readCallerServiceContext(
   deps: Deps,
@@ -45,7 +53,7 @@ export async function readCallerServiceContext(
   requestedTypes: readonly string[],
 ): Promise<CallerServiceContext> {
   const [policies, children, wanted, checkCount, posture] = await Promise.all([
-    policiesSelecting(deps.store, SERVICE_POLICY, 'identities', selectable(caller.identity)),
+    policiesSelecting(deps.store, SERVICE_POLICY, 'identities', selectable(caller.identity), ADMIN_WRITTEN),
     listChildren(deps, identities.collection, caller.identity.id, identityServiceConfigs.collection),
     wantedConfigTypes(deps, requestedTypes),
     count(deps.store, postureChecks.collection),
@@ -81,7 +89,7 @@ export async function readPostureChecks(
 ): Promise<ReadonlyMap<string, PostureCheck>> {
   const ids = [...new Set([...idsByPolicy.values()].flat())];
   if (ids.length === 0) return new Map();
-  return new Map((await deps.store.getMany(postureChecks, ids)).map((check) => [check.id, check]));
+  return new Map((await deps.store.getMany(postureChecks, ids, ADMIN_WRITTEN)).map((check) => [check.id, check]));
 }
 
 /**
@@ -99,7 +107,7 @@ export async function configMaps(
   const overridesOf = (service: Service) =>
     (context.overrides.get(service.id) ?? []).filter((override) => wanted.has(override.configTypeId));
   const ids = docs.flatMap((doc) => [...doc.configs, ...overridesOf(doc).map((override) => override.configId)]);
-  const found = new Map((await deps.store.getMany(configs, ids)).map((config) => [config.id, config]));
+  const found = new Map((await deps.store.getMany(configs, ids, ADMIN_WRITTEN)).map((config) => [config.id, config]));
   return new Map(
     docs.map((doc) => {
       const config: Record<string, ServiceConfigMap[string]> = {};

@@ -9,11 +9,13 @@ import { pageInMemory } from '#shared/list/page-in-memory.ts';
 import { matchesRoles } from '#shared/list/role-filter.ts';
 import { CONFIG_TYPES_QUERY } from '#shared/openapi/query-parameters.ts';
 import { grantAmong, type ServiceGrant, selectable, servicesGrantedBy } from '#shared/policy/access.ts';
-import { RoleResolver } from '#shared/policy/reach.ts';
+import type { RoleResolver } from '#shared/policy/reach.ts';
 import { ALL_ROLE } from '#shared/policy/roles.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { count, orderedIds } from '#shared/store/index-queries.ts';
 import {
+  ADMIN_WRITTEN,
+  clientResolver,
   clientServiceViewOf,
   configMaps,
   postureCheckIdsOf,
@@ -35,13 +37,18 @@ function inIdOrder(params: ListParams): boolean {
  * another sort, read whole and paged in memory (up to `READ_WHOLE_LIMIT` of them; beyond, their filter records are
  * read first, one wave more).
  */
-function servicePage(deps: Deps, ids: readonly string[], params: ListParams): Promise<ListPage<Service>> {
-  if ((inIdOrder(params) && !params.where && !params.roleFilter) || ids.length > READ_WHOLE_LIMIT) {
-    return listEntitiesAmong(deps, services, ids, params);
+async function servicePage(deps: Deps, ids: readonly string[], params: ListParams): Promise<ListPage<Service>> {
+  if (inIdOrder(params) && !params.where && !params.roleFilter) {
+    const sorted = [...new Set(ids)].sort();
+    if (params.sort[0]?.direction === 'desc') sorted.reverse();
+    const page = sorted.slice(params.offset, params.offset + params.limit);
+    const items = await deps.store.getMany(services, page, ADMIN_WRITTEN);
+    return { items, pagination: { limit: params.limit, offset: params.offset, totalCount: sorted.length } };
   }
+  if (ids.length > READ_WHOLE_LIMIT) return listEntitiesAmong(deps, services, ids, params);
   const { roleFilter } = params;
   return deps.store
-    .getMany(services, ids)
+    .getMany(services, ids, ADMIN_WRITTEN)
     .then((docs) =>
       pageInMemory(
         docs,
@@ -75,7 +82,7 @@ async function grantedPage(
       count(deps.store, services.collection),
     ]);
     return async () => {
-      const items = await deps.store.getMany(services, ids);
+      const items = await deps.store.getMany(services, ids, ADMIN_WRITTEN);
       return {
         page: { items, pagination: { limit: params.limit, offset: params.offset, totalCount } },
         grants: new Map(items.map((doc) => [doc.id, grantAmong(policies, selectable(doc))])),
@@ -104,7 +111,7 @@ export const listServices = documented(
     const { configTypes: _requested, ...query } = request.query;
     const params = parseListParams(query, services.filterable, { roleFilter: true });
     const context = await readCallerServiceContext(deps, caller, requestedConfigTypes(request, caller));
-    const resolver = new RoleResolver(deps.store);
+    const resolver = clientResolver(deps);
     const [readPage, checkIds] = await Promise.all([
       grantedPage(deps, resolver, context.policies, params),
       postureCheckIdsOf(resolver, context, context.policies),
@@ -131,12 +138,12 @@ export const detailService: Operation = documented(
     const id = request.pathParameters.id ?? '';
     const [context, stored] = await Promise.all([
       readCallerServiceContext(deps, caller, requestedConfigTypes(request, caller)),
-      deps.store.get(services, id),
+      deps.store.get(services, id, ADMIN_WRITTEN),
     ]);
     const grant = stored && grantAmong(context.policies, selectable(stored.doc));
     if (!stored || !grant || grant.policies.length === 0) throw notFound(services.label, id);
     const [checkIds, configs] = await Promise.all([
-      postureCheckIdsOf(new RoleResolver(deps.store), context, grant.policies),
+      postureCheckIdsOf(clientResolver(deps), context, grant.policies),
       configMaps(deps, [stored.doc], context),
     ]);
     const checks = await readPostureChecks(deps, checkIds);

@@ -49,8 +49,7 @@ async function overridesOf(deps: Deps, identityId: string): Promise<Stored<Ident
 function withoutRepeatedChecks(ops: readonly WriteOp[]): WriteOp[] {
   const checked = new Set<string>();
   return ops.filter((op) => {
-    // Filter-pack writes carry a keyless placeholder item until `transact` merges them: never a check to drop.
-    const key = op.filterPack ? undefined : op.item.ConditionCheck?.Key;
+    const key = op.item.ConditionCheck?.Key;
     if (!key) return true;
     const name = `${String(key.PK)}|${String(key.SK)}`;
     if (checked.has(name)) return false;

@@ -1,6 +1,5 @@
 import * as z from 'zod';
 import { markHasSessionsOp } from '#shared/auth/api-session-store.ts';
-import { edgeRouters } from '#shared/entities/edge-router.ts';
 import { type DialBind, type ServicePolicyRecord, servicePolicies } from '#shared/entities/policies.ts';
 import { type PostureCheck, postureChecks } from '#shared/entities/posture-check.ts';
 import { services } from '#shared/entities/service.ts';
@@ -10,6 +9,7 @@ import { API_VERSION_META } from '#shared/http/envelope.ts';
 import { callerOf, documented, type Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { newId, newToken } from '#shared/ids.ts';
+import { readAll } from '#shared/list/list-entities.ts';
 import {
   EDGE_ROUTER_POLICY,
   grantAmong,
@@ -17,11 +17,12 @@ import {
   SERVICE_POLICY,
   selectable,
 } from '#shared/policy/access.ts';
-import { policiesSelecting, RoleResolver, selectionsOf } from '#shared/policy/reach.ts';
+import { idsSelectedAmong, policiesSelecting } from '#shared/policy/reach.ts';
 import { recordFailedServiceRequest } from '#shared/posture/failed-requests.ts';
 import { type PostureData, readPostureData } from '#shared/posture/posture-data.ts';
 import { checkFailure, checkPasses } from '#shared/posture/posture-evaluation.ts';
 import { tagsField } from '#shared/schemas/common-fields.ts';
+import { edgeRouterRecords, sessionRouters, usableRouters } from './session-routers.ts';
 import { sessionView } from './session-view.ts';
 
 export const createSessionBody = z
@@ -61,6 +62,26 @@ function evaluatePolicies(granting: readonly Granting[], data: PostureData, now:
 }
 
 /**
+ * The posture checks each policy names, resolved in memory from every posture check of the network (one query of
+ * the type's documents: checks are an admin's handful, and reading them whole saves the wave a role read would take
+ * before them). Nothing is read when no policy names a check.
+ */
+async function checksNamedBy(
+  deps: Parameters<Operation>[1],
+  policies: readonly ServicePolicyRecord[],
+): Promise<PostureCheck[][]> {
+  if (policies.every((policy) => policy.postureCheckRoles.length === 0)) return policies.map(() => []);
+  const checks = await readAll(deps, postureChecks);
+  const byId = new Map(checks.map((check) => [check.id, check]));
+  const candidates = checks.map((check) => ({ id: check.id, attributes: check.roleAttributes }));
+  return policies.map((policy) =>
+    idsSelectedAmong(candidates, [{ roles: policy.postureCheckRoles, semantic: policy.semantic }]).flatMap(
+      (id) => byId.get(id) ?? [],
+    ),
+  );
+}
+
+/**
  * `POST /sessions` (client): a Dial or Bind session for a service, allowed when a service policy of that type grants
  * the caller the service and every posture check of at least one such policy passes, and when an edge router is
  * usable by both (NO_EDGE_ROUTERS_AVAILABLE otherwise), as the reference decides. A service the caller cannot reach
@@ -68,11 +89,14 @@ function evaluatePolicies(granting: readonly Granting[], data: PostureData, now:
  * posture is a 409 INVALID_POSTURE, recorded for getIdentityFailedServiceRequests. The same API session asking again
  * for the same service and type gets its existing session back.
  *
- * DynamoDB round trips, in sequence (each wave's requests in parallel), after the caller's own two:
- * 1. the service, the existing session, the caller's service and edge router policies, its posture data;
- * 2. the posture checks' role reads, the service's service-edge-router policies, the caller's routers' role reads;
- * 3. the posture checks, the service's routers' role reads;
- * 4. the write (one transaction), and the session's routers for the answer.
+ * Three DynamoDB waves (each wave's requests in parallel) after the caller's own, whatever the number of policies:
+ * 1. what the caller and the service's id key: the service, the existing session, the caller's posture data, the
+ *    service and edge router policies selecting the caller, every edge router's id-order record (`session-routers.ts`);
+ * 2. what the service's roles key: its service edge router policies, and the posture checks when a granting policy
+ *    names any (every check, resolved in memory);
+ * 3. the write (one transaction); the routers come from their records, so the answer needs no read of its own.
+ * What admins write (policies, services, routers, checks) is read eventually consistently; what the caller itself
+ * wrote (its session, its posture data) strongly.
  */
 export const createSession: Operation = documented(
   async (request, deps) => {
@@ -81,14 +105,15 @@ export const createSession: Operation = documented(
     const type: DialBind = body.type ?? 'Dial';
     const now = deps.now();
     const me = selectable(identity);
-    const resolver = new RoleResolver(deps.store);
+    const adminWritten = 'clientGrants';
     const sessionId = sessionIdFor(apiSession.id, type, body.serviceId);
 
-    const [service, existing, identityPolicies, routerPolicies, posture] = await Promise.all([
-      deps.store.get(services, body.serviceId),
+    const [service, existing, identityPolicies, routerPolicies, routerRecords, posture] = await Promise.all([
+      deps.store.get(services, body.serviceId, adminWritten),
       deps.store.get(sessions, sessionId),
-      policiesSelecting(deps.store, SERVICE_POLICY, 'identities', me),
-      policiesSelecting(deps.store, EDGE_ROUTER_POLICY, 'identities', me),
+      policiesSelecting(deps.store, SERVICE_POLICY, 'identities', me, adminWritten),
+      policiesSelecting(deps.store, EDGE_ROUTER_POLICY, 'identities', me, adminWritten),
+      edgeRouterRecords(deps),
       readPostureData(deps, apiSession.id),
     ]);
     if (!service) throw notFound('service', body.serviceId);
@@ -98,26 +123,13 @@ export const createSession: Operation = documented(
     const ofType = granting.filter((policy) => policy.type === type);
     if (ofType.length === 0) throw invalidField('serviceId', 'service not found', body.serviceId);
 
-    const [checkIds, serviceRouterPolicies, identityRouterIds] = await Promise.all([
-      Promise.all(
-        ofType.map((policy) =>
-          resolver.ids('posture-checks', { roles: policy.postureCheckRoles, semantic: policy.semantic }),
-        ),
-      ),
-      policiesSelecting(deps.store, SERVICE_EDGE_ROUTER_POLICY, 'services', target),
-      resolver.idsOfAny('edge-routers', selectionsOf(routerPolicies, 'edgeRouterRoles')),
-    ]);
-    const [checks, serviceRouterIds] = await Promise.all([
-      deps.store.getMany(postureChecks, [...new Set(checkIds.flat())]),
-      resolver.idsOfAny('edge-routers', selectionsOf(serviceRouterPolicies, 'edgeRouterRoles')),
+    const [checksOfPolicy, serviceRouterPolicies] = await Promise.all([
+      checksNamedBy(deps, ofType),
+      policiesSelecting(deps.store, SERVICE_EDGE_ROUTER_POLICY, 'services', target, adminWritten),
     ]);
 
-    const checksById = new Map(checks.map((check) => [check.id, check]));
     const { passing, failing } = evaluatePolicies(
-      ofType.map((policy, i) => ({
-        policy,
-        checks: (checkIds[i] ?? []).flatMap((id) => checksById.get(id) ?? []),
-      })),
+      ofType.map((policy, i) => ({ policy, checks: checksOfPolicy[i] ?? [] })),
       posture.data,
       now,
     );
@@ -159,8 +171,8 @@ export const createSession: Operation = documented(
       throw new ApiError('INVALID_POSTURE', { cause: cause as unknown as ErrorCause });
     }
 
-    const allowed = new Set(serviceRouterIds);
-    const routerIds = identityRouterIds.filter((id) => allowed.has(id));
+    const usable = usableRouters(routerRecords, routerPolicies, serviceRouterPolicies);
+    const routerIds = usable.map((router) => router.id);
     if (routerIds.length === 0) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE');
 
     const same = existing?.doc;
@@ -185,11 +197,11 @@ export const createSession: Operation = documented(
     const [stored, routers] = await Promise.all([
       reuse ? Promise.resolve(session) : storeSession(deps, session, apiSession.tokenHash),
       // The routers usable now, also for a session asked for again (the reference works them out on every answer).
-      deps.store.getMany(edgeRouters, routerIds),
+      sessionRouters(deps, usable),
     ]);
     const context = {
       serviceNames: new Map([[service.doc.id, service.doc.name]]),
-      routers: new Map(routers.map((router) => [router.id, router])),
+      routers,
       policyNames: new Map<string, string>(),
       apiSessions: new Set([apiSession.id]),
     };

@@ -8,12 +8,15 @@ import { removeStoredSessions } from '#shared/posture/session-lifetime.ts';
 import type { Api } from '#shared/routes/route.ts';
 import { entityRef, selfLinks } from '#shared/views/entity-ref.ts';
 
+/** What a session shows of one of its routers (an edge router's document, or its id-order record). */
+export type SessionRouter = Pick<EdgeRouter, 'name' | 'cost' | 'noTraversal' | 'disabled' | 'appData'>;
+
 /**
  * An edge router of a session (`sessionEdgeRouter`): the client fields and its `urls`. No router process reports to
  * this controller yet, so each shows offline, with no listeners: its protocols and urls are empty (the reference's
  * urls are the protocols a connected router reports).
  */
-export function sessionEdgeRouterView(router: EdgeRouter) {
+export function sessionEdgeRouterView(router: SessionRouter) {
   return {
     name: router.name,
     hostname: '',
@@ -31,7 +34,7 @@ export function sessionEdgeRouterView(router: EdgeRouter) {
 /** What the views of a page of sessions need besides the sessions: one parallel wave of batch reads. */
 export interface SessionViewContext {
   readonly serviceNames: ReadonlyMap<string, string>;
-  readonly routers: ReadonlyMap<string, EdgeRouter>;
+  readonly routers: ReadonlyMap<string, SessionRouter>;
   readonly policyNames: ReadonlyMap<string, string>;
   /** The page's API sessions that are still stored. */
   readonly apiSessions: ReadonlySet<string>;

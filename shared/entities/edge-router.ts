@@ -25,4 +25,7 @@ export const edgeRouters: EntityDefinition<EdgeRouter> = {
     isTunnelerEnabled: 'boolean',
   },
   roleAttributesField: 'roleAttributes',
+  // With the filter record's name, cost and flags, all a session shows of its routers: one query of the routers'
+  // id-order partition answers a session, whatever the number of policies (`functions/sessions/session-routers.ts`).
+  idOrderFields: ['appData'],
 };

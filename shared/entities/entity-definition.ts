@@ -102,6 +102,12 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
   readonly readsById?: boolean;
   /** The role-attribute field that a list's `roleFilter` matches, for types policies select by role. */
   readonly roleAttributesField?: keyof D & string;
+  /**
+   * Fields kept on the entity's id-order item besides its filter record, for a reader that needs them for many
+   * entities of the type at once without reading each (a session's edge routers, from one query of the routers'
+   * id-order partition: `appData`).
+   */
+  readonly idOrderFields?: readonly (keyof D & string)[];
   /** For policies: the role fields that select entities of other types (see `Selections`). */
   readonly selects?: Selections<D>;
   /**
@@ -135,6 +141,11 @@ export interface Selector<D> {
 export interface Selections<D> {
   readonly fields: readonly Selector<D>[];
   readonly recordOf: (doc: D) => Readonly<Record<string, unknown>>;
+  /**
+   * The record's fields but the id, in the order a selection item lists their values (a JSON array: the item is read
+   * once per policy selecting an entity, so it carries no field names).
+   */
+  readonly recordFields: readonly string[];
 }
 
 /** The fields every entity offers to filters and sorts. */

@@ -34,6 +34,11 @@ export function serviceAccessMarkersOf(identity: { readonly id: string; readonly
   ];
 }
 
+/** A policy record's fields but the id (the selection items' `recordFields`). */
+function recordFieldsOf(record: { readonly shape: Readonly<Record<string, unknown>> }): string[] {
+  return Object.keys(record.shape).filter((field) => field !== 'id');
+}
+
 export const DIAL_BIND = ['Dial', 'Bind'] as const;
 export type DialBind = (typeof DIAL_BIND)[number];
 
@@ -85,6 +90,7 @@ export const servicePolicies: EntityDefinition<ServicePolicy> = {
       { field: 'postureCheckRoles', collection: 'posture-checks', plural: 'posture checks' },
     ],
     recordOf: (doc) => servicePolicyRecord.parse(doc),
+    recordFields: recordFieldsOf(servicePolicyRecord),
   },
   changeMarkers: (doc) => doc.identityRoles.map(identityRoleMarker),
 };
@@ -123,6 +129,7 @@ export const edgeRouterPolicies: EntityDefinition<EdgeRouterPolicy> = {
       { field: 'edgeRouterRoles', collection: 'edge-routers', plural: 'edge routers' },
     ],
     recordOf: (doc) => edgeRouterPolicyRecord.parse(doc),
+    recordFields: recordFieldsOf(edgeRouterPolicyRecord),
   },
 };
 
@@ -157,6 +164,7 @@ export const serviceEdgeRouterPolicies: EntityDefinition<ServiceEdgeRouterPolicy
       { field: 'edgeRouterRoles', collection: 'edge-routers', plural: 'edge routers' },
     ],
     recordOf: (doc) => serviceEdgeRouterPolicyRecord.parse(doc),
+    recordFields: recordFieldsOf(serviceEdgeRouterPolicyRecord),
   },
 };
 

@@ -16,7 +16,7 @@ const COUNTED = [...ENTITY_DEFINITIONS.map((def) => def.collection), API_SESSION
 export const reconcileCounters: ReconcileCounters = async (deps, { mode, entityCounts }) => {
   const findings = new Findings();
   for (const collection of COUNTED) {
-    const shards = await partitionItems(deps.store, keys.counter(collection, 0).PK);
+    const shards = await partitionItems(deps.store, keys.counter(collection, 0).PK, { read: 'counterReconcile' });
     const counted = shards.reduce((sum, shard) => sum + Number(shard.count ?? 0), 0);
     const actual = entityCounts[collection] ?? 0;
     if (counted === actual) continue;

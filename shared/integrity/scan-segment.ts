@@ -8,7 +8,6 @@ import {
   type DerivedItem,
   derivedItems,
   derivedKindOf,
-  filterRecordOf,
   itemKeyOf,
   matches,
   putDerivedOp,
@@ -17,7 +16,6 @@ import {
   roleOfMember,
   selectionKeysOf,
 } from '../store/derived-items.ts';
-import { packBucket, packOp } from '../store/filter-packs.ts';
 import { documentOf, itemKindOf, keys } from '../store/keys.ts';
 import { ownedKindOf } from '../store/owned-items.ts';
 import { withoutNamedRoles } from '../store/policies-naming.ts';
@@ -145,7 +143,7 @@ const remove = (scan: Scan, key: { PK: unknown; SK: unknown }): WriteOp =>
 /**
  * Live entities: every derived item present and as the document says (fix: write it), every reference's target
  * alive (fix: a child whose parent is gone goes, as the parent's delete would have taken it), every entity a policy
- * names by `@id` alive (fix: take the `@id` out), and the filter record in its pack.
+ * names by `@id` alive (fix: take the `@id` out). The filter record is the id-order item's, a derived item like the rest.
  */
 async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<void> {
   const expected = entities.map((entity) => ({ entity, items: derivedItems(entity.def, entity.doc) }));
@@ -155,7 +153,6 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
     ),
     ...namedBy(entity).map(({ collection, id }) => keys.entity(collection, id)),
   ]);
-  const packKeys = entities.map((entity) => keys.filterPack(entity.def.collection, packBucket(entity.doc.id)));
   const sessionParents = entities.flatMap((entity) => {
     const parent = entity.def.parentOf?.(entity.doc);
     return parent?.collection === API_SESSIONS_COLLECTION ? [keys.apiSessionPointer(parent.id)] : [];
@@ -163,7 +160,6 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
   const stored = await read(scan, [
     ...expected.flatMap(({ items }) => items.map(({ item }) => item)),
     ...targets,
-    ...packKeys,
     ...sessionParents,
   ]);
 
@@ -208,11 +204,6 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
     }
     await checkNamed(scan, entity, stored);
     for (const want of items) await checkExpected(scan, entity, want, stored.get(itemKeyOf(want.item)));
-    await checkPackRecord(
-      scan,
-      entity,
-      stored.get(itemKeyOf(keys.filterPack(entity.def.collection, packBucket(entity.doc.id)))),
-    );
   }
 }
 
@@ -295,30 +286,6 @@ async function stillWanted(scan: Scan, entity: Entity, want: DerivedItem): Promi
   return now;
 }
 
-/** The entity's filter record as its pack should hold it. */
-function packedRecordOf(entity: Entity): string | undefined {
-  return packOp(entity.def.collection, entity.doc.id, filterRecordOf(entity.def, entity.doc)).filterPack?.json;
-}
-
-async function checkPackRecord(scan: Scan, entity: Entity, pack: Item | undefined): Promise<void> {
-  const record = `r:${entity.doc.id}`;
-  if (pack?.[record] === packedRecordOf(entity)) return;
-  const packKey = keys.filterPack(entity.def.collection, packBucket(entity.doc.id));
-  await repair(
-    scan,
-    `${label(entity)}: its filter record in ${packKey.PK} is ${pack?.[record] === undefined ? 'missing' : 'out of date'}`,
-    planFromEntity(scan, entity, async (current, fresh) => {
-      if (fresh && (await read(scan, [packKey])).get(itemKeyOf(packKey))?.[record] === packedRecordOf(current)) {
-        return [];
-      }
-      return [
-        unchanged(scan, current),
-        packOp(current.def.collection, current.doc.id, filterRecordOf(current.def, current.doc)),
-      ];
-    }),
-  );
-}
-
 /** The keys of the derived items an entity's current document implies. */
 function impliedKeys(entity: Entity): Set<string> {
   return new Set(derivedItems(entity.def, entity.doc).map(({ item }) => itemKeyOf(item)));
@@ -383,27 +350,15 @@ async function checkDerived(scan: Scan, derived: readonly Item[]): Promise<Set<s
   return stale;
 }
 
-/** Filter packs: every record must be of a live entity (fix: remove the record). The page's packs read together. */
-async function checkPacks(scan: Scan, packs: readonly Item[]): Promise<void> {
-  const records = packs.flatMap((pack) => {
-    const collection = String(pack.PK).slice('FILTERS#'.length);
-    return Object.keys(pack)
-      .filter((name) => name.startsWith('r:'))
-      .map((name) => ({ pack, collection, id: name.slice(2) }));
-  });
-  if (records.length === 0) return;
-  const stored = await read(
-    scan,
-    records.map(({ collection, id }) => keys.entity(collection, id)),
-  );
-  for (const { pack, collection, id } of records) {
-    const entityKey = keys.entity(collection, id);
-    if (stored.has(itemKeyOf(entityKey))) continue;
-    await repair(
-      scan,
-      `${pack.PK} / ${pack.SK} holds the filter record of ${collection} ${id}, which does not exist`,
-      async (fresh) => (fresh && (await exists(scan, entityKey)) ? [] : [packOp(collection, id, undefined)]),
-    );
+/**
+ * Filter packs, retired (records live on the id-order items alone, `filter-records.ts`): nothing reads them, so each
+ * left in a table from before is a finding (fix: remove it).
+ */
+async function checkRetiredPacks(scan: Scan, packs: readonly Item[]): Promise<void> {
+  for (const pack of packs) {
+    await repair(scan, `${pack.PK} / ${pack.SK} is a retired filter pack`, () => [
+      itemOps.remove(scan.deps.store.tableName, { PK: pack.PK, SK: pack.SK }, { ifStored: true }),
+    ]);
   }
 }
 
@@ -553,7 +508,7 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
     }
     if (entity) entities.push(entity);
     else if (kind === 'apiSession') apiSessions.push(item);
-    else if (kind === 'filterPack') packs.push(item);
+    else if (kind === 'retiredFilterPack') packs.push(item);
     else if (ownedKindOf(item)) ownedItems.push(item);
     else if (kind === 'roleCatalog') catalog.push(item);
     else if (derivedKindOf(item)) {
@@ -566,7 +521,7 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
   // A stale member says nothing of the catalog: its removal prunes the entry when nobody else holds it.
   const liveMembers = members.filter((member) => !stale.has(itemKeyOf(member as { PK: string; SK: string })));
   if (liveMembers.length > 0) await checkCatalogOfMembers(scan, liveMembers);
-  await checkPacks(scan, packs);
+  await checkRetiredPacks(scan, packs);
   if (ownedItems.length > 0) await checkOwnedItems(scan, ownedItems);
   await checkCatalogEntries(scan, catalog);
   if (apiSessions.length > 0) {

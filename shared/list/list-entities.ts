@@ -1,7 +1,7 @@
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import type { Deps } from '../ports/deps.ts';
-import { allOfType, count, filterRecords, idsWithRole, orderedIds } from '../store/index-queries.ts';
-import { documentOf, keys } from '../store/keys.ts';
+import { allOfType, count, filterRecords, filterRecordsOf, idsWithRole, orderedIds } from '../store/index-queries.ts';
+import { documentOf } from '../store/keys.ts';
 import { type CandidateKeys, candidateKeys } from './candidate-keys.ts';
 import type { ListParams } from './list-params.ts';
 import { type ListPage, pageInMemory } from './page-in-memory.ts';
@@ -51,7 +51,7 @@ export async function listEntities<D extends BaseDocument>(
       count(deps.store, def.collection),
     ]);
     return {
-      items: await deps.store.getMany(def, ids),
+      items: await deps.store.getMany(def, ids, 'listPage'),
       pagination: { limit: params.limit, offset: params.offset, totalCount },
     };
   }
@@ -72,25 +72,26 @@ export async function listEntities<D extends BaseDocument>(
     if (order?.field === 'id' && params.where === undefined) {
       // Ids come sorted: cut the page first, then read only its entities.
       const pageIds = order.direction === 'asc' ? ids : [...ids].reverse();
-      const items = await deps.store.getMany(def, pageIds.slice(params.offset, params.offset + params.limit));
-      return { items, pagination: { limit: params.limit, offset: params.offset, totalCount: ids.length } };
-    }
-    return pageInMemory(await deps.store.getMany(def, ids), params, def.filterable, keep);
-  }
-
-  if (def.readsById !== false) {
-    const records = await filterRecords(deps.store, def.collection);
-    if (records) {
-      // Filter, sort and cut on the small records, then read only the page's entities.
-      const page = pageInMemory(records, params, def.filterable, (record) => keep(record as D));
       const items = await deps.store.getMany(
         def,
-        page.items.map((record) => String(record.id)),
+        pageIds.slice(params.offset, params.offset + params.limit),
+        'listPage',
       );
-      return { items, pagination: page.pagination };
+      return { items, pagination: { limit: params.limit, offset: params.offset, totalCount: ids.length } };
     }
+    return pageInMemory(await deps.store.getMany(def, ids, 'listPage'), params, def.filterable, keep);
   }
-  return pageInMemory(await readAll(deps, def), params, def.filterable, keep);
+
+  if (def.readsById === false) return pageInMemory(await readAll(deps, def), params, def.filterable, keep);
+  // Filter, sort and cut on the small records, then read only the page's entities.
+  const records = await filterRecords(deps.store, def.collection);
+  const page = pageInMemory(records, params, def.filterable, (record) => keep(record as D));
+  const items = await deps.store.getMany(
+    def,
+    page.items.map((record) => String(record.id)),
+    'listPage',
+  );
+  return { items, pagination: page.pagination };
 }
 
 /**
@@ -105,7 +106,9 @@ async function idsWithRoles<D extends BaseDocument>(
 ): Promise<string[]> {
   const attributes = roles.filter((role) => role.startsWith('#')).map((role) => role.slice(1));
   const named = roles.filter((role) => role.startsWith('@')).map((role) => role.slice(1));
-  const holders = await Promise.all(attributes.map((attribute) => idsWithRole(deps.store, def.collection, attribute)));
+  const holders = await Promise.all(
+    attributes.map((attribute) => idsWithRole(deps.store, def.collection, attribute, 'roleFilter')),
+  );
   let selected: Set<string>;
   if (holders.length === 0) selected = new Set();
   else if (semantic === 'AnyOf') selected = new Set(holders.flat());
@@ -165,16 +168,13 @@ export async function listEntitiesAmong<D extends BaseDocument>(
   if (order?.field === 'id' && params.where === undefined && params.roleFilter === undefined) {
     const sorted = [...among].sort();
     if (order.direction === 'desc') sorted.reverse();
-    const items = await deps.store.getMany(def, sorted.slice(params.offset, params.offset + params.limit));
+    const items = await deps.store.getMany(def, sorted.slice(params.offset, params.offset + params.limit), 'listPage');
     return { items, pagination: { limit: params.limit, offset: params.offset, totalCount: sorted.length } };
   }
-  // Packs that cannot answer (entities written before them) fall back to the ids' records by key, never to nothing.
-  const packed =
-    among.size > AMONG_BY_KEY_LIMIT
-      ? (await filterRecords(deps.store, def.collection))?.filter((record) => among.has(String(record.id)))
-      : undefined;
   const records =
-    packed ?? (await deps.store.batchGet([...among].map((id) => keys.idOrder(def.collection, id)))).map(documentOf);
+    among.size > AMONG_BY_KEY_LIMIT
+      ? (await filterRecords(deps.store, def.collection)).filter((record) => among.has(String(record.id)))
+      : await filterRecordsOf(deps.store, def.collection, among);
   const roleFilter = params.roleFilter;
   const attributesField = def.roleAttributesField;
   const page = pageInMemory(records, params, def.filterable, (record) => {
@@ -186,6 +186,7 @@ export async function listEntitiesAmong<D extends BaseDocument>(
   const items = await deps.store.getMany(
     def,
     page.items.map((record) => String(record.id)),
+    'listPage',
   );
   return { items, pagination: page.pagination };
 }

@@ -28,7 +28,10 @@ export interface Selectable {
 /** The part of a policy type's definition readers use: its collection and its selector fields. */
 export interface PolicyDefinition {
   readonly collection: string;
-  readonly selects?: { readonly fields: readonly { readonly field: string; readonly collection: string }[] };
+  readonly selects?: {
+    readonly fields: readonly { readonly field: string; readonly collection: string }[];
+    readonly recordFields: readonly string[];
+  };
 }
 
 /** A policy kind as the readers need it: its definition and the record its selection items carry. */
@@ -58,16 +61,25 @@ export async function policiesSelecting<R extends { readonly id: string; readonl
   kind: PolicyKind<R>,
   collection: string,
   entity: Selectable,
+  read: 'policyReach' | 'clientGrants' = 'policyReach',
 ): Promise<R[]> {
   const field = selectorField(kind.def, collection);
   const found = await Promise.all(
-    rolesOf(entity).map((role) => selectionsByRole(store, collection, role, kind.def.collection)),
+    rolesOf(entity).map((role) =>
+      selectionsByRole(
+        store,
+        collection,
+        role,
+        { collection: kind.def.collection, recordFields: kind.def.selects?.recordFields ?? [] },
+        read,
+      ),
+    ),
   );
   const records = new Map<string, R>();
   for (const item of found.flat()) {
-    const id = String(item.policyId);
+    const id = String(item.id);
     if (records.has(id)) continue;
-    const record = kind.record.parse({ ...item, id });
+    const record = kind.record.parse(item);
     const roles = (record as unknown as Record<string, readonly string[]>)[field] ?? [];
     if (selectsEntity(roles, record.semantic, entity)) records.set(id, record);
   }
@@ -80,14 +92,28 @@ export interface RoleSelection {
   readonly semantic: PolicySemantic;
 }
 
+/** How a `RoleResolver` reads. */
+export interface ResolverOptions {
+  /** What the selections are resolved for: an access decision (`policyReach`, the default) or a client's grants. */
+  readonly read?: 'policyReach' | 'clientGrants';
+  /**
+   * Take `@ids` as naming entities that exist, without reading them: deleting an entity takes its `@id` out of every
+   * policy (`policies-naming.ts`), so a policy names only entities that exist or are being deleted. For readers that
+   * read the selected entities anyway and drop those not found (a page of services); a batch read costs a read unit
+   * per id, found or not.
+   */
+  readonly namedIdsExist?: boolean;
+}
+
 /**
  * Resolves role selections to ids, reading each distinct role of a collection once however many selections name it:
  * the type's id partition for `#all`, a role-attribute partition per `#attribute`, one batch read for the `@ids` (an
- * id whose entity was deleted selects nothing). Selections resolved together (`Promise.all`) issue their reads in one
- * parallel wave.
+ * id whose entity was deleted selects nothing; see `namedIdsExist`). Selections resolved together (`Promise.all`)
+ * issue their reads in one parallel wave.
  */
 export class RoleResolver {
   private readonly store: Store;
+  private readonly options: ResolverOptions;
   private readonly reads = new Map<string, Promise<readonly string[]>>();
   /** `@ids` asked for in this tick, read together in one batch when the tick ends. */
   private pendingNamed: {
@@ -97,18 +123,20 @@ export class RoleResolver {
     reject: (error: unknown) => void;
   }[] = [];
 
-  constructor(store: Store) {
+  constructor(store: Store, options: ResolverOptions = {}) {
     this.store = store;
+    this.options = options;
   }
 
   /** The ids one selection selects, sorted. */
   async ids(collection: string, selection: RoleSelection): Promise<string[]> {
     const { all, ids, attributes } = parseRoles(selection.roles);
-    if (all) return [...(await this.read(collection, ALL_ROLE, () => allIds(this.store, collection)))];
+    const read = this.options.read ?? 'policyReach';
+    if (all) return [...(await this.read(collection, ALL_ROLE, () => allIds(this.store, collection, read)))];
     const [holderLists, existing] = await Promise.all([
       Promise.all(
         attributes.map((attribute) =>
-          this.read(collection, `#${attribute}`, () => idsWithRole(this.store, collection, attribute)),
+          this.read(collection, `#${attribute}`, () => idsWithRole(this.store, collection, attribute, read)),
         ),
       ),
       Promise.all(ids.map((id) => this.read(collection, `@${id}`, () => this.named(collection, id)))),
@@ -137,6 +165,7 @@ export class RoleResolver {
    */
   private named(collection: string, id: string): Promise<readonly string[]> {
     if (!fitsKey(id)) return Promise.resolve([]);
+    if (this.options.namedIdsExist) return Promise.resolve([id]);
     if (this.pendingNamed.length === 0) queueMicrotask(() => void this.readNamed());
     return new Promise<boolean>((resolve, reject) => {
       this.pendingNamed.push({ collection, id, resolve, reject });
@@ -150,6 +179,7 @@ export class RoleResolver {
       const items = await this.store.batchGet(
         batch.map(({ collection, id }) => keys.idOrder(collection, id)),
         'PK, SK',
+        this.options.read ?? 'policyReach',
       );
       const found = new Set(items.map((item) => `${String(item.PK)}|${String(item.SK)}`));
       for (const { collection, id, resolve } of batch) {
@@ -178,4 +208,31 @@ export function selectionsOf<R extends { readonly semantic: PolicySemantic }>(
   field: keyof R & string,
 ): RoleSelection[] {
   return records.map((record) => ({ roles: record[field] as readonly string[], semantic: record.semantic }));
+}
+
+/**
+ * The ids among `entities` (already read, with their attributes) that any of the selections selects, sorted: the
+ * reference's match rule (`selectsEntity`) applied in memory, each selection parsed once.
+ */
+export function idsSelectedAmong(entities: readonly Selectable[], selections: readonly RoleSelection[]): string[] {
+  const named = new Set<string>();
+  const anyOf = new Set<string>();
+  const allOf = new Map<string, readonly string[]>();
+  for (const { roles, semantic } of selections) {
+    const { all, ids, attributes } = parseRoles(roles);
+    if (all) return entities.map((entity) => entity.id).sort();
+    for (const id of ids) named.add(id);
+    if (attributes.length === 0) continue;
+    if (semantic === 'AnyOf' || attributes.length === 1) for (const attribute of attributes) anyOf.add(attribute);
+    else allOf.set([...attributes].sort().join('\n'), attributes);
+  }
+  const selected = entities.filter((entity) => {
+    if (named.has(entity.id)) return true;
+    if (entity.attributes.some((attribute) => anyOf.has(attribute))) return true;
+    if (allOf.size === 0) return false;
+    const own = new Set(entity.attributes);
+    for (const attributes of allOf.values()) if (attributes.every((attribute) => own.has(attribute))) return true;
+    return false;
+  });
+  return selected.map((entity) => entity.id).sort();
 }

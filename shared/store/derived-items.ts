@@ -1,6 +1,7 @@
 import type { BaseDocument, EntityDefinition, Reference, Selector, UniqueKey } from '../entities/entity-definition.ts';
 import { type ApiError, invalidField } from '../errors/api-error.ts';
-import { fitsKey, itemKindOf, keys, MAX_KEY_VALUE_BYTES, storedAttributes } from './keys.ts';
+import { recordItem } from './filter-records.ts';
+import { documentOf, fitsKey, itemKindOf, keys, MAX_KEY_VALUE_BYTES } from './keys.ts';
 import { addToCatalog, pruneCatalog } from './role-catalog.ts';
 import type { TableClient } from './table-client.ts';
 import { type ItemKey, itemOps, type WriteOp } from './write-op.ts';
@@ -125,11 +126,15 @@ export function filterRecordOf<D extends BaseDocument>(def: EntityDefinition<D>,
 }
 
 /**
- * The entity's id-order item, carrying its filter record (`filterRecordOf`): lists whose filter pins nothing read
+ * The entity's id-order item, carrying its filter record (`filterRecordOf`, see `filter-records.ts`) and the type's
+ * `idOrderFields`: lists whose filter pins nothing, and readers of a whole small type (a session's edge routers), read
  * these small items instead of whole entities.
  */
 export function idOrderItemOf<D extends BaseDocument>(def: EntityDefinition<D>, doc: D) {
-  return { ...storedAttributes(filterRecordOf(def, doc)), ...keys.idOrder(def.collection, doc.id) };
+  const record = filterRecordOf(def, doc);
+  const source = doc as unknown as Record<string, unknown>;
+  for (const field of def.idOrderFields ?? []) if (Object.hasOwn(source, field)) record[field] = source[field];
+  return recordItem(def.collection, { ...record, id: doc.id });
 }
 
 /** A selection item's key, the selector it comes from, and the id an `@id` role names. */
@@ -237,15 +242,45 @@ const roleMembers: DerivedKind = {
   },
 };
 
+/** The attribute of a selection item holding its policy's evaluation record, as JSON text. */
+export const SELECTION_RECORD = 'record';
+
+/**
+ * A policy's evaluation record as its selection items keep it: the values of its `recordFields` as a JSON array in one
+ * attribute, without the id (the sort key holds it) or any field name. Readers read every selection item of the roles
+ * an entity answers to, so the item is kept small: about a hundred bytes for a policy of a few roles, where one
+ * attribute per field (and the id and collection again) took two and a half times that.
+ */
+export function selectionRecordText<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): string {
+  if (!def.selects) return '[]';
+  const record = def.selects.recordOf(doc);
+  return JSON.stringify(def.selects.recordFields.map((field) => record[field] ?? null));
+}
+
+/**
+ * A selection item's record, by field: from its JSON array (`recordFields` order), or, for an item written before the
+ * record was one attribute, from its attributes.
+ */
+export function selectionRecordOf(
+  item: Readonly<Record<string, unknown>>,
+  recordFields: readonly string[],
+): Record<string, unknown> {
+  const text = item[SELECTION_RECORD];
+  if (typeof text !== 'string') return documentOf(item);
+  const values = JSON.parse(text) as unknown;
+  if (!Array.isArray(values)) return values as Record<string, unknown>;
+  return Object.fromEntries(recordFields.map((field, i) => [field, values[i]]));
+}
+
 const policySelections: DerivedKind = {
   name: 'policy selection',
   itemsOf: (def, doc) => {
     if (!def.selects) return [];
-    const record = storedAttributes(def.selects.recordOf(doc));
+    const record = selectionRecordText(def, doc);
     return [...selectionKeysOf(def, doc).values()].map(({ key, selector, namedId }) => ({
       kind: policySelections,
-      item: { ...record, ...key, policyId: doc.id, policyCollection: def.collection },
-      compared: [...Object.keys(record), 'policyId', 'policyCollection'],
+      item: { ...key, [SELECTION_RECORD]: record },
+      compared: [SELECTION_RECORD],
       ...(namedId === undefined
         ? {}
         : {
@@ -285,7 +320,7 @@ export function registerDerivedKind(kind: DerivedKind): () => void {
   };
 }
 
-/** Every derived item the document implies (filter packs apart: the store merges them per pack). */
+/** Every derived item the document implies. */
 export function derivedItems<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): DerivedItem[] {
   return DERIVED_KINDS.flatMap((kind) => kind.itemsOf(def, doc));
 }

@@ -10,9 +10,9 @@ import type { BaseDocument, EntityDefinition, Reference, ReferenceField } from '
 import { ApiError, invalidField } from '../errors/api-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { mapBounded } from '../map-bounded.ts';
-import { derivedItemOps, entityExistsOp, filterRecordOf, idOrderItemOf, referenceValues } from './derived-items.ts';
-import { mergePackOps, packOp } from './filter-packs.ts';
+import { derivedItemOps, entityExistsOp, idOrderItemOf, referenceValues } from './derived-items.ts';
 import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, storedAttributes } from './keys.ts';
+import { type ReadKind, readOptions } from './read-consistency.ts';
 import { isConditionFailure, type TableClient, unlessConditionFails } from './table-client.ts';
 import { itemOps, type WriteOp } from './write-op.ts';
 
@@ -128,11 +128,18 @@ export class Store implements TableClient {
     this.logger = logger;
   }
 
-  /** Reads one entity (strongly consistent); undefined when it does not exist. */
-  async get<D extends BaseDocument>(def: EntityDefinition<D>, id: string): Promise<Stored<D> | undefined> {
+  /**
+   * Reads one entity (strongly consistent, `READS.entity`, unless `read` names an eventual kind); undefined when it
+   * does not exist.
+   */
+  async get<D extends BaseDocument>(
+    def: EntityDefinition<D>,
+    id: string,
+    read: ReadKind = 'entity',
+  ): Promise<Stored<D> | undefined> {
     if (!fitsKey(id)) return undefined;
     const { Item } = await this.db.send(
-      new GetCommand({ TableName: this.tableName, Key: keys.entity(def.collection, id), ConsistentRead: true }),
+      new GetCommand({ TableName: this.tableName, Key: keys.entity(def.collection, id), ...readOptions(read) }),
     );
     return Item ? storedOf(def, Item) : undefined;
   }
@@ -148,7 +155,7 @@ export class Store implements TableClient {
       new GetCommand({
         TableName: this.tableName,
         Key: keys.unique(def.collection, field, value),
-        ConsistentRead: true,
+        ...readOptions('uniqueMarker'),
       }),
     );
     return typeof Item?.entityId === 'string' ? Item.entityId : undefined;
@@ -174,7 +181,6 @@ export class Store implements TableClient {
       entity,
       ...this.referenceChecks(def, undefined, parsed, unchecked),
       ...derivedItemOps(this, def, undefined, parsed),
-      packOp(def.collection, parsed.id, filterRecordOf(def, parsed)),
       this.countOp(def, 1),
       ...markerOps(this.tableName, def, [parsed]),
     ];
@@ -197,7 +203,6 @@ export class Store implements TableClient {
       entity,
       ...this.referenceChecks(def, before.doc, parsed),
       ...derivedItemOps(this, def, before.doc, parsed),
-      packOp(def.collection, parsed.id, filterRecordOf(def, parsed)),
       ...markerOps(this.tableName, def, [before.doc, parsed]),
     ];
   }
@@ -225,7 +230,6 @@ export class Store implements TableClient {
           },
     ];
     ops.push(...derivedItemOps(this, def, doc, undefined));
-    ops.push(packOp(def.collection, doc.id, undefined));
     ops.push(this.countOp(def, -1));
     ops.push(...markerOps(this.tableName, def, [doc]));
     for (const marker of def.ownChangeMarker ? [def.ownChangeMarker(doc)] : []) {
@@ -275,16 +279,31 @@ export class Store implements TableClient {
     );
   }
 
-  /** Several entities by id (strongly consistent, 100 per request); missing ids are left out, order is kept. */
-  async getMany<D extends BaseDocument>(def: EntityDefinition<D>, ids: readonly string[]): Promise<D[]> {
-    return (await this.getManyStored(def, ids)).map((stored) => stored.doc);
+  /**
+   * Several entities by id (100 per request); missing ids are left out, order is kept. Strongly consistent
+   * (`READS.entity`) unless `read` names an eventual kind (`listPage`: ids from eventually consistent reads).
+   */
+  async getMany<D extends BaseDocument>(
+    def: EntityDefinition<D>,
+    ids: readonly string[],
+    read: ReadKind = 'entity',
+  ): Promise<D[]> {
+    return (await this.getManyStored(def, ids, read)).map((stored) => stored.doc);
   }
 
   /** As `getMany`, with each entity's version, for writes conditioned on what was read. */
-  async getManyStored<D extends BaseDocument>(def: EntityDefinition<D>, ids: readonly string[]): Promise<Stored<D>[]> {
+  async getManyStored<D extends BaseDocument>(
+    def: EntityDefinition<D>,
+    ids: readonly string[],
+    read: ReadKind = 'entity',
+  ): Promise<Stored<D>[]> {
     // BatchGetItem refuses duplicate keys, and keys too long for DynamoDB name nothing.
     const storable = [...new Set(ids)].filter(fitsKey);
-    const items = await this.batchGet(storable.map((id) => keys.entity(def.collection, id)));
+    const items = await this.batchGet(
+      storable.map((id) => keys.entity(def.collection, id)),
+      undefined,
+      read,
+    );
     const found = new Map(
       items.map((item) => {
         const stored = storedOf(def, item);
@@ -298,22 +317,27 @@ export class Store implements TableClient {
   }
 
   /**
-   * The items of these (distinct) keys, read strongly consistently, 100 per request, with what DynamoDB leaves
-   * unprocessed (throttling) sent again; keys of items that do not exist are left out, in no particular order.
-   * `projection` narrows the items.
+   * The items of these (distinct) keys, 100 per request, with what DynamoDB leaves unprocessed (throttling) sent
+   * again; keys of items that do not exist are left out, in no particular order. `projection` narrows the items;
+   * `read` says what they are read for (`READS`; strongly consistent unless it says otherwise).
    */
   async batchGet(
     itemKeys: readonly Record<string, unknown>[],
     projection?: string,
+    read: ReadKind = 'itemsByKey',
   ): Promise<Record<string, unknown>[]> {
     const chunks: Record<string, unknown>[][] = [];
     for (let i = 0; i < itemKeys.length; i += 100) chunks.push(itemKeys.slice(i, i + 100));
     // The chunks go out together (bounded), so reading a thousand keys is one wave, not ten.
-    const read = await mapBounded(chunks, BATCH_CONCURRENCY, (chunk) => this.batchGetChunk(chunk, projection));
-    return read.flat();
+    const items = await mapBounded(chunks, BATCH_CONCURRENCY, (chunk) => this.batchGetChunk(chunk, projection, read));
+    return items.flat();
   }
 
-  private async batchGetChunk(chunk: readonly Record<string, unknown>[], projection?: string) {
+  private async batchGetChunk(
+    chunk: readonly Record<string, unknown>[],
+    projection: string | undefined,
+    read: ReadKind,
+  ) {
     const items: Record<string, unknown>[] = [];
     let keysLeft = chunk;
     for (let attempt = 0; keysLeft.length > 0; attempt++) {
@@ -325,7 +349,7 @@ export class Store implements TableClient {
           RequestItems: {
             [this.tableName]: {
               Keys: [...keysLeft],
-              ConsistentRead: true,
+              ...readOptions(read),
               ...(projection ? { ProjectionExpression: projection } : {}),
             },
           },
@@ -399,14 +423,11 @@ export class Store implements TableClient {
   }
 
   /**
-   * The writes that bring an entity's filter record (id-order item and filter pack) in step with `doc`: for the few
-   * writes outside the kit that change a filterable field (a lockout's disable, a login's `updatedAt`).
+   * The write that brings an entity's filter record (its id-order item) in step with `doc`: for the few writes
+   * outside the kit that change a filterable field (a lockout's disable, a login's `updatedAt`).
    */
   filterRecordOps<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): WriteOp[] {
-    return [
-      itemOps.put(this.tableName, idOrderItemOf(def, doc)),
-      packOp(def.collection, doc.id, filterRecordOf(def, doc)),
-    ];
+    return [itemOps.put(this.tableName, idOrderItemOf(def, doc))];
   }
 
   /** An entity's Put: its layout keys, its document (structured fields as text) and version, refused if too large. */
@@ -484,10 +505,7 @@ function counterUpdate(tableName: string, collection: string, delta: number): Wr
   };
 }
 
-/**
- * One counter update per type (deltas summed), one move per change marker and one update per filter pack, so a
- * transaction never names the same item twice.
- */
+/** One counter update per type (deltas summed) and one move per change marker, so a transaction never names the same item twice. */
 function mergeCounters(tableName: string, ops: readonly WriteOp[]): WriteOp[] {
   const deltas = new Map<string, number>();
   const markers = new Set<string>();
@@ -496,9 +514,8 @@ function mergeCounters(tableName: string, ops: readonly WriteOp[]): WriteOp[] {
   for (const op of ops) {
     if (op.counter) deltas.set(op.counter.collection, (deltas.get(op.counter.collection) ?? 0) + op.counter.delta);
     else if (op.changeMarker !== undefined) (op.changeMarkerEnds ? endedMarkers : markers).add(op.changeMarker);
-    else if (!op.filterPack) others.push(op);
+    else others.push(op);
   }
-  others.push(...mergePackOps(tableName, ops));
   for (const [collection, delta] of deltas) if (delta !== 0) others.push(counterUpdate(tableName, collection, delta));
   for (const marker of markers) if (!endedMarkers.has(marker)) others.push(markerMove(tableName, marker));
   for (const marker of endedMarkers) {

@@ -1,8 +1,12 @@
 import { paginateQuery, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { OnTargetDelete } from '../entities/entity-definition.ts';
+import { selectionRecordOf } from './derived-items.ts';
 import type { Store } from './entity-store.ts';
-import { packedFilterRecords } from './filter-packs.ts';
-import { documentOf, fitsKey, keys } from './keys.ts';
+import { recordOfItem } from './filter-records.ts';
+import { fitsKey, keys } from './keys.ts';
+import { type ReadKind, readOptions } from './read-consistency.ts';
+
+export { filterRecords, filterRecordsOf } from './filter-records.ts';
 
 /**
  * Reads of the store's index items (id order, unique markers as sorted partitions, role attributes, reference links,
@@ -24,31 +28,31 @@ export interface Referrer {
 async function pageOfPartition(
   store: Store,
   partition: string,
-  direction: 'asc' | 'desc',
-  offset: number,
-  limit: number,
+  read: ReadKind,
+  page: { readonly direction: 'asc' | 'desc'; readonly offset: number; readonly limit: number },
   pick: (item: Record<string, unknown>) => string,
 ): Promise<string[]> {
+  const { direction, offset, limit } = page;
   const picked: string[] = [];
   let skipped = 0;
   let start: Record<string, unknown> | undefined;
   do {
     const skipping = skipped < offset;
-    const page = await store.db.send(
+    const result = await store.db.send(
       new QueryCommand({
         TableName: store.tableName,
         KeyConditionExpression: 'PK = :pk',
         ExpressionAttributeValues: { ':pk': partition },
         ScanIndexForward: direction === 'asc',
-        ConsistentRead: true,
+        ...readOptions(read),
         Limit: skipping ? offset - skipped : limit - picked.length,
         ...(skipping ? { ProjectionExpression: 'PK, SK' } : {}),
         ExclusiveStartKey: start,
       }),
     );
-    if (skipping) skipped += page.Count ?? 0;
-    else for (const item of page.Items ?? []) picked.push(pick(item));
-    start = page.LastEvaluatedKey;
+    if (skipping) skipped += result.Count ?? 0;
+    else for (const item of result.Items ?? []) picked.push(pick(item));
+    start = result.LastEvaluatedKey;
   } while (start && picked.length < limit);
   return picked;
 }
@@ -65,17 +69,24 @@ export function orderedIds(
   offset: number,
   limit: number,
 ): Promise<string[]> {
+  const page = { direction, offset, limit };
   return field === 'id'
-    ? pageOfPartition(store, keys.idOrder(collection, '').PK, direction, offset, limit, (item) => String(item.SK))
-    : pageOfPartition(store, keys.unique(collection, field, '').PK, direction, offset, limit, (item) =>
-        String(item.entityId),
-      );
+    ? pageOfPartition(store, keys.idOrder(collection, '').PK, 'listOrder', page, (item) => String(item.SK))
+    : pageOfPartition(store, keys.unique(collection, field, '').PK, 'listOrder', page, (item) => String(item.entityId));
 }
 
-/** The ids of a type's entities holding a role attribute, in id order (keys only). */
-export async function idsWithRole(store: Store, collection: string, attribute: string): Promise<string[]> {
+/**
+ * The ids of a type's entities holding a role attribute, in id order (keys only), read for a policy's reach (an
+ * access decision) or a list's role filter.
+ */
+export async function idsWithRole(
+  store: Store,
+  collection: string,
+  attribute: string,
+  read: 'policyReach' | 'roleFilter' | 'clientGrants' = 'policyReach',
+): Promise<string[]> {
   if (!fitsKey(attribute)) return [];
-  const items = await partitionItems(store, keys.roleMember(collection, attribute, '').PK);
+  const items = await partitionItems(store, keys.roleMember(collection, attribute, '').PK, { read });
   return items.map((item) => String(item.SK));
 }
 
@@ -91,18 +102,23 @@ export async function roleAttributesPage(
   limit: number,
 ): Promise<{ attributes: string[]; totalCount: number }> {
   const partition = keys.roleCatalog(collection, '').PK;
-  const attributes = await pageOfPartition(store, partition, direction, offset, limit, (item) => String(item.SK));
-  return { attributes, totalCount: await countItems(store, partition) };
+  const attributes = await pageOfPartition(store, partition, 'roleCatalog', { direction, offset, limit }, (item) =>
+    String(item.SK),
+  );
+  return { attributes, totalCount: await countItems(store, partition, 'roleCatalog') };
 }
 
 /** Every role attribute a type's entities hold (for filtered role-attribute lists). */
 export async function allRoleAttributes(store: Store, collection: string): Promise<string[]> {
-  const items = await partitionItems(store, keys.roleCatalog(collection, '').PK, { projection: 'SK' });
+  const items = await partitionItems(store, keys.roleCatalog(collection, '').PK, {
+    projection: 'SK',
+    read: 'roleCatalog',
+  });
   return items.map((item) => String(item.SK));
 }
 
 /** How many items a partition holds (a keys-only count: one small response per megabyte of keys). */
-async function countItems(store: Store, partition: string): Promise<number> {
+async function countItems(store: Store, partition: string, read: ReadKind): Promise<number> {
   let total = 0;
   let start: Record<string, unknown> | undefined;
   do {
@@ -111,7 +127,7 @@ async function countItems(store: Store, partition: string): Promise<number> {
         TableName: store.tableName,
         KeyConditionExpression: 'PK = :pk',
         ExpressionAttributeValues: { ':pk': partition },
-        ConsistentRead: true,
+        ...readOptions(read),
         Select: 'COUNT',
         ExclusiveStartKey: start,
       }),
@@ -122,14 +138,14 @@ async function countItems(store: Store, partition: string): Promise<number> {
   return total;
 }
 
-/** How many entities of a type exist: the sum of its counter shards (one strongly consistent query). */
+/** How many entities of a type exist, as a list's total: the sum of its counter shards (one query). */
 export async function count(store: Store, collection: string): Promise<number> {
   const { Items = [] } = await store.db.send(
     new QueryCommand({
       TableName: store.tableName,
       KeyConditionExpression: 'PK = :pk',
       ExpressionAttributeValues: { ':pk': keys.counter(collection, 0).PK },
-      ConsistentRead: true,
+      ...readOptions('listCount'),
     }),
   );
   return Items.reduce((sum, item) => sum + Number(item.count ?? 0), 0);
@@ -145,7 +161,7 @@ export async function referencesTo(store: Store, collection: string, id: string,
       TableName: store.tableName,
       KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
       ExpressionAttributeValues: { ':pk': keys.entity(collection, id).PK, ':prefix': 'REFBY#' },
-      ConsistentRead: true,
+      ...readOptions('references'),
       Limit: limit,
     }),
   );
@@ -154,16 +170,6 @@ export async function referencesTo(store: Store, collection: string, id: string,
     const onTargetDelete: OnTargetDelete = item.onTargetDelete === 'cascade' ? 'cascade' : 'refuse';
     return { collection: referrer, id: referrerId, field, onTargetDelete };
   });
-}
-
-/**
- * Every entity's filter record of a type, from its filter packs (`filter-packs.ts`): ~1,000 items whatever the size of
- * the type, read in parallel ranges; each record carries every filterable field. Undefined when the packs hold fewer
- * records than the type counts (some entities were written before packs existed): the caller then reads the entities.
- */
-export async function filterRecords(store: Store, collection: string): Promise<Record<string, unknown>[] | undefined> {
-  const [records, total] = await Promise.all([packedFilterRecords(store, collection), count(store, collection)]);
-  return records.length >= total && records.every((record) => typeof record.id === 'string') ? records : undefined;
 }
 
 /** Every item a query of the table (or an index) matches, all pages, through the SDK's paginator. */
@@ -178,11 +184,14 @@ export async function queryAll(
   return items;
 }
 
-/** Every item of a partition (optionally only sort keys beginning with `prefix`), all pages, strongly consistent. */
+/**
+ * Every item of a partition (optionally only sort keys beginning with `prefix`), all pages; `read` says what it is
+ * read for, which decides its consistency (`READS`).
+ */
 export function partitionItems(
   store: Store,
   partition: string,
-  options: { readonly prefix?: string; readonly projection?: string } = {},
+  options: { readonly read: ReadKind; readonly prefix?: string; readonly projection?: string },
 ): Promise<Record<string, unknown>[]> {
   return queryAll(store, {
     KeyConditionExpression: options.prefix === undefined ? 'PK = :pk' : 'PK = :pk AND begins_with(SK, :prefix)',
@@ -191,30 +200,48 @@ export function partitionItems(
       ...(options.prefix === undefined ? {} : { ':prefix': options.prefix }),
     },
     ...(options.projection ? { ProjectionExpression: options.projection } : {}),
-    ConsistentRead: true,
+    ...readOptions(options.read),
   });
 }
 
-/** Every id of a type, in id order, from its id partition (keys only). */
-export async function allIds(store: Store, collection: string): Promise<string[]> {
-  const items = await partitionItems(store, keys.idOrder(collection, '').PK, { projection: 'SK' });
+/**
+ * Every entity's id-order record of a type (its filter record and `idOrderFields`, see `idOrderItemOf`), in id order,
+ * all pages, in one query: small items, so a type of a few hundred is a few read units in one request (a list's
+ * `filterRecords` splits the partition into parallel ranges instead, for types of thousands).
+ */
+export async function idOrderRecords(
+  store: Store,
+  collection: string,
+  read: ReadKind = 'policyReach',
+): Promise<Record<string, unknown>[]> {
+  return (await partitionItems(store, keys.idOrder(collection, '').PK, { read })).map(recordOfItem);
+}
+
+/** Every id of a type, in id order, from its id partition (keys only), for a policy's `#all` (an access decision). */
+export async function allIds(store: Store, collection: string, read: ReadKind = 'policyReach'): Promise<string[]> {
+  const items = await partitionItems(store, keys.idOrder(collection, '').PK, { projection: 'SK', read });
   return items.map((item) => String(item.SK));
 }
 
 /**
- * The selection items (see `Selections`) of the policies of `policyCollection` that name `role` on a field selecting
- * `collection`, documents of their evaluation records with `policyId`.
+ * The selection items (see `Selections`) of the policies of a type that name `role` on a field selecting
+ * `collection`: each policy's evaluation record (`selectionRecordOf`), with its `id` (from the sort key).
  */
 export async function selectionsByRole(
   store: Store,
   collection: string,
   role: string,
-  policyCollection: string,
+  policy: { readonly collection: string; readonly recordFields: readonly string[] },
+  read: ReadKind = 'policyReach',
 ): Promise<Record<string, unknown>[]> {
   if (!fitsKey(role)) return [];
-  const { PK } = keys.selection(collection, role, policyCollection, '');
-  const items = await partitionItems(store, PK, { prefix: `${policyCollection}#` });
-  return items.map(documentOf);
+  const prefix = `${policy.collection}#`;
+  const { PK } = keys.selection(collection, role, policy.collection, '');
+  const items = await partitionItems(store, PK, { prefix, read });
+  return items.map((item) => ({
+    ...selectionRecordOf(item, policy.recordFields),
+    id: String(item.SK).slice(prefix.length),
+  }));
 }
 
 /**
@@ -233,7 +260,7 @@ export async function referrerIds(
       ':prefix': `REFBY#${referrers}#`,
     },
     ProjectionExpression: 'SK',
-    ConsistentRead: true,
+    ...readOptions('referrers'),
   });
   // `REFBY#<collection>#<id>#<field>`
   const ids = new Set(items.map((item) => String(item.SK).split('#')[2] ?? ''));

@@ -1,6 +1,7 @@
 import { BatchWriteCommand, GetCommand, PutCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { Store } from './entity-store.ts';
 import { keys } from './keys.ts';
+import { readOptions } from './read-consistency.ts';
 import { unlessConditionFails } from './table-client.ts';
 
 /**
@@ -13,7 +14,7 @@ const STATUS_KEY = keys.integrity('status');
 /** The status item's fields, without its key; undefined before the first run. */
 export async function readIntegrityStatusItem(store: Store): Promise<Record<string, unknown> | undefined> {
   const { Item } = await store.db.send(
-    new GetCommand({ TableName: store.tableName, Key: STATUS_KEY, ConsistentRead: true }),
+    new GetCommand({ TableName: store.tableName, Key: STATUS_KEY, ...readOptions('integrityStatus') }),
   );
   if (!Item) return undefined;
   const { PK: _pk, SK: _sk, ...fields } = Item;

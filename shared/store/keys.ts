@@ -12,10 +12,11 @@ export const keys = {
     PK: `${PREFIXES.unique}${collection}#${field}`,
     SK: value,
   }),
-  /** One small item per entity in a type's id partition: the id order without reading whole entities. */
+  /**
+   * One small item per entity in a type's id partition: the id order without reading whole entities, and the
+   * entity's filter record (`filter-records.ts`).
+   */
   idOrder: (collection: string, id: string) => ({ PK: `${PREFIXES.idOrder}${collection}`, SK: id }),
-  /** A share of a type's filter records (`filter-packs.ts`): `FILTERS#<collection>` / `<bucket>`. */
-  filterPack: (collection: string, bucket: string) => ({ PK: `${PREFIXES.filterPack}${collection}`, SK: bucket }),
   /** One of a type's counter shards; concurrent writers pick different shards so they rarely conflict. */
   counter: (collection: string, shard: number) => ({ PK: `${PREFIXES.counter}${collection}`, SK: `SHARD#${shard}` }),
   typeIndex: (collection: string) => `TYPE#${collection}`,
@@ -81,7 +82,11 @@ export type SystemItem = 'network-ca' | 'server-certificate' | 'server-certifica
 export const PREFIXES = {
   unique: 'UNIQUE#',
   idOrder: 'IDS#',
-  filterPack: 'FILTERS#',
+  /**
+   * Filter packs (`FILTERS#<collection>` / `<bucket>`), which held many filter records to an item until records moved
+   * to the id-order items alone: no longer written or read, and removed by the integrity fix where a table has them.
+   */
+  retiredFilterPack: 'FILTERS#',
   counter: 'COUNT#',
   roleMember: 'ROLE#',
   roleCatalog: 'ROLES#',

@@ -3,6 +3,7 @@ import { definitionOf, ENTITY_DEFINITIONS } from '../entities/definitions.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import { MAX_TRANSACTION_ITEMS, type Store } from './entity-store.ts';
 import { keys } from './keys.ts';
+import { readOptions } from './read-consistency.ts';
 import type { WriteOp } from './write-op.ts';
 
 /**
@@ -63,7 +64,7 @@ async function namingPage(store: Store, named: readonly NamedEntity[]) {
           KeyConditionExpression: 'PK = :pk',
           ExpressionAttributeValues: { ':pk': keys.selection(collection, `@${id}`, '', '').PK },
           ProjectionExpression: 'SK',
-          ConsistentRead: true,
+          ...readOptions('namingPolicies'),
           Limit: NAMING_PAGE,
         }),
       ),

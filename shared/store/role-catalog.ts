@@ -1,5 +1,6 @@
 import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from './keys.ts';
+import { readOptions } from './read-consistency.ts';
 import type { TableClient } from './table-client.ts';
 
 /**
@@ -16,7 +17,7 @@ export async function hasHolder(store: TableClient, collection: string, attribut
       TableName: store.tableName,
       KeyConditionExpression: 'PK = :pk',
       ExpressionAttributeValues: { ':pk': keys.roleMember(collection, attribute, '').PK },
-      ConsistentRead: true,
+      ...readOptions('roleHolder'),
       Limit: 1,
     }),
   );

@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Store } from './entity-store.ts';
 import { keys, type SystemItem } from './keys.ts';
+import { readOptions } from './read-consistency.ts';
 import { unlessConditionFails } from './table-client.ts';
 import type { WriteOp } from './write-op.ts';
 
@@ -11,7 +12,7 @@ import type { WriteOp } from './write-op.ts';
 
 export async function readSystemItem(store: Store, name: SystemItem): Promise<Record<string, unknown> | undefined> {
   const { Item } = await store.db.send(
-    new GetCommand({ TableName: store.tableName, Key: keys.system(name), ConsistentRead: true }),
+    new GetCommand({ TableName: store.tableName, Key: keys.system(name), ...readOptions('systemItem') }),
   );
   return Item;
 }

@@ -1,4 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ReadKind } from './read-consistency.ts';
 
 /**
  * The table as the store's own helpers (role catalog, filter packs) reach it: the client, the table's name and the
@@ -7,7 +8,11 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 export interface TableClient {
   readonly db: DynamoDBDocumentClient;
   readonly tableName: string;
-  batchGet(itemKeys: readonly Record<string, unknown>[], projection?: string): Promise<Record<string, unknown>[]>;
+  batchGet(
+    itemKeys: readonly Record<string, unknown>[],
+    projection?: string,
+    read?: ReadKind,
+  ): Promise<Record<string, unknown>[]>;
 }
 
 /** Whether a request failed only because its condition did not hold (nothing was written). */

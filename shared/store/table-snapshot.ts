@@ -2,6 +2,7 @@ import { CreateBackupCommand } from '@aws-sdk/client-dynamodb';
 import { PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { Store } from './entity-store.ts';
 import { keys } from './keys.ts';
+import { readOptions } from './read-consistency.ts';
 import { unlessConditionFails } from './table-client.ts';
 
 /**
@@ -55,7 +56,7 @@ export async function* segmentPages(
       TableName: store.tableName,
       Segment: segment.segment,
       TotalSegments: segment.totalSegments,
-      ConsistentRead: true,
+      ...readOptions('tableScan'),
     },
   );
   for await (const page of pages) yield page.Items ?? [];

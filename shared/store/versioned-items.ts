@@ -1,6 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiError } from '../errors/api-error.ts';
 import type { Store } from './entity-store.ts';
+import { readOptions } from './read-consistency.ts';
 import type { WriteOp } from './write-op.ts';
 
 /**
@@ -12,7 +13,9 @@ type Key = { readonly PK: string; readonly SK: string };
 
 /** The item under `key`, read strongly consistently; undefined when there is none. */
 export async function readItem(store: Store, key: Key): Promise<Record<string, unknown> | undefined> {
-  const { Item } = await store.db.send(new GetCommand({ TableName: store.tableName, Key: key, ConsistentRead: true }));
+  const { Item } = await store.db.send(
+    new GetCommand({ TableName: store.tableName, Key: key, ...readOptions('versionedItem') }),
+  );
   return Item;
 }
 

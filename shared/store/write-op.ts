@@ -17,13 +17,6 @@ export interface WriteOp {
   readonly changeMarker?: string;
   /** With `changeMarker`: the marker's owner is deleted, so the marker goes too (a delete wins over a move). */
   readonly changeMarkerEnds?: boolean;
-  /** Set on filter-pack writes (`filter-packs.ts`), merged into one update per pack; `json` undefined removes. */
-  readonly filterPack?: {
-    readonly collection: string;
-    readonly bucket: string;
-    readonly id: string;
-    readonly json: string | undefined;
-  };
   /**
    * Work that follows a committed transaction and only then (a role-attribute catalog entry added or pruned): items
    * that many concurrent writers share would make their transactions conflict if written inside them, and a

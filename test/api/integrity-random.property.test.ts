@@ -22,7 +22,7 @@ const command = fc.oneof(
 );
 
 /** The kinds of derived item a fault may hit (entity items themselves are the fault-injection tests' business). */
-const DAMAGEABLE = /^(UNIQUE#|IDS#|ROLE#|ROLES#|SELECT#|FILTERS#|COUNT#)|REFBY#/;
+const DAMAGEABLE = /^(UNIQUE#|IDS#|ROLE#|ROLES#|SELECT#|COUNT#)|REFBY#/;
 
 let made = 0;
 
@@ -95,18 +95,17 @@ describe('the integrity fix, over random networks and random faults', () => {
                   ExpressionAttributeValues: { ':d': 1 + (fault % 5) },
                 }),
               );
-            } else if (String(item.PK).startsWith('FILTERS#')) {
-              const record = Object.keys(item).find((name) => name.startsWith('r:'));
-              if (record) {
-                await db.send(
-                  new UpdateCommand({
-                    TableName: tableName,
-                    Key,
-                    UpdateExpression: 'REMOVE #r',
-                    ExpressionAttributeNames: { '#r': record },
-                  }),
-                );
-              }
+            } else if (String(item.PK).startsWith('IDS#') && fault % 2 === 1) {
+              // A filter record out of step with its entity.
+              await db.send(
+                new UpdateCommand({
+                  TableName: tableName,
+                  Key,
+                  UpdateExpression: 'SET #record = :record',
+                  ExpressionAttributeNames: { '#record': 'record' },
+                  ExpressionAttributeValues: { ':record': JSON.stringify({ id: item.SK, name: `damaged-${fault}` }) },
+                }),
+              );
             } else {
               await db.send(new DeleteCommand({ TableName: tableName, Key }));
             }

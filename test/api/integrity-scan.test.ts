@@ -1,10 +1,10 @@
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
 import { apiSessionCertificates } from '#shared/entities/api-session-certificate.ts';
 import { sessions } from '#shared/entities/session.ts';
 import type { IntegrityFinding, IntegrityMode } from '#shared/integrity/integrity-types.ts';
-import { packBucket as packBucketOf } from '#shared/store/filter-packs.ts';
+import { storedAttributes } from '#shared/store/keys.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { integrityRun, integrityRunInOrder } from '../support/integrity.ts';
 import { authPolicyBody, M } from '../support/management-fixtures.ts';
@@ -222,24 +222,48 @@ describe('the integrity scan', () => {
     });
   });
 
-  it('restores a missing id-order item and filter record, so lists and filters find the entity', async () => {
+  it('restores a missing id-order item and a stale filter record, so lists and filters find the entity', async () => {
     const name = unique('listed');
     const id = await createdId('/services', { name });
-    await findAndFix(() => del('IDS#services', id), /id-order item/);
-    await findAndFix(
-      () =>
-        db().send(
-          new UpdateCommand({
-            TableName: TableName(),
-            Key: { PK: 'FILTERS#services', SK: packBucketOf(id) },
-            UpdateExpression: 'REMOVE #r',
-            ExpressionAttributeNames: { '#r': `r:${id}` },
-          }),
-        ),
-      /filter record/,
-    );
-    const found = await call('GET', `/services?filter=${encodeURIComponent(`name contains "${name}"`)}`);
-    expect(found.body.data.map((service: { id: string }) => service.id)).toEqual([id]);
+    const findByName = async () => {
+      const found = await call('GET', `/services?filter=${encodeURIComponent(`name contains "${name}"`)}`);
+      return found.body.data.map((service: { id: string }) => service.id);
+    };
+    await findAndFix(() => del('IDS#services', id), /id-order item IDS#services \/ .* is missing/);
+    expect(await findByName()).toEqual([id]);
+    const staleRecord = () =>
+      db().send(
+        new UpdateCommand({
+          TableName: TableName(),
+          Key: { PK: 'IDS#services', SK: id },
+          UpdateExpression: 'SET #record = :record',
+          ExpressionAttributeNames: { '#record': 'record' },
+          ExpressionAttributeValues: { ':record': JSON.stringify({ id, name: 'someone-else' }) },
+        }),
+      );
+    await findAndFix(async () => {
+      await staleRecord();
+      expect(await findByName()).toEqual([]);
+    }, /id-order item IDS#services \/ .* is out of date/);
+    expect(await findByName()).toEqual([id]);
+  });
+
+  it('rewrites an id-order item of the per-attribute form in the one-attribute form, and removes retired filter packs', async () => {
+    const name = unique('old-form');
+    const id = await createdId('/services', { name });
+    // Before records were one JSON attribute, each field was an attribute of its own; filters still read those.
+    const { Item } = await db().send(new GetCommand({ TableName: TableName(), Key: { PK: 'IDS#services', SK: id } }));
+    const { record, ...key } = Item!;
+    const fields = JSON.parse(String(record)) as Record<string, unknown>;
+    const perAttribute = { ...storedAttributes(fields), ...key };
+    await findAndFix(async () => {
+      await putItem(perAttribute);
+      await putItem({ PK: 'FILTERS#services', SK: '0a1', [`r:${id}`]: JSON.stringify(fields) });
+      const found = await call('GET', `/services?filter=${encodeURIComponent(`name contains "${name}"`)}`);
+      expect(found.body.data.map((service: { id: string }) => service.id)).toEqual([id]);
+    }, /FILTERS#services \/ 0a1 is a retired filter pack/);
+    const fixed = await db().send(new GetCommand({ TableName: TableName(), Key: { PK: 'IDS#services', SK: id } }));
+    expect(fixed.Item).toEqual(Item);
   });
 
   it('deletes a child whose parent is gone', async () => {

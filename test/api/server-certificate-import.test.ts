@@ -2,7 +2,7 @@ import { createPublicKey, generateKeyPairSync, randomUUID, X509Certificate } fro
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDeps } from '#functions/create-deps.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
@@ -13,19 +13,12 @@ import { SERVER_CERTIFICATE_TAG_KEY } from '#shared/pki/certificate-importer.ts'
 import { ensureImportedServerCertificate } from '#shared/pki/imported-server-certificate.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import { CREDENTIALS, type LoopbackAcm, startLoopbackAcm } from '../support/loopback-acm.ts';
+import { CREDENTIALS, useLoopbackAcm } from '../support/loopback-acm.ts';
 
 const NAMES = ['ziti.example.com', 'ziti-mtls.example.com'];
 const DAY_MS = 24 * 3600_000;
 
-let acm: LoopbackAcm;
-beforeAll(async () => {
-  acm = await startLoopbackAcm();
-});
-afterAll(() => acm.close());
-beforeEach(() => {
-  acm.received.length = 0;
-});
+const acm = useLoopbackAcm();
 
 /** A bootstrapped table of its own, a clock the test moves, and every log line kept. */
 async function controller() {
@@ -43,7 +36,7 @@ async function controller() {
   };
   await ensureTable(deps.store.db, deps.store.tableName);
   await bootstrap(deps, { adminUsername: 'admin', adminPassword: 'admin-password' });
-  const importer = acmCertificateImporter(acm.client(), 'ZitiController');
+  const importer = acmCertificateImporter(acm().client(), 'ZitiController');
   return {
     deps,
     logLines,
@@ -61,8 +54,8 @@ describe('the server certificate in ACM', () => {
     const first = await ensure();
 
     expect(first.imported).toBe(true);
-    expect(acm.received).toHaveLength(1);
-    const [request] = acm.received;
+    expect(acm().received).toHaveLength(1);
+    const [request] = acm().received;
     expect(first.certificateArn).toBe('arn:aws:acm:eu-west-1:123456789012:certificate/imported-1');
     expect(request?.certificateArn).toBeUndefined();
     expect(request?.tags).toEqual([{ Key: SERVER_CERTIFICATE_TAG_KEY, Value: 'ZitiController' }]);
@@ -83,7 +76,7 @@ describe('the server certificate in ACM', () => {
     const again = await ensure();
 
     expect(again).toEqual({ certificateArn: first.certificateArn, imported: false });
-    expect(acm.received).toHaveLength(1);
+    expect(acm().received).toHaveLength(1);
   });
 
   it('re-imports a renewed certificate into the same ARN, untagged, when fewer than 30 days remain', async () => {
@@ -94,14 +87,14 @@ describe('the server certificate in ACM', () => {
     const renewed = await ensure();
 
     expect(renewed).toEqual({ certificateArn: first.certificateArn, imported: true });
-    expect(acm.received).toHaveLength(2);
-    const [original, reimport] = acm.received;
+    expect(acm().received).toHaveLength(2);
+    const [original, reimport] = acm().received;
     expect(reimport?.certificateArn).toBe(first.certificateArn);
     expect(reimport?.tags).toBeUndefined();
     expect(reimport?.certificatePem).not.toBe(original?.certificatePem);
     expect(reimport?.privateKeyPem).toBe(original?.privateKeyPem);
     expect(await ensure()).toEqual({ certificateArn: first.certificateArn, imported: false });
-    expect(acm.received).toHaveLength(2);
+    expect(acm().received).toHaveLength(2);
   });
 
   it('re-imports into the same ARN when the domain names change', async () => {
@@ -111,8 +104,8 @@ describe('the server certificate in ACM', () => {
     const widened = await ensure(NAMES);
 
     expect(widened).toEqual({ certificateArn: first.certificateArn, imported: true });
-    expect(acm.received.map((request) => request.certificateArn)).toEqual([undefined, first.certificateArn]);
-    expect(new X509Certificate(acm.received[1]?.certificatePem ?? '').subjectAltName).toContain(
+    expect(acm().received.map((request) => request.certificateArn)).toEqual([undefined, first.certificateArn]);
+    expect(new X509Certificate(acm().received[1]?.certificatePem ?? '').subjectAltName).toContain(
       'ziti-mtls.example.com',
     );
   });
@@ -148,7 +141,7 @@ describe("the bootstrap function's schedule event", () => {
   beforeAll(async () => {
     // The handler builds its clients and deps from the environment, as in Lambda; the SDK's endpoint override sends
     // its ACM calls to the loopback endpoint.
-    Object.assign(process.env, environment, { AWS_ENDPOINT_URL: acm.endpoint });
+    Object.assign(process.env, environment, { AWS_ENDPOINT_URL: acm().endpoint });
     const deps = createDeps(loadConfig());
     await ensureTable(deps.store.db, environment.TABLE_NAME);
     await bootstrap(deps, { adminUsername: 'admin', adminPassword: 'admin-password' });
@@ -169,8 +162,8 @@ describe("the bootstrap function's schedule event", () => {
 
     expect(first).toEqual({ serverCertificateArn: expect.stringMatching(/^arn:aws:acm:/) });
     expect(second).toEqual(first);
-    expect(acm.received).toHaveLength(1);
-    expect(acm.received[0]?.tags).toEqual([{ Key: SERVER_CERTIFICATE_TAG_KEY, Value: 'ZitiController' }]);
+    expect(acm().received).toHaveLength(1);
+    expect(acm().received[0]?.tags).toEqual([{ Key: SERVER_CERTIFICATE_TAG_KEY, Value: 'ZitiController' }]);
   });
 
   it('imports a certificate for a rotated server key into the same ARN on its next run', async () => {
@@ -182,7 +175,7 @@ describe("the bootstrap function's schedule event", () => {
     const after = await handler({ renewServerCertificate: true });
 
     expect(after).toEqual(before);
-    const reimport = acm.received.at(-1);
+    const reimport = acm().received.at(-1);
     expect(reimport?.certificateArn).toBe(before.serverCertificateArn);
     expect(new X509Certificate(reimport?.certificatePem ?? '').publicKey.equals(createPublicKey(privateKey))).toBe(
       true,
@@ -195,6 +188,6 @@ describe("the bootstrap function's schedule event", () => {
     const answer = await handler({ RequestType: 'Delete' } as Parameters<typeof handler>[0]);
 
     expect(answer).toEqual({ PhysicalResourceId: 'controller-bootstrap' });
-    expect(acm.received).toHaveLength(0);
+    expect(acm().received).toHaveLength(0);
   });
 });

@@ -8,6 +8,15 @@ import { csrFor, issue, makeCa, type TestCa } from '../support/pki-fixtures.ts';
 
 const { controller, admin, call, createdId } = useAdminController();
 const C = '/edge/client/v1';
+/** An external id claim: what follows the host in the certificate's spiffe SAN URI (`spiffe://example.org/<id>`, split on `/`). */
+const SPIFFE_PATH_CLAIM = {
+  location: 'SAN_URI',
+  matcher: 'SCHEME',
+  matcherCriteria: 'spiffe',
+  parser: 'SPLIT',
+  parserCriteria: '/',
+  index: 3,
+};
 
 function caBody(name: string, ca: TestCa, extra: Record<string, unknown> = {}) {
   return {
@@ -311,15 +320,7 @@ describe('CA auto-enrollment', () => {
   });
 
   it("with an external id claim, names the identity's externalId and logs it in by the claim", async () => {
-    const claim = {
-      location: 'SAN_URI',
-      matcher: 'SCHEME',
-      matcherCriteria: 'spiffe',
-      parser: 'SPLIT',
-      parserCriteria: '/',
-      index: 3,
-    };
-    const { ca } = await verifiedCa('claims', { externalIdClaim: claim });
+    const { ca } = await verifiedCa('claims', { externalIdClaim: SPIFFE_PATH_CLAIM });
     const device = await issue(ca, 'claimed', { names: [{ type: 'url', value: 'spiffe://example.org/device-42' }] });
     const unclaimed = await issue(ca, 'unclaimed');
 
@@ -366,15 +367,7 @@ describe('CA auto-enrollment', () => {
   });
 
   it('refuses an external id claim too long to be a key with 400, not a 5xx', async () => {
-    const claim = {
-      location: 'SAN_URI',
-      matcher: 'SCHEME',
-      matcherCriteria: 'spiffe',
-      parser: 'SPLIT',
-      parserCriteria: '/',
-      index: 3,
-    };
-    const { ca } = await verifiedCa('long-claims', { externalIdClaim: claim });
+    const { ca } = await verifiedCa('long-claims', { externalIdClaim: SPIFFE_PATH_CLAIM });
     const device = await issue(ca, 'long-claim', {
       names: [{ type: 'url', value: `spiffe://example.org/${'x'.repeat(1500)}` }],
     });

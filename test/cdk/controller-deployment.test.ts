@@ -71,6 +71,31 @@ describe('the environment', () => {
     }
   });
 
+  it('is in every name the stack gives, through the stack name the app makes of it', () => {
+    // CloudFormation names the other resources `<stack name>-<logical id>-<suffix>`: the stack name is in those too.
+    const named = synth({ environment: 'staging' }, 'ZitiController-staging');
+    const given: [string, string, unknown][] = [];
+    for (const [id, resource] of Object.entries(named.resources)) {
+      const properties = resource.Properties ?? {};
+      for (const key of ['AlarmName', 'DashboardName', 'LogGroupName', 'Name', 'DisplayName', 'Namespace']) {
+        const value = properties[key];
+        // An alarm on AWS's own metrics names AWS's namespace (`AWS/Lambda`), not one of the stack's.
+        if (typeof value === 'string' && !(key === 'Namespace' && value.startsWith('AWS/')))
+          given.push([id, key, value]);
+      }
+      const visibility = properties.VisibilityConfig as { MetricName?: string } | undefined;
+      if (visibility?.MetricName) given.push([id, 'VisibilityConfig.MetricName', visibility.MetricName]);
+    }
+    // The alarms alone are two per function, the API's, the table's, the web ACL's, the integrity run's and KMS's.
+    expect(given.length).toBeGreaterThan(30);
+    // An alias is named `live` under its function, whose name CloudFormation makes of the stack name.
+    const inside = new Set(['AWS::Lambda::Alias']);
+    for (const [id, key, name] of given) {
+      if (inside.has(named.resources[id]!.Type)) continue;
+      expect(name, `${id}.${key}`).toMatch(/ZitiController-staging/);
+    }
+  });
+
   it('outputs the version, revision and build date the functions report', () => {
     expect(staging.outputs.Version).toMatchObject({ Value: 'v3.2.1 fedcba987654 2026-10-01T00:00:00Z' });
   });
@@ -133,6 +158,10 @@ describe('the app', () => {
   }, () => {
     expect(synthApp({})).toEqual([{ name: 'ZitiController-prod', terminationProtection: true }]);
     expect(synthApp({ environment: 'dev' })).toEqual([{ name: 'ZitiController-dev', terminationProtection: false }]);
+  });
+
+  it('refuses an asset bucket for CloudFormation alone that S3 would not name so, before synthesising', () => {
+    expect(() => synthApp({ assetBucket: 'Ziti Assets' })).toThrow(/assetBucket must be an S3 bucket name/);
   });
 });
 

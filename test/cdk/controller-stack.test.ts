@@ -280,8 +280,23 @@ describe('ControllerStack', () => {
       template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
       template.hasResourceProperties('AWS::ApiGateway::Stage', {
         StageName: 'prod',
-        AccessLogSetting: Match.objectLike({ Format: Match.stringLikeRegexp('requestId') }),
         MethodSettings: Match.arrayWith([Match.objectLike({ DataTraceEnabled: false, MetricsEnabled: false })]),
+      });
+    });
+
+    it("logs each request's ids: API Gateway's (the error body's), the Lambda invocation's and the X-Ray trace's", () => {
+      const [stage] = Object.values(template.findResources('AWS::ApiGateway::Stage'));
+      const format = JSON.parse(
+        (stage as { Properties: { AccessLogSetting: { Format: string } } }).Properties.AccessLogSetting.Format,
+      ) as Record<string, string>;
+      expect(format).toMatchObject({
+        requestId: '$context.requestId',
+        extendedRequestId: '$context.extendedRequestId',
+        lambdaRequestId: '$context.awsEndpointRequestId',
+        xrayTraceId: '$context.xrayTraceId',
+        status: '$context.status',
+        integrationStatus: '$context.integrationStatus',
+        integrationError: '$context.integrationErrorMessage',
       });
     });
 

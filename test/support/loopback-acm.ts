@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ACMClient } from '@aws-sdk/client-acm';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 
 /** One ImportCertificate request as ACM received it, its blobs decoded from the JSON protocol's base64. */
 export interface ReceivedImport {
@@ -66,5 +67,25 @@ export async function startLoopbackAcm(): Promise<LoopbackAcm> {
     close() {
       server.close();
     },
+  };
+}
+
+/**
+ * A loopback ACM for the tests of one file: started before them, closed after, and before each test emptied of what
+ * it received and back to its default answers. Call at the top level; the getter answers it inside tests.
+ */
+export function useLoopbackAcm(): () => LoopbackAcm {
+  let acm: LoopbackAcm | undefined;
+  beforeAll(async () => {
+    acm = await startLoopbackAcm();
+  });
+  afterAll(() => acm?.close());
+  beforeEach(() => {
+    acm?.received.splice(0);
+    acm?.answerWith(undefined);
+  });
+  return () => {
+    if (!acm) throw new Error('the loopback ACM is started before the tests');
+    return acm;
   };
 }

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { acmCertificateImporter } from '#shared/pki/acm-certificate-importer.ts';
 import { SERVER_CERTIFICATE_TAG_KEY } from '#shared/pki/certificate-importer.ts';
-import { type LoopbackAcm, startLoopbackAcm } from '../support/loopback-acm.ts';
+import { useLoopbackAcm } from '../support/loopback-acm.ts';
 
 const ARN = 'arn:aws:acm:eu-west-1:123456789012:certificate/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0';
 const MATERIAL = {
@@ -10,24 +10,16 @@ const MATERIAL = {
   chainPem: '-----BEGIN CERTIFICATE-----\nSIGNING\n-----END CERTIFICATE-----\n',
 };
 
-let acm: LoopbackAcm;
-beforeAll(async () => {
-  acm = await startLoopbackAcm();
-});
-afterAll(() => acm.close());
-beforeEach(() => {
-  acm.received.length = 0;
-  acm.answerWith(undefined);
-});
+const acm = useLoopbackAcm();
 
 describe('the ACM certificate importer', () => {
   it('imports a new certificate with its key and chain, tagged with the stack, and answers its ARN', async () => {
-    acm.answerWith({ CertificateArn: ARN });
+    acm().answerWith({ CertificateArn: ARN });
 
-    const arn = await acmCertificateImporter(acm.client(), 'ZitiController').import(MATERIAL);
+    const arn = await acmCertificateImporter(acm().client(), 'ZitiController').import(MATERIAL);
 
     expect(arn).toBe(ARN);
-    expect(acm.received).toEqual([
+    expect(acm().received).toEqual([
       {
         target: 'CertificateManager.ImportCertificate',
         certificatePem: MATERIAL.certificatePem,
@@ -40,18 +32,18 @@ describe('the ACM certificate importer', () => {
   });
 
   it('re-imports into the certificate it names, without tags (ACM refuses them on re-import)', async () => {
-    const arn = await acmCertificateImporter(acm.client(), 'ZitiController').import(MATERIAL, ARN);
+    const arn = await acmCertificateImporter(acm().client(), 'ZitiController').import(MATERIAL, ARN);
 
     expect(arn).toBe(ARN);
-    expect(acm.received).toEqual([
+    expect(acm().received).toEqual([
       expect.objectContaining({ certificatePem: MATERIAL.certificatePem, certificateArn: ARN, tags: undefined }),
     ]);
-    expect(acm.received[0]?.privateKeyPem).toBe(MATERIAL.privateKeyPem);
+    expect(acm().received[0]?.privateKeyPem).toBe(MATERIAL.privateKeyPem);
   });
 
   it('fails when ACM answers without an ARN, rather than hand the custom domains nothing', async () => {
-    acm.answerWith({});
-    await expect(acmCertificateImporter(acm.client(), 'ZitiController').import(MATERIAL)).rejects.toThrow(
+    acm().answerWith({});
+    await expect(acmCertificateImporter(acm().client(), 'ZitiController').import(MATERIAL)).rejects.toThrow(
       /without an ARN/,
     );
   });

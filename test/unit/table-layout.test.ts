@@ -7,7 +7,7 @@ describe('the table layout', () => {
       ['entity-or-link', keys.entity('services', 'abc')],
       ['unique', keys.unique('services', 'name', 'web')],
       ['idOrder', keys.idOrder('services', 'abc')],
-      ['filterPack', keys.filterPack('services', '0a')],
+      ['retiredFilterPack', { PK: 'FILTERS#services' }],
       ['counter', keys.counter('services', 3)],
       ['roleMember', keys.roleMember('services', 'web', 'abc')],
       ['roleCatalog', keys.roleCatalog('services', 'web')],

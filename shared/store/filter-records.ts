@@ -1,0 +1,107 @@
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { documentOf, keys } from './keys.ts';
+import { readOptions } from './read-consistency.ts';
+import type { TableClient } from './table-client.ts';
+
+/**
+ * Filter records: what lists filter and sort on (`filterRecordOf`), one per entity, kept on the entity's id-order
+ * item (`IDS#<collection>` / `<id>`) as one JSON attribute, `record`, written in the entity's own transaction.
+ *
+ * - A write costs the same whatever the size of its type: it puts its own small item, nothing shared grows with the
+ *   type (filter packs, which held many records to an item, made every write rewrite a pack that grew with it).
+ * - A list whose filter pins nothing reads its type's id partition as `SEGMENTS` key-range queries at once,
+ *   eventually consistent (`read-consistency.ts`). One attribute per item, not one per field, because DynamoDB and
+ *   the SDK spend most of such a read per attribute: parsing one string is several times cheaper than unmarshalling
+ *   a dozen attributes.
+ * - Items written before records were one attribute hold the record's fields as attributes of their own
+ *   (`storedAttributes`); they read as before until the integrity fix rewrites them (`recordOfItem`).
+ */
+
+/** The attribute of an id-order item that holds its filter record as JSON. */
+export const RECORD_ATTRIBUTE = 'record';
+
+/**
+ * Where the id partition is split for parallel reads: ids are ASCII (`newId`'s alphabet, or fixed names), so these
+ * starts spread them evenly (four first characters each); any string falls in exactly one segment (`segmentQuery`).
+ */
+const SEGMENT_STARTS = ['', '2', '6', 'A', 'E', 'I', 'M', 'Q', 'U', 'Y', 'c', 'g', 'k', 'o', 's', 'w'] as const;
+export const SEGMENTS = SEGMENT_STARTS.length;
+
+/** The id-order item of an entity carrying its record. */
+export function recordItem(collection: string, record: Readonly<Record<string, unknown>> & { readonly id: string }) {
+  return { ...keys.idOrder(collection, record.id), [RECORD_ATTRIBUTE]: JSON.stringify(record) };
+}
+
+/** The filter record an id-order item carries, in either form (see above); its id is always the item's sort key. */
+export function recordOfItem(item: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const json = item[RECORD_ATTRIBUTE];
+  const record = typeof json === 'string' ? (JSON.parse(json) as Record<string, unknown>) : documentOf(item);
+  return { ...record, id: String(item.SK) };
+}
+
+/**
+ * The key condition of segment `index`: below the second start for the first, from the last start on for the last,
+ * and `BETWEEN` its start and the next (inclusive) otherwise, an item exactly at the next start being left to the
+ * next segment (`excluded`).
+ */
+function segmentQuery(partition: string, index: number) {
+  const start = SEGMENT_STARTS[index]!;
+  const next = SEGMENT_STARTS[index + 1];
+  if (index === 0) {
+    return { condition: 'PK = :pk AND SK < :next', values: { ':pk': partition, ':next': next! }, excluded: undefined };
+  }
+  if (next === undefined) {
+    return {
+      condition: 'PK = :pk AND SK >= :start',
+      values: { ':pk': partition, ':start': start },
+      excluded: undefined,
+    };
+  }
+  return {
+    condition: 'PK = :pk AND SK BETWEEN :start AND :next',
+    values: { ':pk': partition, ':start': start, ':next': next },
+    excluded: next,
+  };
+}
+
+/** Every item of one segment, all pages. */
+async function segmentItems(store: TableClient, partition: string, index: number) {
+  const { condition, values, excluded } = segmentQuery(partition, index);
+  const items: Record<string, unknown>[] = [];
+  let start: QueryCommandInput['ExclusiveStartKey'];
+  do {
+    const page = await store.db.send(
+      new QueryCommand({
+        TableName: store.tableName,
+        KeyConditionExpression: condition,
+        ExpressionAttributeValues: values,
+        ...readOptions('filterRecords'),
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) if (item.SK !== excluded) items.push(item);
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** Every entity's filter record of a type, in no particular order: the id partition's segments read at once. */
+export async function filterRecords(store: TableClient, collection: string): Promise<Record<string, unknown>[]> {
+  const partition = keys.idOrder(collection, '').PK;
+  const segments = await Promise.all(SEGMENT_STARTS.map((_, index) => segmentItems(store, partition, index)));
+  return segments.flat().map(recordOfItem);
+}
+
+/** The filter records of some entities of a type, by key (ids without an entity are left out). */
+export async function filterRecordsOf(
+  store: TableClient,
+  collection: string,
+  ids: Iterable<string>,
+): Promise<Record<string, unknown>[]> {
+  const items = await store.batchGet(
+    [...ids].map((id) => keys.idOrder(collection, id)),
+    undefined,
+    'filterRecords',
+  );
+  return items.map(recordOfItem);
+}

@@ -1,0 +1,72 @@
+/**
+ * How each kind of read the store makes sees the table: the one place the choice is made (every `ConsistentRead` the
+ * store sends comes from {@link readOptions}).
+ *
+ * - `strong` sees every write acknowledged before it, at twice the read units.
+ * - `eventual` may miss a write of the last moment (on AWS typically well under a second), at half the units.
+ *
+ * A read is strong only where it must see the write before it: a read whose answer conditions a write (versions,
+ * uniqueness, the links a delete checks, read-modify-write of singletons and catalogs), a read an access decision
+ * rests on, and a point read a client makes of what it has just written (a create answered 201 must read back, the
+ * way Terraform and the CLI read right after they write). Everything that pages or counts a whole type for a list is
+ * eventual: a list already shows the table as of some moment, and its entries are read by key afterwards. Each strong
+ * kind has a test that fails if it were made eventual (`test/api/read-consistency.test.ts`). Global secondary indexes
+ * are always eventual (DynamoDB offers nothing else there), so they are not listed.
+ */
+export type Consistency = 'strong' | 'eventual';
+
+export const READS = {
+  /** An entity by id (GET, and the read before every update and delete: its version conditions the write). */
+  entity: 'strong',
+  /** A unique value's marker: lookups a login, an enrollment or a write rests on (a just-made token, a name). */
+  uniqueMarker: 'strong',
+  /** The links to an entity: a delete must see every link written before its mark (`delete-entity.ts`). */
+  references: 'strong',
+  /** The entities linking to one (configs of a config type): what a write fans its change out to. */
+  referrers: 'strong',
+  /** Whether a role attribute still has a holder: a catalog entry is removed on this answer. */
+  roleHolder: 'strong',
+  /** Policy selections, role members and ids a reach answer (an access decision) reads: a revoked grant stops now. */
+  policyReach: 'strong',
+  /** The policies naming an entity by `@id`, which its delete rewrites. */
+  namingPolicies: 'strong',
+  /** Singletons (network CA, server certificate, default admin), read before they are written. */
+  systemItem: 'strong',
+  /** Items kept per owner outside the kit, written back under the version read. */
+  versionedItem: 'strong',
+  /** The integrity run's status, which is also its lock. */
+  integrityStatus: 'strong',
+  /** The integrity scan and snapshots: a page is compared with point reads made after it. */
+  tableScan: 'strong',
+  /** Counter shards summed by the integrity run, which moves them by the difference. */
+  counterReconcile: 'strong',
+  /** Items read by key in batches for the integrity scan and other checks. */
+  itemsByKey: 'strong',
+
+  /** A page of a type's ids in id or unique-field order (an unfiltered list), and skipping an offset. */
+  listOrder: 'eventual',
+  /** A type's total (a list's `meta.pagination.totalCount`). */
+  listCount: 'eventual',
+  /** Every filter record of a type (a list whose filter pins nothing) or some by key. */
+  filterRecords: 'eventual',
+  /** The holders of a role attribute, for a list's `roleFilter`. */
+  roleFilter: 'eventual',
+  /** The role attributes in use (role-attribute lists). */
+  roleCatalog: 'eventual',
+  /** The entities of a list page, read by key after their ids. */
+  listPage: 'eventual',
+  /**
+   * What a client's service list and session create read of what admins write (policies and their selections,
+   * services, configs, edge routers, posture checks): a client never reads its own write there, and a grant or a
+   * revocation reaches it within about a second, as it reaches routers in the reference. The caller's own identity,
+   * API session, sessions and posture data are not read this way.
+   */
+  clientGrants: 'eventual',
+} as const satisfies Record<string, Consistency>;
+
+export type ReadKind = keyof typeof READS;
+
+/** The request parameter a read of `kind` sends. */
+export function readOptions(kind: ReadKind): { ConsistentRead: boolean } {
+  return { ConsistentRead: READS[kind] === 'strong' };
+}

@@ -1,0 +1,204 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { keys } from '#shared/store/keys.ts';
+import { useAdminController } from '../support/admin-controller.ts';
+import { dynamoDbReadUnits } from '../support/dynamodb-read-units.ts';
+import { dynamoDbTracker } from '../support/dynamodb-tracker.ts';
+import { integrityRun } from '../support/integrity.ts';
+
+/**
+ * What the client's two busiest reads cost in DynamoDB, asserted exactly so that a change that adds a round trip or a
+ * request per policy fails here: the service list and a fresh Dial or Bind session, for a caller one policy of each
+ * kind selects and for one that thirty Dial and thirty Bind policies, ten edge router policies and ten service edge
+ * router policies select. Waves and requests are the same for both; so are the keys read one by one (each a read unit
+ * however small), while the read units differ only by the policies' own index entries (items of about a hundred
+ * bytes, read together).
+ */
+const C = '/edge/client/v1';
+const { controller, call, createdId, userUnder } = useAdminController();
+
+const POLICIES = 30;
+const ROUTER_POLICIES = 10;
+
+interface Network {
+  readonly token: string;
+  readonly serviceId: string;
+}
+
+/**
+ * A caller with its own attribute, a service, and `count` Dial and as many Bind policies granting it (half by the
+ * service's attribute, half by its `@id`), `routerPolicies` edge router policies and as many service edge router
+ * policies over the shared routers. A second service keeps each run's session fresh.
+ */
+async function network(label: string, count: number, routerPolicies: number): Promise<Network & { other: string }> {
+  const user = await userUnder('default', `rc-${label}`);
+  await call('PATCH', `/identities/${user.identityId}`, { roleAttributes: [`rc-${label}`] });
+  const serviceId = await createdId('/services', { name: `rc-${label}`, roleAttributes: [`rc-${label}-svc`] });
+  const other = await createdId('/services', { name: `rc-${label}-other`, roleAttributes: [`rc-${label}-svc`] });
+  for (let i = 0; i < count; i++) {
+    for (const type of ['Dial', 'Bind']) {
+      await createdId('/service-policies', {
+        name: `rc-${label}-${type}-${i}`,
+        type,
+        semantic: i % 2 === 0 ? 'AnyOf' : 'AllOf',
+        identityRoles: [`#rc-${label}`],
+        serviceRoles: i % 2 === 0 ? [`#rc-${label}-svc`] : [`@${serviceId}`, `@${other}`],
+        postureCheckRoles: [],
+      });
+    }
+  }
+  for (let i = 0; i < routerPolicies; i++) {
+    await createdId('/edge-router-policies', {
+      name: `rc-${label}-erp-${i}`,
+      semantic: 'AnyOf',
+      identityRoles: [`#rc-${label}`],
+      edgeRouterRoles: i === 0 ? ['#rc-edge'] : [`#rc-edge-${i}`],
+    });
+    await createdId('/service-edge-router-policies', {
+      name: `rc-${label}-serp-${i}`,
+      semantic: 'AnyOf',
+      serviceRoles: [`#rc-${label}-svc`],
+      edgeRouterRoles: i === 0 ? ['#rc-edge'] : [`#rc-edge-${i}`],
+    });
+  }
+  const login = await controller().call('POST', `${C}/authenticate?method=password`, {
+    body: { username: user.username, password: user.password },
+  });
+  expect(login.status, login.text).toBe(200);
+  return { token: login.body.data.token as string, serviceId, other };
+}
+
+/** Waves, requests, read units and keys read one by one of one request. */
+async function costOf(send: () => Promise<{ status: number; text: string }>, status: number) {
+  const units = dynamoDbReadUnits(controller().deps.store.db);
+  let answered: { status: number; text: string } | undefined;
+  let reads = { readUnits: 0, keysRead: 0 };
+  const roundTrips = await dynamoDbTracker(controller().deps.store.db).measure(async () => {
+    reads = await units.measure(async () => {
+      answered = await send();
+    });
+  });
+  expect(answered?.status, answered?.text).toBe(status);
+  return { ...roundTrips, ...reads };
+}
+
+describe('what the client service list and a fresh session cost', () => {
+  let one: Awaited<ReturnType<typeof network>>;
+  let many: Awaited<ReturnType<typeof network>>;
+
+  beforeAll(async () => {
+    for (let i = 0; i < 3; i++) {
+      await createdId('/edge-routers', { name: `rc-router-${i}`, roleAttributes: ['rc-edge'], appData: { zone: i } });
+    }
+    one = await network('one', 1, 1);
+    many = await network('many', POLICIES, ROUTER_POLICIES);
+  }, 120_000);
+
+  const list = (token: string) => () => controller().call('GET', `${C}/services`, { token });
+  const session = (token: string, serviceId: string, type: 'Dial' | 'Bind') => () =>
+    controller().call('POST', `${C}/sessions`, { token, body: { serviceId, type } });
+
+  it('lists services in 5 waves and 10 requests, the same for 1 or 30 policies of each type', async () => {
+    // Each caller lists once first, so no measurement includes anything a first call sets up.
+    for (const caller of [one, many]) await list(caller.token)();
+    const ofOne = await costOf(list(one.token), 200);
+    const ofMany = await costOf(list(many.token), 200);
+    // Two to resolve the caller (its API session, then its identity); then its policies with its overrides, posture
+    // count and posture data (6 requests); the services their roles select (one role partition; `@ids` are not
+    // read); the page.
+    expect({ waves: ofOne.waves, requests: ofOne.requests }).toEqual({ waves: 5, requests: 10 });
+    expect({ waves: ofMany.waves, requests: ofMany.requests }).toEqual({ waves: 5, requests: 10 });
+    // Read one by one: the identity, the posture data, the page's two services.
+    expect(ofOne.keysRead).toBe(4);
+    expect(ofMany.keysRead).toBe(4);
+    // 58 more policy entries, under a hundred bytes each, read together eventually consistently: 5 KB, half a unit.
+    expect(ofMany.readUnits - ofOne.readUnits).toBeLessThanOrEqual(0.5);
+    const listed = await list(many.token)();
+    expect((listed.body.data as { id: string; permissions: string[] }[]).map((s) => s.permissions)).toEqual([
+      ['Bind', 'Dial'],
+      ['Bind', 'Dial'],
+    ]);
+  });
+
+  for (const type of ['Dial', 'Bind'] as const) {
+    it(`creates a fresh ${type} session in 5 waves and 16 requests, the same for 1 or 30 policies of each type`, async () => {
+      const first = type === 'Dial' ? 'serviceId' : 'other';
+      const ofOne = await costOf(session(one.token, one[first], type), 201);
+      const ofMany = await costOf(session(many.token, many[first], type), 201);
+      // Two for the caller; then the service, the existing session, the caller's service and edge router policies
+      // (3 requests each), every router's id-order record and the posture data (10 requests); the service's service
+      // edge router policies (3); the write. The routers shown come from their records: no read of their own.
+      expect({ waves: ofOne.waves, requests: ofOne.requests }).toEqual({ waves: 5, requests: 16 });
+      expect({ waves: ofMany.waves, requests: ofMany.requests }).toEqual({ waves: 5, requests: 16 });
+      // The identity, the service, the existing session, the posture data.
+      expect(ofOne.keysRead).toBe(4);
+      expect(ofMany.keysRead).toBe(4);
+      // 58 more service policy entries, 9 more edge router and 9 service edge router policy entries: 7 KB.
+      expect(ofMany.readUnits - ofOne.readUnits).toBeLessThanOrEqual(1);
+    });
+  }
+
+  it("shows each router's appData from its record, and reads a router whole whose record predates appData", async () => {
+    const fresh = await network('legacy', 1, 1);
+    const routers = (await call('GET', `/edge-routers?filter=${encodeURIComponent('name contains "rc-router-"')}`)).body
+      .data as { id: string; name: string }[];
+    expect(routers).toHaveLength(3);
+    const legacy = routers[0]!;
+    // An id-order item written before its record carried appData.
+    const db = controller().deps.store.db;
+    const TableName = controller().deps.config.tableName;
+    const Key = keys.idOrder('edge-routers', legacy.id);
+    const item = (await db.send(new GetCommand({ TableName, Key }))).Item ?? {};
+    const { appData: _dropped, ...olderRecord } = JSON.parse(String(item.record)) as Record<string, unknown>;
+    await db.send(new PutCommand({ TableName, Item: { ...item, record: JSON.stringify(olderRecord) } }));
+    let body: { data: { edgeRouters: { name: string; appData: unknown }[] } } | undefined;
+    const cost = await costOf(async () => {
+      const response = await session(fresh.token, fresh.serviceId, 'Dial')();
+      body = response.body;
+      return response;
+    }, 201);
+    expect(cost.keysRead).toBe(5);
+    const shown = new Map((body?.data.edgeRouters ?? []).map((router) => [router.name, router.appData]));
+    expect(shown).toEqual(new Map(routers.map((router) => [router.name, { zone: Number(router.name.slice(-1)) }])));
+  });
+
+  it('reads a policy selection item of the earlier layout (one attribute per field) alike, until the scan rewrites it', async () => {
+    const legacy = await network('old-layout', 1, 1);
+    const db = controller().deps.store.db;
+    const TableName = controller().deps.config.tableName;
+    const policy = (
+      await call('GET', `/service-policies?filter=${encodeURIComponent('name = "rc-old-layout-Dial-0"')}`)
+    ).body.data[0] as { id: string; identityRoles: string[]; serviceRoles: string[] };
+    const key = keys.selection('identities', '#rc-old-layout', 'service-policies', policy.id);
+    const current = (await db.send(new GetCommand({ TableName, Key: key }))).Item;
+    expect(current).toEqual({ ...key, record: expect.any(String) });
+    // As the item was written before its record was one attribute: the record's fields, the id, the collection.
+    await db.send(
+      new PutCommand({
+        TableName,
+        Item: {
+          ...key,
+          id: policy.id,
+          semantic: 'AnyOf',
+          type: 'Dial',
+          identityRoles: { $json: JSON.stringify(policy.identityRoles) },
+          serviceRoles: { $json: JSON.stringify(policy.serviceRoles) },
+          postureCheckRoles: { $json: '[]' },
+          policyId: policy.id,
+          policyCollection: 'service-policies',
+        },
+      }),
+    );
+    const listed = await controller().call('GET', `${C}/services`, { token: legacy.token });
+    const shown = (listed.body.data as { name: string; permissions: string[] }[])
+      .map((service) => [service.name, service.permissions])
+      .sort();
+    expect(shown).toEqual([
+      ['rc-old-layout', ['Bind', 'Dial']],
+      ['rc-old-layout-other', ['Bind', 'Dial']],
+    ]);
+    const found = (await integrityRun(controller().deps, 'fix')).map((finding) => finding.description);
+    expect(found).toContainEqual(expect.stringMatching(/policy selection .* is out of date/));
+    expect((await db.send(new GetCommand({ TableName, Key: key }))).Item).toEqual(current);
+  });
+});
