@@ -5,6 +5,7 @@ import { ensureTable } from '#local/create-table.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
 import type { ControllerContext } from '#shared/http/middleware/controller-context.ts';
+import { authPolicyBody, managementFixtures } from '../support/management-fixtures.ts';
 import { csrFor } from '../support/pki-fixtures.ts';
 import { startTestController, type TestController } from '../support/test-controller.ts';
 
@@ -264,6 +265,23 @@ describe('the local server', () => {
     expect(unrouted.status).toBe(404);
     expect(unrouted.body.error.requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(unrouted.body.error.requestId).not.toBe(requestId);
+  });
+
+  it('counts a lockout once, beside the refused logins that led to it', async () => {
+    const admin = await started().login();
+    const { createPolicy, userUnder, login } = managementFixtures(started, () => admin);
+    const policyId = await createPolicy(authPolicyBody('metered-lock', { maxAttempts: 2, lockoutDurationMinutes: 5 }));
+    const user = await userUnder(policyId, 'metered-user');
+
+    const { lines } = await linesOf(async () => {
+      for (let attempt = 0; attempt < 3; attempt++) expect((await login(user.username, 'wrong')).status).toBe(401);
+    });
+
+    const metrics = metricsOf(lines);
+    expect(metrics.filter((metric) => metric.name === 'Lockouts')).toEqual([
+      { name: 'Lockouts', value: 1, dimensions: { service: 'ziti-controller' } },
+    ]);
+    expect(metrics.filter((metric) => metric.name === 'Logins')).toHaveLength(3);
   });
 
   it('counts an ott enrollment by its method', async () => {
