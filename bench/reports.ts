@@ -304,15 +304,26 @@ export function entityScaleReport(rows: readonly EntityScaleRow[]): string {
 
 export function bundlesTable(bundles: readonly BundleFigures[]): string {
   return markdownTable(
-    ['function', 'bytes', 'gzip', 'source map', 'cold import ms', 'cold import ms, --enable-source-maps'],
+    [
+      'function',
+      'cold-start bytes',
+      'gzip',
+      'all files',
+      'source maps',
+      'cold import ms',
+      'cold import ms, --enable-source-maps',
+      'cold import ms, in Lambda (tracer)',
+    ],
     bundles.map((bundle) => [
       bundle.functionName,
       `${bundle.bytes.toLocaleString('en-US')} (${kib(bundle.bytes)})`,
       `${bundle.gzipBytes.toLocaleString('en-US')} (${kib(bundle.gzipBytes)})`,
+      kib(bundle.totalBytes),
       kib(bundle.sourceMapBytes),
       ms(bundle.coldImportMs),
       ms(bundle.coldImportWithSourceMapsMs),
+      ms(bundle.coldImportTracedMs),
     ]),
-    [false, true, true, true, true, true],
+    [false, true, true, true, true, true, true, true],
   );
 }

@@ -1,14 +1,14 @@
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Alias, Architecture, Code, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type BuildStamp, buildStampDefine } from './build-stamp.ts';
+import { bundledFunctionCode } from './function-bundle.ts';
 import { FunctionRole } from './function-role.ts';
 
-const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+export { FUNCTION_BUNDLE, functionEntry, REQUIRE_BANNER } from './function-bundle.ts';
 
 /**
  * Where the construct package keeps its function bundles, relative to its own module: set (esbuild `define`) when the
@@ -32,28 +32,6 @@ export const DEFAULT_MEMORY_MB = 1024;
 /** How long a function's logs are kept unless the stack says otherwise. */
 export const DEFAULT_LOG_RETENTION = RetentionDays.ONE_MONTH;
 
-/**
- * The esbuild options of every function bundle, in esbuild's own terms; the synth (NodejsFunction) and the construct
- * package's build (`scripts/build-package.ts`) both bundle with them.
- */
-export const FUNCTION_BUNDLE = {
-  format: 'esm',
-  platform: 'node',
-  target: 'node24',
-  mainFields: ['module', 'main'],
-  minify: true,
-  // Minified class names would make logged error names and `constructor.name` checks useless.
-  keepNames: true,
-  sourcemap: true,
-  // Stack traces need only the mappings; the sources would double the upload for nothing.
-  sourcesContent: false,
-} as const;
-
-/** The entry of a function: `functions/<source>/handler.ts`, exporting `handler`. */
-export function functionEntry(source: string): string {
-  return join(REPO_ROOT, 'functions', source, 'handler.ts');
-}
-
 /** The API's deadline: the reference controller answers 503 `TIMEOUT` after 10 s, so API Gateway does too. */
 export const REQUEST_DEADLINE = Duration.seconds(10);
 
@@ -63,12 +41,20 @@ export const REQUEST_DEADLINE = Duration.seconds(10);
  */
 const FUNCTION_TIMEOUT = REQUEST_DEADLINE.plus(Duration.seconds(2));
 
+/** The CloudWatch namespace of the controller's metrics (EMF, Powertools), in every environment. */
+export const METRICS_NAMESPACE = 'ZitiController';
+
 /**
- * ESM bundles still hold CommonJS dependencies that call `require`; ESM has none, so define one. The alias keeps
- * the banner's import from clashing with a bundled `createRequire`.
+ * Powertools' settings on every function: the service is the stack (`ZitiController-<environment>`), so the metrics'
+ * `service` dimension and the log lines' `service` key tell environments apart in one account; INFO logs.
  */
-export const REQUIRE_BANNER =
-  "import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);";
+export function powertoolsEnvironment(scope: Construct): Record<string, string> {
+  return {
+    POWERTOOLS_SERVICE_NAME: Stack.of(scope).stackName,
+    POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+    POWERTOOLS_LOG_LEVEL: 'INFO',
+  };
+}
 
 export interface ControllerFunctionProps {
   /** The directory under `functions/` whose `handler.ts` exports `handler`. */
@@ -99,9 +85,9 @@ export function functionLogGroup(scope: Construct, id: string, retention = DEFAU
 }
 
 /**
- * Every controller function: Node 24 on arm64, one minified ESM bundle with everything inside (the AWS SDK too, so a
- * runtime SDK update never changes behaviour), source maps, JSON logs in its own log group, X-Ray tracing, and a role
- * that may write that log group and send traces until granted more.
+ * Every controller function: Node 24 on arm64, a minified ESM bundle (`function-bundle.ts`: the handler's module plus
+ * chunks loaded when an operation needs them; the AWS SDK is the runtime's), source maps, JSON logs in its own log
+ * group, X-Ray tracing, and a role that may write that log group and send traces until granted more.
  *
  * Controller functions are invoked synchronously (by API Gateway, the integrity state machine, or the custom resource
  * provider that waits for the answer): the caller gets every error, so there is no asynchronous event for a
@@ -123,39 +109,19 @@ export class ControllerFunction extends NodejsFunction {
       description: `${props.description} (execution role)`,
     });
 
-    const prebuilt = prebuiltCode(props.source);
     super(scope, id, {
-      ...(prebuilt
-        ? { code: prebuilt, handler: 'index.handler' }
-        : {
-            entry: functionEntry(props.source),
-            handler: 'handler',
-            projectRoot: REPO_ROOT,
-            depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
-          }),
+      code: prebuiltCode(props.source) ?? bundledFunctionCode(props.source, buildStampDefine(props.buildStamp)),
+      handler: 'index.handler',
       description: props.description,
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? DEFAULT_MEMORY_MB,
       timeout: props.timeout ?? FUNCTION_TIMEOUT,
-      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      environment: { NODE_OPTIONS: '--enable-source-maps', ...powertoolsEnvironment(scope), ...props.environment },
       loggingFormat: LoggingFormat.JSON,
       logGroup,
       role,
       tracing: Tracing.ACTIVE,
-      bundling: {
-        format: OutputFormat.ESM,
-        target: FUNCTION_BUNDLE.target,
-        mainFields: [...FUNCTION_BUNDLE.mainFields],
-        banner: REQUIRE_BANNER,
-        externalModules: [],
-        minify: FUNCTION_BUNDLE.minify,
-        keepNames: FUNCTION_BUNDLE.keepNames,
-        sourceMap: FUNCTION_BUNDLE.sourcemap,
-        sourcesContent: FUNCTION_BUNDLE.sourcesContent,
-        tsconfig: join(REPO_ROOT, 'tsconfig.json'),
-        define: buildStampDefine(props.buildStamp),
-      },
       // Kept when a later deploy publishes the next one, so that a rollback can move the alias back to it.
       currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },
     });

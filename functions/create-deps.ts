@@ -1,5 +1,6 @@
 import { type ControllerConfig, loadConfig } from '#shared/config.ts';
-import { createLogger } from '#shared/log/logger.ts';
+import { createLogger, DEFAULT_SERVICE_NAME } from '#shared/log/logger.ts';
+import { createMetrics } from '#shared/log/metrics.ts';
 import { createSecretBox } from '#shared/mfa/create-secret-box.ts';
 import { createSigners } from '#shared/pki/signers.ts';
 import type { Deps } from '#shared/ports/deps.ts';
@@ -18,6 +19,11 @@ export function createDeps(config: ControllerConfig = loadConfig()): Deps {
     config,
     store: new Store(createDocumentClient(config), config.tableName, logger),
     logger,
+    metrics: createMetrics(
+      config.metricsNamespace,
+      process.env.POWERTOOLS_SERVICE_NAME ?? DEFAULT_SERVICE_NAME,
+      logger,
+    ),
     now: () => new Date(),
     signers: createSigners(config),
     secretBox: createSecretBox(config),

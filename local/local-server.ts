@@ -9,7 +9,6 @@ import { createGroupHandler, type GroupHandler } from '#shared/http/create-group
 import { errorResponse } from '#shared/http/error-response.ts';
 import type { ControllerContext } from '#shared/http/middleware/controller-context.ts';
 import { MAX_BODY_BYTES } from '#shared/http/middleware/request-body.ts';
-import { newId } from '#shared/ids.ts';
 import { instanceIdOf } from '#shared/pki/instance-id.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import type { OperationGroup } from '#shared/routes/route.ts';
@@ -158,6 +157,9 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       rejectUnauthorized: mode === 'required',
     },
     async (request, response) => {
+      // API Gateway gives every request an id, its own errors included: the error body's `requestId` and the
+      // function's log lines carry it (the handler reads it from the event).
+      const requestId = randomUUID();
       const send = async (result: APIGatewayProxyResult) => {
         // The handlers name the instance; so do the answers this server gives itself (unknown paths, bad targets).
         const instanceId =
@@ -185,20 +187,20 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
         }
         const declared = Number(request.headers['content-length'] ?? 0);
         if (declared > MAX_BODY_BYTES) {
-          await send(errorResponse(new ApiError('REQUEST_ENTITY_TOO_LARGE'), newId()));
+          await send(errorResponse(new ApiError('REQUEST_ENTITY_TOO_LARGE'), requestId));
           request.resume();
           return;
         }
         const body = await readBody(request);
         if (body === 'too-large') {
-          await send(errorResponse(new ApiError('REQUEST_ENTITY_TOO_LARGE'), newId()));
+          await send(errorResponse(new ApiError('REQUEST_ENTITY_TOO_LARGE'), requestId));
           return;
         }
         const url = requestUrl(request.url);
         const match = matcher.match(request.method ?? 'GET', canonicalPath(url.pathname));
         if (match.kind !== 'found') {
           const code = match.kind === 'method-not-allowed' ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND';
-          await send(errorResponse(new ApiError(code), newId()));
+          await send(errorResponse(new ApiError(code), requestId));
           return;
         }
         const event = toProxyEvent({
@@ -208,6 +210,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
           pathParameters: match.pathParameters,
           body,
           stage: 'local',
+          requestId,
           authority: serverAuthority(request.headers.host, {
             port: request.socket.localPort ?? 443,
             names: namesOf(listening, request),
@@ -217,11 +220,11 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
         await send(await handler(event, lambdaContext(match.route.group)));
       } catch (error) {
         if (error instanceof ApiError) {
-          await send(errorResponse(error, newId()));
+          await send(errorResponse(error, requestId));
           return;
         }
-        options.deps.logger.error('local server fault', { detail: (error as Error).message });
-        send(errorResponse(new ApiError('UNHANDLED'), newId()));
+        options.deps.logger.error('local server fault', { requestId, detail: (error as Error).message });
+        send(errorResponse(new ApiError('UNHANDLED'), requestId));
       }
     },
   );

@@ -1,4 +1,4 @@
-import { randomUUID, type X509Certificate } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
@@ -10,6 +10,8 @@ export interface ProxyEventInput {
   readonly pathParameters: Record<string, string>;
   readonly body: Buffer;
   readonly stage: string;
+  /** API Gateway's id of the request (`requestContext.requestId`). */
+  readonly requestId: string;
   /** The `host[:port]` the request is addressed to, from {@link serverAuthority}. */
   readonly authority: string;
 }
@@ -101,7 +103,7 @@ export function toProxyEvent(input: ProxyEventInput): APIGatewayProxyEvent {
       httpMethod: request.method ?? 'GET',
       path: `/${input.stage}${url.pathname}`,
       stage: input.stage,
-      requestId: randomUUID(),
+      requestId: input.requestId,
       requestTimeEpoch: now,
       resourceId: 'local',
       resourcePath: input.resource,

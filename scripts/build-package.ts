@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { BUILD_STAMP_GLOBAL, buildStampDefine, repositoryBuildStamp } from '../cdk/build-stamp.ts';
-import { FUNCTION_BUNDLE, functionEntry, REQUIRE_BANNER } from '../cdk/controller-function.ts';
+import { functionBuildOptions, REQUIRE_BANNER } from '../cdk/function-bundle.ts';
 import { operationGroupsOf } from '../cdk/operation-groups.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -79,20 +79,11 @@ export async function buildPackage(outDirectory: string): Promise<void> {
   mkdirSync(out, { recursive: true });
   const stamp = repositoryBuildStamp();
 
-  // esbuild builds them side by side in its own process.
+  // esbuild builds them side by side in its own process, exactly as a synth from the sources does (index.mjs and
+  // the chunks its operations load lazily; the AWS SDK is the runtime's).
   await Promise.all(
     [...operationGroupsOf(ROUTES), 'bootstrap', 'integrity'].map((source) =>
-      build({
-        ...FUNCTION_BUNDLE,
-        mainFields: [...FUNCTION_BUNDLE.mainFields],
-        entryPoints: [functionEntry(source)],
-        outfile: join(out, FUNCTIONS_DIRECTORY, source, 'index.mjs'),
-        bundle: true,
-        banner: { js: REQUIRE_BANNER },
-        define: buildStampDefine(stamp),
-        tsconfig: join(REPO_ROOT, 'tsconfig.json'),
-        logLevel: 'warning',
-      }),
+      build(functionBuildOptions(source, join(out, FUNCTIONS_DIRECTORY, source), buildStampDefine(stamp))),
     ),
   );
 

@@ -25,7 +25,16 @@ export const OPENAPI_FILES: Readonly<Record<Api, URL>> = {
 /** Both documents, from the route table and what each group's operations say about themselves. */
 export async function generateOpenApiDocuments(): Promise<Record<Api, OpenApiDocument>> {
   const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-  const docsOf = (route: (typeof ROUTES)[number]) => GROUP_OPERATIONS[route.group][route.operation]?.docs;
+  // Operations loaded on first use carry their docs in their module: load those first.
+  const operations = new Map(
+    await Promise.all(
+      ROUTES.map(async (route) => {
+        const operation = GROUP_OPERATIONS[route.group][route.operation];
+        return [route, (await operation?.load?.()) ?? operation] as const;
+      }),
+    ),
+  );
+  const docsOf = (route: (typeof ROUTES)[number]) => operations.get(route)?.docs;
   return {
     client: buildOpenApi('client', ROUTES, docsOf, pkg.version),
     management: buildOpenApi('management', ROUTES, docsOf, pkg.version),

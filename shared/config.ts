@@ -106,6 +106,11 @@ export interface ControllerConfig {
   readonly mfaRateLimit: MfaRateLimitConfig;
   /** External JWT signers' JWKS fetches. */
   readonly jwks: JwksConfig;
+  /**
+   * The CloudWatch namespace of the controller's metrics (`POWERTOOLS_METRICS_NAMESPACE`, which the stack sets on every
+   * function); unset, no metrics are emitted: `npm start` and the tests print no EMF unless they name one.
+   */
+  readonly metricsNamespace: string | undefined;
   readonly version: string;
   readonly revision: string;
   readonly buildDate: string;
@@ -196,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
       ),
       windowSeconds: positiveInteger('LOGIN_RATE_LIMIT_WINDOW_SECONDS', env.LOGIN_RATE_LIMIT_WINDOW_SECONDS, 60, 1),
     },
+    metricsNamespace: env.POWERTOOLS_METRICS_NAMESPACE || undefined,
     mfaRateLimit: {
       perIdentity: positiveInteger('MFA_RATE_LIMIT_PER_IDENTITY', env.MFA_RATE_LIMIT_PER_IDENTITY, 10, 0),
       windowSeconds: positiveInteger('MFA_RATE_LIMIT_WINDOW_SECONDS', env.MFA_RATE_LIMIT_WINDOW_SECONDS, 600, 1),

@@ -6,7 +6,8 @@ import { mfas } from '#shared/entities/mfa.ts';
 import { ApiError, invalidField } from '#shared/errors/api-error.ts';
 import { extJwtQueriesOf, presentsExtJwt } from '#shared/ext-jwt/secondary-ext-jwt.ts';
 import { ok } from '#shared/http/envelope.ts';
-import { type Operation, queryValue } from '#shared/http/operation.ts';
+import type { HttpResult } from '#shared/http/http-result.ts';
+import { type Operation, type OperationRequest, queryValue } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { totpAuthQuery } from '#shared/mfa/auth-queries.ts';
 import type { Deps } from '#shared/ports/deps.ts';
@@ -89,9 +90,23 @@ function canonical(info: Readonly<Record<string, unknown>> | null | undefined): 
   return JSON.stringify(Object.fromEntries(Object.entries(info).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
 }
 
-/** `POST /authenticate?method=password|cert|ext-jwt`: a new API session, its token in the body and `zt-session`. */
+/**
+ * `POST /authenticate?method=password|cert|ext-jwt`: a new API session, its token in the body and `zt-session`.
+ * Each login of a known method is counted (`Logins`, by method and outcome: success or the refusal's error code).
+ */
 export const authenticate: Operation = async (request, deps) => {
   const method = methodOf(queryValue(request, 'method'));
+  try {
+    const answer = await login(request, deps, method);
+    deps.metrics.count('Logins', { method, outcome: 'success' });
+    return answer;
+  } catch (error) {
+    deps.metrics.count('Logins', { method, outcome: error instanceof ApiError ? error.code : 'UNHANDLED' });
+    throw error;
+  }
+};
+
+async function login(request: OperationRequest, deps: Deps, method: AuthMethod): Promise<HttpResult> {
   const body = parseWith(authenticateBodySchema, request.body);
 
   // Malformed credentials are a 400 that costs nothing; the rest are counted before any hash or signature is paid for
@@ -154,4 +169,4 @@ export const authenticate: Operation = async (request, deps) => {
       ...(session.isCertExtendRequested ? { 'ziti-authenticator-extend-requested': 'true' } : {}),
     },
   );
-};
+}

@@ -204,7 +204,7 @@ export async function authenticateWithCertificate(
     await throttle();
     throw refused();
   }
-  if (!isClientLeaf(leaf)) {
+  if (!(await isClientLeaf(leaf))) {
     await throttle();
     throw refused();
   }

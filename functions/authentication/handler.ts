@@ -1,42 +1,17 @@
 import { defaultDeps } from '#functions/create-deps.ts';
 import { deleteApiSession } from '#shared/auth/api-session-store.ts';
-import { crudOperations } from '#shared/crud/crud-operations.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { empty, ok } from '#shared/http/envelope.ts';
-import { callerOf, documented, type Operation, type OperationMap } from '#shared/http/operation.ts';
+import { callerOf, loadedOnUse, type OperationMap } from '#shared/http/operation.ts';
 import { pendingAuthQueries } from '#shared/mfa/auth-queries.ts';
 import { AUTH_POLICIES, AUTHENTICATORS } from '#shared/routes/groups/authentication-routes.ts';
 import { EXTERNAL_JWT_SIGNERS } from '#shared/routes/groups/external-jwt-signer-routes.ts';
 import { currentApiSessionView } from '#shared/views/api-session-view.ts';
-import { deleteAPISessions, detailAPISessions, listAPISessions } from './api-sessions.ts';
-import { authPolicyApi } from './auth-policy-api.ts';
 import { authenticate } from './authenticate.ts';
-import { authenticatorApi } from './authenticator-api.ts';
-import { listClientExternalJwtSigners } from './client-external-jwt-signers.ts';
-import {
-  detailCurrentIdentityAuthenticator,
-  listCurrentIdentityAuthenticators,
-  patchCurrentIdentityAuthenticator,
-  updateCurrentIdentityAuthenticator,
-} from './current-identity-authenticators.ts';
-import { externalJwtSignerApi } from './external-jwt-signer-api.ts';
-import {
-  authenticateMfa,
-  createMfaRecoveryCodes,
-  createTotpToken,
-  deleteMfa,
-  detailMfa,
-  detailMfaQrCode,
-  detailMfaRecoveryCodes,
-  enrollMfa,
-  verifyMfa,
-} from './mfa-operations.ts';
 
-/** One operation on both APIs: the admin's full list on management, the anonymous client view on client. */
-const listSigners = crudOperations(EXTERNAL_JWT_SIGNERS, externalJwtSignerApi)[EXTERNAL_JWT_SIGNERS.names.list]!;
-const listExternalJwtSigners: Operation = documented(
-  (request, deps) => (request.api === 'client' ? listClientExternalJwtSigners : listSigners)(request, deps),
-  listClientExternalJwtSigners.docs ?? {},
+/** The operation names of `collection-operations.ts`, known without loading it. */
+const COLLECTION_OPERATION_NAMES = [AUTHENTICATORS, AUTH_POLICIES, EXTERNAL_JWT_SIGNERS].flatMap((collection) =>
+  Object.values(collection.names),
 );
 
 export const operations: OperationMap = {
@@ -50,25 +25,35 @@ export const operations: OperationMap = {
     await deleteApiSession(deps, callerOf(request).session);
     return empty();
   },
-  ...crudOperations(AUTHENTICATORS, authenticatorApi),
-  ...crudOperations(AUTH_POLICIES, authPolicyApi),
-  ...crudOperations(EXTERNAL_JWT_SIGNERS, externalJwtSignerApi, { list: listExternalJwtSigners }),
-  listCurrentIdentityAuthenticators,
-  detailCurrentIdentityAuthenticator,
-  updateCurrentIdentityAuthenticator,
-  patchCurrentIdentityAuthenticator,
-  listAPISessions,
-  detailAPISessions,
-  deleteAPISessions,
-  authenticateMfa,
-  detailMfa,
-  enrollMfa,
-  deleteMfa,
-  detailMfaQrCode,
-  verifyMfa,
-  detailMfaRecoveryCodes,
-  createMfaRecoveryCodes,
-  createTotpToken,
+  // Loaded with their first request: a login or a session read, the hot paths, never reads these modules.
+  ...loadedOnUse(
+    COLLECTION_OPERATION_NAMES,
+    async () => (await import('./collection-operations.ts')).collectionOperations,
+  ),
+  ...loadedOnUse(
+    [
+      'listCurrentIdentityAuthenticators',
+      'detailCurrentIdentityAuthenticator',
+      'updateCurrentIdentityAuthenticator',
+      'patchCurrentIdentityAuthenticator',
+    ],
+    () => import('./current-identity-authenticators.ts'),
+  ),
+  ...loadedOnUse(['listAPISessions', 'detailAPISessions', 'deleteAPISessions'], () => import('./api-sessions.ts')),
+  ...loadedOnUse(
+    [
+      'authenticateMfa',
+      'detailMfa',
+      'enrollMfa',
+      'deleteMfa',
+      'detailMfaQrCode',
+      'verifyMfa',
+      'detailMfaRecoveryCodes',
+      'createMfaRecoveryCodes',
+      'createTotpToken',
+    ],
+    () => import('./mfa-operations.ts'),
+  ),
 };
 
 export const handler = createGroupHandler('authentication', operations, defaultDeps);

@@ -1,4 +1,3 @@
-import QRCode from 'qrcode';
 import * as z from 'zod';
 import { recordCodeMissOnSession, totpPassedOp } from '#shared/auth/api-session-store.ts';
 import type { Caller } from '#shared/auth/resolve-caller.ts';
@@ -96,7 +95,7 @@ export const enrollMfa: Operation = async (request, deps) => {
     tags: {},
     identityId: identity.id,
     isVerified: false,
-    sealed: await sealSecrets(deps, identity.id, newTotpSecrets()),
+    sealed: await sealSecrets(deps, identity.id, await newTotpSecrets()),
     lastTimeStep: 0,
   };
   const [put, ...rest] = deps.store.createOps(mfas, doc);
@@ -122,7 +121,7 @@ export const detailMfa: Operation = async (request, deps) => {
   const secrets = await openSecrets(deps, doc);
   return ok({
     ...view,
-    provisioningUrl: provisioningUrl(deps.config.totpIssuer, identity.name, secrets.seed),
+    provisioningUrl: await provisioningUrl(deps.config.totpIssuer, identity.name, secrets.seed),
     recoveryCodes: secrets.recoveryCodes,
   });
 };
@@ -133,7 +132,9 @@ export const detailMfaQrCode: Operation = async (request, deps) => {
   const stored = await enrollmentOf(deps, identity.id);
   if (!stored || stored.doc.isVerified) throw notFound('MFA', identity.id);
   const { seed } = await openSecrets(deps, stored.doc);
-  const png = await QRCode.toBuffer(provisioningUrl(deps.config.totpIssuer, identity.name, seed), {
+  // The QR code library (60 KB with its PNG encoder) loads only for this operation.
+  const { default: QRCode } = await import('qrcode');
+  const png = await QRCode.toBuffer(await provisioningUrl(deps.config.totpIssuer, identity.name, seed), {
     type: 'png',
     width: 256,
     errorCorrectionLevel: 'M',

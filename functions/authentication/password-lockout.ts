@@ -82,6 +82,7 @@ async function lockOut(deps: Deps, counter: MissCounter, identity: Identity, min
     if (error instanceof LockNotNeeded) return;
     throw error;
   }
+  deps.metrics.count('Lockouts');
   deps.logger.warn('identity locked out after repeated wrong credentials', {
     identityId: identity.id,
     lockoutDurationMinutes: minutes,

@@ -11,6 +11,7 @@ import {
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { createDeps } from '#functions/create-deps.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
+import { traced } from '#shared/log/tracing.ts';
 import { acmCertificateImporter } from '#shared/pki/acm-certificate-importer.ts';
 import { ensureImportedServerCertificate } from '#shared/pki/imported-server-certificate.ts';
 import { truststoreOf } from '#shared/pki/s3-truststore.ts';
@@ -18,8 +19,8 @@ import { truststoreBundle } from '#shared/pki/trusted-cas.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { isRotationEvent, type RotationEvent, rotateAdminPassword, type SecretVersions } from './rotation.ts';
 
-const secrets = new SecretsManagerClient({});
-const acm = new ACMClient({});
+const secrets = traced(new SecretsManagerClient({}));
+const acm = traced(new ACMClient({}));
 
 /** What the daily schedule sends: renew the server certificate if it is due, and import it again if it changed. */
 export interface RenewServerCertificateEvent {

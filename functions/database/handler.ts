@@ -1,4 +1,3 @@
-import { SFNClient } from '@aws-sdk/client-sfn';
 import { defaultDeps } from '#functions/create-deps.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { empty, ok } from '#shared/http/envelope.ts';
@@ -7,6 +6,7 @@ import { newId } from '#shared/ids.ts';
 import { failIntegrityRun, readIntegrityStatus, takeIntegrityLock } from '#shared/integrity/integrity-run.ts';
 import type { IntegrityMode } from '#shared/integrity/integrity-types.ts';
 import { stepFunctionsStateMachine } from '#shared/integrity/state-machine.ts';
+import { madeOnFirstCall } from '#shared/ports/aws-client.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { createSnapshot } from './snapshot.ts';
 
@@ -61,7 +61,15 @@ function databaseDeps(): Deps {
     const deps = defaultDeps();
     const arn = deps.config.integrityStateMachineArn;
     cached = arn
-      ? { ...deps, stateMachine: stepFunctionsStateMachine(new SFNClient({ region: deps.config.region }), arn) }
+      ? {
+          ...deps,
+          stateMachine: stepFunctionsStateMachine(
+            madeOnFirstCall(
+              async () => new (await import('@aws-sdk/client-sfn')).SFNClient({ region: deps.config.region }),
+            ),
+            arn,
+          ),
+        }
       : deps;
   }
   return cached;

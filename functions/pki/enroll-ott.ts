@@ -30,6 +30,7 @@ export async function enrollByOtt(request: OperationRequest, deps: Parameters<Op
       certIssuedAt: deps.now().toISOString(),
     }),
   );
+  deps.metrics.count('Enrollments', { method: 'ott' });
   request.logger.info('identity enrolled', { method: 'ott', identityId: stored.doc.identityId });
   return ok({ cert: issued.chainPem, ca: caBundlePem(issued.ca) });
 }

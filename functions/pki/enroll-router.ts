@@ -90,6 +90,7 @@ export async function enrollRouter(request: OperationRequest, deps: Deps, method
     updatedAt: deps.now().toISOString(),
   };
   await saveRouter(deps, def, stored, next, new ApiError('INVALID_ENROLLMENT_TOKEN'));
+  deps.metrics.count('Enrollments', { method });
   request.logger.info('router enrolled', { method, routerId: stored.doc.id });
   return ok(issued.body);
 }

@@ -106,6 +106,7 @@ export const enrollToken: Operation = documented(
       ops.push(...authenticatorOps(deps, id, credential, true));
     }
     await deps.store.transact(ops);
+    deps.metrics.count('Enrollments', { method: 'token' });
     request.logger.info('identity enrolled', { method: 'token', identityId: id, signerId: signer.id });
     return ok(certificates ?? {});
   },

@@ -20,6 +20,7 @@ export async function enrollByUpdb(request: OperationRequest, deps: Deps) {
   const username = stored.doc.username ?? '';
   const passwordHash = await hashAllowedPassword(deps, stored.doc.identityId, password);
   await deps.store.transact(completeEnrollmentOps(deps, stored, { method: 'updb', username, passwordHash }));
+  deps.metrics.count('Enrollments', { method: 'updb' });
   request.logger.info('identity enrolled', { method: 'updb', identityId: stored.doc.identityId });
   return ok({ username });
 }

@@ -31,8 +31,8 @@ function presentedCertificate(request: OperationRequest, deps: Deps): X509Certif
 }
 
 /** Whether a certificate is a client's, signed by the CA's own certificate (`ca-trust.ts`). */
-function issuedByCa(certificate: X509Certificate, ca: Ca): boolean {
-  return isClientLeaf(certificate) && isSignedByCa(certificate, ca);
+async function issuedByCa(certificate: X509Certificate, ca: Ca): Promise<boolean> {
+  return (await isClientLeaf(certificate)) && isSignedByCa(certificate, ca);
 }
 
 /**
@@ -44,7 +44,7 @@ export async function enrollByOttCa(request: OperationRequest, deps: Deps) {
   const ca = stored.doc.caId ? (await deps.store.get(cas, stored.doc.caId))?.doc : undefined;
   if (!ca?.isVerified || !ca.isOttCaEnrollmentEnabled) throw new ApiError('ENROLLMENT_CA_NOT_VALID');
   const certificate = presentedCertificate(request, deps);
-  if (!issuedByCa(certificate, ca)) throw new ApiError('CERTIFICATE_FAILED_VALIDATION');
+  if (!(await issuedByCa(certificate, ca))) throw new ApiError('CERTIFICATE_FAILED_VALIDATION');
   await deps.store.transact(
     completeEnrollmentOps(deps, stored, {
       method: 'cert',
@@ -55,6 +55,7 @@ export async function enrollByOttCa(request: OperationRequest, deps: Deps) {
       certIssuedAt: new Date(certificate.validFrom).toISOString(),
     }),
   );
+  deps.metrics.count('Enrollments', { method: 'ottca' });
   request.logger.info('identity enrolled', { method: 'ottca', identityId: stored.doc.identityId, caId: ca.id });
   return empty();
 }
@@ -120,7 +121,8 @@ export async function enrollByCa(request: OperationRequest, deps: Deps) {
   const certificate = presentedCertificate(request, deps);
   const enrolling = (await allCas(deps)).filter((ca) => ca.isVerified && ca.isAutoCaEnrollmentEnabled);
   if (enrolling.length === 0) throw new ApiError('ENROLLMENT_NO_VALID_CAS');
-  const ca = enrolling.find((candidate) => issuedByCa(certificate, candidate));
+  const issuers = await Promise.all(enrolling.map((candidate) => issuedByCa(certificate, candidate)));
+  const ca = enrolling.find((_, index) => issuers[index]);
   if (!ca) throw new ApiError('CERT_FAILED_VALIDATION');
   const externalId = ca.externalIdClaim ? externalIdOf(certificate, ca.externalIdClaim) : undefined;
   if (ca.externalIdClaim && !externalId) throw new ApiError('MISSING_CERT_CLAIM');
@@ -152,6 +154,7 @@ export async function enrollByCa(request: OperationRequest, deps: Deps) {
     ops.push(...authenticatorOps(deps, id, credential, true));
   }
   await deps.store.transact(ops);
+  deps.metrics.count('Enrollments', { method: 'ca' });
   request.logger.info('identity auto-enrolled', { identityId: id, caId: ca.id });
   return empty();
 }

@@ -1,22 +1,19 @@
 import { defaultDeps } from '#functions/create-deps.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
-import type { OperationMap } from '#shared/http/operation.ts';
+import { loadedOnUse, type OperationMap } from '#shared/http/operation.ts';
 import { lazyS3Truststore } from '#shared/pki/create-truststore.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import { apiSessionCertificateOperations } from './api-session-certificates.ts';
-import { authenticatorLifecycleOperations } from './authenticator-lifecycle.ts';
-import { caOperations } from './ca-operations.ts';
+import { ROUTES } from '#shared/routes/route-table.ts';
 import { enroll } from './enroll.ts';
 import { enrollOtt } from './enroll-ott.ts';
 import { enrollErOtt, extendRouterEnrollment } from './enroll-router.ts';
 import { enrollToken } from './enroll-token.ts';
 import { enrollUpdb } from './enroll-updb.ts';
 import { enrollCa, enrollOttCa } from './enroll-with-certificate.ts';
-import { enrollmentOperations } from './enrollment-operations.ts';
 import { enrollmentChallenge, getEnrollmentJwks, listNetworkJWTs, listWellKnownCas } from './public-pki.ts';
-import { revocationOperations } from './revocation-operations.ts';
 
-export const operations: OperationMap = {
+/** Enrollment and the public PKI documents: what SDKs and routers call, loaded with the function. */
+const enrollmentPath: OperationMap = {
   listWellKnownCas,
   getEnrollmentJwks,
   enrollmentChallenge,
@@ -29,12 +26,36 @@ export const operations: OperationMap = {
   enrollErOtt,
   extendRouterEnrollment,
   enrollToken,
-  ...authenticatorLifecycleOperations,
-  ...apiSessionCertificateOperations,
-  ...caOperations,
-  ...enrollmentOperations,
-  ...revocationOperations,
 };
+
+/**
+ * The admin's operations (CAs, enrollments, revocations, authenticator lifecycle) and API session certificates:
+ * loaded with the first request to any of them, so an enrollment's cold start does not read them.
+ */
+const adminOperations = loadedOnUse(
+  ROUTES.filter((route) => route.group === 'pki' && !(route.operation in enrollmentPath)).map(
+    (route) => route.operation,
+  ),
+  async () => {
+    const modules = await Promise.all([
+      import('./authenticator-lifecycle.ts'),
+      import('./api-session-certificates.ts'),
+      import('./ca-operations.ts'),
+      import('./enrollment-operations.ts'),
+      import('./revocation-operations.ts'),
+    ]);
+    const [lifecycle, apiSessionCertificates, cas, enrollments, revocations] = modules;
+    return {
+      ...lifecycle.authenticatorLifecycleOperations,
+      ...apiSessionCertificates.apiSessionCertificateOperations,
+      ...cas.caOperations,
+      ...enrollments.enrollmentOperations,
+      ...revocations.revocationOperations,
+    };
+  },
+);
+
+export const operations: OperationMap = { ...enrollmentPath, ...adminOperations };
 
 let cached: Deps | undefined;
 

@@ -14,7 +14,7 @@ import type { Deps } from '#shared/ports/deps.ts';
  * newline mode, which reads one unbroken line of more than a few hundred characters as nothing.
  */
 export const listWellKnownCas: Operation = async (_request, deps) => {
-  const der = caBundleDer(await networkCa(deps));
+  const der = await caBundleDer(await networkCa(deps));
   return {
     statusCode: 200,
     body: `${Buffer.from(der).toString('base64').replace(/.{64}/g, '$&\n').trimEnd()}\n`,

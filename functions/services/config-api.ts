@@ -27,7 +27,7 @@ async function checked(
   if (!configType) {
     throw invalidField('configTypeId', `no config type found with id ${fields.configTypeId}`, fields.configTypeId);
   }
-  validateConfigData(configType.doc, fields.data);
+  await validateConfigData(configType.doc, fields.data);
   return { name: fields.name, configTypeId: fields.configTypeId, data: fields.data };
 }
 

@@ -1,7 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
-import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
 import type { ConfigType } from '#shared/entities/config-type.ts';
 import { invalidField } from '#shared/errors/api-error.ts';
 
@@ -18,12 +16,15 @@ const OPTIONS: Options = {
   formats: { ipv4: isIPv4, ipv6: isIPv6 },
 };
 
-/** A fresh validator per schema: schemas may share an `$id` (a type and its edited self) without clashing. */
-function ajvFor(schema: JsonObject): Ajv {
+/**
+ * A fresh validator per schema: schemas may share an `$id` (a type and its edited self) without clashing. Ajv (150 KB
+ * with its URI parser) loads with the first config or config type written, not with the services function.
+ */
+async function ajvFor(schema: JsonObject): Promise<Ajv> {
   const dialect = typeof schema.$schema === 'string' ? schema.$schema : '';
-  if (dialect.includes('2020-12')) return new Ajv2020(OPTIONS);
-  if (dialect.includes('2019-09')) return new Ajv2019(OPTIONS);
-  return new Ajv(OPTIONS);
+  if (dialect.includes('2020-12')) return new (await import('ajv/dist/2020.js')).Ajv2020(OPTIONS);
+  if (dialect.includes('2019-09')) return new (await import('ajv/dist/2019.js')).Ajv2019(OPTIONS);
+  return new (await import('ajv')).Ajv(OPTIONS);
 }
 
 /** Draft-07 and older schemas are read as draft-07: Ajv holds no meta-schema for the older drafts. */
@@ -38,14 +39,15 @@ function dialectless(schema: JsonObject): JsonObject {
  * Compiles a config type's schema, or answers 400 naming `schema` when it is not a JSON Schema the configs could be
  * checked against (the reference also requires the root to describe an object). An empty schema accepts any object.
  */
-export function compileConfigTypeSchema(schema: JsonObject): ValidateFunction {
+export async function compileConfigTypeSchema(schema: JsonObject): Promise<ValidateFunction> {
   if (Object.keys(schema).length > 0 && schema.type !== 'object') {
     throw invalidField('schema', 'invalid config type schema, root type must be object', schema);
   }
   // An asynchronous schema validates nothing synchronously: every config would pass.
   if (schema.$async !== undefined) throw invalidField('schema', 'invalid schema: $async is not supported', schema);
+  const ajv = await ajvFor(schema);
   try {
-    return ajvFor(schema).compile(dialectless(schema));
+    return ajv.compile(dialectless(schema));
   } catch (error) {
     throw invalidField('schema', `invalid schema: ${(error as Error).message}`, schema);
   }
@@ -56,10 +58,10 @@ const compiled = new Map<string, { readonly updatedAt: string; readonly validate
 /** Enough for every config type a network has; the oldest compiled goes first beyond it. */
 const MAX_COMPILED = 500;
 
-function validatorFor(configType: ConfigType): ValidateFunction {
+async function validatorFor(configType: ConfigType): Promise<ValidateFunction> {
   const cached = compiled.get(configType.id);
   if (cached?.updatedAt === configType.updatedAt) return cached.validate;
-  const validate = compileConfigTypeSchema(configType.schema);
+  const validate = await compileConfigTypeSchema(configType.schema);
   compiled.delete(configType.id);
   compiled.set(configType.id, { updatedAt: configType.updatedAt, validate });
   if (compiled.size > MAX_COMPILED) {
@@ -93,8 +95,8 @@ function valueAt(data: unknown, segments: readonly string[]): unknown {
 }
 
 /** Checks a config's data against its type's schema; a failure is a 400 naming the path in `data` at fault. */
-export function validateConfigData(configType: ConfigType, data: JsonObject): void {
-  const validate = validatorFor(configType);
+export async function validateConfigData(configType: ConfigType, data: JsonObject): Promise<void> {
+  const validate = await validatorFor(configType);
   if (validate(data)) return;
   const [error] = validate.errors ?? [];
   if (!error) throw invalidField('data', `data does not match the schema of config type ${configType.name}`, data);

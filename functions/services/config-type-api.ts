@@ -24,9 +24,9 @@ const createSchema = z.object({
 const replaceSchema = z.object({ name: configTypeName, ...mutableFields });
 
 /** The fields a create or replace sets, with a schema that compiles (absent: one that accepts any object). */
-function fieldsFrom(input: z.infer<typeof replaceSchema>): Pick<ConfigType, 'name' | 'schema'> {
+async function fieldsFrom(input: z.infer<typeof replaceSchema>): Promise<Pick<ConfigType, 'name' | 'schema'>> {
   const schema = input.schema ?? {};
-  compileConfigTypeSchema(schema);
+  await compileConfigTypeSchema(schema);
   return { name: input.name, schema };
 }
 
@@ -34,7 +34,7 @@ export const configTypeApi = entityApi({
   def: configTypes,
   createSchema,
   replaceSchema,
-  create: (input) => ({ doc: { target: input.target ?? 'service', ...fieldsFrom(input) } }),
+  create: async (input) => ({ doc: { target: input.target ?? 'service', ...(await fieldsFrom(input)) } }),
   replace: (_before, input) => fieldsFrom(input),
   view: (_deps, doc) => configTypeView(doc),
 });

@@ -205,6 +205,7 @@ export const createSession: Operation = documented(
       policyNames: new Map<string, string>(),
       apiSessions: new Set([apiSession.id]),
     };
+    if (!reuse) deps.metrics.count('SessionsCreated', { type });
     const view = sessionView({ ...stored, edgeRouterIds: routerIds }, context, 'client');
     return { statusCode: 201, body: { data: view, meta: { ...API_VERSION_META } } };
   },

@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
+import type { JWTPayload } from 'jose';
 import { type ExternalJwtSigner, externalJwtSigners } from '../entities/external-jwt-signer.ts';
 import type { Deps } from '../ports/deps.ts';
 import { keySetFor } from './jwks-cache.ts';
@@ -36,7 +36,11 @@ export function bearerTokenOf(headers: Readonly<Record<string, string | undefine
   return match?.[1];
 }
 
-function decoded(token: string) {
+/** jose, loaded by the first request that brings an external JWT: most requests bring none. */
+const jose = () => import('jose');
+
+async function decoded(token: string) {
+  const { decodeJwt, decodeProtectedHeader } = await jose();
   try {
     return { header: decodeProtectedHeader(token), claims: decodeJwt(token) };
   } catch {
@@ -57,7 +61,7 @@ export async function verifyExternalJwt(
   requiredSignerId?: string,
 ): Promise<VerifiedExternalJwt> {
   if (Buffer.byteLength(token, 'utf8') > MAX_EXTERNAL_JWT_BYTES) throw new ExternalJwtRefused('token too large');
-  const { header, claims } = decoded(token);
+  const { header, claims } = await decoded(token);
   if (typeof header.alg !== 'string' || !ALGORITHMS.includes(header.alg)) {
     throw new ExternalJwtRefused(`algorithm ${String(header.alg)} not accepted`);
   }
@@ -80,6 +84,7 @@ export async function verifyExternalJwt(
     clockTolerance: CLOCK_SKEW_SECONDS,
     currentDate: deps.now(),
   };
+  const { createLocalJWKSet, jwtVerify } = await jose();
   try {
     if (signer.certPem) {
       if (header.kid !== signer.kid) throw new ExternalJwtRefused('kid is not the signer certificate');

@@ -3,15 +3,16 @@ import httpEventNormalizer from '@middy/http-event-normalizer';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError } from '../errors/api-error.ts';
-import { newId } from '../ids.ts';
+import { tracingMiddleware } from '../log/tracing.ts';
 import { instanceIdOf } from '../pki/instance-id.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { OperationGroup } from '../routes/route.ts';
 import { ROUTES } from '../routes/route-table.ts';
-import { errorResponse, JSON_HEADERS } from './error-response.ts';
+import { JSON_HEADERS } from './error-response.ts';
 import { authentication } from './middleware/authentication.ts';
 import type { ControllerContext } from './middleware/controller-context.ts';
 import { errorEnvelope } from './middleware/error-envelope.ts';
+import { lambdaContextLogging, metricsFlushing } from './middleware/powertools.ts';
 import { requestBody } from './middleware/request-body.ts';
 import { requestLogging } from './middleware/request-logging.ts';
 import { indexRoutes, routeResolution } from './middleware/route-resolution.ts';
@@ -39,8 +40,9 @@ function baseUrlOf(event: APIGatewayProxyEvent, deps: Deps): string {
 }
 
 /**
- * The Lambda handler of one operation group: normalise → log → route → body → authenticate → operation → envelope,
- * with every error rendered last as the API's error envelope. The local server calls the same handler.
+ * The Lambda handler of one operation group: Powertools (metrics, Lambda context on the log lines, X-Ray) →
+ * normalise → log → route → body → authenticate → operation → envelope, with every error rendered as the API's error
+ * envelope. The local server calls the same handler.
  */
 export function createGroupHandler(group: OperationGroup, operations: OperationMap, deps: () => Deps): GroupHandler {
   const routes = ROUTES.filter((route) => route.group === group);
@@ -51,11 +53,17 @@ export function createGroupHandler(group: OperationGroup, operations: OperationM
 
   const handle = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ControllerContext>({
     // The reference answers 503 TIMEOUT when a request runs past its handler timeout; middy answers just before
-    // Lambda would kill the invocation.
+    // Lambda would kill the invocation, through the error envelope (which names the request's id).
     timeoutEarlyInMillis: 250,
-    timeoutEarlyResponse: () => errorResponse(new ApiError('TIMEOUT'), newId()),
+    timeoutEarlyResponse: () => {
+      throw new ApiError('TIMEOUT');
+    },
   })
-    .use(errorEnvelope())
+    // Powertools first, so that their closing hooks run last: the metrics flush sees the error envelope's count.
+    .use(metricsFlushing(deps))
+    .use(lambdaContextLogging(deps))
+    .use(tracingMiddleware())
+    .use(errorEnvelope(deps))
     .use(requestLogging(() => deps().logger))
     .use(httpEventNormalizer())
     .use(httpHeaderNormalizer())

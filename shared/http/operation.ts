@@ -51,6 +51,8 @@ export interface QueryParameterDoc {
 
 export type Operation = ((request: OperationRequest, deps: Deps) => Promise<HttpResult>) & {
   readonly docs?: OperationDocs;
+  /** An operation of a module loaded on first use ({@link loadedOnUse}): the loaded operation, with its docs. */
+  readonly load?: () => Promise<Operation>;
 };
 
 /** An operation carrying what the API documents should say about it. */
@@ -60,6 +62,30 @@ export function documented(operation: Operation, docs: OperationDocs): Operation
 
 /** An operation group's operations, by the route table's operation name. */
 export type OperationMap = Readonly<Record<string, Operation>>;
+
+/**
+ * Operations whose module is imported with the first request to any of them (`await import()`), not with the
+ * function: a cold start then reads only the modules its first request uses. `names` are the route table's names of
+ * the operations the loaded map holds; the API documents' generator loads the module for their docs.
+ */
+export function loadedOnUse(names: readonly string[], load: () => Promise<object>): OperationMap {
+  let loaded: Promise<object> | undefined;
+  const operationNamed = async (name: string): Promise<Operation> => {
+    loaded ??= load();
+    loaded.catch(() => {
+      loaded = undefined;
+    });
+    const operation = ((await loaded) as Record<string, unknown>)[name];
+    if (typeof operation !== 'function') throw new Error(`the loaded module has no operation ${name}`);
+    return operation as Operation;
+  };
+  return Object.fromEntries(
+    names.map((name) => {
+      const operation = async (request: OperationRequest, deps: Deps) => (await operationNamed(name))(request, deps);
+      return [name, Object.assign(operation, { load: () => operationNamed(name) })];
+    }),
+  );
+}
 
 /** The caller of a route whose auth level guarantees one. */
 export function callerOf(request: OperationRequest): Caller {

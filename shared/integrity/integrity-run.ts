@@ -153,6 +153,7 @@ export async function finishRun(
   const all = [...(await runFindings(deps.store, input.runId, MAX_FINDINGS + 1)), ...counters];
   const tooManyErrors = all.length > MAX_FINDINGS || input.segments.some((segment) => segment.truncated);
   await endRun(deps, input.runId, { results: all.slice(0, MAX_FINDINGS), tooManyErrors });
+  deps.metrics.count('IntegrityFindings', { mode: input.mode }, all.length);
   return { findings: all.length };
 }
 

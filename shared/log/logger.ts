@@ -1,3 +1,5 @@
+import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
+
 /** Keys whose values never reach a log line, wherever they appear in a logged object. */
 const SECRET_KEYS = new Set([
   'password',
@@ -23,42 +25,82 @@ function redact(value: unknown, depth = 0): unknown {
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-/** A structured JSON logger: one line per event, fixed context (request id, operation) merged into each line. */
+/** The service name on every line (and the metrics' `service` dimension) unless `POWERTOOLS_SERVICE_NAME` says. */
+export const DEFAULT_SERVICE_NAME = 'ziti-controller';
+
+/**
+ * A structured JSON logger: one line per event, with the request's fixed context (request id, caller, trace id)
+ * merged into each line. Backed by Powertools' Logger, which adds the Lambda context of the invocation (function
+ * request id, cold start, function name, X-Ray trace id) once its middleware has run for the invocation.
+ */
 export interface Logger {
   debug(message: string, fields?: Record<string, unknown>): void;
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;
   error(message: string, fields?: Record<string, unknown>): void;
+  /** A logger whose lines also carry `context` (secrets redacted like any field). */
   child(context: Record<string, unknown>): Logger;
+  /** The Powertools logger every line goes through: what `injectLambdaContext` is given. */
+  readonly powertools: PowertoolsLogger;
 }
 
 export interface LoggerOptions {
+  /** Defaults to `POWERTOOLS_LOG_LEVEL`, then `LOG_LEVEL`, then info. */
   readonly level?: LogLevel;
+  /** Where lines go instead of stdout: the tests keep them to assert on. */
   readonly write?: (line: string) => void;
 }
 
-/** Creates a logger; secrets are redacted by key name before anything is written. */
-export function createLogger(context: Record<string, unknown> = {}, options: LoggerOptions = {}): Logger {
-  const threshold = LEVELS[options.level ?? (process.env.LOG_LEVEL as LogLevel | undefined) ?? 'info'] ?? LEVELS.info;
-  const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const emit = (level: LogLevel, message: string, fields?: Record<string, unknown>) => {
-    if (LEVELS[level] < threshold) return;
-    const entry = {
-      level,
-      time: new Date().toISOString(),
-      message,
-      ...context,
-      ...(fields ? (redact(fields) as object) : {}),
-    };
-    write(JSON.stringify(entry));
-  };
+/**
+ * Powertools' logger printing each line through `write`. The class is made per sink so that the sink is there even
+ * for lines printed while Powertools' constructor runs (it replays lines buffered during its own set-up).
+ */
+function loggerWritingTo(write: (line: string) => void, options: ConstructorParameters<typeof PowertoolsLogger>[0]) {
+  class SinkLogger extends PowertoolsLogger {
+    protected override printLog(_level: number, log: Parameters<PowertoolsLogger['printLog']>[1]): void {
+      log.prepareForPrint();
+      write(JSON.stringify(log.getAttributes(), this.getJsonReplacer()));
+    }
+    protected override createLogger(
+      childOptions?: ConstructorParameters<typeof PowertoolsLogger>[0],
+    ): PowertoolsLogger {
+      return loggerWritingTo(write, childOptions);
+    }
+  }
+  return new SinkLogger(options);
+}
+
+function levelOf(options: LoggerOptions): string {
+  return (options.level ?? process.env.POWERTOOLS_LOG_LEVEL ?? process.env.LOG_LEVEL ?? 'info').toUpperCase();
+}
+
+/**
+ * Our interface over one Powertools logger. The request's fields travel with each call, never as keys appended to
+ * the shared Powertools instance: the local server runs a function's requests concurrently, and appended keys
+ * would leak from one request's lines into another's.
+ */
+function wrap(powertools: PowertoolsLogger, context: Record<string, unknown>): Logger {
+  const fieldsOf = (fields?: Record<string, unknown>) => ({
+    ...context,
+    ...(fields ? (redact(fields) as object) : {}),
+  });
   return {
-    debug: (message, fields) => emit('debug', message, fields),
-    info: (message, fields) => emit('info', message, fields),
-    warn: (message, fields) => emit('warn', message, fields),
-    error: (message, fields) => emit('error', message, fields),
-    child: (more) => createLogger({ ...context, ...(redact(more) as object) }, options),
+    debug: (message, fields) => powertools.debug(message, fieldsOf(fields)),
+    info: (message, fields) => powertools.info(message, fieldsOf(fields)),
+    warn: (message, fields) => powertools.warn(message, fieldsOf(fields)),
+    error: (message, fields) => powertools.error(message, fieldsOf(fields)),
+    child: (more) => wrap(powertools, { ...context, ...(redact(more) as object) }),
+    powertools,
   };
+}
+
+/** Creates a logger; secrets are redacted by key name before anything reaches Powertools. */
+export function createLogger(context: Record<string, unknown> = {}, options: LoggerOptions = {}): Logger {
+  const settings = {
+    serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? DEFAULT_SERVICE_NAME,
+    logLevel: levelOf(options) as 'INFO',
+  };
+  const powertools = options.write ? loggerWritingTo(options.write, settings) : new PowertoolsLogger(settings);
+  return wrap(powertools, redact(context) as Record<string, unknown>);
 }

@@ -1,5 +1,5 @@
-import { KMSClient } from '@aws-sdk/client-kms';
 import type { ControllerConfig } from '../config.ts';
+import { madeOnFirstCall } from '../ports/aws-client.ts';
 import type { SecretBox } from '../ports/secret-box.ts';
 import { fileSecretBox, kmsSecretBox, memorySecretBox } from './secret-box.ts';
 
@@ -8,7 +8,10 @@ export function createSecretBox(config: ControllerConfig): SecretBox {
   const key = config.secretKey;
   switch (key.kind) {
     case 'kms':
-      return kmsSecretBox(new KMSClient({ region: config.region }), key.keyId);
+      return kmsSecretBox(
+        madeOnFirstCall(async () => new (await import('@aws-sdk/client-kms')).KMSClient({ region: config.region })),
+        key.keyId,
+      );
     case 'files':
       return fileSecretBox(key.directory);
     case 'memory':

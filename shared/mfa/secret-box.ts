@@ -1,7 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
+import type { KMSClient } from '@aws-sdk/client-kms';
+import { type ClientSource, clientOf } from '../ports/aws-client.ts';
 import type { SecretBox } from '../ports/secret-box.ts';
 
 const IV_BYTES = 12;
@@ -84,10 +85,11 @@ function readKey(file: string): Uint8Array {
  * The AWS box: `GenerateDataKey` (AES_256) under a symmetric KMS key per seal, `Decrypt` of the data key per open;
  * the encryption context names the owner, so KMS refuses to unwrap a data key for another one (and logs who asked).
  */
-export function kmsSecretBox(client: KMSClient, keyId: string): SecretBox {
+export function kmsSecretBox(source: ClientSource<KMSClient>, keyId: string): SecretBox {
   const encryptionContext = (context: string) => ({ owner: context });
   return {
     async seal(plaintext, context) {
+      const [client, { GenerateDataKeyCommand }] = await Promise.all([clientOf(source), import('@aws-sdk/client-kms')]);
       const { Plaintext, CiphertextBlob } = await client.send(
         new GenerateDataKeyCommand({ KeyId: keyId, KeySpec: 'AES_256', EncryptionContext: encryptionContext(context) }),
       );
@@ -102,6 +104,7 @@ export function kmsSecretBox(client: KMSClient, keyId: string): SecretBox {
     async open(sealed, context) {
       const [kind, wrapped, body] = sealed.split(':');
       if (kind !== 'kms' || !wrapped || !body) throw new Error('not a KMS sealed secret');
+      const [client, { DecryptCommand }] = await Promise.all([clientOf(source), import('@aws-sdk/client-kms')]);
       const { Plaintext } = await client.send(
         new DecryptCommand({
           KeyId: keyId,

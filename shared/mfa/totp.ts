@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { generateSecret, generateURI, verify } from 'otplib';
 
 /**
  * TOTP as authenticator apps and the reference controller compute it: RFC 6238, HMAC-SHA1, 6 digits, 30-second steps,
@@ -20,7 +19,11 @@ export interface TotpSecrets {
   readonly recoveryCodes: readonly string[];
 }
 
-export function newTotpSecrets(): TotpSecrets {
+/** otplib, loaded by the first MFA operation: logins and most requests never need it. */
+const otplib = () => import('otplib');
+
+export async function newTotpSecrets(): Promise<TotpSecrets> {
+  const { generateSecret } = await otplib();
   return { seed: generateSecret({ length: SEED_BYTES }), recoveryCodes: newRecoveryCodes() };
 }
 
@@ -32,7 +35,8 @@ export function newRecoveryCodes(): string[] {
 }
 
 /** The `otpauth://` URL an authenticator app enrolls from (the QR code encodes it). */
-export function provisioningUrl(issuer: string, accountName: string, seed: string): string {
+export async function provisioningUrl(issuer: string, accountName: string, seed: string): Promise<string> {
+  const { generateURI } = await otplib();
   return generateURI({ issuer, label: accountName, secret: seed, period: PERIOD_SECONDS, digits: 6 });
 }
 
@@ -50,6 +54,7 @@ export async function acceptedTimeStep(
 ): Promise<number | undefined> {
   if (!TOTP_CODE.test(code)) return undefined;
   const tolerance = WINDOW_STEPS * PERIOD_SECONDS;
+  const { verify } = await otplib();
   const result = await verify({
     secret: seed,
     token: code,

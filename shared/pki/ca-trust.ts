@@ -1,6 +1,4 @@
 import type { X509Certificate } from 'node:crypto';
-import { AsnConvert } from '@peculiar/asn1-schema';
-import { Certificate, id_ce_keyUsage, KeyUsage, KeyUsageFlags } from '@peculiar/asn1-x509';
 import { allowsClientAuth, certificatesOf, isIssuedBy } from './certificates.ts';
 
 /**
@@ -45,8 +43,15 @@ export function isSignedByCa(certificate: X509Certificate, ca: { readonly certPe
   return caCertificate !== undefined && isIssuedBy(certificate, caCertificate);
 }
 
-/** The key usage bits of a certificate, or undefined when it has no key usage extension. */
-function keyUsageOf(certificate: X509Certificate): number | undefined {
+/**
+ * The key usage bits of a certificate, or undefined when it has no key usage extension. The ASN.1 parser loads here,
+ * with the first certificate login or enrollment, not with the function.
+ */
+async function keyUsageOf(certificate: X509Certificate): Promise<number | undefined> {
+  const [{ AsnConvert }, { Certificate, id_ce_keyUsage, KeyUsage }] = await Promise.all([
+    import('@peculiar/asn1-schema'),
+    import('@peculiar/asn1-x509'),
+  ]);
   try {
     const parsed = AsnConvert.parse(certificate.raw, Certificate);
     const extension = parsed.tbsCertificate.extensions?.find((entry) => entry.extnID === id_ce_keyUsage);
@@ -57,13 +62,16 @@ function keyUsageOf(certificate: X509Certificate): number | undefined {
   }
 }
 
+/** KeyUsage's digitalSignature bit, as @peculiar/asn1-x509's `KeyUsageFlags` numbers it (bit 0 of the BIT STRING). */
+const DIGITAL_SIGNATURE = 1;
+
 /**
  * Whether a certificate may stand for a client: an end-entity certificate (not a CA), whose key usage, when it says
  * one, includes digitalSignature, and whose extended key usage, when it says one, includes clientAuth. A CA
  * certificate issued by a trusted CA is a CA, not a device.
  */
-export function isClientLeaf(certificate: X509Certificate): boolean {
+export async function isClientLeaf(certificate: X509Certificate): Promise<boolean> {
   if (certificate.ca || !allowsClientAuth(certificate)) return false;
-  const usage = keyUsageOf(certificate);
-  return usage === undefined || (usage & KeyUsageFlags.digitalSignature) !== 0;
+  const usage = await keyUsageOf(certificate);
+  return usage === undefined || (usage & DIGITAL_SIGNATURE) !== 0;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { base64url, calculateJwkThumbprint, type JWK } from 'jose';
+import type { JWK } from 'jose';
 import type { Signer } from '../ports/signer.ts';
 
 /** The JWS algorithm of every key here: ECDSA P-256 with SHA-256. */
@@ -17,6 +17,8 @@ export function publicJwk(signer: Signer): Promise<JWK & { kid: string }> {
     jwk = signer.publicKey().then(async (key) => {
       const { kty, crv, x, y } = key.export({ format: 'jwk' });
       const bare = { kty: kty!, crv: crv!, x: x!, y: y! };
+      // jose loads here, once per key and cold start: requests that sign nothing never load it.
+      const { calculateJwkThumbprint } = await import('jose');
       return { ...bare, kid: await calculateJwkThumbprint(bare), alg: JWT_ALGORITHM, use: 'sig' };
     });
     jwk.catch(() => publicJwks.delete(signer));
@@ -26,6 +28,7 @@ export function publicJwk(signer: Signer): Promise<JWK & { kid: string }> {
 }
 
 const encoder = new TextEncoder();
+const base64url = (data: string | Uint8Array) => Buffer.from(data).toString('base64url');
 
 /**
  * A compact JWS over `claims`, signed through the Signer: jose cannot sign with a key it does not hold, so the signing
@@ -33,10 +36,10 @@ const encoder = new TextEncoder();
  */
 export async function signJwt(signer: Signer, claims: Readonly<Record<string, unknown>>): Promise<string> {
   const { kid } = await publicJwk(signer);
-  const header = base64url.encode(JSON.stringify({ alg: JWT_ALGORITHM, kid, typ: 'JWT' }));
-  const input = `${header}.${base64url.encode(JSON.stringify(claims))}`;
+  const header = base64url(JSON.stringify({ alg: JWT_ALGORITHM, kid, typ: 'JWT' }));
+  const input = `${header}.${base64url(JSON.stringify(claims))}`;
   const signature = await signer.sign(encoder.encode(input));
-  return `${input}.${base64url.encode(signature)}`;
+  return `${input}.${base64url(signature)}`;
 }
 
 /** `iss` of enrollment JWTs: the controller's public origin, no trailing slash (§f.1). */

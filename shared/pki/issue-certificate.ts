@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 import type { Signer } from '../ports/signer.ts';
 import { newSerialNumber } from './network-ca.ts';
 import { serverNamesProblem } from './server-names.ts';
 import { P256_SIGNING_ALGORITHM, SIGNER_KEY, signerCrypto } from './signer-crypto.ts';
+import { x509Module } from './x509-module.ts';
 
 /** A CSR that cannot be made into a certificate: unparsable, badly signed, or with a key this CA does not certify. */
 export class UnusableCsrError extends Error {}
@@ -15,8 +15,9 @@ const EC_CURVES = new Set(['P-256', 'P-384', 'P-521']);
 const MIN_RSA_BITS = 2048;
 
 /** Parses and checks a PEM CSR: its self-signature holds and its key is EC P-256/384/521 or RSA of 2048 bits or more. */
-export async function parseCsr(pem: string): Promise<x509.Pkcs10CertificateRequest> {
-  let csr: x509.Pkcs10CertificateRequest;
+export async function parseCsr(pem: string): Promise<X509.Pkcs10CertificateRequest> {
+  const x509 = await x509Module();
+  let csr: X509.Pkcs10CertificateRequest;
   try {
     csr = new x509.Pkcs10CertificateRequest(pem.trim());
   } catch {
@@ -76,7 +77,7 @@ export function spiffeIdOf(subject: CertificateSubject): string {
  * The names a router's server CSR asks for, checked (`server-names.ts`): its own host names and addresses only, never
  * a wildcard, link-local, metadata or unspecified address; anything else refuses the CSR.
  */
-function requestedServerNames(csr: x509.Pkcs10CertificateRequest): x509.JsonGeneralNames {
+function requestedServerNames(x509: typeof X509, csr: X509.Pkcs10CertificateRequest): X509.JsonGeneralNames {
   const names = csr.extensions.find((extension) => extension instanceof x509.SubjectAlternativeNameExtension);
   const requested = names ? names.names.toJSON() : [];
   const problem = serverNamesProblem(requested);
@@ -88,14 +89,15 @@ function requestedServerNames(csr: x509.Pkcs10CertificateRequest): x509.JsonGene
 export async function issueClientCertificate(
   signingCa: Signer,
   signingCaPem: string,
-  csr: x509.Pkcs10CertificateRequest,
+  csr: X509.Pkcs10CertificateRequest,
   now: Date,
   options: IssueOptions,
 ): Promise<IssuedCertificate> {
+  const x509 = await x509Module();
   const server = options.kind === 'server';
-  const names: x509.JsonGeneralNames = [
+  const names: X509.JsonGeneralNames = [
     { type: 'url', value: spiffeIdOf(options.subject) },
-    ...(server ? requestedServerNames(csr) : []),
+    ...(server ? requestedServerNames(x509, csr) : []),
   ];
   const validityMs = options.validityMs ?? CLIENT_CERT_DAYS * 24 * 3600_000;
   const crypto = signerCrypto(signingCa);

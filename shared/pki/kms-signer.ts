@@ -1,5 +1,6 @@
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
-import { GetPublicKeyCommand, type KMSClient, SignCommand } from '@aws-sdk/client-kms';
+import type { KMSClient } from '@aws-sdk/client-kms';
+import { type ClientSource, clientOf } from '../ports/aws-client.ts';
 import type { Signer } from '../ports/signer.ts';
 import { derToRawSignature } from './ecdsa-signature.ts';
 
@@ -8,9 +9,10 @@ import { derToRawSignature } from './ecdsa-signature.ts';
  * `MessageType: DIGEST` (no 4 KB message limit, nothing but 32 bytes leaves the function), one `Sign` call per
  * signature. The public key is fetched once per cold start.
  */
-export function kmsSigner(client: KMSClient, keyId: string): Signer {
+export function kmsSigner(source: ClientSource<KMSClient>, keyId: string): Signer {
   let publicKey: Promise<KeyObject> | undefined;
   const fetchPublicKey = async () => {
+    const [client, { GetPublicKeyCommand }] = await Promise.all([clientOf(source), import('@aws-sdk/client-kms')]);
     const answer = await client.send(new GetPublicKeyCommand({ KeyId: keyId }));
     if (answer.KeySpec !== 'ECC_NIST_P256' || !answer.PublicKey) {
       throw new Error(`KMS key ${keyId} is ${answer.KeySpec ?? 'unknown'}, expected ECC_NIST_P256`);
@@ -21,6 +23,7 @@ export function kmsSigner(client: KMSClient, keyId: string): Signer {
     keyId,
     async sign(data) {
       const digest = createHash('sha256').update(data).digest();
+      const [client, { SignCommand }] = await Promise.all([clientOf(source), import('@aws-sdk/client-kms')]);
       const answer = await client.send(
         new SignCommand({ KeyId: keyId, Message: digest, MessageType: 'DIGEST', SigningAlgorithm: 'ECDSA_SHA_256' }),
       );

@@ -1,10 +1,9 @@
 import { type KeyObject, X509Certificate as NodeCertificate, randomBytes } from 'node:crypto';
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
 import type { Deps } from '../ports/deps.ts';
 import type { Signer, Signers } from '../ports/signer.ts';
 import { createSystemItem, readSystemItem } from '../store/system-items.ts';
 import { P256_SIGNING_ALGORITHM, SIGNER_KEY, signerCrypto } from './signer-crypto.ts';
+import { x509Module } from './x509-module.ts';
 
 /** The network's CA certificates: the self-signed root and the signing CA it issued, which issues everything else. */
 export interface NetworkCa {
@@ -35,6 +34,7 @@ export async function spkiOf(signer: Signer): Promise<ArrayBuffer> {
 
 /** One `Sign` per certificate: the root signs itself, then the signing CA. */
 export async function buildNetworkCa(signers: Signers, now: Date): Promise<NetworkCa> {
+  const x509 = await x509Module();
   const [rootSpki, signingSpki] = await Promise.all([spkiOf(signers.rootCa), spkiOf(signers.signingCa)]);
   const rootCrypto = signerCrypto(signers.rootCa);
   const notBefore = new Date(now.getTime() - BACKDATE_MS);
@@ -133,7 +133,8 @@ export function networkCa(deps: Deps): Promise<NetworkCa> {
 }
 
 /** The CA certificates clients trust, root first, as a PKCS#7 certs-only bundle (DER). */
-export function caBundleDer(ca: NetworkCa): ArrayBuffer {
+export async function caBundleDer(ca: NetworkCa): Promise<ArrayBuffer> {
+  const x509 = await x509Module();
   return new x509.X509Certificates([
     new x509.X509Certificate(ca.rootCertPem),
     new x509.X509Certificate(ca.signingCertPem),

@@ -14,7 +14,7 @@ import { allCas } from './trusted-cas.ts';
 export async function registeredCertificate(deps: Deps, certPem: string) {
   const certificate = firstCertificateOf(certPem);
   if (!certificate) throw invalidField('certPem', 'must be a PEM certificate', certPem.slice(0, 64));
-  if (!isClientLeaf(certificate)) {
+  if (!(await isClientLeaf(certificate))) {
     throw invalidField(
       'certPem',
       'must be a client certificate (not a CA; digitalSignature, clientAuth)',

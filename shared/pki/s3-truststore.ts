@@ -1,6 +1,7 @@
 import { APIGatewayClient, UpdateDomainNameCommand } from '@aws-sdk/client-api-gateway';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { TruststoreConfig } from '../config.ts';
+import { traced } from '../log/tracing.ts';
 import type { Truststore } from '../ports/truststore.ts';
 
 /**
@@ -34,5 +35,5 @@ export function s3Truststore(config: TruststoreConfig, s3: S3Client, apiGateway:
 
 /** The S3 truststore of a function the stack configured, built once per cold start. */
 export function truststoreOf(config: TruststoreConfig, region: string): Truststore {
-  return s3Truststore(config, new S3Client({ region }), new APIGatewayClient({ region }));
+  return s3Truststore(config, traced(new S3Client({ region })), traced(new APIGatewayClient({ region })));
 }

@@ -1,5 +1,5 @@
 import { createPrivateKey } from 'node:crypto';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { traced } from '../log/tracing.ts';
 import type { ServerKey } from '../ports/signer.ts';
 import { localSigner } from './local-signer.ts';
 
@@ -11,8 +11,11 @@ import { localSigner } from './local-signer.ts';
 export function secretServerKey(region: string | undefined, secretArn: string): ServerKey {
   let pem: Promise<string> | undefined;
   const read = () => {
-    pem ??= new SecretsManagerClient({ region })
-      .send(new GetSecretValueCommand({ SecretId: secretArn }))
+    // The SDK's Secrets Manager module loads with this first read, not with the function.
+    pem ??= import('@aws-sdk/client-secrets-manager')
+      .then(({ GetSecretValueCommand, SecretsManagerClient }) =>
+        traced(new SecretsManagerClient({ region })).send(new GetSecretValueCommand({ SecretId: secretArn })),
+      )
       .then((answer) => {
         if (!answer.SecretString?.includes('PRIVATE KEY')) throw new Error('the server key secret holds no key yet');
         return answer.SecretString;

@@ -1,11 +1,11 @@
 import { X509Certificate as NodeCertificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 import type { Deps } from '../ports/deps.ts';
 import { readSystemItem, writeSystemItem } from '../store/system-items.ts';
 import { type NetworkCa, networkCa, newSerialNumber, spkiOf } from './network-ca.ts';
 import { P256_SIGNING_ALGORITHM, SIGNER_KEY, signerCrypto } from './signer-crypto.ts';
+import { x509Module } from './x509-module.ts';
 
 /**
  * The controller's TLS server certificate: the server key's public half, issued by the network's signing CA, naming
@@ -30,11 +30,12 @@ const DAY_MS = 24 * 3600_000;
 const BACKDATE_MS = 5 * 60_000;
 
 /** Each name as a subject alternative name: IP addresses as such, anything else as a DNS name. */
-function alternativeNames(names: readonly string[]): x509.JsonGeneralNames {
+function alternativeNames(names: readonly string[]): X509.JsonGeneralNames {
   return names.map((name) => ({ type: isIP(name) ? ('ip' as const) : ('dns' as const), value: name }));
 }
 
 async function issue(deps: Deps, ca: NetworkCa, names: readonly string[]): Promise<string> {
+  const x509 = await x509Module();
   const spki = await spkiOf(deps.signers.server);
   const crypto = signerCrypto(deps.signers.signingCa);
   const issuer = new x509.X509Certificate(ca.signingCertPem);

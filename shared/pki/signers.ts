@@ -1,5 +1,5 @@
-import { KMSClient } from '@aws-sdk/client-kms';
 import type { ControllerConfig } from '../config.ts';
+import { madeOnFirstCall } from '../ports/aws-client.ts';
 import type { ServerKey, SignerRole, Signers } from '../ports/signer.ts';
 import { kmsSigner } from './kms-signer.ts';
 import { fileSigner, memorySigner } from './local-signer.ts';
@@ -30,7 +30,9 @@ export function createSigners(config: ControllerConfig): Signers {
   const keys = config.pkiKeys;
   switch (keys.kind) {
     case 'kms': {
-      const client = new KMSClient({ region: config.region });
+      const client = madeOnFirstCall(
+        async () => new (await import('@aws-sdk/client-kms')).KMSClient({ region: config.region }),
+      );
       const kms = (keyId: string | undefined, role: SignerRole) =>
         keyId ? kmsSigner(client, keyId) : unavailable(role);
       return {

@@ -1,5 +1,6 @@
 import type { ControllerConfig } from '../config.ts';
 import type { Logger } from '../log/logger.ts';
+import type { ControllerMetrics } from '../log/metrics.ts';
 import type { Store } from '../store/entity-store.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { Signers } from './signer.ts';
@@ -14,6 +15,8 @@ export interface Deps {
   readonly config: ControllerConfig;
   readonly store: Store;
   readonly logger: Logger;
+  /** Business metrics (CloudWatch EMF); off unless the configuration names a namespace. */
+  readonly metrics: ControllerMetrics;
   readonly now: () => Date;
   /** The network's keys (CA keys in KMS and the server key's secret in AWS, local keys elsewhere). */
   readonly signers: Signers;

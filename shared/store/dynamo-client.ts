@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ControllerConfig } from '../config.ts';
+import { traced } from '../log/tracing.ts';
 
 /**
  * One document client per cold start. With an endpoint (DynamoDB Local) and no AWS credentials in the environment,
@@ -8,12 +9,14 @@ import type { ControllerConfig } from '../config.ts';
  */
 export function createDocumentClient(config: ControllerConfig): DynamoDBDocumentClient {
   const local = config.dynamoDbEndpoint !== undefined && !process.env.AWS_ACCESS_KEY_ID;
-  const client = new DynamoDBClient({
-    region: config.region,
-    ...(config.dynamoDbEndpoint ? { endpoint: config.dynamoDbEndpoint } : {}),
-    ...(local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
-    maxAttempts: 3,
-  });
+  const client = traced(
+    new DynamoDBClient({
+      region: config.region,
+      ...(config.dynamoDbEndpoint ? { endpoint: config.dynamoDbEndpoint } : {}),
+      ...(local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+      maxAttempts: 3,
+    }),
+  );
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });

@@ -52,7 +52,8 @@ describe('errors from the plumbing', () => {
 
     expect(response.status).toBe(404);
     expect(response.body.error.code).toBe('NOT_FOUND');
-    expect(response.body.error.requestId).toMatch(/^[0-9a-zA-Z.-]{10}$/);
+    // API Gateway's kind of request id (a UUID), which the local server gives every request.
+    expect(response.body.error.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(response.body.meta.apiVersion).toBe('0.0.1');
   });
 

@@ -536,7 +536,7 @@ describe('no generated request makes any route answer 5xx', () => {
           if (response.status < 500) return;
           const faults = controller()
             .logLines.slice(logged)
-            .filter((line) => line.includes('"level":"error"'))
+            .filter((line) => line.includes('"level":"ERROR"'))
             .map((line) => clip(line, 600));
           expect.fail([`answered ${response.status}: ${describeRequest(route.method, request)}`, ...faults].join('\n'));
         }),

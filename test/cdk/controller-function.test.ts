@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { App, Stack } from 'aws-cdk-lib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ControllerFunction } from '../../cdk/controller-function.ts';
@@ -16,7 +16,7 @@ describe('ControllerFunction bundling', () => {
   afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
   // A real esbuild bundle plus a Node start: about 20 s on a loaded two-core machine.
-  it('bundles a handler into one ESM file that Node 24 loads without node_modules, stamped with the build', {
+  it("bundles a handler that Node 24 loads with only the runtime's AWS SDK beside it, stamped with the build", {
     timeout: 120_000,
   }, () => {
     const app = new App({ outdir, context: cdkJsonContext() });
@@ -28,7 +28,17 @@ describe('ControllerFunction bundling', () => {
     expect(assets).toHaveLength(1);
     const bundle = join(outdir, assets[0]!, 'index.mjs');
     expect(existsSync(`${bundle}.map`)).toBe(true);
-    expect(readFileSync(bundle, 'utf8')).toMatch(/^import \{ createRequire as \w+ \} from 'node:module';/);
+    const code = readFileSync(bundle, 'utf8');
+    expect(code).toMatch(/^import \{ createRequire as \w+ \} from 'node:module';/);
+    // The AWS SDK is imported, not bundled: Lambda's nodejs24.x runtime provides it.
+    expect(code).toMatch(/from"@aws-sdk\/client-dynamodb"/);
+    // As in Lambda, where the runtime's copy of the SDK is what `@aws-sdk/*` resolves to, and nothing else is there.
+    mkdirSync(join(outdir, 'node_modules'));
+    symlinkSync(
+      fileURLToPath(new URL('../../node_modules/@aws-sdk', import.meta.url)),
+      join(outdir, 'node_modules', '@aws-sdk'),
+      'dir',
+    );
 
     // A child process, as Lambda would load it: vitest's own module loader must not stand in for Node's. It asks the
     // bundled handler for GET /version, which reports the stamp esbuild defined into the bundle.

@@ -395,6 +395,20 @@ describe('ControllerStack', () => {
       }
     });
 
+    it("sets Powertools' service (the stack), metrics namespace and log level on every controller function", () => {
+      const controllerFunctions = resourcesOfType('AWS::Lambda::Function').filter(
+        ([, fn]) => fn.Properties.Handler === 'index.handler',
+      );
+      expect(controllerFunctions).toHaveLength(groups.length + 2);
+      for (const [, fn] of controllerFunctions) {
+        expect((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
+          POWERTOOLS_SERVICE_NAME: 'TestController',
+          POWERTOOLS_METRICS_NAMESPACE: 'ZitiController',
+          POWERTOOLS_LOG_LEVEL: 'INFO',
+        });
+      }
+    });
+
     it('gives every controller function a log group of its own', () => {
       const controllerFunctions = resourcesOfType('AWS::Lambda::Function').filter(
         ([, fn]) => fn.Properties.Handler === 'index.handler',

@@ -11,7 +11,8 @@ import { localServerNames, serverTls } from '#local/server-tls.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { type ControllerConfig, loadConfig } from '#shared/config.ts';
 import { INTEGRITY_CORE, type IntegrityCore } from '#shared/integrity/integrity-run.ts';
-import { createLogger } from '#shared/log/logger.ts';
+import { createLogger, DEFAULT_SERVICE_NAME } from '#shared/log/logger.ts';
+import { createMetrics } from '#shared/log/metrics.ts';
 import { truststoreBundle } from '#shared/pki/trusted-cas.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { type HttpResponse, httpsCall, type RequestOptions } from './https-client.ts';
@@ -76,9 +77,11 @@ export async function startTestController(
   const base = createDeps(config);
   const logLines: string[] = [];
   let clockOffsetMs = 0;
+  const logger = createLogger({}, { level: 'debug', write: (line) => logLines.push(line) });
   const deps: Deps = {
     ...base,
-    logger: createLogger({}, { level: 'debug', write: (line) => logLines.push(line) }),
+    logger,
+    metrics: createMetrics(config.metricsNamespace, DEFAULT_SERVICE_NAME, logger),
     now: () => new Date(Date.now() + clockOffsetMs),
     stateMachine: localStateMachine(() => deps, integrityCore),
     truststore: { publish: async (bundlePem) => mtls?.trust(bundlePem) },

@@ -9,7 +9,7 @@ describe('createLogger', () => {
     logger.info('hello', { status: 200 });
 
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'info', message: 'hello', requestId: 'r1', status: 200 });
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'INFO', message: 'hello', requestId: 'r1', status: 200 });
   });
 
   it('redacts secrets by key name at any depth', () => {

@@ -5,8 +5,19 @@ import type { Logger } from '../../log/logger.ts';
 import type { ControllerContext } from './controller-context.ts';
 
 /**
+ * The request's id: API Gateway's (`requestContext.requestId`, also in its access log and in the bodies of its own
+ * errors), so that one id finds the request in the error body, the function's log lines and the access log. The
+ * local server gives every request one as API Gateway does; only an event without one (a direct invoke) gets its own.
+ */
+export function requestIdOf(event: APIGatewayProxyEvent): string {
+  const id = event.requestContext?.requestId;
+  return typeof id === 'string' && id !== '' ? id : newId();
+}
+
+/**
  * Gives the request its id and a logger that stamps it on every line, and logs one summary line when the response
- * is ready. Only the method, resource and status are logged: never headers or bodies, which carry secrets.
+ * is ready. Only the method, resource and status are logged: never headers or bodies, which carry secrets. The Lambda
+ * request id, the cold-start flag and the X-Ray trace id come from Powertools (`injectLambdaContext`).
  */
 export function requestLogging(
   logger: () => Logger,
@@ -14,11 +25,11 @@ export function requestLogging(
   return {
     name: 'request-logging',
     before: (request) => {
-      const requestId = newId();
+      const requestId = requestIdOf(request.event);
       request.context.controller = {
         requestId,
         startedAt: Date.now(),
-        logger: logger().child({ requestId, awsRequestId: request.context.awsRequestId }),
+        logger: logger().child({ requestId }),
       };
     },
     after: (request) => {

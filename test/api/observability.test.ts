@@ -1,0 +1,309 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, inject, it, type MockInstance, vi } from 'vitest';
+import { createDeps } from '#functions/create-deps.ts';
+import { ensureTable } from '#local/create-table.ts';
+import { bootstrap } from '#shared/bootstrap.ts';
+import { loadConfig } from '#shared/config.ts';
+import type { ControllerContext } from '#shared/http/middleware/controller-context.ts';
+import { authPolicyBody, managementFixtures } from '../support/management-fixtures.ts';
+import { csrFor } from '../support/pki-fixtures.ts';
+import { startTestController, type TestController } from '../support/test-controller.ts';
+
+type Handler = (event: APIGatewayProxyEvent, context: ControllerContext) => Promise<APIGatewayProxyResult>;
+type Line = Record<string, unknown>;
+
+const NAMESPACE = 'ZitiControllerTest';
+const ADMIN = { username: 'observed-admin', password: 'observed-password-1' };
+
+/** Everything written to stdout while the tests run: the functions' log lines and their EMF documents. */
+let stdout: string[] = [];
+let spy: MockInstance | undefined;
+
+function captureStdout(): void {
+  stdout = [];
+  spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => {
+    stdout.push(...String(chunk).split('\n').filter(Boolean));
+    return true;
+  });
+}
+
+/** The JSON lines written while `act` ran. */
+async function linesOf<T>(act: () => Promise<T>): Promise<{ result: T; lines: Line[] }> {
+  const from = stdout.length;
+  const result = await act();
+  const lines = stdout.slice(from).flatMap((line) => {
+    try {
+      return [JSON.parse(line) as Line];
+    } catch {
+      return [];
+    }
+  });
+  return { result, lines };
+}
+
+/** The EMF documents among `lines`: each metric with its value and its dimensions. */
+function metricsOf(lines: readonly Line[]): { name: string; value: unknown; dimensions: Record<string, unknown> }[] {
+  return lines
+    .filter((line) => typeof line._aws === 'object')
+    .flatMap((line) => {
+      const aws = line._aws as {
+        CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[];
+      };
+      return aws.CloudWatchMetrics.flatMap((directive) => {
+        expect(directive.Namespace).toBe(NAMESPACE);
+        const dimensionNames = directive.Dimensions.flat();
+        return directive.Metrics.map((metric) => ({
+          name: metric.Name,
+          value: line[metric.Name],
+          dimensions: Object.fromEntries(dimensionNames.map((name) => [name, line[name]])),
+        }));
+      });
+    });
+}
+
+function logLinesOf(lines: readonly Line[]): Line[] {
+  return lines.filter((line) => typeof line.message === 'string');
+}
+
+/** A REST API proxy event as API Gateway sends it, with its request id. */
+function apiGatewayEvent(
+  requestId: string,
+  method: string,
+  resource: string,
+  options: { body?: unknown; query?: Record<string, string> } = {},
+): APIGatewayProxyEvent {
+  return {
+    resource,
+    path: resource,
+    httpMethod: method,
+    headers: { Host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'content-type': 'application/json' },
+    multiValueHeaders: {},
+    queryStringParameters: options.query ?? null,
+    multiValueQueryStringParameters: options.query
+      ? Object.fromEntries(Object.entries(options.query).map(([name, value]) => [name, [value]]))
+      : null,
+    pathParameters: null,
+    stageVariables: null,
+    body: options.body === undefined ? null : JSON.stringify(options.body),
+    isBase64Encoded: false,
+    requestContext: {
+      requestId,
+      stage: 'prod',
+      domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
+      identity: { sourceIp: '198.51.100.7', clientCert: null },
+    },
+  } as unknown as APIGatewayProxyEvent;
+}
+
+function lambdaContext(awsRequestId: string): ControllerContext {
+  return {
+    awsRequestId,
+    functionName: 'ZitiController-test-Authentication',
+    functionVersion: '7',
+    invokedFunctionArn: 'arn:aws:lambda:eu-west-1:123456789012:function:ZitiController-test-Authentication:live',
+    memoryLimitInMB: '1024',
+    getRemainingTimeInMillis: () => 10_000,
+  } as unknown as ControllerContext;
+}
+
+const LAMBDA_ENVIRONMENT = {
+  TABLE_NAME: `observed-${Date.now()}`,
+  DYNAMODB_ENDPOINT: inject('dynamoEndpoint'),
+  AWS_REGION: 'eu-west-1',
+  AWS_ACCESS_KEY_ID: 'test',
+  AWS_SECRET_ACCESS_KEY: 'test',
+  // What Lambda sets on an on-demand sandbox: Powertools reports the cold start only there.
+  AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
+  POWERTOOLS_METRICS_NAMESPACE: NAMESPACE,
+  POWERTOOLS_SERVICE_NAME: 'ziti-controller-test',
+  LOG_LEVEL: 'info',
+};
+
+describe('the exported handlers, invoked as Lambda invokes them', () => {
+  const saved: Record<string, string | undefined> = {};
+
+  beforeAll(async () => {
+    for (const [name, value] of Object.entries(LAMBDA_ENVIRONMENT)) {
+      saved[name] = process.env[name];
+      process.env[name] = value;
+    }
+    const deps = createDeps(loadConfig());
+    await ensureTable(deps.store.db, LAMBDA_ENVIRONMENT.TABLE_NAME);
+    await bootstrap(deps, { adminUsername: ADMIN.username, adminPassword: ADMIN.password });
+    deps.store.db.destroy();
+    captureStdout();
+  });
+  afterAll(() => {
+    spy?.mockRestore();
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+
+  const login = (handler: Handler, requestId: string, awsRequestId: string, password: string) =>
+    handler(
+      apiGatewayEvent(requestId, 'POST', '/edge/management/v1/authenticate', {
+        query: { method: 'password' },
+        body: { username: ADMIN.username, password },
+      }),
+      lambdaContext(awsRequestId),
+    );
+
+  it('stamps the request ids and the cold-start flag on every line of a login, never its password or token', async () => {
+    const { handler } = (await import('#functions/authentication/handler.ts')) as { handler: Handler };
+
+    const first = await linesOf(() => login(handler, 'gw-login-1', 'lambda-login-1', ADMIN.password));
+    const second = await linesOf(() => login(handler, 'gw-login-2', 'lambda-login-2', ADMIN.password));
+
+    expect(first.result.statusCode).toBe(200);
+    const token = JSON.parse(first.result.body).data.token as string;
+    const firstLogs = logLinesOf(first.lines);
+    expect(firstLogs.map((line) => line.message)).toEqual(expect.arrayContaining(['api session created', 'request']));
+    for (const line of firstLogs) {
+      expect(line).toMatchObject({
+        requestId: 'gw-login-1',
+        function_request_id: 'lambda-login-1',
+        cold_start: true,
+        function_name: 'ZitiController-test-Authentication',
+        service: 'ziti-controller-test',
+      });
+    }
+    // Only the sandbox's first invocation is its cold start.
+    for (const line of logLinesOf(second.lines)) {
+      expect(line).toMatchObject({ requestId: 'gw-login-2', function_request_id: 'lambda-login-2', cold_start: false });
+    }
+    const written = [...first.lines, ...second.lines].map((line) => JSON.stringify(line)).join('\n');
+    expect(written).not.toContain(ADMIN.password);
+    expect(written).not.toContain(token);
+
+    // The login is counted by method and outcome, and the sandbox's cold start once.
+    expect(metricsOf(first.lines)).toEqual(
+      expect.arrayContaining([
+        {
+          name: 'Logins',
+          value: 1,
+          dimensions: { service: 'ziti-controller-test', method: 'password', outcome: 'success' },
+        },
+        expect.objectContaining({ name: 'ColdStart', value: 1 }),
+      ]),
+    );
+    expect(metricsOf(second.lines).map((metric) => metric.name)).toEqual(['Logins']);
+  });
+
+  it("answers an error with API Gateway's request id, which the request's log lines carry, and counts it", async () => {
+    const { handler } = (await import('#functions/authentication/handler.ts')) as { handler: Handler };
+
+    const { result, lines } = await linesOf(() => login(handler, 'gw-refused-1', 'lambda-refused-1', 'wrong-password'));
+
+    expect(result.statusCode).toBe(401);
+    const error = JSON.parse(result.body).error;
+    expect(error).toMatchObject({ code: 'INVALID_AUTH', requestId: 'gw-refused-1' });
+    const logs = logLinesOf(lines);
+    expect(logs.find((line) => line.message === 'request')).toMatchObject({
+      requestId: 'gw-refused-1',
+      function_request_id: 'lambda-refused-1',
+      status: 401,
+      code: 'INVALID_AUTH',
+    });
+    for (const line of logs) expect(line.requestId).toBe('gw-refused-1');
+    expect(JSON.stringify(lines)).not.toContain('wrong-password');
+    expect(metricsOf(lines)).toEqual(
+      expect.arrayContaining([
+        {
+          name: 'Logins',
+          value: 1,
+          dimensions: { service: 'ziti-controller-test', method: 'password', outcome: 'INVALID_AUTH' },
+        },
+        { name: 'ClientErrors', value: 1, dimensions: { service: 'ziti-controller-test', code: 'INVALID_AUTH' } },
+      ]),
+    );
+  });
+
+  it('names the request in an error that no operation answered (an unknown route of the group)', async () => {
+    const { handler } = (await import('#functions/info/handler.ts')) as { handler: Handler };
+
+    const { result, lines } = await linesOf(() =>
+      handler(apiGatewayEvent('gw-unknown-1', 'GET', '/edge/management/v1/no-such-thing'), lambdaContext('lambda-x')),
+    );
+
+    expect(result.statusCode).toBe(404);
+    expect(JSON.parse(result.body).error.requestId).toBe('gw-unknown-1');
+    expect(logLinesOf(lines).find((line) => line.message === 'request')).toMatchObject({
+      requestId: 'gw-unknown-1',
+      status: 404,
+    });
+  });
+});
+
+describe('the local server', () => {
+  let controller: TestController | undefined;
+  const started = () => controller ?? expect.unreachable('started in beforeAll');
+
+  beforeAll(async () => {
+    controller = await startTestController({ metricsNamespace: NAMESPACE });
+    captureStdout();
+    return async () => {
+      spy?.mockRestore();
+      await controller?.close();
+    };
+  });
+
+  it("gives every request API Gateway's kind of id: the error body names the id its log lines carry", async () => {
+    const from = started().logLines.length;
+    const response = await started().call('GET', '/edge/management/v1/identities');
+
+    expect(response.status).toBe(401);
+    const requestId = response.body.error.requestId as string;
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+    const lines = started()
+      .logLines.slice(from)
+      .map((line) => JSON.parse(line) as Line);
+    expect(lines.find((line) => line.message === 'request')).toMatchObject({ requestId, status: 401 });
+    // Requests get their own ids, also the ones the server answers itself (no route).
+    const unrouted = await started().call('GET', '/edge/management/v1/no-such-thing');
+    expect(unrouted.status).toBe(404);
+    expect(unrouted.body.error.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(unrouted.body.error.requestId).not.toBe(requestId);
+  });
+
+  it('counts a lockout once, beside the refused logins that led to it', async () => {
+    const admin = await started().login();
+    const { createPolicy, userUnder, login } = managementFixtures(started, () => admin);
+    const policyId = await createPolicy(authPolicyBody('metered-lock', { maxAttempts: 2, lockoutDurationMinutes: 5 }));
+    const user = await userUnder(policyId, 'metered-user');
+
+    const { lines } = await linesOf(async () => {
+      for (let attempt = 0; attempt < 3; attempt++) expect((await login(user.username, 'wrong')).status).toBe(401);
+    });
+
+    const metrics = metricsOf(lines);
+    expect(metrics.filter((metric) => metric.name === 'Lockouts')).toEqual([
+      { name: 'Lockouts', value: 1, dimensions: { service: 'ziti-controller' } },
+    ]);
+    expect(metrics.filter((metric) => metric.name === 'Logins')).toHaveLength(3);
+  });
+
+  it('counts an ott enrollment by its method', async () => {
+    const token = await started().login();
+    const created = await started().call('POST', '/edge/management/v1/identities', {
+      token,
+      body: { name: 'metered-device', type: 'Device', isAdmin: false, enrollment: { ott: true } },
+    });
+    expect(created.status).toBe(201);
+    const detail = await started().call('GET', `/edge/management/v1/identities/${created.body.data.id}`, { token });
+    const { csr } = await csrFor('metered-device');
+
+    const { result, lines } = await linesOf(() =>
+      started().call('POST', `/edge/client/v1/enroll?method=ott&token=${detail.body.data.enrollment.ott.token}`, {
+        rawBody: csr,
+        headers: { 'content-type': 'application/x-pem-file' },
+      }),
+    );
+
+    expect(result.status, result.text).toBe(200);
+    expect(metricsOf(lines)).toEqual([
+      { name: 'Enrollments', value: 1, dimensions: { service: 'ziti-controller', method: 'ott' } },
+    ]);
+  });
+});
