@@ -1,8 +1,7 @@
 import { defaultDeps } from '#functions/create-deps.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
-import type { OperationMap } from '#shared/http/operation.ts';
+import { loadedOnUse, type OperationMap } from '#shared/http/operation.ts';
 import { createSession } from './create-session.ts';
-import { getIdentityFailedServiceRequests, getIdentityPostureData } from './posture-admin.ts';
 import { createPostureResponse, createPostureResponseBulk } from './posture-responses.ts';
 import { deleteSession, detailSession, detailSessionRoutePath, listSessions } from './sessions.ts';
 
@@ -14,8 +13,8 @@ export const operations: OperationMap = {
   detailSessionRoutePath,
   createPostureResponse,
   createPostureResponseBulk,
-  getIdentityPostureData,
-  getIdentityFailedServiceRequests,
+  // An admin's look at an identity's posture: rare, so not in what a client's cold start reads.
+  ...loadedOnUse(['getIdentityPostureData', 'getIdentityFailedServiceRequests'], () => import('./posture-admin.ts')),
 };
 
 export const handler = createGroupHandler('sessions', operations, defaultDeps);

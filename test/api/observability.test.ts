@@ -1,3 +1,4 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it, type MockInstance, vi } from 'vitest';
 import { createDeps } from '#functions/create-deps.ts';
@@ -305,5 +306,77 @@ describe('the local server', () => {
     expect(metricsOf(lines)).toEqual([
       { name: 'Enrollments', value: 1, dimensions: { service: 'ziti-controller', method: 'ott' } },
     ]);
+  });
+
+  it('counts a session created by its type, and none for a session asked for again', async () => {
+    const admin = await started().login();
+    const { createPolicy, createdId, userUnder, login } = managementFixtures(started, () => admin);
+    const user = await userUnder(await createPolicy(authPolicyBody('metered-sessions')), 'metered-dialer');
+    const serviceId = await createdId('/services', { name: 'metered-service' });
+    const routerId = await createdId('/edge-routers', { name: 'metered-router' });
+    const names = (field: string, id: string) => ({ [field]: [`@${id}`] });
+    for (const [path, roles] of [
+      [
+        '/service-policies',
+        { type: 'Dial', ...names('identityRoles', user.identityId), ...names('serviceRoles', serviceId) },
+      ],
+      ['/edge-router-policies', { ...names('identityRoles', user.identityId), ...names('edgeRouterRoles', routerId) }],
+      ['/service-edge-router-policies', { ...names('serviceRoles', serviceId), ...names('edgeRouterRoles', routerId) }],
+    ] as const) {
+      await createdId(path, { name: `metered${path.replaceAll('/', '-')}`, semantic: 'AnyOf', ...roles });
+    }
+    const token = (await login(user.username, user.password)).body.data.token as string;
+    const dial = () => started().call('POST', '/edge/client/v1/sessions', { token, body: { serviceId, type: 'Dial' } });
+
+    const created = await linesOf(dial);
+    const again = await linesOf(dial);
+
+    expect(created.result.status, created.result.text).toBe(201);
+    expect(again.result.body.data.id).toBe(created.result.body.data.id);
+    const sessionsCreated = (lines: readonly Line[]) =>
+      metricsOf(lines).filter((metric) => metric.name === 'SessionsCreated');
+    expect(sessionsCreated(created.lines)).toEqual([
+      { name: 'SessionsCreated', value: 1, dimensions: { service: 'ziti-controller', type: 'Dial' } },
+    ]);
+    expect(sessionsCreated(again.lines)).toEqual([]);
+  });
+
+  it("counts an integrity run's findings by its mode", async () => {
+    const admin = await started().login();
+    const { deps } = started();
+    const { call } = managementFixtures(started, () => admin);
+    /** Starts a run and answers its results once it has ended, with the lines written meanwhile. */
+    const run = (mode: 'check' | 'fix') =>
+      linesOf(async () => {
+        expect((await call('POST', `/database/${mode}-data-integrity`)).status).toBe(202);
+        for (let i = 0; i < 200; i++) {
+          const results = await call('GET', '/database/data-integrity-results');
+          if (!results.body.data.inProgress) return results.body.data.results as unknown[];
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        throw new Error('the integrity run did not end');
+      });
+    // A retired filter pack: a finding for a check, removed by a fix.
+    await deps.store.db.send(
+      new PutCommand({ TableName: deps.config.tableName, Item: { PK: 'FILTERS#services', SK: 'metered' } }),
+    );
+
+    const check = await run('check');
+    const fix = await run('fix');
+    const after = await run('check');
+
+    expect(check.result.length).toBeGreaterThan(0);
+    const findings = (lines: readonly Line[]) =>
+      metricsOf(lines).filter((metric) => metric.name === 'IntegrityFindings');
+    for (const [mode, { result, lines }] of [
+      ['check', check],
+      ['fix', fix],
+      ['check', after],
+    ] as const) {
+      expect(findings(lines)).toEqual([
+        { name: 'IntegrityFindings', value: result.length, dimensions: { service: 'ziti-controller', mode } },
+      ]);
+    }
+    expect(after.result).toEqual([]);
   });
 });
