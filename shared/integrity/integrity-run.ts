@@ -179,6 +179,7 @@ export async function integrityTask(
   const runId = String(input.runId ?? '');
   const mode = input.mode === 'fix' ? 'fix' : 'check';
   if (runId === '') throw new Error('integrity task without a runId');
+  deps.logger.info('integrity task', { action: String(input.action), runId, mode });
   switch (input.action) {
     case 'scan':
       return runSegment(

@@ -221,6 +221,28 @@ describe('the exported handlers, invoked as Lambda invokes them', () => {
     );
   });
 
+  it("runs the integrity state machine's task with the Lambda request id on its lines", async () => {
+    const { handler } = (await import('#functions/integrity/handler.ts')) as {
+      handler: (event: unknown, context: ControllerContext) => Promise<unknown>;
+    };
+
+    const { result, lines } = await linesOf(() =>
+      handler({ action: 'unheard-of', runId: 'run-1' }, lambdaContext('lambda-integrity-1')).catch(
+        (error: Error) => error.message,
+      ),
+    );
+
+    expect(result).toBe('unknown integrity task unheard-of');
+    expect(logLinesOf(lines)).toEqual([
+      expect.objectContaining({
+        message: 'integrity task',
+        action: 'unheard-of',
+        runId: 'run-1',
+        function_request_id: 'lambda-integrity-1',
+      }),
+    ]);
+  });
+
   it('names the request in an error that no operation answered (an unknown route of the group)', async () => {
     const { handler } = (await import('#functions/info/handler.ts')) as { handler: Handler };
 
