@@ -195,6 +195,9 @@ describe('logging in with MFA', () => {
   });
 
   it('throttles codes per identity across sessions and addresses (429), the right code included, until the window ends', async () => {
+    // Attempts count in fixed windows of MFA_RATE_LIMIT_WINDOW_SECONDS (600): begin at a window's start, so that no
+    // window ends between the first attempt and the throttled code (it did once, at 00:50 on the clock).
+    controller().advanceClock(600_000 - (controller().deps.now().getTime() % 600_000));
     const user = await userLogin();
     const { secret } = await enrolled(user.token);
     const sessions = [];
