@@ -1,16 +1,9 @@
-import { createDeps } from '#functions/create-deps.ts';
-import { ensureTable } from '#local/create-table.ts';
-import { startLocalServer } from '#local/local-server.ts';
-import type { TlsMaterial } from '#local/tls-certificate.ts';
 import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
-import { bootstrap } from '#shared/bootstrap.ts';
-import { createLogger } from '#shared/log/logger.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { count, orderedIds } from '#shared/store/index-queries.ts';
-import { type BenchClient, createBenchClient } from './bench-client.ts';
-import { benchConfig } from './bench-config.ts';
-import { createBenchMeter } from './bench-meter.ts';
+import type { BenchClient } from './bench-client.ts';
+import { type BenchControllerOptions, startBenchController } from './bench-controller.ts';
 import { expectStatus, login } from './identity-scenarios.ts';
 import { type MeasureOptions, measureOperation, type OperationFigures } from './measure-operation.ts';
 import { SEED_CONCURRENCY, seedIdentities, seedIndexes } from './seed-identities.ts';
@@ -26,12 +19,8 @@ export const SESSION_OWNERS = 50;
 const LIST_PATH = '/edge/management/v1/api-sessions?limit=10';
 const LOGIN_PATH = '/edge/management/v1/authenticate?method=password';
 
-export interface SessionBenchOptions {
-  readonly dynamoDbEndpoint: string;
-  readonly tls: TlsMaterial;
+export interface SessionBenchOptions extends BenchControllerOptions {
   readonly measure: MeasureOptions;
-  readonly adminUsername: string;
-  readonly adminPassword: string;
   readonly progress: (message: string) => void;
 }
 
@@ -90,14 +79,8 @@ async function loginTiming(client: BenchClient, adminUsername: string): Promise<
 export async function apiSessionBench(
   options: SessionBenchOptions,
 ): Promise<{ list: SessionListFigures[]; login: LoginTimingFigures }> {
-  const config = benchConfig('bench-sessions', options.dynamoDbEndpoint);
-  const deps: Deps = { ...createDeps(config), logger: createLogger({}, { write: () => undefined }) };
-  const meter = createBenchMeter(deps);
-  await ensureTable(deps.store.db, config.tableName);
-  await bootstrap(deps, { adminUsername: options.adminUsername, adminPassword: options.adminPassword });
-  const server = await startLocalServer({ deps, tls: options.tls, port: 0 });
-  meter.timeServer(server.server);
-  const client = createBenchClient(`https://127.0.0.1:${server.port}`, options.tls.cert);
+  const bench = await startBenchController('bench-sessions', options);
+  const { deps, meter, client } = bench;
   try {
     const token = await login(client, options.adminUsername, options.adminPassword);
     await seedIdentities(deps, 0, SESSION_OWNERS);
@@ -123,8 +106,6 @@ export async function apiSessionBench(
     options.progress(`timing ${LOGIN_TRIES} failed logins of each kind`);
     return { list, login: await loginTiming(client, options.adminUsername) };
   } finally {
-    client.close();
-    await server.close();
-    deps.store.db.destroy();
+    await bench.close();
   }
 }

@@ -1,19 +1,14 @@
-import { createDeps } from '#functions/create-deps.ts';
 import { servicePolicyApi } from '#functions/policies/service-policy-api.ts';
 import { terminatorApi } from '#functions/routers/terminator-api.ts';
 import { serviceApi } from '#functions/services/service-api.ts';
-import { ensureTable } from '#local/create-table.ts';
-import { startLocalServer } from '#local/local-server.ts';
-import { bootstrap } from '#shared/bootstrap.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import type { BaseDocument } from '#shared/entities/entity-definition.ts';
-import { createLogger } from '#shared/log/logger.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { count } from '#shared/store/index-queries.ts';
 import type { SessionBenchOptions } from './api-session-bench.ts';
-import { type BenchClient, createBenchClient } from './bench-client.ts';
-import { benchConfig } from './bench-config.ts';
-import { type BenchMeter, createBenchMeter } from './bench-meter.ts';
+import type { BenchClient } from './bench-client.ts';
+import { startBenchController } from './bench-controller.ts';
+import type { BenchMeter } from './bench-meter.ts';
 import { BASE, expectStatus, login, type Scenario } from './identity-scenarios.ts';
 import { measureOperation, type OperationFigures } from './measure-operation.ts';
 import { type SeededCollection, seedEntities, seededServices } from './seed-entities.ts';
@@ -170,14 +165,8 @@ async function measureType<C>(
  * type's size.
  */
 export async function entityScaleBench(options: SessionBenchOptions): Promise<EntityScaleRow[]> {
-  const config = benchConfig('bench-entity-scale', options.dynamoDbEndpoint);
-  const deps: Deps = { ...createDeps(config), logger: createLogger({}, { write: () => undefined }) };
-  const meter = createBenchMeter(deps);
-  await ensureTable(deps.store.db, config.tableName);
-  await bootstrap(deps, { adminUsername: options.adminUsername, adminPassword: options.adminPassword });
-  const server = await startLocalServer({ deps, tls: options.tls, port: 0 });
-  meter.timeServer(server.server);
-  const client = createBenchClient(`https://127.0.0.1:${server.port}`, options.tls.cert);
+  const bench = await startBenchController('bench-entity-scale', options);
+  const { deps, meter, client } = bench;
   try {
     const token = await login(client, options.adminUsername, options.adminPassword);
     // The terminators' service and router.
@@ -202,8 +191,6 @@ export async function entityScaleBench(options: SessionBenchOptions): Promise<En
     }
     return rows;
   } finally {
-    client.close();
-    await server.close();
-    deps.store.db.destroy();
+    await bench.close();
   }
 }

@@ -2,16 +2,9 @@ import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { generate } from 'otplib';
-import { createDeps } from '#functions/create-deps.ts';
-import { ensureTable } from '#local/create-table.ts';
-import { startLocalServer } from '#local/local-server.ts';
-import { bootstrap, defaultAuthPolicy } from '#shared/bootstrap.ts';
-import { createLogger } from '#shared/log/logger.ts';
-import type { Deps } from '#shared/ports/deps.ts';
+import { defaultAuthPolicy } from '#shared/bootstrap.ts';
 import type { SessionBenchOptions } from './api-session-bench.ts';
-import { createBenchClient } from './bench-client.ts';
-import { benchConfig } from './bench-config.ts';
-import { createBenchMeter } from './bench-meter.ts';
+import { startBenchController } from './bench-controller.ts';
 import { BASE, expectStatus, login } from './identity-scenarios.ts';
 import { measureOperation, type OperationFigures } from './measure-operation.ts';
 
@@ -42,20 +35,11 @@ export async function loginFactorsBench(options: SessionBenchOptions): Promise<L
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
   const providerOrigin = `https://127.0.0.1:${(provider.address() as AddressInfo).port}`;
 
-  const config = benchConfig('bench-login-factors', options.dynamoDbEndpoint);
-  let clockOffsetMs = 0;
-  const base = createDeps({ ...config, jwks: { ...config.jwks, trustedCaPem: options.tls.cert } });
-  const deps: Deps = {
-    ...base,
-    logger: createLogger({}, { write: () => undefined }),
-    now: () => new Date(Date.now() + clockOffsetMs),
-  };
-  const meter = createBenchMeter(deps);
-  await ensureTable(deps.store.db, config.tableName);
-  await bootstrap(deps, { adminUsername: options.adminUsername, adminPassword: options.adminPassword });
-  const server = await startLocalServer({ deps, tls: options.tls, port: 0 });
-  meter.timeServer(server.server);
-  const client = createBenchClient(`https://127.0.0.1:${server.port}`, options.tls.cert);
+  const bench = await startBenchController('bench-login-factors', options, (config) => ({
+    ...config,
+    jwks: { ...config.jwks, trustedCaPem: options.tls.cert },
+  }));
+  const { deps, meter, client } = bench;
   try {
     const admin = await login(client, options.adminUsername, options.adminPassword);
     const created = async (path: string, body: unknown) => {
@@ -123,7 +107,7 @@ export async function loginFactorsBench(options: SessionBenchOptions): Promise<L
       label: 'password login + `POST /authenticate/mfa`',
       figures: await measureOperation(
         async () => {
-          clockOffsetMs += 30_000;
+          bench.advanceClock(30_000);
           const token = await login(client, 'bench-mfa', PASSWORD);
           const passed = await client.call('POST', `${BASE}/authenticate/mfa`, { body: { code: await code() }, token });
           expectStatus(passed, 200, 'authenticate mfa');
@@ -149,9 +133,7 @@ export async function loginFactorsBench(options: SessionBenchOptions): Promise<L
     });
     return rows;
   } finally {
-    client.close();
-    await server.close();
-    deps.store.db.destroy();
+    await bench.close();
     provider.closeAllConnections();
     provider.close();
   }

@@ -1,17 +1,11 @@
 import { webcrypto } from 'node:crypto';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
-import { createDeps } from '#functions/create-deps.ts';
-import { ensureTable } from '#local/create-table.ts';
-import { startLocalServer } from '#local/local-server.ts';
-import { bootstrap } from '#shared/bootstrap.ts';
-import { createLogger } from '#shared/log/logger.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import type { Signer } from '#shared/ports/signer.ts';
 import type { SessionBenchOptions } from './api-session-bench.ts';
 import { createBenchClient } from './bench-client.ts';
-import { benchConfig } from './bench-config.ts';
-import { createBenchMeter } from './bench-meter.ts';
+import { startBenchController } from './bench-controller.ts';
 import { BASE, expectStatus, login } from './identity-scenarios.ts';
 import { type MeasureOptions, measureOperation, type OperationFigures } from './measure-operation.ts';
 
@@ -63,16 +57,9 @@ async function csr(cn: string) {
  * none per login.
  */
 export async function pkiBench(options: SessionBenchOptions): Promise<PkiRow[]> {
-  const config = benchConfig('bench-pki', options.dynamoDbEndpoint);
-  const deps: Deps = { ...createDeps(config), logger: createLogger({}, { write: () => undefined }) };
-  const meter = createBenchMeter(deps);
-  await ensureTable(deps.store.db, config.tableName);
-  await bootstrap(deps, { adminUsername: options.adminUsername, adminPassword: options.adminPassword });
+  const bench = await startBenchController('bench-pki', options);
+  const { deps, meter, client, origin } = bench;
   const signs = countAllSigns(deps.signers);
-  const server = await startLocalServer({ deps, tls: options.tls, port: 0 });
-  meter.timeServer(server.server);
-  const origin = `https://127.0.0.1:${server.port}`;
-  const client = createBenchClient(origin, options.tls.cert);
   try {
     const admin = await login(client, options.adminUsername, options.adminPassword);
     const runs = ENROLL_MEASURE.warmUp + ENROLL_MEASURE.maxIterations;
@@ -122,7 +109,6 @@ export async function pkiBench(options: SessionBenchOptions): Promise<PkiRow[]> 
     }
     return rows;
   } finally {
-    client.close();
-    await server.close();
+    await bench.close();
   }
 }

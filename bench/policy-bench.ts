@@ -1,20 +1,15 @@
-import { createDeps } from '#functions/create-deps.ts';
 import { edgeRouterPolicyApi } from '#functions/policies/edge-router-policy-api.ts';
 import { serviceEdgeRouterPolicyApi } from '#functions/policies/service-edge-router-policy-api.ts';
 import { servicePolicyApi } from '#functions/policies/service-policy-api.ts';
 import { edgeRouterApi } from '#functions/routers/edge-router-api.ts';
 import { serviceApi } from '#functions/services/service-api.ts';
-import { ensureTable } from '#local/create-table.ts';
-import { startLocalServer } from '#local/local-server.ts';
-import { bootstrap } from '#shared/bootstrap.ts';
-import { createLogger } from '#shared/log/logger.ts';
 import { servicesOfIdentity } from '#shared/policy/access.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { orderedIds } from '#shared/store/index-queries.ts';
 import type { SessionBenchOptions } from './api-session-bench.ts';
-import { type BenchClient, createBenchClient } from './bench-client.ts';
-import { benchConfig } from './bench-config.ts';
-import { type BenchMeter, createBenchMeter } from './bench-meter.ts';
+import type { BenchClient } from './bench-client.ts';
+import { startBenchController } from './bench-controller.ts';
+import type { BenchMeter } from './bench-meter.ts';
 import { BASE, CLIENT, expectStatus, login, type Scenario, SDK_LOGIN_BODY } from './identity-scenarios.ts';
 import { measureOperation, type OperationFigures } from './measure-operation.ts';
 import { busiestPartitions, type PartitionShare } from './partition-writes.ts';
@@ -261,20 +256,9 @@ const HEAT_ROUND_MS = 61_000;
  * authenticated requests writes to.
  */
 export async function policyBench(options: PolicyBenchOptions): Promise<PolicyBenchFigures> {
-  const config = benchConfig('bench-policies', options.dynamoDbEndpoint);
   // The heat workload moves the controller's clock a minute a round (see `partitionHeat`).
-  let clockOffsetMs = 0;
-  const deps: Deps = {
-    ...createDeps(config),
-    logger: createLogger({}, { write: () => undefined }),
-    now: () => new Date(Date.now() + clockOffsetMs),
-  };
-  const meter = createBenchMeter(deps);
-  await ensureTable(deps.store.db, config.tableName);
-  await bootstrap(deps, { adminUsername: options.adminUsername, adminPassword: options.adminPassword });
-  const server = await startLocalServer({ deps, tls: options.tls, port: 0 });
-  meter.timeServer(server.server);
-  const client = createBenchClient(`https://127.0.0.1:${server.port}`, options.tls.cert);
+  const bench = await startBenchController('bench-policies', options);
+  const { deps, meter, client } = bench;
   try {
     options.progress('seeding 10,000 identities, 1,000 services and 200 edge routers');
     const seeding = performance.now();
@@ -376,15 +360,11 @@ export async function policyBench(options: PolicyBenchOptions): Promise<PolicyBe
       admin,
       async (index) =>
         clientIdentity(client, admin, `bench-heat-client-${index}`, [ROLE_ATTRIBUTES[index % ROLE_ATTRIBUTES.length]!]),
-      (ms) => {
-        clockOffsetMs += ms;
-      },
+      bench.advanceClock,
     ).catch((error: unknown) => (error as Error).message.slice(0, 160));
     return { rows, steps, heat };
   } finally {
-    client.close();
-    await server.close();
-    deps.store.db.destroy();
+    await bench.close();
   }
 }
 

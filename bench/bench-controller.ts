@@ -1,0 +1,72 @@
+import { createDeps } from '#functions/create-deps.ts';
+import { ensureTable } from '#local/create-table.ts';
+import { type LocalServer, startLocalServer } from '#local/local-server.ts';
+import type { TlsMaterial } from '#local/tls-certificate.ts';
+import { bootstrap } from '#shared/bootstrap.ts';
+import type { ControllerConfig } from '#shared/config.ts';
+import { createLogger } from '#shared/log/logger.ts';
+import type { Deps } from '#shared/ports/deps.ts';
+import { type BenchClient, createBenchClient } from './bench-client.ts';
+import { benchConfig } from './bench-config.ts';
+import { type BenchMeter, createBenchMeter } from './bench-meter.ts';
+
+/** Where a bench part's controller finds DynamoDB Local, its TLS material, and the admin to bootstrap. */
+export interface BenchControllerOptions {
+  readonly dynamoDbEndpoint: string;
+  readonly tls: TlsMaterial;
+  readonly adminUsername: string;
+  readonly adminPassword: string;
+}
+
+/** A bench part's own controller: a bootstrapped table of its own behind a local HTTPS server, metered. */
+export interface BenchController {
+  readonly deps: Deps;
+  readonly meter: BenchMeter;
+  readonly server: LocalServer;
+  readonly origin: string;
+  /** A kept-alive HTTPS client of the server (the bench's requests are sequential over it). */
+  readonly client: BenchClient;
+  /** Moves the controller's clock (TOTP steps, once-a-minute touches); the offset adds up. */
+  advanceClock(ms: number): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a controller on the table `tableName` with a silent logger and a clock the part may move; `configured`
+ * adjusts the configuration first (a trusted JWKS provider, say).
+ */
+export async function startBenchController(
+  tableName: string,
+  options: BenchControllerOptions,
+  configured: (config: ControllerConfig) => ControllerConfig = (config) => config,
+): Promise<BenchController> {
+  const config = configured(benchConfig(tableName, options.dynamoDbEndpoint));
+  let clockOffsetMs = 0;
+  const deps: Deps = {
+    ...createDeps(config),
+    logger: createLogger({}, { write: () => undefined }),
+    now: () => new Date(Date.now() + clockOffsetMs),
+  };
+  const meter = createBenchMeter(deps);
+  await ensureTable(deps.store.db, config.tableName);
+  await bootstrap(deps, { adminUsername: options.adminUsername, adminPassword: options.adminPassword });
+  const server = await startLocalServer({ deps, tls: options.tls, port: 0 });
+  meter.timeServer(server.server);
+  const origin = `https://127.0.0.1:${server.port}`;
+  const client = createBenchClient(origin, options.tls.cert);
+  return {
+    deps,
+    meter,
+    server,
+    origin,
+    client,
+    advanceClock: (ms) => {
+      clockOffsetMs += ms;
+    },
+    async close() {
+      client.close();
+      await server.close();
+      deps.store.db.destroy();
+    },
+  };
+}
