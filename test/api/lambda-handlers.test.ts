@@ -5,6 +5,7 @@ import { ensureTable } from '#local/create-table.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
 import type { ControllerContext } from '#shared/http/middleware/controller-context.ts';
+import { lambdaContext, proxyEvent } from '../support/lambda-event.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: ControllerContext) => Promise<APIGatewayProxyResult>;
 
@@ -26,43 +27,11 @@ afterAll(() => {
   delete process.env.LOG_LEVEL;
 });
 
-/** A REST API proxy event as API Gateway sends it, for one resource of the route table. */
-function event(
-  method: string,
-  resource: string,
-  options: { body?: unknown; query?: Record<string, string>; headers?: Record<string, string> } = {},
-): APIGatewayProxyEvent {
-  return {
-    resource,
-    path: resource,
-    httpMethod: method,
-    headers: { Host: 'abc123.execute-api.eu-west-1.amazonaws.com', ...options.headers },
-    multiValueHeaders: {},
-    queryStringParameters: options.query ?? null,
-    multiValueQueryStringParameters: options.query
-      ? Object.fromEntries(Object.entries(options.query).map(([k, v]) => [k, [v]]))
-      : null,
-    pathParameters: null,
-    stageVariables: null,
-    body: options.body === undefined ? null : JSON.stringify(options.body),
-    isBase64Encoded: false,
-    requestContext: {
-      stage: 'prod',
-      domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
-      identity: { sourceIp: '198.51.100.7', clientCert: null },
-    },
-  } as unknown as APIGatewayProxyEvent;
-}
-
-function context(): ControllerContext {
-  return { awsRequestId: 'req-1', getRemainingTimeInMillis: () => 10_000 } as unknown as ControllerContext;
-}
-
 describe('the exported Lambda handlers', () => {
   it('answer the version with the stage in the base URLs', async () => {
     const { handler } = (await import('#functions/info/handler.ts')) as { handler: Handler };
 
-    const result = await handler(event('GET', '/edge/client/v1/version'), context());
+    const result = await handler(proxyEvent('GET', '/edge/client/v1/version'), lambdaContext());
 
     expect(result.statusCode).toBe(200);
     expect(JSON.parse(result.body).data.apiVersions['edge-client'].v1.apiBaseUrls).toEqual([
@@ -75,17 +44,17 @@ describe('the exported Lambda handlers', () => {
     const identities = (await import('#functions/identities/handler.ts')) as { handler: Handler };
 
     const login = await authentication.handler(
-      event('POST', '/edge/management/v1/authenticate', {
+      proxyEvent('POST', '/edge/management/v1/authenticate', {
         query: { method: 'password' },
         body: { username: 'lambda-admin', password: 'lambda-password' },
         headers: { 'Content-Type': 'application/json' },
       }),
-      context(),
+      lambdaContext(),
     );
     const token = login.headers?.['zt-session'] as string;
     const me = await identities.handler(
-      event('GET', '/edge/management/v1/current-identity', { headers: { 'ZT-Session': token } }),
-      context(),
+      proxyEvent('GET', '/edge/management/v1/current-identity', { headers: { 'ZT-Session': token } }),
+      lambdaContext(),
     );
 
     expect(login.statusCode).toBe(200);
@@ -97,7 +66,7 @@ describe('the exported Lambda handlers', () => {
   it('answer a resource of another group with 404 in the error envelope', async () => {
     const { handler } = (await import('#functions/info/handler.ts')) as { handler: Handler };
 
-    const result = await handler(event('GET', '/edge/management/v1/identities'), context());
+    const result = await handler(proxyEvent('GET', '/edge/management/v1/identities'), lambdaContext());
 
     expect(result.statusCode).toBe(404);
     expect(JSON.parse(result.body).error.code).toBe('NOT_FOUND');
@@ -106,7 +75,7 @@ describe('the exported Lambda handlers', () => {
   it('answer a method the resource does not serve (its ANY catch-all) with 405 in the error envelope', async () => {
     const { handler } = (await import('#functions/identities/handler.ts')) as { handler: Handler };
 
-    const result = await handler(event('PUT', '/edge/management/v1/identities'), context());
+    const result = await handler(proxyEvent('PUT', '/edge/management/v1/identities'), lambdaContext());
 
     expect(result.statusCode).toBe(405);
     expect(JSON.parse(result.body).error.code).toBe('METHOD_NOT_ALLOWED');

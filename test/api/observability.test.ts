@@ -6,6 +6,7 @@ import { ensureTable } from '#local/create-table.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
 import type { ControllerContext } from '#shared/http/middleware/controller-context.ts';
+import { proxyEvent } from '../support/lambda-event.ts';
 import { authPolicyBody, managementFixtures } from '../support/management-fixtures.ts';
 import { csrFor } from '../support/pki-fixtures.ts';
 import { startTestController, type TestController } from '../support/test-controller.ts';
@@ -73,27 +74,7 @@ function apiGatewayEvent(
   resource: string,
   options: { body?: unknown; query?: Record<string, string> } = {},
 ): APIGatewayProxyEvent {
-  return {
-    resource,
-    path: resource,
-    httpMethod: method,
-    headers: { Host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'content-type': 'application/json' },
-    multiValueHeaders: {},
-    queryStringParameters: options.query ?? null,
-    multiValueQueryStringParameters: options.query
-      ? Object.fromEntries(Object.entries(options.query).map(([name, value]) => [name, [value]]))
-      : null,
-    pathParameters: null,
-    stageVariables: null,
-    body: options.body === undefined ? null : JSON.stringify(options.body),
-    isBase64Encoded: false,
-    requestContext: {
-      requestId,
-      stage: 'prod',
-      domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
-      identity: { sourceIp: '198.51.100.7', clientCert: null },
-    },
-  } as unknown as APIGatewayProxyEvent;
+  return proxyEvent(method, resource, { ...options, requestId, headers: { 'content-type': 'application/json' } });
 }
 
 function lambdaContext(awsRequestId: string): ControllerContext {

@@ -1,12 +1,19 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { ControllerContext } from '#shared/http/middleware/controller-context.ts';
 
-/** A REST API proxy event as API Gateway sends it for one resource of the route table, with no session. */
-export function proxyEvent(
-  method: string,
-  resource: string,
-  options: { readonly pathParameters?: Record<string, string>; readonly headers?: Record<string, string> } = {},
-): APIGatewayProxyEvent {
+/** What a test sets of a proxy event; the rest is as API Gateway fills it for a request without a session. */
+export interface ProxyEventOptions {
+  readonly pathParameters?: Record<string, string>;
+  readonly headers?: Record<string, string>;
+  readonly query?: Record<string, string>;
+  /** Sent as JSON. */
+  readonly body?: unknown;
+  /** API Gateway's request id (`requestContext.requestId`). */
+  readonly requestId?: string;
+}
+
+/** A REST API proxy event as API Gateway sends it for one resource of the route table. */
+export function proxyEvent(method: string, resource: string, options: ProxyEventOptions = {}): APIGatewayProxyEvent {
   const path = resource.replace(/\{([^}]+)\}/g, (_, name: string) => options.pathParameters?.[name] ?? name);
   return {
     resource,
@@ -14,13 +21,16 @@ export function proxyEvent(
     httpMethod: method,
     headers: { Host: 'abc123.execute-api.eu-west-1.amazonaws.com', ...options.headers },
     multiValueHeaders: {},
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
+    queryStringParameters: options.query ?? null,
+    multiValueQueryStringParameters: options.query
+      ? Object.fromEntries(Object.entries(options.query).map(([name, value]) => [name, [value]]))
+      : null,
     pathParameters: options.pathParameters ?? null,
     stageVariables: null,
-    body: null,
+    body: options.body === undefined ? null : JSON.stringify(options.body),
     isBase64Encoded: false,
     requestContext: {
+      ...(options.requestId !== undefined ? { requestId: options.requestId } : {}),
       stage: 'prod',
       domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
       identity: { sourceIp: '198.51.100.7', clientCert: null },
