@@ -1,34 +1,23 @@
 import { storedApiSessionIds } from '#shared/auth/api-session-store.ts';
-import { type EdgeRouter, edgeRouters } from '#shared/entities/edge-router.ts';
+import { edgeRouters } from '#shared/entities/edge-router.ts';
 import { servicePolicies } from '#shared/entities/policies.ts';
 import { services } from '#shared/entities/service.ts';
 import { type Session, sessions } from '#shared/entities/session.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { removeStoredSessions } from '#shared/posture/session-lifetime.ts';
 import type { Api } from '#shared/routes/route.ts';
+import { type ClientEdgeRouterFields, clientEdgeRouterView } from '#shared/views/client-edge-router-view.ts';
 import { entityRef, selfLinks } from '#shared/views/entity-ref.ts';
 
 /** What a session shows of one of its routers (an edge router's document, or its id-order record). */
-export type SessionRouter = Pick<EdgeRouter, 'name' | 'cost' | 'noTraversal' | 'disabled' | 'appData'>;
+export type SessionRouter = ClientEdgeRouterFields;
 
 /**
- * An edge router of a session (`sessionEdgeRouter`): the client fields and its `urls`. No router process reports to
- * this controller yet, so each shows offline, with no listeners: its protocols and urls are empty (the reference's
- * urls are the protocols a connected router reports).
+ * An edge router of a session (`sessionEdgeRouter`): the client fields and its `urls`, empty: no router process
+ * reports to this controller yet (the reference's urls are the protocols a connected router reports).
  */
 export function sessionEdgeRouterView(router: SessionRouter) {
-  return {
-    name: router.name,
-    hostname: '',
-    supportedProtocols: {},
-    urls: {},
-    syncStatus: 'SYNC_UNKNOWN',
-    isOnline: false,
-    cost: router.cost,
-    noTraversal: router.noTraversal,
-    disabled: router.disabled,
-    appData: router.appData,
-  };
+  return { ...clientEdgeRouterView(router), urls: {} };
 }
 
 /** What the views of a page of sessions need besides the sessions: one parallel wave of batch reads. */

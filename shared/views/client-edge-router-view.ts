@@ -1,11 +1,14 @@
 import type { EdgeRouter } from '../entities/edge-router.ts';
 import { selfLinks } from './entity-ref.ts';
 
+/** The fields of an edge router the client API shows (a document, or the router's id-order record). */
+export type ClientEdgeRouterFields = Pick<EdgeRouter, 'name' | 'cost' | 'noTraversal' | 'disabled' | 'appData'>;
+
 /**
  * What the client API shows of an edge router (`commonEdgeRouterProperties`): no enrollment, fingerprint or role
  * attributes. No router process reports to this controller yet, so each shows offline with no listeners.
  */
-export function clientEdgeRouterView(router: EdgeRouter) {
+export function clientEdgeRouterView(router: ClientEdgeRouterFields) {
   return {
     name: router.name,
     hostname: '',
