@@ -8,6 +8,7 @@ import { newId } from '#shared/ids.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
+import type { WriteOp } from '#shared/store/write-op.ts';
 import { paddedName, SEED_CONCURRENCY, seededRoleAttributes, seedIndexes } from './seed-identities.ts';
 
 /** A collection the bench seeds through its API's own document builder and measures over HTTP. */
@@ -75,9 +76,23 @@ export function seedRequest(deps: Deps, createOperation: string): OperationReque
 }
 
 /**
- * Seeds entities `from` (inclusive) to `to` (exclusive) through the store: the kit's create builds each document
- * and its extra writes, and the same transaction a create commits is written, without HTTP, validation or sessions.
+ * The writes of the seeded entity `index`'s create: the kit's create builds its document and its extra writes, as
+ * `POST` would, without HTTP, validation or sessions.
  */
+export function seededCreateWrites<D extends BaseDocument, C, R, P>(
+  deps: Deps,
+  api: EntityApi<D, C, R, P>,
+  collection: SeededCollection<C>,
+): (index: number) => Promise<WriteOp[]> {
+  const request = seedRequest(deps, collection.createOperation);
+  const now = deps.now().toISOString();
+  return async (index) => {
+    const { doc, ops } = await newEntity(api, collection.seededInput(index), { deps, request, now, id: newId() });
+    return [...deps.store.createOps(api.def, doc), ...ops];
+  };
+}
+
+/** Seeds entities `from` (inclusive) to `to` (exclusive) through the store, each in the transaction a create commits. */
 export async function seedEntities<D extends BaseDocument, C, R, P>(
   deps: Deps,
   api: EntityApi<D, C, R, P>,
@@ -85,10 +100,8 @@ export async function seedEntities<D extends BaseDocument, C, R, P>(
   from: number,
   to: number,
 ): Promise<void> {
-  const request = seedRequest(deps, collection.createOperation);
-  const now = deps.now().toISOString();
-  await mapBounded(seedIndexes(from, to), SEED_CONCURRENCY, async (index) => {
-    const { doc, ops } = await newEntity(api, collection.seededInput(index), { deps, request, now, id: newId() });
-    await deps.store.transact([...deps.store.createOps(api.def, doc), ...ops]);
-  });
+  const writesOf = seededCreateWrites(deps, api, collection);
+  await mapBounded(seedIndexes(from, to), SEED_CONCURRENCY, async (index) =>
+    deps.store.transact(await writesOf(index)),
+  );
 }

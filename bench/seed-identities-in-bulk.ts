@@ -1,14 +1,12 @@
 import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { newEntity } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import type { BaseDocument } from '#shared/entities/entity-definition.ts';
 import { identities } from '#shared/entities/identity.ts';
-import { newId } from '#shared/ids.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
-import { type SeededCollection, seedRequest } from './seed-entities.ts';
+import { type SeededCollection, seededCreateWrites } from './seed-entities.ts';
 import { SEED_CONCURRENCY, seededIdentity, seedIndexes } from './seed-identities.ts';
 
 /** DynamoDB's limit of puts per BatchWriteItem. */
@@ -103,10 +101,5 @@ export async function seedEntitiesInBulk<D extends BaseDocument, C>(
   from: number,
   to: number,
 ): Promise<void> {
-  const request = seedRequest(deps, collection.createOperation);
-  const now = deps.now().toISOString();
-  await seedInChunks(deps, from, to, async (index) => {
-    const { doc, ops } = await newEntity(api, collection.seededInput(index), { deps, request, now, id: newId() });
-    return [...deps.store.createOps(api.def, doc), ...ops];
-  });
+  await seedInChunks(deps, from, to, seededCreateWrites(deps, api, collection));
 }
