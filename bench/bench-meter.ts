@@ -16,16 +16,8 @@ export interface MeterReading {
   readonly kms: number;
 }
 
-/** What happened between two readings. */
-export interface MeterDelta {
-  readonly requests: ReadonlyMap<string, number>;
-  readonly waves: number;
-  readonly capacity: CapacityFigures;
-  readonly writeUnitsByKind: ReadonlyMap<string, number>;
-  readonly unpriced: ReadonlyMap<string, number>;
-  readonly server: ServerTimes;
-  readonly kms: number;
-}
+/** What happened between two readings: the same figures, each the difference. */
+export type MeterDelta = MeterReading;
 
 /**
  * One table's meters: its DynamoDB requests and units, the local server's requests (Lambda invocations) and their

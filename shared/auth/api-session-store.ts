@@ -166,15 +166,10 @@ export interface LiveSession {
 export async function liveSessionOfToken(deps: Deps, token: string): Promise<LiveSession | undefined> {
   const tokenHash = hashToken(token);
   const carried = identityIdOfToken(token);
-  let item: Record<string, unknown> | undefined;
-  let identity: Identity | undefined;
-  if (carried) {
-    const read = await deps.store.readTogether([{ def: identities, id: carried }], [keys.apiSession(tokenHash)]);
-    [item] = read.items;
-    identity = read.entities[0]?.doc;
-  } else {
-    item = await sessionItemOf(deps.store, tokenHash);
-  }
+  const read = carried
+    ? await deps.store.readTogether([{ def: identities, id: carried }], [keys.apiSession(tokenHash)])
+    : { items: [await sessionItemOf(deps.store, tokenHash)], entities: [undefined] };
+  const [item] = read.items;
   if (!item) return undefined;
   const session = toSession(item);
   // A token names the identity of its session; one that names another was not issued by this controller.
@@ -183,12 +178,12 @@ export async function liveSessionOfToken(deps: Deps, token: string): Promise<Liv
     await deleteApiSession(deps, session);
     return undefined;
   }
-  if (!carried) identity = await identityOfSession(deps, session);
-  else if (!identity || isRevoked(session, identity, deps.now())) {
+  // An older token carries no identity: its session's is read now, once the session is known to be live.
+  const identity = carried ? read.entities[0]?.doc : (await deps.store.get(identities, session.identityId))?.doc;
+  if (!identity || isRevoked(session, identity, deps.now())) {
     await deleteApiSession(deps, session);
     return undefined;
   }
-  if (!identity) return undefined;
   const touched = await touchedIfDue(deps, session);
   return touched ? { session: touched, identity } : undefined;
 }

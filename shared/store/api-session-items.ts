@@ -2,6 +2,7 @@ import { GetCommand, paginateQuery, QueryCommand, type QueryCommandInput, Update
 import type { ApiError } from '../errors/api-error.ts';
 import { counterOp, type Store } from './entity-store.ts';
 import { keys, PREFIXES } from './keys.ts';
+import { readOptions } from './read-consistency.ts';
 import { unlessConditionFails } from './table-client.ts';
 import type { WriteOp } from './write-op.ts';
 
@@ -100,7 +101,7 @@ export function putSessionOps(store: Store, session: NewSessionItem, expiresAtEp
 /** The session item under this token hash (strongly consistent), or undefined. */
 export async function sessionItemOf(store: Store, tokenHash: string): Promise<Record<string, unknown> | undefined> {
   const { Item } = await store.db.send(
-    new GetCommand({ TableName: store.tableName, Key: keys.apiSession(tokenHash), ConsistentRead: true }),
+    new GetCommand({ TableName: store.tableName, Key: keys.apiSession(tokenHash), ...readOptions('apiSession') }),
   );
   return Item;
 }
@@ -136,11 +137,15 @@ export async function touchSessionItem(
 /** The item of the session with this id, through its pointer (both read strongly consistently). */
 export async function sessionItemById(store: Store, id: string): Promise<Record<string, unknown> | undefined> {
   const { Item: pointer } = await store.db.send(
-    new GetCommand({ TableName: store.tableName, Key: keys.apiSessionPointer(id), ConsistentRead: true }),
+    new GetCommand({ TableName: store.tableName, Key: keys.apiSessionPointer(id), ...readOptions('apiSession') }),
   );
   if (typeof pointer?.tokenHash !== 'string') return undefined;
   const { Item } = await store.db.send(
-    new GetCommand({ TableName: store.tableName, Key: keys.apiSession(pointer.tokenHash), ConsistentRead: true }),
+    new GetCommand({
+      TableName: store.tableName,
+      Key: keys.apiSession(pointer.tokenHash),
+      ...readOptions('apiSession'),
+    }),
   );
   return Item;
 }

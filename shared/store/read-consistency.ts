@@ -30,6 +30,8 @@ export const READS = {
   policyReach: 'strong',
   /** The policies naming an entity by `@id`, which its delete rewrites. */
   namingPolicies: 'strong',
+  /** An API session by its token or id: a logout, a disable or a lockout must stop the very next request. */
+  apiSession: 'strong',
   /** Singletons (network CA, server certificate, default admin), read before they are written. */
   systemItem: 'strong',
   /** Items kept per owner outside the kit, written back under the version read. */

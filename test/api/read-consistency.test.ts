@@ -162,6 +162,15 @@ describe('strongly consistent reads, where a read must see the write before it',
     strong(readsOf(sent, /^SELECT#identities#/));
   });
 
+  it("an API session: the caller's session and identity on every request, and a session read by its id", async () => {
+    const mine = (await call('GET', '/current-api-session')).body.data.id as string;
+    const sent = await sentDuring(() => call('GET', `/api-sessions/${mine}`));
+    // The caller's token carries its identity: one batch of the identity and the session.
+    strong(readsOf(sent, /^identities#/, 'BatchGetItemCommand'));
+    strong(readsOf(sent, /^api-sessions#/, 'GetItemCommand'));
+    strong(readsOf(sent, /^APISESSION#/, 'GetItemCommand'));
+  });
+
   it('singletons, versioned items and the integrity lock, read before they are written', async () => {
     const { store } = controller().deps;
     strong(readsOf(await sentDuring(() => readSystemItem(store, 'network-ca')), /^SYSTEM#network-ca$/));
