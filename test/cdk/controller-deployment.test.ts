@@ -192,7 +192,11 @@ describe('releases', () => {
   const { stack, resources, ofType, logicalId } = synth();
 
   it('publish a version of each function and point its live alias at it; old versions are kept for a rollback', () => {
-    const functions = [...stack.functions.values(), stack.bootstrap.function, stack.integrity!.function];
+    const functions = [
+      ...stack.controller.functions.values(),
+      stack.controller.bootstrap.function,
+      stack.controller.integrity!.function,
+    ];
     for (const fn of functions) {
       const alias = resources[logicalId(fn.live)]!;
       expect(alias.Properties).toMatchObject({ Name: LIVE_ALIAS, FunctionName: { Ref: logicalId(fn) } });
@@ -215,7 +219,7 @@ describe('releases', () => {
   });
 
   it("invoke the bootstrap through its alias, from the custom resource provider's role only", () => {
-    const aliasId = logicalId(stack.bootstrap.function.live);
+    const aliasId = logicalId(stack.controller.bootstrap.function.live);
     const invokers = ofType('AWS::IAM::Policy').filter(([, policy]) =>
       JSON.stringify(policy.Properties.PolicyDocument).includes(`{"Ref":"${aliasId}"}`),
     );
@@ -228,8 +232,8 @@ describe('the admin password secret', () => {
     const onDemand = synth();
     const [, rotation] = onDemand.ofType('AWS::SecretsManager::RotationSchedule')[0]!;
     expect(rotation.Properties).toEqual({
-      SecretId: { Ref: onDemand.logicalId(onDemand.stack.bootstrap.adminPasswordSecret) },
-      RotationLambdaARN: { Ref: onDemand.logicalId(onDemand.stack.bootstrap.function.live) },
+      SecretId: { Ref: onDemand.logicalId(onDemand.stack.controller.bootstrap.adminPasswordSecret) },
+      RotationLambdaARN: { Ref: onDemand.logicalId(onDemand.stack.controller.bootstrap.function.live) },
       RotateImmediatelyOnUpdate: false,
     });
     const permissionId = rotation.DependsOn?.find((id) => onDemand.resources[id]?.Type === 'AWS::Lambda::Permission');
@@ -246,14 +250,14 @@ describe('the admin password secret', () => {
 
   it('is the only secret the bootstrap may rotate, and it is not granted GetRandomPassword on *', () => {
     const { stack, ofType, logicalId } = synth();
-    const roleId = logicalId(stack.bootstrap.function.role as never);
+    const roleId = logicalId(stack.controller.bootstrap.function.role as never);
     const statements = ofType('AWS::IAM::Policy')
       .filter(([, policy]) => JSON.stringify(policy.Properties.Roles).includes(roleId))
       .flatMap(
         ([, policy]) => (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement,
       );
     const rotate = statements.find((statement) => statement.Sid === 'RotateAdminPassword');
-    expect(rotate?.Resource).toEqual({ Ref: logicalId(stack.bootstrap.adminPasswordSecret) });
+    expect(rotate?.Resource).toEqual({ Ref: logicalId(stack.controller.bootstrap.adminPasswordSecret) });
     expect(JSON.stringify(statements)).not.toContain('GetRandomPassword');
   });
 });
@@ -263,7 +267,7 @@ describe('an imported table', () => {
 
   it('is used by name instead of a new one: no table in the template, every function pointed at it', () => {
     expect(restored.ofType('AWS::DynamoDB::Table')).toEqual([]);
-    for (const [group, fn] of restored.stack.functions) {
+    for (const [group, fn] of restored.stack.controller.functions) {
       const environment = (
         restored.resources[restored.logicalId(fn)]!.Properties.Environment as {
           Variables: Record<string, unknown>;
@@ -297,7 +301,7 @@ describe('the web ACL log', () => {
     expect(group.DeletionPolicy).toBe('Retain');
     const [, logging] = ofType('AWS::WAFv2::LoggingConfiguration')[0]!;
     expect(logging.Properties.ResourceArn).toEqual({
-      'Fn::GetAtt': [stack.getLogicalId(stack.firewall!.webAcl), 'Arn'],
+      'Fn::GetAtt': [stack.getLogicalId(stack.controller.firewall!.webAcl), 'Arn'],
     });
     expect(JSON.stringify(logging.Properties.LogDestinationConfigs)).toContain(
       ':log-group:aws-waf-logs-DeployedController',
@@ -351,7 +355,7 @@ describe('the truststore trail', () => {
     const values = JSON.stringify(
       (trail.Properties.EventSelectors as { DataResources: unknown[] }[])[0]!.DataResources,
     );
-    expect(values).toContain(logicalId(stack.mtls.bucket));
+    expect(values).toContain(logicalId(stack.controller.mtls.bucket));
     expect(values).toContain(`/${TRUSTSTORE_KEY}`);
   });
 

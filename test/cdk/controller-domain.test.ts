@@ -57,9 +57,9 @@ function synth(settings: DomainSettings) {
     if (!found) throw new Error(`no domain ${name}`);
     return found;
   };
-  const bootstrapRunId = logicalId(stack.bootstrap.run);
-  const bootstrapFunctionId = logicalId(stack.bootstrap.function);
-  const bootstrapAliasId = logicalId(stack.bootstrap.function.live);
+  const bootstrapRunId = logicalId(stack.controller.bootstrap.run);
+  const bootstrapFunctionId = logicalId(stack.controller.bootstrap.function);
+  const bootstrapAliasId = logicalId(stack.controller.bootstrap.function.live);
   return {
     stack,
     resources,
@@ -106,14 +106,14 @@ describe('the plain custom domain', () => {
     expect(mappings).toHaveLength(1);
     expect(mappings[0]?.[1].Properties).toEqual({
       DomainName: { Ref: domainId },
-      RestApiId: { Ref: logicalId(stack.api.restApi) },
-      Stage: { Ref: stack.getLogicalId(stack.api.restApi.deploymentStage.node.defaultChild as CfnElement) },
+      RestApiId: { Ref: logicalId(stack.controller.api.restApi) },
+      Stage: { Ref: stack.getLogicalId(stack.controller.api.restApi.deploymentStage.node.defaultChild as CfnElement) },
     });
     expect(mappings[0]?.[1].Properties.BasePath).toBeUndefined();
   });
 
   it('names the domain in every API function as PUBLIC_BASE_URL (the enrollment JWT issuer)', () => {
-    for (const [group, fn] of stack.functions) {
+    for (const [group, fn] of stack.controller.functions) {
       expect(synthesised.environmentOf(logicalId(fn)).PUBLIC_BASE_URL, group).toBe(`https://${DOMAIN}`);
     }
   });
@@ -250,7 +250,7 @@ describe('the mTLS domain beside it', () => {
       ([, candidate]) => (candidate.Properties.DomainName as Intrinsic).Ref === mtlsId,
     );
     expect(mapping?.[1].Properties.BasePath).toBeUndefined();
-    expect(mapping?.[1].Properties.RestApiId).toEqual({ Ref: logicalId(stack.api.restApi) });
+    expect(mapping?.[1].Properties.RestApiId).toEqual({ Ref: logicalId(stack.controller.api.restApi) });
     expect(outputs.MtlsDomainTarget?.Value).toEqual({ 'Fn::GetAtt': [mtlsId, 'RegionalDomainName'] });
   });
 
@@ -314,7 +314,7 @@ describe('without a custom domain', () => {
   });
 
   it('gives the functions no PUBLIC_BASE_URL: they answer with the host and stage a request came through', () => {
-    for (const [group, fn] of stack.functions) {
+    for (const [group, fn] of stack.controller.functions) {
       expect(environmentOf(logicalId(fn)).PUBLIC_BASE_URL, group).toBeUndefined();
     }
   });
@@ -360,13 +360,13 @@ describe("the SDKs' front door", () => {
     expect(mapping?.[1].Properties.BasePath).toBeUndefined();
     expect(outputs.SdkDomainTarget?.Value).toEqual({ 'Fn::GetAtt': [doorId, 'RegionalDomainName'] });
     expect(ofType('AWS::Route53::RecordSet').map(([, record]) => record.Properties.Name)).toContain(`${SDK_DOMAIN}.`);
-    for (const [, fn] of stack.functions) {
+    for (const [, fn] of stack.controller.functions) {
       expect(environmentOf(logicalId(fn))).toMatchObject({
         MTLS_BASE_URL: `https://${MTLS_DOMAIN}`,
         SDK_BASE_URL: `https://${SDK_DOMAIN}`,
       });
     }
-    expect(environmentOf(logicalId(stack.bootstrap.function)).SERVER_NAMES).toBe(
+    expect(environmentOf(logicalId(stack.controller.bootstrap.function)).SERVER_NAMES).toBe(
       `${DOMAIN},${MTLS_DOMAIN},${SDK_DOMAIN}`,
     );
   });

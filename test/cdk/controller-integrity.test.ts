@@ -45,7 +45,7 @@ describe('the integrity state machine', () => {
   });
 
   it("is deployed from that definition, calling the integrity function's live alias, with logs and tracing", () => {
-    const integrity = stack.integrity!;
+    const integrity = stack.controller.integrity!;
     const machine = resources[logicalId(integrity.stateMachine)]!;
     expect(machine.Type).toBe('AWS::StepFunctions::StateMachine');
     expect(machine.Properties.TracingConfiguration).toEqual({ Enabled: true });
@@ -59,9 +59,9 @@ describe('the integrity state machine', () => {
   });
 
   it('is started by the database function only, which may also back up the table and nothing else new', () => {
-    const integrity = stack.integrity!;
+    const integrity = stack.controller.integrity!;
     const machineId = logicalId(integrity.stateMachine);
-    const database = stack.functions.get('database')!;
+    const database = stack.controller.functions.get('database')!;
     const environment = (
       resources[logicalId(database)]!.Properties.Environment as { Variables: Record<string, unknown> }
     ).Variables;
@@ -79,6 +79,6 @@ describe('the integrity state machine', () => {
     const start = statements.find((statement) => [statement.Action].flat().includes('states:StartExecution'))!;
     expect(start.Resource).toEqual({ Ref: machineId });
     const backup = statements.find((statement) => [statement.Action].flat().includes('dynamodb:CreateBackup'))!;
-    expect(backup.Resource).toEqual({ 'Fn::GetAtt': [logicalId(stack.table), 'Arn'] });
+    expect(backup.Resource).toEqual({ 'Fn::GetAtt': [logicalId(stack.controller.table), 'Arn'] });
   });
 });

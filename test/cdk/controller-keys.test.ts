@@ -32,18 +32,18 @@ const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId(construct.node.defaultChild as CfnElement);
 /** The CA keys, which live in KMS (the server key lives in a secret). */
 const CA_ROLES = SIGNER_ROLES.filter((role): role is Exclude<SignerRole, 'server'> => role !== 'server');
-const keyIdOf = (role: Exclude<SignerRole, 'server'>) => logicalId(stack.keys.keys[role]);
+const keyIdOf = (role: Exclude<SignerRole, 'server'>) => logicalId(stack.controller.keys.keys[role]);
 const actionsOf = (statement: Statement) => [statement.Action].flat();
 
 /** Every function of the stack (one per group, and the bootstrap) with the role it runs as and the keys it signs with. */
 function signingFunctions() {
-  const groups = [...stack.functions].map(([group, fn]) => ({
+  const groups = [...stack.controller.functions].map(([group, fn]) => ({
     name: group as string,
     functionId: logicalId(fn),
     roleId: logicalId(fn.role as never),
     keys: SIGNING_GROUPS[group] ?? [],
   }));
-  const bootstrapFn = stack.bootstrap.function;
+  const bootstrapFn = stack.controller.bootstrap.function;
   return [
     ...groups,
     {
@@ -116,8 +116,8 @@ describe('the PKI keys', () => {
 });
 
 describe('the server key', () => {
-  const secretId = stack.getLogicalId(stack.keys.serverKey);
-  const encryptionId = logicalId(stack.keys.serverKeyEncryption);
+  const secretId = stack.getLogicalId(stack.controller.keys.serverKey);
+  const encryptionId = logicalId(stack.controller.keys.serverKeyEncryption);
 
   it('is a retained secret under a retained, rotated customer key that only signing functions decrypt, via Secrets Manager', () => {
     const secret = resources[secretId]!;
@@ -167,7 +167,7 @@ describe('the server key', () => {
 
 describe('the secrets key', () => {
   it('is a retained, rotated symmetric key that only the groups sealing secrets may use, and is named to them', () => {
-    const secretsId = logicalId(stack.keys.secrets);
+    const secretsId = logicalId(stack.controller.keys.secrets);
     const key = resources[secretsId]!;
     expect(key.Type).toBe('AWS::KMS::Key');
     expect(key.Properties).toMatchObject({ EnableKeyRotation: true });
@@ -180,14 +180,14 @@ describe('the secrets key', () => {
       .flatMap((statement) => [statement.Principal?.AWS].flat() as Ref[])
       .map((principal) => principal['Fn::GetAtt']?.[0])
       .sort();
-    const expected = [...stack.functions]
+    const expected = [...stack.controller.functions]
       .filter(([group]) => SECRET_GROUPS.includes(group))
       .map(([, fn]) => logicalId(fn.role as never))
       .sort();
     expect(expected.length).toBeGreaterThan(0);
     expect(users).toEqual(expected);
 
-    for (const [group, fn] of stack.functions) {
+    for (const [group, fn] of stack.controller.functions) {
       const environment = (resources[logicalId(fn)]!.Properties.Environment as { Variables: Record<string, Ref> })
         .Variables;
       expect(environment[SECRET_KEY_ENV], group).toEqual(

@@ -124,7 +124,7 @@ describe('the alarms', () => {
         ['AWS/ApiGateway', '5XXError'],
       ]),
     );
-    const stageId = logicalId(stack.api.restApi.deploymentStage);
+    const stageId = logicalId(stack.controller.api.restApi.deploymentStage);
     for (const metric of metricsOf(api)) {
       expect(dimension(metric, 'ApiName')).toBe('MonitoredController-api');
       expect(dimension(metric, 'Stage')).toEqual({ Ref: stageId });
@@ -133,9 +133,9 @@ describe('the alarms', () => {
 
   it("fire on any error or throttle of each function, the bootstrap's and integrity scan's included", () => {
     const functions = [
-      ...stack.functions.values(),
-      stack.bootstrap.function,
-      ...(stack.integrity ? [stack.integrity.function] : []),
+      ...stack.controller.functions.values(),
+      stack.controller.bootstrap.function,
+      ...(stack.controller.integrity ? [stack.controller.integrity.function] : []),
     ];
     for (const kind of ['Errors', 'Throttles'] as const) {
       const watched = [...alarms.values()]
@@ -164,7 +164,7 @@ describe('the alarms', () => {
     expect(errors.Threshold).toBe(ALARM_THRESHOLDS.tableSystemErrors);
     const operations = metricsOf(errors).map((metric) => {
       expect(metric.name).toBe('SystemErrors');
-      expect(dimension(metric, 'TableName')).toEqual({ Ref: logicalId(stack.table) });
+      expect(dimension(metric, 'TableName')).toEqual({ Ref: logicalId(stack.controller.table) });
       return dimension(metric, 'Operation');
     });
     expect(operations).toEqual(expect.arrayContaining(['GetItem', 'Query', 'TransactWriteItems', 'BatchGetItem']));
@@ -186,7 +186,7 @@ describe('the alarms', () => {
 
   it('fire on an integrity run that failed, timed out or was aborted', () => {
     const runs = alarm('integrity-run-failed');
-    const machine = { Ref: logicalId(stack.integrity!.stateMachine) };
+    const machine = { Ref: logicalId(stack.controller.integrity!.stateMachine) };
     expect(metricsOf(runs).map((metric) => [metric.name, dimension(metric, 'StateMachineArn')])).toEqual(
       expect.arrayContaining([
         ['ExecutionsFailed', machine],
@@ -202,11 +202,13 @@ describe('the alarms', () => {
     const kmsUsers = ['identities', 'routers', 'pki', 'authentication'] as const;
     const watchedLogs = filters.map((filter) => filter.LogGroupName);
     for (const group of kmsUsers) {
-      expect(watchedLogs).toContainEqual({ Ref: logicalId(stack.functions.get(group)!.logGroup as never) });
+      expect(watchedLogs).toContainEqual({ Ref: logicalId(stack.controller.functions.get(group)!.logGroup as never) });
     }
-    expect(watchedLogs).toContainEqual({ Ref: logicalId(stack.bootstrap.function.logGroup as never) });
+    expect(watchedLogs).toContainEqual({ Ref: logicalId(stack.controller.bootstrap.function.logGroup as never) });
     // A function that never calls KMS is not watched for it.
-    expect(watchedLogs).not.toContainEqual({ Ref: logicalId(stack.functions.get('database')!.logGroup as never) });
+    expect(watchedLogs).not.toContainEqual({
+      Ref: logicalId(stack.controller.functions.get('database')!.logGroup as never),
+    });
     for (const filter of filters) {
       expect(filter.FilterPattern).toBe(kmsErrorPattern());
       expect(filter.MetricTransformations).toEqual([

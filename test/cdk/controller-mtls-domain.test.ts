@@ -49,7 +49,7 @@ function environmentOf(resource: CfnResource): Record<string, unknown> {
 
 describe('the mTLS domain', () => {
   const { stack, resources, logicalId } = synth(true);
-  const bucketId = logicalId(stack.mtls.bucket);
+  const bucketId = logicalId(stack.controller.mtls.bucket);
 
   it('keeps the truststore in a versioned, private, encrypted bucket that outlives the stack', () => {
     const bucket = resources[bucketId]!;
@@ -70,7 +70,7 @@ describe('the mTLS domain', () => {
     expect(domain.Properties).toMatchObject({
       DomainName: DOMAIN,
       // The server certificate the bootstrap imported (controller-domain.test.ts), shown to be ours with this one.
-      RegionalCertificateArn: { 'Fn::GetAtt': [logicalId(stack.bootstrap.run), 'ServerCertificateArn'] },
+      RegionalCertificateArn: { 'Fn::GetAtt': [logicalId(stack.controller.bootstrap.run), 'ServerCertificateArn'] },
       OwnershipVerificationCertificateArn: OWNERSHIP_CERTIFICATE,
       SecurityPolicy: 'TLS_1_2',
       EndpointConfiguration: { Types: ['REGIONAL'] },
@@ -78,29 +78,29 @@ describe('the mTLS domain', () => {
     const uri = JSON.stringify((domain.Properties.MutualTlsAuthentication as { TruststoreUri: unknown }).TruststoreUri);
     expect(uri).toContain(bucketId);
     expect(uri).toContain(TRUSTSTORE_KEY);
-    expect(domain.DependsOn ?? []).toContain(logicalId(stack.bootstrap.run));
+    expect(domain.DependsOn ?? []).toContain(logicalId(stack.controller.bootstrap.run));
     const [, mapping] = ofType(resources, 'AWS::ApiGateway::BasePathMapping').find(
       ([, candidate]) => (candidate.Properties.DomainName as { Ref?: string }).Ref === domainId,
     ) as [string, CfnResource];
     expect(mapping.Properties.BasePath).toBeUndefined();
-    expect(mapping.Properties.RestApiId).toEqual({ Ref: logicalId(stack.api.restApi) });
+    expect(mapping.Properties.RestApiId).toEqual({ Ref: logicalId(stack.controller.api.restApi) });
   });
 
   it('lets only the bootstrap and the pki function publish it, and only pki re-point the domain', () => {
     const functions = ofType(resources, 'AWS::Lambda::Function');
     const publishers = functions.filter(([, fn]) => 'TRUSTSTORE_BUCKET' in environmentOf(fn)).map(([id]) => id);
     expect(publishers.sort()).toEqual(
-      [logicalId(stack.bootstrap.function), logicalId(stack.functions.get('pki')!)].sort(),
+      [logicalId(stack.controller.bootstrap.function), logicalId(stack.controller.functions.get('pki')!)].sort(),
     );
-    const pki = resources[logicalId(stack.functions.get('pki')!)]!;
+    const pki = resources[logicalId(stack.controller.functions.get('pki')!)]!;
     expect(environmentOf(pki)).toMatchObject({ TRUSTSTORE_KEY, MTLS_DOMAIN_NAME: DOMAIN });
-    expect(environmentOf(resources[logicalId(stack.bootstrap.function)]!).MTLS_DOMAIN_NAME).toBeUndefined();
+    expect(environmentOf(resources[logicalId(stack.controller.bootstrap.function)]!).MTLS_DOMAIN_NAME).toBeUndefined();
     const pkiRole = (pki.Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
     const patch = statementsOf(resources, pkiRole).find((statement) => statement.Action === 'apigateway:PATCH');
     expect(JSON.stringify(patch?.Resource)).toContain(`/domainnames/${DOMAIN}`);
     for (const [id, fn] of functions) {
       const role = (fn.Properties.Role as { 'Fn::GetAtt'?: [string] })['Fn::GetAtt']?.[0];
-      if (!role || id === logicalId(stack.functions.get('pki')!)) continue;
+      if (!role || id === logicalId(stack.controller.functions.get('pki')!)) continue;
       const actions = statementsOf(resources, role).flatMap((statement) => [statement.Action].flat());
       expect(actions, id).not.toContain('apigateway:PATCH');
     }

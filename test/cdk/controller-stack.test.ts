@@ -64,14 +64,14 @@ function statementsOfRole(roleId: string | undefined): Statement[] {
 const actionsOf = (statement: Statement): string[] => [statement.Action].flat();
 
 function functionLogicalId(group: OperationGroup): string {
-  const fn = stack.functions.get(group);
+  const fn = stack.controller.functions.get(group);
   if (!fn) throw new Error(`no function for ${group}`);
   return stack.getLogicalId(fn.node.defaultChild as CfnElement);
 }
 
 /** The logical id of the `live` alias of a group's function: what API Gateway invokes. */
 function aliasLogicalId(group: OperationGroup): string {
-  const fn = stack.functions.get(group);
+  const fn = stack.controller.functions.get(group);
   if (!fn) throw new Error(`no function for ${group}`);
   return stack.getLogicalId(fn.live.node.defaultChild as CfnElement);
 }
@@ -372,7 +372,7 @@ describe('ControllerStack', () => {
     const groups = operationGroupsOf(ROUTES);
 
     it('has exactly one Node 24 arm64 ESM function per operation group', () => {
-      expect([...stack.functions.keys()]).toEqual(groups);
+      expect([...stack.controller.functions.keys()]).toEqual(groups);
       const ids = groups.map(functionLogicalId);
       expect(new Set(ids).size).toBe(groups.length);
       for (const id of ids) {
@@ -385,7 +385,7 @@ describe('ControllerStack', () => {
           LoggingConfig: { LogFormat: 'JSON' },
           Environment: {
             Variables: {
-              TABLE_NAME: { Ref: stack.getLogicalId(stack.table.node.defaultChild as CfnElement) },
+              TABLE_NAME: { Ref: stack.getLogicalId(stack.controller.table.node.defaultChild as CfnElement) },
               API_SESSION_TIMEOUT_MINUTES: '30',
               JWKS_ALLOW_PRIVATE_IPS: 'false',
               NODE_OPTIONS: '--enable-source-maps',
