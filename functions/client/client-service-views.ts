@@ -38,12 +38,9 @@ export interface CallerServiceContext {
   readonly posture: PostureEvaluator;
 }
 
-/** How the client's service reads read what admins write: `READS.clientGrants`, eventually consistent. */
-export const ADMIN_WRITTEN = 'clientGrants' as const;
-
 /** A resolver of the roles of the caller's policies, for reads that read the entities selected (see `namedIdsExist`). */
 export function clientResolver(deps: Deps): RoleResolver {
-  return new RoleResolver(deps.store, { read: ADMIN_WRITTEN, namedIdsExist: true });
+  return new RoleResolver(deps.store, { read: 'clientGrants', namedIdsExist: true });
 }
 
 /** Wave 1 of every client service read (see `CallerServiceContext`). */
@@ -53,7 +50,7 @@ export async function readCallerServiceContext(
   requestedTypes: readonly string[],
 ): Promise<CallerServiceContext> {
   const [policies, children, wanted, checkCount, posture] = await Promise.all([
-    policiesSelecting(deps.store, SERVICE_POLICY, 'identities', selectable(caller.identity), ADMIN_WRITTEN),
+    policiesSelecting(deps.store, SERVICE_POLICY, 'identities', selectable(caller.identity), 'clientGrants'),
     listChildren(deps, identities.collection, caller.identity.id, identityServiceConfigs.collection),
     wantedConfigTypes(deps, requestedTypes),
     count(deps.store, postureChecks.collection),
@@ -89,7 +86,7 @@ export async function readPostureChecks(
 ): Promise<ReadonlyMap<string, PostureCheck>> {
   const ids = [...new Set([...idsByPolicy.values()].flat())];
   if (ids.length === 0) return new Map();
-  return new Map((await deps.store.getMany(postureChecks, ids, ADMIN_WRITTEN)).map((check) => [check.id, check]));
+  return new Map((await deps.store.getMany(postureChecks, ids, 'clientGrants')).map((check) => [check.id, check]));
 }
 
 /**
@@ -107,7 +104,7 @@ export async function configMaps(
   const overridesOf = (service: Service) =>
     (context.overrides.get(service.id) ?? []).filter((override) => wanted.has(override.configTypeId));
   const ids = docs.flatMap((doc) => [...doc.configs, ...overridesOf(doc).map((override) => override.configId)]);
-  const found = new Map((await deps.store.getMany(configs, ids, ADMIN_WRITTEN)).map((config) => [config.id, config]));
+  const found = new Map((await deps.store.getMany(configs, ids, 'clientGrants')).map((config) => [config.id, config]));
   return new Map(
     docs.map((doc) => {
       const config: Record<string, ServiceConfigMap[string]> = {};

@@ -14,7 +14,6 @@ import { ALL_ROLE } from '#shared/policy/roles.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { count, orderedIds } from '#shared/store/index-queries.ts';
 import {
-  ADMIN_WRITTEN,
   clientResolver,
   clientServiceViewOf,
   configMaps,
@@ -42,13 +41,13 @@ async function servicePage(deps: Deps, ids: readonly string[], params: ListParam
     const sorted = [...new Set(ids)].sort();
     if (params.sort[0]?.direction === 'desc') sorted.reverse();
     const page = sorted.slice(params.offset, params.offset + params.limit);
-    const items = await deps.store.getMany(services, page, ADMIN_WRITTEN);
+    const items = await deps.store.getMany(services, page, 'clientGrants');
     return { items, pagination: { limit: params.limit, offset: params.offset, totalCount: sorted.length } };
   }
   if (ids.length > READ_WHOLE_LIMIT) return listEntitiesAmong(deps, services, ids, params);
   const { roleFilter } = params;
   return deps.store
-    .getMany(services, ids, ADMIN_WRITTEN)
+    .getMany(services, ids, 'clientGrants')
     .then((docs) =>
       pageInMemory(
         docs,
@@ -82,7 +81,7 @@ async function grantedPage(
       count(deps.store, services.collection),
     ]);
     return async () => {
-      const items = await deps.store.getMany(services, ids, ADMIN_WRITTEN);
+      const items = await deps.store.getMany(services, ids, 'clientGrants');
       return {
         page: { items, pagination: { limit: params.limit, offset: params.offset, totalCount } },
         grants: new Map(items.map((doc) => [doc.id, grantAmong(policies, selectable(doc))])),
@@ -138,7 +137,7 @@ export const detailService: Operation = documented(
     const id = request.pathParameters.id ?? '';
     const [context, stored] = await Promise.all([
       readCallerServiceContext(deps, caller, requestedConfigTypes(request, caller)),
-      deps.store.get(services, id, ADMIN_WRITTEN),
+      deps.store.get(services, id, 'clientGrants'),
     ]);
     const grant = stored && grantAmong(context.policies, selectable(stored.doc));
     if (!stored || !grant || grant.policies.length === 0) throw notFound(services.label, id);

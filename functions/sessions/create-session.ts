@@ -105,14 +105,13 @@ export const createSession: Operation = documented(
     const type: DialBind = body.type ?? 'Dial';
     const now = deps.now();
     const me = selectable(identity);
-    const adminWritten = 'clientGrants';
     const sessionId = sessionIdFor(apiSession.id, type, body.serviceId);
 
     const [service, existing, identityPolicies, routerPolicies, routerRecords, posture] = await Promise.all([
-      deps.store.get(services, body.serviceId, adminWritten),
+      deps.store.get(services, body.serviceId, 'clientGrants'),
       deps.store.get(sessions, sessionId),
-      policiesSelecting(deps.store, SERVICE_POLICY, 'identities', me, adminWritten),
-      policiesSelecting(deps.store, EDGE_ROUTER_POLICY, 'identities', me, adminWritten),
+      policiesSelecting(deps.store, SERVICE_POLICY, 'identities', me, 'clientGrants'),
+      policiesSelecting(deps.store, EDGE_ROUTER_POLICY, 'identities', me, 'clientGrants'),
       edgeRouterRecords(deps),
       readPostureData(deps, apiSession.id),
     ]);
@@ -125,7 +124,7 @@ export const createSession: Operation = documented(
 
     const [checksOfPolicy, serviceRouterPolicies] = await Promise.all([
       checksNamedBy(deps, ofType),
-      policiesSelecting(deps.store, SERVICE_EDGE_ROUTER_POLICY, 'services', target, adminWritten),
+      policiesSelecting(deps.store, SERVICE_EDGE_ROUTER_POLICY, 'services', target, 'clientGrants'),
     ]);
 
     const { passing, failing } = evaluatePolicies(
