@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import type { ApiSession } from '#shared/auth/api-session.ts';
 import { markHasSessionsOp } from '#shared/auth/api-session-store.ts';
 import { type DialBind, type ServicePolicyRecord, servicePolicies } from '#shared/entities/policies.ts';
 import { type PostureCheck, postureChecks } from '#shared/entities/posture-check.ts';
@@ -22,7 +23,7 @@ import { recordFailedServiceRequest } from '#shared/posture/failed-requests.ts';
 import { type PostureData, readPostureData } from '#shared/posture/posture-data.ts';
 import { checkFailure, checkPasses } from '#shared/posture/posture-evaluation.ts';
 import { tagsField } from '#shared/schemas/common-fields.ts';
-import { edgeRouterRecords, sessionRouters, usableRouters } from './session-routers.ts';
+import { edgeRouterRecords, sessionEndsKey, sessionRouters, usableRouters } from './session-routers.ts';
 import { sessionView } from './session-view.ts';
 
 export const createSessionBody = z
@@ -171,8 +172,7 @@ export const createSession: Operation = documented(
     }
 
     const usable = usableRouters(routerRecords, routerPolicies, serviceRouterPolicies);
-    const routerIds = usable.map((router) => router.id);
-    if (routerIds.length === 0) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE');
+    if (usable.length === 0) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE');
 
     const same = existing?.doc;
     // The id is a hash: a session of another API session under it (never yet seen) gets a random id instead.
@@ -190,37 +190,41 @@ export const createSession: Operation = documented(
           identityId: identity.id,
           apiSessionId: apiSession.id,
           serviceId: service.doc.id,
-          edgeRouterIds: routerIds,
           servicePolicyIds: passing,
         };
     const [stored, routers] = await Promise.all([
-      reuse ? Promise.resolve(session) : storeSession(deps, session, apiSession.tokenHash),
+      reuse ? Promise.resolve(session) : storeSession(deps, session, apiSession),
       // The routers usable now, also for a session asked for again (the reference works them out on every answer).
       sessionRouters(deps, usable),
     ]);
     const context = {
       serviceNames: new Map([[service.doc.id, service.doc.name]]),
-      routers,
+      routers: new Map([
+        [sessionEndsKey(identity.id, service.doc.id), usable.flatMap((router) => routers.get(router.id) ?? [])],
+      ]),
       policyNames: new Map<string, string>(),
       apiSessions: new Set([apiSession.id]),
     };
     if (!reuse) deps.metrics.count('SessionsCreated', { type });
-    const view = sessionView({ ...stored, edgeRouterIds: routerIds }, context, 'client');
+    const view = sessionView(stored, context, 'client');
     return { statusCode: 201, body: { data: view, meta: { ...API_VERSION_META } } };
   },
   { body: createSessionBody },
 );
 
-/** Stores a new session with its API session's flag; another request creating the same one first wins. */
+/**
+ * Stores a new session, and its API session's flag that it has sessions unless already set (the API session's first
+ * session only: a later one leaves that item alone); another request creating the same session first wins.
+ */
 async function storeSession(
   deps: Parameters<Operation>[1],
   session: Session,
-  apiSessionTokenHash: string,
+  apiSession: ApiSession,
 ): Promise<Session> {
   try {
     await deps.store.transact([
       ...deps.store.createOps(sessions, session),
-      markHasSessionsOp(deps, apiSessionTokenHash),
+      ...(apiSession.hasSessions === true ? [] : [markHasSessionsOp(deps, apiSession.tokenHash)]),
     ]);
     return session;
   } catch (error) {

@@ -1,11 +1,16 @@
 import type * as z from 'zod';
 import { edgeRouterSchema, edgeRouters } from '#shared/entities/edge-router.ts';
 import type { EdgeRouterPolicyRecord, ServiceEdgeRouterPolicyRecord } from '#shared/entities/policies.ts';
-import { idsSelectedAmong, selectionsOf } from '#shared/policy/reach.ts';
+import { mapBounded } from '#shared/map-bounded.ts';
+import { EDGE_ROUTER_POLICY, SERVICE_EDGE_ROUTER_POLICY } from '#shared/policy/access.ts';
+import { idsSelectedAmong, policiesSelecting, type Selectable, selectionsOf } from '#shared/policy/reach.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { appDataSchema } from '#shared/schemas/map-field.ts';
 import { idOrderRecords } from '#shared/store/index-queries.ts';
-import type { SessionRouter } from './session-view.ts';
+import type { ClientEdgeRouterFields } from '#shared/views/client-edge-router-view.ts';
+
+/** What a session shows of one of its routers (an edge router's document, or its id-order record). */
+export type SessionRouter = ClientEdgeRouterFields;
 
 /**
  * The edge routers of a session, from the routers' id-order records: one query of small items (each router's name,
@@ -73,3 +78,56 @@ export async function sessionRouters(
   }
   return shown;
 }
+
+/** An identity and a service a session joins, as policies see them. */
+export interface SessionEnds {
+  readonly identity: Selectable;
+  readonly service: Selectable;
+}
+
+/**
+ * The routers each pair of an identity and a service may use now, as the reference works a session's routers out on
+ * every answer (a session stores none: what it may use follows the policies as they change, and its item stays the
+ * same size however many routers the network has). One wave: the edge router policies of each identity, the service
+ * edge router policies of each service and every router's record, each read once however many pairs share it.
+ * Keyed by {@link sessionEndsKey}.
+ */
+export async function routersOfPairs(
+  deps: Deps,
+  pairs: readonly SessionEnds[],
+): Promise<ReadonlyMap<string, readonly SessionRouter[]>> {
+  if (pairs.length === 0) return new Map();
+  const identitiesById = new Map(pairs.map(({ identity }) => [identity.id, identity]));
+  const servicesById = new Map(pairs.map(({ service }) => [service.id, service]));
+  const [records, identityPolicies, servicePolicies] = await Promise.all([
+    edgeRouterRecords(deps),
+    mapBounded([...identitiesById.values()], POLICY_READS_IN_FLIGHT, (identity) =>
+      policiesSelecting(deps.store, EDGE_ROUTER_POLICY, 'identities', identity, 'clientGrants'),
+    ),
+    mapBounded([...servicesById.values()], POLICY_READS_IN_FLIGHT, (service) =>
+      policiesSelecting(deps.store, SERVICE_EDGE_ROUTER_POLICY, 'services', service, 'clientGrants'),
+    ),
+  ]);
+  const ofIdentity = new Map([...identitiesById.keys()].map((id, i) => [id, identityPolicies[i] ?? []]));
+  const ofService = new Map([...servicesById.keys()].map((id, i) => [id, servicePolicies[i] ?? []]));
+  const usableByPair = new Map(
+    pairs.map(({ identity, service }) => [
+      sessionEndsKey(identity.id, service.id),
+      usableRouters(records, ofIdentity.get(identity.id) ?? [], ofService.get(service.id) ?? []),
+    ]),
+  );
+  const shown = await sessionRouters(deps, [
+    ...new Map([...usableByPair.values()].flat().map((r) => [r.id, r])).values(),
+  ]);
+  return new Map(
+    [...usableByPair].map(([key, usable]) => [key, usable.flatMap((router) => shown.get(router.id) ?? [])]),
+  );
+}
+
+/** The key of an identity and service pair in {@link routersOfPairs}' answer. */
+export function sessionEndsKey(identityId: string, serviceId: string): string {
+  return `${identityId}\n${serviceId}`;
+}
+
+/** Policy reads of a page of sessions in flight at once (a page holds at most a few hundred distinct ends). */
+const POLICY_READS_IN_FLIGHT = 16;

@@ -1,16 +1,15 @@
 import { storedApiSessionIds } from '#shared/auth/api-session-store.ts';
-import { edgeRouters } from '#shared/entities/edge-router.ts';
+import { identities } from '#shared/entities/identity.ts';
 import { servicePolicies } from '#shared/entities/policies.ts';
 import { services } from '#shared/entities/service.ts';
 import { type Session, sessions } from '#shared/entities/session.ts';
+import { selectable } from '#shared/policy/access.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { removeStoredSessions } from '#shared/posture/session-lifetime.ts';
 import type { Api } from '#shared/routes/route.ts';
-import { type ClientEdgeRouterFields, clientEdgeRouterView } from '#shared/views/client-edge-router-view.ts';
+import { clientEdgeRouterView } from '#shared/views/client-edge-router-view.ts';
 import { entityRef, selfLinks } from '#shared/views/entity-ref.ts';
-
-/** What a session shows of one of its routers (an edge router's document, or its id-order record). */
-export type SessionRouter = ClientEdgeRouterFields;
+import { routersOfPairs, type SessionRouter, sessionEndsKey } from './session-routers.ts';
 
 /**
  * An edge router of a session (`sessionEdgeRouter`): the client fields and its `urls`, empty: no router process
@@ -20,24 +19,29 @@ export function sessionEdgeRouterView(router: SessionRouter) {
   return { ...clientEdgeRouterView(router), urls: {} };
 }
 
-/** What the views of a page of sessions need besides the sessions: one parallel wave of batch reads. */
+/** What the views of a page of sessions need besides the sessions: two waves of reads, whatever the page holds. */
 export interface SessionViewContext {
   readonly serviceNames: ReadonlyMap<string, string>;
-  readonly routers: ReadonlyMap<string, SessionRouter>;
+  /** The routers each session's identity and service may use now, by {@link sessionEndsKey}. */
+  readonly routers: ReadonlyMap<string, readonly SessionRouter[]>;
   readonly policyNames: ReadonlyMap<string, string>;
   /** The page's API sessions that are still stored. */
   readonly apiSessions: ReadonlySet<string>;
 }
 
+/**
+ * The page's services, identities, policy names and API sessions (one wave of batch reads), then the routers each
+ * session may use (`routersOfPairs`, one wave more).
+ */
 export async function sessionViewContext(deps: Deps, page: readonly Session[], api: Api): Promise<SessionViewContext> {
-  const [serviceDocs, routerDocs, policyDocs, apiSessions] = await Promise.all([
+  const [serviceDocs, identityDocs, policyDocs, apiSessions] = await Promise.all([
     deps.store.getMany(
       services,
       page.map((session) => session.serviceId),
     ),
     deps.store.getMany(
-      edgeRouters,
-      page.flatMap((session) => session.edgeRouterIds),
+      identities,
+      page.map((session) => session.identityId),
     ),
     api === 'management'
       ? deps.store.getMany(
@@ -50,9 +54,16 @@ export async function sessionViewContext(deps: Deps, page: readonly Session[], a
       page.map((session) => session.apiSessionId),
     ),
   ]);
+  const servicesById = new Map(serviceDocs.map((service) => [service.id, service]));
+  const identitiesById = new Map(identityDocs.map((identity) => [identity.id, identity]));
+  const pairs = page.flatMap((session) => {
+    const identity = identitiesById.get(session.identityId);
+    const service = servicesById.get(session.serviceId);
+    return identity && service ? [{ identity: selectable(identity), service: selectable(service) }] : [];
+  });
   return {
     serviceNames: new Map(serviceDocs.map((service) => [service.id, service.name])),
-    routers: new Map(routerDocs.map((router) => [router.id, router])),
+    routers: await routersOfPairs(deps, pairs),
     policyNames: new Map(policyDocs.map((policy) => [policy.id, policy.name])),
     apiSessions,
   };
@@ -98,10 +109,9 @@ export function sessionView(session: Session, context: SessionViewContext, api: 
     identityId: session.identityId,
     token: session.token,
     type: session.type,
-    edgeRouters: session.edgeRouterIds.flatMap((id) => {
-      const router = context.routers.get(id);
-      return router ? [sessionEdgeRouterView(router)] : [];
-    }),
+    edgeRouters: (context.routers.get(sessionEndsKey(session.identityId, session.serviceId)) ?? []).map(
+      sessionEdgeRouterView,
+    ),
   };
   if (api === 'client') return view;
   return {

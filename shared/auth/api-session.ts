@@ -22,6 +22,12 @@ export const apiSessionSchema = z.object({
    */
   totpPending: z.boolean().optional(),
   extJwtPending: z.boolean().optional(),
+  /**
+   * Whether a Dial/Bind session or posture data was ever stored under it: ending it looks for those only then, and a
+   * session create sets the flag only when it is not set yet. Never shown.
+   */
+  hasSessions: z.boolean().optional(),
+  hasPosture: z.boolean().optional(),
   /** sha256 of the token: the key of the session item, and the only form of the token at rest. */
   tokenHash: z.string(),
 });

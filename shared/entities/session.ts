@@ -23,8 +23,6 @@ export const sessionSchema = z.object({
   identityId: z.string(),
   apiSessionId: z.string(),
   serviceId: z.string(),
-  /** The edge routers usable for the session when it was created (the caller's that the service may use). */
-  edgeRouterIds: z.array(z.string()),
   /** The service policies that granted it and whose posture checks passed (the management view's `servicePolicies`). */
   servicePolicyIds: z.array(z.string()),
 });

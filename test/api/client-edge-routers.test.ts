@@ -135,7 +135,6 @@ describe('client edge routers', () => {
       identityId: erin.identityId,
       apiSessionId: erin.apiSessionId,
       serviceId: svc,
-      edgeRouterIds: [publicC],
       servicePolicyIds: [],
     };
     const { store } = controller().deps;

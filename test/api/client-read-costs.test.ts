@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '#shared/store/keys.ts';
+import { itemSizeBytes } from '../../bench/item-size.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { dynamoDbReadUnits } from '../support/dynamodb-read-units.ts';
 import { dynamoDbTracker } from '../support/dynamodb-tracker.ts';
@@ -137,6 +138,68 @@ describe('what the client service list and a fresh session cost', () => {
       expect(ofMany.readUnits - ofOne.readUnits).toBeLessThanOrEqual(1);
     });
   }
+
+  it('stores no router in a session: its item weighs the same for 3 or 43 usable routers, and its routers follow the policies', async () => {
+    const { db, tableName: TableName } = controller().deps.store;
+    const sessionBytes = async (id: string) => {
+      const { Item } = await db.send(
+        new GetCommand({ TableName, Key: keys.entity('sessions', id), ConsistentRead: true }),
+      );
+      return itemSizeBytes(Item ?? {});
+    };
+    const routersOf = (body: { data: { edgeRouters: { name: string }[] } }) =>
+      body.data.edgeRouters.map((router) => router.name).sort();
+    const few = await network('weigh-few', 1, 1);
+    const fewSession = await session(few.token, few.serviceId, 'Dial')();
+    expect(routersOf(fewSession.body)).toHaveLength(3);
+
+    const many = await network('weigh-many', 1, 1);
+    for (let i = 0; i < 40; i++) {
+      const name = `rc-weigh-${String(i).padStart(2, '0')}-${'r'.repeat(40)}`;
+      await createdId('/edge-routers', { name, roleAttributes: ['rc-weigh-edge'] });
+    }
+    await createdId('/edge-router-policies', {
+      name: 'rc-weigh-many-erp',
+      semantic: 'AnyOf',
+      identityRoles: ['#rc-weigh-many'],
+      edgeRouterRoles: ['#rc-weigh-edge'],
+    });
+    await createdId('/service-edge-router-policies', {
+      name: 'rc-weigh-many-serp',
+      semantic: 'AnyOf',
+      serviceRoles: ['#rc-weigh-many-svc'],
+      edgeRouterRoles: ['#rc-weigh-edge'],
+    });
+    const manySession = await session(many.token, many.serviceId, 'Dial')();
+    expect(routersOf(manySession.body)).toHaveLength(43);
+    // The same fields, ids of the same length: within a few bytes, not the 43 routers' ids.
+    const [fewBytes, manyBytes] = [
+      await sessionBytes(fewSession.body.data.id),
+      await sessionBytes(manySession.body.data.id),
+    ];
+    expect(Math.abs(manyBytes - fewBytes)).toBeLessThan(16);
+
+    // The routers a session shows are those its identity and service may use now (the reference works them out on
+    // every read): a new edge router policy adds one, on both APIs.
+    const extra = await createdId('/edge-routers', { name: 'rc-weigh-extra', roleAttributes: ['rc-weigh-extra'] });
+    await createdId('/edge-router-policies', {
+      name: 'rc-weigh-extra-erp',
+      semantic: 'AnyOf',
+      identityRoles: ['#rc-weigh-few'],
+      edgeRouterRoles: ['#rc-weigh-extra'],
+    });
+    await createdId('/service-edge-router-policies', {
+      name: 'rc-weigh-extra-serp',
+      semantic: 'AnyOf',
+      serviceRoles: ['#rc-weigh-few-svc'],
+      edgeRouterRoles: [`@${extra}`],
+    });
+    const id = fewSession.body.data.id as string;
+    const detail = await controller().call('GET', `${C}/sessions/${id}`, { token: few.token });
+    expect(routersOf(detail.body)).toEqual([...routersOf(fewSession.body), 'rc-weigh-extra'].sort());
+    const managed = await call('GET', `/sessions/${id}`);
+    expect(routersOf(managed.body)).toEqual(routersOf(detail.body));
+  });
 
   it("shows each router's appData from its record, and reads a router whole whose record predates appData", async () => {
     const fresh = await network('legacy', 1, 1);

@@ -309,7 +309,6 @@ describe('the integrity scan', () => {
         identityId: 'gone-identity',
         apiSessionId: 'gone-api-session',
         serviceId: 'gone-service',
-        edgeRouterIds: [],
         servicePolicyIds: [],
       }),
     );
