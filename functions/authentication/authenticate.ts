@@ -12,7 +12,7 @@ import { parseWith } from '#shared/http/validate.ts';
 import { totpAuthQuery } from '#shared/mfa/auth-queries.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { limitLoginAttempt, recordLoginFailure } from '#shared/rate-limit/login-limits.ts';
-import { checkLiveOp, type Guard, partialUpdateOps } from '#shared/store/partial-update.ts';
+import { type Guard, partialUpdateOps } from '#shared/store/partial-update.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { currentApiSessionView } from '#shared/views/api-session-view.ts';
 import {
@@ -42,11 +42,19 @@ function policyAllows(policy: AuthPolicy, method: AuthMethod): boolean {
 }
 
 /**
- * The write on the identity that the new session commits with: the identity is live (exists, no delete has marked
- * it) and not disabled now, so a login racing a delete or a disable cannot leave a live session behind. It also
- * stores the environment and SDK the client reported, if any (the version moves, the filter record follows).
+ * The write on the identity that a login commits with: the environment and SDK the client reported, when they
+ * changed (the version moves, the filter record follows), and only while the identity is still live and enabled. A
+ * login that reports nothing new writes nothing of the identity and checks nothing of it in the write either: a
+ * session begins at the instant before its identity was read (`beganAt`), so a disable, revocation or delete that
+ * lands between that read and this write ends it at its first use, as it ends every older session (`isRevoked`,
+ * checked on every request), with no write unit spent on every login to re-check the identity.
  */
 function identityCommitOps(deps: Deps, identity: Identity, body: AuthenticateBody): WriteOp[] {
+  const reported = {
+    ...(body.envInfo && canonical(body.envInfo) !== canonical(identity.envInfo) ? { envInfo: body.envInfo } : {}),
+    ...(body.sdkInfo && canonical(body.sdkInfo) !== canonical(identity.sdkInfo) ? { sdkInfo: body.sdkInfo } : {}),
+  };
+  if (Object.keys(reported).length === 0) return [];
   const now = deps.now().toISOString();
   const enabled: Guard = {
     anyOf: [
@@ -55,14 +63,6 @@ function identityCommitOps(deps: Deps, identity: Identity, body: AuthenticateBod
     ],
   };
   const refused = () => new ApiError('INVALID_AUTH');
-  // What the SDK reported is written only when it changed: the same SDK logging in again writes nothing of the identity.
-  const reported = {
-    ...(body.envInfo && canonical(body.envInfo) !== canonical(identity.envInfo) ? { envInfo: body.envInfo } : {}),
-    ...(body.sdkInfo && canonical(body.sdkInfo) !== canonical(identity.sdkInfo) ? { sdkInfo: body.sdkInfo } : {}),
-  };
-  if (Object.keys(reported).length === 0) {
-    return [checkLiveOp(deps.store, identities, identity.id, enabled, refused)];
-  }
   return partialUpdateOps(deps.store, identities, identity, { ...reported, updatedAt: now }, enabled, refused);
 }
 
@@ -108,6 +108,8 @@ export const authenticate: Operation = async (request, deps) => {
 
 async function login(request: OperationRequest, deps: Deps, method: AuthMethod): Promise<HttpResult> {
   const body = parseWith(authenticateBodySchema, request.body);
+  // Before anything of the identity is read: the session begins here (see identityCommitOps).
+  const beganAt = deps.now();
 
   // Malformed credentials are a 400 that costs nothing; the rest are counted before any hash or signature is paid for
   // (the counters go out with the first reads, which need no secret checked).
@@ -137,6 +139,7 @@ async function login(request: OperationRequest, deps: Deps, method: AuthMethod):
   const mfa = subject.mfa !== undefined ? subject.mfa : (await deps.store.get(mfas, identity.id))?.doc;
   const totpPending = policy.secondary.requireTotp || mfa?.isVerified === true;
   const { token, session, ops } = createApiSessionOps(deps, {
+    beganAt,
     identityId: identity.id,
     authenticatorId,
     ipAddress: request.sourceIp,

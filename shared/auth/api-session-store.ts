@@ -48,6 +48,11 @@ export interface SessionRef {
 }
 
 export interface NewApiSession {
+  /**
+   * When the session begins (its `createdAt`), when not now: a login gives the instant before it read the identity,
+   * so whatever ended the identity's sessions after that read ends this one too (`isRevoked`).
+   */
+  readonly beganAt?: Date;
   readonly identityId: string;
   readonly authenticatorId: string;
   readonly ipAddress: string;
@@ -113,7 +118,7 @@ export function createApiSessionOps(
   input: NewApiSession,
 ): { token: string; session: ApiSession; ops: WriteOp[] } {
   const token = newSessionToken(input.identityId);
-  const now = deps.now();
+  const now = input.beganAt ?? deps.now();
   const session: ApiSession = {
     id: newId(),
     createdAt: now.toISOString(),

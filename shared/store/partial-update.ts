@@ -64,35 +64,6 @@ function liveCondition(guard: Guard | undefined): Compiled {
   };
 }
 
-const withNames = (names: Record<string, string>) =>
-  Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {};
-
-/**
- * A check, in a transaction, that the entity is live and `guard` holds: what a write elsewhere in the transaction
- * depends on (a login's session needs its identity, enabled).
- */
-export function checkLiveOp<D extends BaseDocument>(
-  store: Store,
-  def: EntityDefinition<D>,
-  id: string,
-  guard: Guard | undefined,
-  onFailed: () => ApiError,
-): WriteOp {
-  const condition = liveCondition(guard);
-  return {
-    item: {
-      ConditionCheck: {
-        TableName: store.tableName,
-        Key: keys.entity(def.collection, id),
-        ConditionExpression: condition.expression,
-        ...withNames(condition.names),
-        ExpressionAttributeValues: condition.values,
-      },
-    },
-    onConditionFailed: onFailed,
-  };
-}
-
 /**
  * Sets `changes` on the entity as `current` was read, when it is live and `guard` holds: the version moves, and its
  * filter record is rewritten from `current` with the changes (a write racing this one can leave the record a write

@@ -96,6 +96,56 @@ describe('logins that race a delete', () => {
   });
 });
 
+describe('logins that race a disable', () => {
+  it('leave no usable session when the identity is disabled after the login read it, even after an enable', async () => {
+    const user = await userUnder('default', 'race-disable');
+    const { db } = controller().deps.store;
+    let armed = true;
+    // The disable lands just after the login read the identity (enabled), before the login stores its session.
+    db.middlewareStack.add(
+      (next, context) => async (args) => {
+        const answer = await next(args);
+        const readsTheIdentity = JSON.stringify(args.input).includes(`identities#${user.identityId}`);
+        if (armed && context.commandName === 'BatchGetItemCommand' && readsTheIdentity) {
+          armed = false;
+          expect((await call('POST', `/identities/${user.identityId}/disable`, { durationMinutes: 0 })).status).toBe(
+            200,
+          );
+        }
+        return answer;
+      },
+      { step: 'initialize', name: 'disableAfterTheLoginReads' },
+    );
+    let raced: Awaited<ReturnType<typeof login>>;
+    try {
+      raced = await login(user.username, user.password);
+    } finally {
+      armed = false;
+      db.middlewareStack.remove('disableAfterTheLoginReads');
+    }
+    expect([200, 401]).toContain(raced.status);
+    expect((await call('POST', `/identities/${user.identityId}/enable`)).status).toBe(200);
+    if (raced.status === 200) {
+      const used = await controller().call('GET', '/edge/client/v1/current-api-session', {
+        token: raced.body.data.token,
+      });
+      expect(used.status).toBe(401);
+    }
+    const sessions = await call(
+      'GET',
+      `/api-sessions?filter=${encodeURIComponent(`identityId = "${user.identityId}"`)}`,
+    );
+    expect(sessions.body.data).toEqual([]);
+    // A login after the enable is a new session, and works.
+    const after = await login(user.username, user.password);
+    expect(after.status).toBe(200);
+    const usedAfter = await controller().call('GET', '/edge/client/v1/current-api-session', {
+      token: after.body.data.token,
+    });
+    expect(usedAfter.status).toBe(200);
+  });
+});
+
 describe('the default admin', () => {
   it('cannot be disabled, by itself or anyone', async () => {
     const me = await call('GET', '/current-identity');
