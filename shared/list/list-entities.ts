@@ -1,5 +1,6 @@
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import type { Deps } from '../ports/deps.ts';
+import { requiredSubstrings } from '../query/required-substrings.ts';
 import { allOfType, count, filterRecords, filterRecordsOf, idsWithRole, orderedIds } from '../store/index-queries.ts';
 import { documentOf } from '../store/keys.ts';
 import { type CandidateKeys, candidateKeys } from './candidate-keys.ts';
@@ -84,7 +85,8 @@ export async function listEntities<D extends BaseDocument>(
 
   if (def.readsById === false) return pageInMemory(await readAll(deps, def), params, def.filterable, keep);
   // Filter, sort and cut on the small records, then read only the page's entities.
-  const records = await filterRecords(deps.store, def.collection);
+  // Only records that can match come back from the table: those holding the filter's `contains` needles.
+  const records = await filterRecords(deps.store, def.collection, requiredSubstrings(params.where));
   const page = pageInMemory(records, params, def.filterable, (record) => keep(record as D));
   const items = await deps.store.getMany(
     def,

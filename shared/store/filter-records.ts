@@ -64,8 +64,30 @@ function segmentQuery(partition: string, index: number) {
   };
 }
 
-/** Every item of one segment, all pages. */
-async function segmentItems(store: TableClient, partition: string, index: number) {
+/**
+ * The filter expression that keeps only the items whose record's JSON holds every needle, as JSON writes it (each
+ * character escaped on its own, so a value holding the needle holds its escaped text), and the items of the earlier
+ * layout, which have no `record` and are left to the caller's filter. DynamoDB bills the items it read either way;
+ * what it leaves out is never sent, unmarshalled or parsed.
+ */
+function recordsHolding(needles: readonly string[]) {
+  if (needles.length === 0) return undefined;
+  const values = Object.fromEntries(needles.map((needle, i) => [`:needle${i}`, JSON.stringify(needle).slice(1, -1)]));
+  const holds = Object.keys(values).map((name) => `contains(#record, ${name})`);
+  return {
+    FilterExpression: `attribute_not_exists(#record) OR (${holds.join(' AND ')})`,
+    ExpressionAttributeNames: { '#record': RECORD_ATTRIBUTE },
+    values,
+  };
+}
+
+/** Every item of one segment, all pages, but those `holding` leaves out. */
+async function segmentItems(
+  store: TableClient,
+  partition: string,
+  index: number,
+  holding: ReturnType<typeof recordsHolding>,
+) {
   const { condition, values, excluded } = segmentQuery(partition, index);
   const items: Record<string, unknown>[] = [];
   let start: QueryCommandInput['ExclusiveStartKey'];
@@ -74,7 +96,10 @@ async function segmentItems(store: TableClient, partition: string, index: number
       new QueryCommand({
         TableName: store.tableName,
         KeyConditionExpression: condition,
-        ExpressionAttributeValues: values,
+        ExpressionAttributeValues: { ...values, ...holding?.values },
+        ...(holding
+          ? { FilterExpression: holding.FilterExpression, ExpressionAttributeNames: holding.ExpressionAttributeNames }
+          : {}),
         ...readOptions('filterRecords'),
         ExclusiveStartKey: start,
       }),
@@ -85,10 +110,19 @@ async function segmentItems(store: TableClient, partition: string, index: number
   return items;
 }
 
-/** Every entity's filter record of a type, in no particular order: the id partition's segments read at once. */
-export async function filterRecords(store: TableClient, collection: string): Promise<Record<string, unknown>[]> {
+/**
+ * Every entity's filter record of a type, in no particular order: the id partition's segments read at once. With
+ * `needles` (`requiredSubstrings` of the list's filter), only the records holding them all in some field, and any
+ * record of the earlier layout: a superset of what the filter matches, which the caller's filter then decides.
+ */
+export async function filterRecords(
+  store: TableClient,
+  collection: string,
+  needles: readonly string[] = [],
+): Promise<Record<string, unknown>[]> {
   const partition = keys.idOrder(collection, '').PK;
-  const segments = await Promise.all(SEGMENT_STARTS.map((_, index) => segmentItems(store, partition, index)));
+  const holding = recordsHolding(needles);
+  const segments = await Promise.all(SEGMENT_STARTS.map((_, index) => segmentItems(store, partition, index, holding)));
   return segments.flat().map(recordOfItem);
 }
 
