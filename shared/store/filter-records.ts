@@ -64,6 +64,9 @@ function segmentQuery(partition: string, index: number) {
   };
 }
 
+/** Needles sent with a read at most. */
+const MAX_NEEDLES = 8;
+
 /**
  * The filter expression that keeps only the items whose record's JSON holds every needle, as JSON writes it (each
  * character escaped on its own, so a value holding the needle holds its escaped text), and the items of the earlier
@@ -72,7 +75,9 @@ function segmentQuery(partition: string, index: number) {
  */
 function recordsHolding(needles: readonly string[]) {
   if (needles.length === 0) return undefined;
-  const values = Object.fromEntries(needles.map((needle, i) => [`:needle${i}`, JSON.stringify(needle).slice(1, -1)]));
+  // The longest say the most and keep the expression well inside DynamoDB's 4 KB; the filter checks every one.
+  const sent = [...needles].sort((a, b) => b.length - a.length).slice(0, MAX_NEEDLES);
+  const values = Object.fromEntries(sent.map((needle, i) => [`:needle${i}`, JSON.stringify(needle).slice(1, -1)]));
   const holds = Object.keys(values).map((name) => `contains(#record, ${name})`);
   return {
     FilterExpression: `attribute_not_exists(#record) OR (${holds.join(' AND ')})`,
