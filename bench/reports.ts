@@ -98,7 +98,8 @@ export function containsReport(
     ),
     '',
     'The point read is `GET /identities/{id}` at the same size. The last column times `filterRecords` called on the ' +
-      "store directly (the parallel key-range queries and the SDK's unmarshalling): the rest of a list's time is the " +
+      "store directly with the filter's needle, as the list calls it (the parallel key-range queries, which read every " +
+      "record and send back those holding the needle, and the SDK's unmarshalling): the rest of a list's time is the " +
       "HTTP round trip, parsing the filter, filtering and sorting the records in memory, and reading and rendering the page's entities.",
     '',
     large.measured

@@ -26,6 +26,22 @@ interface Network {
   readonly serviceId: string;
 }
 
+/** An edge router policy for an identity role and a service edge router policy for a service role, over one router role. */
+async function routerPolicyPair(name: string, identityRole: string, serviceRole: string, edgeRouterRole: string) {
+  await createdId('/edge-router-policies', {
+    name: `${name}-erp`,
+    semantic: 'AnyOf',
+    identityRoles: [identityRole],
+    edgeRouterRoles: [edgeRouterRole],
+  });
+  await createdId('/service-edge-router-policies', {
+    name: `${name}-serp`,
+    semantic: 'AnyOf',
+    serviceRoles: [serviceRole],
+    edgeRouterRoles: [edgeRouterRole],
+  });
+}
+
 /**
  * A caller with its own attribute, a service, and `count` Dial and as many Bind policies granting it (half by the
  * service's attribute, half by its `@id`), `routerPolicies` edge router policies and as many service edge router
@@ -49,18 +65,8 @@ async function network(label: string, count: number, routerPolicies: number): Pr
     }
   }
   for (let i = 0; i < routerPolicies; i++) {
-    await createdId('/edge-router-policies', {
-      name: `rc-${label}-erp-${i}`,
-      semantic: 'AnyOf',
-      identityRoles: [`#rc-${label}`],
-      edgeRouterRoles: i === 0 ? ['#rc-edge'] : [`#rc-edge-${i}`],
-    });
-    await createdId('/service-edge-router-policies', {
-      name: `rc-${label}-serp-${i}`,
-      semantic: 'AnyOf',
-      serviceRoles: [`#rc-${label}-svc`],
-      edgeRouterRoles: i === 0 ? ['#rc-edge'] : [`#rc-edge-${i}`],
-    });
+    const routerRole = i === 0 ? '#rc-edge' : `#rc-edge-${i}`;
+    await routerPolicyPair(`rc-${label}-${i}`, `#rc-${label}`, `#rc-${label}-svc`, routerRole);
   }
   const login = await controller().call('POST', `${C}/authenticate?method=password`, {
     body: { username: user.username, password: user.password },
@@ -158,18 +164,7 @@ describe('what the client service list and a fresh session cost', () => {
       const name = `rc-weigh-${String(i).padStart(2, '0')}-${'r'.repeat(40)}`;
       await createdId('/edge-routers', { name, roleAttributes: ['rc-weigh-edge'] });
     }
-    await createdId('/edge-router-policies', {
-      name: 'rc-weigh-many-erp',
-      semantic: 'AnyOf',
-      identityRoles: ['#rc-weigh-many'],
-      edgeRouterRoles: ['#rc-weigh-edge'],
-    });
-    await createdId('/service-edge-router-policies', {
-      name: 'rc-weigh-many-serp',
-      semantic: 'AnyOf',
-      serviceRoles: ['#rc-weigh-many-svc'],
-      edgeRouterRoles: ['#rc-weigh-edge'],
-    });
+    await routerPolicyPair('rc-weigh-many', '#rc-weigh-many', '#rc-weigh-many-svc', '#rc-weigh-edge');
     const manySession = await session(many.token, many.serviceId, 'Dial')();
     expect(routersOf(manySession.body)).toHaveLength(43);
     // The same fields, ids of the same length: within a few bytes, not the 43 routers' ids.
@@ -182,18 +177,7 @@ describe('what the client service list and a fresh session cost', () => {
     // The routers a session shows are those its identity and service may use now (the reference works them out on
     // every read): a new edge router policy adds one, on both APIs.
     const extra = await createdId('/edge-routers', { name: 'rc-weigh-extra', roleAttributes: ['rc-weigh-extra'] });
-    await createdId('/edge-router-policies', {
-      name: 'rc-weigh-extra-erp',
-      semantic: 'AnyOf',
-      identityRoles: ['#rc-weigh-few'],
-      edgeRouterRoles: ['#rc-weigh-extra'],
-    });
-    await createdId('/service-edge-router-policies', {
-      name: 'rc-weigh-extra-serp',
-      semantic: 'AnyOf',
-      serviceRoles: ['#rc-weigh-few-svc'],
-      edgeRouterRoles: [`@${extra}`],
-    });
+    await routerPolicyPair('rc-weigh-extra', '#rc-weigh-few', '#rc-weigh-few-svc', `@${extra}`);
     const id = fewSession.body.data.id as string;
     const detail = await controller().call('GET', `${C}/sessions/${id}`, { token: few.token });
     expect(routersOf(detail.body)).toEqual([...routersOf(fewSession.body), 'rc-weigh-extra'].sort());
