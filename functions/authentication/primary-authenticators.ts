@@ -4,8 +4,9 @@ import { type Authenticator, authenticators } from '#shared/entities/authenticat
 import { type Identity, identities, isDisabledAt } from '#shared/entities/identity.ts';
 import { type Mfa, mfas } from '#shared/entities/mfa.ts';
 import { ApiError } from '#shared/errors/api-error.ts';
+import { bearerTokenOf } from '#shared/ext-jwt/bearer-token.ts';
 import { identityIdOfClaim } from '#shared/ext-jwt/identity-of-claim.ts';
-import { bearerTokenOf, ExternalJwtRefused, verifyExternalJwt } from '#shared/ext-jwt/verify-external-jwt.ts';
+import { ExternalJwtRefused, verifyExternalJwt } from '#shared/ext-jwt/verify-external-jwt.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import type { Logger } from '#shared/log/logger.ts';
 import type { Deps } from '#shared/ports/deps.ts';

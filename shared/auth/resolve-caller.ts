@@ -1,7 +1,6 @@
 import type { Identity } from '../entities/identity.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { extJwtCompletesRequest } from '../ext-jwt/secondary-ext-jwt.ts';
-import { bearerTokenOf } from '../ext-jwt/verify-external-jwt.ts';
+import { bearerTokenOf } from '../ext-jwt/bearer-token.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { AuthLevel } from '../routes/route.ts';
 import type { ApiSession } from './api-session.ts';
@@ -42,6 +41,8 @@ async function completedByExtJwt(
     session.isMfaRequired && !session.isMfaComplete && session.totpPending === false && session.extJwtPending === true;
   // The bearer is looked for first: most partial requests bring none, and they should not cost a policy read.
   if (!waitsOnlyForExtJwt || !bearerTokenOf(headers)) return session;
+  // Loaded by the first request that brings one: its verification (jose, the JWKS cache) is no part of a cold start.
+  const { extJwtCompletesRequest } = await import('../ext-jwt/secondary-ext-jwt.ts');
   if (!(await extJwtCompletesRequest(deps, headers, identity, deps.logger))) return session;
   await deps.store.transact([extJwtPassedOp(deps, session)]);
   deps.logger.info('api session completed by its secondary ext-jwt', { apiSessionId: session.id });

@@ -3,8 +3,9 @@ import { type ExternalJwtSigner, externalJwtSigners } from '../entities/external
 import type { Identity } from '../entities/identity.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Deps } from '../ports/deps.ts';
+import { bearerTokenOf } from './bearer-token.ts';
 import { identityIdOfClaim } from './identity-of-claim.ts';
-import { bearerTokenOf, verifyExternalJwt } from './verify-external-jwt.ts';
+import { verifyExternalJwt } from './verify-external-jwt.ts';
 
 type Headers = Readonly<Record<string, string | undefined>>;
 

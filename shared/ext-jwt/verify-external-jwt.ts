@@ -30,12 +30,6 @@ export interface VerifiedExternalJwt {
   readonly payload: JWTPayload;
 }
 
-/** The bearer token of an `Authorization` header, if it carries one. */
-export function bearerTokenOf(headers: Readonly<Record<string, string | undefined>>): string | undefined {
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(headers.authorization ?? '');
-  return match?.[1];
-}
-
 /** jose, loaded by the first request that brings an external JWT: most requests bring none. */
 const jose = () => import('jose');
 
