@@ -21,6 +21,7 @@ export type ConfigType = z.infer<typeof configTypeSchema>;
 
 export const configTypes: EntityDefinition<ConfigType> = {
   collection: 'config-types',
+  readWhole: true,
   label: 'config type',
   schema: configTypeSchema,
   unique: ['name'],

@@ -106,6 +106,13 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
    * lists must then read the type rather than the entities a filter pins by id.
    */
   readonly readsById?: boolean;
+  /**
+   * True for a type some operation reads whole (`readAll`: every posture check for a session's policies, every config
+   * type for a client that asks for all): only its documents enter the type index (GSI1), whose copies cost a write
+   * unit per KB on every create, update and delete and whose one partition per type takes every write of it. Keep it
+   * to small types admins write; lists never need it (they read filter records).
+   */
+  readonly readWhole?: boolean;
   /** The role-attribute field that a list's `roleFilter` matches, for types policies select by role. */
   readonly roleAttributesField?: keyof D & string;
   /**

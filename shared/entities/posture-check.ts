@@ -66,6 +66,7 @@ export type PostureCheck = z.infer<typeof postureCheckSchema>;
 
 export const postureChecks: EntityDefinition<PostureCheck> = {
   collection: 'posture-checks',
+  readWhole: true,
   label: 'posture check',
   schema: postureCheckSchema,
   unique: ['name'],

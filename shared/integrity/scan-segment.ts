@@ -16,6 +16,7 @@ import {
   roleOfMember,
   selectionKeysOf,
 } from '../store/derived-items.ts';
+import { DOCUMENT_INDEX_KEYS, documentIndexKeys } from '../store/entity-store.ts';
 import { documentOf, itemKindOf, keys } from '../store/keys.ts';
 import { ownedKindOf } from '../store/owned-items.ts';
 import { withoutNamedRoles } from '../store/policies-naming.ts';
@@ -493,9 +494,44 @@ async function checkApiSessions(scan: Scan, items: readonly Item[]): Promise<num
   return items.length - removed;
 }
 
+/** Whether a document's item carries exactly the index keys its type's layout gives it (`documentIndexKeys`). */
+function indexKeysAsLaid(item: Item, entity: Entity): boolean {
+  const want = documentIndexKeys(entity.def, entity.doc);
+  return DOCUMENT_INDEX_KEYS.every((name) => item[name] === want[name]);
+}
+
+/**
+ * Documents whose index keys are not those of their type's layout: a type that left the type index (only types read
+ * whole stay in it) keeps its older documents there, each write of theirs paying for the copy, until rewritten; a
+ * document of a type read whole that is missing from it would be left out of `readAll` (a session's posture checks).
+ * Fix: the item written again with the keys its layout gives, if its version is still the one read.
+ */
+async function checkIndexKeys(scan: Scan, documents: readonly { item: Item; entity: Entity }[]): Promise<void> {
+  for (const { item, entity } of documents) {
+    if (indexKeysAsLaid(item, entity)) continue;
+    const key = keys.entity(entity.def.collection, entity.doc.id);
+    await repair(scan, `${label(entity)} carries index keys its type's layout does not give it`, async (fresh) => {
+      const current = fresh ? (await read(scan, [key])).get(itemKeyOf(key)) : item;
+      const now = current ? entityOf(current) : undefined;
+      if (!current || !now || now === 'unreadable' || indexKeysAsLaid(current, now)) return [];
+      const rest = Object.fromEntries(
+        Object.entries(current).filter(([name]) => !(DOCUMENT_INDEX_KEYS as readonly string[]).includes(name)),
+      );
+      return [
+        itemOps.putIfVersion(
+          scan.deps.store.tableName,
+          { ...rest, ...documentIndexKeys(now.def, now.doc) },
+          now.version,
+        ),
+      ];
+    });
+  }
+}
+
 /** Sorts one page's items by what they are and checks each kind together. */
 async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
   const entities: Entity[] = [];
+  const documents: { item: Item; entity: Entity }[] = [];
   const derived: Item[] = [];
   const packs: Item[] = [];
   const catalog: Item[] = [];
@@ -511,8 +547,10 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
       scan.findings.add(`${pk} does not parse as its type's document`, false);
       continue;
     }
-    if (entity) entities.push(entity);
-    else if (kind === 'apiSession') apiSessions.push(item);
+    if (entity) {
+      entities.push(entity);
+      documents.push({ item, entity });
+    } else if (kind === 'apiSession') apiSessions.push(item);
     else if (kind === 'retiredFilterPack') packs.push(item);
     else if (ownedKindOf(item)) ownedItems.push(item);
     else if (kind === 'roleCatalog') catalog.push(item);
@@ -522,6 +560,7 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
     }
   }
   await checkEntities(scan, entities);
+  await checkIndexKeys(scan, documents);
   const stale = derived.length > 0 ? await checkDerived(scan, derived) : new Set<string>();
   // A stale member says nothing of the catalog: its removal prunes the entry when nobody else holds it.
   const liveMembers = members.filter((member) => !stale.has(itemKeyOf(member as { PK: string; SK: string })));

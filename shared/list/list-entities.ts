@@ -144,8 +144,9 @@ async function readCandidates<D extends BaseDocument>(
   );
 }
 
-/** Every entity of a type, in id order. */
+/** Every entity of a type, in id order: a type declared `readWhole`, whose documents the type index holds. */
 export async function readAll<D extends BaseDocument>(deps: Deps, def: EntityDefinition<D>): Promise<D[]> {
+  if (!def.readWhole) throw new Error(`${def.collection} are not read whole: declare readWhole on their definition`);
   return (await allOfType(deps.store, def.collection)).map((item) => def.schema.parse(documentOf(item)));
 }
 

@@ -508,15 +508,7 @@ export class Store implements TableClient {
   }
 
   private layout<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): Record<string, string> {
-    const parent = def.parentOf?.(doc);
-    return {
-      ...keys.entity(def.collection, doc.id),
-      GSI1PK: keys.typeIndex(def.collection),
-      GSI1SK: doc.id,
-      ...(parent
-        ? { GSI2PK: keys.parentIndex(parent.collection, parent.id), GSI2SK: `${def.collection}#${doc.id}` }
-        : {}),
-    };
+    return { ...keys.entity(def.collection, doc.id), ...documentIndexKeys(def, doc) };
   }
 
   /**
@@ -547,6 +539,23 @@ export class Store implements TableClient {
   private countOp<D extends BaseDocument>(def: EntityDefinition<D>, delta: number): WriteOp {
     return counterOp(this.tableName, def.collection, delta);
   }
+}
+
+/** The index attributes a document's item carries. */
+export const DOCUMENT_INDEX_KEYS = ['GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK'] as const;
+
+/**
+ * The index keys of an entity's document item: the type index (GSI1) for a type read whole (`readWhole`), the parent
+ * index (GSI2) for a child (`parentOf`); nothing else enters an index, since every copy costs a write unit per KB.
+ */
+export function documentIndexKeys<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): Record<string, string> {
+  const parent = def.parentOf?.(doc);
+  return {
+    ...(def.readWhole ? { GSI1PK: keys.typeIndex(def.collection), GSI1SK: doc.id } : {}),
+    ...(parent
+      ? { GSI2PK: keys.parentIndex(parent.collection, parent.id), GSI2SK: `${def.collection}#${doc.id}` }
+      : {}),
+  };
 }
 
 /** A move of a type's counter by `delta`, tagged so `transact` merges it with the transaction's others. */

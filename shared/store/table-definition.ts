@@ -3,8 +3,9 @@
  *
  * - Base table: `PK` / `SK`; every item shape is built in `keys.ts` (entities, unique markers, id order, links,
  *   role index, counters, API sessions).
- * - `GSI1` holds each entity type whole, for lists whose filter pins nothing: `GSI1PK = TYPE#<type>`, `GSI1SK = <id>`;
- *   for API sessions it holds their id pointers (which never change), so a session's touch writes nothing here.
+ * - `GSI1` holds the types read whole (`readWhole`: posture checks, config types), `GSI1PK = TYPE#<type>`,
+ *   `GSI1SK = <id>`; no other document enters it (lists read filter records instead), so their writes pay for no copy
+ *   here. For API sessions it holds their id pointers (which never change), so a session's touch writes nothing here.
  * - `GSI2` finds the children of a parent (authenticators and enrollments of an identity):
  *   `GSI2PK = <parentType>#<parentId>`, `GSI2SK = <childType>#<childId>`; an identity's API sessions have their own
  *   partition, `identities#<id>#api-sessions`.

@@ -266,6 +266,32 @@ describe('the integrity scan', () => {
     expect(fixed.Item).toEqual(Item);
   });
 
+  it('keeps documents in the type index only for types read whole, and moves a document there or out of it', async () => {
+    const serviceId = await createdId('/services', { name: unique('no-type-index') });
+    const checkId = await createdId('/posture-checks', {
+      name: unique('in-type-index'),
+      typeId: 'DOMAIN',
+      domains: ['corp.example'],
+      roleAttributes: [],
+    });
+    const itemOf = async (PK: string) =>
+      (await db().send(new GetCommand({ TableName: TableName(), Key: { PK, SK: 'META' } }))).Item!;
+    const service = await itemOf(`services#${serviceId}`);
+    const check = await itemOf(`posture-checks#${checkId}`);
+    // Services are never read whole: their documents stay out of GSI1 (a write unit per KB saved on every write).
+    expect(service.GSI1PK).toBeUndefined();
+    expect(check).toMatchObject({ GSI1PK: 'TYPE#posture-checks', GSI1SK: checkId });
+
+    // A service written when every document entered the type index, and a check that lost its place there.
+    const { GSI1PK: _pk, GSI1SK: _sk, ...checkOutOfIndex } = check;
+    await findAndFix(async () => {
+      await putItem({ ...service, GSI1PK: 'TYPE#services', GSI1SK: serviceId });
+      await putItem(checkOutOfIndex);
+    }, /carries index keys its type's layout does not give it/);
+    expect(await itemOf(`services#${serviceId}`)).toEqual(service);
+    expect(await itemOf(`posture-checks#${checkId}`)).toEqual(check);
+  });
+
   it('deletes a child whose parent is gone', async () => {
     const identity = await createdId('/identities', { name: unique('parent'), type: 'User', isAdmin: false });
     const authenticator = await createdId('/authenticators', {

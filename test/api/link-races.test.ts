@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ENTITY_DEFINITIONS } from '#shared/entities/definitions.ts';
-import { readAll } from '#shared/list/list-entities.ts';
 import { referenceValues } from '#shared/store/derived-items.ts';
+import { filterRecords } from '#shared/store/filter-records.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { authPolicyBody } from '../support/management-fixtures.ts';
 
@@ -24,12 +24,15 @@ async function interleave<A, B>(first: () => Promise<A>, second: () => Promise<B
 
 /**
  * Every id held by a reference of any stored entity of any declared type that names no existing entity. Read from the
- * table with the lists' own reader, not from what the requests answered.
+ * table with the lists' own readers (the type's filter records, then its documents), not from what the requests
+ * answered.
  */
 async function danglingReferences(): Promise<string[]> {
   const held: { from: string; collection: string; target: string }[] = [];
   for (const def of ENTITY_DEFINITIONS) {
-    for (const doc of await readAll(controller().deps, def)) {
+    const { store } = controller().deps;
+    const ids = (await filterRecords(store, def.collection)).map((record) => String(record.id));
+    for (const doc of await store.getMany(def, ids)) {
       for (const reference of def.references ?? []) {
         for (const target of referenceValues(doc, reference)) {
           held.push({
