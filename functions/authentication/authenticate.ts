@@ -122,8 +122,16 @@ async function login(request: OperationRequest, deps: Deps, method: AuthMethod):
       limitLoginAttempt(deps, request.sourceIp),
     );
   } else {
-    await limitLoginAttempt(deps, request.sourceIp);
-    subject = await authenticateWithExternalJwt(deps, request.headers, request.logger);
+    // The counter goes out with the signer's reads; the token's signature waits for it (`attemptCounted`), and a
+    // refused attempt is refused whatever its token.
+    const counted = limitLoginAttempt(deps, request.sourceIp);
+    const [count, verified] = await Promise.allSettled([
+      counted,
+      authenticateWithExternalJwt(deps, request.headers, request.logger, counted),
+    ]);
+    if (count.status === 'rejected') throw count.reason;
+    if (verified.status === 'rejected') throw verified.reason;
+    subject = verified.value;
   }
   const { authenticatorId, identity, policy } = subject;
   if (!policyAllows(policy, method)) throw new ApiError('INVALID_AUTH');

@@ -123,11 +123,12 @@ export async function authenticateWithExternalJwt(
   deps: Deps,
   headers: Readonly<Record<string, string | undefined>>,
   logger: Pick<Logger, 'info'>,
+  attemptCounted?: Promise<unknown>,
 ): Promise<LoginSubject> {
   try {
     const token = bearerTokenOf(headers);
     if (!token) throw new ExternalJwtRefused('no bearer token');
-    const { signer, payload } = await verifyExternalJwt(deps, token);
+    const { signer, payload } = await verifyExternalJwt(deps, token, undefined, attemptCounted);
     const identityId = await identityIdOfClaim(deps, signer, payload);
     // The identity, its MFA enrollment and the default auth policy in one batch; another policy is one more read.
     const read = await deps.store.readTogether([

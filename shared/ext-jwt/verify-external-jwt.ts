@@ -53,6 +53,7 @@ export async function verifyExternalJwt(
   deps: Deps,
   token: string,
   requiredSignerId?: string,
+  attemptCounted?: Promise<unknown>,
 ): Promise<VerifiedExternalJwt> {
   if (Buffer.byteLength(token, 'utf8') > MAX_EXTERNAL_JWT_BYTES) throw new ExternalJwtRefused('token too large');
   const { header, claims } = await decoded(token);
@@ -78,6 +79,8 @@ export async function verifyExternalJwt(
     clockTolerance: CLOCK_SKEW_SECONDS,
     currentDate: deps.now(),
   };
+  // A login's attempt counter went out with the reads above: no signature is checked before it allowed the attempt.
+  await attemptCounted;
   const { createLocalJWKSet, jwtVerify } = await jose();
   try {
     if (signer.certPem) {

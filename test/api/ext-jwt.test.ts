@@ -182,9 +182,9 @@ describe('POST /authenticate?method=ext-jwt', () => {
       status = (await extJwtLogin(token)).status;
     });
     expect(status).toBe(200);
-    // The throttle counter, the issuer's marker, the signer, one batch (identity, MFA, default auth policy), this
+    // The throttle counter with the issuer's marker, the signer, one batch (identity, MFA, default auth policy), this
     // identity's own auth policy, the session's transaction.
-    expect(trips).toEqual({ waves: 6, requests: 6 });
+    expect(trips).toEqual({ waves: 5, requests: 6 });
   });
 
   it('maps the configured claim to externalId when the signer says so', async () => {
