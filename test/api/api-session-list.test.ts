@@ -1,21 +1,11 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { count } from '#shared/store/index-queries.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { dynamoDbTracker } from '../support/dynamodb-tracker.ts';
 import { storeApiSessions } from '../support/stored-api-sessions.ts';
 
 const TIMEOUT_MINUTES = 5;
 const { controller, relogin, call, createdId } = useAdminController({ apiSessionTimeoutMinutes: TIMEOUT_MINUTES });
-let requests = 0;
-
-beforeAll(() => {
-  controller().deps.store.db.middlewareStack.add(
-    (next) => async (args) => {
-      requests++;
-      return next(args);
-    },
-    { step: 'initialize', name: 'testRequestCounter' },
-  );
-});
 
 const createIdentity = (name: string): Promise<string> =>
   createdId('/identities', { name, type: 'User', isAdmin: false });
@@ -35,10 +25,13 @@ async function listAll(query = ''): Promise<{ ids: string[]; totalCount: number 
 
 /** The DynamoDB requests one call of the list page makes (its session check included). */
 async function requestsOfPage(): Promise<{ requests: number; totalCount: number }> {
-  const before = requests;
-  const response = await call('GET', '/api-sessions?limit=10');
-  expect(response.status).toBe(200);
-  return { requests: requests - before, totalCount: response.body.meta.pagination.totalCount };
+  let totalCount = 0;
+  const { requests } = await dynamoDbTracker(controller().deps.store.db).measure(async () => {
+    const response = await call('GET', '/api-sessions?limit=10');
+    expect(response.status).toBe(200);
+    totalCount = response.body.meta.pagination.totalCount;
+  });
+  return { requests, totalCount };
 }
 
 describe('GET /api-sessions pages', () => {

@@ -1,6 +1,7 @@
 import type { QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { useAdminController } from '../support/admin-controller.ts';
+import { recordSent } from '../support/dynamodb-recorder.ts';
 
 /**
  * A list filter that pins nothing reads its type's filter records; its `contains` needles go to DynamoDB with the
@@ -33,27 +34,12 @@ const literal = (text: string) => JSON.stringify(text);
 
 /** Items the table's queries read and sent back while `run` ran. */
 async function queried(run: () => Promise<unknown>): Promise<{ scanned: number; returned: number }> {
-  const { db } = controller().deps.store;
-  const totals = { scanned: 0, returned: 0 };
-  const name = `needleCounter${Math.random()}`;
-  db.middlewareStack.add(
-    (next, context) => async (args) => {
-      const answer = await next(args);
-      if (context.commandName === 'QueryCommand') {
-        const output = answer.output as QueryCommandOutput;
-        totals.scanned += output.ScannedCount ?? 0;
-        totals.returned += output.Count ?? 0;
-      }
-      return answer;
-    },
-    { step: 'initialize', name },
+  const queries = (await recordSent(controller().deps.store.db, run)).filter(
+    ({ command }) => command === 'QueryCommand',
   );
-  try {
-    await run();
-  } finally {
-    db.middlewareStack.remove(name);
-  }
-  return totals;
+  const total = (field: 'ScannedCount' | 'Count') =>
+    queries.reduce((sum, { output }) => sum + Number((output as QueryCommandOutput | undefined)?.[field] ?? 0), 0);
+  return { scanned: total('ScannedCount'), returned: total('Count') };
 }
 
 describe('list filters that pin nothing', () => {

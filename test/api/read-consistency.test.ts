@@ -1,4 +1,3 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { SEGMENTS } from '#shared/store/filter-records.ts';
 import { readIntegrityStatusItem } from '#shared/store/integrity-items.ts';
@@ -6,6 +5,7 @@ import { keys } from '#shared/store/keys.ts';
 import { readSystemItem } from '#shared/store/system-items.ts';
 import { readItem } from '#shared/store/versioned-items.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { recordSent, type SentCommand } from '../support/dynamodb-recorder.ts';
 import { integrityRun } from '../support/integrity.ts';
 
 /**
@@ -17,40 +17,10 @@ import { integrityRun } from '../support/integrity.ts';
 
 const { controller, call, createdId } = useAdminController();
 
-interface Sent {
-  readonly command: string;
-  readonly input: Record<string, unknown>;
-}
-
-const recorders = new WeakMap<DynamoDBDocumentClient, { on: boolean; sent: Sent[] }>();
+type Sent = Pick<SentCommand, 'command' | 'input'>;
 
 /** Every request the store sends while `run` runs, as the document client's own input. */
-async function sentDuring(run: () => Promise<unknown>): Promise<Sent[]> {
-  const { db } = controller().deps.store;
-  let recorder = recorders.get(db);
-  if (!recorder) {
-    const created = { on: false, sent: [] as Sent[] };
-    db.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (created.on) {
-          created.sent.push({ command: String(context.commandName), input: args.input as Record<string, unknown> });
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'readConsistencyRecorder' },
-    );
-    recorders.set(db, created);
-    recorder = created;
-  }
-  recorder.sent = [];
-  recorder.on = true;
-  try {
-    await run();
-  } finally {
-    recorder.on = false;
-  }
-  return recorder.sent;
-}
+const sentDuring = (run: () => Promise<unknown>): Promise<Sent[]> => recordSent(controller().deps.store.db, run);
 
 /** The partition a read names: a GetItem's key, a Query's `:pk` (or `:partition`), a batch's first key. */
 function partitionOf({ command, input }: Sent): string {

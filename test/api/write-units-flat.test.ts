@@ -5,6 +5,7 @@ import { newId } from '#shared/ids.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import { itemSizeBytes, writeUnitsOf } from '../../bench/item-size.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { recordSent } from '../support/dynamodb-recorder.ts';
 
 /**
  * A create's and an update's writes cost the same however many entities of their type exist: every item their
@@ -57,32 +58,11 @@ async function seedServices(from: number, to: number): Promise<void> {
   await mapBounded(chunks, 4, (chunk) => store.transact(chunk.flatMap((doc) => store.createOps(services, doc))));
 }
 
-/** The transactions a client sends while `run` runs (one middleware per client, recording only meanwhile). */
-const recorded = new WeakMap<DynamoDBDocumentClient, { on: boolean; items: TransactItems }>();
+/** The items of the transactions the store sends while `run` runs. */
 async function transactionsOf(db: DynamoDBDocumentClient, run: () => Promise<unknown>): Promise<TransactItems> {
-  let recorder = recorded.get(db);
-  if (!recorder) {
-    const created = { on: false, items: [] as TransactItems };
-    db.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (created.on && context.commandName === 'TransactWriteItemsCommand') {
-          created.items.push(...((args.input as TransactWriteCommandInput).TransactItems ?? []));
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'writeUnitsFlatRecorder' },
-    );
-    recorded.set(db, created);
-    recorder = created;
-  }
-  recorder.items = [];
-  recorder.on = true;
-  try {
-    await run();
-  } finally {
-    recorder.on = false;
-  }
-  return recorder.items;
+  return (await recordSent(db, run))
+    .filter(({ command }) => command === 'TransactWriteItemsCommand')
+    .flatMap(({ input }) => (input as TransactWriteCommandInput).TransactItems ?? []);
 }
 
 /** What the transactions of `run` wrote: each written item as stored now, by kind of item. */

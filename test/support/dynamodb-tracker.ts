@@ -1,4 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { recordSent } from './dynamodb-recorder.ts';
 
 /** What one measured run sent: requests, and waves (its longest chain of requests that waited on one another). */
 export interface RoundTrips {
@@ -7,52 +8,16 @@ export interface RoundTrips {
 }
 
 export interface DynamoDbTracker {
-  /** Runs `run` and counts what the client sent meanwhile (one run at a time). */
+  /** Runs `run` and counts what the client sent meanwhile. */
   measure(run: () => Promise<unknown>): Promise<RoundTrips>;
 }
 
-const trackers = new WeakMap<DynamoDBDocumentClient, DynamoDbTracker>();
-
-/**
- * Counts what a DynamoDB client sends: a request's wave is one more than the highest wave of the requests that had
- * completed when it was sent, so requests sent together share a wave and the count is the number of sequential round
- * trips. One middleware per client, however many tests ask.
- */
+/** Counts what a DynamoDB client sends: requests, and the sequential round trips they took (`SentCommand.wave`). */
 export function dynamoDbTracker(db: DynamoDBDocumentClient): DynamoDbTracker {
-  const existing = trackers.get(db);
-  if (existing) return existing;
-  let counting = false;
-  let requests = 0;
-  let completedWave = 0;
-  let deepest = 0;
-  db.middlewareStack.add(
-    (next) => async (args) => {
-      if (!counting) return next(args);
-      const wave = completedWave + 1;
-      requests++;
-      deepest = Math.max(deepest, wave);
-      try {
-        return await next(args);
-      } finally {
-        completedWave = Math.max(completedWave, wave);
-      }
-    },
-    { step: 'initialize', name: 'testRoundTripCounter' },
-  );
-  const tracker: DynamoDbTracker = {
+  return {
     async measure(run) {
-      requests = 0;
-      completedWave = 0;
-      deepest = 0;
-      counting = true;
-      try {
-        await run();
-      } finally {
-        counting = false;
-      }
-      return { requests, waves: deepest };
+      const sent = await recordSent(db, run);
+      return { requests: sent.length, waves: Math.max(0, ...sent.map((request) => request.wave)) };
     },
   };
-  trackers.set(db, tracker);
-  return tracker;
 }
