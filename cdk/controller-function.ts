@@ -53,6 +53,8 @@ export function powertoolsEnvironment(scope: Construct): Record<string, string> 
     POWERTOOLS_SERVICE_NAME: Stack.of(scope).stackName,
     POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
     POWERTOOLS_LOG_LEVEL: 'INFO',
+    // Responses carry session tokens and secrets: never copied into traces (the middleware says so too).
+    POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false',
   };
 }
 

@@ -37,5 +37,14 @@ export function traced<Client>(client: Client): Client {
  */
 export function tracingMiddleware<Event, Result, Err, Context>(): MiddlewareObj<Event, Result, Err, Context>[] {
   if (!loaded) return [];
-  return [loaded.captureLambdaHandler(loaded.tracer) as MiddlewareObj<Event, Result, Err, Context>];
+  // Never the response: it carries session tokens, enrollment certificates and TOTP secrets, and a trace is no place
+  // for them (Powertools copies responses into the segment by default).
+  return [
+    loaded.captureLambdaHandler(loaded.tracer, { captureResponse: false }) as MiddlewareObj<
+      Event,
+      Result,
+      Err,
+      Context
+    >,
+  ];
 }

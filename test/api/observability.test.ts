@@ -99,6 +99,8 @@ const LAMBDA_ENVIRONMENT = {
   POWERTOOLS_METRICS_NAMESPACE: NAMESPACE,
   POWERTOOLS_SERVICE_NAME: 'ziti-controller-test',
   LOG_LEVEL: 'info',
+  // An operator turning on Powertools' event logging must not get passwords and tokens into the log.
+  POWERTOOLS_LOGGER_LOG_EVENT: 'true',
 };
 
 describe('the exported handlers, invoked as Lambda invokes them', () => {

@@ -405,6 +405,7 @@ describe('ControllerStack', () => {
           POWERTOOLS_SERVICE_NAME: 'TestController',
           POWERTOOLS_METRICS_NAMESPACE: 'ZitiController',
           POWERTOOLS_LOG_LEVEL: 'INFO',
+          POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false',
         });
       }
     });

@@ -38,7 +38,12 @@ function madeOnFirstUse<Event, Result, Context>(
 export function lambdaContextLogging<Event, Result, Context>(
   deps: () => Deps,
 ): MiddlewareObj<Event, Result, Error, Context> {
-  return madeOnFirstUse('lambda-context-logging', () => injectLambdaContext(deps().logger.powertools) as Hooks);
+  // Never the event, whatever POWERTOOLS_LOGGER_LOG_EVENT says: it carries passwords and tokens, which only our own
+  // redacting request log may describe.
+  return madeOnFirstUse(
+    'lambda-context-logging',
+    () => injectLambdaContext(deps().logger.powertools, { logEvent: false }) as Hooks,
+  );
 }
 
 /**
