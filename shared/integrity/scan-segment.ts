@@ -8,7 +8,9 @@ import {
   type DerivedItem,
   derivedItems,
   derivedKindOf,
+  indexKeysAsLaid,
   itemKeyOf,
+  layIndexKeysOp,
   matches,
   putDerivedOp,
   referenceValues,
@@ -16,7 +18,6 @@ import {
   roleOfMember,
   selectionKeysOf,
 } from '../store/derived-items.ts';
-import { DOCUMENT_INDEX_KEYS, documentIndexKeys } from '../store/entity-store.ts';
 import { documentOf, itemKindOf, keys } from '../store/keys.ts';
 import { ownedKindOf } from '../store/owned-items.ts';
 import { withoutNamedRoles } from '../store/policies-naming.ts';
@@ -494,12 +495,6 @@ async function checkApiSessions(scan: Scan, items: readonly Item[]): Promise<num
   return items.length - removed;
 }
 
-/** Whether a document's item carries exactly the index keys its type's layout gives it (`documentIndexKeys`). */
-function indexKeysAsLaid(item: Item, entity: Entity): boolean {
-  const want = documentIndexKeys(entity.def, entity.doc);
-  return DOCUMENT_INDEX_KEYS.every((name) => item[name] === want[name]);
-}
-
 /**
  * Documents whose index keys are not those of their type's layout: a type that left the type index (only types read
  * whole stay in it) keeps its older documents there, each write of theirs paying for the copy, until rewritten; a
@@ -508,23 +503,12 @@ function indexKeysAsLaid(item: Item, entity: Entity): boolean {
  */
 async function checkIndexKeys(scan: Scan, documents: readonly { item: Item; entity: Entity }[]): Promise<void> {
   for (const { item, entity } of documents) {
-    if (indexKeysAsLaid(item, entity)) continue;
-    const key = keys.entity(entity.def.collection, entity.doc.id);
-    await repair(scan, `${label(entity)} carries index keys its type's layout does not give it`, async (fresh) => {
-      const current = fresh ? (await read(scan, [key])).get(itemKeyOf(key)) : item;
-      const now = current ? entityOf(current) : undefined;
-      if (!current || !now || now === 'unreadable' || indexKeysAsLaid(current, now)) return [];
-      const rest = Object.fromEntries(
-        Object.entries(current).filter(([name]) => !(DOCUMENT_INDEX_KEYS as readonly string[]).includes(name)),
-      );
-      return [
-        itemOps.putIfVersion(
-          scan.deps.store.tableName,
-          { ...rest, ...documentIndexKeys(now.def, now.doc) },
-          now.version,
-        ),
-      ];
-    });
+    if (indexKeysAsLaid(item, entity.def, entity.doc)) continue;
+    await repair(
+      scan,
+      `${label(entity)} carries index keys its type's layout does not give it`,
+      planFromEntity(scan, entity, (now) => [layIndexKeysOp(scan.deps.store.tableName, now.def, now.doc, now.version)]),
+    );
   }
 }
 

@@ -1,7 +1,7 @@
 import type { BaseDocument, EntityDefinition, Reference, Selector, UniqueKey } from '../entities/entity-definition.ts';
 import { type ApiError, invalidField } from '../errors/api-error.ts';
 import { recordItem } from './filter-records.ts';
-import { documentOf, fitsKey, itemKindOf, keys, MAX_KEY_VALUE_BYTES } from './keys.ts';
+import { DOCUMENT_INDEX_KEYS, documentOf, fitsKey, itemKindOf, keys, MAX_KEY_VALUE_BYTES } from './keys.ts';
 import { addToCatalog, pruneCatalog } from './role-catalog.ts';
 import type { TableClient } from './table-client.ts';
 import { type ItemKey, itemOps, type WriteOp } from './write-op.ts';
@@ -434,4 +434,61 @@ export function derivedItemOps<D extends BaseDocument>(
     ops.push(putDerivedOp(table, rewrite));
   }
   return ops;
+}
+
+/**
+ * The index keys of an entity's document item: the type index (GSI1) for a type read whole (`readWhole`), the parent
+ * index (GSI2) for a child (`parentOf`); nothing else enters an index, since every copy costs a write unit per KB.
+ */
+export function documentIndexKeys<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): Record<string, string> {
+  const parent = def.parentOf?.(doc);
+  return {
+    ...(def.readWhole ? { GSI1PK: keys.typeIndex(def.collection), GSI1SK: doc.id } : {}),
+    ...(parent
+      ? { GSI2PK: keys.parentIndex(parent.collection, parent.id), GSI2SK: `${def.collection}#${doc.id}` }
+      : {}),
+  };
+}
+
+/** Whether a document's item carries exactly the index keys its type's layout gives it. */
+export function indexKeysAsLaid<D extends BaseDocument>(
+  item: Readonly<Record<string, unknown>>,
+  def: EntityDefinition<D>,
+  doc: D,
+): boolean {
+  const want = documentIndexKeys(def, doc);
+  return DOCUMENT_INDEX_KEYS.every((name) => item[name] === want[name]);
+}
+
+/**
+ * The write that gives a document's item the index keys of its layout, touching nothing else of it (counters such as
+ * `failedAttempts` move without its version), if its version is still `version`.
+ */
+export function layIndexKeysOp<D extends BaseDocument>(
+  tableName: string,
+  def: EntityDefinition<D>,
+  doc: D,
+  version: number,
+): WriteOp {
+  const want = documentIndexKeys(def, doc);
+  const set = DOCUMENT_INDEX_KEYS.filter((name) => want[name] !== undefined);
+  const removed = DOCUMENT_INDEX_KEYS.filter((name) => want[name] === undefined);
+  const clauses = [
+    ...(set.length > 0 ? [`SET ${set.map((name) => `${name} = :${name}`).join(', ')}`] : []),
+    ...(removed.length > 0 ? [`REMOVE ${removed.join(', ')}`] : []),
+  ];
+  return {
+    item: {
+      Update: {
+        TableName: tableName,
+        Key: keys.entity(def.collection, doc.id),
+        UpdateExpression: clauses.join(' '),
+        ConditionExpression: 'version = :version',
+        ExpressionAttributeValues: {
+          ':version': version,
+          ...Object.fromEntries(set.map((name) => [`:${name}`, want[name]])),
+        },
+      },
+    },
+  };
 }

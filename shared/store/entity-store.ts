@@ -10,7 +10,7 @@ import type { BaseDocument, EntityDefinition, Reference, ReferenceField } from '
 import { ApiError, invalidField } from '../errors/api-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { mapBounded } from '../map-bounded.ts';
-import { derivedItemOps, entityExistsOp, idOrderItemOf, referenceValues } from './derived-items.ts';
+import { derivedItemOps, documentIndexKeys, entityExistsOp, idOrderItemOf, referenceValues } from './derived-items.ts';
 import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, storedAttributes } from './keys.ts';
 import { type ReadKind, readOptions } from './read-consistency.ts';
 import { isConditionFailure, type TableClient, unlessConditionFails } from './table-client.ts';
@@ -539,23 +539,6 @@ export class Store implements TableClient {
   private countOp<D extends BaseDocument>(def: EntityDefinition<D>, delta: number): WriteOp {
     return counterOp(this.tableName, def.collection, delta);
   }
-}
-
-/** The index attributes a document's item carries. */
-export const DOCUMENT_INDEX_KEYS = ['GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK'] as const;
-
-/**
- * The index keys of an entity's document item: the type index (GSI1) for a type read whole (`readWhole`), the parent
- * index (GSI2) for a child (`parentOf`); nothing else enters an index, since every copy costs a write unit per KB.
- */
-export function documentIndexKeys<D extends BaseDocument>(def: EntityDefinition<D>, doc: D): Record<string, string> {
-  const parent = def.parentOf?.(doc);
-  return {
-    ...(def.readWhole ? { GSI1PK: keys.typeIndex(def.collection), GSI1SK: doc.id } : {}),
-    ...(parent
-      ? { GSI2PK: keys.parentIndex(parent.collection, parent.id), GSI2SK: `${def.collection}#${doc.id}` }
-      : {}),
-  };
 }
 
 /** A move of a type's counter by `delta`, tagged so `transact` merges it with the transaction's others. */

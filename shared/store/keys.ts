@@ -128,14 +128,14 @@ export function fitsKey(value: string): boolean {
 /** How many shards a type's entity counter is spread over. */
 export const COUNTER_SHARDS = 8;
 
+/** The index attributes a document's item may carry (`documentIndexKeys`). */
+export const DOCUMENT_INDEX_KEYS = ['GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK'] as const;
+
 /** The attributes that belong to the table's layout, not to the stored document. */
 const LAYOUT_ATTRIBUTES: ReadonlySet<string> = new Set([
   'PK',
   'SK',
-  'GSI1PK',
-  'GSI1SK',
-  'GSI2PK',
-  'GSI2SK',
+  ...DOCUMENT_INDEX_KEYS,
   'version',
   'expiresAtEpoch',
 ]);

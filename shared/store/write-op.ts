@@ -49,17 +49,6 @@ export const itemOps = {
       },
     },
   }),
-  /** Puts the item in place of the stored one if that one is still at `version`. */
-  putIfVersion: (tableName: string, item: Record<string, unknown>, version: number): WriteOp => ({
-    item: {
-      Put: {
-        TableName: tableName,
-        Item: item,
-        ConditionExpression: 'version = :version',
-        ExpressionAttributeValues: { ':version': version },
-      },
-    },
-  }),
   versionIs: (tableName: string, key: ItemKey, version: number): WriteOp => ({
     item: {
       ConditionCheck: {
