@@ -8,8 +8,10 @@ import {
   activeSessionItems,
   activeSessionKeysInIdOrder,
   idleSessionKeys,
+  removeDanglingPointerOps,
   type SessionPartition,
   sessionItemsOf,
+  type TypeIndexEntry,
 } from '../store/api-session-items.ts';
 import { count } from '../store/index-queries.ts';
 import { fitsKey } from '../store/keys.ts';
@@ -35,6 +37,8 @@ interface Read {
   readonly items: ApiSession[];
   readonly totalCount: number;
   readonly countsExpired: boolean;
+  /** Type-index entries of the page whose session items are gone (`readInIdOrder`). */
+  readonly dangling?: readonly TypeIndexEntry[];
 }
 
 /**
@@ -76,9 +80,15 @@ export async function listLiveApiSessions(
     storedSessionRefs(deps, expired.slice(0, SESSIONS_PER_TRANSACTION)),
   ]);
   const sweep = stillStored.filter((session) => session.lastActivityAt <= cutoff);
-  await Promise.all([removeSessions(deps, sweep, cutoff), removeSessions(deps, revoked)]);
-  // Revoked sessions left the page short; they are gone now, so one more read fills it.
-  if (revoked.length > 0 && !refilled) return listLiveApiSessions(deps, params, true);
+  const dangling = read.dangling ?? [];
+  await Promise.all([
+    removeSessions(deps, sweep, cutoff),
+    removeSessions(deps, revoked),
+    removeDanglingPointers(deps, dangling),
+  ]);
+  // Revoked sessions and pointers of sessions TTL deleted left the page short; they are gone now, so one more read
+  // fills it.
+  if ((revoked.length > 0 || dangling.length > 0) && !refilled) return listLiveApiSessions(deps, params, true);
   const counted = read.totalCount - (read.countsExpired ? expired.length : 0) - revoked.length;
   return {
     items: listed,
@@ -111,10 +121,28 @@ async function readInIdOrder(
     count(deps.store, API_SESSIONS_COLLECTION),
     activeSessionKeysInIdOrder(deps.store, cutoff, direction, wanted, idle),
   ]);
-  const items = (await sessionItemsOf(deps.store, keysUpToPage.slice(params.offset)))
-    .map(toSession)
-    .filter((session) => session.lastActivityAt > cutoff);
-  return { items, totalCount: stored, countsExpired: true };
+  const pageEntries = keysUpToPage.slice(params.offset);
+  const found = await sessionItemsOf(
+    deps.store,
+    pageEntries.map((entry) => entry.sessionPk),
+  );
+  const foundPks = new Set(found.map((item) => String(item.PK)));
+  const items = found.map(toSession).filter((session) => session.lastActivityAt > cutoff);
+  // An entry whose session item is gone: DynamoDB's TTL deleted the item and left its pointer (and its count).
+  const dangling = pageEntries.filter((entry) => !foundPks.has(entry.sessionPk));
+  return { items, totalCount: stored, countsExpired: true, dangling };
+}
+
+/** Removes the pointers of sessions TTL deleted, each counted out once; another list removing them first is fine. */
+async function removeDanglingPointers(deps: Deps, entries: readonly TypeIndexEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  await deps.store
+    .transact(removeDanglingPointerOps(deps.store, entries.slice(0, SESSIONS_PER_TRANSACTION)))
+    .catch((error: unknown) =>
+      deps.logger.warn('removing the pointers of sessions TTL deleted failed; a later list removes them', {
+        error: error instanceof Error ? error.message : String(error),
+      }),
+    );
 }
 
 /** A filtered or otherwise sorted page: the live sessions the filter can pin, or all of them, paged in memory. */

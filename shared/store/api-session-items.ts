@@ -4,7 +4,7 @@ import { counterOp, type Store } from './entity-store.ts';
 import { keys, PREFIXES } from './keys.ts';
 import { readOptions } from './read-consistency.ts';
 import { unlessConditionFails } from './table-client.ts';
-import type { WriteOp } from './write-op.ts';
+import { itemOps, type WriteOp } from './write-op.ts';
 
 /**
  * The items of API sessions (`shared/auth/api-session-store.ts` holds what they mean): each session is keyed by the
@@ -336,6 +336,26 @@ export async function identityHasActiveSession(
 /** Sessions of the type (all of them) or of one identity. */
 export type SessionPartition = { readonly all: true } | { readonly identityId: string };
 
+/** A type-index entry of a session: its own key (a pointer's, or an older session item's) and its session item's. */
+export interface TypeIndexEntry {
+  readonly entryPk: string;
+  readonly sessionPk: string;
+}
+
+/**
+ * The writes that remove the id pointers whose session items DynamoDB's TTL deleted (a TTL delete takes the item
+ * alone, and moves no counter): each pointer if still there, and the counter down by as many, so the session is
+ * counted out exactly once. Entries that are session items themselves (stored before the pointers) went with TTL.
+ */
+export function removeDanglingPointerOps(store: Store, entries: readonly TypeIndexEntry[]): WriteOp[] {
+  const pointers = entries.filter((entry) => entry.entryPk !== entry.sessionPk);
+  if (pointers.length === 0) return [];
+  return [
+    ...pointers.map((entry) => itemOps.remove(store.tableName, { PK: entry.entryPk, SK: 'ID' }, { ifStored: true })),
+    counterOp(store.tableName, API_SESSIONS_COLLECTION, -pointers.length),
+  ];
+}
+
 /** The key of the session item a type-index entry names: a pointer's session, or (stored before) the session itself. */
 function sessionPkOfTypeEntry(entry: Record<string, unknown>): string {
   const pk = String(entry.PK);
@@ -395,8 +415,8 @@ export async function activeSessionKeysInIdOrder(
   direction: 'asc' | 'desc',
   wanted: number,
   idle: Promise<ReadonlySet<string>>,
-): Promise<string[]> {
-  const found: string[] = [];
+): Promise<TypeIndexEntry[]> {
+  const found: TypeIndexEntry[] = [];
   let evaluated = 0;
   let start: Record<string, unknown> | undefined;
   do {
@@ -411,8 +431,8 @@ export async function activeSessionKeysInIdOrder(
     evaluated += page.ScannedCount ?? 0;
     const idleKeys = await idle;
     for (const entry of page.Items ?? []) {
-      const pk = sessionPkOfTypeEntry(entry);
-      if (!idleKeys.has(pk)) found.push(pk);
+      const sessionPk = sessionPkOfTypeEntry(entry);
+      if (!idleKeys.has(sessionPk)) found.push({ sessionPk, entryPk: String(entry.PK) });
     }
     start = page.LastEvaluatedKey;
   } while (start && found.length < wanted);

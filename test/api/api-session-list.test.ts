@@ -1,5 +1,7 @@
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { count } from '#shared/store/index-queries.ts';
+import { keys } from '#shared/store/keys.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { dynamoDbTracker } from '../support/dynamodb-tracker.ts';
 import { storeApiSessions } from '../support/stored-api-sessions.ts';
@@ -81,6 +83,41 @@ describe('GET /api-sessions pages', () => {
     expect(mine.totalCount).toBe(live.length);
     // The list met the expired sessions and removed them, with their count.
     expect(await count(controller().deps.store, 'api-sessions')).toBe(after.totalCount);
+  });
+
+  it("fills its pages and counts its total right when DynamoDB's TTL deleted session items, and removes their pointers", async () => {
+    const { store } = controller().deps;
+    const identityId = await createIdentity('ttl-deleted');
+    const seeded = await seedSessions(identityId, 6);
+    const deleted = seeded.slice(0, 3);
+    // As a TTL delete does: the session item alone, no counter moved, its id pointer left in the type index.
+    for (const id of deleted) {
+      const pointer = keys.apiSessionPointer(id);
+      const { Item } = await store.db.send(new GetCommand({ TableName: store.tableName, Key: pointer }));
+      await store.db.send(
+        new DeleteCommand({ TableName: store.tableName, Key: keys.apiSession(String(Item?.tokenHash)) }),
+      );
+    }
+
+    const all = await listAll();
+    expect(all.ids.filter((id) => deleted.includes(id))).toEqual([]);
+    expect(all.ids).toEqual(expect.arrayContaining(seeded.slice(3)));
+    expect(all.totalCount).toBe(all.ids.length);
+    expect(await count(store, 'api-sessions')).toBe(all.totalCount);
+    for (const id of deleted) {
+      const { Item } = await store.db.send(
+        new GetCommand({ TableName: store.tableName, Key: keys.apiSessionPointer(id) }),
+      );
+      expect(Item).toBeUndefined();
+    }
+    // Pages of the rest join up into the whole list.
+    const paged: string[] = [];
+    for (let offset = 0; offset < all.ids.length; offset += 4) {
+      const page = await call('GET', `/api-sessions?limit=4&offset=${offset}`);
+      expect(page.body.meta.pagination.totalCount).toBe(all.totalCount);
+      paged.push(...page.body.data.map((session: { id: string }) => session.id));
+    }
+    expect(paged).toEqual(all.ids);
   });
 
   it('drops sessions as they expire', async () => {
