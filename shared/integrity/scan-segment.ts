@@ -4,6 +4,7 @@ import { definitionOf } from '../entities/definitions.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
 import { mapBounded } from '../map-bounded.ts';
 import type { Deps } from '../ports/deps.ts';
+import { isSessionPointer } from '../store/api-session-items.ts';
 import {
   type DerivedItem,
   derivedItems,
@@ -496,6 +497,23 @@ async function checkApiSessions(scan: Scan, items: readonly Item[]): Promise<num
 }
 
 /**
+ * API session id pointers whose session item is gone: DynamoDB's TTL deletes the item alone, and a pointer left in the
+ * type index keeps naming it (lists skip it and remove it when met). Fix: remove the pointer; the session counter is
+ * reconciled against the sessions counted, as for every TTL delete.
+ */
+async function checkSessionPointers(scan: Scan, pointers: readonly Item[]): Promise<void> {
+  const sessionKey = (pointer: Item) => keys.apiSession(String(pointer.tokenHash));
+  const stored = await read(scan, pointers.map(sessionKey));
+  for (const pointer of pointers) {
+    if (stored.has(itemKeyOf(sessionKey(pointer)))) continue;
+    const key = { PK: pointer.PK, SK: pointer.SK };
+    await repair(scan, `${String(pointer.PK)} points at an API session that no longer exists`, async () => [
+      itemOps.remove(scan.deps.store.tableName, key),
+    ]);
+  }
+}
+
+/**
  * Documents whose index keys are not those of their type's layout: a type that left the type index (only types read
  * whole stay in it) keeps its older documents there, each write of theirs paying for the copy, until rewritten; a
  * document of a type read whole that is missing from it would be left out of `readAll` (a session's posture checks).
@@ -521,6 +539,7 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
   const catalog: Item[] = [];
   const members: Item[] = [];
   const apiSessions: Item[] = [];
+  const sessionPointers: Item[] = [];
   const ownedItems: Item[] = [];
   for (const item of items) {
     const pk = String(item.PK);
@@ -535,6 +554,7 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
       entities.push(entity);
       documents.push({ item, entity });
     } else if (kind === 'apiSession') apiSessions.push(item);
+    else if (isSessionPointer(item)) sessionPointers.push(item);
     else if (kind === 'retiredFilterPack') packs.push(item);
     else if (ownedKindOf(item)) ownedItems.push(item);
     else if (kind === 'roleCatalog') catalog.push(item);
@@ -552,6 +572,7 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
   await checkRetiredPacks(scan, packs);
   if (ownedItems.length > 0) await checkOwnedItems(scan, ownedItems);
   await checkCatalogEntries(scan, catalog);
+  if (sessionPointers.length > 0) await checkSessionPointers(scan, sessionPointers);
   if (apiSessions.length > 0) {
     const live = await checkApiSessions(scan, apiSessions);
     scan.counts[API_SESSIONS_COLLECTION] = (scan.counts[API_SESSIONS_COLLECTION] ?? 0) + live;

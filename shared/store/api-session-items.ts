@@ -98,6 +98,11 @@ export function putSessionOps(store: Store, session: NewSessionItem, expiresAtEp
   ];
 }
 
+/** Whether a stored item is an API session's id pointer (`keys.apiSessionPointer`). */
+export function isSessionPointer(item: Readonly<Record<string, unknown>>): boolean {
+  return item.SK === 'ID' && String(item.PK).startsWith(`${API_SESSIONS_COLLECTION}#`);
+}
+
 /** The session item under this token hash (strongly consistent), or undefined. */
 export async function sessionItemOf(store: Store, tokenHash: string): Promise<Record<string, unknown> | undefined> {
   const { Item } = await store.db.send(

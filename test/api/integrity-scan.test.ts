@@ -292,6 +292,26 @@ describe('the integrity scan', () => {
     expect(await itemOf(`posture-checks#${checkId}`)).toEqual(check);
   });
 
+  it("removes the id pointer of an API session whose item DynamoDB's TTL deleted, and counts the session out", async () => {
+    const identityId = await createdId('/identities', { name: unique('ttl'), type: 'User', isAdmin: false });
+    const { deps } = controller();
+    const { session, ops } = createApiSessionOps(deps, {
+      identityId,
+      authenticatorId: 'ttl',
+      ipAddress: '127.0.0.1',
+      configTypes: [],
+      totpPending: false,
+      extJwtPending: false,
+    });
+    await deps.store.transact(ops);
+    const pointer = { PK: `api-sessions#${session.id}`, SK: 'ID' };
+    await findAndFix(
+      () => del(`APISESSION#${session.tokenHash}`, 'META'),
+      /api-sessions#.* points at an API session that no longer exists/,
+    );
+    expect((await db().send(new GetCommand({ TableName: TableName(), Key: pointer }))).Item).toBeUndefined();
+  });
+
   it('deletes a child whose parent is gone', async () => {
     const identity = await createdId('/identities', { name: unique('parent'), type: 'User', isAdmin: false });
     const authenticator = await createdId('/authenticators', {
