@@ -150,10 +150,18 @@ export function toSession(item: Record<string, unknown>): ApiSession {
 /**
  * How stale a session's stored last activity may grow before a request refreshes it. A request within this of the
  * last refresh writes nothing; so `lastActivityAt` is exact to this much, and a session idle past the timeout ends
- * between `timeout - TOUCH_INTERVAL_MS` and `timeout` after its last request (never later than the timeout says: the
+ * between `timeout - TOUCH_INTERVAL_MS` (or half the timeout, if that is less) and `timeout` after its last request (never later than the timeout says: the
  * stored activity decides, and `expiresAt` reports exactly that).
  */
 export const TOUCH_INTERVAL_MS = 60_000;
+
+/**
+ * The touch interval under this controller's timeout: {@link TOUCH_INTERVAL_MS}, but never more than half the timeout,
+ * so a session in use is refreshed well before it could expire even with a timeout of a minute or two.
+ */
+function touchIntervalMs(deps: Deps): number {
+  return Math.min(TOUCH_INTERVAL_MS, timeoutMs(deps) / 2);
+}
 
 /** The live session of a token and its identity: what every authenticated request starts from. */
 export interface LiveSession {
@@ -196,7 +204,7 @@ export async function liveSessionOfToken(deps: Deps, token: string): Promise<Liv
 /** The session with its activity refreshed when due; undefined when it ended meanwhile. */
 async function touchedIfDue(deps: Deps, session: ApiSession): Promise<ApiSession | undefined> {
   const now = deps.now();
-  if (now.getTime() - Date.parse(session.lastActivityAt) < TOUCH_INTERVAL_MS) return session;
+  if (now.getTime() - Date.parse(session.lastActivityAt) < touchIntervalMs(deps)) return session;
   const at = now.toISOString();
   const stillLive = await touchSessionItem(deps.store, session.tokenHash, {
     at,
