@@ -365,7 +365,8 @@ async function checkDerived(scan: Scan, derived: readonly Item[]): Promise<Set<s
 async function checkRetiredPacks(scan: Scan, packs: readonly Item[]): Promise<void> {
   for (const pack of packs) {
     await repair(scan, `${pack.PK} / ${pack.SK} is a retired filter pack`, () => [
-      itemOps.remove(scan.deps.store.tableName, { PK: pack.PK, SK: pack.SK }, { ifStored: true }),
+      // Removing a pack already gone is no failure: a retry finds nothing left to do.
+      itemOps.remove(scan.deps.store.tableName, { PK: pack.PK, SK: pack.SK }),
     ]);
   }
 }

@@ -83,7 +83,6 @@ export async function listEntities<D extends BaseDocument>(
     return pageInMemory(await deps.store.getMany(def, ids, 'listPage'), params, def.filterable, keep);
   }
 
-  if (def.readsById === false) return pageInMemory(await readAll(deps, def), params, def.filterable, keep);
   // Filter, sort and cut on the small records, then read only the page's entities.
   // Only records that can match come back from the table: those holding the filter's `contains` needles.
   const records = await filterRecords(deps.store, def.collection, requiredSubstrings(params.where));
@@ -146,8 +145,7 @@ async function readCandidates<D extends BaseDocument>(
 
 /** Every entity of a type, in id order: a type declared `readWhole`, whose documents the type index holds. */
 export async function readAll<D extends BaseDocument>(deps: Deps, def: EntityDefinition<D>): Promise<D[]> {
-  if (!def.readWhole) throw new Error(`${def.collection} are not read whole: declare readWhole on their definition`);
-  return (await allOfType(deps.store, def.collection)).map((item) => def.schema.parse(documentOf(item)));
+  return (await allOfType(deps.store, def)).map((item) => def.schema.parse(documentOf(item)));
 }
 
 /** Above this many ids, reading the whole type's filter records costs less than reading the ids' records one by one. */
@@ -176,7 +174,9 @@ export async function listEntitiesAmong<D extends BaseDocument>(
   }
   const records =
     among.size > AMONG_BY_KEY_LIMIT
-      ? (await filterRecords(deps.store, def.collection)).filter((record) => among.has(String(record.id)))
+      ? (await filterRecords(deps.store, def.collection, requiredSubstrings(params.where))).filter((record) =>
+          among.has(String(record.id)),
+        )
       : await filterRecordsOf(deps.store, def.collection, among);
   const roleFilter = params.roleFilter;
   const attributesField = def.roleAttributesField;

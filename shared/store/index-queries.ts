@@ -1,5 +1,5 @@
 import { paginateQuery, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { OnTargetDelete } from '../entities/entity-definition.ts';
+import type { BaseDocument, EntityDefinition, OnTargetDelete } from '../entities/entity-definition.ts';
 import { selectionRecordOf } from './derived-items.ts';
 import type { Store } from './entity-store.ts';
 import { recordOfItem } from './filter-records.ts';
@@ -282,12 +282,19 @@ export async function idsInIndexPartition(store: Store, partition: string, prefi
   return items.map((item) => String(item.GSI2SK).slice(prefix.length));
 }
 
-/** Every item of a type on the type index (GSI1), in id order, all pages: the whole type's stored documents. */
-export async function allOfType(store: Store, collection: string): Promise<Record<string, unknown>[]> {
+/**
+ * Every document of a type read whole (`readWhole`), from the type index (GSI1), in id order, all pages. Only those
+ * types' documents enter it, so asking for another type is a mistake of the caller's, refused.
+ */
+export async function allOfType<D extends BaseDocument>(
+  store: Store,
+  def: EntityDefinition<D>,
+): Promise<Record<string, unknown>[]> {
+  if (!def.readWhole) throw new Error(`${def.collection} are not read whole: declare readWhole on their definition`);
   return queryAll(store, {
     IndexName: 'GSI1',
     KeyConditionExpression: 'GSI1PK = :type',
-    ExpressionAttributeValues: { ':type': keys.typeIndex(collection) },
+    ExpressionAttributeValues: { ':type': keys.typeIndex(def.collection) },
   });
 }
 
