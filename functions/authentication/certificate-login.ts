@@ -8,7 +8,7 @@ import { type Revocation, revocations } from '#shared/entities/revocation.ts';
 import { ApiError } from '#shared/errors/api-error.ts';
 import { clientCertificateMissing } from '#shared/http/mtls-address.ts';
 import { isClientLeaf, isSignedByCa } from '#shared/pki/ca-trust.ts';
-import { chainsTo, fingerprintOf, isExpiredAt } from '#shared/pki/certificates.ts';
+import { chainsTo, commonNameOf, fingerprintOf, isExpiredAt } from '#shared/pki/certificates.ts';
 import { externalIdOf } from '#shared/pki/external-id-claim.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
 import { allCas } from '#shared/pki/trusted-cas.ts';
@@ -69,15 +69,6 @@ async function identityIdByClaim(deps: Deps, leaf: X509Certificate): Promise<str
   return undefined;
 }
 
-/** The subject's common name: the identity's id in every certificate the network issues. */
-function commonNameOf(leaf: X509Certificate): string | undefined {
-  const cn = leaf.subject
-    .split('\n')
-    .find((part) => part.startsWith('CN='))
-    ?.slice('CN='.length);
-  return cn && cn.length > 0 ? cn : undefined;
-}
-
 /** What a certificate login reads of the one who holds the certificate. */
 interface Holder {
   readonly authenticator: Authenticator | undefined;
@@ -94,17 +85,20 @@ interface Holder {
  * certificate's CN is its identity's id, so the fingerprint's marker (strongly consistent: the authenticator exists),
  * the identity, its MFA enrollment, the default auth policy and both revocations that could refuse it are one batch,
  * and the identity's authenticators one index query (eventually consistent, trusted only for the authenticator the
- * marker names with this very fingerprint, whose certificate facts never change). Undefined when the certificate is
- * not such (another CA's, a CN that is not the marker's identity, an index not yet caught up): the caller then reads
- * step by step.
+ * marker names with this very fingerprint, whose certificate never changes; the flags an admin sets on it, extend or
+ * key roll requested, show from a login about a second later, once the index caught up). No `holder` when the
+ * certificate is not such (another CA's, a CN that is not the marker's identity, an index not yet caught up): the
+ * caller then reads step by step, from the authenticator the marker names (`markedId`, read strongly here) and with
+ * the default auth policy this batch read.
  */
 async function holderByCommonName(
   deps: Deps,
   leaf: X509Certificate,
   fingerprint: string,
   throttle: () => Promise<void>,
-): Promise<Holder | undefined> {
-  const cn = commonNameOf(leaf);
+): Promise<{ holder?: Holder; markedId: string | undefined; defaultPolicy: AuthPolicy | undefined }> {
+  // The subject's common name: the identity's id in every certificate the network issues.
+  const cn = commonNameOf(leaf) || undefined;
   const [, read, children] = await Promise.all([
     throttle(),
     deps.store.readTogether(
@@ -120,34 +114,42 @@ async function holderByCommonName(
     cn && fitsKey(cn) ? listChildren(deps, identities.collection, cn, authenticators.collection) : [],
   ]);
   const marker = uniqueMarkerOf(read.items[0]);
-  if (!cn || !marker || marker.carried.identityId !== cn) return undefined;
+  const [identity, mfa, defaultPolicyRead, fingerprintRevoked, identityRevoked] = read.entities;
+  const first = { markedId: marker?.entityId, defaultPolicy: defaultPolicyRead?.doc };
+  if (!cn || !marker || marker.carried.identityId !== cn) return first;
   const authenticator = validChildren(deps, children, authenticatorSchema).find(
     (candidate) => candidate.id === marker.entityId && candidate.fingerprint === fingerprint,
   );
-  if (!authenticator) return undefined;
-  const [identity, mfa, defaultPolicy, fingerprintRevoked, identityRevoked] = read.entities;
+  if (!authenticator) return first;
   const policyId = identity?.doc.authPolicyId ?? DEFAULT_AUTH_POLICY_ID;
   const policy =
-    policyId === DEFAULT_AUTH_POLICY_ID ? defaultPolicy?.doc : (await deps.store.get(authPolicies, policyId))?.doc;
+    policyId === DEFAULT_AUTH_POLICY_ID ? first.defaultPolicy : (await deps.store.get(authPolicies, policyId))?.doc;
   return {
-    authenticator,
-    identityId: cn,
-    identity: identity?.doc,
-    policy,
-    mfa: mfa?.doc ?? null,
-    fingerprintRevoked: fingerprintRevoked?.doc,
-    identityRevoked: identityRevoked?.doc,
+    ...first,
+    holder: {
+      authenticator,
+      identityId: cn,
+      identity: identity?.doc,
+      policy,
+      mfa: mfa?.doc ?? null,
+      fingerprintRevoked: fingerprintRevoked?.doc,
+      identityRevoked: identityRevoked?.doc,
+    },
   };
 }
 
 /**
- * The same, read step by step: the fingerprint's marker, the authenticator (or a CA's external id claim), then the
- * identity beside both revocations, then its auth policy. For certificates another CA issued, or registered by an
- * admin, whose CN names no identity.
+ * The same, read step by step: the authenticator the fingerprint's marker names (or a CA's external id claim), then
+ * the identity, its MFA enrollment and both revocations in one batch, then its auth policy unless it is the default
+ * one the first batch read. For certificates another CA issued, or registered by an admin, whose CN names no identity.
  */
-async function holderStepByStep(deps: Deps, leaf: X509Certificate, fingerprint: string): Promise<Holder> {
-  const authenticatorId = await deps.store.findIdByUnique(authenticators, 'fingerprint', fingerprint);
-  const authenticator = authenticatorId ? (await deps.store.get(authenticators, authenticatorId))?.doc : undefined;
+async function holderStepByStep(
+  deps: Deps,
+  leaf: X509Certificate,
+  fingerprint: string,
+  first: { readonly markedId: string | undefined; readonly defaultPolicy: AuthPolicy | undefined },
+): Promise<Holder> {
+  const authenticator = first.markedId ? (await deps.store.get(authenticators, first.markedId))?.doc : undefined;
   const identityId = authenticator ? authenticator.identityId : await identityIdByClaim(deps, leaf);
   if (!identityId) {
     return {
@@ -160,20 +162,28 @@ async function holderStepByStep(deps: Deps, leaf: X509Certificate, fingerprint: 
       identityRevoked: undefined,
     };
   }
-  // The revocations of the certificate and of the identity, one batch read beside the identity's.
-  const [identity, revoked] = await Promise.all([
-    deps.store.get(identities, identityId).then((stored) => stored?.doc),
-    deps.store.getMany(revocations, [fingerprint, identityId]),
+  const read = await deps.store.readTogether([
+    { def: identities, id: identityId },
+    { def: mfas, id: identityId },
+    { def: revocations, id: fingerprint },
+    { def: revocations, id: identityId },
   ]);
-  const policy = identity ? (await deps.store.get(authPolicies, identity.authPolicyId))?.doc : undefined;
+  const [identity, mfa, fingerprintRevoked, identityRevoked] = read.entities;
+  const policyId = identity?.doc.authPolicyId;
+  const policy =
+    policyId === DEFAULT_AUTH_POLICY_ID
+      ? first.defaultPolicy
+      : policyId
+        ? (await deps.store.get(authPolicies, policyId))?.doc
+        : undefined;
   return {
     authenticator,
     identityId,
-    identity,
+    identity: identity?.doc,
     policy,
-    mfa: undefined,
-    fingerprintRevoked: revoked.find((revocation) => revocation.id === fingerprint),
-    identityRevoked: revoked.find((revocation) => revocation.id === identityId),
+    mfa: mfa?.doc ?? null,
+    fingerprintRevoked: fingerprintRevoked?.doc,
+    identityRevoked: identityRevoked?.doc,
   };
 }
 
@@ -209,8 +219,8 @@ export async function authenticateWithCertificate(
     throw refused();
   }
   const fingerprint = fingerprintOf(leaf);
-  const holder =
-    (await holderByCommonName(deps, leaf, fingerprint, throttle)) ?? (await holderStepByStep(deps, leaf, fingerprint));
+  const byName = await holderByCommonName(deps, leaf, fingerprint, throttle);
+  const holder = byName.holder ?? (await holderStepByStep(deps, leaf, fingerprint, byName));
   const { authenticator, identityId, identity, policy, fingerprintRevoked, identityRevoked } = holder;
   if (authenticator && !(await chainHolds(deps, leaf, authenticator))) throw refused();
   if (!identityId) throw refused();

@@ -180,7 +180,7 @@ export async function liveSessionOfToken(deps: Deps, token: string): Promise<Liv
   const tokenHash = hashToken(token);
   const carried = identityIdOfToken(token);
   const read = carried
-    ? await deps.store.readTogether([{ def: identities, id: carried }], [keys.apiSession(tokenHash)])
+    ? await deps.store.readTogether([{ def: identities, id: carried }], [keys.apiSession(tokenHash)], 'apiSession')
     : { items: [await sessionItemOf(deps.store, tokenHash)], entities: [undefined] };
   const [item] = read.items;
   if (!item) return undefined;

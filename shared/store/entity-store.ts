@@ -10,7 +10,14 @@ import type { BaseDocument, EntityDefinition, Reference, ReferenceField } from '
 import { ApiError, invalidField } from '../errors/api-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { mapBounded } from '../map-bounded.ts';
-import { derivedItemOps, documentIndexKeys, entityExistsOp, idOrderItemOf, referenceValues } from './derived-items.ts';
+import {
+  derivedItemOps,
+  documentIndexKeys,
+  entityExistsOp,
+  idOrderItemOf,
+  itemKeyOf,
+  referenceValues,
+} from './derived-items.ts';
 import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, storedAttributes } from './keys.ts';
 import { type ReadKind, readOptions } from './read-consistency.ts';
 import { isConditionFailure, type TableClient, unlessConditionFails } from './table-client.ts';
@@ -318,20 +325,21 @@ export class Store implements TableClient {
   }
 
   /**
-   * Entities of any types and raw items (`items`: session items, markers) in one strongly consistent batch read, so
-   * reads that do not depend on one another cost one round trip: each answer in the order asked, undefined where
-   * nothing is stored (or an id too long for a key names nothing).
+   * Entities of any types and raw items (`items`: session items, markers) in one batch read, strongly consistent
+   * unless `read` says otherwise (`READS`), so reads that do not depend on one another cost one round trip: each
+   * answer in the order asked, undefined where nothing is stored (or an id too long for a key names nothing).
    */
   async readTogether<const R extends readonly EntityRef[]>(
     entities: R,
     items: readonly ItemKey[] = [],
+    read: ReadKind = 'itemsByKey',
   ): Promise<{ entities: { [K in keyof R]: Stored<DocOf<R[K]['def']>> | undefined }; items: (Item | undefined)[] }> {
     const entityKeys = entities.map((ref) => (fitsKey(ref.id) ? keys.entity(ref.def.collection, ref.id) : undefined));
     const wanted = new Map<string, Item>();
-    for (const key of [...entityKeys, ...items]) if (key) wanted.set(`${key.PK}|${key.SK}`, { PK: key.PK, SK: key.SK });
-    const read = wanted.size > 0 ? await this.batchGet([...wanted.values()]) : [];
-    const found = new Map(read.map((item) => [`${String(item.PK)}|${String(item.SK)}`, item]));
-    const itemAt = (key: ItemKey | undefined) => (key ? found.get(`${key.PK}|${key.SK}`) : undefined);
+    for (const key of [...entityKeys, ...items]) if (key) wanted.set(itemKeyOf(key), { PK: key.PK, SK: key.SK });
+    const answered = wanted.size > 0 ? await this.batchGet([...wanted.values()], undefined, read) : [];
+    const found = new Map(answered.map((item) => [itemKeyOf(item as { PK: unknown; SK: unknown }), item]));
+    const itemAt = (key: ItemKey | undefined) => (key ? found.get(itemKeyOf(key)) : undefined);
     const stored = entities.map((ref, index) => {
       const item = itemAt(entityKeys[index]);
       return item ? storedOf(ref.def, item) : undefined;

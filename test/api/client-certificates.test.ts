@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createServerCertificate, type TlsMaterial } from '#local/tls-certificate.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { dynamoDbTracker } from '../support/dynamodb-tracker.ts';
 import { M } from '../support/management-fixtures.ts';
 import { issue, makeCa } from '../support/pki-fixtures.ts';
 
@@ -36,14 +37,24 @@ describe('client certificates reach the handlers as API Gateway mTLS passes them
     const device = await issue(ca, 'device-1');
     const authenticatorId = await createdId('/authenticators', { identityId, method: 'cert', certPem: device.cert });
 
-    const response = await controller().call('POST', '/edge/client/v1/authenticate?method=cert', {
+    let response = await controller().call('POST', '/edge/client/v1/authenticate?method=cert', {
       body: {},
       cert: device,
+    });
+    // Its CN names no identity, so the login reads step by step from what its first wave read (the fingerprint's marker
+    // and the default auth policy, beside the counter and the index query): the authenticator; the identity, its MFA
+    // and both revocations in one batch; the CA the authenticator chains to; the transaction.
+    const trips = await dynamoDbTracker(controller().deps.store.db).measure(async () => {
+      response = await controller().call('POST', '/edge/client/v1/authenticate?method=cert', {
+        body: {},
+        cert: device,
+      });
     });
 
     expect(response.status, response.text).toBe(200);
     expect(response.body.data.identityId).toBe(identityId);
     expect(response.body.data.authenticatorId).toBe(authenticatorId);
+    expect(trips).toEqual({ waves: 5, requests: 7 });
   });
 
   it('answers 401 to a certificate an authenticator holds that chains to no CA the network trusts', async () => {
