@@ -34,7 +34,7 @@ const NOTHING = 'none:login-decoy';
 const invalidAuth = () => new ApiError('INVALID_AUTH');
 
 /** What a login by a unique value (username, fingerprint) reads of the one who holds it. */
-export interface HolderOfMarker {
+interface HolderOfMarker {
   readonly authenticator: Authenticator | undefined;
   readonly identity: Identity | undefined;
   readonly policy: AuthPolicy | undefined;
@@ -45,11 +45,15 @@ export interface HolderOfMarker {
  * The authenticator a marker names, its identity, the identity's MFA enrollment and auth policy. The marker carries
  * the identity's id, so all four are one batch read: the default auth policy is read beside them (most identities
  * have it), another policy costs one more read. A marker without the identity's id (written before markers carried
- * it) costs the authenticator's read first. Always the same reads whether or not each exists (decoy keys for those
- * that do not), so how long a login takes tells nothing about which usernames exist.
+ * it, until the integrity fix rewrites it) costs the authenticator's read first, and the batch reads it again to keep
+ * its one shape. The batch is the same whether or not each exists (decoy keys for those that do not), so a login's
+ * reads tell apart no usernames but those whose identity has an auth policy of its own: one read more (a few
+ * milliseconds beside the password hash's tens, which every attempt pays). Carrying the policy on the marker would
+ * close that, but the marker is the authenticator's and the policy the identity's, which a policy change would have
+ * to rewrite on every marker of the identity.
  */
-export async function holderOfMarker(deps: Deps, marker: UniqueMarker | undefined): Promise<HolderOfMarker> {
-  let authenticatorId = marker?.entityId ?? NOTHING;
+async function holderOfMarker(deps: Deps, marker: UniqueMarker | undefined): Promise<HolderOfMarker> {
+  const authenticatorId = marker?.entityId ?? NOTHING;
   let identityId = marker?.carried.identityId;
   if (marker && identityId === undefined) {
     identityId = (await deps.store.get(authenticators, authenticatorId))?.doc.identityId;
@@ -65,10 +69,7 @@ export async function holderOfMarker(deps: Deps, marker: UniqueMarker | undefine
   let identity = storedIdentity?.doc;
   // Only what belongs together counts: the authenticator of the marker, of the identity the marker names.
   if (authenticator && authenticator.identityId !== identityId) authenticator = undefined;
-  if (!authenticator) {
-    authenticatorId = NOTHING;
-    identity = undefined;
-  }
+  if (!authenticator) identity = undefined;
   const policyId = identity?.authPolicyId ?? DEFAULT_AUTH_POLICY_ID;
   const policy =
     policyId === DEFAULT_AUTH_POLICY_ID ? defaultPolicy?.doc : (await deps.store.get(authPolicies, policyId))?.doc;

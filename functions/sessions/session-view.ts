@@ -15,7 +15,7 @@ import { routersOfPairs, type SessionRouter, sessionEndsKey } from './session-ro
  * An edge router of a session (`sessionEdgeRouter`): the client fields and its `urls`, empty: no router process
  * reports to this controller yet (the reference's urls are the protocols a connected router reports).
  */
-export function sessionEdgeRouterView(router: SessionRouter) {
+function sessionEdgeRouterView(router: SessionRouter) {
   return { ...clientEdgeRouterView(router), urls: {} };
 }
 

@@ -192,11 +192,12 @@ export async function liveSessionOfToken(deps: Deps, token: string): Promise<Liv
     return undefined;
   }
   // An older token carries no identity: its session's is read now, once the session is known to be live.
-  const identity = carried ? read.entities[0]?.doc : (await deps.store.get(identities, session.identityId))?.doc;
-  if (!identity || isRevoked(session, identity, deps.now())) {
-    await deleteApiSession(deps, session);
-    return undefined;
-  }
+  const identity = await unlessRevoked(
+    deps,
+    session,
+    carried ? read.entities[0]?.doc : (await deps.store.get(identities, session.identityId))?.doc,
+  );
+  if (!identity) return undefined;
   const touched = await touchedIfDue(deps, session);
   return touched ? { session: touched, identity } : undefined;
 }
@@ -219,7 +220,15 @@ async function touchedIfDue(deps: Deps, session: ApiSession): Promise<ApiSession
  * sessions meanwhile): then the session goes with it, and the answer is undefined.
  */
 export async function identityOfSession(deps: Deps, session: ApiSession): Promise<Identity | undefined> {
-  const identity = (await deps.store.get(identities, session.identityId))?.doc;
+  return unlessRevoked(deps, session, (await deps.store.get(identities, session.identityId))?.doc);
+}
+
+/** The identity, when it still stands behind the session; otherwise the session is removed and the answer undefined. */
+async function unlessRevoked(
+  deps: Deps,
+  session: ApiSession,
+  identity: Identity | undefined,
+): Promise<Identity | undefined> {
   if (identity && !isRevoked(session, identity, deps.now())) return identity;
   await deleteApiSession(deps, session);
   return undefined;

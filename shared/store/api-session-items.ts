@@ -27,13 +27,13 @@ import { itemOps, type WriteOp } from './write-op.ts';
 export const API_SESSIONS_COLLECTION = 'api-sessions';
 
 /** The activity index's partitions: each takes about 1/16 of the touches, so none is the network's bottleneck. */
-export const ACTIVITY_SHARDS = 16;
+const ACTIVITY_SHARDS = 16;
 
 /** GSI3's one partition before it was sharded; read until the sessions stored there have ended. */
 const LEGACY_ACTIVITY_PARTITION = `ACTIVITY#${API_SESSIONS_COLLECTION}`;
 
 /** The activity shard of a session, from its token hash (hex, uniformly random). */
-export function activityPartitionOf(tokenHash: string): string {
+function activityPartitionOf(tokenHash: string): string {
   const shard = Number.parseInt(tokenHash.slice(0, 4), 16) % ACTIVITY_SHARDS;
   return `${LEGACY_ACTIVITY_PARTITION}#${Number.isNaN(shard) ? 0 : shard}`;
 }

@@ -144,12 +144,6 @@ export function setCounterOp(
   };
 }
 
-/** Sets such a counter to `value` on its own; false when the entity is gone. */
-export async function setCounter(store: Store, entity: CounterHolder, field: string, value: number): Promise<boolean> {
-  const written = await unlessConditionFails(store.db.send(new UpdateCommand(counterSet(store, entity, field, value))));
-  return written !== undefined;
-}
-
 function counterSet(store: Store, entity: CounterHolder, field: string, value: number) {
   return {
     TableName: store.tableName,
