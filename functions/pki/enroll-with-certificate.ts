@@ -121,8 +121,10 @@ export async function enrollByCa(request: OperationRequest, deps: Deps) {
   const certificate = presentedCertificate(request, deps);
   const enrolling = (await allCas(deps)).filter((ca) => ca.isVerified && ca.isAutoCaEnrollmentEnabled);
   if (enrolling.length === 0) throw new ApiError('ENROLLMENT_NO_VALID_CAS');
-  const issuers = await Promise.all(enrolling.map((candidate) => issuedByCa(certificate, candidate)));
-  const ca = enrolling.find((_, index) => issuers[index]);
+  // The certificate is checked once; then the first CA whose signature it carries.
+  const ca = (await isClientLeaf(certificate))
+    ? enrolling.find((candidate) => isSignedByCa(certificate, candidate))
+    : undefined;
   if (!ca) throw new ApiError('CERT_FAILED_VALIDATION');
   const externalId = ca.externalIdClaim ? externalIdOf(certificate, ca.externalIdClaim) : undefined;
   if (ca.externalIdClaim && !externalId) throw new ApiError('MISSING_CERT_CLAIM');
