@@ -2,6 +2,7 @@ import type { ZodType } from 'zod';
 import type { Caller } from '../auth/resolve-caller.ts';
 import { ApiError } from '../errors/api-error.ts';
 import type { Logger } from '../log/logger.ts';
+import { onceUntilRejected } from '../once-until-rejected.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { Api, Route } from '../routes/route.ts';
 import type { HttpResult } from './http-result.ts';
@@ -69,13 +70,9 @@ export type OperationMap = Readonly<Record<string, Operation>>;
  * the operations the loaded map holds; the API documents' generator loads the module for their docs.
  */
 export function loadedOnUse(names: readonly string[], load: () => Promise<object>): OperationMap {
-  let loaded: Promise<object> | undefined;
+  const loaded = onceUntilRejected(load);
   const operationNamed = async (name: string): Promise<Operation> => {
-    loaded ??= load();
-    loaded.catch(() => {
-      loaded = undefined;
-    });
-    const operation = ((await loaded) as Record<string, unknown>)[name];
+    const operation = ((await loaded()) as Record<string, unknown>)[name];
     if (typeof operation !== 'function') throw new Error(`the loaded module has no operation ${name}`);
     return operation as Operation;
   };

@@ -1,5 +1,6 @@
 import { createPrivateKey } from 'node:crypto';
 import { traced } from '../log/tracing.ts';
+import { onceUntilRejected } from '../once-until-rejected.ts';
 import type { ServerKey } from '../ports/signer.ts';
 import { localSigner } from './local-signer.ts';
 
@@ -9,22 +10,15 @@ import { localSigner } from './local-signer.ts';
  * like a local key; the secret is made and rotated by the bootstrap (`server-identity.ts`).
  */
 export function secretServerKey(region: string | undefined, secretArn: string): ServerKey {
-  let pem: Promise<string> | undefined;
-  const read = () => {
-    // The SDK's Secrets Manager module loads with this first read, not with the function.
-    pem ??= import('@aws-sdk/client-secrets-manager')
-      .then(({ GetSecretValueCommand, SecretsManagerClient }) =>
-        traced(new SecretsManagerClient({ region })).send(new GetSecretValueCommand({ SecretId: secretArn })),
-      )
-      .then((answer) => {
-        if (!answer.SecretString?.includes('PRIVATE KEY')) throw new Error('the server key secret holds no key yet');
-        return answer.SecretString;
-      });
-    pem.catch(() => {
-      pem = undefined;
-    });
-    return pem;
-  };
+  // The SDK's Secrets Manager module loads with the first read, not with the function; a failed read is tried again.
+  const read = onceUntilRejected(async () => {
+    const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+    const answer = await traced(new SecretsManagerClient({ region })).send(
+      new GetSecretValueCommand({ SecretId: secretArn }),
+    );
+    if (!answer.SecretString?.includes('PRIVATE KEY')) throw new Error('the server key secret holds no key yet');
+    return answer.SecretString;
+  });
   let key: ReturnType<typeof createPrivateKey> | undefined;
   const loaded = async () => {
     key ??= createPrivateKey(await read());

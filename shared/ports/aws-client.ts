@@ -1,4 +1,5 @@
 import { traced } from '../log/tracing.ts';
+import { onceUntilRejected } from '../once-until-rejected.ts';
 
 /**
  * An AWS SDK client, or how to make it on first use. The runtime's SDK modules cost tens of milliseconds each to
@@ -14,12 +15,5 @@ export function clientOf<Client extends object>(source: ClientSource<Client>): P
 
 /** A source that imports the client's module and makes the (traced) client on first use, once. */
 export function madeOnFirstCall<Client>(make: () => Promise<Client>): () => Promise<Client> {
-  let client: Promise<Client> | undefined;
-  return () => {
-    client ??= make().then(traced);
-    client.catch(() => {
-      client = undefined;
-    });
-    return client;
-  };
+  return onceUntilRejected(() => make().then(traced));
 }
