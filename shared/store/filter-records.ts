@@ -9,8 +9,9 @@ import type { TableClient } from './table-client.ts';
  *
  * - A write costs the same whatever the size of its type: it puts its own small item, nothing shared grows with the
  *   type (filter packs, which held many records to an item, made every write rewrite a pack that grew with it).
- * - A list whose filter pins nothing reads its type's id partition as `SEGMENTS` key-range queries at once,
- *   eventually consistent (`read-consistency.ts`). One attribute per item, not one per field, because DynamoDB and
+ * - A list whose filter pins nothing reads its type's id partition, eventually consistent (`read-consistency.ts`):
+ *   one query for a small type, and for a type past one query's MB the rest as up to 16 key-range queries (`SEGMENT_STARTS`)
+ *   at once. One attribute per item, not one per field, because DynamoDB and
  *   the SDK spend most of such a read per attribute: parsing one string is several times cheaper than unmarshalling
  *   a dozen attributes.
  * - Items written before records were one attribute hold the record's fields as attributes of their own
@@ -22,10 +23,9 @@ export const RECORD_ATTRIBUTE = 'record';
 
 /**
  * Where the id partition is split for parallel reads: ids are ASCII (`newId`'s alphabet, or fixed names), so these
- * starts spread them evenly (four first characters each); any string falls in exactly one segment (`segmentQuery`).
+ * starts spread them evenly (four first characters each); any string falls in exactly one segment (`segmentsAfter`).
  */
 const SEGMENT_STARTS = ['', '2', '6', 'A', 'E', 'I', 'M', 'Q', 'U', 'Y', 'c', 'g', 'k', 'o', 's', 'w'] as const;
-export const SEGMENTS = SEGMENT_STARTS.length;
 
 /** The id-order item of an entity carrying its record. */
 export function recordItem(collection: string, record: Readonly<Record<string, unknown>> & { readonly id: string }) {
@@ -39,29 +39,46 @@ export function recordOfItem(item: Readonly<Record<string, unknown>>): Record<st
   return { ...record, id: String(item.SK) };
 }
 
+/** A key range of the id partition: from `from` (past it when `fromExcluded`), below `below`; unbounded when unset. */
+interface KeyRange {
+  readonly from?: string;
+  readonly fromExcluded?: boolean;
+  readonly below?: string;
+}
+
 /**
- * The key condition of segment `index`: below the second start for the first, from the last start on for the last,
- * and `BETWEEN` its start and the next (inclusive) otherwise, an item exactly at the next start being left to the
- * next segment (`excluded`).
+ * The key condition of a range, with the sort keys to drop from its answer: DynamoDB's one condition on a sort key is
+ * inclusive at both ends (`BETWEEN`), so the ends a range leaves out are dropped after the read.
  */
-function segmentQuery(partition: string, index: number) {
-  const start = SEGMENT_STARTS[index]!;
-  const next = SEGMENT_STARTS[index + 1];
-  if (index === 0) {
-    return { condition: 'PK = :pk AND SK < :next', values: { ':pk': partition, ':next': next! }, excluded: undefined };
-  }
-  if (next === undefined) {
+function rangeQuery(partition: string, range: KeyRange) {
+  const { from, below } = range;
+  const dropped = new Set<string>();
+  if (range.fromExcluded && from !== undefined) dropped.add(from);
+  if (from !== undefined && below !== undefined) {
+    dropped.add(below);
     return {
-      condition: 'PK = :pk AND SK >= :start',
-      values: { ':pk': partition, ':start': start },
-      excluded: undefined,
+      condition: 'PK = :pk AND SK BETWEEN :from AND :below',
+      values: { ':pk': partition, ':from': from, ':below': below },
+      dropped,
     };
   }
-  return {
-    condition: 'PK = :pk AND SK BETWEEN :start AND :next',
-    values: { ':pk': partition, ':start': start, ':next': next },
-    excluded: next,
-  };
+  if (below !== undefined)
+    return { condition: 'PK = :pk AND SK < :below', values: { ':pk': partition, ':below': below }, dropped };
+  if (from !== undefined) {
+    const operator = range.fromExcluded ? '>' : '>=';
+    return { condition: `PK = :pk AND SK ${operator} :from`, values: { ':pk': partition, ':from': from }, dropped };
+  }
+  return { condition: 'PK = :pk', values: { ':pk': partition }, dropped };
+}
+
+/** The segments of the id partition past `after`, each to be read in parallel; none is empty by its bounds. */
+function segmentsAfter(after: string): KeyRange[] {
+  return SEGMENT_STARTS.flatMap((start, index): KeyRange[] => {
+    const below = SEGMENT_STARTS[index + 1];
+    if (below !== undefined && below <= after) return [];
+    if (after >= start) return [{ from: after, fromExcluded: true, ...(below !== undefined ? { below } : {}) }];
+    return [{ from: start, ...(below !== undefined ? { below } : {}) }];
+  });
 }
 
 /** Needles sent with a read at most. */
@@ -86,14 +103,18 @@ function recordsHolding(needles: readonly string[]) {
   };
 }
 
-/** Every item of one segment, all pages, but those `holding` leaves out. */
-async function segmentItems(
+/**
+ * The items of one key range, but those `holding` leaves out: all pages, or (`firstPageOnly`) the first page (up to a
+ * MB read) and the key it stopped at.
+ */
+async function rangeItems(
   store: TableClient,
   partition: string,
-  index: number,
+  range: KeyRange,
   holding: ReturnType<typeof recordsHolding>,
+  firstPageOnly = false,
 ) {
-  const { condition, values, excluded } = segmentQuery(partition, index);
+  const { condition, values, dropped } = rangeQuery(partition, range);
   const items: Record<string, unknown>[] = [];
   let start: QueryCommandInput['ExclusiveStartKey'];
   do {
@@ -109,10 +130,10 @@ async function segmentItems(
         ExclusiveStartKey: start,
       }),
     );
-    for (const item of page.Items ?? []) if (item.SK !== excluded) items.push(item);
+    for (const item of page.Items ?? []) if (!dropped.has(String(item.SK))) items.push(item);
     start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
+  } while (start && !firstPageOnly);
+  return { items, stoppedAt: start ? String(start.SK) : undefined };
 }
 
 /**
@@ -127,8 +148,14 @@ export async function filterRecords(
 ): Promise<Record<string, unknown>[]> {
   const partition = keys.idOrder(collection, '').PK;
   const holding = recordsHolding(needles);
-  const segments = await Promise.all(SEGMENT_STARTS.map((_, index) => segmentItems(store, partition, index, holding)));
-  return segments.flat().map(recordOfItem);
+  // One query reads a small type whole (a request, half a read unit); a larger one goes on from where it stopped in
+  // the segments after it, in parallel.
+  const first = await rangeItems(store, partition, {}, holding, true);
+  if (first.stoppedAt === undefined) return first.items.map(recordOfItem);
+  const rest = await Promise.all(
+    segmentsAfter(first.stoppedAt).map(async (range) => (await rangeItems(store, partition, range, holding)).items),
+  );
+  return [...first.items, ...rest.flat()].map(recordOfItem);
 }
 
 /** The filter records of some entities of a type, by key (ids without an entity are left out). */

@@ -1,12 +1,14 @@
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '#shared/ids.ts';
 import { filterRecords } from '#shared/store/filter-records.ts';
 import { keys } from '#shared/store/keys.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { recordSent } from '../support/dynamodb-recorder.ts';
 
 /**
  * Lists whose filter pins nothing read the type's filter records from its id-order items
- * (`shared/store/filter-records.ts`, in parallel key ranges) and read only the page's entities: every operator of
+ * (`shared/store/filter-records.ts`: one query, and parallel key ranges past it for a large type) and read only the page's entities: every operator of
  * the filter language must see the fields it names there, paging and totals must be those of the whole filtered
  * type, and the records must follow every create, change and delete.
  */
@@ -126,6 +128,34 @@ describe('filter records', () => {
         await store.db.send(new DeleteCommand({ TableName: store.tableName, Key: keys.idOrder('services', id) }));
       }
     }
+  });
+
+  it('reads a type past one query (more than a MB of records) whole: the first query, then the ranges after it', async () => {
+    const { store } = controller().deps;
+    const collection = 'fr-bulk';
+    const boundaries = ['2', '-x', 'zz~', 'Y', 'A0', 'c', 'w', 'wa', '1~'];
+    const ids = [...boundaries, ...Array.from({ length: 2_600 }, () => newId())];
+    const padding = 'p'.repeat(400);
+    for (let at = 0; at < ids.length; at += 25) {
+      const batch = ids.slice(at, at + 25).map((id) => ({
+        PutRequest: { Item: { ...keys.idOrder(collection, id), record: JSON.stringify({ id, name: id, padding }) } },
+      }));
+      await store.db.send(new BatchWriteCommand({ RequestItems: { [store.tableName]: batch } }));
+    }
+    const sent = await recordSent(store.db, async () => {
+      const records = await filterRecords(store, collection);
+      expect(records.map((record) => record.id).sort()).toEqual([...new Set(ids)].sort());
+    });
+    const queries = sent.filter(({ command }) => command === 'QueryCommand');
+    // One query stopped at its MB; the rest read in ranges after it, at once.
+    expect(queries.length).toBeGreaterThan(2);
+    expect(new Set(queries.map(({ wave }) => wave)).size).toBeLessThanOrEqual(3);
+  });
+
+  it('reads a small type in one query', async () => {
+    const { store } = controller().deps;
+    const sent = await recordSent(store.db, () => filterRecords(store, 'services'));
+    expect(sent.map(({ command }) => command)).toEqual(['QueryCommand']);
   });
 
   it('follow creates, renames and deletes, records of any size included', async () => {
