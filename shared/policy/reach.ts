@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { PolicySemantic } from '../entities/policy-semantics.ts';
 import type { Store } from '../store/entity-store.ts';
 import { allIds, idsWithRole, selectionsByRole } from '../store/index-queries.ts';
-import { fitsKey, keys } from '../store/keys.ts';
+import { documentOf, fitsKey, keys } from '../store/keys.ts';
 import { ALL_ROLE, parseRoles, selectsEntity } from './roles.ts';
 
 /**
@@ -76,14 +76,33 @@ export async function policiesSelecting<R extends { readonly id: string; readonl
     ),
   );
   const records = new Map<string, R>();
+  const unreadable = new Set<string>();
   for (const item of found.flat()) {
     const id = String(item.id);
     if (records.has(id)) continue;
-    const record = kind.record.parse(item);
-    const roles = (record as unknown as Record<string, readonly string[]>)[field] ?? [];
-    if (selectsEntity(roles, record.semantic, entity)) records.set(id, record);
+    const parsed = kind.record.safeParse(item);
+    if (parsed.success) records.set(id, parsed.data);
+    else unreadable.add(id);
   }
-  return [...records.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // A selection item whose record does not parse (damaged, or of a layout a later build changed): the policy itself
+  // is read instead, so the answer stands; the integrity fix rewrites the item.
+  if (unreadable.size > 0) {
+    const policies = await store.batchGet(
+      [...unreadable].map((id) => keys.entity(kind.def.collection, id)),
+      undefined,
+      read,
+    );
+    for (const item of policies) {
+      const record = kind.record.parse(documentOf(item));
+      records.set(record.id, record);
+    }
+  }
+  return [...records.values()]
+    .filter((record) => {
+      const roles = (record as unknown as Record<string, readonly string[]>)[field] ?? [];
+      return selectsEntity(roles, record.semantic, entity);
+    })
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /** Roles of one field of one policy, with the semantic they combine under. */

@@ -248,4 +248,25 @@ describe('what the client service list and a fresh session cost', () => {
     expect(found).toContainEqual(expect.stringMatching(/policy selection .* is out of date/));
     expect((await db.send(new GetCommand({ TableName, Key: key }))).Item).toEqual(current);
   });
+
+  it('answers from the policy itself when a selection item does not parse, and the integrity scan finds the item', async () => {
+    const damaged = await network('damaged', 1, 1);
+    const { db, tableName: TableName } = controller().deps.store;
+    const policy = (await call('GET', `/service-policies?filter=${encodeURIComponent('name = "rc-damaged-Dial-0"')}`))
+      .body.data[0] as { id: string };
+    const key = keys.selection('identities', '#rc-damaged', 'service-policies', policy.id);
+    // Too short for its layout: no role field reads.
+    await db.send(new PutCommand({ TableName, Item: { ...key, record: '["AnyOf"]' } }));
+    const listed = await controller().call('GET', `${C}/services`, { token: damaged.token });
+    expect(listed.status, listed.text).toBe(200);
+    const shown = (listed.body.data as { name: string; permissions: string[] }[])
+      .map((service) => [service.name, service.permissions])
+      .sort();
+    expect(shown).toEqual([
+      ['rc-damaged', ['Bind', 'Dial']],
+      ['rc-damaged-other', ['Bind', 'Dial']],
+    ]);
+    const found = (await integrityRun(controller().deps, 'fix')).map((finding) => finding.description);
+    expect(found).toContainEqual(expect.stringMatching(/policy selection .* is out of date/));
+  });
 });
