@@ -8,8 +8,6 @@ import { type BuildStamp, buildStampDefine } from './build-stamp.ts';
 import { bundledFunctionCode } from './function-bundle.ts';
 import { FunctionRole } from './function-role.ts';
 
-export { FUNCTION_BUNDLE, functionEntry, REQUIRE_BANNER } from './function-bundle.ts';
-
 /**
  * Where the construct package keeps its function bundles, relative to its own module: set (esbuild `define`) when the
  * package is built (`scripts/build-package.ts`), which bundles every function ahead; unset in this repository, where

@@ -39,6 +39,23 @@ describe('the exported Lambda handlers', () => {
     ]);
   });
 
+  it('answer 503 TIMEOUT in the error envelope, named by the request id, when the invocation is about to run out', async () => {
+    const authentication = (await import('#functions/authentication/handler.ts')) as { handler: Handler };
+    const result = await authentication.handler(
+      proxyEvent('POST', '/edge/management/v1/authenticate', {
+        query: { method: 'password' },
+        body: { username: 'lambda-admin', password: 'lambda-password' },
+        headers: { 'Content-Type': 'application/json' },
+        requestId: 'gw-timed-out',
+      }),
+      // Lambda would end the invocation 251 ms from now: middy answers 250 ms before, while the login still works.
+      lambdaContext({ getRemainingTimeInMillis: () => 251 }),
+    );
+
+    expect(result.statusCode).toBe(503);
+    expect(JSON.parse(result.body).error).toMatchObject({ code: 'TIMEOUT', requestId: 'gw-timed-out' });
+  });
+
   it('log in and serve the current identity from the same table', async () => {
     const authentication = (await import('#functions/authentication/handler.ts')) as { handler: Handler };
     const identities = (await import('#functions/identities/handler.ts')) as { handler: Handler };

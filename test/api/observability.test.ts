@@ -6,7 +6,7 @@ import { ensureTable } from '#local/create-table.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
 import type { ControllerContext } from '#shared/http/middleware/controller-context.ts';
-import { proxyEvent } from '../support/lambda-event.ts';
+import { proxyEvent, lambdaContext as supportLambdaContext } from '../support/lambda-event.ts';
 import { authPolicyBody, managementFixtures } from '../support/management-fixtures.ts';
 import { csrFor } from '../support/pki-fixtures.ts';
 import { startTestController, type TestController } from '../support/test-controller.ts';
@@ -77,15 +77,15 @@ function apiGatewayEvent(
   return proxyEvent(method, resource, { ...options, requestId, headers: { 'content-type': 'application/json' } });
 }
 
+/** The context Lambda gives the authentication function (its name, version and memory show on every log line). */
 function lambdaContext(awsRequestId: string): ControllerContext {
-  return {
+  return supportLambdaContext({
     awsRequestId,
     functionName: 'ZitiController-test-Authentication',
     functionVersion: '7',
     invokedFunctionArn: 'arn:aws:lambda:eu-west-1:123456789012:function:ZitiController-test-Authentication:live',
     memoryLimitInMB: '1024',
-    getRemainingTimeInMillis: () => 10_000,
-  } as unknown as ControllerContext;
+  });
 }
 
 const LAMBDA_ENVIRONMENT = {

@@ -38,9 +38,13 @@ export function proxyEvent(method: string, resource: string, options: ProxyEvent
   } as unknown as APIGatewayProxyEvent;
 }
 
-/** The Lambda context the handlers read. */
-export function lambdaContext(): ControllerContext {
-  return { awsRequestId: 'req-1', getRemainingTimeInMillis: () => 10_000 } as unknown as ControllerContext;
+/** The Lambda context the handlers read: a request id and time left, and whatever else a test names. */
+export function lambdaContext(overrides: Readonly<Record<string, unknown>> = {}): ControllerContext {
+  return {
+    awsRequestId: 'req-1',
+    getRemainingTimeInMillis: () => 10_000,
+    ...overrides,
+  } as unknown as ControllerContext;
 }
 
 /**
