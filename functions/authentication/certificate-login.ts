@@ -16,6 +16,7 @@ import type { Deps } from '#shared/ports/deps.ts';
 import { listChildren, validChildren } from '#shared/store/children.ts';
 import { uniqueMarkerOf } from '#shared/store/entity-store.ts';
 import { fitsKey, keys } from '#shared/store/keys.ts';
+import { authPolicyOf, NOTHING } from './primary-authenticators.ts';
 
 /** What a certificate login proved, with what the API session says of the certificate. */
 export interface CertificateSubject {
@@ -32,9 +33,6 @@ export interface CertificateSubject {
 }
 
 const refused = () => new ApiError('INVALID_AUTH');
-
-/** A key no entity has, read in place of a missing one. */
-const NOTHING = 'none:login-decoy';
 
 const trustsForAuth = (ca: Ca | undefined): ca is Ca => ca?.isVerified === true && ca.isAuthEnabled;
 
@@ -121,9 +119,7 @@ async function holderByCommonName(
     (candidate) => candidate.id === marker.entityId && candidate.fingerprint === fingerprint,
   );
   if (!authenticator) return first;
-  const policyId = identity?.doc.authPolicyId ?? DEFAULT_AUTH_POLICY_ID;
-  const policy =
-    policyId === DEFAULT_AUTH_POLICY_ID ? first.defaultPolicy : (await deps.store.get(authPolicies, policyId))?.doc;
+  const policy = identity ? await authPolicyOf(deps, identity.doc, first.defaultPolicy) : first.defaultPolicy;
   return {
     ...first,
     holder: {
@@ -169,13 +165,7 @@ async function holderStepByStep(
     { def: revocations, id: identityId },
   ]);
   const [identity, mfa, fingerprintRevoked, identityRevoked] = read.entities;
-  const policyId = identity?.doc.authPolicyId;
-  const policy =
-    policyId === DEFAULT_AUTH_POLICY_ID
-      ? first.defaultPolicy
-      : policyId
-        ? (await deps.store.get(authPolicies, policyId))?.doc
-        : undefined;
+  const policy = await authPolicyOf(deps, identity?.doc, first.defaultPolicy);
   return {
     authenticator,
     identityId,

@@ -29,7 +29,21 @@ export interface LoginSubject {
 }
 
 /** A key no entity has, read in place of a missing one so that every login does the same reads. */
-const NOTHING = 'none:login-decoy';
+export const NOTHING = 'none:login-decoy';
+
+/**
+ * The auth policy of an identity whose login batch read the default one beside it (most identities have it): that
+ * one, or another read now. None for no identity.
+ */
+export async function authPolicyOf(
+  deps: Deps,
+  identity: Pick<Identity, 'authPolicyId'> | undefined,
+  defaultPolicy: AuthPolicy | undefined,
+): Promise<AuthPolicy | undefined> {
+  if (!identity) return undefined;
+  if (identity.authPolicyId === DEFAULT_AUTH_POLICY_ID) return defaultPolicy;
+  return (await deps.store.get(authPolicies, identity.authPolicyId))?.doc;
+}
 
 const invalidAuth = () => new ApiError('INVALID_AUTH');
 
@@ -70,9 +84,8 @@ async function holderOfMarker(deps: Deps, marker: UniqueMarker | undefined): Pro
   // Only what belongs together counts: the authenticator of the marker, of the identity the marker names.
   if (authenticator && authenticator.identityId !== identityId) authenticator = undefined;
   if (!authenticator) identity = undefined;
-  const policyId = identity?.authPolicyId ?? DEFAULT_AUTH_POLICY_ID;
-  const policy =
-    policyId === DEFAULT_AUTH_POLICY_ID ? defaultPolicy?.doc : (await deps.store.get(authPolicies, policyId))?.doc;
+  // An unknown username reads no policy more than one of the default policy (the default one, read already).
+  const policy = identity ? await authPolicyOf(deps, identity, defaultPolicy?.doc) : defaultPolicy?.doc;
   return { authenticator, identity, policy, mfa: identity ? (storedMfa?.doc ?? null) : null };
 }
 
@@ -138,9 +151,7 @@ export async function authenticateWithExternalJwt(
       { def: authPolicies, id: DEFAULT_AUTH_POLICY_ID },
     ]);
     const identity = read.entities[0]?.doc;
-    const policyId = identity?.authPolicyId ?? NOTHING;
-    const policy =
-      policyId === DEFAULT_AUTH_POLICY_ID ? read.entities[2]?.doc : (await deps.store.get(authPolicies, policyId))?.doc;
+    const policy = await authPolicyOf(deps, identity, read.entities[2]?.doc);
     if (!identity || !policy || refusesLogin(deps, identity, policy)) {
       throw new ExternalJwtRefused(`signer ${signer.id}: no enabled identity for the claim`);
     }

@@ -37,14 +37,10 @@ function inIdOrder(params: ListParams): boolean {
  * read first, one wave more).
  */
 async function servicePage(deps: Deps, ids: readonly string[], params: ListParams): Promise<ListPage<Service>> {
-  if (inIdOrder(params) && !params.where && !params.roleFilter) {
-    const sorted = [...new Set(ids)].sort();
-    if (params.sort[0]?.direction === 'desc') sorted.reverse();
-    const page = sorted.slice(params.offset, params.offset + params.limit);
-    const items = await deps.store.getMany(services, page, 'clientGrants');
-    return { items, pagination: { limit: params.limit, offset: params.offset, totalCount: sorted.length } };
+  const plainIdOrder = inIdOrder(params) && !params.where && !params.roleFilter;
+  if (plainIdOrder || ids.length > READ_WHOLE_LIMIT) {
+    return listEntitiesAmong(deps, services, ids, params, undefined, 'clientGrants');
   }
-  if (ids.length > READ_WHOLE_LIMIT) return listEntitiesAmong(deps, services, ids, params);
   const { roleFilter } = params;
   return deps.store
     .getMany(services, ids, 'clientGrants')

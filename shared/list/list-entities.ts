@@ -163,13 +163,14 @@ export async function listEntitiesAmong<D extends BaseDocument>(
   ids: readonly string[],
   params: ListParams,
   keep: (record: Readonly<Record<string, unknown>>) => boolean = () => true,
+  read: 'listPage' | 'clientGrants' = 'listPage',
 ): Promise<ListPage<D>> {
   const among = new Set(ids);
   const order = storedOrder(def, params);
   if (order?.field === 'id' && params.where === undefined && params.roleFilter === undefined) {
     const sorted = [...among].sort();
     if (order.direction === 'desc') sorted.reverse();
-    const items = await deps.store.getMany(def, sorted.slice(params.offset, params.offset + params.limit), 'listPage');
+    const items = await deps.store.getMany(def, sorted.slice(params.offset, params.offset + params.limit), read);
     return { items, pagination: { limit: params.limit, offset: params.offset, totalCount: sorted.length } };
   }
   const records =
