@@ -88,8 +88,9 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
   readonly uniqueKeys?: readonly UniqueKey<D>[];
   /**
    * Fields every unique marker of the type carries beside the entity's id, so a lookup by a unique value (a login's
-   * username or certificate fingerprint) learns them without reading the entity first. Only fields that never change
-   * after the create: a marker is rewritten only when its value moves.
+   * username or certificate fingerprint) learns them without reading the entity first. An update that changes them
+   * rewrites the markers (they are compared like every derived item), and the integrity scan checks them; names the
+   * marker itself uses (`PK`, `SK`, `entityId`) are refused (`test/unit/entity-definitions.test.ts`).
    */
   readonly markerCarries?: (doc: D) => Readonly<Record<string, string>>;
   /** Fields holding ids of other entities; see `Reference` for how the links are kept. */

@@ -16,6 +16,7 @@ import {
   putDerivedOp,
   referenceValues,
   removeDerivedOp,
+  rewriteOf,
   roleOfMember,
   selectionKeysOf,
 } from '../store/derived-items.ts';
@@ -258,9 +259,7 @@ async function checkExpected(scan: Scan, entity: Entity, want: DerivedItem, actu
     scan,
     `${label(entity)}: its ${want.kind.name} ${want.item.PK} / ${want.item.SK} ${what}`,
     planFromEntity(scan, entity, async (current, fresh) => {
-      // An out-of-date item of the entity's own is rewritten under its key: nothing to claim again.
-      const { claim: _held, ...rewrite } = want;
-      const wanted = fresh ? await stillWanted(scan, current, want) : actual ? rewrite : want;
+      const wanted = fresh ? await stillWanted(scan, current, want) : actual ? rewriteOf(want) : want;
       return wanted ? [unchanged(scan, current), restored(scan, wanted)] : [];
     }),
   );
@@ -289,9 +288,7 @@ async function stillWanted(scan: Scan, entity: Entity, want: DerivedItem): Promi
   if (now.kind.exclusive && actual.entityId !== now.item.entityId) {
     throw new Error(`${now.item.SK} is now held by ${entity.def.label} ${String(actual.entityId)}`);
   }
-  // The entity's own value, out of date: rewritten under its key, as the store's writes do, with nothing to claim.
-  const { claim: _held, ...rewrite } = now;
-  return rewrite;
+  return rewriteOf(now);
 }
 
 /** The keys of the derived items an entity's current document implies. */

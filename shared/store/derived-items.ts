@@ -365,6 +365,15 @@ export function entityExistsOp(tableName: string, collection: string, id: string
  * kind's after-commit work. A claimed value too long for a key is the caller's 400, on every path that writes one (a
  * name, an identity's externalId from a certificate or JWT claim), never a 500.
  */
+/**
+ * A derived item the entity already holds, to be rewritten under its own key (out of date, or changed by an update):
+ * nothing to claim again.
+ */
+export function rewriteOf(derived: DerivedItem): DerivedItem {
+  const { claim: _held, ...rewrite } = derived;
+  return rewrite;
+}
+
 export function putDerivedOp(table: TableClient, derived: DerivedItem): WriteOp {
   const { claim, kind } = derived;
   if (claim && !fitsKey(claim.value)) {
@@ -429,9 +438,7 @@ export function derivedItemOps<D extends BaseDocument>(
       ops.push(putDerivedOp(table, derived));
       continue;
     }
-    // A changed item is rewritten under its own key: nothing to claim again, its entity already holds it.
-    const { claim: _held, ...rewrite } = derived;
-    ops.push(putDerivedOp(table, rewrite));
+    ops.push(putDerivedOp(table, rewriteOf(derived)));
   }
   return ops;
 }
