@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { functionBuildOptions } from '../cdk/function-bundle.ts';
-import { operationGroupsOf } from '../cdk/operation-groups.ts';
+import { functionSources } from '../cdk/operation-groups.ts';
 import { percentile } from './percentile.ts';
 
 const run = promisify(execFile);
@@ -21,9 +21,9 @@ export const BUNDLE_BUDGET_BYTES = 300_000;
 const IMPORT_TIMER =
   'const t = performance.now(); await import(process.env.BENCH_BUNDLE_URL); process.stdout.write(String(performance.now() - t));';
 
-/** Every function the stack deploys: one per route group, the bootstrap and the integrity scan's. */
+/** Every function the stack deploys (`functionSources`). */
 export function functionNames(): string[] {
-  return [...operationGroupsOf(ROUTES), 'bootstrap', 'integrity'];
+  return functionSources(ROUTES);
 }
 
 export interface BundleSizes {

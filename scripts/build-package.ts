@@ -15,7 +15,7 @@ import { build } from 'esbuild';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { BUILD_STAMP_GLOBAL, buildStampDefine, repositoryBuildStamp } from '../cdk/build-stamp.ts';
 import { functionBuildOptions, REQUIRE_BANNER } from '../cdk/function-bundle.ts';
-import { operationGroupsOf } from '../cdk/operation-groups.ts';
+import { functionSources } from '../cdk/operation-groups.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Where the package keeps the function bundles, relative to its `index.js` (cdk/controller-function.ts reads it). */
@@ -82,7 +82,7 @@ export async function buildPackage(outDirectory: string): Promise<void> {
   // esbuild builds them side by side in its own process, exactly as a synth from the sources does (index.mjs and
   // the chunks its operations load lazily; the AWS SDK is the runtime's).
   await Promise.all(
-    [...operationGroupsOf(ROUTES), 'bootstrap', 'integrity'].map((source) =>
+    functionSources(ROUTES).map((source) =>
       build(functionBuildOptions(source, join(out, FUNCTIONS_DIRECTORY, source), buildStampDefine(stamp))),
     ),
   );
