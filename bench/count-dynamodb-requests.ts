@@ -17,8 +17,10 @@ export interface DynamoDbRequestCounter {
   /** A copy of the counts so far; subtract two snapshots to get what happened in between. */
   snapshot(): ReadonlyMap<string, number>;
   /**
-   * Waves so far: how many times a request started while none was in flight. For one operation run on its own, that
-   * is its number of sequential round trips (requests sent together with `Promise.all` share a wave).
+   * Waves so far: sequential round trips, by the rule the tests assert (`test/support/dynamodb-recorder.ts`): a
+   * request's wave is one more than the highest wave of the requests completed when it was sent, so requests sent
+   * together share a wave and one that waited on another is a wave later even if a sibling is still in flight. For
+   * operations run one after another, the difference of two readings is the waves between them.
    */
   waves(): number;
   /** Read and write request units so far, by table and index. Call `settle` first for the latest. */
@@ -153,7 +155,7 @@ export function countDynamoDbRequests(db: DynamoDBDocumentClient): DynamoDbReque
   let pending: PendingWrite[] = [];
   let tracking = false;
   let paused = 0;
-  let inFlight = 0;
+  let completedWave = 0;
   let waves = 0;
 
   /** Charges an item write, given the item as stored now when it had to be read. */
@@ -213,8 +215,8 @@ export function countDynamoDbRequests(db: DynamoDBDocumentClient): DynamoDbReque
         return result;
       }
       counts.set(operation, (counts.get(operation) ?? 0) + 1);
-      if (inFlight === 0) waves++;
-      inFlight++;
+      const wave = completedWave + 1;
+      waves = Math.max(waves, wave);
       const asked = CAPACITY_OPERATIONS.has(operation) ? { ...input, ReturnConsumedCapacity: 'INDEXES' } : input;
       try {
         const result = await next({ ...args, input: asked });
@@ -225,7 +227,7 @@ export function countDynamoDbRequests(db: DynamoDBDocumentClient): DynamoDbReque
         account(operation, input, { error });
         throw error;
       } finally {
-        inFlight--;
+        completedWave = Math.max(completedWave, wave);
       }
     },
     { step: 'initialize', name: 'benchRequestCounter' },
