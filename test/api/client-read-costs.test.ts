@@ -4,6 +4,7 @@ import { keys } from '#shared/store/keys.ts';
 import { itemSizeBytes } from '../../bench/item-size.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { dynamoDbReadUnits } from '../support/dynamodb-read-units.ts';
+import { recordSent } from '../support/dynamodb-recorder.ts';
 import { dynamoDbTracker } from '../support/dynamodb-tracker.ts';
 import { integrityRun } from '../support/integrity.ts';
 
@@ -144,6 +145,23 @@ describe('what the client service list and a fresh session cost', () => {
       expect(ofMany.readUnits - ofOne.readUnits).toBeLessThanOrEqual(1);
     });
   }
+
+  it("writes the API session's flag with its first session only", async () => {
+    const caller = await network('flagged', 1, 1);
+    const { db } = controller().deps.store;
+    const writtenKeys = async (run: () => Promise<unknown>) =>
+      (await recordSent(db, run))
+        .filter(({ command }) => command === 'TransactWriteItemsCommand')
+        .flatMap(
+          ({ input }) => input.TransactItems as Record<string, { Key?: { PK: string }; Item?: { PK: string } }>[],
+        )
+        .map((item) => String(Object.values(item)[0]?.Key?.PK ?? Object.values(item)[0]?.Item?.PK));
+    const first = await writtenKeys(() => session(caller.token, caller.serviceId, 'Dial')());
+    const second = await writtenKeys(() => session(caller.token, caller.other, 'Dial')());
+    expect(first.filter((pk) => pk.startsWith('APISESSION#'))).toHaveLength(1);
+    expect(second.filter((pk) => pk.startsWith('APISESSION#'))).toEqual([]);
+    expect(second.filter((pk) => pk.startsWith('sessions#'))).toHaveLength(1);
+  });
 
   it('stores no router in a session: its item weighs the same for 3 or 43 usable routers, and its routers follow the policies', async () => {
     const { db, tableName: TableName } = controller().deps.store;
