@@ -10,7 +10,7 @@ import type { TableClient } from './table-client.ts';
  * - A write costs the same whatever the size of its type: it puts its own small item, nothing shared grows with the
  *   type (filter packs, which held many records to an item, made every write rewrite a pack that grew with it).
  * - A list whose filter pins nothing reads its type's id partition, eventually consistent (`read-consistency.ts`):
- *   one query for a small type, and for a type past one query's MB the rest as up to 16 key-range queries (`SEGMENT_STARTS`)
+ *   one query for a small type, and for a type past a thousand records the rest as up to 16 key-range queries (`SEGMENT_STARTS`)
  *   at once. One attribute per item, not one per field, because DynamoDB and
  *   the SDK spend most of such a read per attribute: parsing one string is several times cheaper than unmarshalling
  *   a dozen attributes.
@@ -104,8 +104,15 @@ function recordsHolding(needles: readonly string[]) {
 }
 
 /**
- * The items of one key range, but those `holding` leaves out: all pages, or (`firstPageOnly`) the first page (up to a
- * MB read) and the key it stopped at.
+ * The records the first query of a type reads at most (a few hundred KB): a type within it is read in one request; a
+ * larger one goes on in parallel ranges after it. Counted before the needles' filter, like DynamoDB's own limits, so
+ * a filter that sends back few records does not make the first query read a large type alone.
+ */
+const FIRST_QUERY_ITEMS = 1_000;
+
+/**
+ * The items of one key range, but those `holding` leaves out: all pages, or (`firstPageOnly`) the first page (at most
+ * `FIRST_QUERY_ITEMS` read) and the key it stopped at.
  */
 async function rangeItems(
   store: TableClient,
@@ -127,6 +134,7 @@ async function rangeItems(
           ? { FilterExpression: holding.FilterExpression, ExpressionAttributeNames: holding.ExpressionAttributeNames }
           : {}),
         ...readOptions('filterRecords'),
+        ...(firstPageOnly ? { Limit: FIRST_QUERY_ITEMS } : {}),
         ExclusiveStartKey: start,
       }),
     );

@@ -130,7 +130,7 @@ describe('filter records', () => {
     }
   });
 
-  it('reads a type past one query (more than a MB of records) whole: the first query, then the ranges after it', async () => {
+  it('reads a type past its first query (a thousand records) whole: the first query, then the ranges after it', async () => {
     const { store } = controller().deps;
     const collection = 'fr-bulk';
     const boundaries = ['2', '-x', 'zz~', 'Y', 'A0', 'c', 'w', 'wa', '1~'];
@@ -147,7 +147,7 @@ describe('filter records', () => {
       expect(records.map((record) => record.id).sort()).toEqual([...new Set(ids)].sort());
     });
     const queries = sent.filter(({ command }) => command === 'QueryCommand');
-    // One query stopped at its MB; the rest read in ranges after it, at once.
+    // One query stopped at its thousand records; the rest read in ranges after it, at once.
     expect(queries.length).toBeGreaterThan(2);
     expect(new Set(queries.map(({ wave }) => wave)).size).toBeLessThanOrEqual(3);
   });
