@@ -90,6 +90,21 @@ async function costOf(send: () => Promise<{ status: number; text: string }>, sta
   return { ...roundTrips, ...reads };
 }
 
+/** The services a caller lists, each with its permissions, by name. */
+async function permissionsListed(token: string): Promise<(string | string[])[][]> {
+  const listed = await controller().call('GET', `${C}/services`, { token });
+  expect(listed.status, listed.text).toBe(200);
+  return (listed.body.data as { name: string; permissions: string[] }[])
+    .map((service) => [service.name, service.permissions])
+    .sort();
+}
+
+/** What an integrity fix reports: it must name an out-of-date policy selection. */
+async function expectSelectionFixed(): Promise<void> {
+  const found = (await integrityRun(controller().deps, 'fix')).map((finding) => finding.description);
+  expect(found).toContainEqual(expect.stringMatching(/policy selection .* is out of date/));
+}
+
 describe('what the client service list and a fresh session cost', () => {
   let one: Awaited<ReturnType<typeof network>>;
   let many: Awaited<ReturnType<typeof network>>;
@@ -254,16 +269,11 @@ describe('what the client service list and a fresh session cost', () => {
         },
       }),
     );
-    const listed = await controller().call('GET', `${C}/services`, { token: legacy.token });
-    const shown = (listed.body.data as { name: string; permissions: string[] }[])
-      .map((service) => [service.name, service.permissions])
-      .sort();
-    expect(shown).toEqual([
+    expect(await permissionsListed(legacy.token)).toEqual([
       ['rc-old-layout', ['Bind', 'Dial']],
       ['rc-old-layout-other', ['Bind', 'Dial']],
     ]);
-    const found = (await integrityRun(controller().deps, 'fix')).map((finding) => finding.description);
-    expect(found).toContainEqual(expect.stringMatching(/policy selection .* is out of date/));
+    await expectSelectionFixed();
     expect((await db.send(new GetCommand({ TableName, Key: key }))).Item).toEqual(current);
   });
 
@@ -275,16 +285,10 @@ describe('what the client service list and a fresh session cost', () => {
     const key = keys.selection('identities', '#rc-damaged', 'service-policies', policy.id);
     // Too short for its layout: no role field reads.
     await db.send(new PutCommand({ TableName, Item: { ...key, record: '["AnyOf"]' } }));
-    const listed = await controller().call('GET', `${C}/services`, { token: damaged.token });
-    expect(listed.status, listed.text).toBe(200);
-    const shown = (listed.body.data as { name: string; permissions: string[] }[])
-      .map((service) => [service.name, service.permissions])
-      .sort();
-    expect(shown).toEqual([
+    expect(await permissionsListed(damaged.token)).toEqual([
       ['rc-damaged', ['Bind', 'Dial']],
       ['rc-damaged-other', ['Bind', 'Dial']],
     ]);
-    const found = (await integrityRun(controller().deps, 'fix')).map((finding) => finding.description);
-    expect(found).toContainEqual(expect.stringMatching(/policy selection .* is out of date/));
+    await expectSelectionFixed();
   });
 });
