@@ -22,8 +22,8 @@ const LAYERS = [
   },
   {
     name: 'domain',
-    path: '^shared/(list|policy|posture|auth|integrity|pki|mfa|ext-jwt|rate-limit)/|^shared/bootstrap\\.ts',
-    about: 'lists, policies, posture, sessions, integrity, PKI, MFA, external JWTs, throttling',
+    path: '^shared/(list|policy|posture|auth|integrity|pki|mfa|ext-jwt|rate-limit|net)/|^shared/bootstrap\\.ts',
+    about: 'lists, policies, posture, sessions, integrity, PKI, MFA, external JWTs, throttling, address kinds',
   },
   {
     name: 'api',

@@ -2,6 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import * as z from 'zod';
 import { TARGET_TOKENS } from '#shared/entities/external-jwt-signer.ts';
 import { invalidField } from '#shared/errors/api-error.ts';
+import { jwksEndpointProblem } from '#shared/ext-jwt/jwks-endpoint.ts';
 import { certificateFacts } from '#shared/pki/certificates.ts';
 import { nameField, tagsField } from '#shared/schemas/common-fields.ts';
 
@@ -24,10 +25,13 @@ export const blankAsNull = (value: string | null | undefined) =>
   value === null || value === undefined || isBlank(value) ? null : value;
 
 const text = z.string().max(1024);
-const httpsUrl = z
+const jwksUrl = z
   .string()
   .max(2048)
-  .refine(urlWith(['https:']), { message: 'must be an https URL' });
+  .superRefine((value, ctx) => {
+    const problem = jwksEndpointProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 /** Blank is no URL at all, as the reference stores it. */
 const webUrl = z
   .string()
@@ -43,7 +47,7 @@ export const SIGNER_FIELDS = {
   issuer: z.string().min(1).max(1024),
   audience: text.nullable(),
   certPem: certPemField.nullable().optional(),
-  jwksEndpoint: httpsUrl.nullable().optional(),
+  jwksEndpoint: jwksUrl.nullable().optional(),
   // Blank kid, claims property, audience and external auth URL are unset, as the reference keeps them.
   kid: text.nullable().optional(),
   claimsProperty: text.nullable().optional(),

@@ -4,6 +4,7 @@ import { rootCertificates } from 'node:tls';
 import type { JSONWebKeySet } from 'jose';
 import type { JwksConfig } from '../config.ts';
 import { permittedAddresses, pinnedLookup, type Resolve, resolveAll } from './endpoint-addresses.ts';
+import { jwksEndpointProblem } from './jwks-endpoint.ts';
 import { JwksError } from './jwks-error.ts';
 
 const tooSlow = (config: JwksConfig) => `JWKS fetch took over ${config.timeoutMs} ms`;
@@ -18,18 +19,20 @@ function withinMs<T>(work: Promise<T>, ms: number, message: string): Promise<T> 
 }
 
 /**
- * Fetches one JWKS document over HTTPS: only from addresses the address policy allows (every address the host resolves
- * to is checked, then the connection goes to a checked one), bounded in time (resolution included) and size, JSON with
- * a `keys` array or refused. Redirects are not followed: any answer but 200 is a refusal, so no redirect can lead past
- * the address check.
+ * Fetches one JWKS document over HTTPS: only from an endpoint `jwks-endpoint.ts` accepts (again here, for signers
+ * saved before it refused credentials) and only from addresses the address policy allows (every address the host
+ * resolves to is checked, then the connection goes to a checked one), bounded in time (resolution included) and size,
+ * JSON with a `keys` array or refused. Redirects are not followed: any answer but 200 is a refusal, so no redirect can
+ * lead past the address check.
  */
 export async function fetchJwks(
   endpoint: string,
   config: JwksConfig,
   resolve: Resolve = resolveAll,
 ): Promise<JSONWebKeySet> {
+  const problem = jwksEndpointProblem(endpoint);
+  if (problem) throw new JwksError(`JWKS endpoint ${problem}`);
   const url = new URL(endpoint);
-  if (url.protocol !== 'https:') throw new JwksError('JWKS endpoints must be https');
   const startedAt = Date.now();
   const checking = permittedAddresses(url, config.allowPrivateAddresses, resolve);
   const addresses = await withinMs(checking, config.timeoutMs, tooSlow(config));

@@ -149,6 +149,28 @@ describe('external JWT signers', () => {
     expectCouldNotValidate(response, field, { api: 'management', method: 'POST', path: '/external-jwt-signers' });
   });
 
+  it('refuses a JWKS endpoint with a user name or password, on create and on patch, and stores nothing of it', async () => {
+    const id = await createSigner(jwksSigner('userinfo'));
+
+    const created = await call(
+      'POST',
+      '/external-jwt-signers',
+      jwksSigner('userinfo-2', { jwksEndpoint: 'https://admin:secret@idp.example/jwks' }),
+    );
+    const patched = await call('PATCH', `/external-jwt-signers/${id}`, {
+      jwksEndpoint: 'https://userinfo.example.com@169.254.169.254/jwks',
+    });
+    const after = await call('GET', `/external-jwt-signers/${id}`);
+
+    for (const refused of [created, patched]) {
+      expectCouldNotValidate(refused, 'jwksEndpoint');
+      expect(refused.body.error.cause.reason).toMatch(/user name or password/);
+    }
+    expect(after.body.data.jwksEndpoint).toBe('https://userinfo.example.com/.well-known/jwks.json');
+    const listed = await call('GET', `/external-jwt-signers?filter=${q('name="userinfo-2"')}`);
+    expect(listed.body.data).toEqual([]);
+  });
+
   it('keeps names and issuers unique', async () => {
     await createSigner(jwksSigner('unique-a'));
 

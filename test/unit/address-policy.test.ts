@@ -2,18 +2,23 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '#shared/config.ts';
 import { addressRefusal } from '#shared/ext-jwt/address-policy.ts';
 
-/** Addresses by the range they are in, both ends of each range where it matters, and their IPv4-mapped forms. */
+/**
+ * Addresses by the kind of range they are in (as the refusal names it), both ends of each range where it matters,
+ * and the IPv6 forms that carry an IPv4 address (mapped, translated, NAT64), judged by that address.
+ */
 const NON_PUBLIC: Record<string, readonly string[]> = {
-  loopback: ['127.0.0.1', '127.255.255.254', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1'],
-  'link-local': [
+  'a metadata address': [
     '169.254.169.254',
-    '169.254.0.0',
-    '169.254.255.255',
-    'fe80::1',
-    'febf:ffff::1',
     '::ffff:169.254.169.254',
+    '::ffff:a9fe:a9fe',
+    '::ffff:0:a9fe:a9fe',
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b::169.254.169.254',
+    'fd00:ec2::254',
   ],
-  private: [
+  'a loopback address': ['127.0.0.1', '127.255.255.254', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::7f00:1'],
+  'a link-local address': ['169.254.0.0', '169.254.255.255', 'fe80::1', 'febf:ffff::1', '::ffff:169.254.0.1'],
+  'a private address': [
     '10.0.0.0',
     '10.255.255.255',
     '172.16.0.0',
@@ -21,13 +26,20 @@ const NON_PUBLIC: Record<string, readonly string[]> = {
     '192.168.0.0',
     '192.168.255.255',
     'fc00::1',
-    'fd00:ec2::254',
     'fdff:ffff::1',
     '::ffff:10.1.2.3',
     '::ffff:ac10:1',
     '::ffff:192.168.1.1',
+    '64:ff9b::a00:1',
   ],
-  unspecified: ['0.0.0.0', '0.1.2.3', '::', '::ffff:0.0.0.0'],
+  'a carrier-grade NAT address': ['100.64.0.0', '100.127.255.255', '::ffff:100.64.0.1', '64:ff9b::6440:1'],
+  'a benchmarking address': ['198.18.0.0', '198.19.255.255', '64:ff9b::c612:1'],
+  'a site-local address': ['fec0::1', 'feff:ffff::1'],
+  'an IPv4-compatible address': ['::a9fe:a9fe', '::169.254.169.254', '::808:808', '::0.0.0.2'],
+  'a local-use NAT64 address': ['64:ff9b:1::a9fe:a9fe', '64:ff9b:1:ffff::1'],
+  'an unspecified address': ['0.0.0.0', '0.1.2.3', '::', '::ffff:0.0.0.0', '64:ff9b::'],
+  'a multicast address': ['224.0.0.1', '239.255.255.255', 'ff02::1'],
+  'a reserved address': ['240.0.0.1', '255.255.255.255'],
 };
 const PUBLIC = [
   '8.8.8.8',
@@ -43,17 +55,23 @@ const PUBLIC = [
   '192.167.255.255',
   '192.169.0.0',
   '1.0.0.0',
+  '100.63.255.255',
+  '100.128.0.0',
+  '198.17.255.255',
+  '198.20.0.0',
+  '223.255.255.255',
   '2606:4700:4700::1111',
   'fbff:ffff::1',
+  'fe7f:ffff::1',
   '::ffff:8.8.8.8',
+  '64:ff9b::808:808',
+  '64:ff9b:0:1::1',
 ];
 
 describe('addressRefusal without private addresses (Lambda)', () => {
   for (const [kind, addresses] of Object.entries(NON_PUBLIC)) {
-    it(`refuses ${kind} addresses`, () => {
-      for (const address of addresses) {
-        expect(addressRefusal(address, false), address).toBe(`${address} is a ${kind} address`);
-      }
+    it(`refuses ${kind}`, () => {
+      for (const address of addresses) expect(addressRefusal(address, false), address).toBe(`${address} is ${kind}`);
     });
   }
 

@@ -55,6 +55,13 @@ describe('fetchJwks', () => {
     await expect(fetchJwks(`${origin}/slow-body`, config)).rejects.toThrow(/took over 300 ms/);
   });
 
+  it('refuses an endpoint with a user name or password (a signer saved before the API refused it) unfetched', async () => {
+    const withCredentials = origin.replace('https://', 'https://admin:secret@');
+
+    await expect(fetchJwks(`${withCredentials}/keys-userinfo`, config)).rejects.toThrow(/user name or password/);
+    expect(hits.get('/keys-userinfo')).toBeUndefined();
+  });
+
   it('refuses a server it does not trust', async () => {
     await expect(fetchJwks(`${origin}/keys`, { ...config, trustedCaPem: undefined })).rejects.toBeInstanceOf(JwksError);
   });
@@ -91,7 +98,7 @@ describe('fetchJwks where private addresses are not allowed (Lambda)', () => {
   it('checks every address the host resolves to, not only the first', async () => {
     const { resolve } = resolvingTo('93.184.215.14', '169.254.169.254');
     await expect(fetchJwks('https://idp.example.test/keys', noPrivate(), resolve)).rejects.toThrow(
-      /JWKS host idp\.example\.test refused: 169\.254\.169\.254 is a link-local address/,
+      /JWKS host idp\.example\.test refused: 169\.254\.169\.254 is a metadata address/,
     );
   });
 
