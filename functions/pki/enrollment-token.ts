@@ -12,6 +12,7 @@ import {
   UnusableCsrError,
 } from '#shared/pki/issue-certificate.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
+import { controllerNames } from '#shared/pki/server-certificate.ts';
 import { trustDomainOf } from '#shared/pki/trust-domain.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
@@ -123,20 +124,25 @@ export function certInUseOr(makeError: () => ApiError): () => ApiError {
 
 /**
  * A certificate for a CSR from the signing CA (one `Sign`), naming `whom` (an identity or router by id, whatever the
- * CSR's subject says); an unusable CSR is 400 `COULD_NOT_PROCESS_CSR`.
+ * CSR's subject says); an unusable CSR, or a server CSR naming what its router may not (the controller's own names
+ * among them), is 400 `COULD_NOT_PROCESS_CSR`.
  */
 export async function certificateForCsr(
   deps: Deps,
   csrPem: string | undefined,
   whom: { kind: CertificateSubject['kind']; id: string },
-  options: Omit<IssueOptions, 'subject'> = {},
+  options: Omit<IssueOptions, 'subject' | 'controllerNames'> = {},
 ) {
-  const ca = await networkCa(deps);
+  const [ca, refused] = await Promise.all([
+    networkCa(deps),
+    options.kind === 'server' ? controllerNames(deps) : Promise.resolve([]),
+  ]);
   const subject = { ...whom, trustDomain: trustDomainOf(deps.config.trustDomain, ca) };
   try {
     const csr = await parseCsr(csrPem ?? '');
     const issued = await issueClientCertificate(deps.signers.signingCa, ca.signingCertPem, csr, deps.now(), {
       ...options,
+      controllerNames: refused,
       subject,
     });
     return { ...issued, chainPem: `${issued.pem.trim()}\n${ca.signingCertPem.trim()}\n`, ca };

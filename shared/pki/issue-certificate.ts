@@ -64,6 +64,8 @@ export interface IssueOptions {
   readonly subject: CertificateSubject;
   /** `client` (identities, routers' client side, ephemeral) or `server` (a router's listener: its own names kept). */
   readonly kind?: 'client' | 'server';
+  /** With `server`: the names the controller answers to (`controllerNames`), which the certificate may not name. */
+  readonly controllerNames?: readonly string[];
   /** How long the certificate is valid; a year unless said (ephemeral certificates are short-lived). */
   readonly validityMs?: number;
 }
@@ -75,12 +77,17 @@ export function spiffeIdOf(subject: CertificateSubject): string {
 
 /**
  * The names a router's server CSR asks for, checked (`server-names.ts`): its own host names and addresses only, never
- * a wildcard, link-local, metadata or unspecified address; anything else refuses the CSR.
+ * a wildcard, the controller's names, a loopback, link-local, metadata or unspecified address in any spelling;
+ * anything else refuses the CSR.
  */
-function requestedServerNames(x509: typeof X509, csr: X509.Pkcs10CertificateRequest): X509.JsonGeneralNames {
+function requestedServerNames(
+  x509: typeof X509,
+  csr: X509.Pkcs10CertificateRequest,
+  controllerNames: readonly string[],
+): X509.JsonGeneralNames {
   const names = csr.extensions.find((extension) => extension instanceof x509.SubjectAlternativeNameExtension);
   const requested = names ? names.names.toJSON() : [];
-  const problem = serverNamesProblem(requested);
+  const problem = serverNamesProblem(requested, controllerNames);
   if (problem) throw new UnusableCsrError(problem);
   return requested;
 }
@@ -97,7 +104,7 @@ export async function issueClientCertificate(
   const server = options.kind === 'server';
   const names: X509.JsonGeneralNames = [
     { type: 'url', value: spiffeIdOf(options.subject) },
-    ...(server ? requestedServerNames(x509, csr) : []),
+    ...(server ? requestedServerNames(x509, csr, options.controllerNames ?? []) : []),
   ];
   const validityMs = options.validityMs ?? CLIENT_CERT_DAYS * 24 * 3600_000;
   const crypto = signerCrypto(signingCa);

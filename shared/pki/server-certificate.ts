@@ -83,6 +83,19 @@ function assembled(ca: NetworkCa, certPem: string): ServerCertificate {
 }
 
 /**
+ * The names the controller answers to, which no router certificate may carry: those its server certificate names
+ * (stored by whoever issued it: the bootstrap from the stack's domains, `npm start` from its loopback and public
+ * names) and the hosts of its configured addresses, in case a router enrolls before that certificate is issued.
+ */
+export async function controllerNames(deps: Deps): Promise<string[]> {
+  const Item = await readSystemItem(deps.store, 'server-certificate');
+  const stored = Array.isArray(Item?.names) ? Item.names.filter((name) => typeof name === 'string') : [];
+  const { publicBaseUrl, mtlsBaseUrl, sdkBaseUrl } = deps.config;
+  const configured = [publicBaseUrl, mtlsBaseUrl, sdkBaseUrl].flatMap((url) => (url ? [new URL(url).hostname] : []));
+  return [...new Set([...stored, ...configured])];
+}
+
+/**
  * The server certificate for `names` (the first is its common name), issued on first use and again when the key or
  * the names changed or it nears its end (one signature by the signing CA); kept in the table so that every instance
  * and every restart presents the same one.

@@ -1,4 +1,5 @@
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import { type AddressKind, addressKindOf, canonicalHost, describeKind } from '../net/address-kind.ts';
 
 /** The most names a router's server certificate may carry (a router has a few listeners' names, not hundreds). */
 const MAX_SERVER_NAMES = 32;
@@ -7,46 +8,74 @@ const MAX_SERVER_NAMES = 32;
 const HOST_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
 /**
- * Addresses no router listens on for its clients: unspecified, link-local (the cloud metadata service at
- * 169.254.169.254 among them), multicast and broadcast. Loopback and private addresses stay allowed: a router may
- * listen on them (a lab, a private network).
+ * The non-public addresses a router may listen on: a lab's, a private network's, a carrier's. Every other kind
+ * (`shared/net/address-kind.ts`: loopback, link-local, metadata, unspecified, multicast, ...) is no router's.
  */
-const NEVER_A_ROUTER = new BlockList();
-NEVER_A_ROUTER.addSubnet('0.0.0.0', 8, 'ipv4');
-NEVER_A_ROUTER.addSubnet('169.254.0.0', 16, 'ipv4');
-NEVER_A_ROUTER.addSubnet('224.0.0.0', 4, 'ipv4');
-NEVER_A_ROUTER.addAddress('255.255.255.255', 'ipv4');
-NEVER_A_ROUTER.addAddress('::', 'ipv6');
-NEVER_A_ROUTER.addSubnet('fe80::', 10, 'ipv6');
-NEVER_A_ROUTER.addSubnet('ff00::', 8, 'ipv6');
-NEVER_A_ROUTER.addAddress('fd00:ec2::254', 'ipv6');
+const ROUTER_MAY_LISTEN_ON: ReadonlySet<AddressKind> = new Set([
+  'private',
+  'carrier-grade NAT',
+  'benchmarking',
+  'site-local',
+]);
 
-/** The IPv4 address an IPv4-mapped IPv6 address stands for, so the IPv4 rules apply to it too. */
-function unmapped(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return { address: mapped[1]!, family: 'ipv4' };
-  return { address, family: isIP(address) === 6 ? 'ipv6' : 'ipv4' };
+/** Names a host's own resolver answers with loopback (RFC 6761's `localhost` and below it, /etc/hosts aliases). */
+const LOOPBACK_NAME = /(^|\.)localhost$|^localhost\.localdomain$|^ip6-(localhost|loopback)$/;
+/** The cloud metadata services' host names (GCP, AWS). */
+const METADATA_NAMES: ReadonlySet<string> = new Set([
+  'metadata',
+  'metadata.google.internal',
+  'instance-data',
+  'instance-data.ec2.internal',
+]);
+
+/** Why a router may not name this address, or undefined: a kind it never listens on. */
+function addressProblem(quoted: string, address: string): string | undefined {
+  const kind = addressKindOf(address);
+  if (kind === undefined || ROUTER_MAY_LISTEN_ON.has(kind)) return undefined;
+  return `${quoted} is ${describeKind(kind)}, not one a router listens on`;
+}
+
+/**
+ * Why a router may not name this DNS name, or undefined. It is judged as clients read it: a name that URL parsers and
+ * inet_aton take for an IPv4 address (`2852039166`, `0xa9fea9fe`, `127.1`) is that address.
+ */
+function dnsNameProblem(value: string): string | undefined {
+  const quoted = `the server name '${value}'`;
+  if (!HOST_NAME.test(value)) return `${quoted} is not a host name (no wildcard, no trailing dot)`;
+  const host = canonicalHost(value);
+  if (host === undefined) return `${quoted} is neither a host name nor an IPv4 address`;
+  if (isIP(host)) return addressProblem(`${quoted} (${host})`, host);
+  if (LOOPBACK_NAME.test(host)) return `${quoted} names the loopback interface`;
+  if (METADATA_NAMES.has(host)) return `${quoted} names a cloud metadata service`;
+  return undefined;
+}
+
+function ipAddressProblem(value: string): string | undefined {
+  const quoted = `the server address '${value}'`;
+  if (isIP(value) === 0) return `${quoted} is not an IP address`;
+  return addressProblem(quoted, value);
 }
 
 /**
  * Why a router's server CSR may not have these subject alternative names, or undefined when it may: only DNS names
- * (no wildcard) and IP addresses a router can listen on, at most {@link MAX_SERVER_NAMES}. A server certificate for
- * `*.example.com` or `169.254.169.254` would let the router impersonate what it is not.
+ * (no wildcard) and IP addresses a router can listen on, at most {@link MAX_SERVER_NAMES}, none of them one of
+ * `controllerNames`. The signing CA's certificate for a name is trusted wherever the network CA is: SDKs trust it for
+ * the controller (at its configured names, and at `localhost` locally), so a router certificate for one of those, for
+ * `*.example.com` or for the metadata service would let the router impersonate what it is not.
  */
-export function serverNamesProblem(names: readonly { type: string; value: string }[]): string | undefined {
+export function serverNamesProblem(
+  names: readonly { type: string; value: string }[],
+  controllerNames: readonly string[],
+): string | undefined {
   if (names.length > MAX_SERVER_NAMES) return `a router's server certificate takes at most ${MAX_SERVER_NAMES} names`;
+  const controllers = new Set(controllerNames.map(canonicalHost));
   for (const name of names) {
-    if (name.type === 'dns') {
-      if (!HOST_NAME.test(name.value)) return `the server name '${name.value}' is not a host name (no wildcards)`;
-    } else if (name.type === 'ip') {
-      if (isIP(name.value) === 0) return `the server address '${name.value}' is not an IP address`;
-      const { address, family } = unmapped(name.value);
-      if (NEVER_A_ROUTER.check(address, family)) {
-        return `the server address '${name.value}' is not one a router listens on (link-local, metadata, unspecified or multicast)`;
-      }
-    } else {
-      return `a router's server certificate names only host names and IP addresses, not ${name.type}`;
-    }
+    let problem: string | undefined;
+    if (name.type === 'dns') problem = dnsNameProblem(name.value);
+    else if (name.type === 'ip') problem = ipAddressProblem(name.value);
+    else return `a router's server certificate names only host names and IP addresses, not ${name.type}`;
+    if (problem) return problem;
+    if (controllers.has(canonicalHost(name.value))) return `the server name '${name.value}' is one of the controller's own names`;
   }
   return undefined;
 }
