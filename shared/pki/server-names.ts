@@ -75,7 +75,9 @@ export function serverNamesProblem(
     else if (name.type === 'ip') problem = ipAddressProblem(name.value);
     else return `a router's server certificate names only host names and IP addresses, not ${name.type}`;
     if (problem) return problem;
-    if (controllers.has(canonicalHost(name.value))) return `the server name '${name.value}' is one of the controller's own names`;
+    if (controllers.has(canonicalHost(name.value))) {
+      return `the server name '${name.value}' is one of the controller's own names`;
+    }
   }
   return undefined;
 }
