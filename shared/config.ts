@@ -52,7 +52,7 @@ export interface JwksConfig {
   /** Extra CA certificates (PEM) trusted for JWKS endpoints: a private identity provider, or a test's own server. */
   readonly trustedCaPem: string | undefined;
   /**
-   * Whether JWKS endpoints may resolve to loopback, link-local, private or unspecified addresses. True locally, where
+   * Whether JWKS endpoints may resolve to other than public addresses (loopback, private, ...). True locally, where
    * identity providers often run on loopback; false in Lambda, where such an endpoint would let an admin reach the
    * runtime API, the metadata service or the VPC through the controller (`shared/ext-jwt/address-policy.ts`).
    */
