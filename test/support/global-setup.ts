@@ -5,6 +5,8 @@ import { ensureSpecDir } from '../contract/pinned-spec.ts';
 declare module 'vitest' {
   export interface ProvidedContext {
     dynamoEndpoint: string;
+    /** The process id of that DynamoDB Local's JVM. */
+    dynamoPid: number;
   }
 }
 
@@ -17,6 +19,7 @@ export default async function setup(project: TestProject) {
   await ensureSpecDir().catch((error: unknown) => console.warn((error as Error).message));
   const dynamo = await startDynamoDbLocal();
   project.provide('dynamoEndpoint', dynamo.endpoint);
+  project.provide('dynamoPid', dynamo.pid);
   return async () => {
     await dynamo.stop();
   };
