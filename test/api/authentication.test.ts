@@ -168,7 +168,8 @@ describe('the current API session', () => {
 
   it('says which header carries the API session when none is sent, a bearer token included', async () => {
     const token = await controller().login();
-    for (const headers of [{}, { authorization: `Bearer ${token}` }]) {
+    const sent: Record<string, string>[] = [{}, { authorization: `Bearer ${token}` }];
+    for (const headers of sent) {
       const response = await controller().call('GET', '/edge/management/v1/identities', { headers });
 
       expect(response.status).toBe(401);
