@@ -1,8 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { loadConfig } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/store/dynamo-client.ts';
@@ -10,8 +13,13 @@ import { createDocumentClient } from '#shared/store/dynamo-client.ts';
 /** A running DynamoDB Local (AWS's own jar, run with `java` directly). */
 export interface DynamoDbLocal {
   readonly endpoint: string;
+  /** The JVM's process id. */
+  readonly pid: number;
   stop(): Promise<void>;
 }
+
+/** The only address DynamoDB Local listens on: the table holds every secret of the network, unauthenticated. */
+export const DYNAMODB_LOCAL_HOST = '127.0.0.1';
 
 export interface DynamoDbLocalOptions {
   /** Keep data in this directory across restarts; without it the database lives in memory. */
@@ -47,6 +55,37 @@ export function dynamoDbLocalJar(): { jar: string; libDir: string } {
   if (!release) throw new Error(`no DynamoDB Local release found in ${packageDir}/lib`);
   const home = join(packageDir, 'lib', release);
   return { jar: join(home, 'DynamoDBLocal.jar'), libDir: join(home, 'DynamoDBLocal_lib') };
+}
+
+const LAUNCHER_SOURCE = fileURLToPath(new URL('./loopback-dynamodb-local.java', import.meta.url));
+const LAUNCHER_CLASS = 'LoopbackDynamoDbLocal';
+const LAUNCHER_CACHE = fileURLToPath(new URL('../node_modules/.cache/dynamodb-local-launcher/', import.meta.url));
+
+/**
+ * The compiled launcher that binds DynamoDB Local to one address (the jar itself listens on every interface; see
+ * loopback-dynamodb-local.java): compiled with `javac` once per launcher source and jar, kept outside git.
+ */
+async function loopbackLauncher(jar: string): Promise<string> {
+  const key = createHash('sha256').update(readFileSync(LAUNCHER_SOURCE)).update(jar).digest('hex').slice(0, 16);
+  const classes = join(LAUNCHER_CACHE, key);
+  if (existsSync(join(classes, `${LAUNCHER_CLASS}.class`))) return classes;
+  const staging = `${classes}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    await promisify(execFile)('javac', ['-nowarn', '-cp', jar, '-d', staging, LAUNCHER_SOURCE]);
+    renameSync(staging, classes);
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    // Another start may have compiled it first.
+    if (existsSync(join(classes, `${LAUNCHER_CLASS}.class`))) return classes;
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new Error(
+      missing
+        ? 'javac was not found: DynamoDB Local is started through a small launcher that binds it to loopback, ' +
+            'compiled with the JDK (17 or later) — install one, or set DYNAMODB_ENDPOINT to a DynamoDB you run.'
+        : `compiling ${LAUNCHER_SOURCE} failed: ${(error as Error).message}`,
+    );
+  }
+  return classes;
 }
 
 export function freePort(): Promise<number> {
@@ -86,25 +125,45 @@ async function waitUntilReady(
   }
 }
 
-/** Starts DynamoDB Local on a loopback port and waits until it answers. */
+/**
+ * Starts DynamoDB Local on a loopback port and waits until it answers. It listens on {@link DYNAMODB_LOCAL_HOST}
+ * alone, sends no telemetry and answers no browser from another origin (no `-cors`: the jar then sends no CORS
+ * headers). The JVM is killed when this process exits, whatever the reason, so a failed start leaves none behind.
+ */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const { jar, libDir } = dynamoDbLocalJar();
   const timeoutMs = options.startTimeoutMs ?? startTimeoutMs();
+  const launcher = await loopbackLauncher(jar);
   const port = options.port ?? (await freePort());
   const storage = options.dataDir ? ['-dbPath', options.dataDir] : ['-inMemory'];
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
   const child = spawn(
     'java',
-    [`-Djava.library.path=${libDir}`, '-Xmx1g', '-jar', jar, '-port', String(port), '-sharedDb', ...storage],
+    [
+      `-Djava.library.path=${libDir}`,
+      `-Ddynamodb.local.host=${DYNAMODB_LOCAL_HOST}`,
+      '-Xmx1g',
+      '-cp',
+      [jar, launcher].join(delimiter),
+      LAUNCHER_CLASS,
+      '-port',
+      String(port),
+      '-sharedDb',
+      '-disableTelemetry',
+      ...storage,
+    ],
     { cwd: dirname(jar), stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.removeListener('exit', killOnExit));
   let output = '';
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
-  const endpoint = `http://127.0.0.1:${port}`;
+  const endpoint = `http://${DYNAMODB_LOCAL_HOST}:${port}`;
   try {
     await waitUntilReady(endpoint, child, () => output, timeoutMs);
   } catch (error) {
@@ -113,6 +172,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   }
   return {
     endpoint,
+    pid: child.pid!,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError } from '#shared/errors/api-error.ts';
 import { CORS_PREFLIGHT_HEADERS } from '#shared/http/cors.ts';
@@ -123,6 +123,53 @@ function readBody(request: IncomingMessage): Promise<Buffer | 'too-large'> {
   });
 }
 
+// The first byte of every TLS connection: a handshake record. A plain HTTP request starts with a method's letter.
+const TLS_HANDSHAKE = 0x16;
+// A connection that has sent nothing yet is dropped after as long as Node's TLS server waits for a handshake.
+const FIRST_BYTE_TIMEOUT_MS = 120_000;
+
+/** The answer to a plain-HTTP request on this HTTPS port: a 400 in the API's error envelope naming the right URL. */
+function plainHttpRefusal(origin: string): Buffer {
+  const result = errorResponse(
+    new ApiError('COULD_NOT_VALIDATE', {
+      message: `This port speaks HTTPS only: use ${origin}/ (https://, not http://).`,
+      cause: { message: `a plain HTTP request reached the HTTPS listener at ${origin}` },
+    }),
+    randomUUID(),
+  );
+  const body = Buffer.from(result.body);
+  const head = [
+    `HTTP/1.1 ${result.statusCode} Bad Request`,
+    ...Object.entries({ ...result.headers, 'content-length': body.length, connection: 'close' }).map(
+      ([name, value]) => `${name}: ${value}`,
+    ),
+  ];
+  return Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`), body]);
+}
+
+/**
+ * Hands each connection to `tlsServer` once its first byte shows a TLS handshake; a plain HTTP request (someone typed
+ * http://) gets a readable 400 instead of a connection closed without a word.
+ */
+function tlsOrRefusal(tlsServer: Server, origin: () => string) {
+  return (socket: Socket) => {
+    socket.on('error', () => socket.destroy());
+    socket.setTimeout(FIRST_BYTE_TIMEOUT_MS, () => socket.destroy());
+    socket.once('readable', () => {
+      const first: Buffer | null = socket.read(1);
+      if (first === null) return;
+      socket.setTimeout(0);
+      socket.unshift(first);
+      if (first[0] === TLS_HANDSHAKE) {
+        tlsServer.emit('connection', socket);
+        return;
+      }
+      socket.end(plainHttpRefusal(origin()));
+      socket.resume();
+    });
+  };
+}
+
 /**
  * The controller on this machine: an HTTPS server that matches requests against the route table, builds the proxy
  * event API Gateway would, and invokes the same group handler the Lambda runs. By default it asks for a client
@@ -229,11 +276,18 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     },
   );
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, listenHost, () => resolve());
+  // The port is the front's: it reads each connection's first byte before the HTTPS server sees it.
+  const front = createNetServer(tlsOrRefusal(server, () => `https://localhost:${port}`));
+  const connections = new Set<Socket>();
+  front.on('connection', (socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
   });
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve, reject) => {
+    front.once('error', reject);
+    front.listen(options.port, listenHost, () => resolve());
+  });
+  const { port } = front.address() as AddressInfo;
   return {
     server,
     port,
@@ -242,7 +296,8 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
-        server.close(() => resolve());
+        front.close(() => resolve());
+        for (const socket of connections) socket.destroy();
       }),
   };
 }

@@ -1,19 +1,50 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createDeps } from '#functions/create-deps.ts';
-import { bootstrap } from '#shared/bootstrap.ts';
+import { bootstrap, isDefaultAdminPassword, setDefaultAdminPassword } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
 import { truststoreBundle } from '#shared/pki/trusted-cas.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import {
+  ADMIN_PASSWORD_FILE,
+  adminLoginLines,
+  type KnownPassword,
+  keepGeneratedPassword,
+  keptPassword,
+  RESET_FLAG,
+} from './admin-login.ts';
 import { ensureTable } from './create-table.ts';
-import { startDynamoDbLocal } from './dynamodb-local.ts';
-import { type LocalServer, startLocalServer } from './local-server.ts';
+import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
+import { type LocalServer, type LocalServerOptions, startLocalServer } from './local-server.ts';
 import { localStateMachine } from './local-state-machine.ts';
 import { localServerNames, serverTls } from './server-tls.ts';
+
+/** A start that cannot go on, for a reason the person starting it can fix: its message alone is shown. */
+class StartRefused extends Error {}
+
+/** Starts a listener; a port taken or not allowed names the setting that chooses it. */
+async function listen(options: LocalServerOptions, setting: string): Promise<LocalServer> {
+  try {
+    return await startLocalServer(options);
+  } catch (error) {
+    const where = `port ${options.port} on ${options.host ?? '127.0.0.1'}`;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new StartRefused(`${where} is in use: set ${setting} to a free port, or stop what listens there.`);
+    }
+    if (code === 'EACCES') {
+      throw new StartRefused(`${where} needs privileges this process lacks: set ${setting} to a port above 1023.`);
+    }
+    throw error;
+  }
+}
+
+let dynamo: DynamoDbLocal | undefined;
 
 /**
  * `npm start`: the whole controller on this machine. DynamoDB Local keeps its data under the data directory, so a
  * restart keeps every identity and session; pointing DYNAMODB_ENDPOINT at another DynamoDB skips the local one.
+ * `npm start -- --reset-admin-password` also gives the default admin a new password.
  */
 async function main(): Promise<void> {
   const dataDir = resolve(process.env.CONTROLLER_DATA_DIR || '.data');
@@ -25,8 +56,17 @@ async function main(): Promise<void> {
   const host = process.env.CONTROLLER_HOST || '127.0.0.1';
   const adminUsername = process.env.CONTROLLER_ADMIN_USERNAME || 'admin';
   const configuredPassword = process.env.CONTROLLER_ADMIN_PASSWORD;
+  const resetPassword = process.argv.slice(2).includes(RESET_FLAG);
+  const passwordFile = resolve(dataDir, ADMIN_PASSWORD_FILE);
 
-  const dynamo = process.env.DYNAMODB_ENDPOINT
+  // Until the controller serves, an interrupt still stops what has started.
+  const stopStarting = async () => {
+    await dynamo?.stop();
+    process.exit(130);
+  };
+  process.once('SIGINT', stopStarting);
+  process.once('SIGTERM', stopStarting);
+  dynamo = process.env.DYNAMODB_ENDPOINT
     ? undefined
     : await startDynamoDbLocal({ dataDir: resolve(dataDir, 'dynamodb') });
   const loaded = loadConfig();
@@ -63,23 +103,32 @@ async function main(): Promise<void> {
 
   const adminPassword = configuredPassword || randomBytes(18).toString('base64url');
   const result = await bootstrap(deps, { adminUsername, adminPassword });
+  if (resetPassword && !result.adminCreated) {
+    await setDefaultAdminPassword(deps, adminPassword).catch((error: Error) => {
+      throw new StartRefused(`${RESET_FLAG}: ${error.message}.`);
+    });
+  }
+  if (!configuredPassword && (result.adminCreated || resetPassword)) keepGeneratedPassword(passwordFile, adminPassword);
+  const known: KnownPassword | undefined = configuredPassword
+    ? { kind: 'setting', password: configuredPassword }
+    : keptPassword(passwordFile);
+  const works = known ? await isDefaultAdminPassword(deps, known.password).catch(() => false) : false;
   const names = localServerNames({
     listenHost: host,
     publicNames: (process.env.CONTROLLER_PUBLIC_NAMES ?? '').split(',').filter(Boolean),
     publicBaseUrl: config.publicBaseUrl,
   });
   const tls = await serverTls(deps, names);
-  const server = await startLocalServer({ deps, tls, port, host, clientCertificates: mtlsPort ? 'none' : 'optional' });
+  const server = await listen(
+    { deps, tls, port, host, clientCertificates: mtlsPort ? 'none' : 'optional' },
+    'CONTROLLER_PORT',
+  );
   if (mtlsPort) {
-    mtlsServer = await startLocalServer({
-      deps,
-      tls,
-      port: mtlsPort,
-      host,
-      clientCertificates: 'required',
-      trustedCaPem: await truststoreBundle(deps),
-    });
-    sdkServer = await startLocalServer({ deps, tls, port: sdkPort!, host, clientCertificates: 'none' });
+    mtlsServer = await listen(
+      { deps, tls, port: mtlsPort, host, clientCertificates: 'required', trustedCaPem: await truststoreBundle(deps) },
+      'CONTROLLER_MTLS_PORT',
+    );
+    sdkServer = await listen({ deps, tls, port: sdkPort!, host, clientCertificates: 'none' }, 'CONTROLLER_SDK_PORT');
   }
 
   const origin = `https://localhost:${server.port}`;
@@ -100,20 +149,20 @@ async function main(): Promise<void> {
     `                  curl -sk ${origin}/.well-known/est/cacerts | openssl base64 -d | openssl pkcs7 -inform DER -print_certs > ziti-network-ca.pem`,
     '',
   ];
-  if (result.adminCreated && !configuredPassword) {
-    lines.push(`Default admin created: username "${adminUsername}", password "${adminPassword}"`);
-    lines.push('  (shown once; set CONTROLLER_ADMIN_PASSWORD on first start to choose it)');
-  } else if (result.adminCreated) {
-    lines.push(`Default admin created: username "${adminUsername}" with the password from CONTROLLER_ADMIN_PASSWORD`);
-  } else {
-    lines.push(`Default admin "${adminUsername}" already exists; its password is the one set on first start.`);
-  }
+  const username = result.adminUsername ?? adminUsername;
+  if (result.adminCreated) lines.push(`Default admin "${username}" created.`);
+  else if (resetPassword) lines.push(`Default admin "${username}": new password set.`);
   lines.push(
-    'Log in:',
-    `  curl -sk -X POST '${origin}/edge/management/v1/authenticate?method=password' \\`,
-    `       -H 'content-type: application/json' -d '{"username":"${adminUsername}","password":"<password>"}'`,
-    `  ziti edge login localhost:${server.port} -u ${adminUsername} -p <password> -y`,
-    'then send the returned token in the zt-session header. Ctrl-C stops the controller.',
+    ...adminLoginLines({
+      origin,
+      port: server.port,
+      username,
+      known,
+      works,
+      onTerminal: process.stdout.isTTY === true,
+      passwordFile,
+    }),
+    'Ctrl-C stops the controller.',
     '',
   );
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -125,11 +174,15 @@ async function main(): Promise<void> {
     await dynamo?.stop();
     process.exit(0);
   };
+  process.removeListener('SIGINT', stopStarting);
+  process.removeListener('SIGTERM', stopStarting);
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`controller failed to start: ${(error as Error).stack ?? String(error)}\n`);
+main().catch(async (error: unknown) => {
+  const detail = error instanceof StartRefused ? error.message : ((error as Error).stack ?? String(error));
+  process.stderr.write(`controller failed to start: ${detail}\n`);
+  await dynamo?.stop();
   process.exit(1);
 });

@@ -19,9 +19,17 @@ const MISSING_CHALLENGE =
   'Bearer realm="openziti-oidc" error="missing" error_description="no matching token was provided"';
 const INVALID_CHALLENGE = 'zt-session realm="zt-session" error="invalid" error_description="token is invalid"';
 
-function unauthorized(challenge: string | undefined, message?: string): ApiError {
+// Which header carries the session: a client that sent none (or sent it as a bearer token) learns where it goes.
+const MISSING_CAUSE = {
+  message:
+    'no API session token was sent: send the token that POST /authenticate returns in the zt-session header ' +
+    '(an Authorization: Bearer token is read only as an external JWT, never as an API session)',
+};
+
+function unauthorized(challenge: string | undefined, message?: string, cause?: { message: string }): ApiError {
   return new ApiError('UNAUTHORIZED', {
     ...(message ? { message } : {}),
+    ...(cause ? { cause } : {}),
     ...(challenge ? { headers: { 'www-authenticate': challenge } } : {}),
   });
 }
@@ -61,7 +69,7 @@ export async function resolveCaller(
 ): Promise<Caller | undefined> {
   if (level === 'none') return undefined;
   const token = headers['zt-session']?.trim();
-  if (!token) throw unauthorized(MISSING_CHALLENGE);
+  if (!token) throw unauthorized(MISSING_CHALLENGE, undefined, MISSING_CAUSE);
   const live = await liveSessionOfToken(deps, token);
   if (!live) throw unauthorized(INVALID_CHALLENGE);
   const { identity } = live;

@@ -166,6 +166,22 @@ describe('the current API session', () => {
     expectMatchesSpec('management', 'GET', '/current-api-session', 401, response.body);
   });
 
+  it('says which header carries the API session when none is sent, a bearer token included', async () => {
+    const token = await controller().login();
+    const sent: Record<string, string>[] = [{}, { authorization: `Bearer ${token}` }];
+    for (const headers of sent) {
+      const response = await controller().call('GET', '/edge/management/v1/identities', { headers });
+
+      expect(response.status).toBe(401);
+      expect(response.body.error.code).toBe('UNAUTHORIZED');
+      expect(response.body.error.cause.message).toMatch(
+        /send the token that POST \/authenticate returns in the zt-session header/,
+      );
+      expect(response.body.error.cause.message).toContain('Authorization: Bearer');
+      expectMatchesSpec('management', 'GET', '/identities', 401, response.body);
+    }
+  });
+
   it('answers 401 for an unknown token', async () => {
     const response = await controller().call('GET', '/edge/management/v1/current-identity', {
       token: '00000000-0000-4000-8000-000000000000',

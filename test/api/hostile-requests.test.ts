@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:tls';
 import { describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '#shared/http/middleware/request-body.ts';
@@ -185,5 +186,28 @@ describe('the base URLs /version advertises', () => {
     } finally {
       await configured.close();
     }
+  });
+});
+
+describe('plain HTTP to the HTTPS port', () => {
+  it('answers a readable 400 that names the https:// URL, and the port still serves HTTPS', async () => {
+    const { port } = controller().server;
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = httpRequest({ host: '127.0.0.1', port, path: '/version' }, (response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => {
+          body += chunk.toString();
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      });
+      request.on('error', reject);
+      request.end();
+    });
+
+    expect(answer.status).toBe(400);
+    const { error } = JSON.parse(answer.body);
+    expect(error.code).toBe('COULD_NOT_VALIDATE');
+    expect(error.message).toContain(`use https://localhost:${port}/`);
+    expect((await controller().call('GET', '/version')).status).toBe(200);
   });
 });

@@ -1,17 +1,16 @@
 /**
  * Locating and parsing the public OpenZiti Edge API documents (Swagger 2.0, YAML).
  *
- * The documents are NOT part of this repository. They are read at test time from
- * `process.env.OPENZITI_SPEC_DIR` when set (absolute, or relative to the working directory), otherwise from
- * `<repo>/../shared/openziti-spec/` — the layout used both locally and in CI. Each document is read and parsed
- * at most once per process.
+ * The documents are NOT part of this repository: `pinned-spec.ts` finds the locked copy (`OPENZITI_SPEC_DIR`, the
+ * copy beside the clone, or the download cache the test run fills) and checks it against the lock. Each document
+ * is read and parsed at most once per process.
  *
  * @module
  */
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parse, type ScalarTag } from 'yaml';
+import { locateSpecDir } from './pinned-spec.ts';
 
 /** Which Edge API document: `client.yml` (basePath `/edge/client/v1`) or `management.yml` (`/edge/management/v1`). */
 export type Api = 'client' | 'management';
@@ -41,12 +40,9 @@ export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The directory holding `client.yml` and `management.yml`. */
+/** The directory holding the locked `client.yml` and `management.yml`, checked against their SHA-256. */
 export function specDir(): string {
-  const fromEnv = process.env.OPENZITI_SPEC_DIR;
-  if (fromEnv !== undefined && fromEnv !== '') return resolve(fromEnv);
-  // this file: <repo>/test/contract/spec-source.ts → <repo>/../shared/openziti-spec/
-  return fileURLToPath(new URL('../../../shared/openziti-spec/', import.meta.url));
+  return locateSpecDir();
 }
 
 /**
@@ -76,8 +72,7 @@ export function loadSpec(api: Api): SpecDocument {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     throw new Error(
-      `cannot read the OpenZiti ${api} API document at ${file} (set OPENZITI_SPEC_DIR to the directory holding ` +
-        `client.yml and management.yml): ${err instanceof Error ? err.message : String(err)}`,
+      `cannot read the OpenZiti ${api} API document at ${file}: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
   const raw: unknown = parse(text, { customTags: (tags) => [...tags, explicitFloat], logLevel: 'error' });

@@ -1,16 +1,25 @@
 import type { TestProject } from 'vitest/node';
 import { startDynamoDbLocal } from '#local/dynamodb-local.ts';
+import { ensureSpecDir } from '../contract/pinned-spec.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     dynamoEndpoint: string;
+    /** The process id of that DynamoDB Local's JVM. */
+    dynamoPid: number;
   }
 }
 
-/** One in-memory DynamoDB Local for the whole run; each test file creates its own table in it. */
+/**
+ * Once per run: the OpenZiti API documents the contract tests read (downloaded into the cache when no copy is on
+ * this machine), and one in-memory DynamoDB Local; each test file creates its own table in it.
+ */
 export default async function setup(project: TestProject) {
+  // Without the documents only the tests that read them can fail, each with the same one-line instruction.
+  await ensureSpecDir().catch((error: unknown) => console.warn((error as Error).message));
   const dynamo = await startDynamoDbLocal();
   project.provide('dynamoEndpoint', dynamo.endpoint);
+  project.provide('dynamoPid', dynamo.pid);
   return async () => {
     await dynamo.stop();
   };
