@@ -24,6 +24,7 @@ import {
   settingsProblem,
 } from './controller-settings.ts';
 import { controllerTable, grantTableData } from './controller-table.ts';
+import { loginThrottling } from './login-throttling.ts';
 import { functionIdOf, operationGroupsOf } from './operation-groups.ts';
 
 /** The tag keys every resource carries. */
@@ -143,6 +144,7 @@ export class ZitiController extends Construct {
         rateLimit: props.apiRateLimit ?? DEFAULT_API_LIMITS.apiRateLimit,
         burstLimit: props.apiBurstLimit ?? DEFAULT_API_LIMITS.apiBurstLimit,
       },
+      loginThrottling: loginThrottling(props),
     });
     if (props.firewall !== false) {
       this.firewall = new ControllerFirewall(this, 'Firewall', {
