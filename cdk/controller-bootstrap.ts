@@ -14,6 +14,7 @@ import { ControllerFunction, functionLogGroup } from './controller-function.ts';
 import { BOOTSTRAP_KEYS, type ControllerKeys } from './controller-keys.ts';
 import { grantTableData } from './controller-table.ts';
 import { FunctionRole } from './function-role.ts';
+import { tableActionsOf } from './operation-groups.ts';
 
 /** What the daily schedule sends the bootstrap function (`functions/bootstrap/handler.ts`). */
 export const RENEW_SERVER_CERTIFICATE_EVENT = { renewServerCertificate: true } as const;
@@ -98,7 +99,7 @@ export class ControllerBootstrap extends Construct {
       ...(props.memorySize ? { memorySize: props.memorySize } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
     });
-    grantTableData(props.table, handler);
+    grantTableData(props.table, handler, tableActionsOf('bootstrap'));
     for (const [name, value] of Object.entries(props.keys.grantSigning(handler.role!, BOOTSTRAP_KEYS, true))) {
       handler.addEnvironment(name, value);
     }

@@ -9,6 +9,7 @@ import { integrityStateMachineDefinition } from '#shared/integrity/state-machine
 import type { BuildStamp } from './build-stamp.ts';
 import { ControllerFunction, DEFAULT_LOG_RETENTION } from './controller-function.ts';
 import { grantTableData } from './controller-table.ts';
+import { tableActionsOf } from './operation-groups.ts';
 
 export interface ControllerIntegrityProps {
   readonly table: ITable;
@@ -41,7 +42,7 @@ export class ControllerIntegrity extends Construct {
       ...(props.memorySize ? { memorySize: props.memorySize } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
     });
-    grantTableData(props.table, this.function);
+    grantTableData(props.table, this.function, tableActionsOf('integrity'));
 
     // The state machine calls the function's live alias: a rollback of the alias rolls the scan back with it.
     const definition = JSON.stringify(integrityStateMachineDefinition(this.function.live.functionArn));

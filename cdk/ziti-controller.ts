@@ -25,7 +25,7 @@ import {
 } from './controller-settings.ts';
 import { controllerTable, grantTableData } from './controller-table.ts';
 import { loginThrottling } from './login-throttling.ts';
-import { functionIdOf, operationGroupsOf } from './operation-groups.ts';
+import { functionIdOf, operationGroupsOf, tableActionsOf } from './operation-groups.ts';
 
 /** The tag keys every resource carries. */
 export const TAG_KEYS = { environment: 'ziti:environment', version: 'ziti:version' } as const;
@@ -110,8 +110,9 @@ export class ZitiController extends Construct {
         },
       });
       // The whole table for every group: each one reads and touches the caller's API session, and entities, links
-      // and unique-value markers share the table's key space, so per-group key conditions would not narrow much.
-      grantTableData(this.table, fn);
+      // and unique-value markers share the table's key space, so per-group key conditions would not narrow much. The
+      // actions are the ones its operations send (no whole-table scan).
+      grantTableData(this.table, fn, tableActionsOf(group));
       const keyEnvironment = {
         ...this.keys.grantSigning(fn.role!, SIGNING_GROUPS[group] ?? []),
         ...(SECRET_GROUPS.includes(group) ? this.keys.grantSecrets(fn.role!) : {}),

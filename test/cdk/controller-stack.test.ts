@@ -428,10 +428,20 @@ describe('ControllerStack', () => {
         const fn = resourceById(functionLogicalId(group));
         const statements = statementsOfRole((fn.Properties.Role as Intrinsic)['Fn::GetAtt']?.[0]);
         const actions = statements.flatMap(actionsOf);
-        expect(
-          actions.some((action) => action.startsWith('dynamodb:')),
-          group,
-        ).toBe(true);
+        // Reads and single-item writes on the table, no scan (what each group's operations send, operation-groups.ts).
+        expect(new Set(actions.filter((action) => action.startsWith('dynamodb:'))), group).toEqual(
+          new Set([
+            'dynamodb:GetItem',
+            'dynamodb:BatchGetItem',
+            'dynamodb:Query',
+            'dynamodb:PutItem',
+            'dynamodb:UpdateItem',
+            'dynamodb:DeleteItem',
+            'dynamodb:ConditionCheckItem',
+            // The database group backs the table up (controller-integrity.test.ts checks on what).
+            ...(group === 'database' ? ['dynamodb:CreateBackup'] : []),
+          ]),
+        );
         // Signing with the PKI keys is granted to the signing groups only, sealing secrets to the secret groups
         // (controller-keys.test.ts checks which keys).
         expect(new Set(actions.filter((action) => action.startsWith('kms:'))), group).toEqual(
@@ -463,6 +473,30 @@ describe('ControllerStack', () => {
           logs.map((statement) => statement.Resource),
           group,
         ).toEqual([{ 'Fn::GetAtt': [logGroup, 'Arn'] }]);
+      }
+    });
+
+    it('lets only the integrity scan scan the whole table or batch-write, and no role describe it or read its streams', () => {
+      const scanners = resourcesOfType('AWS::IAM::Role')
+        .filter(([role]) =>
+          statementsOfRole(role)
+            .flatMap(actionsOf)
+            .some((action) => ['dynamodb:Scan', 'dynamodb:BatchWriteItem', 'dynamodb:*'].includes(action)),
+        )
+        .map(([role]) => role);
+      const integrityRole = stack.getLogicalId(
+        stack.controller.integrity!.function.role!.node.defaultChild as CfnElement,
+      );
+      expect(scanners).toEqual([integrityRole]);
+      const integrityActions = statementsOfRole(integrityRole).flatMap(actionsOf);
+      expect(integrityActions).toEqual(expect.arrayContaining(['dynamodb:Scan', 'dynamodb:BatchWriteItem']));
+      for (const [role] of resourcesOfType('AWS::IAM::Role')) {
+        const unused = statementsOfRole(role)
+          .flatMap(actionsOf)
+          .filter((action) =>
+            /^dynamodb:(DescribeTable|GetRecords|GetShardIterator|DescribeStream|ListStreams)$/.test(action),
+          );
+        expect(unused, role).toEqual([]);
       }
     });
 
