@@ -16,6 +16,7 @@ import { Construct } from 'constructs';
 import { loginResources } from '#shared/rate-limit/login-routes.ts';
 import type { OperationGroup, Route } from '#shared/routes/route.ts';
 import { REQUEST_DEADLINE } from './controller-function.ts';
+import { loginThrottling, type Throttle } from './login-throttling.ts';
 import { type RestApiDefinition, restApiDefinition } from './rest-api-definition.ts';
 
 export interface ControllerApiProps {
@@ -35,22 +36,16 @@ export interface ControllerApiProps {
   /** How long the access logs are kept; three months by default. */
   readonly accessLogRetention?: RetentionDays;
   /** Stage-wide throttling: steady requests per second, and how many more may arrive at once. */
-  readonly throttling: { readonly rateLimit: number; readonly burstLimit: number };
+  readonly throttling: Throttle;
   /**
-   * Throttling of the credential-checking routes (authenticate, enroll), all clients together: a password spray or an
-   * enrollment flood hits this long before the stage's limit, so the rest of the API keeps serving.
+   * Throttling of each credential-checking method (authenticate, enroll), all clients together, sized for the fleet
+   * (`loginThrottling`): an enrollment flood from many addresses stops here, so the rest of the API keeps serving.
    */
-  readonly loginThrottling?: { readonly rateLimit: number; readonly burstLimit: number };
+  readonly loginThrottling?: Throttle;
 }
 
-/** Logins are a small share of a healthy network's traffic: room for a fleet's reconnects, not for a spray. */
-export const DEFAULT_LOGIN_THROTTLING = { rateLimit: 50, burstLimit: 100 } as const;
-
 /** Method throttling for each login resource, keyed as `deployOptions.methodOptions` wants (`/<path>/<METHOD>`). */
-function loginMethodOptions(
-  routes: readonly Route[],
-  throttling: { readonly rateLimit: number; readonly burstLimit: number },
-): Record<string, MethodDeploymentOptions> {
+function loginMethodOptions(routes: readonly Route[], throttling: Throttle): Record<string, MethodDeploymentOptions> {
   return Object.fromEntries(
     loginResources(routes).map(({ resource, method }) => [
       `${resource}/${method}`,
@@ -165,7 +160,7 @@ export class ControllerApi extends Construct {
         tracingEnabled: true,
         throttlingRateLimit: props.throttling.rateLimit,
         throttlingBurstLimit: props.throttling.burstLimit,
-        methodOptions: loginMethodOptions(props.routes, props.loginThrottling ?? DEFAULT_LOGIN_THROTTLING),
+        methodOptions: loginMethodOptions(props.routes, props.loginThrottling ?? loginThrottling()),
       },
     });
     Validations.of(this.restApi).acknowledge({

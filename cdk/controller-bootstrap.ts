@@ -4,16 +4,16 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { CfnRotationSchedule, Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { CfnRotationSchedule, type CfnSecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { SERVER_CERTIFICATE_TAG_KEY } from '#shared/pki/certificate-importer.ts';
 import type { BuildStamp } from './build-stamp.ts';
-import { ControllerFunction, functionLogGroup } from './controller-function.ts';
+import { ControllerFunction, type FunctionLogOptions, functionLogGroup } from './controller-function.ts';
 import { BOOTSTRAP_KEYS, type ControllerKeys } from './controller-keys.ts';
 import { grantTableData } from './controller-table.ts';
 import { FunctionRole } from './function-role.ts';
+import { tableActionsOf } from './operation-groups.ts';
 
 /** What the daily schedule sends the bootstrap function (`functions/bootstrap/handler.ts`). */
 export const RENEW_SERVER_CERTIFICATE_EVENT = { renewServerCertificate: true } as const;
@@ -33,7 +33,8 @@ export interface ControllerBootstrapProps {
    */
   readonly adminPasswordRotationDays?: number;
   readonly memorySize?: number;
-  readonly logRetention?: RetentionDays;
+  /** How the functions' log groups are kept. */
+  readonly logs?: FunctionLogOptions;
   /** The PKI keys: the bootstrap builds the network CA with the root and signing CA keys. */
   readonly keys: ControllerKeys;
   /**
@@ -72,6 +73,10 @@ export class ControllerBootstrap extends Construct {
       generateSecretString: { passwordLength: 32, excludeCharacters: '"\'`\\' },
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    // Under the controller's own key rather than Secrets Manager's AWS-managed one, which every principal of the account
+    // with the secret's permissions may use. Set on the resource itself: given to the L2 secret, the key would get a
+    // policy statement letting the whole account create grants on it through Secrets Manager.
+    (this.adminPasswordSecret.node.defaultChild as CfnSecret).kmsKeyId = props.keys.adminPasswordEncryption.keyArn;
 
     const serverNames = props.serverNames ?? [];
     const certificateTag = Stack.of(this).stackName;
@@ -96,17 +101,18 @@ export class ControllerBootstrap extends Construct {
           : '.'),
       buildStamp: props.buildStamp,
       ...(props.memorySize ? { memorySize: props.memorySize } : {}),
-      ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+      ...(props.logs ? { logs: props.logs } : {}),
     });
-    grantTableData(props.table, handler);
+    grantTableData(props.table, handler, tableActionsOf('bootstrap'));
     for (const [name, value] of Object.entries(props.keys.grantSigning(handler.role!, BOOTSTRAP_KEYS, true))) {
       handler.addEnvironment(name, value);
     }
     this.adminPasswordSecret.grantRead(handler);
+    props.keys.grantAdminPassword(handler.role!);
 
     this.adminPasswordRotation = this.rotateAdminPassword(handler, props.adminPasswordRotationDays);
 
-    const providerLogs = functionLogGroup(this, 'ProviderLogs', props.logRetention);
+    const providerLogs = functionLogGroup(this, 'ProviderLogs', props.logs);
     const providerRole = new FunctionRole(this, 'ProviderRole', {
       logGroup: providerLogs,
       description: 'Ziti controller: custom resource provider of the bootstrap (execution role)',

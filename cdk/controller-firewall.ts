@@ -30,6 +30,9 @@ export const REDACTED_REQUEST_PARTS: CfnLoggingConfiguration.FieldToMatchPropert
   { queryString: {} },
 ];
 
+/** The window WAF counts each address's requests over, in seconds (its rate-based rules' longest). */
+export const FIREWALL_WINDOW_SECONDS = 300;
+
 /** WAF's name prefix for a CloudWatch Logs destination: it delivers to no other log group. */
 export const WAF_LOG_GROUP_PREFIX = 'aws-waf-logs-';
 
@@ -130,7 +133,11 @@ export class ControllerFirewall extends Construct {
           name: 'RateLimitPerIp',
           priority: 1,
           statement: {
-            rateBasedStatement: { limit: props.rateLimit, evaluationWindowSec: 300, aggregateKeyType: 'IP' },
+            rateBasedStatement: {
+              limit: props.rateLimit,
+              evaluationWindowSec: FIREWALL_WINDOW_SECONDS,
+              aggregateKeyType: 'IP',
+            },
           },
           action: {
             block: {
@@ -152,7 +159,7 @@ export class ControllerFirewall extends Construct {
           statement: {
             rateBasedStatement: {
               limit: props.loginRateLimit ?? DEFAULT_FIREWALL_LOGIN_RATE_LIMIT,
-              evaluationWindowSec: 300,
+              evaluationWindowSec: FIREWALL_WINDOW_SECONDS,
               aggregateKeyType: 'IP',
               scopeDownStatement: {
                 andStatement: {

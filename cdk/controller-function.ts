@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Alias, Architecture, Code, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -72,16 +73,36 @@ export interface ControllerFunctionProps {
   readonly buildStamp: BuildStamp;
   /** Defaults to {@link DEFAULT_MEMORY_MB}. */
   readonly memorySize?: number;
+  /** How its log group is kept. */
+  readonly logs?: FunctionLogOptions;
+}
+
+/** How a function's log group is kept. */
+export interface FunctionLogOptions {
   /** Defaults to {@link DEFAULT_LOG_RETENTION}. */
-  readonly logRetention?: RetentionDays;
+  readonly retention?: RetentionDays;
+  /**
+   * The KMS key the log group is encrypted under (`ControllerKeys.logs`, whose policy lets CloudWatch Logs use it for
+   * the account's log groups); CloudWatch Logs' own encryption without one.
+   */
+  readonly encryptionKey?: IKey;
+  /**
+   * Kept when the stack is deleted (production: what the functions did is evidence after the stack is gone); deleted
+   * with it otherwise.
+   */
+  readonly retain?: boolean;
 }
 
 /**
- * The log group of one function of the stack. Logs are for operating the function, not an audit trail: they go with
- * the stack, and age out before that.
+ * The log group of one function of the stack. Logs are for operating the function: they age out after
+ * `retention`, and outlive the stack only where `retain` says so (production).
  */
-export function functionLogGroup(scope: Construct, id: string, retention = DEFAULT_LOG_RETENTION): LogGroup {
-  return new LogGroup(scope, id, { retention, removalPolicy: RemovalPolicy.DESTROY });
+export function functionLogGroup(scope: Construct, id: string, options: FunctionLogOptions = {}): LogGroup {
+  return new LogGroup(scope, id, {
+    retention: options.retention ?? DEFAULT_LOG_RETENTION,
+    removalPolicy: options.retain === true ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    ...(options.encryptionKey ? { encryptionKey: options.encryptionKey } : {}),
+  });
 }
 
 /**
@@ -103,7 +124,7 @@ export class ControllerFunction extends NodejsFunction {
   readonly live: Alias;
 
   constructor(scope: Construct, id: string, props: ControllerFunctionProps) {
-    const logGroup = functionLogGroup(scope, `${id}Logs`, props.logRetention);
+    const logGroup = functionLogGroup(scope, `${id}Logs`, props.logs);
     const role = new FunctionRole(scope, `${id}Role`, {
       logGroup,
       description: `${props.description} (execution role)`,

@@ -2,13 +2,14 @@ import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { integrityStateMachineDefinition } from '#shared/integrity/state-machine-definition.ts';
 import type { BuildStamp } from './build-stamp.ts';
-import { ControllerFunction, DEFAULT_LOG_RETENTION } from './controller-function.ts';
+import { ControllerFunction, DEFAULT_LOG_RETENTION, type FunctionLogOptions } from './controller-function.ts';
 import { grantTableData } from './controller-table.ts';
+import { tableActionsOf } from './operation-groups.ts';
 
 export interface ControllerIntegrityProps {
   readonly table: ITable;
@@ -17,7 +18,8 @@ export interface ControllerIntegrityProps {
   readonly databaseFunction: IFunction & { addEnvironment(name: string, value: string): unknown };
   readonly buildStamp: BuildStamp;
   readonly memorySize?: number;
-  readonly logRetention?: RetentionDays;
+  /** How the functions' log groups are kept. */
+  readonly logs?: FunctionLogOptions;
 }
 
 /**
@@ -39,9 +41,9 @@ export class ControllerIntegrity extends Construct {
       environment: { TABLE_NAME: props.tableName },
       buildStamp: props.buildStamp,
       ...(props.memorySize ? { memorySize: props.memorySize } : {}),
-      ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+      ...(props.logs ? { logs: props.logs } : {}),
     });
-    grantTableData(props.table, this.function);
+    grantTableData(props.table, this.function, tableActionsOf('integrity'));
 
     // The state machine calls the function's live alias: a rollback of the alias rolls the scan back with it.
     const definition = JSON.stringify(integrityStateMachineDefinition(this.function.live.functionArn));
@@ -51,7 +53,7 @@ export class ControllerIntegrity extends Construct {
       tracingEnabled: true,
       logs: {
         destination: new LogGroup(this, 'StateMachineLogs', {
-          retention: props.logRetention ?? DEFAULT_LOG_RETENTION,
+          retention: props.logs?.retention ?? DEFAULT_LOG_RETENTION,
           removalPolicy: RemovalPolicy.DESTROY,
         }),
         level: LogLevel.ALL,

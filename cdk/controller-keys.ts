@@ -1,5 +1,11 @@
-import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import { AccountRootPrincipal, type IRole, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { ArnFormat, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import {
+  AccountRootPrincipal,
+  type IRole,
+  PolicyDocument,
+  PolicyStatement,
+  ServicePrincipal,
+} from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { CfnSecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
@@ -39,23 +45,44 @@ const DESCRIPTIONS: Readonly<Record<CaKeyRole, string>> = {
   signingCa: 'Ziti controller: network signing CA key (issues identity, router, ephemeral and server certificates)',
 };
 
-/** What the account's administrators may do with a key, which does not include using it. */
+/**
+ * What the account's administrators may do with a key, named one by one: nothing that uses it, and no way to let
+ * anyone use it. No `CreateGrant` (a grant lets its grantee sign or decrypt, whatever the key policy says, which is
+ * what the `kms:Create*` wildcard would allow), and no `Sign`, `Decrypt`, `Encrypt`, `ReEncrypt*` or
+ * `GenerateDataKey*`.
+ *
+ * `PutKeyPolicy` stays, for the account (an IAM policy must still allow it to a principal): KMS refuses to create a
+ * key whose policy would not let the creator put a policy on it afterwards (its lockout safety check), CloudFormation
+ * changes a key's policy with `PutKeyPolicy` as the deploying role, and without it nobody could ever change the policy
+ * again (AWS support aside). Whoever an IAM policy allows `kms:PutKeyPolicy` on these keys can give themselves their
+ * use: keep it to the deploying role and the account's administrators.
+ */
 const ADMINISTRATION = [
-  'kms:Create*',
-  'kms:Describe*',
-  'kms:Enable*',
-  'kms:List*',
-  'kms:Put*',
-  'kms:Update*',
-  'kms:Revoke*',
-  'kms:Disable*',
-  'kms:Get*',
-  'kms:Delete*',
+  'kms:DescribeKey',
+  'kms:GetKeyPolicy',
+  'kms:GetKeyRotationStatus',
+  'kms:ListGrants',
+  'kms:ListKeyPolicies',
+  'kms:ListKeyRotations',
+  'kms:ListResourceTags',
+  'kms:PutKeyPolicy',
+  'kms:EnableKey',
+  'kms:DisableKey',
+  'kms:EnableKeyRotation',
+  'kms:DisableKeyRotation',
+  'kms:UpdateKeyDescription',
+  'kms:CreateAlias',
+  'kms:UpdateAlias',
+  'kms:DeleteAlias',
   'kms:TagResource',
   'kms:UntagResource',
+  'kms:RevokeGrant',
   'kms:ScheduleKeyDeletion',
   'kms:CancelKeyDeletion',
 ];
+
+/** What Secrets Manager does with a secret's key on a caller's behalf: data keys for new values, opening them. */
+const SECRETS_MANAGER_KEY_USE = ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey'];
 
 /**
  * The network's keys. The two CA keys are asymmetric `ECC_NIST_P256` `SIGN_VERIFY` KMS keys whose private halves
@@ -85,6 +112,13 @@ export class ControllerKeys extends Construct {
    * from `GenerateDataKey`, opened with `Decrypt`. KMS rotates it yearly (old versions keep decrypting).
    */
   readonly secrets: Key;
+  /**
+   * The key every function's log group is encrypted under: CloudWatch Logs may use it for the log groups of the
+   * stack's account and region (the encryption context names the log group), nobody else may.
+   */
+  readonly logs: Key;
+  /** The key the admin password secret is encrypted under, in place of Secrets Manager's AWS-managed key. */
+  readonly adminPasswordEncryption: Key;
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -130,6 +164,65 @@ export class ControllerKeys extends Construct {
     this.secrets = this.symmetricKey(
       'SecretsKey',
       'Ziti controller: envelope key of stored secrets (TOTP seeds and recovery codes)',
+    );
+
+    const stack = Stack.of(this);
+    this.logs = this.symmetricKey('LogsKey', "Ziti controller: encrypts the functions' log groups");
+    this.logs.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'CloudWatchLogsEncryptsTheAccountsLogGroups',
+        principals: [new ServicePrincipal(`logs.${stack.region}.amazonaws.com`)],
+        actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
+        resources: ['*'],
+        // The log groups' names are CloudFormation's, known only once made, and naming them here would make the
+        // key and the log groups depend on each other: any log group of the account and region, nothing else.
+        conditions: {
+          ArnLike: {
+            'kms:EncryptionContext:aws:logs:arn': stack.formatArn({
+              service: 'logs',
+              resource: 'log-group',
+              resourceName: '*',
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          },
+        },
+      }),
+    );
+
+    this.adminPasswordEncryption = this.symmetricKey(
+      'AdminPasswordEncryptionKey',
+      "Ziti controller: encrypts the default admin's password secret",
+    );
+    // CloudFormation creates the secret with its first, generated value, and Secrets Manager makes the data key for it
+    // as the deploying role: the account may use the key through Secrets Manager only, so a principal needs both an
+    // IAM grant of this key and the secret's own permissions to read the password.
+    this.adminPasswordEncryption.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'AccountUsesThroughSecretsManagerOnly',
+        principals: [new AccountRootPrincipal()],
+        actions: SECRETS_MANAGER_KEY_USE,
+        resources: ['*'],
+        conditions: {
+          StringEquals: {
+            'kms:ViaService': `secretsmanager.${stack.region}.amazonaws.com`,
+            'kms:CallerAccount': stack.account,
+          },
+        },
+      }),
+    );
+  }
+
+  /**
+   * Lets `role` read and write the admin password secret's value (the bootstrap, which reads it on deploy and is its
+   * rotation function), through Secrets Manager only.
+   */
+  grantAdminPassword(role: IRole): void {
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: SECRETS_MANAGER_KEY_USE,
+        resources: [this.adminPasswordEncryption.keyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${Stack.of(this).region}.amazonaws.com` } },
+      }),
     );
   }
 

@@ -1,20 +1,31 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { DEFAULT_FLEET_SIZE, type LoginThrottleSettings } from './login-throttling.ts';
 
 /** How much traffic the API takes before it answers 429. */
-export interface ApiLimits {
-  /** Requests per second the stage serves in the long run, all clients together (API Gateway stage throttling). */
+export interface ApiLimits extends LoginThrottleSettings {
+  /**
+   * Requests per second each method of the stage serves in the long run, all clients together (API Gateway's stage
+   * throttling, which applies to every method on its own).
+   */
   readonly apiRateLimit: number;
-  /** Requests the stage serves at once above that rate, all clients together. */
+  /** Requests each method serves at once above that rate, all clients together. */
   readonly apiBurstLimit: number;
   /** Requests one client IP may send in any five minutes (the web ACL's rate-based rule). */
   readonly firewallRateLimit: number;
+  /** How many devices (identities and routers) the login paths' throttles are sized for (`loginThrottling`). */
+  readonly fleetSize: number;
 }
 
 /**
  * Room for a large network's clients and routers, yet far below API Gateway's account-wide 10,000 requests per
  * second: a runaway script or a flood is cut off before it runs up the Lambda and DynamoDB bill.
  */
-export const DEFAULT_API_LIMITS: ApiLimits = { apiRateLimit: 500, apiBurstLimit: 1000, firewallRateLimit: 5000 };
+export const DEFAULT_API_LIMITS: ApiLimits = {
+  apiRateLimit: 500,
+  apiBurstLimit: 1000,
+  firewallRateLimit: 5000,
+  fleetSize: DEFAULT_FLEET_SIZE,
+};
 
 /** The environment a deployment is unless named: production. */
 export const DEFAULT_ENVIRONMENT = 'prod';
@@ -130,7 +141,7 @@ function firstDefined(context: ContextLookup, key: string, envValue: string | un
 }
 
 type TextSetting = keyof DomainSettings;
-type IntegerSetting = 'apiSessionTimeoutMinutes' | keyof ApiLimits;
+type IntegerSetting = 'apiSessionTimeoutMinutes' | 'apiRateLimit' | 'apiBurstLimit' | 'firewallRateLimit' | 'fleetSize';
 
 /** The settings that name the custom domains, their certificates and DNS. */
 export type DomainSettings = Pick<
@@ -250,6 +261,15 @@ export function settingsProblem(settings: OtherSettings): string | undefined {
   return undefined;
 }
 
+/** An optional setting that must be an integer of at least 1 when given. */
+function positiveInteger(key: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1)
+    throw new Error(`${key} must be an integer >= 1, got ${JSON.stringify(value)}`);
+  return parsed;
+}
+
 function integerAtLeast(min: number, key: IntegerSetting, value: unknown): number {
   // `-c key=value` always yields a string, `cdk.json` may hold a number.
   const parsed = value === undefined ? DEFAULTS[key] : Number(value);
@@ -347,6 +367,17 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
     apiBurstLimit: integer('apiBurstLimit', env.ZITI_API_BURST_LIMIT),
     // AWS WAF's smallest rate-based limit.
     firewallRateLimit: integer('firewallRateLimit', env.ZITI_FIREWALL_RATE_LIMIT, 10),
+    fleetSize: integer('fleetSize', env.ZITI_FLEET_SIZE),
+    ...definedOnly({
+      loginRateLimit: positiveInteger(
+        'loginRateLimit',
+        firstDefined(context, 'loginRateLimit', env.ZITI_LOGIN_RATE_LIMIT),
+      ),
+      loginBurstLimit: positiveInteger(
+        'loginBurstLimit',
+        firstDefined(context, 'loginBurstLimit', env.ZITI_LOGIN_BURST_LIMIT),
+      ),
+    }),
   };
 }
 

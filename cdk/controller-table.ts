@@ -47,11 +47,12 @@ export function controllerTable(scope: Construct, id: string, tableName?: string
 }
 
 /**
- * Lets `grantee` read and write the table and its indexes, and acknowledges the `<table>/index/*` resource the grant
- * adds to its policy: it matches only this table's own global secondary indexes.
+ * Lets `grantee` use the table and its indexes with `actions` (`tableActionsOf`: reads and writes, the scan only for
+ * the integrity run), and acknowledges the `<table>/index/*` resource the grant adds to its policy: it matches only
+ * this table's own global secondary indexes.
  */
-export function grantTableData(table: ITable, grantee: IGrantable): Grant {
-  const grant = table.grantReadWriteData(grantee);
+export function grantTableData(table: ITable, grantee: IGrantable, actions: readonly string[]): Grant {
+  const grant = table.grant(grantee, ...actions);
   if (Construct.isConstruct(grantee.grantPrincipal)) {
     Validations.of(grantee.grantPrincipal).acknowledge({
       id: indexWildcardFinding(table),

@@ -18,3 +18,49 @@ export function functionIdOf(group: OperationGroup): string {
   const words = group.split(/[^A-Za-z0-9]+/).filter((word) => word !== '');
   return `${words.map((word) => word[0]!.toUpperCase() + word.slice(1)).join('')}Function`;
 }
+
+/** A function of the stack that uses the table: one per operation group, the bootstrap and the integrity scan. */
+export type TableUser = OperationGroup | 'bootstrap' | 'integrity';
+
+/**
+ * What the store's reads need: `GetCommand`, `BatchGetCommand` and `QueryCommand` (shared/store/), on the table and
+ * its indexes.
+ */
+export const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'] as const;
+
+/**
+ * What the store's writes need: `PutCommand`, `UpdateCommand`, `DeleteCommand`, and `TransactWriteCommand`, which IAM
+ * authorizes item by item as the put, update, delete or condition check each item is.
+ */
+export const TABLE_WRITE_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:ConditionCheckItem',
+] as const;
+
+/**
+ * What only the integrity scan sends: the parallel `Scan` of the whole table (`segmentPages`) and the
+ * `BatchWriteCommand` of its findings (`putSegmentFindings`). Snapshots in AWS are DynamoDB backups
+ * (`dynamodb:CreateBackup`, granted to the database group on its own), not scans: only the local export scans.
+ */
+export const TABLE_SCAN_ACTIONS = ['dynamodb:Scan', 'dynamodb:BatchWriteItem'] as const;
+
+/**
+ * The DynamoDB actions each function is granted on the table, from what its operations send (shared/store/):
+ *
+ * | function | reads | writes | scan, batch write |
+ * | --- | --- | --- | --- |
+ * | every operation group | yes | yes | no |
+ * | bootstrap | yes | yes | no |
+ * | integrity | yes | yes (repairs) | yes |
+ *
+ * No operation group reads only: every authenticated operation moves its API session's last activity (an
+ * `UpdateItem`), logins count their attempts (`UpdateItem` `ADD`), and even `info` serves the admin's controller
+ * settings (create, update, delete). What least privilege takes from the groups is the whole-table `Scan` (one call
+ * reads every credential hash and seed the table holds) and `BatchWriteItem` (unconditional writes of 25 items), and
+ * DynamoDB's streams and table description, which nothing calls.
+ */
+export function tableActionsOf(user: TableUser): readonly string[] {
+  return [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS, ...(user === 'integrity' ? TABLE_SCAN_ACTIONS : [])];
+}

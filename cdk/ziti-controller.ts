@@ -10,7 +10,7 @@ import { ControllerApi } from './controller-api.ts';
 import { ControllerBootstrap } from './controller-bootstrap.ts';
 import { ControllerDomain } from './controller-domain.ts';
 import { ControllerFirewall } from './controller-firewall.ts';
-import { ControllerFunction } from './controller-function.ts';
+import { ControllerFunction, type FunctionLogOptions } from './controller-function.ts';
 import { ControllerIntegrity } from './controller-integrity.ts';
 import { ControllerKeys, SECRET_GROUPS, SIGNING_GROUPS } from './controller-keys.ts';
 import { ControllerMonitoring, type MonitoredFunction } from './controller-monitoring.ts';
@@ -21,10 +21,12 @@ import {
   DEFAULT_API_LIMITS,
   DEFAULT_ENVIRONMENT,
   domainSettingsProblem,
+  isProduction,
   settingsProblem,
 } from './controller-settings.ts';
 import { controllerTable, grantTableData } from './controller-table.ts';
-import { functionIdOf, operationGroupsOf } from './operation-groups.ts';
+import { loginThrottling } from './login-throttling.ts';
+import { functionIdOf, operationGroupsOf, tableActionsOf } from './operation-groups.ts';
 
 /** The tag keys every resource carries. */
 export const TAG_KEYS = { environment: 'ziti:environment', version: 'ziti:version' } as const;
@@ -77,7 +79,6 @@ export class ZitiController extends Construct {
     const { domainName, mtlsDomainName, sdkDomainName } = props;
     const adminUsername = props.adminUsername ?? 'admin';
     const memorySize = props.memorySize;
-    const logRetention = props.logRetentionDays;
     this.environment = props.environment ?? DEFAULT_ENVIRONMENT;
     this.buildStamp = props.buildStamp ?? currentBuildStamp();
     Tags.of(this).add(TAG_KEYS.environment, this.environment);
@@ -87,6 +88,12 @@ export class ZitiController extends Construct {
 
     // PKI: the network root CA, signing CA and enrollment JWT keys, usable only by the groups that sign with them.
     this.keys = new ControllerKeys(this, 'Keys');
+    // Every function's log group: encrypted under the stack's logs key, and kept past the stack in production.
+    const logs: FunctionLogOptions = {
+      ...(props.logRetentionDays ? { retention: props.logRetentionDays } : {}),
+      encryptionKey: this.keys.logs,
+      retain: isProduction(this.environment),
+    };
 
     const routes = props.routes ?? ROUTES;
     const functions = new Map<OperationGroup, ControllerFunction>();
@@ -96,7 +103,7 @@ export class ZitiController extends Construct {
         description: `Ziti controller: ${group} operations`,
         buildStamp: this.buildStamp,
         ...(memorySize ? { memorySize } : {}),
-        ...(logRetention ? { logRetention } : {}),
+        logs,
         environment: {
           TABLE_NAME: this.table.tableName,
           API_SESSION_TIMEOUT_MINUTES: String(props.apiSessionTimeoutMinutes ?? 30),
@@ -109,8 +116,9 @@ export class ZitiController extends Construct {
         },
       });
       // The whole table for every group: each one reads and touches the caller's API session, and entities, links
-      // and unique-value markers share the table's key space, so per-group key conditions would not narrow much.
-      grantTableData(this.table, fn);
+      // and unique-value markers share the table's key space, so per-group key conditions would not narrow much. The
+      // actions are the ones its operations send (no whole-table scan).
+      grantTableData(this.table, fn, tableActionsOf(group));
       const keyEnvironment = {
         ...this.keys.grantSigning(fn.role!, SIGNING_GROUPS[group] ?? []),
         ...(SECRET_GROUPS.includes(group) ? this.keys.grantSecrets(fn.role!) : {}),
@@ -129,7 +137,7 @@ export class ZitiController extends Construct {
         databaseFunction,
         buildStamp: this.buildStamp,
         ...(memorySize ? { memorySize } : {}),
-        ...(logRetention ? { logRetention } : {}),
+        logs,
       });
     }
 
@@ -143,6 +151,7 @@ export class ZitiController extends Construct {
         rateLimit: props.apiRateLimit ?? DEFAULT_API_LIMITS.apiRateLimit,
         burstLimit: props.apiBurstLimit ?? DEFAULT_API_LIMITS.apiBurstLimit,
       },
+      loginThrottling: loginThrottling(props),
     });
     if (props.firewall !== false) {
       this.firewall = new ControllerFirewall(this, 'Firewall', {
@@ -161,7 +170,7 @@ export class ZitiController extends Construct {
       ...(props.deployId ? { deployId: props.deployId } : {}),
       ...(props.adminPasswordRotationDays ? { adminPasswordRotationDays: props.adminPasswordRotationDays } : {}),
       ...(memorySize ? { memorySize } : {}),
-      ...(logRetention ? { logRetention } : {}),
+      logs,
     });
 
     const hostedZone: IHostedZone | undefined =

@@ -196,3 +196,122 @@ describe('the secrets key', () => {
     }
   });
 });
+
+/** What no statement for the whole account may allow: using a key, or letting someone use it. */
+const KEY_USE =
+  /^kms:(Sign|Verify|Decrypt|Encrypt|ReEncrypt|GenerateDataKey|GenerateMac|VerifyMac|CreateGrant|DeriveSharedSecret)/;
+const isAccountRoot = (statement: Statement) => JSON.stringify(statement.Principal?.AWS ?? '').includes(':root');
+const keyPolicyOf = (resource: CfnResource) =>
+  (resource.Properties.KeyPolicy as { Statement: (Statement & { Condition?: Record<string, unknown> })[] }).Statement;
+const kmsKeys = () => Object.entries(resources).filter(([, resource]) => resource.Type === 'AWS::KMS::Key');
+
+describe('every key policy', () => {
+  it('lets the account administer the key, named action by action, without using it or granting its use', () => {
+    expect(kmsKeys().length).toBeGreaterThanOrEqual(6);
+    for (const [id, key] of kmsKeys()) {
+      const administration = keyPolicyOf(key).filter((statement) => isAccountRoot(statement) && !statement.Condition);
+      expect(administration, id).toHaveLength(1);
+      const actions = actionsOf(administration[0]!);
+      expect(
+        actions.filter((action) => action.includes('*') || KEY_USE.test(action)),
+        id,
+      ).toEqual([]);
+      // KMS refuses a policy its creator could not put again, and CloudFormation updates it with PutKeyPolicy.
+      expect(actions, id).toEqual(
+        expect.arrayContaining(['kms:PutKeyPolicy', 'kms:DescribeKey', 'kms:ScheduleKeyDeletion']),
+      );
+    }
+  });
+
+  it('lets the account use a key only through Secrets Manager, and only the admin password key', () => {
+    const adminPasswordKey = logicalId(stack.controller.keys.adminPasswordEncryption);
+    for (const [id, key] of kmsKeys()) {
+      const use = keyPolicyOf(key).filter(
+        (statement) => isAccountRoot(statement) && actionsOf(statement).some((action) => KEY_USE.test(action)),
+      );
+      if (id !== adminPasswordKey) {
+        expect(use, id).toEqual([]);
+        continue;
+      }
+      expect(use).toHaveLength(1);
+      expect(actionsOf(use[0]!).sort()).toEqual(['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey']);
+      expect(JSON.stringify(use[0]!.Condition)).toMatch(/kms:ViaService.*secretsmanager\./);
+    }
+  });
+});
+
+describe('the admin password secret', () => {
+  it("is encrypted under the controller's own key, which only the bootstrap's role is granted, through Secrets Manager", () => {
+    const secretId = logicalId(stack.controller.bootstrap.adminPasswordSecret);
+    const keyId = logicalId(stack.controller.keys.adminPasswordEncryption);
+    expect(resources[secretId]!.Properties.KmsKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
+    expect(resources[keyId]!.Properties).toMatchObject({ EnableKeyRotation: true });
+    expect(resources[keyId]!.DeletionPolicy).toBe('Retain');
+
+    const grants = Object.values(resources)
+      .filter((resource) => resource.Type === 'AWS::IAM::Policy')
+      .flatMap((policy) =>
+        (policy.Properties.PolicyDocument as { Statement: (Statement & { Condition?: unknown })[] }).Statement.filter(
+          (statement) => JSON.stringify(statement.Resource).includes(keyId),
+        ).map((statement) => ({ roles: (policy.Properties.Roles as Ref[]).map((ref) => ref.Ref), statement })),
+      );
+    const bootstrap = signingFunctions().find((fn) => fn.name === 'bootstrap')!;
+    expect(grants.map((grant) => grant.roles)).toEqual([[bootstrap.roleId]]);
+    expect(actionsOf(grants[0]!.statement).sort()).toEqual(['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey']);
+    expect(JSON.stringify(grants[0]!.statement.Condition)).toMatch(/kms:ViaService.*secretsmanager\./);
+  });
+});
+
+describe("the functions' log groups", () => {
+  const functionLogGroups = (template: Record<string, CfnResource>) =>
+    Object.values(template)
+      .filter((resource) => resource.Type === 'AWS::Lambda::Function')
+      .map((fn) => (fn.Properties.LoggingConfig as { LogGroup?: Ref } | undefined)?.LogGroup?.Ref)
+      .filter((ref): ref is string => ref !== undefined)
+      .map((ref) => [ref, template[ref]!] as const);
+
+  it('are each encrypted under the logs key, which CloudWatch Logs may use for log groups of the account only', () => {
+    const logsKeyId = logicalId(stack.controller.keys.logs);
+    const groups = functionLogGroups(resources);
+    // One per operation group, the bootstrap, the integrity scan and the bootstrap's provider.
+    expect(groups).toHaveLength(stack.controller.functions.size + 3);
+    for (const [id, logGroup] of groups) {
+      expect(logGroup.Properties.KmsKeyId, id).toEqual({ 'Fn::GetAtt': [logsKeyId, 'Arn'] });
+    }
+    const service = keyPolicyOf(resources[logsKeyId]!).filter((statement) =>
+      JSON.stringify((statement.Principal as { Service?: unknown } | undefined)?.Service ?? '').includes('logs.'),
+    );
+    expect(service).toHaveLength(1);
+    expect(service[0]!.Condition).toEqual({
+      ArnLike: {
+        'kms:EncryptionContext:aws:logs:arn': {
+          'Fn::Join': [
+            '',
+            [
+              'arn:',
+              { Ref: 'AWS::Partition' },
+              ':logs:',
+              { Ref: 'AWS::Region' },
+              ':',
+              { Ref: 'AWS::AccountId' },
+              ':log-group:*',
+            ],
+          ],
+        },
+      },
+    });
+  });
+
+  it('outlive the stack in production and go with it elsewhere', () => {
+    const synth = (id: string, environment: string) => {
+      const otherApp = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+      new ControllerStack(otherApp, id, { environment });
+      return (otherApp.synth().getStackByName(id).template as { Resources: Record<string, CfnResource> }).Resources;
+    };
+    // The stack above is production (the default environment).
+    for (const [id, logGroup] of functionLogGroups(resources)) expect(logGroup.DeletionPolicy, id).toBe('Retain');
+    const dev = functionLogGroups(synth('DevKeysController', 'dev'));
+    expect(dev.length).toBeGreaterThan(0);
+    for (const [id, logGroup] of dev) expect(logGroup.DeletionPolicy, id).toBe('Delete');
+  });
+});

@@ -53,6 +53,25 @@ describe('resolveControllerSettings', () => {
     );
   });
 
+  it('reads the fleet size and the login throttles from CDK context or the environment, the latter only when set', () => {
+    expect(resolveControllerSettings(noContext, {})).not.toHaveProperty('loginRateLimit');
+    const context = (key: string) => ({ fleetSize: '25000', loginBurstLimit: 600 })[key];
+    const env = { ZITI_FLEET_SIZE: '5', ZITI_LOGIN_RATE_LIMIT: '250' };
+    expect(resolveControllerSettings(context, env)).toMatchObject({
+      fleetSize: 25_000,
+      loginRateLimit: 250,
+      loginBurstLimit: 600,
+    });
+  });
+
+  it.each([
+    ['ZITI_FLEET_SIZE', '0', /fleetSize/],
+    ['ZITI_LOGIN_RATE_LIMIT', '0', /loginRateLimit must be an integer >= 1/],
+    ['ZITI_LOGIN_BURST_LIMIT', 'many', /loginBurstLimit/],
+  ])('rejects %s=%j', (name, value, message) => {
+    expect(() => resolveControllerSettings(noContext, { [name]: value })).toThrow(message);
+  });
+
   it('reads the API limits from CDK context or the environment', () => {
     const context = (key: string) => ({ apiRateLimit: 50, firewallRateLimit: '600' })[key];
     const env = { ZITI_API_RATE_LIMIT: '5', ZITI_API_BURST_LIMIT: '80', ZITI_FIREWALL_RATE_LIMIT: '700' };

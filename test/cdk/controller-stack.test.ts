@@ -5,12 +5,12 @@ import { LOGIN_PATH_PATTERN, loginResources } from '#shared/rate-limit/login-rou
 import { resourcesOf } from '#shared/routes/resource-paths.ts';
 import type { OperationGroup, Route } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
-import { DEFAULT_LOGIN_THROTTLING } from '../../cdk/controller-api.ts';
-import { DEFAULT_FIREWALL_LOGIN_RATE_LIMIT } from '../../cdk/controller-firewall.ts';
+import { DEFAULT_FIREWALL_LOGIN_RATE_LIMIT, FIREWALL_WINDOW_SECONDS } from '../../cdk/controller-firewall.ts';
 import { SECRET_GROUPS, SIGNING_GROUPS } from '../../cdk/controller-keys.ts';
 import { DEFAULT_API_LIMITS } from '../../cdk/controller-settings.ts';
 import { ControllerStack } from '../../cdk/controller-stack.ts';
 import { GATEWAY_ERRORS } from '../../cdk/gateway-error-responses.ts';
+import { ADDRESSES_TO_FILL_A_LOGIN_PATH, FLEET_LOGIN_SECONDS, loginThrottling } from '../../cdk/login-throttling.ts';
 import { operationGroupsOf } from '../../cdk/operation-groups.ts';
 import { specOperations } from '../contract/openziti-spec.ts';
 import { cdkJsonContext } from './synth-context.ts';
@@ -428,10 +428,20 @@ describe('ControllerStack', () => {
         const fn = resourceById(functionLogicalId(group));
         const statements = statementsOfRole((fn.Properties.Role as Intrinsic)['Fn::GetAtt']?.[0]);
         const actions = statements.flatMap(actionsOf);
-        expect(
-          actions.some((action) => action.startsWith('dynamodb:')),
-          group,
-        ).toBe(true);
+        // Reads and single-item writes on the table, no scan (what each group's operations send, operation-groups.ts).
+        expect(new Set(actions.filter((action) => action.startsWith('dynamodb:'))), group).toEqual(
+          new Set([
+            'dynamodb:GetItem',
+            'dynamodb:BatchGetItem',
+            'dynamodb:Query',
+            'dynamodb:PutItem',
+            'dynamodb:UpdateItem',
+            'dynamodb:DeleteItem',
+            'dynamodb:ConditionCheckItem',
+            // The database group backs the table up (controller-integrity.test.ts checks on what).
+            ...(group === 'database' ? ['dynamodb:CreateBackup'] : []),
+          ]),
+        );
         // Signing with the PKI keys is granted to the signing groups only, sealing secrets to the secret groups
         // (controller-keys.test.ts checks which keys).
         expect(new Set(actions.filter((action) => action.startsWith('kms:'))), group).toEqual(
@@ -463,6 +473,30 @@ describe('ControllerStack', () => {
           logs.map((statement) => statement.Resource),
           group,
         ).toEqual([{ 'Fn::GetAtt': [logGroup, 'Arn'] }]);
+      }
+    });
+
+    it('lets only the integrity scan scan the whole table or batch-write, and no role describe it or read its streams', () => {
+      const scanners = resourcesOfType('AWS::IAM::Role')
+        .filter(([role]) =>
+          statementsOfRole(role)
+            .flatMap(actionsOf)
+            .some((action) => ['dynamodb:Scan', 'dynamodb:BatchWriteItem', 'dynamodb:*'].includes(action)),
+        )
+        .map(([role]) => role);
+      const integrityRole = stack.getLogicalId(
+        stack.controller.integrity!.function.role!.node.defaultChild as CfnElement,
+      );
+      expect(scanners).toEqual([integrityRole]);
+      const integrityActions = statementsOfRole(integrityRole).flatMap(actionsOf);
+      expect(integrityActions).toEqual(expect.arrayContaining(['dynamodb:Scan', 'dynamodb:BatchWriteItem']));
+      for (const [role] of resourcesOfType('AWS::IAM::Role')) {
+        const unused = statementsOfRole(role)
+          .flatMap(actionsOf)
+          .filter((action) =>
+            /^dynamodb:(DescribeTable|GetRecords|GetShardIterator|DescribeStream|ListStreams)$/.test(action),
+          );
+        expect(unused, role).toEqual([]);
       }
     });
 
@@ -648,7 +682,25 @@ describe('login throttling', () => {
   const settings = stage.Properties.MethodSettings as Record<string, unknown>[];
   const loginResourcePaths = loginResources(ROUTES).map(({ resource }) => resource);
 
-  it('throttles each authenticate and enroll method harder than the stage, on both APIs and the bare client paths', () => {
+  /** The method settings of every login resource of a template's stage. */
+  function loginMethodSettings(stageOf: Template): { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }[] {
+    const [, limitedStage] = Object.entries(stageOf.findResources('AWS::ApiGateway::Stage'))[0]!;
+    const methodSettings = (limitedStage as CfnResource).Properties.MethodSettings as {
+      ResourcePath: string;
+      HttpMethod: string;
+      ThrottlingRateLimit: number;
+      ThrottlingBurstLimit: number;
+    }[];
+    return loginResourcePaths.map((resource) => {
+      const found = methodSettings.find(
+        (setting) => setting.HttpMethod === 'POST' && setting.ResourcePath === `/${resource.replaceAll('/', '~1')}`,
+      );
+      if (!found) throw new Error(`no method settings for POST ${resource}`);
+      return found;
+    });
+  }
+
+  it('throttles each authenticate and enroll method on its own, on both APIs and the bare client paths', () => {
     expect(loginResourcePaths).toEqual(
       expect.arrayContaining(['/edge/client/v1/authenticate', '/edge/management/v1/authenticate', '/authenticate']),
     );
@@ -658,14 +710,51 @@ describe('login throttling', () => {
           HttpMethod: 'POST',
           // API Gateway's method settings escape the path's slashes.
           ResourcePath: `/${resource.replaceAll('/', '~1')}`,
-          ThrottlingRateLimit: DEFAULT_LOGIN_THROTTLING.rateLimit,
-          ThrottlingBurstLimit: DEFAULT_LOGIN_THROTTLING.burstLimit,
+          ThrottlingRateLimit: loginThrottling().rateLimit,
+          ThrottlingBurstLimit: loginThrottling().burstLimit,
         }),
       );
     }
-    expect(DEFAULT_LOGIN_THROTTLING.rateLimit).toBeLessThan(DEFAULT_API_LIMITS.apiRateLimit);
     // Every throttled method is one the REST API serves, or the deployment would fail.
     for (const resource of loginResourcePaths) expect(Object.keys(body.paths)).toContain(resource);
+  });
+
+  it('serves a fleet of 10,000 devices restarting at once on one login path within a couple of minutes', () => {
+    for (const setting of loginMethodSettings(template)) {
+      expect(setting.ThrottlingRateLimit * FLEET_LOGIN_SECONDS).toBeGreaterThanOrEqual(10_000);
+      expect(setting.ThrottlingBurstLimit).toBeGreaterThanOrEqual(setting.ThrottlingRateLimit);
+    }
+  });
+
+  it("lets the web ACL's per-address login limit bite long before one address could fill a login path", () => {
+    const [, webAcl] = onlyResourceOfType('AWS::WAFv2::WebACL');
+    const rules = webAcl.Properties.Rules as { Name: string; Statement: { RateBasedStatement: { Limit: number } } }[];
+    const perAddress = rules.find((rule) => rule.Name === 'RateLimitLoginsPerIp')!.Statement.RateBasedStatement;
+    const perAddressPerSecond = perAddress.Limit / FIREWALL_WINDOW_SECONDS;
+    for (const setting of loginMethodSettings(template)) {
+      // One address at its limit takes at most a twentieth of a path: twenty addresses to use it up for everyone.
+      expect(perAddressPerSecond * ADDRESSES_TO_FILL_A_LOGIN_PATH).toBeLessThanOrEqual(setting.ThrottlingRateLimit);
+    }
+  });
+
+  it('sizes the login throttles from the fleet size, and takes explicit limits over it', () => {
+    const synth = (id: string, props: Record<string, number>) =>
+      Template.fromStack(
+        new ControllerStack(new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } }), id, {
+          adminUsername: 'admin',
+          ...props,
+        }),
+      );
+    const large = loginMethodSettings(synth('LargeFleetController', { fleetSize: 60_000 }));
+    expect(large.map((setting) => [setting.ThrottlingRateLimit, setting.ThrottlingBurstLimit])).toEqual(
+      large.map(() => [500, 1000]),
+    );
+    const explicit = loginMethodSettings(
+      synth('ExplicitLoginController', { fleetSize: 60_000, loginRateLimit: 150, loginBurstLimit: 400 }),
+    );
+    expect(explicit.map((setting) => [setting.ThrottlingRateLimit, setting.ThrottlingBurstLimit])).toEqual(
+      explicit.map(() => [150, 400]),
+    );
   });
 
   it('has a per-IP rate-based web ACL rule scoped to POSTs of the login paths, answering 429 with Retry-After', () => {
