@@ -154,6 +154,7 @@ export class ControllerKeys extends Construct {
       generateSecretString: { passwordLength: 32, excludePunctuation: true },
     });
     this.serverKey.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    this.lettingCloudFormationCreateSecrets(this.serverKeyEncryption);
     Validations.of(this.serverKey).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:
@@ -193,10 +194,17 @@ export class ControllerKeys extends Construct {
       'AdminPasswordEncryptionKey',
       "Ziti controller: encrypts the default admin's password secret",
     );
-    // CloudFormation creates the secret with its first, generated value, and Secrets Manager makes the data key for it
-    // as the deploying role: the account may use the key through Secrets Manager only, so a principal needs both an
-    // IAM grant of this key and the secret's own permissions to read the password.
-    this.adminPasswordEncryption.addToResourcePolicy(
+    this.lettingCloudFormationCreateSecrets(this.adminPasswordEncryption);
+  }
+
+  /**
+   * CloudFormation creates a secret with its first, generated value (the admin password; the server key's placeholder),
+   * and Secrets Manager makes the data key for it as the deploying role: the account may use such a key through
+   * Secrets Manager only, so a principal needs both an IAM grant of the key and the secret's own permissions to read it.
+   */
+  private lettingCloudFormationCreateSecrets(key: Key): void {
+    const stack = Stack.of(this);
+    key.addToResourcePolicy(
       new PolicyStatement({
         sid: 'AccountUsesThroughSecretsManagerOnly',
         principals: [new AccountRootPrincipal()],

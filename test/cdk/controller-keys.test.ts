@@ -133,7 +133,10 @@ describe('the server key', () => {
     for (const statement of decrypting) {
       expect(JSON.stringify(statement.Condition)).toContain('kms:ViaService');
     }
+    // Besides the roles: the account, through Secrets Manager only, which CloudFormation needs to create the secret
+    // (each principal then also needs an IAM grant of the key; see 'every key policy').
     const users = decrypting
+      .filter((statement) => !isAccountRoot(statement))
       .flatMap((statement) => [statement.Principal?.AWS].flat() as Ref[])
       .map((principal) => principal['Fn::GetAtt']?.[0])
       .sort();
@@ -223,13 +226,15 @@ describe('every key policy', () => {
     }
   });
 
-  it('lets the account use a key only through Secrets Manager, and only the admin password key', () => {
-    const adminPasswordKey = logicalId(stack.controller.keys.adminPasswordEncryption);
+  it('lets the account use a key only through Secrets Manager, and only the keys of secrets CloudFormation creates', () => {
+    const secretKeys = [stack.controller.keys.adminPasswordEncryption, stack.controller.keys.serverKeyEncryption].map(
+      logicalId,
+    );
     for (const [id, key] of kmsKeys()) {
       const use = keyPolicyOf(key).filter(
         (statement) => isAccountRoot(statement) && actionsOf(statement).some((action) => KEY_USE.test(action)),
       );
-      if (id !== adminPasswordKey) {
+      if (!secretKeys.includes(id)) {
         expect(use, id).toEqual([]);
         continue;
       }
