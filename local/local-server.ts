@@ -12,10 +12,10 @@ import { MAX_BODY_BYTES } from '#shared/http/middleware/request-body.ts';
 import { instanceIdOf } from '#shared/pki/instance-id.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import type { OperationGroup } from '#shared/routes/route.ts';
+import { canonicalPath, RouteMatcher } from '#shared/routes/route-matcher.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { GROUP_OPERATIONS } from './group-operations.ts';
 import { serverAuthority, toProxyEvent } from './proxy-event.ts';
-import { RouteMatcher } from './route-matcher.ts';
 import type { TlsMaterial } from './tls-certificate.ts';
 
 export interface LocalServerOptions {
@@ -80,11 +80,6 @@ function requestUrl(target: string | undefined): URL {
       cause: { message: 'the request target cannot be parsed as a path or an absolute URL' },
     });
   }
-}
-
-/** The reference serves `/edge/v1/...` as the client API, and any path outside `/edge` as un-prefixed client paths. */
-function canonicalPath(pathname: string): string {
-  return pathname.startsWith('/edge/v1/') || pathname === '/edge/v1' ? `/edge/client/v1${pathname.slice(8)}` : pathname;
 }
 
 function lambdaContext(group: OperationGroup): ControllerContext {

@@ -1,5 +1,5 @@
-import { resourcesOf } from '#shared/routes/resource-paths.ts';
-import type { Api, Route } from '#shared/routes/route.ts';
+import { resourcesOf } from './resource-paths.ts';
+import type { Api, Route } from './route.ts';
 
 interface Template {
   readonly resource: string;
@@ -21,12 +21,20 @@ export type RouteMatch =
 
 const split = (path: string) => path.split('/').filter((segment) => segment !== '');
 
+/** The reference serves `/edge/v1/...` as the client API, and any path outside `/edge` as un-prefixed client paths. */
+export function canonicalPath(pathname: string): string {
+  return pathname.startsWith('/edge/v1/') || pathname === '/edge/v1' ? `/edge/client/v1${pathname.slice(8)}` : pathname;
+}
+
 /**
- * Matches raw request paths to the route table's resource templates, the way API Gateway does: literal segments
- * beat `{param}` segments, and a path whose template exists under another method is a 405.
+ * The one place requests find their route: by the resource template API Gateway names in a proxy event
+ * ({@link RouteMatcher.matchResource}), or by the raw path, as the local server and a load balancer's events give it
+ * ({@link RouteMatcher.match}), the way API Gateway matches it: literal segments beat `{param}` segments, and a path
+ * whose template exists under another method is a 405.
  */
 export class RouteMatcher {
   private readonly templates: Template[] = [];
+  private readonly byResource: ReadonlyMap<string, Template>;
 
   constructor(routes: readonly Route[]) {
     const byResource = new Map<string, Template>();
@@ -48,6 +56,17 @@ export class RouteMatcher {
     }
     // Most literal first, so `/identities/summary`-style literals win over `/identities/{id}`.
     this.templates = [...byResource.values()].sort((a, b) => a.params - b.params);
+    this.byResource = byResource;
+  }
+
+  /** The route of a resource template (`/identities/{id}`); its path parameters are the event's own. */
+  matchResource(method: string, resource: string, pathParameters: Record<string, string>): RouteMatch {
+    const template = this.byResource.get(resource === '' ? '/' : resource);
+    if (!template) return { kind: 'not-found' };
+    const found = template.routes.get(method.toUpperCase());
+    return found
+      ? { kind: 'found', ...found, resource: template.resource, pathParameters }
+      : { kind: 'method-not-allowed' };
   }
 
   match(method: string, path: string): RouteMatch {
