@@ -129,7 +129,9 @@ export function createGroupHandler(group: OperationGroup, operations: OperationM
     const bound = responseBound(alb !== undefined);
     if (fitsWithin(answer, bound)) return answer;
     // Whatever grew past the bound unsized (a text body, a header), the front door gets an error it can carry.
-    const refused = new ApiError('RESPONSE_TOO_LARGE', { cause: { message: `the answer is larger than ${bound} bytes` } });
+    const refused = new ApiError('RESPONSE_TOO_LARGE', {
+      cause: { message: `the answer is larger than ${bound} bytes` },
+    });
     const requestId = context.controller?.requestId ?? context.awsRequestId;
     return inKind(await withInstanceId(deps(), errorResponse(refused, requestId)));
   };

@@ -22,7 +22,11 @@ export function routeResolution(
       const state = request.context.controller;
       const match = state.albResponse
         ? matcher.match(event.httpMethod, canonicalPath(event.path))
-        : matcher.matchResource(event.httpMethod, event.resource, (event.pathParameters ?? {}) as Record<string, string>);
+        : matcher.matchResource(
+            event.httpMethod,
+            event.resource,
+            (event.pathParameters ?? {}) as Record<string, string>,
+          );
       if (match.kind === 'method-not-allowed') throw new ApiError('METHOD_NOT_ALLOWED');
       if (match.kind === 'not-found' || match.route.group !== group) throw new ApiError('NOT_FOUND');
       // The load balancer's event names no resource: the request's log line takes the one found.
