@@ -17,7 +17,10 @@ export interface AlbEventInput {
 // targets": "text/*, application/json, application/javascript, and application/xml").
 const TEXTUAL = /^\s*(text\/|application\/(json|javascript|xml)\b)/i;
 
-/** The chain the client presented in the handshake, leaf first, each certificate once. */
+/**
+ * The chain of the handshake's certificate, leaf first, each certificate once: what the client presented, as Node
+ * reports it (it may complete the chain with issuers it knows; the controller reads only the leaf).
+ */
 function presentedChain(socket: TLSSocket): Buffer[] {
   if (typeof socket.getPeerCertificate !== 'function') return [];
   const chain: Buffer[] = [];

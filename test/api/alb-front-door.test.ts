@@ -13,6 +13,7 @@ const device = (name: string, roleAttributes?: string[]) => enrolledDevice(contr
  */
 describe('behind the load balancer front door', () => {
   it('an SDK enrolls by its one-time token, logs in with its certificate, lists its services and dials one', async () => {
+    const linesBefore = controller().logLines.length;
     const web = await createdId('/services', { name: 'alb-web', roleAttributes: ['alb-web'] });
     await createdId('/edge-routers', { name: 'alb-edge', roleAttributes: ['alb-public'] });
     await createdId('/service-policies', {
@@ -57,6 +58,13 @@ describe('behind the load balancer front door', () => {
     expect(session.status, session.text).toBe(201);
     const detail = await controller().call('GET', `${C}/sessions/${session.body.data.id}`, { token });
     expect(detail.body.data.edgeRouters.map((router: { name: string }) => router.name)).toEqual(['alb-edge']);
+    // Every request reached its handler as the load balancer's target event.
+    const requests = controller()
+      .logLines.slice(linesBefore)
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.message === 'request');
+    expect(requests.length).toBeGreaterThanOrEqual(10);
+    expect(new Set(requests.map((line) => line.via))).toEqual(new Set(['alb']));
   });
 
   it('refuses a certificate a client sends in the header itself, without the handshake', async () => {
