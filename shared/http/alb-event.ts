@@ -4,12 +4,6 @@ import type { ControllerConfig } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { forwardedCertificateOf } from './forwarded-certificate.ts';
 
-/** Whether a Lambda event came from an Application Load Balancer's target group (`requestContext.elb`). */
-export function isAlbEvent(event: unknown): event is ALBEvent {
-  const context = (event as { requestContext?: { elb?: unknown } } | null)?.requestContext;
-  return typeof context?.elb === 'object' && context.elb !== null;
-}
-
 /** How the load balancer sent the event, and so how it takes the answer: the target group's multi-value setting. */
 export function albResponseShape(event: ALBEvent): 'headers' | 'multiValueHeaders' {
   return event.multiValueHeaders ? 'multiValueHeaders' : 'headers';

@@ -9,8 +9,8 @@ import type { Deps } from '../ports/deps.ts';
 import type { OperationGroup } from '../routes/route.ts';
 import { RouteMatcher } from '../routes/route-matcher.ts';
 import { ROUTES } from '../routes/route-table.ts';
-import { albResponseShape, albResultOf, isAlbEvent } from './alb-event.ts';
 import { errorResponse, JSON_HEADERS } from './error-response.ts';
+import { albEventModule, isAlbEvent } from './is-alb-event.ts';
 import { albEvents } from './middleware/alb-events.ts';
 import { authentication } from './middleware/authentication.ts';
 import type { ControllerContext } from './middleware/controller-context.ts';
@@ -123,10 +123,15 @@ export function createGroupHandler(group: OperationGroup, operations: OperationM
   ) => Promise<APIGatewayProxyResult>;
   const handler = async (event: APIGatewayProxyEvent | ALBEvent, context: ControllerContext) => {
     // Read before middy runs: the chain replaces a load balancer's event with the proxy event it reads.
-    const alb = isAlbEvent(event) ? albResponseShape(event) : undefined;
-    const inKind = (result: APIGatewayProxyResult) => (alb ? albResultOf(result, alb) : result);
+    const fromAlb = isAlbEvent(event);
+    let inKind = (result: APIGatewayProxyResult): APIGatewayProxyResult | ALBResult => result;
+    if (fromAlb) {
+      const { albResponseShape, albResultOf } = await albEventModule();
+      const shape = albResponseShape(event);
+      inKind = (result) => albResultOf(result, shape);
+    }
     const answer = inKind(await withInstanceId(deps(), await handled(event, context)));
-    const bound = responseBound(alb !== undefined);
+    const bound = responseBound(fromAlb);
     if (fitsWithin(answer, bound)) return answer;
     // Whatever grew past the bound unsized (a text body, a header), the front door gets an error it can carry.
     const refused = new ApiError('RESPONSE_TOO_LARGE', {

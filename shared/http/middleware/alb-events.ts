@@ -1,7 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { ALBEvent, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Deps } from '../../ports/deps.ts';
-import { albResponseShape, isAlbEvent, proxyEventOfAlb } from '../alb-event.ts';
+import { albEventModule, isAlbEvent } from '../is-alb-event.ts';
 import type { ControllerContext } from './controller-context.ts';
 
 /**
@@ -14,9 +14,10 @@ export function albEvents(
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ControllerContext> {
   return {
     name: 'alb-events',
-    before: (request) => {
+    before: async (request) => {
       const event: APIGatewayProxyEvent | ALBEvent = request.event;
       if (!isAlbEvent(event)) return;
+      const { albResponseShape, proxyEventOfAlb } = await albEventModule();
       const state = request.context.controller;
       state.albResponse = albResponseShape(event);
       request.event = proxyEventOfAlb(event, deps().config, state.requestId);
