@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
-import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { ALBResult, APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError } from '#shared/errors/api-error.ts';
 import { CORS_PREFLIGHT_HEADERS } from '#shared/http/cors.ts';
 import { createGroupHandler, type GroupHandler } from '#shared/http/create-group-handler.ts';
@@ -12,10 +12,11 @@ import { MAX_BODY_BYTES } from '#shared/http/middleware/request-body.ts';
 import { instanceIdOf } from '#shared/pki/instance-id.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import type { OperationGroup } from '#shared/routes/route.ts';
+import { canonicalPath, RouteMatcher } from '#shared/routes/route-matcher.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
+import { toAlbEvent } from './alb-event.ts';
 import { GROUP_OPERATIONS } from './group-operations.ts';
 import { serverAuthority, toProxyEvent } from './proxy-event.ts';
-import { RouteMatcher } from './route-matcher.ts';
 import type { TlsMaterial } from './tls-certificate.ts';
 
 export interface LocalServerOptions {
@@ -80,11 +81,6 @@ function requestUrl(target: string | undefined): URL {
       cause: { message: 'the request target cannot be parsed as a path or an absolute URL' },
     });
   }
-}
-
-/** The reference serves `/edge/v1/...` as the client API, and any path outside `/edge` as un-prefixed client paths. */
-function canonicalPath(pathname: string): string {
-  return pathname.startsWith('/edge/v1/') || pathname === '/edge/v1' ? `/edge/client/v1${pathname.slice(8)}` : pathname;
 }
 
 function lambdaContext(group: OperationGroup): ControllerContext {
@@ -172,9 +168,10 @@ function tlsOrRefusal(tlsServer: Server, origin: () => string) {
 
 /**
  * The controller on this machine: an HTTPS server that matches requests against the route table, builds the proxy
- * event API Gateway would, and invokes the same group handler the Lambda runs. By default it asks for a client
- * certificate without requiring one, as certificate login and enrollment need it only on some routes; two listeners
- * (`none` and `required`) reproduce AWS's plain and mTLS domains.
+ * event API Gateway would (or, with `FRONT_DOOR=alb`, the target event the load balancer would), and invokes the same
+ * group handler the Lambda runs. By default it asks for a client certificate without requiring one, as certificate
+ * login and enrollment need it only on some routes: the load balancer's shape, one listener for everything; two
+ * listeners (`none` and `required`) reproduce API Gateway's plain and mTLS domains.
  */
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const matcher = new RouteMatcher(ROUTES);
@@ -207,17 +204,18 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       // API Gateway gives every request an id, its own errors included: the error body's `requestId` and the
       // function's log lines carry it (the handler reads it from the event).
       const requestId = randomUUID();
-      const send = async (result: APIGatewayProxyResult) => {
+      const send = async (result: APIGatewayProxyResult | ALBResult) => {
+        const headers: Record<string, unknown> = { ...result.headers, ...result.multiValueHeaders };
         // The handlers name the instance; so do the answers this server gives itself (unknown paths, bad targets).
-        const instanceId =
-          result.headers?.['ziti-instance-id'] ?? (await instanceIdOf(options.deps).catch(() => undefined));
+        const instanceId = headers['ziti-instance-id'] ?? (await instanceIdOf(options.deps).catch(() => undefined));
         if (response.headersSent) return;
         response.writeHead(result.statusCode, {
-          ...result.headers,
+          ...(headers as Record<string, string | string[]>),
           ...(instanceId ? { 'ziti-instance-id': String(instanceId) } : {}),
           server: 'ziti-controller-serverless',
         });
-        response.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+        const body = result.body ?? '';
+        response.end(result.isBase64Encoded ? Buffer.from(body, 'base64') : body);
       };
       try {
         if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) {
@@ -244,10 +242,22 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
           return;
         }
         const url = requestUrl(request.url);
+        const authority = serverAuthority(request.headers.host, {
+          port: request.socket.localPort ?? 443,
+          names: namesOf(listening, request),
+        });
         const match = matcher.match(request.method ?? 'GET', canonicalPath(url.pathname));
         if (match.kind !== 'found') {
           const code = match.kind === 'method-not-allowed' ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND';
           await send(errorResponse(new ApiError(code), requestId));
+          return;
+        }
+        const handler = handlers.get(match.route.group)!;
+        const context = lambdaContext(match.route.group);
+        if (options.deps.config.frontDoor === 'alb') {
+          // The load balancer's listener: its target event, whose path the handler matches itself.
+          const certificateHeader = options.deps.config.albClientCertHeader;
+          await send(await handler(toAlbEvent({ request, url, body, authority, certificateHeader }), context));
           return;
         }
         const event = toProxyEvent({
@@ -258,13 +268,9 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
           body,
           stage: 'local',
           requestId,
-          authority: serverAuthority(request.headers.host, {
-            port: request.socket.localPort ?? 443,
-            names: namesOf(listening, request),
-          }),
+          authority,
         });
-        const handler = handlers.get(match.route.group)!;
-        await send(await handler(event, lambdaContext(match.route.group)));
+        await send(await handler(event, context));
       } catch (error) {
         if (error instanceof ApiError) {
           await send(errorResponse(error, requestId));

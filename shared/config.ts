@@ -67,6 +67,16 @@ export interface TruststoreConfig {
   readonly domainName: string | undefined;
 }
 
+/**
+ * The deployment's front door: API Gateway's REST API (`rest-api`, nothing to pay while idle; mutual TLS on a domain of
+ * its own) or an Application Load Balancer (`alb`: one address for every client, the client certificate optional on
+ * the handshake and forwarded in a header, `shared/http/forwarded-certificate.ts`).
+ */
+export type FrontDoor = 'rest-api' | 'alb';
+
+/** The header an ALB in mutual TLS passthrough mode forwards the client's certificate chain in, by default. */
+export const ALB_CLIENT_CERT_HEADER = 'x-amzn-mtls-clientcert';
+
 /** Runtime settings, read once per cold start from the environment; every value has a default that works locally. */
 export interface ControllerConfig {
   readonly tableName: string;
@@ -88,6 +98,13 @@ export interface ControllerConfig {
    * enrollment like the plain one, but its `GET /version` sends SDKs on to the mTLS address (`sdk-front-door.ts`).
    */
   readonly sdkBaseUrl: string | undefined;
+  readonly frontDoor: FrontDoor;
+  /**
+   * With the `alb` front door: the (lower-case) name the load balancer forwards the client's certificate chain under
+   * (its listener's `routing.http.request.x_amzn_mtls_clientcert.header_name`). In Lambda it must be a name of the
+   * deployment's own, unguessable: `shared/http/forwarded-certificate.ts` says why.
+   */
+  readonly albClientCertHeader: string;
   readonly pkiKeys: PkiKeyConfig;
   readonly secretKey: SecretKeyConfig;
   /** The issuer named in TOTP provisioning URLs (the reference's `edge.totp.hostname`). */
@@ -139,6 +156,35 @@ function booleanSetting(name: string, value: string | undefined, fallback: boole
   throw new Error(`${name} must be true or false, got "${value}"`);
 }
 
+function frontDoorSetting(value: string | undefined): FrontDoor {
+  if (value === undefined || value === '' || value === 'rest-api') return 'rest-api';
+  if (value === 'alb') return 'alb';
+  throw new Error(`FRONT_DOOR must be rest-api or alb, got "${value}"`);
+}
+
+/** The least length of a certificate header name of the deployment's own: its unguessable part is the defence. */
+export const MIN_SECRET_HEADER_NAME_LENGTH = 32;
+
+/**
+ * The certificate header's name. In Lambda behind the load balancer, a client could send a header of AWS's default
+ * name itself (AWS does not say the load balancer removes it when no certificate was presented), so the name must be
+ * one of the deployment's own: at least {@link MIN_SECRET_HEADER_NAME_LENGTH} characters, not an `X-Amzn-` name.
+ * Locally the server that plays the load balancer strips client-sent certificate headers itself.
+ */
+function albClientCertHeaderSetting(env: NodeJS.ProcessEnv, frontDoor: FrontDoor): string {
+  const name = (env.ALB_CLIENT_CERT_HEADER || ALB_CLIENT_CERT_HEADER).toLowerCase();
+  if (!/^[a-z0-9-]{1,128}$/.test(name)) {
+    throw new Error(`ALB_CLIENT_CERT_HEADER must be letters, digits and hyphens, got "${name}"`);
+  }
+  const unguessable = name.length >= MIN_SECRET_HEADER_NAME_LENGTH && !name.startsWith('x-amzn-');
+  if (frontDoor === 'alb' && env.AWS_LAMBDA_FUNCTION_NAME && !unguessable) {
+    throw new Error(
+      `FRONT_DOOR=alb in Lambda needs ALB_CLIENT_CERT_HEADER, a header name of the deployment's own (at least ${MIN_SECRET_HEADER_NAME_LENGTH} characters, not X-Amzn-)`,
+    );
+  }
+  return name;
+}
+
 function pkiKeysOf(env: NodeJS.ProcessEnv): PkiKeyConfig {
   const rootCa = env.ROOT_CA_KEY_ID || undefined;
   const signingCa = env.SIGNING_CA_KEY_ID || undefined;
@@ -166,6 +212,7 @@ function buildStamp(): Partial<typeof ZITI_BUILD_STAMP> {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConfig {
   const stamp = buildStamp();
+  const frontDoor = frontDoorSetting(env.FRONT_DOOR);
   return {
     tableName: env.TABLE_NAME || 'ziti-controller',
     dynamoDbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
@@ -174,6 +221,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
     mtlsBaseUrl: env.MTLS_BASE_URL ? new URL(env.MTLS_BASE_URL).origin : undefined,
     sdkBaseUrl: env.SDK_BASE_URL ? new URL(env.SDK_BASE_URL).origin : undefined,
+    frontDoor,
+    albClientCertHeader: albClientCertHeaderSetting(env, frontDoor),
     pkiKeys: pkiKeysOf(env),
     secretKey: secretKeyOf(env),
     totpIssuer: env.TOTP_ISSUER || 'openziti.io',

@@ -6,6 +6,7 @@ export const ERROR_CODES = {
   NOT_FOUND: { status: 404, message: 'The requested resource does not exist or is no longer available.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'This resource does not support the HTTP method used.' },
   UNHANDLED: { status: 500, message: 'The controller failed to process the request; the fault has been logged.' },
+  RESPONSE_TOO_LARGE: { status: 500, message: 'The answer is larger than the front door can carry; see cause.' },
   COULD_NOT_VALIDATE: { status: 400, message: 'The request is invalid; see cause for the field at fault.' },
   COULD_NOT_PARSE_BODY: { status: 400, message: 'The request body is not valid JSON.' },
   REQUEST_ENTITY_TOO_LARGE: { status: 413, message: 'The request body is larger than the 1 MiB limit.' },

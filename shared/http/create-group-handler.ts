@@ -1,24 +1,32 @@
 import middy from '@middy/core';
 import httpEventNormalizer from '@middy/http-event-normalizer';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { ALBEvent, ALBResult, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError } from '../errors/api-error.ts';
 import { tracingMiddleware } from '../log/tracing.ts';
 import { instanceIdOf } from '../pki/instance-id.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { OperationGroup } from '../routes/route.ts';
+import { RouteMatcher } from '../routes/route-matcher.ts';
 import { ROUTES } from '../routes/route-table.ts';
-import { JSON_HEADERS } from './error-response.ts';
+import { errorResponse, JSON_HEADERS } from './error-response.ts';
+import { albEventModule, isAlbEvent } from './is-alb-event.ts';
+import { albEvents } from './middleware/alb-events.ts';
 import { authentication } from './middleware/authentication.ts';
 import type { ControllerContext } from './middleware/controller-context.ts';
 import { errorEnvelope } from './middleware/error-envelope.ts';
 import { lambdaContextLogging, metricsFlushing } from './middleware/powertools.ts';
 import { requestBody } from './middleware/request-body.ts';
 import { requestLogging } from './middleware/request-logging.ts';
-import { indexRoutes, routeResolution } from './middleware/route-resolution.ts';
+import { routeResolution } from './middleware/route-resolution.ts';
 import type { OperationMap, OperationRequest } from './operation.ts';
+import { bodyTextWithin, fitsWithin, responseBound } from './response-size.ts';
 
-export type GroupHandler = (event: APIGatewayProxyEvent, context: ControllerContext) => Promise<APIGatewayProxyResult>;
+/** A group's Lambda handler: API Gateway's proxy events and a load balancer's target events, each answered in kind. */
+export interface GroupHandler {
+  (event: APIGatewayProxyEvent, context: ControllerContext): Promise<APIGatewayProxyResult>;
+  (event: ALBEvent, context: ControllerContext): Promise<ALBResult>;
+}
 
 function multiValueQuery(event: APIGatewayProxyEvent): Record<string, string[]> {
   const query: Record<string, string[]> = {};
@@ -45,11 +53,11 @@ function baseUrlOf(event: APIGatewayProxyEvent, deps: Deps): string {
  * envelope. The local server calls the same handler.
  */
 export function createGroupHandler(group: OperationGroup, operations: OperationMap, deps: () => Deps): GroupHandler {
-  const routes = ROUTES.filter((route) => route.group === group);
-  for (const route of routes) {
+  for (const route of ROUTES.filter((route) => route.group === group)) {
     if (!operations[route.operation]) throw new Error(`group ${group} has no operation ${route.operation}`);
   }
-  const index = indexRoutes(routes);
+  // Every route, not only the group's: a raw path finds its route as on the local server, literals first.
+  const matcher = new RouteMatcher(ROUTES);
 
   const handle = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ControllerContext>({
     // The reference answers 503 TIMEOUT when a request runs past its handler timeout; middy answers just before
@@ -65,9 +73,10 @@ export function createGroupHandler(group: OperationGroup, operations: OperationM
     .use(tracingMiddleware())
     .use(errorEnvelope(deps))
     .use(requestLogging(() => deps().logger))
+    .use(albEvents(deps))
     .use(httpEventNormalizer())
     .use(httpHeaderNormalizer())
-    .use(routeResolution(index))
+    .use(routeResolution(group, matcher))
     .use(requestBody())
     .use(authentication(deps))
     .handler(async (event, context) => {
@@ -77,7 +86,7 @@ export function createGroupHandler(group: OperationGroup, operations: OperationM
         requestId: state.requestId,
         route,
         api: state.api!,
-        pathParameters: (event.pathParameters ?? {}) as Record<string, string>,
+        pathParameters: state.pathParameters ?? {},
         query: multiValueQuery(event),
         headers: event.headers as Record<string, string>,
         body: state.body,
@@ -101,12 +110,37 @@ export function createGroupHandler(group: OperationGroup, operations: OperationM
       return {
         statusCode: result.statusCode,
         headers: { ...JSON_HEADERS, ...result.headers },
-        body: typeof result.body === 'string' ? result.body : JSON.stringify(result.body),
+        body:
+          typeof result.body === 'string'
+            ? result.body
+            : bodyTextWithin(result.body, responseBound(state.albResponse !== undefined)),
       };
     });
 
-  const handled = handle as unknown as GroupHandler;
-  return async (event, context) => withInstanceId(deps(), await handled(event, context));
+  const handled = handle as unknown as (
+    event: APIGatewayProxyEvent | ALBEvent,
+    context: ControllerContext,
+  ) => Promise<APIGatewayProxyResult>;
+  const handler = async (event: APIGatewayProxyEvent | ALBEvent, context: ControllerContext) => {
+    // Read before middy runs: the chain replaces a load balancer's event with the proxy event it reads.
+    const fromAlb = isAlbEvent(event);
+    let inKind = (result: APIGatewayProxyResult): APIGatewayProxyResult | ALBResult => result;
+    if (fromAlb) {
+      const { albResponseShape, albResultOf } = await albEventModule();
+      const shape = albResponseShape(event);
+      inKind = (result) => albResultOf(result, shape);
+    }
+    const answer = inKind(await withInstanceId(deps(), await handled(event, context)));
+    const bound = responseBound(fromAlb);
+    if (fitsWithin(answer, bound)) return answer;
+    // Whatever grew past the bound unsized (a text body, a header), the front door gets an error it can carry.
+    const refused = new ApiError('RESPONSE_TOO_LARGE', {
+      cause: { message: `the answer is larger than ${bound} bytes` },
+    });
+    const requestId = context.controller?.requestId ?? context.awsRequestId;
+    return inKind(await withInstanceId(deps(), errorResponse(refused, requestId)));
+  };
+  return handler as GroupHandler;
 }
 
 /**

@@ -8,11 +8,12 @@ import type { Deps } from '../ports/deps.ts';
  * controller address (C SDK `ctrl_default_cb`: it switches its controller URL for every later request and reports
  * the new address for the identity file). The code is one SDKs do not read as "authentication failed", so they retry
  * the login, now at the mTLS address, instead of giving up. Without an mTLS address (one local listener asking for
- * an optional certificate) the request simply fails as `otherwise`.
+ * an optional certificate), or behind the load balancer (one address that asks for an optional certificate: a client
+ * that sent none has none), the request simply fails as `otherwise`.
  */
 export function clientCertificateMissing(deps: Deps, otherwise: ApiError): ApiError {
   const address = deps.config.mtlsBaseUrl;
-  if (!address) return otherwise;
+  if (!address || deps.config.frontDoor === 'alb') return otherwise;
   return new ApiError('MISDIRECTED_REQUEST', {
     headers: { 'ziti-ctrl-address': address },
     cause: { message: `send requests that authenticate with a client certificate to ${address}` },

@@ -16,7 +16,8 @@ import type { OperationRequest } from './operation.ts';
  * the door: only enrolled SDKs are sent there.
  */
 export function atSdkFrontDoor(deps: Deps, request: OperationRequest): boolean {
-  const { sdkBaseUrl, mtlsBaseUrl } = deps.config;
-  if (!sdkBaseUrl || !mtlsBaseUrl) return false;
+  const { sdkBaseUrl, mtlsBaseUrl, frontDoor } = deps.config;
+  // The load balancer is one address for every client: no door to send SDKs through.
+  if (!sdkBaseUrl || !mtlsBaseUrl || frontDoor === 'alb') return false;
   return (request.headers.host ?? '').toLowerCase() === new URL(sdkBaseUrl).host;
 }

@@ -54,9 +54,11 @@ function freePort(): Promise<number> {
 }
 
 /**
- * Starts a controller. `shape: 'aws'` gives it AWS's ways in: the plain listener, which never asks for a client
+ * Starts a controller. `shape: 'aws'` gives it API Gateway's ways in: the plain listener, which never asks for a client
  * certificate, an mTLS listener that requires one chaining to the truststore (`mtls`), and the SDKs' front door
- * (`sdk`), a plain listener whose `/version` sends SDKs on to the mTLS one (`ziti-ctrl-address`).
+ * (`sdk`), a plain listener whose `/version` sends SDKs on to the mTLS one (`ziti-ctrl-address`). The one listener
+ * builds API Gateway's proxy events, or with `frontDoor: 'alb'` (in the overrides, or `FRONT_DOOR=alb` in the
+ * environment of the test run) the load balancer's target events, carrying the handshake's certificate in a header.
  */
 export async function startTestController(
   overrides: Partial<ControllerConfig> = {},
@@ -67,7 +69,9 @@ export async function startTestController(
   const mtlsPort = shape === 'aws' ? await freePort() : undefined;
   const sdkPort = shape === 'aws' ? await freePort() : undefined;
   const config: ControllerConfig = {
-    ...loadConfig({}),
+    // A test run may put every one-listener controller behind the load balancer's events (FRONT_DOOR=alb); AWS's
+    // three listeners are API Gateway's.
+    ...loadConfig(shape === 'aws' ? {} : { FRONT_DOOR: process.env.FRONT_DOOR }),
     tableName,
     snapshots: { kind: 'file', directory: join(tmpdir(), 'ziti-test-snapshots', tableName) },
     dynamoDbEndpoint: inject('dynamoEndpoint'),

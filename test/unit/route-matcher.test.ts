@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GROUP_OPERATIONS } from '#local/group-operations.ts';
-import { RouteMatcher } from '#local/route-matcher.ts';
 import { resourcesOf } from '#shared/routes/resource-paths.ts';
+import { RouteMatcher } from '#shared/routes/route-matcher.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { specOperations } from '../contract/openziti-spec.ts';
 

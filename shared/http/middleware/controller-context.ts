@@ -8,8 +8,14 @@ export interface RequestState {
   requestId: string;
   logger: Logger;
   startedAt: number;
+  /**
+   * Set when a load balancer sent the request: its answer goes back in the load balancer's shape, with `headers` or
+   * `multiValueHeaders` as the request came (the target group's `lambda.multi_value_headers.enabled`).
+   */
+  albResponse?: 'headers' | 'multiValueHeaders';
   route?: Route;
   api?: Api;
+  pathParameters?: Record<string, string>;
   body?: unknown;
   rawBody?: string;
   caller?: Caller;

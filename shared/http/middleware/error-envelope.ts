@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Deps } from '../../ports/deps.ts';
 import { errorResponse, toApiError } from '../error-response.ts';
 import type { ControllerContext } from './controller-context.ts';
-import { requestIdOf } from './request-logging.ts';
+import { frontDoorOf, requestIdOf } from './request-logging.ts';
 
 /**
  * Renders any error as the API's error envelope, whose `requestId` is the request's (API Gateway's) id that its log
@@ -28,6 +28,7 @@ export function errorEnvelope(
       state?.logger.info('request', {
         method: request.event.httpMethod,
         resource: request.event.resource,
+        via: frontDoorOf(state),
         status: apiError.status,
         code: apiError.code,
         durationMs: state ? Date.now() - state.startedAt : undefined,

@@ -2,7 +2,7 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { newId } from '../../ids.ts';
 import type { Logger } from '../../log/logger.ts';
-import type { ControllerContext } from './controller-context.ts';
+import type { ControllerContext, RequestState } from './controller-context.ts';
 
 /**
  * The request's id: API Gateway's (`requestContext.requestId`, also in its access log and in the bodies of its own
@@ -15,8 +15,16 @@ export function requestIdOf(event: APIGatewayProxyEvent): string {
 }
 
 /**
+ * Which front door sent the request: `alb` for a load balancer's target event, `api-gateway` for a proxy event. Both
+ * can deliver at once while a deployment moves from one to the other.
+ */
+export function frontDoorOf(state: RequestState | undefined): 'alb' | 'api-gateway' {
+  return state?.albResponse ? 'alb' : 'api-gateway';
+}
+
+/**
  * Gives the request its id and a logger that stamps it on every line, and logs one summary line when the response
- * is ready. Only the method, resource and status are logged: never headers or bodies, which carry secrets. The Lambda
+ * is ready. Only the method, resource, front door and status are logged: never headers or bodies, which carry secrets. The Lambda
  * request id, the cold-start flag and the X-Ray trace id come from Powertools (`injectLambdaContext`).
  */
 export function requestLogging(
@@ -37,6 +45,7 @@ export function requestLogging(
       state.logger.info('request', {
         method: request.event.httpMethod,
         resource: request.event.resource,
+        via: frontDoorOf(state),
         status: request.response?.statusCode,
         durationMs: Date.now() - state.startedAt,
       });
