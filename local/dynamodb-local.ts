@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { loadConfig } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/store/dynamo-client.ts';
+import { PRIVATE_UMASK, privateDirectory } from './private-directory.ts';
 
 /** A running DynamoDB Local (AWS's own jar, run with `java` directly). */
 export interface DynamoDbLocal {
@@ -14,7 +15,7 @@ export interface DynamoDbLocal {
 }
 
 export interface DynamoDbLocalOptions {
-  /** Keep data in this directory across restarts; without it the database lives in memory. */
+  /** Keep data in this directory (made private, `private-directory.ts`) across restarts; without it, in memory. */
   readonly dataDir?: string;
   readonly port?: number;
   /** How long to wait for it to answer; by default {@link startTimeoutMs} of the environment. */
@@ -91,13 +92,20 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   const { jar, libDir } = dynamoDbLocalJar();
   const timeoutMs = options.startTimeoutMs ?? startTimeoutMs();
   const port = options.port ?? (await freePort());
-  const storage = options.dataDir ? ['-dbPath', options.dataDir] : ['-inMemory'];
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const child = spawn(
-    'java',
-    [`-Djava.library.path=${libDir}`, '-Xmx1g', '-jar', jar, '-port', String(port), '-sharedDb', ...storage],
-    { cwd: dirname(jar), stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const storage = options.dataDir ? ['-dbPath', privateDirectory(options.dataDir)] : ['-inMemory'];
+  // The database file DynamoDB Local creates (and its journals) is private from its first byte: the child inherits
+  // the umask, which is the process's and put back at once (spawn forks synchronously, nothing else runs between).
+  const umask = process.umask(PRIVATE_UMASK);
+  let child: ChildProcess;
+  try {
+    child = spawn(
+      'java',
+      [`-Djava.library.path=${libDir}`, '-Xmx1g', '-jar', jar, '-port', String(port), '-sharedDb', ...storage],
+      { cwd: dirname(jar), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+  } finally {
+    process.umask(umask);
+  }
   let output = '';
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);

@@ -9,6 +9,7 @@ import { ensureTable } from './create-table.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { type LocalServer, startLocalServer } from './local-server.ts';
 import { localStateMachine } from './local-state-machine.ts';
+import { privateDirectory } from './private-directory.ts';
 import { localServerNames, serverTls } from './server-tls.ts';
 
 /**
@@ -16,7 +17,8 @@ import { localServerNames, serverTls } from './server-tls.ts';
  * restart keeps every identity and session; pointing DYNAMODB_ENDPOINT at another DynamoDB skips the local one.
  */
 async function main(): Promise<void> {
-  const dataDir = resolve(process.env.CONTROLLER_DATA_DIR || '.data');
+  // Private before anything is written into it, and tightened if an earlier start left it open.
+  const dataDir = privateDirectory(resolve(process.env.CONTROLLER_DATA_DIR || '.data'));
   const port = Number(process.env.CONTROLLER_PORT || 1280);
   // A second listener that requires client certificates, as AWS's mTLS domain does beside the plain one.
   const mtlsPort = process.env.CONTROLLER_MTLS_PORT ? Number(process.env.CONTROLLER_MTLS_PORT) : undefined;
