@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { delimiter, dirname, join } from 'node:path';
@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { loadConfig } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/store/dynamo-client.ts';
+import { PRIVATE_UMASK, privateDirectory } from './private-directory.ts';
 
 /** A running DynamoDB Local (AWS's own jar, run with `java` directly). */
 export interface DynamoDbLocal {
@@ -22,7 +23,7 @@ export interface DynamoDbLocal {
 export const DYNAMODB_LOCAL_HOST = '127.0.0.1';
 
 export interface DynamoDbLocalOptions {
-  /** Keep data in this directory across restarts; without it the database lives in memory. */
+  /** Keep data in this directory (made private, `private-directory.ts`) across restarts; without it, in memory. */
   readonly dataDir?: string;
   readonly port?: number;
   /** How long to wait for it to answer; by default {@link startTimeoutMs} of the environment. */
@@ -135,25 +136,32 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   const timeoutMs = options.startTimeoutMs ?? startTimeoutMs();
   const launcher = await loopbackLauncher(jar);
   const port = options.port ?? (await freePort());
-  const storage = options.dataDir ? ['-dbPath', options.dataDir] : ['-inMemory'];
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const child = spawn(
-    'java',
-    [
-      `-Djava.library.path=${libDir}`,
-      `-Ddynamodb.local.host=${DYNAMODB_LOCAL_HOST}`,
-      '-Xmx1g',
-      '-cp',
-      [jar, launcher].join(delimiter),
-      LAUNCHER_CLASS,
-      '-port',
-      String(port),
-      '-sharedDb',
-      '-disableTelemetry',
-      ...storage,
-    ],
-    { cwd: dirname(jar), stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const storage = options.dataDir ? ['-dbPath', privateDirectory(options.dataDir)] : ['-inMemory'];
+  // The database file DynamoDB Local creates (and its journals) is private from its first byte: the child inherits
+  // the umask, which is the process's and put back at once (spawn forks synchronously, nothing else runs between).
+  const umask = process.umask(PRIVATE_UMASK);
+  let child: ChildProcess;
+  try {
+    child = spawn(
+      'java',
+      [
+        `-Djava.library.path=${libDir}`,
+        `-Ddynamodb.local.host=${DYNAMODB_LOCAL_HOST}`,
+        '-Xmx1g',
+        '-cp',
+        [jar, launcher].join(delimiter),
+        LAUNCHER_CLASS,
+        '-port',
+        String(port),
+        '-sharedDb',
+        '-disableTelemetry',
+        ...storage,
+      ],
+      { cwd: dirname(jar), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+  } finally {
+    process.umask(umask);
+  }
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   child.once('exit', () => process.removeListener('exit', killOnExit));

@@ -17,6 +17,7 @@ import { ensureTable } from './create-table.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { type LocalServer, type LocalServerOptions, startLocalServer } from './local-server.ts';
 import { localStateMachine } from './local-state-machine.ts';
+import { privateDirectory } from './private-directory.ts';
 import { localServerNames, serverTls } from './server-tls.ts';
 
 /** A start that cannot go on, for a reason the person starting it can fix: its message alone is shown. */
@@ -47,7 +48,8 @@ let dynamo: DynamoDbLocal | undefined;
  * `npm start -- --reset-admin-password` also gives the default admin a new password.
  */
 async function main(): Promise<void> {
-  const dataDir = resolve(process.env.CONTROLLER_DATA_DIR || '.data');
+  // Private before anything is written into it, and tightened if an earlier start left it open.
+  const dataDir = privateDirectory(resolve(process.env.CONTROLLER_DATA_DIR || '.data'));
   const port = Number(process.env.CONTROLLER_PORT || 1280);
   // A second listener that requires client certificates, as AWS's mTLS domain does beside the plain one.
   const mtlsPort = process.env.CONTROLLER_MTLS_PORT ? Number(process.env.CONTROLLER_MTLS_PORT) : undefined;

@@ -15,6 +15,7 @@ import { allCas } from '#shared/pki/trusted-cas.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { limitLoginAttempt } from '#shared/rate-limit/login-limits.ts';
 import { authenticatorOps, completeEnrollmentOps, inUse, outstandingEnrollment } from './enrollment-token.ts';
+import { fittedName } from './fitted-name.ts';
 
 /** The client certificate of the TLS handshake (API Gateway's mTLS, or the local server); 400 without one. */
 function presentedCertificate(request: OperationRequest, deps: Deps): X509Certificate {
@@ -77,21 +78,6 @@ const NAME_TOKENS = /\[(caName|caId|commonName|requestedName|identityId)\]/g;
 function formattedName(ca: Ca, commonName: string, requestedName: string, identityId: string): string {
   const values: Record<string, string> = { caName: ca.name, caId: ca.id, commonName, requestedName, identityId };
   return ca.identityNameFormat.replace(NAME_TOKENS, (_, token: string) => values[token] ?? '');
-}
-
-/** The longest an identity name may be (the API's name rule), in UTF-16 units as the schema counts them. */
-const MAX_NAME_LENGTH = 255;
-
-/** `name` cut (between characters, never inside one) so that `suffix` still fits the name rule after it. */
-function fittedName(name: string, suffix: string): string {
-  const room = MAX_NAME_LENGTH - suffix.length;
-  let fitted = name.trim();
-  if (fitted.length > room) {
-    const characters = Array.from(fitted);
-    while (characters.join('').length > room) characters.pop();
-    fitted = characters.join('').trimEnd();
-  }
-  return `${fitted}${suffix}`;
 }
 
 /**

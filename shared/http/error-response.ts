@@ -1,5 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError } from '../errors/api-error.ts';
+import { boundedCause, boundedText } from './bounded-echo.ts';
 import { CORS_RESPONSE_HEADERS } from './cors.ts';
 import { API_VERSION_META } from './envelope.ts';
 
@@ -9,7 +10,10 @@ export const JSON_HEADERS: Readonly<Record<string, string>> = {
   ...CORS_RESPONSE_HEADERS,
 };
 
-/** The error envelope `{error: {code, message, requestId, cause}, meta}` for an ApiError. */
+/**
+ * The error envelope `{error: {code, message, requestId, cause}, meta}` for an ApiError. Every answer with an error is
+ * built here, so the bound on what it echoes of the request (`bounded-echo.ts`) holds whichever handler threw.
+ */
 export function errorResponse(error: ApiError, requestId: string): APIGatewayProxyResult {
   return {
     statusCode: error.status,
@@ -17,9 +21,9 @@ export function errorResponse(error: ApiError, requestId: string): APIGatewayPro
     body: JSON.stringify({
       error: {
         code: error.code,
-        message: error.message,
+        message: boundedText(error.message),
         requestId,
-        ...(error.apiCause ? { cause: error.apiCause } : {}),
+        ...(error.apiCause ? { cause: boundedCause(error.apiCause) } : {}),
       },
       meta: API_VERSION_META,
     }),

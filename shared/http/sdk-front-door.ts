@@ -19,5 +19,22 @@ export function atSdkFrontDoor(deps: Deps, request: OperationRequest): boolean {
   const { sdkBaseUrl, mtlsBaseUrl, frontDoor } = deps.config;
   // The load balancer is one address for every client: no door to send SDKs through.
   if (!sdkBaseUrl || !mtlsBaseUrl || frontDoor === 'alb') return false;
-  return (request.headers.host ?? '').toLowerCase() === new URL(sdkBaseUrl).host;
+  const addressed = authorityOf(request.headers.host ?? '');
+  return addressed !== undefined && addressed === authorityOf(new URL(sdkBaseUrl).host);
+}
+
+/** `host[:port]`: a name, or an IPv6 address in brackets, and an optional port; nothing else (no user, no path). */
+const AUTHORITY = /^(\[[0-9a-f:.]+\]|[^:[\]/@?#\s]+)(?::(\d{1,5}))?$/i;
+
+/**
+ * An authority as a key that names the same address however it is written: the name lowercased and without the
+ * trailing dot of a fully qualified name, HTTPS's default port 443 left out (`Host: ziti.example.com:443` and
+ * `ziti.example.com.` are the door at `https://ziti.example.com`). Undefined for text that is no authority.
+ */
+function authorityOf(host: string): string | undefined {
+  const parsed = AUTHORITY.exec(host);
+  if (!parsed) return undefined;
+  const name = parsed[1]!.toLowerCase().replace(/\.$/, '');
+  const port = parsed[2] === undefined ? 443 : Number(parsed[2]);
+  return port === 443 ? name : `${name}:${port}`;
 }

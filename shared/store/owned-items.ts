@@ -1,12 +1,14 @@
-import { itemKindOf, keys, PREFIXES } from './keys.ts';
+import { identityRoleMarker } from '../entities/policies.ts';
+import { keys, PREFIXES } from './keys.ts';
 
 /**
  * Items kept per owner outside the kit, which go with their owner: an API session's posture data, an identity's failed
- * service requests. Each kind names its owner and where the owner is stored, so the integrity scan can tell one left
- * behind (its owner gone) without code of its own per kind.
+ * service requests and its own change marker. Each kind names its owner and where the owner is stored, so the
+ * integrity scan can tell one left behind (its owner gone) without code of its own per kind.
  */
 export interface OwnedKind {
-  readonly kind: 'postureData' | 'failedRequests';
+  /** The partition key of every item of the kind, up to the owner's id, which ends it. */
+  readonly prefix: string;
   /** How findings name the item and its owner. */
   readonly what: string;
   readonly owner: string;
@@ -14,19 +16,24 @@ export interface OwnedKind {
   readonly ownerKey: (ownerId: string) => { PK: string; SK: string };
 }
 
+const identityKey = (id: string) => keys.entity('identities', id);
+
 const OWNED_KINDS: readonly OwnedKind[] = [
-  { kind: 'postureData', what: 'posture data', owner: 'API session', ownerKey: keys.apiSessionPointer },
+  { prefix: PREFIXES.postureData, what: 'posture data', owner: 'API session', ownerKey: keys.apiSessionPointer },
+  { prefix: PREFIXES.failedRequests, what: 'failed service requests', owner: 'identity', ownerKey: identityKey },
   {
-    kind: 'failedRequests',
-    what: 'failed service requests',
+    // `CHANGED#service-access:@<id>`: an identity's delete removes it; the markers of roles (`#…`) and the global one
+    // belong to nobody.
+    prefix: keys.changeMarker(identityRoleMarker('@')).PK,
+    what: 'change marker',
     owner: 'identity',
-    ownerKey: (id) => keys.entity('identities', id),
+    ownerKey: identityKey,
   },
 ];
 
 /** The kind of an owned item and its owner's id (from its key); undefined for items of other kinds. */
 export function ownedKindOf(item: Readonly<Record<string, unknown>>): { kind: OwnedKind; ownerId: string } | undefined {
   const pk = String(item.PK);
-  const kind = OWNED_KINDS.find((owned) => owned.kind === itemKindOf(pk));
-  return kind ? { kind, ownerId: pk.slice(PREFIXES[kind.kind].length) } : undefined;
+  const kind = OWNED_KINDS.find((owned) => pk.startsWith(owned.prefix) && pk.length > owned.prefix.length);
+  return kind ? { kind, ownerId: pk.slice(kind.prefix.length) } : undefined;
 }

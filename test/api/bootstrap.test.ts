@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createDeps } from '#functions/create-deps.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { startDynamoDbLocal } from '#local/dynamodb-local.ts';
+import { privateDirectory } from '#local/private-directory.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
 import { identities } from '#shared/entities/identity.ts';
@@ -55,4 +56,46 @@ describe('bootstrap', () => {
       1,
     );
   }, 120_000);
+
+  it('keeps the data directory its owner’s alone, DynamoDB Local’s file too, tightening what an earlier start left open', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'controller-private-')), '.data');
+    const dynamoDir = join(dataDir, 'dynamodb');
+    const modeOf = (path: string) => statSync(path).mode & 0o777;
+    const files = () => readdirSync(dynamoDir).map((name) => join(dynamoDir, name));
+    // As `npm start` does: the data directory first, then DynamoDB Local in it, which writes its file on first use.
+    const start = async () => {
+      privateDirectory(dataDir);
+      const dynamo = await startDynamoDbLocal({ dataDir: dynamoDir });
+      const deps = createDeps({
+        ...loadConfig({}),
+        tableName: 'controller',
+        dynamoDbEndpoint: dynamo.endpoint,
+        pkiKeys: { kind: 'files', directory: join(dataDir, 'pki') },
+      });
+      try {
+        await ensureTable(deps.store.db, 'controller');
+        await bootstrap(deps, { adminUsername: 'admin', adminPassword: 'private-password' });
+      } finally {
+        deps.store.db.destroy();
+        await dynamo.stop();
+      }
+    };
+    try {
+      await start();
+      expect(modeOf(dataDir)).toBe(0o700);
+      expect(modeOf(dynamoDir)).toBe(0o700);
+      expect(readdirSync(dynamoDir)).toContain('shared-local-instance.db');
+      for (const file of files()) expect(modeOf(file), file).toBe(0o600);
+
+      // What a start before this change left: the umask's modes.
+      for (const directory of [dataDir, dynamoDir]) chmodSync(directory, 0o755);
+      for (const file of files()) chmodSync(file, 0o644);
+      await start();
+      expect(modeOf(dataDir)).toBe(0o700);
+      expect(modeOf(dynamoDir)).toBe(0o700);
+      for (const file of files()) expect(modeOf(file), file).toBe(0o600);
+    } finally {
+      rmSync(join(dataDir, '..'), { recursive: true, force: true });
+    }
+  }, 240_000);
 });

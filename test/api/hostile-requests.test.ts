@@ -100,6 +100,53 @@ describe('JSON bodies nested too deeply', () => {
   });
 });
 
+describe('what an error echoes of the request', () => {
+  const identity = (name: unknown) => ({ name, type: 'User', isAdmin: false });
+  const posted = (name: unknown) => call('POST', '/identities', identity(name));
+  const operation = { api: 'management', method: 'POST', path: '/identities' } as const;
+
+  it('is at most 256 characters of a long text, saying how much more was sent', async () => {
+    const name = 'n'.repeat(400_000);
+
+    const response = await posted(name);
+
+    expectCouldNotValidate(response, 'name', operation);
+    expect(response.raw.length).toBeLessThan(2_000);
+    expect(response.body.error.cause.value).toBe(`${'n'.repeat(256)}…(${400_000 - 256} more characters)`);
+  });
+
+  it('is the leading items of a long list that fit, and how many more there were', async () => {
+    const response = await posted(Array.from({ length: 50_000 }, (_, index) => `item-${index}`));
+
+    expectCouldNotValidate(response, 'name', operation);
+    expect(response.raw.length).toBeLessThan(2_000);
+    const value = response.body.error.cause.value as string[];
+    expect(value.slice(0, 3)).toEqual(['item-0', 'item-1', 'item-2']);
+    expect(value.at(-1)).toBe(`…(${50_001 - value.length} more items)`);
+    expect(JSON.stringify(value.slice(0, -1)).length).toBeLessThanOrEqual(256);
+  });
+
+  it('is the start of a large object’s JSON, and a short one whole', async () => {
+    const large = Object.fromEntries(Array.from({ length: 20_000 }, (_, index) => [`key-${index}`, index]));
+
+    const refusedLarge = await posted(large);
+    const refusedSmall = await posted({ short: true });
+
+    expectCouldNotValidate(refusedLarge, 'name', operation);
+    expect(refusedLarge.raw.length).toBeLessThan(2_000);
+    expect(refusedLarge.body.error.cause.value).toMatch(/^\{"key-0":0,"key-1":1,.*…\(\d+ more characters\)$/);
+    expect(refusedSmall.body.error.cause.value).toEqual({ short: true });
+  });
+
+  it('is cut between characters, never inside a surrogate pair', async () => {
+    const response = await posted(`x${'😀'.repeat(300)}`);
+
+    expectCouldNotValidate(response, 'name', operation);
+    // 256 units hold the x and 127 pairs; the 128th pair would be split, so it is left out whole.
+    expect(response.body.error.cause.value).toBe(`x${'😀'.repeat(127)}…(346 more characters)`);
+  });
+});
+
 describe('request targets the URL parser refuses', () => {
   it('answers 400 in the error envelope for an unclosed IPv6 bracket in an absolute-form target', async () => {
     const response = await rawRequest('GET http://[::1/edge/client/v1/version HTTP/1.1');

@@ -435,6 +435,31 @@ describe('the integrity scan', () => {
     );
   });
 
+  it('removes the change marker of an identity item deleted by hand, and leaves those of live identities alone', async () => {
+    const identity = () => ({ name: unique('marked-identity'), type: 'User', isAdmin: false });
+    const gone = await createdId('/identities', identity());
+    const live = await createdId('/identities', identity());
+    const markerOf = (id: string) => ({ PK: `CHANGED#service-access:@${id}`, SK: 'SHARD#0' });
+    const stored = async (key: { PK: string; SK: string }) =>
+      (await db().send(new GetCommand({ TableName: TableName(), Key: key }))).Item !== undefined;
+    expect(await stored(markerOf(gone))).toBe(true);
+    expect(await stored(markerOf(live))).toBe(true);
+    expect(await run('check')).toEqual([]);
+
+    await del(`identities#${gone}`, 'META');
+    const found = (await run('check')).map((finding) => finding.description);
+    const fixed = await run('fix');
+
+    expect(found).toContain(
+      `change marker CHANGED#service-access:@${gone} belongs to identity ${gone}, which no longer exists`,
+    );
+    expect(found.filter((description) => description.includes(live))).toEqual([]);
+    expectAllFixed(fixed);
+    expect(await run('check')).toEqual([]);
+    expect(await stored(markerOf(gone))).toBe(false);
+    expect(await stored(markerOf(live))).toBe(true);
+  });
+
   it('removes a role catalog entry nobody holds, and restores one in use', async () => {
     await createdId('/edge-routers', { name: unique('cat-er'), roleAttributes: ['catalogued'] });
     await findAndFix(() => putItem({ PK: 'ROLES#edge-routers', SK: 'nobody-holds-this' }), /nobody-holds-this/);

@@ -136,6 +136,22 @@ describe('POST /enroll/challenge', () => {
       expect(response.body.error.cause.field).toBe(field);
     }
   });
+
+  it('refuses a 500 KB keyId in a small answer that still names the field and how the value began', async () => {
+    const keyId = `kid-${'k'.repeat(500_000)}`;
+
+    const response = await controller().call('POST', `${C}/enroll/challenge`, {
+      body: { keyId, nonce: crypto.randomUUID() },
+    });
+
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('COULD_NOT_VALIDATE');
+    expect(response.raw.length).toBeLessThan(2_000);
+    const { field, reason, value } = response.body.error.cause;
+    expect(field).toBe('keyId');
+    expect(reason).toMatch(/^no enrollment key has the id kid-k+…\(\d+ more characters\)$/);
+    expect(value).toBe(`${keyId.slice(0, 256)}…(${keyId.length - 256} more characters)`);
+  });
 });
 
 describe('GET /network-jwts', () => {
