@@ -281,15 +281,16 @@ export function markHasSessionsOp(deps: Deps, tokenHash: string): WriteOp {
 
 /**
  * The write that records a TOTP code given on a session: it stops waiting for TOTP, and is complete unless it still
- * waits for an external JWT. It also notes posture data, which the MFA posture check reads from (`recordMfaPassed`,
- * committed together: one transaction may not update the session item twice).
+ * waits for an external JWT. A session that gave a code has MFA whether its login asked for it or not: verifying an
+ * enrollment makes the very session that verified it `isMfaRequired` and `isMfaComplete`, as the reference does, so
+ * its user is not sent round the login again. It also notes posture data, which the MFA posture check reads from
+ * (`recordMfaPassed`, committed together: one transaction may not update the session item twice).
  */
 export function totpPassedOp(deps: Deps, session: ApiSession): WriteOp {
-  const complete = session.isMfaRequired && session.extJwtPending !== true;
   return setSessionFieldsOp(
     deps.store,
     session.tokenHash,
-    { totpPending: false, isMfaComplete: complete, hasPosture: true },
+    { totpPending: false, isMfaRequired: true, isMfaComplete: session.extJwtPending !== true, hasPosture: true },
     () => new ApiError('UNAUTHORIZED'),
   );
 }
