@@ -1,4 +1,4 @@
-import { authenticators } from '../entities/authenticator.ts';
+import { type Authenticator, authenticators } from '../entities/authenticator.ts';
 import { type Identity, identities } from '../entities/identity.ts';
 import { pinnedValues } from '../list/candidate-keys.ts';
 import type { ListParams } from '../list/list-params.ts';
@@ -168,19 +168,27 @@ async function readLive(deps: Deps, cutoff: string, params: ListParams): Promise
 
 /**
  * The page's sessions with their identities, apart from those that were ended (`isRevoked`): the identities and the
- * authenticators the sessions end with are read in one wave.
+ * authenticators the sessions end with are one batch read, so a page costs as many requests whichever it holds.
  */
 async function withIdentities(
   deps: Deps,
   sessions: readonly ApiSession[],
 ): Promise<{ listed: ListedSession[]; revoked: ApiSession[] }> {
-  const endingWithOne = sessions.filter((session) => session.endsWithAuthenticator === true);
-  const [foundIdentities, foundAuthenticators] = await Promise.all([
-    deps.store.getMany(identities, [...new Set(sessions.map((session) => session.identityId))]),
-    deps.store.getMany(authenticators, [...new Set(endingWithOne.map((session) => session.authenticatorId))]),
+  const identityIds = [...new Set(sessions.map((session) => session.identityId))];
+  const authenticatorIds = [
+    ...new Set(
+      sessions.filter((session) => session.endsWithAuthenticator === true).map((session) => session.authenticatorId),
+    ),
+  ];
+  const { entities } = await deps.store.readTogether([
+    ...identityIds.map((id) => ({ def: identities, id })),
+    ...authenticatorIds.map((id) => ({ def: authenticators, id })),
   ]);
-  const identityById = new Map(foundIdentities.map((identity) => [identity.id, identity]));
-  const authenticatorById = new Map(foundAuthenticators.map((authenticator) => [authenticator.id, authenticator]));
+  // The answers follow the refs: the identities' first, then the authenticators'.
+  const identityById = new Map(identityIds.map((id, index) => [id, entities[index]?.doc as Identity | undefined]));
+  const authenticatorById = new Map(
+    authenticatorIds.map((id, index) => [id, entities[identityIds.length + index]?.doc as Authenticator | undefined]),
+  );
   const now = deps.now();
   const listed: ListedSession[] = [];
   const revoked: ApiSession[] = [];
