@@ -113,7 +113,8 @@ function sessionsEndedAt(identity: Identity): string | undefined {
  * An authenticator's sessions end with it, as the reference deletes them in its authenticator's delete: however it
  * goes (`DELETE /authenticators/{id}`, a re-enroll, its identity's or its CA's delete, and any way to come), a session
  * it opened (`endsWithAuthenticator`) finds it missing at its next request. Nothing is written per session or per
- * authenticator for it: no marker to forget on one of those paths, no clock compared, no count to bound. A password
+ * authenticator for it: no marker to forget on one of those paths, no clock compared, no count to bound; the cost is
+ * one key more in the batch each request reads anyway (its token carries the authenticator's id). A password
  * change or a certificate extension keeps the authenticator (the same id), and so its sessions, as in the reference:
  * the device that extends its certificate is the one holding them. `authenticator` is what was read under the
  * session's `authenticatorId` (nothing need be read for a session that does not end with one).
