@@ -41,6 +41,7 @@ async function seedSessions(deps: Deps, owners: readonly string[], from: number,
     const { ops } = createApiSessionOps(deps, {
       identityId: owners[index % owners.length]!,
       authenticatorId: 'bench-seeded',
+      endsWithAuthenticator: false,
       ipAddress: '127.0.0.1',
       configTypes: ['ziti-tunneler-client.v1', 'intercept.v1'],
       totpPending: false,

@@ -133,7 +133,7 @@ async function login(request: OperationRequest, deps: Deps, method: AuthMethod):
     if (verified.status === 'rejected') throw verified.reason;
     subject = verified.value;
   }
-  const { authenticatorId, identity, policy } = subject;
+  const { authenticatorId, endsWithAuthenticator, identity, policy } = subject;
   if (!policyAllows(policy, method)) throw new ApiError('INVALID_AUTH');
 
   // A policy's secondary external JWT is given with the login (a bearer token beside the password or certificate,
@@ -150,6 +150,7 @@ async function login(request: OperationRequest, deps: Deps, method: AuthMethod):
     beganAt,
     identityId: identity.id,
     authenticatorId,
+    endsWithAuthenticator,
     ipAddress: request.sourceIp,
     configTypes: body.configTypes ?? [],
     totpPending,

@@ -21,6 +21,8 @@ import { authPolicyOf, NOTHING } from './primary-authenticators.ts';
 /** What a certificate login proved, with what the API session says of the certificate. */
 export interface CertificateSubject {
   readonly authenticatorId: string;
+  /** Whether the certificate is a stored authenticator's (not a CA's external id claim), which the session ends with. */
+  readonly endsWithAuthenticator: boolean;
   readonly identity: Identity;
   readonly policy: AuthPolicy;
   /** The identity's MFA enrollment when the login read it (`null`: none stored). */
@@ -224,6 +226,7 @@ export async function authenticateWithCertificate(
   const extendable = authenticator?.isIssuedByNetwork === true;
   return {
     authenticatorId: authenticator?.id ?? `claim:${identityId}`,
+    endsWithAuthenticator: authenticator !== undefined,
     identity,
     policy,
     ...(holder.mfa !== undefined ? { mfa: holder.mfa } : {}),

@@ -22,6 +22,8 @@ import { clearFailedPasswordsOp, NO_AUTHENTICATOR, passwordCounter, recordFailed
  */
 export interface LoginSubject {
   readonly authenticatorId: string;
+  /** Whether `authenticatorId` is a stored authenticator's (a password's), which the session ends with. */
+  readonly endsWithAuthenticator: boolean;
   readonly identity: Identity;
   readonly policy: AuthPolicy;
   readonly mfa?: Mfa | null;
@@ -120,6 +122,7 @@ export async function authenticateWithPassword(
   }
   return {
     authenticatorId: authenticator.id,
+    endsWithAuthenticator: true,
     identity: identity!,
     policy: policy!,
     mfa,
@@ -159,7 +162,14 @@ export async function authenticateWithExternalJwt(
     if (!allowed || (allowedSigners.length > 0 && !allowedSigners.includes(signer.id))) {
       throw new ExternalJwtRefused(`identity ${identity.id}: auth policy ${policy.id} refuses signer ${signer.id}`);
     }
-    return { authenticatorId: signer.id, identity, policy, mfa: read.entities[1]?.doc ?? null };
+    // A signer is no authenticator of the identity: the session does not end with it.
+    return {
+      authenticatorId: signer.id,
+      endsWithAuthenticator: false,
+      identity,
+      policy,
+      mfa: read.entities[1]?.doc ?? null,
+    };
   } catch (error) {
     if (error instanceof ApiError) throw error;
     logger.info('ext-jwt login refused', { reason: (error as Error).message });

@@ -150,7 +150,9 @@ const extendVerifySchema = z.object({ clientCert: z.string().min(1) });
 /**
  * `POST /current-identity/authenticators/{id}/extend-verify {clientCert}`: the client shows it received the new
  * certificate; it replaces the old one (the fingerprint marker moves), so the old certificate stops logging in. Asked
- * over mTLS with the current or the new certificate, like the extension itself.
+ * over mTLS with the current or the new certificate, like the extension itself. The authenticator stays (the same
+ * id), and with it the API sessions it opened: an extension is the device renewing its own certificate, not an
+ * authenticator going, as in the reference (unlike a delete or re-enroll, which end them: `isRevoked`).
  */
 const extendVerifyCurrentIdentityAuthenticator: Operation = documented(
   async (request, deps) => {

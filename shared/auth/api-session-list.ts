@@ -1,3 +1,4 @@
+import { type Authenticator, authenticators } from '../entities/authenticator.ts';
 import { type Identity, identities } from '../entities/identity.ts';
 import { pinnedValues } from '../list/candidate-keys.ts';
 import type { ListParams } from '../list/list-params.ts';
@@ -165,19 +166,36 @@ async function readLive(deps: Deps, cutoff: string, params: ListParams): Promise
   return found.flat().map(toSession);
 }
 
-/** The page's sessions with their identities (one batch read), apart from those their identity has revoked. */
+/**
+ * The page's sessions with their identities, apart from those that were ended (`isRevoked`): the identities and the
+ * authenticators the sessions end with are one batch read, so a page costs as many requests whichever it holds.
+ */
 async function withIdentities(
   deps: Deps,
   sessions: readonly ApiSession[],
 ): Promise<{ listed: ListedSession[]; revoked: ApiSession[] }> {
-  const found = await deps.store.getMany(identities, [...new Set(sessions.map((session) => session.identityId))]);
-  const byId = new Map(found.map((identity) => [identity.id, identity]));
+  const identityIds = [...new Set(sessions.map((session) => session.identityId))];
+  const authenticatorIds = [
+    ...new Set(
+      sessions.filter((session) => session.endsWithAuthenticator === true).map((session) => session.authenticatorId),
+    ),
+  ];
+  const { entities } = await deps.store.readTogether([
+    ...identityIds.map((id) => ({ def: identities, id })),
+    ...authenticatorIds.map((id) => ({ def: authenticators, id })),
+  ]);
+  // The answers follow the refs: the identities' first, then the authenticators'.
+  const identityById = new Map(identityIds.map((id, index) => [id, entities[index]?.doc as Identity | undefined]));
+  const authenticatorById = new Map(
+    authenticatorIds.map((id, index) => [id, entities[identityIds.length + index]?.doc as Authenticator | undefined]),
+  );
   const now = deps.now();
   const listed: ListedSession[] = [];
   const revoked: ApiSession[] = [];
   for (const session of sessions) {
-    const identity = byId.get(session.identityId);
-    if (identity && !isRevoked(session, identity, now)) listed.push({ session, identity });
+    const identity = identityById.get(session.identityId);
+    const authenticator = authenticatorById.get(session.authenticatorId);
+    if (identity && !isRevoked(session, identity, authenticator, now)) listed.push({ session, identity });
     else revoked.push(session);
   }
   return { listed, revoked };

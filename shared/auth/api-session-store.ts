@@ -1,3 +1,4 @@
+import { type Authenticator, authenticators } from '../entities/authenticator.ts';
 import { type Identity, identities, isDisabledAt } from '../entities/identity.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { newId } from '../ids.ts';
@@ -22,7 +23,7 @@ import { ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/ent
 import { documentOf, fitsKey, keys } from '../store/keys.ts';
 import type { WriteOp } from '../store/write-op.ts';
 import { type ApiSession, apiSessionSchema } from './api-session.ts';
-import { hashToken, identityIdOfToken, newSessionToken } from './session-token.ts';
+import { hashToken, idsOfToken, newSessionToken } from './session-token.ts';
 
 /**
  * What API sessions mean: when they expire and are revoked, what creating, using and ending one writes. Their items
@@ -55,6 +56,8 @@ export interface NewApiSession {
   readonly beganAt?: Date;
   readonly identityId: string;
   readonly authenticatorId: string;
+  /** Whether `authenticatorId` names a stored authenticator, which the session then lives no longer than. */
+  readonly endsWithAuthenticator: boolean;
   readonly ipAddress: string;
   readonly configTypes: readonly string[];
   /** The second factors still to give; the session is partial until both are given. */
@@ -102,12 +105,28 @@ function sessionsEndedAt(identity: Identity): string | undefined {
 }
 
 /**
- * Whether the session's identity has ended it: the identity is disabled, or ended its sessions after this one began.
- * That is one field of the identity, which every request reads anyway, so it holds at once however many sessions are
- * still stored.
+ * Whether the session has been ended without being removed: its identity is disabled, or ended its sessions after
+ * this one began; or the authenticator that opened it is gone. That is one field of the identity, and whether one
+ * authenticator is stored, which every request reads anyway, so it holds at once however many sessions are still
+ * stored.
+ *
+ * An authenticator's sessions end with it, as the reference deletes them in its authenticator's delete: however it
+ * goes (`DELETE /authenticators/{id}`, a re-enroll, its identity's or its CA's delete, and any way to come), a session
+ * it opened (`endsWithAuthenticator`) finds it missing at its next request. Nothing is written per session or per
+ * authenticator for it: no marker to forget on one of those paths, no clock compared, no count to bound; the cost is
+ * one key more in the batch each request reads anyway (its token carries the authenticator's id). A password
+ * change or a certificate extension keeps the authenticator (the same id), and so its sessions, as in the reference:
+ * the device that extends its certificate is the one holding them. `authenticator` is what was read under the
+ * session's `authenticatorId` (nothing need be read for a session that does not end with one).
  */
-export function isRevoked(session: ApiSession, identity: Identity, now: Date): boolean {
+export function isRevoked(
+  session: ApiSession,
+  identity: Identity,
+  authenticator: Authenticator | undefined,
+  now: Date,
+): boolean {
   if (isDisabledAt(identity, now)) return true;
+  if (session.endsWithAuthenticator === true && authenticator?.id !== session.authenticatorId) return true;
   const endedAt = sessionsEndedAt(identity);
   return endedAt !== undefined && session.createdAt < endedAt;
 }
@@ -117,7 +136,7 @@ export function createApiSessionOps(
   deps: Deps,
   input: NewApiSession,
 ): { token: string; session: ApiSession; ops: WriteOp[] } {
-  const token = newSessionToken(input.identityId);
+  const token = newSessionToken(input.identityId, input.endsWithAuthenticator ? input.authenticatorId : undefined);
   const now = input.beganAt ?? deps.now();
   const session: ApiSession = {
     id: newId(),
@@ -126,6 +145,7 @@ export function createApiSessionOps(
     tags: {},
     identityId: input.identityId,
     authenticatorId: input.authenticatorId,
+    endsWithAuthenticator: input.endsWithAuthenticator,
     ipAddress: input.ipAddress,
     configTypes: [...input.configTypes],
     isMfaRequired: input.totpPending || input.extJwtPending,
@@ -169,34 +189,49 @@ export interface LiveSession {
   readonly identity: Identity;
 }
 
+/** What a session stands on: its identity and, for a session that ends with it, the authenticator that opened it. */
+interface SessionBacking {
+  readonly identity: Identity | undefined;
+  readonly authenticator: Authenticator | undefined;
+}
+
 /**
- * The session and identity of a token: a token carrying its identity's id reads both in one batch; an older token,
- * its session and then its identity. Undefined when the token is unknown, the session is idle past the timeout, or
- * its identity is gone or has revoked it (deleted, disabled, ending its sessions): those sessions are removed now.
- * The session's activity is refreshed when it is {@link TOUCH_INTERVAL_MS} old (one small conditional write), so most
- * requests read one batch and write nothing.
+ * The session and identity of a token: a token carrying its identity's id (and its authenticator's, when one opened
+ * the session) reads them all in one batch; the oldest tokens, their session and then the rest. Undefined when the
+ * token is unknown, the session is idle past the timeout, or it has been ended (`isRevoked`: its identity deleted,
+ * disabled or ending its sessions, its authenticator gone): those sessions are removed now. The session's activity is
+ * refreshed when it is {@link TOUCH_INTERVAL_MS} old (one small conditional write), so most requests read one batch
+ * and write nothing.
  */
 export async function liveSessionOfToken(deps: Deps, token: string): Promise<LiveSession | undefined> {
   const tokenHash = hashToken(token);
-  const carried = identityIdOfToken(token);
+  const carried = idsOfToken(token);
   const read = carried
-    ? await deps.store.readTogether([{ def: identities, id: carried }], [keys.apiSession(tokenHash)], 'apiSession')
-    : { items: [await sessionItemOf(deps.store, tokenHash)], entities: [undefined] };
+    ? await deps.store.readTogether(
+        [
+          { def: identities, id: carried.identityId },
+          // An id that fits no key ('') reads nothing: a token with no authenticator costs no read unit for one.
+          { def: authenticators, id: carried.authenticatorId ?? '' },
+        ],
+        [keys.apiSession(tokenHash)],
+        'apiSession',
+      )
+    : { items: [await sessionItemOf(deps.store, tokenHash)], entities: [undefined, undefined] };
   const [item] = read.items;
   if (!item) return undefined;
   const session = toSession(item);
-  // A token names the identity of its session; one that names another was not issued by this controller.
-  if (carried && session.identityId !== carried) return undefined;
+  // A token names the identity (and authenticator) of its session; one naming others was not issued by this controller.
+  if (carried && session.identityId !== carried.identityId) return undefined;
+  if (carried?.authenticatorId !== undefined && session.authenticatorId !== carried.authenticatorId) return undefined;
   if (!isLive(deps, session)) {
     await deleteApiSession(deps, session);
     return undefined;
   }
-  // An older token carries no identity: its session's is read now, once the session is known to be live.
-  const identity = await unlessRevoked(
-    deps,
-    session,
-    carried ? read.entities[0]?.doc : (await deps.store.get(identities, session.identityId))?.doc,
-  );
+  // The oldest tokens carry nothing: what their session stands on is read now, once the session is known to be live.
+  const backing = carried
+    ? { identity: read.entities[0]?.doc, authenticator: read.entities[1]?.doc }
+    : await backingOf(deps, session);
+  const identity = await unlessRevoked(deps, session, backing);
   if (!identity) return undefined;
   const touched = await touchedIfDue(deps, session);
   return touched ? { session: touched, identity } : undefined;
@@ -215,21 +250,34 @@ async function touchedIfDue(deps: Deps, session: ApiSession): Promise<ApiSession
   return stillLive ? { ...session, lastActivityAt: at } : undefined;
 }
 
-/**
- * The session's identity, unless the identity is gone or has revoked the session (deleted, disabled or ending its
- * sessions meanwhile): then the session goes with it, and the answer is undefined.
- */
-export async function identityOfSession(deps: Deps, session: ApiSession): Promise<Identity | undefined> {
-  return unlessRevoked(deps, session, (await deps.store.get(identities, session.identityId))?.doc);
+/** What the session stands on, in one batch (the authenticator only for a session that ends with it). */
+async function backingOf(deps: Deps, session: ApiSession): Promise<SessionBacking> {
+  const read = await deps.store.readTogether(
+    [
+      { def: identities, id: session.identityId },
+      { def: authenticators, id: session.endsWithAuthenticator === true ? session.authenticatorId : '' },
+    ],
+    [],
+    'apiSession',
+  );
+  return { identity: read.entities[0]?.doc, authenticator: read.entities[1]?.doc };
 }
 
-/** The identity, when it still stands behind the session; otherwise the session is removed and the answer undefined. */
+/**
+ * The session's identity, unless the session has been ended meanwhile (`isRevoked`: its identity deleted, disabled
+ * or ending its sessions, its authenticator gone): then the session is removed, and the answer is undefined.
+ */
+export async function identityOfSession(deps: Deps, session: ApiSession): Promise<Identity | undefined> {
+  return unlessRevoked(deps, session, await backingOf(deps, session));
+}
+
+/** The identity, when the session still stands; otherwise the session is removed and the answer undefined. */
 async function unlessRevoked(
   deps: Deps,
   session: ApiSession,
-  identity: Identity | undefined,
+  { identity, authenticator }: SessionBacking,
 ): Promise<Identity | undefined> {
-  if (identity && !isRevoked(session, identity, deps.now())) return identity;
+  if (identity && !isRevoked(session, identity, authenticator, deps.now())) return identity;
   await deleteApiSession(deps, session);
   return undefined;
 }
@@ -281,15 +329,16 @@ export function markHasSessionsOp(deps: Deps, tokenHash: string): WriteOp {
 
 /**
  * The write that records a TOTP code given on a session: it stops waiting for TOTP, and is complete unless it still
- * waits for an external JWT. It also notes posture data, which the MFA posture check reads from (`recordMfaPassed`,
- * committed together: one transaction may not update the session item twice).
+ * waits for an external JWT. A session that gave a code has MFA whether its login asked for it or not: verifying an
+ * enrollment makes the very session that verified it `isMfaRequired` and `isMfaComplete`, as the reference does, so
+ * its user is not sent round the login again. It also notes posture data, which the MFA posture check reads from
+ * (`recordMfaPassed`, committed together: one transaction may not update the session item twice).
  */
 export function totpPassedOp(deps: Deps, session: ApiSession): WriteOp {
-  const complete = session.isMfaRequired && session.extJwtPending !== true;
   return setSessionFieldsOp(
     deps.store,
     session.tokenHash,
-    { totpPending: false, isMfaComplete: complete, hasPosture: true },
+    { totpPending: false, isMfaRequired: true, isMfaComplete: session.extJwtPending !== true, hasPosture: true },
     () => new ApiError('UNAUTHORIZED'),
   );
 }

@@ -28,6 +28,12 @@ export const apiSessionSchema = z.object({
    */
   hasSessions: z.boolean().optional(),
   hasPosture: z.boolean().optional(),
+  /**
+   * Whether `authenticatorId` names a stored authenticator (a password or certificate login; an ext-jwt login names its
+   * signer, a CA's external id claim no authenticator at all): the session then ends with that authenticator
+   * (`isRevoked`). Absent on sessions stored before, which end only with their identity. Never shown.
+   */
+  endsWithAuthenticator: z.boolean().optional(),
   /** sha256 of the token: the key of the session item, and the only form of the token at rest. */
   tokenHash: z.string(),
 });

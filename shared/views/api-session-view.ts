@@ -8,7 +8,13 @@ import { entityRef, selfLinks } from './entity-ref.ts';
  * the caller's own views; admin views show an empty string in its place.
  */
 export function apiSessionView(session: ApiSession, identityName: string, token = '') {
-  const { tokenHash: _tokenHash, totpPending: _totp, extJwtPending: _extJwt, ...rest } = session;
+  const {
+    tokenHash: _tokenHash,
+    totpPending: _totp,
+    extJwtPending: _extJwt,
+    endsWithAuthenticator: _endsWithAuthenticator,
+    ...rest
+  } = session;
   return {
     ...rest,
     _links: selfLinks('api-sessions', session.id),

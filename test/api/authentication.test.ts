@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hashPassword } from '#shared/auth/password-hash.ts';
-import { identityIdOfToken } from '#shared/auth/session-token.ts';
+import { idsOfToken } from '#shared/auth/session-token.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
@@ -52,9 +52,13 @@ describe('POST /authenticate?method=password', () => {
 
     expect(response.status).toBe(200);
     expect(response.headers['zt-session']).toBe(response.body.data.token);
-    // A random UUID, then the session's identity id (base64url): the request reads session and identity together.
-    expect(response.body.data.token).toMatch(/^[0-9a-f-]{36}\.[A-Za-z0-9_-]+$/);
-    expect(identityIdOfToken(response.body.data.token)).toBe(response.body.data.identity.id);
+    // A random UUID, then the session's identity id and its authenticator's (base64url): the request reads session,
+    // identity and authenticator together.
+    expect(response.body.data.token).toMatch(/^[0-9a-f-]{36}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    expect(idsOfToken(response.body.data.token)).toEqual({
+      identityId: response.body.data.identity.id,
+      authenticatorId: response.body.data.authenticatorId,
+    });
     expect(response.body.data.identity.name).toBe('Default Admin');
     expect(response.body.data.configTypes).toEqual(['host.v1']);
     expect(response.body.data.expirationSeconds).toBe(300);

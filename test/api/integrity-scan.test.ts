@@ -298,6 +298,7 @@ describe('the integrity scan', () => {
     const { session, ops } = createApiSessionOps(deps, {
       identityId,
       authenticatorId: 'ttl',
+      endsWithAuthenticator: false,
       ipAddress: '127.0.0.1',
       configTypes: [],
       totpPending: false,
@@ -401,6 +402,7 @@ describe('the integrity scan', () => {
     const { ops, session } = createApiSessionOps(deps, {
       identityId: identity,
       authenticatorId: 'none',
+      endsWithAuthenticator: false,
       ipAddress: '127.0.0.1',
       configTypes: [],
       totpPending: false,

@@ -131,7 +131,7 @@ describe('certificate login', () => {
 });
 
 describe('an authenticated request', () => {
-  it('reads session and identity in one batch, and writes nothing within a minute of the last touch', async () => {
+  it('reads session, identity and authenticator in one batch, and writes nothing within a minute of the last touch', async () => {
     const token = (await passwordLogin()).body.data.token as string;
     let status = 0;
     const trips = await measure(async () => {

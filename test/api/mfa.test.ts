@@ -105,6 +105,19 @@ describe('TOTP enrollment', () => {
     expect(identity.body.data.isMfaEnabled).toBe(true);
   });
 
+  it('completes the MFA of the session that verified the enrollment, as a login with a code would', async () => {
+    const user = await userLogin();
+    const before = await as(user.token, 'GET', '/current-api-session');
+    expect(before.body.data).toMatchObject({ isMfaRequired: false, isMfaComplete: false });
+
+    await enrolled(user.token);
+    const after = await as(user.token, 'GET', '/current-api-session');
+    expect(after.status, after.text).toBe(200);
+    expect(after.body.data).toMatchObject({ isMfaRequired: true, isMfaComplete: true, authQueries: [] });
+    const listed = await call('GET', `/api-sessions/${after.body.data.id}`);
+    expect(listed.body.data).toMatchObject({ isMfaRequired: true, isMfaComplete: true });
+  });
+
   it('stores the seed and recovery codes only sealed', async () => {
     const user = await userLogin();
     const { secret, recoveryCodes } = await enrolled(user.token);

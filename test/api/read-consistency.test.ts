@@ -134,8 +134,16 @@ describe('strongly consistent reads, where a read must see the write before it',
   it("an API session: the caller's session and identity on every request, and a session read by its id", async () => {
     const mine = (await call('GET', '/current-api-session')).body.data.id as string;
     const sent = await sentDuring(() => call('GET', `/api-sessions/${mine}`));
-    // The caller's token carries its identity: one batch of the identity and the session.
-    strong(readsOf(sent, /^identities#/, 'BatchGetItemCommand'));
+    // The caller's token carries its identity and its authenticator: one batch of the identity, the authenticator (the
+    // session ends with it) and the session.
+    const batches = readsOf(sent, /^identities#/, 'BatchGetItemCommand');
+    strong(batches);
+    const batchKeys = batches.flatMap((batch) =>
+      Object.values(batch.input.RequestItems as Record<string, { Keys: { PK: string }[] }>).flatMap((request) =>
+        request.Keys.map((key) => key.PK),
+      ),
+    );
+    expect(batchKeys).toEqual(expect.arrayContaining([expect.stringMatching(/^authenticators#/)]));
     strong(readsOf(sent, /^api-sessions#/, 'GetItemCommand'));
     strong(readsOf(sent, /^APISESSION#/, 'GetItemCommand'));
   });

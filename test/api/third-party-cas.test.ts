@@ -249,12 +249,16 @@ describe('ottca enrollment', () => {
     const pending = await identityWithOttCa('deleted-pending', caId);
     const device = await issue(ca, 'deleted-device');
     await controller().call('POST', `${C}/enroll/ottca`, { body: { token: enrolled.token }, cert: device });
-    expect((await certLogin(device)).status).toBe(200);
+    const login = await certLogin(device);
+    expect(login.status).toBe(200);
+    const session = login.body.data.token as string;
 
     const deleted = await call('DELETE', `/cas/${caId}`);
 
     expect(deleted.status, deleted.text).toBe(200);
     expect((await certLogin(device)).status).toBe(401);
+    // The session the certificate opened ends with its authenticator, at its next request.
+    expect((await controller().call('GET', `${C}/current-api-session`, { token: session })).status).toBe(401);
     expect((await call('GET', `/identities/${enrolled.id}`)).body.data.authenticators).toEqual({});
     expect((await call('GET', `/identities/${pending.id}`)).body.data.enrollment).toEqual({});
   });
