@@ -15,20 +15,26 @@ const SECTION = '## Your first network';
  * `ziti edge enroll` lines are left out: the CLI is not on the machines the tests run on (the walkthrough gives the
  * same enrollment by CSR, which runs here).
  */
-async function walkthrough(origin: string): Promise<{ script: string; expected: string[] }> {
+async function walkthrough(origin: string): Promise<{ script: string; setUp: string; expected: string[] }> {
   const readme = await readFile(README, 'utf8');
   const start = readme.indexOf(SECTION);
   const section = readme.slice(start, readme.indexOf('\n## ', start + SECTION.length));
-  const lines = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((block) => block[1]!.split('\n'));
-  const script = lines
-    .filter((line) => !line.startsWith('ziti '))
-    .join('\n')
-    .replaceAll('https://localhost:1280', origin)
-    .replaceAll('<password>', ADMIN_PASSWORD);
+  const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((block) =>
+    block[1]!
+      .split('\n')
+      .filter((line) => !line.startsWith('ziti '))
+      .join('\n')
+      .replaceAll('https://localhost:1280', origin)
+      .replaceAll('<password>', ADMIN_PASSWORD),
+  );
   // What the README says the checks print: `# [ … ]`, after a command or on a line of its own.
-  const expected = lines.flatMap((line) => [...line.matchAll(/# (\[.*\])\s*$/g)].map((match) => match[1]!));
-  return { script, expected };
+  const expected = blocks.flatMap((block) => [...block.matchAll(/# (\[.*\])\s*$/gm)].map((match) => match[1]!));
+  // The first block: the management URL, `field`, the admin's session and `api`.
+  return { script: blocks.join('\n'), setUp: blocks[0]!, expected };
 }
+
+/** `node` in the walkthrough is whichever Node the reader has; here, the one running the tests. */
+const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` };
 
 describe('the README first-network walkthrough', () => {
   const controller = useTestController();
@@ -43,8 +49,6 @@ describe('the README first-network walkthrough', () => {
 
   it('runs as written in sh and prints what the README says it prints', { timeout: 180_000 }, async () => {
     const { script, expected } = await walkthrough(controller().origin);
-    // `node` in the walkthrough is whichever Node the reader has; here, the one running the tests.
-    const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` };
 
     const { stdout } = await promisify(execFile)('sh', ['-e', '-c', script], { cwd: workDir, env });
 
@@ -59,5 +63,20 @@ describe('the README first-network walkthrough', () => {
       const claims = JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString());
       expect(claims).toMatchObject({ em: 'ott', iss: controller().origin });
     }
+  });
+
+  it("prints an error's cause: a name created twice is refused as a duplicate value", async () => {
+    const { setUp } = await walkthrough(controller().origin);
+    const create = `api -X POST "$MGMT/identities" -d '{"name":"twice","type":"Default","isAdmin":false}' | field data.id`;
+
+    const twice = promisify(execFile)('sh', ['-e', '-c', [setUp, create, create].join('\n')], { cwd: workDir, env });
+
+    await expect(twice).rejects.toMatchObject({
+      stdout: expect.stringMatching(/^\S+\n$/),
+      stderr: expect.stringContaining(
+        'COULD_NOT_VALIDATE The request is invalid; see cause for the field at fault. ' +
+          'cause: {"field":"name","reason":"duplicate value \'twice\'',
+      ),
+    });
   });
 });

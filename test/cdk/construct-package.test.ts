@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -16,9 +16,11 @@ const PACKAGE = 'ziti-serverless-controller';
 const work = mkdtempSync(join(tmpdir(), 'construct-package-'));
 const app = join(work, 'app');
 const installed = join(app, 'node_modules', PACKAGE);
+const EXAMPLE_SOURCE = join(REPO_ROOT, 'examples', 'cdk-app');
+const example = join(work, 'example');
 
-function run(command: string, args: readonly string[], cwd: string): string {
-  return execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+function run(command: string, args: readonly string[], cwd: string, env = process.env): string {
+  return execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env });
 }
 
 /** Every file under a directory, relative to it. */
@@ -91,6 +93,12 @@ beforeAll(() => {
       files: ['app.ts'],
     }),
   );
+  // The example as a reader has it after `npm install`: its files, and the package and the CDK libraries installed.
+  cpSync(EXAMPLE_SOURCE, example, {
+    recursive: true,
+    filter: (source) => !/[/\\](node_modules|cdk\.out)$/.test(source),
+  });
+  symlinkSync(join(app, 'node_modules'), join(example, 'node_modules'));
 }, 600_000);
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -176,6 +184,79 @@ describe('the construct package', () => {
   it('types its props for a TypeScript app', { timeout: 300_000 }, () => {
     expect(() =>
       run(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], app),
+    ).not.toThrow();
+  });
+});
+
+describe('the example CDK app (examples/cdk-app)', () => {
+  const manifest = JSON.parse(readFileSync(join(EXAMPLE_SOURCE, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+
+  it('depends on the package by the name its build gives, and on the CDK libraries this repository uses', () => {
+    const built = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { name: string };
+    const root = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+      devDependencies: Record<string, string>;
+    };
+    expect(manifest.dependencies).toEqual({
+      [built.name]: 'file:../../dist/package',
+      'aws-cdk-lib': root.devDependencies['aws-cdk-lib'],
+      constructs: root.devDependencies.constructs,
+    });
+  });
+
+  it('synthesises with `cdk synth`, its stack holding the controller', { timeout: 300_000 }, () => {
+    const outdir = join(work, 'example.out');
+    // The CLI runs cdk.json's `node bin/app.ts` with the Node running the tests (it strips the types).
+    const env = {
+      ...process.env,
+      PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`,
+      CDK_DISABLE_VERSION_CHECK: '1',
+      CDK_DISABLE_CLI_TELEMETRY: 'true',
+    };
+    const cdk = join(REPO_ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk');
+    run(
+      process.execPath,
+      [
+        cdk,
+        'synth',
+        '--quiet',
+        '--no-notices',
+        '-c',
+        'environment=staging',
+        '-c',
+        'alarmEmail=ops@example.com',
+        '-o',
+        outdir,
+      ],
+      example,
+      env,
+    );
+
+    const template = JSON.parse(readFileSync(join(outdir, 'Ziti-staging.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+    };
+    const resources = Object.values(template.Resources);
+    expect(resources.filter((r) => r.Type === 'AWS::ApiGateway::RestApi')).toHaveLength(1);
+    expect(resources.filter((r) => r.Type === 'AWS::SNS::Subscription')).toEqual([
+      expect.objectContaining({ Properties: expect.objectContaining({ Endpoint: 'ops@example.com' }) }),
+    ]);
+    const table = resources.find((r) => r.Type === 'AWS::DynamoDB::Table')!;
+    expect(table.Properties.Tags).toEqual(
+      expect.arrayContaining([
+        { Key: 'ziti:environment', Value: 'staging' },
+        { Key: 'team', Value: 'network' },
+      ]),
+    );
+  });
+
+  it('type-checks with its own tsconfig.json', { timeout: 300_000 }, () => {
+    expect(() =>
+      run(
+        process.execPath,
+        [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'],
+        example,
+      ),
     ).not.toThrow();
   });
 });
