@@ -46,8 +46,8 @@ export async function countAttempt(
   if (limit.limit <= 0) return { hits: 0, slot: undefined };
   const window = windowOf(deps, limit.windowSeconds);
   const slot: WindowSlot = { scope, key, start: window.start, expiresAtEpoch: window.ttl };
-  const { counted, hits } = await countInWindow(deps.store, slot, limit.limit);
-  if (counted) return { hits, slot };
+  const hits = await countInWindow(deps.store, slot, limit.limit);
+  if (hits !== undefined) return { hits, slot };
   throw new WindowFull(Math.max(1, Math.ceil((window.end - window.nowMs) / 1000)));
 }
 

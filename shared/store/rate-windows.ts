@@ -23,14 +23,10 @@ function windowKey(slot: WindowSlot) {
 }
 
 /**
- * Counts one attempt in the window with one conditional UpdateItem: counted (and the window's attempts with it) while
- * the window holds fewer than `limit`, else not counted.
+ * Counts one attempt in the window with one conditional UpdateItem while the window holds fewer than `limit`: the
+ * window's attempts with this one, or undefined (not counted) when it is full.
  */
-export async function countInWindow(
-  store: Store,
-  slot: WindowSlot,
-  limit: number,
-): Promise<{ readonly counted: boolean; readonly hits: number }> {
+export async function countInWindow(store: Store, slot: WindowSlot, limit: number): Promise<number | undefined> {
   try {
     const { Attributes } = await store.db.send(
       new UpdateCommand({
@@ -42,10 +38,10 @@ export async function countInWindow(
         ReturnValues: 'UPDATED_NEW',
       }),
     );
-    return { counted: true, hits: Number(Attributes?.hits ?? 1) };
+    return Number(Attributes?.hits ?? 1);
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
-    return { counted: false, hits: limit };
+    return undefined;
   }
 }
 

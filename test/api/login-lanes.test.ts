@@ -13,6 +13,7 @@ import { ADMIN_PASSWORD, ADMIN_USERNAME } from '../support/test-controller.ts';
  */
 const LIMITS = { ...loadConfig({}).loginRateLimit, perUsername: 20 };
 const WINDOW_MS = LIMITS.windowSeconds * 1000;
+const DAY_MS = 86_400_000;
 const ATTACKERS = 12;
 const { controller, userUnder, createPolicy } = useAdminController({ loginRateLimit: LIMITS });
 
@@ -70,7 +71,7 @@ describe('logins that nobody can lock for someone else', () => {
     await flood(ADMIN_USERNAME, addressesOf(8, ATTACKERS));
     const newAddress = await login(ADMIN_USERNAME, ADMIN_PASSWORD, '127.0.9.1');
     expect(newAddress.status, newAddress.text).toBe(200);
-  }, 60_000);
+  }, 120_000);
 
   it('lets one of ten simultaneous wrong tries from a fresh address through the second lane, not all ten', async () => {
     const victim = await userUnder(await createPolicy(authPolicyBody('lanes-victim')), 'lanes-victim');
@@ -83,4 +84,23 @@ describe('logins that nobody can lock for someone else', () => {
     );
     expect(burst.map((response) => response.status).sort()).toEqual([401, ...Array(9).fill(429)]);
   });
+
+  it('remembers an address for 30 days after its last login, and a login within them renews that', async () => {
+    const owner = await userUnder(await createPolicy(authPolicyBody('lanes-owner')), 'lanes-owner');
+    const home = '127.0.12.1';
+    expect((await login(owner.username, owner.password, home)).status).toBe(200);
+
+    /** From `home` while the username's budget is spent: a mistyped try (so the next is not its first), then right. */
+    const homeDuringFlood = async (days: number) => {
+      controller().advanceClock(days * DAY_MS);
+      freshWindow();
+      await flood(owner.username, addressesOf(13, 2));
+      expect((await login(owner.username, 'mistyped-password', home)).status).toBe(401);
+      return (await login(owner.username, owner.password, home)).status;
+    };
+    expect(await homeDuringFlood(29)).toBe(200);
+    // 58 days after the first login, 29 after the last.
+    expect(await homeDuringFlood(29)).toBe(200);
+    expect(await homeDuringFlood(31)).toBe(429);
+  }, 120_000);
 });
