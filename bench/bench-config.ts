@@ -20,6 +20,10 @@ export function benchConfig(tableName: string, dynamoDbEndpoint: string): Contro
       perSourceAndUsername: BENCH_LOGIN_LIMIT,
       windowSeconds: defaults.loginRateLimit.windowSeconds,
     },
-    mfaRateLimit: { ...defaults.mfaRateLimit, perIdentity: BENCH_LOGIN_LIMIT },
+    mfaRateLimit: {
+      ...defaults.mfaRateLimit,
+      perIdentity: BENCH_LOGIN_LIMIT,
+      perSourceAndIdentity: BENCH_LOGIN_LIMIT,
+    },
   };
 }

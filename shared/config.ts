@@ -36,9 +36,12 @@ export interface LoginRateLimitConfig {
   readonly windowSeconds: number;
 }
 
-/** MFA code attempts per identity (`shared/rate-limit/login-limits.ts`). */
+/** MFA code attempts per fixed window (`shared/rate-limit/login-limits.ts`). */
 export interface MfaRateLimitConfig {
+  /** The identity's ceiling across all addresses. */
   readonly perIdentity: number;
+  /** One address's attempts on one identity. */
+  readonly perSourceAndIdentity: number;
   readonly windowSeconds: number;
 }
 
@@ -253,6 +256,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     metricsNamespace: env.POWERTOOLS_METRICS_NAMESPACE || undefined,
     mfaRateLimit: {
       perIdentity: positiveInteger('MFA_RATE_LIMIT_PER_IDENTITY', env.MFA_RATE_LIMIT_PER_IDENTITY, 10, 0),
+      perSourceAndIdentity: positiveInteger(
+        'MFA_RATE_LIMIT_PER_SOURCE_AND_IDENTITY',
+        env.MFA_RATE_LIMIT_PER_SOURCE_AND_IDENTITY,
+        5,
+        0,
+      ),
       windowSeconds: positiveInteger('MFA_RATE_LIMIT_WINDOW_SECONDS', env.MFA_RATE_LIMIT_WINDOW_SECONDS, 600, 1),
     },
     jwks: {

@@ -11,7 +11,7 @@ import { type Operation, type OperationRequest, queryValue } from '#shared/http/
 import { parseWith } from '#shared/http/validate.ts';
 import { totpAuthQuery } from '#shared/mfa/auth-queries.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import { limitLoginAttempt, recordLoginFailure } from '#shared/rate-limit/login-limits.ts';
+import { limitLoginAttempt, limitPasswordAttempt } from '#shared/rate-limit/login-limits.ts';
 import { type Guard, partialUpdateOps } from '#shared/store/partial-update.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { currentApiSessionView } from '#shared/views/api-session-view.ts';
@@ -67,21 +67,23 @@ function identityCommitOps(deps: Deps, identity: Identity, body: AuthenticateBod
 }
 
 /**
- * A password login: its throttle counters and the username's marker in one wave (the marker names the authenticator
- * and its identity, read together next; no hash is paid for before the counters allowed the attempt). A wrong password
- * marks its source address as failing for the username (`login-limits.ts`).
+ * A password login: its throttle counters, whether its address is remembered for the username and the username's
+ * marker in one wave (the marker names the authenticator and its identity, read together next; no hash is paid for
+ * before the counters allowed the attempt). A right password remembers the address for the username
+ * (`login-limits.ts`) in the session's own transaction.
  */
-async function passwordLogin(deps: Deps, sourceIp: string, body: AuthenticateBody, username: string) {
-  const [, marker] = await Promise.all([
-    limitLoginAttempt(deps, sourceIp, username),
+async function passwordLogin(
+  deps: Deps,
+  sourceIp: string,
+  body: AuthenticateBody,
+  username: string,
+): Promise<LoginSubject> {
+  const [address, marker] = await Promise.all([
+    limitPasswordAttempt(deps, sourceIp, username),
     deps.store.findMarker(authenticators, 'username', username),
   ]);
-  try {
-    return await authenticateWithPassword(deps, body, marker);
-  } catch (error) {
-    if (error instanceof ApiError && error.code === 'INVALID_AUTH') await recordLoginFailure(deps, sourceIp, username);
-    throw error;
-  }
+  const subject = await authenticateWithPassword(deps, body, marker);
+  return { ...subject, commitOps: [...(subject.commitOps ?? []), ...address.rememberOps()] };
 }
 
 /** Canonical JSON (keys sorted) of what an SDK reported, to tell a change from the same report again. */

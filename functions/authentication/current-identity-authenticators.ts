@@ -12,7 +12,7 @@ import { parseWith } from '#shared/http/validate.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { pageInMemory } from '#shared/list/page-in-memory.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import { limitLoginAttempt, recordLoginFailure } from '#shared/rate-limit/login-limits.ts';
+import { limitPasswordAttempt } from '#shared/rate-limit/login-limits.ts';
 import { passwordField } from '#shared/schemas/credential-fields.ts';
 import { listChildren } from '#shared/store/children.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
@@ -49,13 +49,10 @@ async function requireCurrentPassword(
   currentPassword: string,
 ): Promise<void> {
   // Throttled like a login of that username, so a borrowed session guesses no faster than a login could.
-  await limitLoginAttempt(deps, request.sourceIp, authenticator.username ?? authenticator.id);
+  await limitPasswordAttempt(deps, request.sourceIp, authenticator.username ?? authenticator.id);
   if (authenticator.passwordHash && (await verifyPassword(currentPassword, authenticator.passwordHash))) return;
   const policy = (await deps.store.get(authPolicies, identity.authPolicyId))?.doc;
-  await Promise.all([
-    recordFailedPassword(deps, passwordCounter(authenticator.id), identity, policy),
-    recordLoginFailure(deps, request.sourceIp, authenticator.username ?? authenticator.id),
-  ]);
+  await recordFailedPassword(deps, passwordCounter(authenticator.id), identity, policy);
   throw new ApiError('INVALID_AUTH', {
     message: 'The current password is not correct.',
     cause: { field: 'currentPassword', reason: 'the current password is not correct', value: '[hidden]' },

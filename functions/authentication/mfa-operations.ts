@@ -49,21 +49,31 @@ async function refuseCode(deps: Deps, caller: Caller): Promise<never> {
 }
 
 /**
- * The enrollment after `code` is used up (its miss count reset), or the refusal (counted towards the lockout) when it
- * is no good. Every attempt is throttled per identity and source before the code is looked at.
+ * Commits what a good `code` unlocks (`commit`, given the enrollment with the code used up and its miss count reset),
+ * or refuses it (counted towards the lockout) when it is no good. Every attempt is throttled per source and identity
+ * before the code is looked at; a good one is given back to the throttle beside its commit, so the owner's own codes
+ * never spend the budget that bounds guessing.
  */
-async function usedCode(
+async function withGoodCode<T>(
   deps: Deps,
   request: OperationRequest,
   stored: Stored<Mfa>,
   code: string | undefined,
   kinds: CodeKinds,
-): Promise<UsedCode> {
+  commit: (used: UsedCode) => Promise<T>,
+): Promise<T> {
   const caller = callerOf(request);
-  await limitMfaAttempt(deps, request.sourceIp, caller.identity.id);
+  const attempt = await limitMfaAttempt(deps, request.sourceIp, caller.identity.id);
   const used = code ? await useCode(deps, stored, code, kinds) : undefined;
   if (!used) return refuseCode(deps, caller);
-  return used.doc.failedAttempts ? { ...used, doc: { ...used.doc, failedAttempts: 0 } } : used;
+  const reset = used.doc.failedAttempts ? { ...used, doc: { ...used.doc, failedAttempts: 0 } } : used;
+  const [committed, givenBack] = await Promise.allSettled([commit(reset), attempt.passed()]);
+  if (committed.status === 'rejected') throw committed.reason;
+  // A give-back that failed leaves the attempt counted: the throttle errs towards refusing, the code stays accepted.
+  if (givenBack.status === 'rejected') {
+    request.logger.warn('an accepted MFA code stays counted', { error: String(givenBack.reason) });
+  }
+  return committed.value;
 }
 
 /** The code of a request: its `mfa-validation-code` header, else a body `{code}`. */
@@ -150,8 +160,9 @@ export const verifyMfa: Operation = documented(
     await withOptimisticRetry(async () => {
       const stored = await enrollmentOf(deps, caller.identity.id);
       if (!stored || stored.doc.isVerified) throw notFound('MFA', caller.identity.id);
-      const used = await usedCode(deps, request, stored, code, 'totp');
-      await passOnSession(deps, caller, stored, { ...used.doc, isVerified: true });
+      await withGoodCode(deps, request, stored, code, 'totp', (used) =>
+        passOnSession(deps, caller, stored, { ...used.doc, isVerified: true }),
+      );
     });
     return empty();
   },
@@ -171,8 +182,9 @@ export const authenticateMfa: Operation = documented(
     const { code } = parseWith(codeSchema, request.body);
     await withOptimisticRetry(async () => {
       const stored = await verifiedEnrollment(deps, caller.identity.id, new ApiError('MFA_NOT_ENROLLED'));
-      const used = await usedCode(deps, request, stored, code, 'totp-or-recovery');
-      await passOnSession(deps, caller, stored, used.doc);
+      await withGoodCode(deps, request, stored, code, 'totp-or-recovery', (used) =>
+        passOnSession(deps, caller, stored, used.doc),
+      );
     });
     request.logger.info('api session passed mfa', { apiSessionId: caller.session.id });
     return empty();
@@ -186,8 +198,9 @@ export const deleteMfa: Operation = async (request, deps) => {
   await withOptimisticRetry(async () => {
     const stored = await enrollmentOf(deps, caller.identity.id);
     if (!stored) throw notFound('MFA', caller.identity.id);
-    if (stored.doc.isVerified) await usedCode(deps, request, stored, validationCodeOf(request), 'totp-or-recovery');
-    await deps.store.transact(deps.store.deleteOps(mfas, stored.doc, stored.version));
+    const remove = () => deps.store.transact(deps.store.deleteOps(mfas, stored.doc, stored.version));
+    if (!stored.doc.isVerified) return remove();
+    return withGoodCode(deps, request, stored, validationCodeOf(request), 'totp-or-recovery', remove);
   });
   return empty();
 };
@@ -197,9 +210,10 @@ export const detailMfaRecoveryCodes: Operation = async (request, deps) => {
   const caller = callerOf(request);
   const used = await withOptimisticRetry(async () => {
     const stored = await verifiedEnrollment(deps, caller.identity.id, notFound('MFA', caller.identity.id));
-    const next = await usedCode(deps, request, stored, validationCodeOf(request), 'totp');
-    await deps.store.transact(deps.store.replaceOps(mfas, stored, next.doc));
-    return next;
+    return withGoodCode(deps, request, stored, validationCodeOf(request), 'totp', async (next) => {
+      await deps.store.transact(deps.store.replaceOps(mfas, stored, next.doc));
+      return next;
+    });
   });
   return ok({ ...entityFields(used.doc), recoveryCodes: used.secrets.recoveryCodes });
 };
@@ -211,10 +225,11 @@ export const createMfaRecoveryCodes: Operation = documented(
     const { code } = parseWith(codeSchema, request.body);
     await withOptimisticRetry(async () => {
       const stored = await verifiedEnrollment(deps, caller.identity.id, notFound('MFA', caller.identity.id));
-      const used = await usedCode(deps, request, stored, code, 'totp-or-recovery');
-      const renewed = { seed: used.secrets.seed, recoveryCodes: newRecoveryCodes() };
-      const sealed = await sealSecrets(deps, caller.identity.id, renewed);
-      await deps.store.transact(deps.store.replaceOps(mfas, stored, { ...used.doc, sealed }));
+      await withGoodCode(deps, request, stored, code, 'totp-or-recovery', async (used) => {
+        const renewed = { seed: used.secrets.seed, recoveryCodes: newRecoveryCodes() };
+        const sealed = await sealSecrets(deps, caller.identity.id, renewed);
+        await deps.store.transact(deps.store.replaceOps(mfas, stored, { ...used.doc, sealed }));
+      });
     });
     return empty();
   },
@@ -231,8 +246,7 @@ export const createTotpToken: Operation = documented(
     const { code } = parseWith(codeSchema, request.body);
     await withOptimisticRetry(async () => {
       const stored = await verifiedEnrollment(deps, caller.identity.id, new ApiError('MFA_NOT_ENROLLED'));
-      const used = await usedCode(deps, request, stored, code, 'totp');
-      await passOnSession(deps, caller, stored, used.doc);
+      await withGoodCode(deps, request, stored, code, 'totp', (used) => passOnSession(deps, caller, stored, used.doc));
     });
     return ok({ token: crypto.randomUUID(), issuedAt: deps.now().toISOString() });
   },

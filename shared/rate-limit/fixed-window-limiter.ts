@@ -1,6 +1,6 @@
 import { ApiError } from '../errors/api-error.ts';
 import type { Deps } from '../ports/deps.ts';
-import { addFailureInWindow, countInWindow, type WindowSlot, type WindowTally } from '../store/rate-windows.ts';
+import { countInWindow, giveBackInWindow, type WindowSlot } from '../store/rate-windows.ts';
 
 /** How many attempts one key may make per window; 0 turns the limit off. */
 export interface WindowLimit {
@@ -8,18 +8,19 @@ export interface WindowLimit {
   readonly windowSeconds: number;
 }
 
-/** What a window's counter held after an attempt was counted: its attempts and the failures recorded in it. */
-export type WindowCount = WindowTally;
+/** An attempt counted in a window: the window's attempts with it, and where it was counted (none: limit off). */
+export interface CountedAttempt {
+  readonly hits: number;
+  readonly slot: WindowSlot | undefined;
+}
 
-/** A full window: the attempt was refused with 429 and `Retry-After`; `count` is what the window held. */
+/** A full window: the attempt was refused with 429 and `Retry-After`. */
 export class WindowFull extends ApiError {
-  readonly count: WindowCount;
-  constructor(retryAfterSeconds: number, count: WindowCount) {
+  constructor(retryAfterSeconds: number) {
     super('SERVER_TOO_MANY_REQUESTS', {
       message: 'Too many attempts; try again later.',
       headers: { 'retry-after': String(retryAfterSeconds) },
     });
-    this.count = count;
   }
 }
 
@@ -36,21 +37,24 @@ function windowOf(deps: Deps, windowSeconds: number) {
  * `SERVER_TOO_MANY_REQUESTS`, the reference's code for its auth limiter, and `Retry-After`: seconds to the window's
  * end). Items expire through the table's TTL attribute a window after theirs ends.
  */
-export async function countAttempt(deps: Deps, scope: string, key: string, limit: WindowLimit): Promise<WindowCount> {
-  if (limit.limit <= 0) return { hits: 0, failures: 0 };
+export async function countAttempt(
+  deps: Deps,
+  scope: string,
+  key: string,
+  limit: WindowLimit,
+): Promise<CountedAttempt> {
+  if (limit.limit <= 0) return { hits: 0, slot: undefined };
   const window = windowOf(deps, limit.windowSeconds);
-  const { counted, tally } = await countInWindow(deps.store, slotOf(scope, key, window), limit.limit);
-  if (counted) return tally;
-  const retryAfter = Math.max(1, Math.ceil((window.end - window.nowMs) / 1000));
-  throw new WindowFull(retryAfter, tally);
+  const slot: WindowSlot = { scope, key, start: window.start, expiresAtEpoch: window.ttl };
+  const hits = await countInWindow(deps.store, slot, limit.limit);
+  if (hits !== undefined) return { hits, slot };
+  throw new WindowFull(Math.max(1, Math.ceil((window.end - window.nowMs) / 1000)));
 }
 
-/** Records a failed attempt of `key` in the current window (beside its attempts), for the next attempt to see. */
-export async function recordFailure(deps: Deps, scope: string, key: string, limit: WindowLimit): Promise<void> {
-  if (limit.limit <= 0) return;
-  await addFailureInWindow(deps.store, slotOf(scope, key, windowOf(deps, limit.windowSeconds)));
-}
-
-function slotOf(scope: string, key: string, window: ReturnType<typeof windowOf>): WindowSlot {
-  return { scope, key, start: window.start, expiresAtEpoch: window.ttl };
+/**
+ * Gives a counted attempt back to the window it was counted in (one UpdateItem): an attempt that should not have
+ * spent the budget after all, such as a right code or one refused by another limit.
+ */
+export async function giveBack(deps: Deps, attempt: CountedAttempt): Promise<void> {
+  if (attempt.slot) await giveBackInWindow(deps.store, attempt.slot);
 }

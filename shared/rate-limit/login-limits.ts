@@ -1,19 +1,23 @@
 import type { Deps } from '../ports/deps.ts';
-import { countAttempt, recordFailure, WindowFull, type WindowLimit } from './fixed-window-limiter.ts';
+import { countAttempt, giveBack, WindowFull, type WindowLimit } from './fixed-window-limiter.ts';
+import { type AddressRecall, NO_RECALL, recallAddress } from './remembered-addresses.ts';
 
 /**
  * Login throttling, shaped so that nobody can lock a user out by guessing wrong for them:
  *
- * - per source address (`perIp`): every login and enrollment attempt of one address;
+ * - per source address (`perIp`): every login, enrollment and MFA code attempt of one address;
  * - per source address and username (`perSourceAndUsername`): one address guessing one user's password is slowed to
  *   this many tries a window, and only that address is;
  * - per username (`perUsername`): a budget across all addresses, against a guesser with many addresses. When it is
- *   spent, an address that has failed for the username this window is refused, while an address with no failure
- *   goes on through a second lane of the same size: the right password from anywhere else is slowed (at worst to
- *   the next window, when attackers with many fresh addresses fill that lane too), never blocked for good, and an
- *   admin logging in from their own machine during an attack gets in.
+ *   spent, a remembered address of the username (one that logged in as it lately, `remembered-addresses.ts`) goes on
+ *   regardless, so attempts from elsewhere never refuse the owner at a machine they logged in from; an address's
+ *   first attempt on the username this window goes on through a second lane of the same size, so a new address gets
+ *   in too unless more fresh addresses than that lane holds came first (then it waits for the next window: slowed,
+ *   never locked); any other attempt is refused. "First" is the (address, username) counter's atomic count, taken
+ *   before any password is checked: of simultaneous tries from one address, one at most is its first.
  *
- * All counters of an attempt are counted in one parallel wave, before any hash or signature is paid for.
+ * All counters of an attempt are counted in one parallel wave, with the remembered-address read, before any hash or
+ * signature is paid for.
  */
 function limitsOf(deps: Deps) {
   const { perIp, perUsername, perSourceAndUsername, windowSeconds } = deps.config.loginRateLimit;
@@ -21,44 +25,84 @@ function limitsOf(deps: Deps) {
   return { ip: window(perIp), sourceAndUser: window(perSourceAndUsername), user: window(perUsername) };
 }
 
-const sourceAndUserKey = (sourceIp: string, username: string) => `${sourceIp}\n${username}`;
+const pairKey = (sourceIp: string, subject: string) => `${sourceIp}\n${subject}`;
 
-/** Counts a login or enrollment attempt (see above); 429 `SERVER_TOO_MANY_REQUESTS` with `Retry-After` when refused. */
-export async function limitLoginAttempt(deps: Deps, sourceIp: string, username?: string): Promise<void> {
-  const limits = limitsOf(deps);
-  if (username === undefined || username === '') {
-    await countAttempt(deps, 'login-ip', sourceIp, limits.ip);
-    return;
-  }
-  const [ip, sourceAndUser, user] = await Promise.allSettled([
-    countAttempt(deps, 'login-ip', sourceIp, limits.ip),
-    countAttempt(deps, 'login-ip-user', sourceAndUserKey(sourceIp, username), limits.sourceAndUser),
-    countAttempt(deps, 'login-user', username, limits.user),
-  ]);
-  if (ip.status === 'rejected') throw ip.reason;
-  if (sourceAndUser.status === 'rejected') throw sourceAndUser.reason;
-  if (user.status === 'fulfilled') return;
-  if (!(user.reason instanceof WindowFull) || sourceAndUser.value.failures > 0) throw user.reason;
-  // The username's budget is spent, but not by this address: the second lane.
-  await countAttempt(deps, 'login-user-clean', username, limits.user);
-}
-
-/** Marks the address as having failed for the username this window (a wrong password). */
-export async function recordLoginFailure(deps: Deps, sourceIp: string, username: string): Promise<void> {
-  await recordFailure(deps, 'login-ip-user', sourceAndUserKey(sourceIp, username), limitsOf(deps).sourceAndUser);
+/** Counts an attempt that names nobody (enrollment, certificate, ext-jwt) against its source address alone. */
+export async function limitLoginAttempt(deps: Deps, sourceIp: string): Promise<void> {
+  await countAttempt(deps, 'login-ip', sourceIp, limitsOf(deps).ip);
 }
 
 /**
- * Counts an MFA code attempt against its source address (the login budget: codes are credentials too) and its
- * identity, in one wave, before the code is checked. A TOTP code is one of a million and about three are valid at a
- * time, so the identity's window (10 codes per 10 minutes by default) is what keeps guessing impractical whatever the
- * number of partial sessions or addresses: about a year of steady guessing for even odds. Only someone who already
- * passed the first factor can spend it.
+ * Counts a password attempt on `username` (see above); 429 `SERVER_TOO_MANY_REQUESTS` with `Retry-After` when refused.
+ * Answers what is known of the address for the username, whose `rememberOps` a successful login commits.
  */
-export async function limitMfaAttempt(deps: Deps, sourceIp: string, identityId: string): Promise<void> {
-  const { perIdentity, windowSeconds } = deps.config.mfaRateLimit;
-  await Promise.all([
-    countAttempt(deps, 'login-ip', sourceIp, limitsOf(deps).ip),
-    countAttempt(deps, 'mfa-identity', identityId, { limit: perIdentity, windowSeconds }),
+export async function limitPasswordAttempt(deps: Deps, sourceIp: string, username: string): Promise<AddressRecall> {
+  const limits = limitsOf(deps);
+  const [ip, sourceAndUser, user, recall] = await Promise.allSettled([
+    countAttempt(deps, 'login-ip', sourceIp, limits.ip),
+    countAttempt(deps, 'login-ip-user', pairKey(sourceIp, username), limits.sourceAndUser),
+    countAttempt(deps, 'login-user', username, limits.user),
+    // Only a username-wide limit has a lane to let a remembered address into.
+    limits.user.limit > 0 ? recallAddress(deps, { scope: 'login', subject: username, address: sourceIp }) : NO_RECALL,
   ]);
+  if (ip.status === 'rejected') throw ip.reason;
+  if (sourceAndUser.status === 'rejected') throw sourceAndUser.reason;
+  if (recall.status === 'rejected') throw recall.reason;
+  if (user.status === 'fulfilled' || recall.value.remembered) return recall.value;
+  if (!(user.reason instanceof WindowFull) || sourceAndUser.value.hits > 1) throw user.reason;
+  // The username's budget is spent, and this is the address's first try on it this window: the second lane.
+  await countAttempt(deps, 'login-user-clean', username, limits.user);
+  return recall.value;
+}
+
+/** An MFA code attempt that the throttle let through: `passed` once the code proved right. */
+export interface MfaAttempt {
+  /** Gives the attempt back to the identity's windows and remembers the address (writes beside the code's commit). */
+  readonly passed: () => Promise<void>;
+}
+
+/**
+ * Counts an MFA code attempt, in one wave and before the code is checked, against its source address (the login
+ * budget: codes are credentials too), the pair (address, identity) (`MFA_RATE_LIMIT_PER_SOURCE_AND_IDENTITY`) and
+ * the identity across all addresses (`MFA_RATE_LIMIT_PER_IDENTITY`, a ceiling whatever the number of partial sessions
+ * or addresses). Concurrent codes are counted before any is checked, so a burst is bounded; a right code is given
+ * back (`passed`), so only wrong codes spend either budget and the owner's own logins never do. An attempt refused by
+ * its address's limits gives back its count on the identity, so one address cannot spend more of the ceiling than
+ * its own budget. When the ceiling is spent by guessers at other addresses, an address the identity passed MFA from
+ * lately (`remembered-addresses.ts`) goes on; a new one waits for the next window.
+ */
+export async function limitMfaAttempt(deps: Deps, sourceIp: string, identityId: string): Promise<MfaAttempt> {
+  const { perIdentity, perSourceAndIdentity, windowSeconds } = deps.config.mfaRateLimit;
+  const [ip, sourceAndIdentity, identity, recall] = await Promise.allSettled([
+    countAttempt(deps, 'login-ip', sourceIp, limitsOf(deps).ip),
+    countAttempt(deps, 'mfa-ip-identity', pairKey(sourceIp, identityId), {
+      limit: perSourceAndIdentity,
+      windowSeconds,
+    }),
+    countAttempt(deps, 'mfa-identity', identityId, { limit: perIdentity, windowSeconds }),
+    perIdentity > 0 ? recallAddress(deps, { scope: 'mfa', subject: identityId, address: sourceIp }) : NO_RECALL,
+  ]);
+  const addressRefusal =
+    ip.status === 'rejected' ? ip : sourceAndIdentity.status === 'rejected' ? sourceAndIdentity : undefined;
+  if (addressRefusal) {
+    // Refused for its address's own attempts: the identity's ceiling stays for the other addresses.
+    if (identity.status === 'fulfilled') await giveBack(deps, identity.value);
+    throw addressRefusal.reason;
+  }
+  if (recall.status === 'rejected') throw recall.reason;
+  if (identity.status === 'rejected' && !(identity.reason instanceof WindowFull && recall.value.remembered)) {
+    throw identity.reason;
+  }
+  const counted = [sourceAndIdentity, identity].flatMap((outcome) =>
+    outcome.status === 'fulfilled' ? [outcome.value] : [],
+  );
+  return {
+    passed: async () => {
+      const remember = recall.value.rememberOps();
+      await Promise.all([
+        ...counted.map((attempt) => giveBack(deps, attempt)),
+        ...(remember.length > 0 ? [deps.store.transact(remember)] : []),
+      ]);
+    },
+  };
 }

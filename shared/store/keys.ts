@@ -61,6 +61,11 @@ export const keys = {
     PK: `${PREFIXES.rateWindow}${scope}#${keyDigest}`,
     SK: `W#${windowStart}`,
   }),
+  /** An address that logged in as a subject before, the pair hashed (`shared/rate-limit/remembered-addresses.ts`). */
+  rememberedAddress: (scope: string, pairDigest: string) => ({
+    PK: `${PREFIXES.rememberedAddress}${scope}#${pairDigest}`,
+    SK: 'ADDRESS',
+  }),
   /** The controller's singletons: the network CA, the server certificate and its ACM import, the default admin. */
   system: (name: SystemItem) => ({ PK: `${PREFIXES.system}${name}`, SK: 'SYSTEM' }),
   /** The integrity run's status and lock, and the last snapshot (`shared/integrity/integrity-run.ts`). */
@@ -96,6 +101,7 @@ export const PREFIXES = {
   postureData: 'POSTURE#',
   failedRequests: 'FAILED-SESSIONS#',
   rateWindow: 'RATE#',
+  rememberedAddress: 'REMEMBERED#',
   system: 'SYSTEM#',
   integrity: 'INTEGRITY#',
 } as const;

@@ -18,29 +18,15 @@ export interface WindowSlot {
   readonly expiresAtEpoch: number;
 }
 
-/** What a window's item held: its attempts and the failures recorded in it. */
-export interface WindowTally {
-  readonly hits: number;
-  readonly failures: number;
-}
-
 function windowKey(slot: WindowSlot) {
   return keys.rateWindow(slot.scope, createHash('sha256').update(slot.key).digest('base64url'), slot.start);
 }
 
-function tallyOf(item: Record<string, unknown> | undefined): WindowTally {
-  return { hits: Number(item?.hits ?? 0), failures: Number(item?.failures ?? 0) };
-}
-
 /**
- * Counts one attempt in the window with one conditional UpdateItem: counted (and the new tally) while the window
- * holds fewer than `limit`, else not counted (and the tally as it was).
+ * Counts one attempt in the window with one conditional UpdateItem while the window holds fewer than `limit`: the
+ * window's attempts with this one, or undefined (not counted) when it is full.
  */
-export async function countInWindow(
-  store: Store,
-  slot: WindowSlot,
-  limit: number,
-): Promise<{ readonly counted: boolean; readonly tally: WindowTally }> {
+export async function countInWindow(store: Store, slot: WindowSlot, limit: number): Promise<number | undefined> {
   try {
     const { Attributes } = await store.db.send(
       new UpdateCommand({
@@ -49,25 +35,32 @@ export async function countInWindow(
         UpdateExpression: 'ADD hits :one SET expiresAtEpoch = :ttl',
         ConditionExpression: 'attribute_not_exists(hits) OR hits < :limit',
         ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':ttl': slot.expiresAtEpoch },
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        ReturnValues: 'UPDATED_NEW',
       }),
     );
-    return { counted: true, tally: tallyOf(Attributes) };
+    return Number(Attributes?.hits ?? 1);
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
-    return { counted: false, tally: tallyOf((error as { Item?: Record<string, unknown> }).Item) };
+    return undefined;
   }
 }
 
-/** Records a failure in the window, beside its attempts. */
-export async function addFailureInWindow(store: Store, slot: WindowSlot): Promise<void> {
-  await store.db.send(
-    new UpdateCommand({
-      TableName: store.tableName,
-      Key: windowKey(slot),
-      UpdateExpression: 'ADD failures :one SET expiresAtEpoch = :ttl',
-      ExpressionAttributeValues: { ':one': 1, ':ttl': slot.expiresAtEpoch },
-    }),
-  );
+/**
+ * Takes one counted attempt back out of its window. Never below zero, and never an item of its own: a window that has
+ * gone (or was never counted in) is left alone.
+ */
+export async function giveBackInWindow(store: Store, slot: WindowSlot): Promise<void> {
+  try {
+    await store.db.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: windowKey(slot),
+        UpdateExpression: 'ADD hits :minusOne',
+        ConditionExpression: 'hits > :zero',
+        ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
 }

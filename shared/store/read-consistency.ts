@@ -64,6 +64,11 @@ export const READS = {
    * API session, sessions and posture data are not read this way.
    */
   clientGrants: 'eventual',
+  /**
+   * Whether an address logged in as a subject before (a throttle's lane): missing a login of the last moment only
+   * leaves that address in the ordinary lanes once more.
+   */
+  rememberedAddress: 'eventual',
 } as const satisfies Record<string, Consistency>;
 
 export type ReadKind = keyof typeof READS;

@@ -1,5 +1,6 @@
 import { generate } from 'otplib';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '#shared/config.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import type { HttpResponse } from '../support/https-client.ts';
@@ -52,6 +53,34 @@ async function enrolled(token: string) {
 }
 
 const status = (response: HttpResponse) => response.status;
+
+/** A password login from a loopback address of the test's choosing (the server sees it as the source). */
+async function loginFrom(user: { username: string; password: string }, address: string): Promise<string> {
+  const response = await controller().call('POST', `${M}/authenticate?method=password`, {
+    body: { username: user.username, password: user.password },
+    sourceAddress: address,
+  });
+  expect(response.status, response.text).toBe(200);
+  return response.body.data.token as string;
+}
+
+/** An MFA code given on a (partial) session from `address`. */
+const codeFrom = (token: string, code: string, address: string) =>
+  controller().call('POST', `${C}/authenticate/mfa`, { token, body: { code }, sourceAddress: address });
+
+function expectThrottled(response: HttpResponse) {
+  expect(response.status, response.text).toBe(429);
+  expect(response.body.error.code).toBe('SERVER_TOO_MANY_REQUESTS');
+  expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
+}
+
+/**
+ * Moves the clock to a window's start: MFA attempts count in fixed windows of MFA_RATE_LIMIT_WINDOW_SECONDS (600), so
+ * no window ends in the middle of a test (one did once, at 00:50 on the clock).
+ */
+function startOfMfaWindow(): void {
+  controller().advanceClock(600_000 - (controller().deps.now().getTime() % 600_000));
+}
 
 describe('TOTP enrollment', () => {
   it('enrolls from the provisioning URL, shows a QR code, and verifies with a code from the app', async () => {
@@ -207,46 +236,63 @@ describe('logging in with MFA', () => {
     expect(late.body.error.code).toBe('UNAUTHORIZED');
   });
 
-  it('throttles codes per identity across sessions and addresses (429), the right code included, until the window ends', async () => {
-    // Attempts count in fixed windows of MFA_RATE_LIMIT_WINDOW_SECONDS (600): begin at a window's start, so that no
-    // window ends between the first attempt and the throttled code (it did once, at 00:50 on the clock).
-    controller().advanceClock(600_000 - (controller().deps.now().getTime() % 600_000));
+  it('bounds wrong codes per identity across addresses; past that ceiling the owner gets in from a remembered address, a new one next window', async () => {
+    startOfMfaWindow();
     const user = await userLogin();
+    // Enrolled from 127.0.0.1: the identity passed MFA there, so that address is remembered.
     const { secret } = await enrolled(user.token);
-    const sessions = [];
-    for (const address of ['127.0.6.1', '127.0.6.2', '127.0.6.3']) {
-      const response = await controller().call('POST', `${M}/authenticate?method=password`, {
-        body: { username: user.username, password: user.password },
-        sourceAddress: address,
-      });
-      sessions.push({ token: response.body.data.token as string, address });
-    }
-    // Enrolling and verifying spent one attempt of the identity's ten; nine wrong codes, spread so no session ends.
+
+    // Two guessing addresses spend the identity's ceiling (MFA_RATE_LIMIT_PER_IDENTITY, 10) at 5 codes each.
     const guesses = [];
-    for (const [index, count] of [4, 4, 1].entries()) {
-      const { token, address } = sessions[index]!;
-      for (let i = 0; i < count; i++) {
-        guesses.push(
-          await controller().call('POST', `${C}/authenticate/mfa`, {
-            token,
-            body: { code: '000000' },
-            sourceAddress: address,
-          }),
-        );
-      }
+    for (const address of ['127.0.6.1', '127.0.6.2']) {
+      const token = await loginFrom(user, address);
+      for (let i = 0; i < 5; i++) guesses.push(await codeFrom(token, '000000', address));
     }
-    expect(guesses.map((response) => response.status)).toEqual(Array(9).fill(401));
-    const throttled = await controller().call('POST', `${C}/authenticate/mfa`, {
-      token: sessions[2]!.token,
-      body: { code: await codeAt(secret) },
-      sourceAddress: sessions[2]!.address,
-    });
-    expect(throttled.status).toBe(429);
-    expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
+    expect(guesses.map((response) => response.status)).toEqual(Array(10).fill(401));
+    // Each address is refused past its own 5, before the code is looked at.
+    expectThrottled(await codeFrom(await loginFrom(user, '127.0.6.1'), await codeAt(secret), '127.0.6.1'));
+
+    // The ceiling is spent: a new address waits for the next window, the remembered one does not.
+    const newAddress = await loginFrom(user, '127.0.6.3');
+    expectThrottled(await codeFrom(newAddress, await codeAt(secret), '127.0.6.3'));
+    const remembered = await codeFrom(await loginFrom(user, '127.0.0.1'), await codeAt(secret), '127.0.0.1');
+    expect(remembered.status, remembered.text).toBe(200);
 
     controller().advanceClock(600_000);
-    const fresh = (await login(user.username, user.password)).body.data.token as string;
-    expect(status(await as(fresh, 'POST', '/authenticate/mfa', { body: { code: await codeAt(secret) } }))).toBe(200);
+    const nextWindow = await codeFrom(newAddress, await codeAt(secret), '127.0.6.3');
+    expect(nextWindow.status, nextWindow.text).toBe(200);
+  });
+
+  it('never refuses a right code for the owner’s earlier ones: twelve MFA logins in one window all get in', async () => {
+    startOfMfaWindow();
+    const user = await userLogin();
+    const { secret } = await enrolled(user.token);
+    const passed = [];
+    for (let i = 0; i < 12; i++) {
+      const token = (await login(user.username, user.password)).body.data.token as string;
+      passed.push((await as(token, 'POST', '/authenticate/mfa', { body: { code: await codeAt(secret) } })).status);
+      nextStep();
+    }
+    expect(passed).toEqual(Array(12).fill(200));
+  });
+
+  it('does not let wrong codes from one address stop the right code from another', async () => {
+    startOfMfaWindow();
+    const user = await userLogin();
+    const { secret } = await enrolled(user.token);
+    const guesser = '127.0.7.1';
+    const guesses = [];
+    for (const count of [5, 5]) {
+      const token = await loginFrom(user, guesser);
+      for (let i = 0; i < count; i++) guesses.push(await codeFrom(token, '000000', guesser));
+    }
+    // Five reach the check (the fifth ends its session), the rest are refused before it.
+    expect(guesses.map((response) => response.status)).toEqual([...Array(5).fill(401), ...Array(5).fill(429)]);
+
+    // An address the identity never passed MFA from: only the auth policy's lockout (none here) could stop it.
+    const elsewhere = '127.0.7.2';
+    const owner = await codeFrom(await loginFrom(user, elsewhere), await codeAt(secret), elsewhere);
+    expect(owner.status, owner.text).toBe(200);
   });
 
   it('asks a policy requiring TOTP to enroll first, then to give codes', async () => {
@@ -337,5 +383,21 @@ describe('recovery codes, removal and the TOTP token', () => {
     const posture = await call('GET', `/identities/${user.identityId}/posture-data`);
     const sessionId = (await as(user.token, 'GET', '/current-api-session')).body.data.id as string;
     expect(posture.body.data.apiSessionPostureData[sessionId].mfa.passedMfa).toBe(true);
+  });
+});
+
+describe('MFA rate limit settings', () => {
+  it('default to 5 codes per address and 10 per identity in 600 s, and read the environment', () => {
+    expect(loadConfig({}).mfaRateLimit).toEqual({ perIdentity: 10, perSourceAndIdentity: 5, windowSeconds: 600 });
+    expect(
+      loadConfig({
+        MFA_RATE_LIMIT_PER_IDENTITY: '30',
+        MFA_RATE_LIMIT_PER_SOURCE_AND_IDENTITY: '0',
+        MFA_RATE_LIMIT_WINDOW_SECONDS: '60',
+      }).mfaRateLimit,
+    ).toEqual({ perIdentity: 30, perSourceAndIdentity: 0, windowSeconds: 60 });
+    expect(() => loadConfig({ MFA_RATE_LIMIT_PER_SOURCE_AND_IDENTITY: '-1' })).toThrow(
+      /MFA_RATE_LIMIT_PER_SOURCE_AND_IDENTITY/,
+    );
   });
 });

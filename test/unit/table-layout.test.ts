@@ -18,6 +18,7 @@ describe('the table layout', () => {
       ['postureData', keys.postureData('s1')],
       ['failedRequests', keys.failedRequests('i1')],
       ['rateWindow', keys.rateWindow('login-ip', 'digest', 60_000)],
+      ['rememberedAddress', keys.rememberedAddress('login', 'digest')],
       ['system', keys.system('network-ca')],
       ['integrity', keys.integrity('status')],
       ['integrity', { PK: keys.integrityFindings('run-1') }],
