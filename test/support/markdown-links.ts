@@ -69,8 +69,10 @@ export function brokenLinks(documents: readonly string[], tree: DocumentTree): B
   const broken: BrokenLink[] = [];
   const anchorsOf = new Map<string, Set<string>>();
   const anchors = (path: string) => {
-    let found = anchorsOf.get(path);
-    if (!found) anchorsOf.set(path, (found = headingAnchors(tree.read(path))));
+    const known = anchorsOf.get(path);
+    if (known) return known;
+    const found = headingAnchors(tree.read(path));
+    anchorsOf.set(path, found);
     return found;
   };
   for (const document of documents) {
