@@ -8,7 +8,7 @@ const { stackName, terminationProtection, ...settings } = resolveControllerSetti
 );
 
 // A template for CloudFormation alone (`npm run synth:template -- -c assetBucket=<bucket>`): the assets in a bucket
-// of the operator's and no check of `cdk bootstrap`'s version (README, "Deploying with CloudFormation alone").
+// of the operator's and no check of `cdk bootstrap`'s version (docs/aws.md, "Deploying with CloudFormation alone").
 const assetBucket: unknown = app.node.tryGetContext('assetBucket');
 if (
   assetBucket !== undefined &&

@@ -28,7 +28,7 @@ export interface ControllerApiProps {
   /**
    * Whether to set the account's API Gateway CloudWatch Logs role (one per account and region, shared by every REST
    * API there). Off by default: another stack or the account's baseline usually owns it, and two stacks that each set
-   * it overwrite each other; stage logging needs it set once (README).
+   * it overwrite each other; stage logging needs it set once (docs/aws.md, the settings).
    */
   readonly cloudWatchRole?: boolean;
   /** Per-method CloudWatch metrics of the stage; off by default (see {@link ControllerApi}). */

@@ -148,7 +148,7 @@ export class ControllerBootstrap extends Construct {
       serviceTimeout: Duration.minutes(5),
       properties: {
         // Every deploy runs the bootstrap: seeds a newer build adds land on upgrade, and a changed adminUsername is
-        // refused with the reason rather than ignored (README, "Upgrades and rollback").
+        // refused with the reason rather than ignored (docs/aws-operations.md, "Upgrades and rollback").
         deployId: props.deployId ?? new Date().toISOString(),
         revision: props.buildStamp.revision,
         adminUsername: props.adminUsername,

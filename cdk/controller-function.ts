@@ -119,7 +119,7 @@ export class ControllerFunction extends NodejsFunction {
   /**
    * The `live` alias of the function's current version: what API Gateway, the state machine, the custom resource and
    * the schedules invoke. Each deploy that changes the code or configuration publishes a version and moves the alias
-   * to it; earlier versions are kept, so the alias can be moved back (README, "Upgrades and rollback").
+   * to it; earlier versions are kept, so the alias can be moved back (docs/aws-operations.md, "Upgrades and rollback").
    */
   readonly live: Alias;
 

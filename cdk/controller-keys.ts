@@ -97,7 +97,7 @@ const SECRETS_MANAGER_KEY_USE = ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateData
  * Rotation: KMS does not rotate asymmetric keys. Rotating a CA key means a new key and a new CA certificate (every
  * issued certificate chains to it), so keys are retained when the stack is deleted and are replaced only
  * deliberately. The server certificate is renewed with the same key (JWTs stay valid); a new server key is a
- * deliberate rotation after which outstanding enrollments are refreshed (README).
+ * deliberate rotation after which outstanding enrollments are refreshed (docs/sdk-trust.md).
  */
 export class ControllerKeys extends Construct {
   readonly keys: Readonly<Record<CaKeyRole, Key>>;
@@ -160,7 +160,7 @@ export class ControllerKeys extends Construct {
       reason:
         'The server key signs every enrollment JWT and SDKs verify JWTs against the TLS certificate of that key, so a ' +
         'scheduled rotation would invalidate every outstanding enrollment. Its certificate is renewed (same key) by ' +
-        'the bootstrap on every deploy and daily; a new key is a deliberate rotation described in the README.',
+        'the bootstrap on every deploy and daily; a new key is a deliberate rotation described in docs/aws.md.',
     });
     this.secrets = this.symmetricKey(
       'SecretsKey',

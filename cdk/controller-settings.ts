@@ -40,7 +40,7 @@ export interface ControllerSettings extends ApiLimits {
   readonly environment: string;
   /**
    * Name of the default admin identity the bootstrap creates on first deploy. A later deploy with another name fails
-   * with the reason instead of leaving the admin as it is unnoticed (README, "The admin password").
+   * with the reason instead of leaving the admin as it is unnoticed (docs/aws-operations.md, "The admin password").
    */
   readonly adminUsername: string;
   /** API sessions end after this long without a request (the reference's `edge.api.sessionTimeout`). */
@@ -59,7 +59,7 @@ export interface ControllerSettings extends ApiLimits {
   /**
    * The SDKs' front door (`ziti-sdk.example.com`), with `mtlsDomainName`: a third custom domain, plain like
    * `domainName`, that one-time-token enrollment JWTs name. SDKs enroll there and its `GET /version` sends them on to
-   * the mTLS domain, the one way the OpenZiti C SDK can be led there (README, "AWS's three ways in").
+   * the mTLS domain, the one way the OpenZiti C SDK can be led there (docs/aws.md, "Three ways in").
    */
   readonly sdkDomainName?: string;
   /**
@@ -80,7 +80,7 @@ export interface ControllerSettings extends ApiLimits {
   readonly jwksAllowPrivateAddresses?: boolean;
   /**
    * An existing table to use instead of creating one: a table restored from a point-in-time recovery or a backup
-   * (README, "Restoring the table"). The stack then neither manages nor deletes it.
+   * (docs/aws-operations.md, "Restoring the table"). The stack then neither manages nor deletes it.
    */
   readonly tableName?: string;
   /** An address the alarm topic e-mails (SNS asks it to confirm first). */
@@ -89,7 +89,7 @@ export interface ControllerSettings extends ApiLimits {
   readonly firewall?: boolean;
   /**
    * Set the account's API Gateway CloudWatch Logs role from this stack (off by default: it is one per account and
-   * region, and stage logging only needs it set once, README).
+   * region, and stage logging only needs it set once, docs/aws.md).
    */
   readonly apiGatewayCloudWatchRole?: boolean;
   /** API Gateway's per-method metrics on the stage (off by default: hundreds of billed custom metrics). */
@@ -281,7 +281,7 @@ function integerAtLeast(min: number, key: IntegerSetting, value: unknown): numbe
 
 /**
  * Resolves the settings from CDK context first, then the environment (`ZITI_ADMIN_USERNAME`, `ZITI_ENVIRONMENT`,
- * `ZITI_TABLE_NAME`, …: the README's table of settings names each), then the defaults. Invalid values and inconsistent domain settings fail the synth
+ * `ZITI_TABLE_NAME`, …: docs/aws.md's table of settings names each), then the defaults. Invalid values and inconsistent domain settings fail the synth
  * rather than the deploy.
  */
 export function resolveControllerSettings(context: ContextLookup, env: NodeJS.ProcessEnv = process.env): AppSettings {

@@ -33,7 +33,7 @@ export class ControllerTable extends Table {
 
 /**
  * The table the controller keeps its state in: a new {@link ControllerTable}, or with `tableName` an existing one (a
- * table restored from a point-in-time recovery or a backup, README "Restoring the table"), which the stack uses but
+ * table restored from a point-in-time recovery or a backup, docs/aws-operations.md "Restoring the table"), which the stack uses but
  * does not manage: its TTL, recovery and deletion protection are the operator's, and it is never deleted.
  */
 export function controllerTable(scope: Construct, id: string, tableName?: string): ITable {

@@ -15,7 +15,7 @@ export const REQUIRE_BANNER =
 
 /**
  * What a function bundle leaves to the Lambda runtime: the AWS SDK for JavaScript v3, which the nodejs24.x runtime
- * ships (README, "Bundles": why the runtime's copy rather than a pinned one). Everything else is bundled.
+ * ships (docs/performance.md, "Bundles": why the runtime's copy rather than a pinned one). Everything else is bundled.
  */
 export const RUNTIME_PROVIDED_MODULES = ['@aws-sdk/*'] as const;
 

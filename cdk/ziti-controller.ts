@@ -33,7 +33,7 @@ export const TAG_KEYS = { environment: 'ziti:environment', version: 'ziti:versio
 
 /**
  * What a deployment of the controller is made of: {@link ControllerSettings} (every one optional here, with the
- * defaults of the README's settings table), and what only code can give.
+ * defaults of docs/aws.md's settings table), and what only code can give.
  */
 export interface ZitiControllerProps extends Partial<Omit<ControllerSettings, keyof ApiLimits>>, Partial<ApiLimits> {
   /** Where the alarms go: an existing topic (a team's paging topic); else the controller makes one. */

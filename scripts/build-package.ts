@@ -69,7 +69,7 @@ new ZitiController(stack, 'Controller', { environment: 'dev', alarmEmail: 'ops@e
 \`\`\`
 
 One controller per stack. The props, their defaults and the deployment, upgrade and restore notes are in the
-repository's README ("Deploying to AWS").
+repository's docs/aws.md ("Deploying to AWS") and docs/aws-operations.md.
 `;
 }
 

@@ -5,7 +5,7 @@
  *
  *   npm run synth:template -- -c assetBucket=<bucket> [-c environment=prod …] [--output <dir>, default dist/cloudformation]
  *
- * Every other argument goes to `cdk synth`. README, "Deploying with CloudFormation alone".
+ * Every other argument goes to `cdk synth`. docs/aws.md, "Deploying with CloudFormation alone".
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -140,7 +140,7 @@ export function synthTemplate(
 ): StackForCloudFormation[] {
   if (!cdkArguments.some((argument) => argument.startsWith('assetBucket='))) {
     throw new Error(
-      'Name the S3 bucket the assets go to: npm run synth:template -- -c assetBucket=<bucket> (README, "Deploying with CloudFormation alone")',
+      'Name the S3 bucket the assets go to: npm run synth:template -- -c assetBucket=<bucket> (docs/aws.md, "Deploying with CloudFormation alone")',
     );
   }
   const out = resolve(outDirectory);

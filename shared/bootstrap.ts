@@ -123,7 +123,7 @@ function noAdminPassword(): Error {
 
 /**
  * Gives the default admin a new password; the old one no longer logs in. API sessions already open stay until they
- * end. The rotation of the admin password secret calls this (README, "The admin password").
+ * end. The rotation of the admin password secret calls this (docs/aws-operations.md, "The admin password").
  */
 export async function setDefaultAdminPassword(deps: Deps, password: string): Promise<void> {
   const stored = await defaultAdminAuthenticator(deps);

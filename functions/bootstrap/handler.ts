@@ -36,7 +36,7 @@ function required(name: string): string {
 /**
  * Makes the server key on the first deploy: a P-256 key generated here, inside the function, and written only to its
  * secret (encrypted under the customer key), never logged or returned. Later deploys keep it: a new key would
- * invalidate every outstanding enrollment JWT (README: rotating the server key).
+ * invalidate every outstanding enrollment JWT (docs/aws.md: rotating the server key).
  */
 async function ensureServerKey(secretArn: string): Promise<void> {
   const current = await secrets.send(new GetSecretValueCommand({ SecretId: secretArn }));
