@@ -1,5 +1,6 @@
 import { ArnFormat, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
+import type { IApplicationLoadBalancer } from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnLoggingConfiguration, CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
@@ -9,8 +10,10 @@ import { API_VERSION_META } from '#shared/http/envelope.ts';
 import { LOGIN_PATH_PATTERN } from '#shared/rate-limit/login-routes.ts';
 
 export interface ControllerFirewallProps {
-  /** The API stage the web ACL guards. */
-  readonly stage: Stage;
+  /** The API stage the web ACL guards (the REST API front door). */
+  readonly stage?: Stage;
+  /** The load balancer the web ACL guards (the load balancer front door). */
+  readonly loadBalancer?: IApplicationLoadBalancer;
   /** Requests one client IP may send in any five minutes before it is answered 429. */
   readonly rateLimit: number;
   /** Login and enrollment requests one client IP may send in any five minutes. */
@@ -194,10 +197,18 @@ export class ControllerFirewall extends Construct {
       ],
     });
 
-    new CfnWebACLAssociation(this, 'StageAssociation', {
-      resourceArn: props.stage.stageArn,
-      webAclArn: this.webAcl.attrArn,
-    });
+    if (props.stage) {
+      new CfnWebACLAssociation(this, 'StageAssociation', {
+        resourceArn: props.stage.stageArn,
+        webAclArn: this.webAcl.attrArn,
+      });
+    }
+    if (props.loadBalancer) {
+      new CfnWebACLAssociation(this, 'LoadBalancerAssociation', {
+        resourceArn: props.loadBalancer.loadBalancerArn,
+        webAclArn: this.webAcl.attrArn,
+      });
+    }
 
     const stack = Stack.of(this);
     const logGroupName = `${WAF_LOG_GROUP_PREFIX}${stack.stackName}`;
