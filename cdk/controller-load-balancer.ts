@@ -1,4 +1,4 @@
-import { CfnOutput, type CfnResource, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { CfnOutput, type CfnResource, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { type IVpc, Peer, Port, SecurityGroup, type SubnetSelection, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
 import {
@@ -18,7 +18,6 @@ import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { ARecord, type IHostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
 import { LoadBalancerTarget } from 'aws-cdk-lib/aws-route53-targets';
-import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { ERROR_CODES } from '#shared/errors/error-codes.ts';
 import { API_VERSION_META } from '#shared/http/envelope.ts';
@@ -40,8 +39,6 @@ export interface ControllerLoadBalancerProps {
   readonly vpcSubnets?: SubnetSelection;
   /** Refuse to delete the load balancer (production); the stack's deletion then stops at it until turned off. */
   readonly deletionProtection: boolean;
-  /** Keep access logs (one line per request, with the client certificate's fingerprint) in a bucket of the stack's. */
-  readonly accessLogs?: boolean;
 }
 
 /**
@@ -78,8 +75,6 @@ export class ControllerLoadBalancer extends Construct {
   readonly loadBalancer: ApplicationLoadBalancer;
   readonly targetGroups: ReadonlyMap<OperationGroup, ApplicationTargetGroup>;
   readonly rules: readonly LoadBalancerRule[];
-  /** The access logs' bucket, with `accessLogs`. */
-  readonly accessLogs?: Bucket;
 
   constructor(scope: Construct, id: string, props: ControllerLoadBalancerProps) {
     super(scope, id);
@@ -108,17 +103,14 @@ export class ControllerLoadBalancer extends Construct {
       // Headers that are not valid HTTP never reach a function.
       dropInvalidHeaderFields: true,
     });
-    if (props.accessLogs) {
-      this.accessLogs = this.accessLogBucket();
-      this.loadBalancer.logAccessLogs(this.accessLogs);
-    } else {
-      Validations.of(this.loadBalancer).acknowledge({
-        id: 'AwsSolutions-ELB2',
-        reason:
-          'Access logs are a setting (`loadBalancerAccessLogs`), off by default: every request is already in the ' +
-          "functions' logs and traces with its request id, and what the web ACL blocked or counted in its own log.",
-      });
-    }
+    Validations.of(this.loadBalancer).acknowledge({
+      id: 'AwsSolutions-ELB2',
+      reason:
+        "Every request is in the functions' logs and traces with its request id, and what the web ACL blocked or " +
+        "counted in its own log. Access logs would need a bucket policy naming the region's Elastic Load Balancing " +
+        'account, which this region-agnostic stack cannot know at synth; turn them on for the load balancer where ' +
+        'the region is known.',
+    });
 
     const listener = this.loadBalancer.addListener('Https', {
       port: 443,
@@ -219,22 +211,5 @@ export class ControllerLoadBalancer extends Construct {
         'flow logs would record the same connections again at a per-GB price.',
     });
     return vpc;
-  }
-
-  /** A private bucket the load balancer writes its access logs to, kept a year and retained with the stack. */
-  private accessLogBucket(): Bucket {
-    const bucket = new Bucket(this, 'AccessLogs', {
-      // Elastic Load Balancing writes access logs only to buckets encrypted with S3's own keys.
-      encryption: BucketEncryption.S3_MANAGED,
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      enforceSSL: true,
-      lifecycleRules: [{ expiration: Duration.days(365) }],
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    Validations.of(bucket).acknowledge({
-      id: 'AwsSolutions-S1',
-      reason: "The load balancer's access log bucket: logging its own reads into another bucket would go on forever.",
-    });
-    return bucket;
   }
 }

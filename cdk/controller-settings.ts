@@ -336,7 +336,6 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
   const frontDoorSettings = {
     // Checked against the front doors by frontDoorProblem.
     frontDoor: plain('frontDoor', env.ZITI_FRONT_DOOR) as FrontDoor | undefined,
-    loadBalancerAccessLogs: flag(context, 'loadBalancerAccessLogs', env.ZITI_LOAD_BALANCER_ACCESS_LOGS),
   };
   const existingVpc = {
     vpcId: plain('vpcId', env.ZITI_VPC_ID),

@@ -26,8 +26,7 @@ export class ControllerStack extends Stack {
       props.alarmTopic ?? (alarmTopicArn ? Topic.fromTopicArn(this, 'AlarmTopic', alarmTopicArn) : undefined);
     // By attributes rather than a lookup, which would tie the app to one account and region at synth.
     const vpc =
-      props.vpc ??
-      (vpcId ? Vpc.fromVpcAttributes(this, 'Vpc', { vpcId, availabilityZones: Fn.getAzs() }) : undefined);
+      props.vpc ?? (vpcId ? Vpc.fromVpcAttributes(this, 'Vpc', { vpcId, availabilityZones: Fn.getAzs() }) : undefined);
     const vpcSubnets =
       props.vpcSubnets ??
       (vpcId && publicSubnetIds

@@ -17,8 +17,6 @@ export const DEFAULT_FRONT_DOOR: FrontDoor = 'rest-api';
 export interface FrontDoorSettings {
   /** What clients reach the functions through; `rest-api` by default. */
   readonly frontDoor?: FrontDoor;
-  /** Keep the load balancer's access logs in a bucket of the stack's (off by default; `load-balancer` only). */
-  readonly loadBalancerAccessLogs?: boolean;
 }
 
 /** The functions' `FRONT_DOOR`: which events they are sent and where a client certificate comes from. */
@@ -43,13 +41,11 @@ const REST_API_DOMAIN_SETTINGS = ['mtlsDomainName', 'sdkDomainName', 'mtlsOwners
  * nor the SDKs' front door: those exist because API Gateway's mutual TLS is all or nothing per domain.
  */
 export function frontDoorProblem(settings: FrontDoorCheck): string | undefined {
-  const { frontDoor, loadBalancerAccessLogs } = settings;
+  const { frontDoor } = settings;
   if (frontDoor !== undefined && !FRONT_DOORS.includes(frontDoor)) {
     return `frontDoor must be one of ${FRONT_DOORS.join(', ')}, got ${JSON.stringify(frontDoor)}`;
   }
-  if (frontDoor !== 'load-balancer') {
-    return loadBalancerAccessLogs === undefined ? undefined : 'loadBalancerAccessLogs needs frontDoor load-balancer';
-  }
+  if (frontDoor !== 'load-balancer') return undefined;
   if (settings.domainName === undefined) {
     return (
       'frontDoor load-balancer needs domainName: its HTTPS listener serves the server certificate the bootstrap ' +

@@ -195,7 +195,6 @@ export class ZitiController extends Construct {
         certificate: serverCertificate,
         domainName,
         deletionProtection: isProduction(this.environment),
-        ...(props.loadBalancerAccessLogs ? { accessLogs: true } : {}),
         ...(hostedZone ? { hostedZone } : {}),
         ...(props.vpc ? { vpc: props.vpc } : {}),
         ...(props.vpcSubnets ? { vpcSubnets: props.vpcSubnets } : {}),
