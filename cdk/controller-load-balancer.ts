@@ -16,8 +16,6 @@ import {
 } from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { ARecord, type IHostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
-import { LoadBalancerTarget } from 'aws-cdk-lib/aws-route53-targets';
 import { Construct } from 'constructs';
 import { ERROR_CODES } from '#shared/errors/error-codes.ts';
 import { API_VERSION_META } from '#shared/http/envelope.ts';
@@ -32,8 +30,6 @@ export interface ControllerLoadBalancerProps {
   /** The controller's server certificate in ACM (imported by the bootstrap), for `domainName`. */
   readonly certificate: ICertificate;
   readonly domainName: string;
-  /** The Route 53 zone to make the name's alias record in; without one, DNS is the operator's (the outputs). */
-  readonly hostedZone?: IHostedZone;
   /** An existing VPC, its public subnets (`vpcSubnets`) in two zones or more; unset, a VPC of public subnets only. */
   readonly vpc?: IVpc;
   readonly vpcSubnets?: SubnetSelection;
@@ -149,13 +145,6 @@ export class ControllerLoadBalancer extends Construct {
       });
     });
 
-    if (props.hostedZone) {
-      new ARecord(this, 'Alias', {
-        zone: props.hostedZone,
-        recordName: props.domainName,
-        target: RecordTarget.fromAlias(new LoadBalancerTarget(this.loadBalancer)),
-      });
-    }
     // The outputs the REST API's custom domain has, so that DNS is pointed the same way whichever front door.
     const outputs = {
       DomainTarget: {

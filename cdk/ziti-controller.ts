@@ -1,7 +1,8 @@
 import { CfnOutput, Tags } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
-import { HostedZone, type IHostedZone } from 'aws-cdk-lib/aws-route53';
+import { ARecord, HostedZone, type IHostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
+import { LoadBalancerTarget } from 'aws-cdk-lib/aws-route53-targets';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { API_BASE_PATHS, type OperationGroup, type Route } from '#shared/routes/route.ts';
@@ -195,9 +196,18 @@ export class ZitiController extends Construct {
         certificate: serverCertificate,
         domainName,
         deletionProtection: isProduction(this.environment),
-        ...(hostedZone ? { hostedZone } : {}),
         ...(props.vpc ? { vpc: props.vpc } : {}),
         ...(props.vpcSubnets ? { vpcSubnets: props.vpcSubnets } : {}),
+      });
+    }
+    if (this.loadBalancer && hostedZone && domainName) {
+      // At the path of the REST API domain's alias record (`Domain/Alias`), so that its logical id is the same: a
+      // change of front door updates the record in place rather than creating a second record of the same name,
+      // which Route 53 refuses, before deleting the first.
+      new ARecord(new Construct(this, 'Domain'), 'Alias', {
+        zone: hostedZone,
+        recordName: domainName,
+        target: RecordTarget.fromAlias(new LoadBalancerTarget(this.loadBalancer.loadBalancer)),
       });
     }
     if (props.firewall !== false) {

@@ -85,8 +85,11 @@ const environmentOf = (fn: CfnResource | undefined) =>
 /** A request path for a resource template: each `{param}` a value such as a client sends. */
 const samplePath = (resource: string) => resource.replace(/\{[^}]+\}/g, 'Xy7-abc_1');
 
+const loadBalancerStack = synth({ frontDoor: 'load-balancer', ...DOMAIN });
+const loadBalancerRecords = loadBalancerStack.ofType('AWS::Route53::RecordSet');
+
 describe('the load balancer front door', () => {
-  const { stack, resources, ofType, logicalId, groupFunction } = synth({ frontDoor: 'load-balancer', ...DOMAIN });
+  const { stack, resources, ofType, logicalId, groupFunction } = loadBalancerStack;
   const loadBalancer = stack.controller.loadBalancer;
   const rules = ofType('AWS::ElasticLoadBalancingV2::ListenerRule').map(
     ([, rule]) => rule.Properties as unknown as ListenerRule,
@@ -268,7 +271,7 @@ describe('the load balancer front door', () => {
 });
 
 describe('the REST API front door', () => {
-  const { stack, ofType, resources, logicalId, groupFunction } = synth({});
+  const { stack, ofType, resources, logicalId, groupFunction } = synth({ ...DOMAIN });
 
   it('stays the default: a REST API behind the web ACL, no load balancer, FRONT_DOOR=rest-api', () => {
     expect(stack.controller.loadBalancer).toBeUndefined();
@@ -283,6 +286,12 @@ describe('the REST API front door', () => {
       const variables = environmentOf(resources[logicalId(groupFunction(group))]);
       expect(variables.FRONT_DOOR, group).toBe('rest-api');
     }
+  });
+
+  it("names the domain's alias record as the load balancer's, so that a change of front door updates it in place", () => {
+    const restApiRecords = ofType('AWS::Route53::RecordSet').map(([id]) => id);
+    expect(restApiRecords).toHaveLength(1);
+    expect(loadBalancerRecords.map(([id]) => id)).toEqual(restApiRecords);
   });
 });
 
