@@ -83,9 +83,10 @@ function awsManagedRuleGroup(name: string, priority: number, counted: readonly s
 }
 
 /**
- * A WAF web ACL on the API stage: AWS's IP reputation list, a per-IP rate limit, known bad inputs (Log4Shell and
- * the like) and the common rule set. Blocked requests get API Gateway's `WAF_FILTERED` gateway response, except the
- * rate limit's, which answers 429 in the controller's error envelope so that clients back off instead of failing.
+ * A WAF web ACL on the API stage or the load balancer: AWS's IP reputation list, a per-IP rate limit, known bad inputs
+ * (Log4Shell and the like) and the common rule set. Blocked requests get API Gateway's `WAF_FILTERED` gateway
+ * response (behind the load balancer, WAF's own 403), except the rate limits', which answer 429 in the controller's
+ * error envelope so that clients back off instead of failing.
  */
 export class ControllerFirewall extends Construct {
   readonly webAcl: CfnWebACL;
