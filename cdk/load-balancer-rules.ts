@@ -96,11 +96,13 @@ function exactRules(path: string, methods: ReadonlyMap<HttpMethod, OperationGrou
 
 /**
  * The path patterns of a subtree served by one group: its own path and everything under it, as one `<path>*` where no
- * sibling's name begins with this one's (it would match the sibling's paths too), else as `<path>` and `<path>/*`.
+ * sibling's name begins with this one's (it would match the sibling's paths too), else as `<path>` and `<path>/*`. A
+ * parameter's subtree is its own pattern, `<parent>/*`, which already matches every path below.
  */
 function subtreePatterns(path: string, segment: string, siblings: readonly string[]): string[] {
+  if (segment === '*') return [path];
   const prefixOfSibling = siblings.some((other) => other !== segment && other.startsWith(segment));
-  return prefixOfSibling || segment === '*' ? [path, `${path}/*`] : [`${path}*`];
+  return prefixOfSibling ? [path, `${path}/*`] : [`${path}*`];
 }
 
 interface Collected {
