@@ -1,5 +1,6 @@
 import { ArnFormat, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
+import type { IApplicationLoadBalancer } from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnLoggingConfiguration, CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
@@ -9,8 +10,10 @@ import { API_VERSION_META } from '#shared/http/envelope.ts';
 import { LOGIN_PATH_PATTERN } from '#shared/rate-limit/login-routes.ts';
 
 export interface ControllerFirewallProps {
-  /** The API stage the web ACL guards. */
-  readonly stage: Stage;
+  /** The API stage the web ACL guards (the REST API front door). */
+  readonly stage?: Stage;
+  /** The load balancer the web ACL guards (the load balancer front door). */
+  readonly loadBalancer?: IApplicationLoadBalancer;
   /** Requests one client IP may send in any five minutes before it is answered 429. */
   readonly rateLimit: number;
   /** Login and enrollment requests one client IP may send in any five minutes. */
@@ -83,9 +86,10 @@ function awsManagedRuleGroup(name: string, priority: number, counted: readonly s
 }
 
 /**
- * A WAF web ACL on the API stage: AWS's IP reputation list, a per-IP rate limit, known bad inputs (Log4Shell and
- * the like) and the common rule set. Blocked requests get API Gateway's `WAF_FILTERED` gateway response, except the
- * rate limit's, which answers 429 in the controller's error envelope so that clients back off instead of failing.
+ * A WAF web ACL on the API stage or the load balancer: AWS's IP reputation list, a per-IP rate limit, known bad inputs
+ * (Log4Shell and the like) and the common rule set. Blocked requests get API Gateway's `WAF_FILTERED` gateway
+ * response (behind the load balancer, WAF's own 403), except the rate limits', which answer 429 in the controller's
+ * error envelope so that clients back off instead of failing.
  */
 export class ControllerFirewall extends Construct {
   readonly webAcl: CfnWebACL;
@@ -201,10 +205,18 @@ export class ControllerFirewall extends Construct {
       ],
     });
 
-    new CfnWebACLAssociation(this, 'StageAssociation', {
-      resourceArn: props.stage.stageArn,
-      webAclArn: this.webAcl.attrArn,
-    });
+    if (props.stage) {
+      new CfnWebACLAssociation(this, 'StageAssociation', {
+        resourceArn: props.stage.stageArn,
+        webAclArn: this.webAcl.attrArn,
+      });
+    }
+    if (props.loadBalancer) {
+      new CfnWebACLAssociation(this, 'LoadBalancerAssociation', {
+        resourceArn: props.loadBalancer.loadBalancerArn,
+        webAclArn: this.webAcl.attrArn,
+      });
+    }
 
     const stack = Stack.of(this);
     const logGroupName = `${WAF_LOG_GROUP_PREFIX}${stack.stackName}`;

@@ -14,6 +14,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { type ITable, Operation } from 'aws-cdk-lib/aws-dynamodb';
+import type { IApplicationLoadBalancer } from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { FilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
@@ -22,6 +23,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { TABLE_KEYS } from '#shared/store/table-definition.ts';
+import { type FrontDoorMetrics, loadBalancerMetrics, restApiMetrics } from './front-door-metrics.ts';
 
 /** A function the monitoring watches: its metrics, and the log group its faults are written to. */
 export interface MonitoredFunction {
@@ -34,7 +36,9 @@ export interface MonitoredFunction {
 
 export interface ControllerMonitoringProps {
   /** The API's stage: its request count, 5xx and latency (API-wide metrics, sent whatever `detailedMetrics` says). */
-  readonly stage: Stage;
+  readonly stage?: Stage;
+  /** The load balancer, when it is the front door instead: its requests, 5xx, latency and its own faults. */
+  readonly loadBalancer?: IApplicationLoadBalancer;
   readonly functions: readonly MonitoredFunction[];
   readonly table: ITable;
   /** The web ACL's CloudWatch metric name (its visibility config), if the API has one. */
@@ -88,6 +92,16 @@ export const ALARM_THRESHOLDS = {
    * the rate limit, or a managed rule misjudging legitimate traffic: each needs a look at the WAF log.
    */
   wafBlockedRequests: 100,
+  /**
+   * Connections the load balancer refused because it had reached its maximum: it scales with load, so any means
+   * clients were turned away while it did (a surge of reconnects) and should be read with the request count.
+   */
+  loadBalancerRejectedConnections: 1,
+  /**
+   * Lambda target errors of the load balancer (a function it could not invoke, one throttled, a response it could not
+   * read): each is a 502 outside the envelope, as a Lambda `Errors` count is, so one is worth reading.
+   */
+  loadBalancerTargetErrors: 1,
   /** Integrity runs that failed, timed out or were aborted: the check or fix an admin asked for did not finish. */
   integrityRunFailures: 1,
   /**
@@ -173,8 +187,11 @@ export class ControllerMonitoring extends Construct {
       return made;
     };
 
-    const requests = props.stage.metricCount({ period: PERIOD, statistic: 'Sum' });
-    const serverErrors = props.stage.metricServerError({ period: PERIOD, statistic: 'Sum' });
+    const loadBalancer = props.loadBalancer ? loadBalancerMetrics(props.loadBalancer, PERIOD) : undefined;
+    const frontDoor: FrontDoorMetrics | undefined =
+      loadBalancer ?? (props.stage && restApiMetrics(props.stage, PERIOD));
+    if (!frontDoor) throw new Error('The monitoring needs the front door: the stage or the load balancer');
+    const { requests, serverErrors } = frontDoor;
     const { api5xxPercent, apiMinimumRequests } = ALARM_THRESHOLDS;
     alarm(
       'Api5xx',
@@ -190,6 +207,23 @@ export class ControllerMonitoring extends Construct {
         threshold: api5xxPercent,
       },
     );
+
+    if (loadBalancer) {
+      alarm(
+        'LoadBalancerRejectedConnections',
+        'The load balancer refused connections at its maximum (RejectedConnectionCount)',
+        {
+          name: 'load-balancer-rejected-connections',
+          metric: loadBalancer.rejectedConnections,
+          threshold: ALARM_THRESHOLDS.loadBalancerRejectedConnections,
+        },
+      );
+      alarm('LoadBalancerTargetErrors', 'The load balancer failed to invoke a function or read its answer (502)', {
+        name: 'load-balancer-target-errors',
+        metric: loadBalancer.targetErrors,
+        threshold: ALARM_THRESHOLDS.loadBalancerTargetErrors,
+      });
+    }
 
     for (const { name, function: fn } of props.functions) {
       alarm(`${pascal(name)}Errors`, `The ${name} function failed an invocation (Lambda Errors)`, {
@@ -295,18 +329,10 @@ export class ControllerMonitoring extends Construct {
       new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24, height: 4 }),
       new GraphWidget({
         title: 'API requests and errors',
-        left: [requests, props.stage.metricClientError({ period: PERIOD, statistic: 'Sum' }), serverErrors],
+        left: [requests, frontDoor.clientErrors, serverErrors],
         width: 12,
       }),
-      new GraphWidget({
-        title: 'API latency (ms)',
-        left: [
-          props.stage.metricLatency({ period: PERIOD, statistic: 'p50' }),
-          props.stage.metricLatency({ period: PERIOD, statistic: 'p99' }),
-          props.stage.metricIntegrationLatency({ period: PERIOD, statistic: 'p99' }),
-        ],
-        width: 12,
-      }),
+      new GraphWidget({ title: frontDoor.latencyTitle, left: [...frontDoor.latency], width: 12 }),
       new GraphWidget({
         title: 'Function errors',
         left: functionMetric((fn) => fn.metricErrors({ period: PERIOD, statistic: 'Sum' })),

@@ -1,5 +1,7 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { existingVpcProblem, type FrontDoor, type FrontDoorSettings, frontDoorProblem } from './front-door.ts';
 import { DEFAULT_FLEET_SIZE, type LoginThrottleSettings } from './login-throttling.ts';
+import { type TableBillingMode, type TableCapacitySettings, tableCapacityProblem } from './table-capacity.ts';
 
 /** How much traffic the API takes before it answers 429. */
 export interface ApiLimits extends LoginThrottleSettings {
@@ -31,7 +33,7 @@ export const DEFAULT_API_LIMITS: ApiLimits = {
 export const DEFAULT_ENVIRONMENT = 'prod';
 
 /** Deploy-time settings of the controller. */
-export interface ControllerSettings extends ApiLimits {
+export interface ControllerSettings extends ApiLimits, FrontDoorSettings, TableCapacitySettings {
   /**
    * The environment this deployment is (`prod`, `staging`, `dev`…): the API's stage, the tag `ziti:environment` on
    * every resource, and in the app the stack's name (`ZitiController-<environment>`) and its termination protection
@@ -112,6 +114,9 @@ export interface AppSettings extends ControllerSettings {
   readonly terminationProtection?: boolean;
   /** An existing SNS topic for the alarms instead of the stack's own. */
   readonly alarmTopicArn?: string;
+  /** An existing VPC for the load balancer, by id, with `publicSubnetIds` (two or more, in different zones). */
+  readonly vpcId?: string;
+  readonly publicSubnetIds?: readonly string[];
 }
 
 /** The stack name of an environment unless `stackName` says otherwise. */
@@ -348,6 +353,29 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
   if (alarmTopicArn !== undefined && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/.test(alarmTopicArn)) {
     throw new Error(`alarmTopicArn must be an SNS topic ARN, got ${JSON.stringify(alarmTopicArn)}`);
   }
+  const frontDoorSettings = {
+    // Checked against the front doors by frontDoorProblem.
+    frontDoor: plain('frontDoor', env.ZITI_FRONT_DOOR) as FrontDoor | undefined,
+  };
+  const existingVpc = {
+    vpcId: plain('vpcId', env.ZITI_VPC_ID),
+    publicSubnetIds: list(firstDefined(context, 'publicSubnetIds', env.ZITI_PUBLIC_SUBNET_IDS), 'publicSubnetIds'),
+  };
+  const frontDoorIssue =
+    frontDoorProblem({ ...frontDoorSettings, ...domains }) ??
+    existingVpcProblem({ ...frontDoorSettings, ...existingVpc });
+  if (frontDoorIssue) throw new Error(frontDoorIssue);
+  const capacity = {
+    // Checked against the billing modes by tableCapacityProblem.
+    tableBillingMode: plain('tableBillingMode', env.ZITI_TABLE_BILLING_MODE) as TableBillingMode | undefined,
+    tableReadCapacityMin: optionalInteger('tableReadCapacityMin', env.ZITI_TABLE_READ_CAPACITY_MIN),
+    tableReadCapacityMax: optionalInteger('tableReadCapacityMax', env.ZITI_TABLE_READ_CAPACITY_MAX),
+    tableWriteCapacityMin: optionalInteger('tableWriteCapacityMin', env.ZITI_TABLE_WRITE_CAPACITY_MIN),
+    tableWriteCapacityMax: optionalInteger('tableWriteCapacityMax', env.ZITI_TABLE_WRITE_CAPACITY_MAX),
+    tableTargetUtilization: optionalInteger('tableTargetUtilization', env.ZITI_TABLE_TARGET_UTILIZATION),
+  };
+  const capacityIssue = tableCapacityProblem({ ...capacity, ...definedOnly({ tableName: others.tableName }) });
+  if (capacityIssue) throw new Error(capacityIssue);
   const flags = {
     firewall: flag(context, 'firewall', env.ZITI_FIREWALL),
     apiGatewayCloudWatchRole: flag(context, 'apiGatewayCloudWatchRole', env.ZITI_API_GATEWAY_CLOUDWATCH_ROLE),
@@ -360,6 +388,7 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
     adminUsername,
     ...(allowPrivate === true ? { jwksAllowPrivateAddresses: true } : {}),
     ...definedOnly({ ...others, ...flags, stackName, alarmTopicArn }),
+    ...definedOnly({ ...frontDoorSettings, ...existingVpc, ...capacity }),
     environment: others.environment,
     ...definedOnly(domains),
     apiSessionTimeoutMinutes: integer('apiSessionTimeoutMinutes', env.ZITI_API_SESSION_TIMEOUT_MINUTES),
@@ -379,6 +408,16 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
       ),
     }),
   };
+}
+
+/** A list setting: an array in `cdk.json`, or comma-separated (`-c key=a,b`, the environment). */
+function list(value: unknown, key: string): string[] | undefined {
+  if (value === undefined) return undefined;
+  const items = typeof value === 'string' ? value.split(',') : value;
+  if (!Array.isArray(items) || items.some((item) => typeof item !== 'string')) {
+    throw new Error(`${key} must be a list of strings, got ${JSON.stringify(value)}`);
+  }
+  return items.map((item: string) => item.trim()).filter((item) => item !== '');
 }
 
 /** A setting that is true or false (`-c key=true` gives a string, `cdk.json` may hold a boolean). */

@@ -1,20 +1,22 @@
 import { type CfnResource, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, type ITable, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, type ITable, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { Grant, IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TABLE_KEYS } from '#shared/store/table-definition.ts';
+import { autoScaleTable, indexCapacityProps, type TableCapacity, tableBillingProps } from './table-capacity.ts';
 import { wildcardUnderArnFinding } from './wildcard-under-arn-finding.ts';
 
 /**
  * The controller's one table, keyed as `TABLE_KEYS` says. It holds the whole network's state, so it outlives the
- * stack: deletion protection, retained on stack deletion, point-in-time recovery.
+ * stack: deletion protection, retained on stack deletion, point-in-time recovery. Billed on demand unless `capacity`
+ * provisions it (with auto scaling).
  */
 export class ControllerTable extends Table {
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, capacity: TableCapacity = 'on-demand') {
     super(scope, id, {
       partitionKey: { name: TABLE_KEYS.partitionKey, type: AttributeType.STRING },
       sortKey: { name: TABLE_KEYS.sortKey, type: AttributeType.STRING },
-      billingMode: BillingMode.PAY_PER_REQUEST,
+      ...tableBillingProps(capacity),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       timeToLiveAttribute: TABLE_KEYS.ttlAttribute,
       deletionProtection: true,
@@ -26,8 +28,10 @@ export class ControllerTable extends Table {
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
         projectionType: index.projection === 'ALL' ? ProjectionType.ALL : ProjectionType.KEYS_ONLY,
+        ...indexCapacityProps(capacity),
       });
     }
+    autoScaleTable(this, capacity);
   }
 }
 
@@ -36,8 +40,13 @@ export class ControllerTable extends Table {
  * table restored from a point-in-time recovery or a backup, docs/aws-operations.md "Restoring the table"), which the stack uses but
  * does not manage: its TTL, recovery and deletion protection are the operator's, and it is never deleted.
  */
-export function controllerTable(scope: Construct, id: string, tableName?: string): ITable {
-  if (tableName === undefined) return new ControllerTable(scope, id);
+export function controllerTable(
+  scope: Construct,
+  id: string,
+  tableName?: string,
+  capacity: TableCapacity = 'on-demand',
+): ITable {
+  if (tableName === undefined) return new ControllerTable(scope, id, capacity);
   return Table.fromTableAttributes(scope, id, {
     tableName,
     // The grants then cover `<table>/index/*`, the indexes the store queries.

@@ -13,4 +13,6 @@ export {
   type DomainSettings,
 } from './controller-settings.ts';
 export { ControllerStack, type ControllerStackProps } from './controller-stack.ts';
+export type { FrontDoor, FrontDoorSettings } from './front-door.ts';
+export { DEFAULT_PROVISIONED_CAPACITY, type TableBillingMode, type TableCapacitySettings } from './table-capacity.ts';
 export { TAG_KEYS, ZitiController, type ZitiControllerProps } from './ziti-controller.ts';

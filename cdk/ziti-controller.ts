@@ -1,6 +1,8 @@
 import { CfnOutput, Tags } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { HostedZone, type IHostedZone } from 'aws-cdk-lib/aws-route53';
+import type { IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
+import { ARecord, HostedZone, type IHostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
+import { LoadBalancerTarget } from 'aws-cdk-lib/aws-route53-targets';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { API_BASE_PATHS, type OperationGroup, type Route } from '#shared/routes/route.ts';
@@ -13,6 +15,7 @@ import { ControllerFirewall } from './controller-firewall.ts';
 import { ControllerFunction, type FunctionLogOptions } from './controller-function.ts';
 import { ControllerIntegrity } from './controller-integrity.ts';
 import { ControllerKeys, SECRET_GROUPS, SIGNING_GROUPS } from './controller-keys.ts';
+import { ControllerLoadBalancer } from './controller-load-balancer.ts';
 import { ControllerMonitoring, type MonitoredFunction } from './controller-monitoring.ts';
 import { ControllerMtlsDomain } from './controller-mtls-domain.ts';
 import {
@@ -25,8 +28,10 @@ import {
   settingsProblem,
 } from './controller-settings.ts';
 import { controllerTable, grantTableData } from './controller-table.ts';
+import { DEFAULT_FRONT_DOOR, frontDoorEnvironment, frontDoorProblem } from './front-door.ts';
 import { loginThrottling } from './login-throttling.ts';
 import { functionIdOf, operationGroupsOf, tableActionsOf } from './operation-groups.ts';
+import { tableCapacityOf, tableCapacityProblem } from './table-capacity.ts';
 
 /** The tag keys every resource carries. */
 export const TAG_KEYS = { environment: 'ziti:environment', version: 'ziti:version' } as const;
@@ -47,26 +52,37 @@ export interface ZitiControllerProps extends Partial<Omit<ControllerSettings, ke
   readonly deployId?: string;
   /** The routes served; the route table unless a test asks what a different set would synthesise to. */
   readonly routes?: readonly Route[];
+  /**
+   * An existing VPC for the load balancer (`frontDoor: 'load-balancer'`), with `vpcSubnets` its public subnets in two
+   * zones or more; unset, the controller makes a VPC of two public subnets.
+   */
+  readonly vpc?: IVpc;
+  readonly vpcSubnets?: SubnetSelection;
 }
 
 /**
  * The whole controller as one construct: one table (or an existing one, `tableName`), one function per operation
- * group of the route table behind its `live` alias, one REST API behind a web ACL, the PKI keys, the bootstrap and
- * the integrity run, the alarms and dashboard, and with `domainName` (and `mtlsDomainName`, `sdkDomainName`) the
- * custom domains serving the controller's server certificate. One per stack: its names derive from the stack's.
+ * group of the route table behind its `live` alias, one front door behind a web ACL (the REST API, or with
+ * `frontDoor: 'load-balancer'` an Application Load Balancer), the PKI keys, the bootstrap and the integrity run, the
+ * alarms and dashboard, and with `domainName` (and for the REST API `mtlsDomainName`, `sdkDomainName`) the custom
+ * domains serving the controller's server certificate. One per stack: its names derive from the stack's.
  */
 export class ZitiController extends Construct {
   readonly environment: string;
   readonly buildStamp: BuildStamp;
   readonly table: ITable;
   readonly functions: ReadonlyMap<OperationGroup, ControllerFunction>;
-  readonly api: ControllerApi;
+  /** The REST API; absent with the load balancer front door. */
+  readonly api?: ControllerApi;
+  /** The load balancer; only with `frontDoor: 'load-balancer'`. */
+  readonly loadBalancer?: ControllerLoadBalancer;
   /** The web ACL; absent with `firewall: false`. */
   readonly firewall?: ControllerFirewall;
   readonly bootstrap: ControllerBootstrap;
   readonly keys: ControllerKeys;
   readonly integrity?: ControllerIntegrity;
-  readonly mtls: ControllerMtlsDomain;
+  /** The truststore and the mTLS domain of the REST API; absent with the load balancer, which passes chains through. */
+  readonly mtls?: ControllerMtlsDomain;
   readonly domain?: ControllerDomain;
   /** The SDKs' front door (`sdkDomainName`). */
   readonly sdkDomain?: ControllerDomain;
@@ -74,8 +90,10 @@ export class ZitiController extends Construct {
 
   constructor(scope: Construct, id: string, props: ZitiControllerProps = {}) {
     super(scope, id);
-    const problem = domainSettingsProblem(props) ?? settingsProblem(props);
+    const problem =
+      domainSettingsProblem(props) ?? settingsProblem(props) ?? frontDoorProblem(props) ?? tableCapacityProblem(props);
     if (problem) throw new Error(problem);
+    const frontDoor = props.frontDoor ?? DEFAULT_FRONT_DOOR;
     const { domainName, mtlsDomainName, sdkDomainName } = props;
     const adminUsername = props.adminUsername ?? 'admin';
     const memorySize = props.memorySize;
@@ -84,7 +102,7 @@ export class ZitiController extends Construct {
     Tags.of(this).add(TAG_KEYS.environment, this.environment);
     Tags.of(this).add(TAG_KEYS.version, this.buildStamp.version);
 
-    this.table = controllerTable(this, 'Table', props.tableName);
+    this.table = controllerTable(this, 'Table', props.tableName, tableCapacityOf(props));
 
     // PKI: the network root CA, signing CA and enrollment JWT keys, usable only by the groups that sign with them.
     this.keys = new ControllerKeys(this, 'Keys');
@@ -108,6 +126,8 @@ export class ZitiController extends Construct {
           TABLE_NAME: this.table.tableName,
           API_SESSION_TIMEOUT_MINUTES: String(props.apiSessionTimeoutMinutes ?? 30),
           JWKS_ALLOW_PRIVATE_IPS: String(props.jwksAllowPrivateAddresses === true),
+          // Which events arrive (API Gateway's or the load balancer's), and where a client certificate is read from.
+          ...frontDoorEnvironment(frontDoor),
           // Links and enrollment JWT issuers name the custom domain, whichever host a request came through.
           ...(domainName ? { PUBLIC_BASE_URL: `https://${domainName}` } : {}),
           // Where requests needing a client certificate are sent, and the SDKs' front door (`ziti-ctrl-address`).
@@ -141,25 +161,20 @@ export class ZitiController extends Construct {
       });
     }
 
-    this.api = new ControllerApi(this, 'Api', {
-      routes,
-      functions: new Map([...functions].map(([group, fn]) => [group, fn.live])),
-      stageName: this.environment,
-      ...(props.apiGatewayCloudWatchRole ? { cloudWatchRole: true } : {}),
-      ...(props.detailedMetrics ? { detailedMetrics: true } : {}),
-      throttling: {
-        rateLimit: props.apiRateLimit ?? DEFAULT_API_LIMITS.apiRateLimit,
-        burstLimit: props.apiBurstLimit ?? DEFAULT_API_LIMITS.apiBurstLimit,
-      },
-      loginThrottling: loginThrottling(props),
-    });
-    if (props.firewall !== false) {
-      this.firewall = new ControllerFirewall(this, 'Firewall', {
-        stage: this.api.restApi.deploymentStage,
-        rateLimit: props.firewallRateLimit ?? DEFAULT_API_LIMITS.firewallRateLimit,
+    const aliases = new Map([...functions].map(([group, fn]) => [group, fn.live]));
+    if (frontDoor === 'rest-api') {
+      this.api = new ControllerApi(this, 'Api', {
+        routes,
+        functions: aliases,
+        stageName: this.environment,
+        ...(props.apiGatewayCloudWatchRole ? { cloudWatchRole: true } : {}),
+        ...(props.detailedMetrics ? { detailedMetrics: true } : {}),
+        throttling: {
+          rateLimit: props.apiRateLimit ?? DEFAULT_API_LIMITS.apiRateLimit,
+          burstLimit: props.apiBurstLimit ?? DEFAULT_API_LIMITS.apiBurstLimit,
+        },
+        loginThrottling: loginThrottling(props),
       });
-    } else {
-      this.api.acknowledgeNoFirewall();
     }
     this.bootstrap = new ControllerBootstrap(this, 'Bootstrap', {
       table: this.table,
@@ -181,42 +196,76 @@ export class ZitiController extends Construct {
           })
         : undefined;
     const serverCertificate = this.bootstrap.serverCertificate;
-    if (domainName && serverCertificate) {
+    // frontDoorProblem has made sure of the domain name, so of the certificate issued for it.
+    if (frontDoor === 'load-balancer' && domainName && serverCertificate) {
+      this.loadBalancer = new ControllerLoadBalancer(this, 'LoadBalancer', {
+        routes,
+        functions: aliases,
+        certificate: serverCertificate,
+        domainName,
+        deletionProtection: isProduction(this.environment),
+        ...(props.vpc ? { vpc: props.vpc } : {}),
+        ...(props.vpcSubnets ? { vpcSubnets: props.vpcSubnets } : {}),
+      });
+    }
+    if (this.loadBalancer && hostedZone && domainName) {
+      // At the path of the REST API domain's alias record (`Domain/Alias`), so that its logical id is the same: a
+      // change of front door updates the record in place rather than creating a second record of the same name,
+      // which Route 53 refuses, before deleting the first.
+      new ARecord(new Construct(this, 'Domain'), 'Alias', {
+        zone: hostedZone,
+        recordName: domainName,
+        target: RecordTarget.fromAlias(new LoadBalancerTarget(this.loadBalancer.loadBalancer)),
+      });
+    }
+    if (props.firewall !== false) {
+      this.firewall = new ControllerFirewall(this, 'Firewall', {
+        ...(this.api ? { stage: this.api.restApi.deploymentStage } : {}),
+        ...(this.loadBalancer ? { loadBalancer: this.loadBalancer.loadBalancer } : {}),
+        rateLimit: props.firewallRateLimit ?? DEFAULT_API_LIMITS.firewallRateLimit,
+      });
+    } else {
+      this.api?.acknowledgeNoFirewall();
+    }
+
+    const api = this.api;
+    if (api && domainName && serverCertificate) {
       this.domain = new ControllerDomain(this, 'Domain', {
-        restApi: this.api.restApi,
+        restApi: api.restApi,
         domainName,
         certificate: serverCertificate,
         ...(hostedZone ? { hostedZone } : {}),
       });
     }
-    if (sdkDomainName && serverCertificate) {
+    if (api && sdkDomainName && serverCertificate) {
       this.sdkDomain = new ControllerDomain(this, 'SdkDomain', {
-        restApi: this.api.restApi,
+        restApi: api.restApi,
         domainName: sdkDomainName,
         certificate: serverCertificate,
         outputPrefix: 'SdkDomain',
         ...(hostedZone ? { hostedZone } : {}),
       });
     }
-    this.mtls = new ControllerMtlsDomain(this, 'Mtls', {
-      restApi: this.api.restApi,
-      bootstrap: this.bootstrap,
-      ...(props.truststoreTrail === false ? { trail: false } : {}),
-      ...(functions.get('pki') ? { pkiFunction: functions.get('pki')! } : {}),
-      ...(mtlsDomainName && serverCertificate
-        ? {
-            domain: {
-              name: mtlsDomainName,
-              certificate: serverCertificate,
-              ...(props.mtlsOwnershipCertificateArn
-                ? { ownershipCertificateArn: props.mtlsOwnershipCertificateArn }
-                : {}),
-              ...(hostedZone ? { hostedZone } : {}),
-            },
-          }
-        : {}),
-    });
-
+    if (api) {
+      this.mtls = new ControllerMtlsDomain(this, 'Mtls', {
+        restApi: api.restApi,
+        bootstrap: this.bootstrap,
+        ...(props.truststoreTrail === false ? { trail: false } : {}),
+        ...(functions.get('pki') ? { pkiFunction: functions.get('pki')! } : {}),
+        ...(mtlsDomainName && serverCertificate
+          ? {
+              domain: {
+                name: mtlsDomainName,
+                certificate: serverCertificate,
+                ...(props.mtlsOwnershipCertificateArn
+                  ? { ownershipCertificateArn: props.mtlsOwnershipCertificateArn }
+                  : {}),
+                ...(hostedZone ? { hostedZone } : {}),
+              },
+            }
+          : {}),
+      });
+    }
     const monitored: MonitoredFunction[] = [
       ...[...functions].map(([group, fn]) => ({
         name: group,
@@ -242,7 +291,8 @@ export class ZitiController extends Construct {
         : []),
     ];
     this.monitoring = new ControllerMonitoring(this, 'Monitoring', {
-      stage: this.api.restApi.deploymentStage,
+      ...(this.api ? { stage: this.api.restApi.deploymentStage } : {}),
+      ...(this.loadBalancer ? { loadBalancer: this.loadBalancer.loadBalancer } : {}),
       functions: monitored,
       table: this.table,
       ...(this.firewall ? { webAclMetricName: this.firewall.metricName } : {}),
@@ -251,13 +301,16 @@ export class ZitiController extends Construct {
       ...(props.alarmEmail ? { email: props.alarmEmail } : {}),
     });
 
+    // The load balancer answers only at the domain its certificate names.
+    const urlOf = (basePath: string) =>
+      this.api ? this.api.restApi.urlForPath(basePath) : `https://${domainName}${basePath}`;
     new CfnOutput(this, 'ClientApiUrl', {
       description: 'Base URL of the Edge client API',
-      value: this.api.restApi.urlForPath(API_BASE_PATHS.client),
+      value: urlOf(API_BASE_PATHS.client),
     });
     new CfnOutput(this, 'ManagementApiUrl', {
       description: 'Base URL of the Edge management API',
-      value: this.api.restApi.urlForPath(API_BASE_PATHS.management),
+      value: urlOf(API_BASE_PATHS.management),
     });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     new CfnOutput(this, 'AdminUsername', { value: adminUsername });

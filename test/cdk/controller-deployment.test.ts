@@ -355,7 +355,7 @@ describe('the truststore trail', () => {
     const values = JSON.stringify(
       (trail.Properties.EventSelectors as { DataResources: unknown[] }[])[0]!.DataResources,
     );
-    expect(values).toContain(logicalId(stack.controller.mtls.bucket));
+    expect(values).toContain(logicalId(stack.controller.mtls!.bucket));
     expect(values).toContain(`/${TRUSTSTORE_KEY}`);
   });
 

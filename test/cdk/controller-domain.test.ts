@@ -106,8 +106,8 @@ describe('the plain custom domain', () => {
     expect(mappings).toHaveLength(1);
     expect(mappings[0]?.[1].Properties).toEqual({
       DomainName: { Ref: domainId },
-      RestApiId: { Ref: logicalId(stack.controller.api.restApi) },
-      Stage: { Ref: stack.getLogicalId(stack.controller.api.restApi.deploymentStage.node.defaultChild as CfnElement) },
+      RestApiId: { Ref: logicalId(stack.controller.api!.restApi) },
+      Stage: { Ref: stack.getLogicalId(stack.controller.api!.restApi.deploymentStage.node.defaultChild as CfnElement) },
     });
     expect(mappings[0]?.[1].Properties.BasePath).toBeUndefined();
   });
@@ -250,7 +250,7 @@ describe('the mTLS domain beside it', () => {
       ([, candidate]) => (candidate.Properties.DomainName as Intrinsic).Ref === mtlsId,
     );
     expect(mapping?.[1].Properties.BasePath).toBeUndefined();
-    expect(mapping?.[1].Properties.RestApiId).toEqual({ Ref: logicalId(stack.controller.api.restApi) });
+    expect(mapping?.[1].Properties.RestApiId).toEqual({ Ref: logicalId(stack.controller.api!.restApi) });
     expect(outputs.MtlsDomainTarget?.Value).toEqual({ 'Fn::GetAtt': [mtlsId, 'RegionalDomainName'] });
   });
 

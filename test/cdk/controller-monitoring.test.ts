@@ -124,7 +124,7 @@ describe('the alarms', () => {
         ['AWS/ApiGateway', '5XXError'],
       ]),
     );
-    const stageId = logicalId(stack.controller.api.restApi.deploymentStage);
+    const stageId = logicalId(stack.controller.api!.restApi.deploymentStage);
     for (const metric of metricsOf(api)) {
       expect(dimension(metric, 'ApiName')).toBe('MonitoredController-api');
       expect(dimension(metric, 'Stage')).toEqual({ Ref: stageId });

@@ -49,7 +49,7 @@ function environmentOf(resource: CfnResource): Record<string, unknown> {
 
 describe('the mTLS domain', () => {
   const { stack, resources, logicalId } = synth(true);
-  const bucketId = logicalId(stack.controller.mtls.bucket);
+  const bucketId = logicalId(stack.controller.mtls!.bucket);
 
   it('keeps the truststore in a versioned, private, encrypted bucket that outlives the stack', () => {
     const bucket = resources[bucketId]!;
@@ -83,7 +83,7 @@ describe('the mTLS domain', () => {
       ([, candidate]) => (candidate.Properties.DomainName as { Ref?: string }).Ref === domainId,
     ) as [string, CfnResource];
     expect(mapping.Properties.BasePath).toBeUndefined();
-    expect(mapping.Properties.RestApiId).toEqual({ Ref: logicalId(stack.controller.api.restApi) });
+    expect(mapping.Properties.RestApiId).toEqual({ Ref: logicalId(stack.controller.api!.restApi) });
   });
 
   it('lets only the bootstrap and the pki function publish it, and only pki re-point the domain', () => {

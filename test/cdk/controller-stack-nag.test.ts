@@ -43,6 +43,20 @@ describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
         truststoreTrail: false,
       },
     ],
+    [
+      'the load balancer front door in a Route 53 zone, with a provisioned table',
+      { frontDoor: 'load-balancer', domainName: 'ziti.example.com', ...ZONE, tableBillingMode: 'provisioned' },
+    ],
+    [
+      "the load balancer front door in the operator's VPC, behind the operator's firewall",
+      {
+        frontDoor: 'load-balancer',
+        domainName: 'ziti.example.com',
+        vpcId: 'vpc-0123456789abcdef0',
+        publicSubnetIds: ['subnet-0123456a', 'subnet-0123456b'],
+        firewall: false,
+      },
+    ],
   ])('finds nothing unacknowledged, and every acknowledgement is used, with %s', (_, props) => {
     const report = nagReport((app) => {
       new ControllerStack(app, 'NagController', { adminUsername: 'admin', apiSessionTimeoutMinutes: 30, ...props });

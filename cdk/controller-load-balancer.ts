@@ -1,0 +1,204 @@
+import { CfnOutput, type CfnResource, Duration, Stack, Validations } from 'aws-cdk-lib';
+import type { ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
+import { type IVpc, Peer, Port, SecurityGroup, type SubnetSelection, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
+import {
+  ApplicationListenerRule,
+  ApplicationLoadBalancer,
+  ApplicationProtocol,
+  ApplicationTargetGroup,
+  type IApplicationLoadBalancerTarget,
+  ListenerAction,
+  ListenerCertificate,
+  ListenerCondition,
+  MutualAuthenticationMode,
+  SslPolicy,
+  TargetType,
+} from 'aws-cdk-lib/aws-elasticloadbalancingv2';
+import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Construct } from 'constructs';
+import { ERROR_CODES } from '#shared/errors/error-codes.ts';
+import { API_VERSION_META } from '#shared/http/envelope.ts';
+import type { OperationGroup, Route } from '#shared/routes/route.ts';
+import { type LoadBalancerRule, loadBalancerRules } from './load-balancer-rules.ts';
+import { functionIdOf } from './operation-groups.ts';
+
+export interface ControllerLoadBalancerProps {
+  readonly routes: readonly Route[];
+  /** What serves each operation group of `routes`: its function's `live` alias. */
+  readonly functions: ReadonlyMap<OperationGroup, IFunction>;
+  /** The controller's server certificate in ACM (imported by the bootstrap), for `domainName`. */
+  readonly certificate: ICertificate;
+  readonly domainName: string;
+  /** An existing VPC, its public subnets (`vpcSubnets`) in two zones or more; unset, a VPC of public subnets only. */
+  readonly vpc?: IVpc;
+  readonly vpcSubnets?: SubnetSelection;
+  /** Refuse to delete the load balancer (production); the stack's deletion then stops at it until turned off. */
+  readonly deletionProtection: boolean;
+}
+
+/**
+ * How long a connection may sit idle: SDKs keep theirs open between the calls of a poll, and the functions' own
+ * timeout (12 s) is far under it, so a slow request is answered by the function's deadline, never cut by the
+ * load balancer.
+ */
+export const LOAD_BALANCER_IDLE_TIMEOUT = Duration.seconds(60);
+
+/** The target group attribute that hands a function every value of a repeated header or query parameter. */
+export const MULTI_VALUE_HEADERS_ATTRIBUTE = 'lambda.multi_value_headers.enabled';
+
+/** What a path no rule matches is answered: the controller's 404 in its envelope, without a request id (no function ran). */
+export function notFoundBody(): string {
+  return JSON.stringify({
+    error: { code: 'NOT_FOUND', message: ERROR_CODES.NOT_FOUND.message },
+    meta: API_VERSION_META,
+  });
+}
+
+/**
+ * The front door for fleets: one internet-facing Application Load Balancer, one address for every client. Its HTTPS
+ * listener serves the controller's server certificate (TLS 1.2 and 1.3) with mutual TLS in passthrough mode: it asks
+ * for a client certificate without requiring one and hands the chain it got to the function (`X-Amzn-Mtls-Clientcert`),
+ * which checks it against the network's CAs as the local server does, so no truststore needs republishing when a CA
+ * is verified. Listener rules derived from the route table (`loadBalancerRules`) send each path to its group's
+ * function, one Lambda target group per group; any other path is answered 404 in the envelope by the listener.
+ *
+ * The functions stay outside the VPC: the load balancer invokes them through the Lambda service, so the VPC needs
+ * only public subnets for the load balancer's nodes, and no NAT gateway.
+ */
+export class ControllerLoadBalancer extends Construct {
+  readonly vpc: IVpc;
+  readonly loadBalancer: ApplicationLoadBalancer;
+  readonly targetGroups: ReadonlyMap<OperationGroup, ApplicationTargetGroup>;
+  readonly rules: readonly LoadBalancerRule[];
+
+  constructor(scope: Construct, id: string, props: ControllerLoadBalancerProps) {
+    super(scope, id);
+    this.vpc = props.vpc ?? this.publicVpc();
+
+    const securityGroup = new SecurityGroup(this, 'SecurityGroup', {
+      vpc: this.vpc,
+      description: 'Ziti controller load balancer: HTTPS from anywhere; its Lambda targets need no network path',
+      allowAllOutbound: false,
+    });
+    securityGroup.addIngressRule(Peer.anyIpv4(), Port.tcp(443), 'HTTPS from the controller clients');
+    Validations.of(securityGroup).acknowledge({
+      id: 'AwsSolutions-EC23',
+      reason:
+        "The controller's API is public: enrolled devices, routers and admins call it from any address. The web ACL, " +
+        'the functions and mutual TLS decide who gets anything.',
+    });
+
+    this.loadBalancer = new ApplicationLoadBalancer(this, 'LoadBalancer', {
+      vpc: this.vpc,
+      vpcSubnets: props.vpcSubnets ?? { subnetType: SubnetType.PUBLIC },
+      internetFacing: true,
+      securityGroup,
+      idleTimeout: LOAD_BALANCER_IDLE_TIMEOUT,
+      deletionProtection: props.deletionProtection,
+      // Headers that are not valid HTTP never reach a function.
+      dropInvalidHeaderFields: true,
+    });
+    Validations.of(this.loadBalancer).acknowledge({
+      id: 'AwsSolutions-ELB2',
+      reason:
+        "Every request is in the functions' logs and traces with its request id, and what the web ACL blocked or " +
+        "counted in its own log. Access logs would need a bucket policy naming the region's Elastic Load Balancing " +
+        'account, which this region-agnostic stack cannot know at synth; turn them on for the load balancer where ' +
+        'the region is known.',
+    });
+
+    const listener = this.loadBalancer.addListener('Https', {
+      port: 443,
+      protocol: ApplicationProtocol.HTTPS,
+      certificates: [ListenerCertificate.fromCertificateManager(props.certificate)],
+      sslPolicy: SslPolicy.RECOMMENDED_TLS,
+      mutualAuthentication: { mutualAuthenticationMode: MutualAuthenticationMode.PASS_THROUGH },
+      // The security group above opens 443; the listener adds no rule of its own.
+      open: false,
+      defaultAction: ListenerAction.fixedResponse(ERROR_CODES.NOT_FOUND.status, {
+        contentType: 'application/json',
+        messageBody: notFoundBody(),
+      }),
+    });
+
+    const targetGroups = new Map<OperationGroup, ApplicationTargetGroup>();
+    for (const [group, fn] of props.functions) {
+      targetGroups.set(group, this.targetGroupOf(group, fn));
+    }
+    this.targetGroups = targetGroups;
+
+    this.rules = loadBalancerRules(props.routes);
+    this.rules.forEach((rule, index) => {
+      const targetGroup = targetGroups.get(rule.group);
+      if (!targetGroup) throw new Error(`No function serves group "${rule.group}"`);
+      // Named after its priority: a changed route table updates each priority's conditions in place, never moving a
+      // rule onto a priority another still holds.
+      new ApplicationListenerRule(this, `Rule${index + 1}`, {
+        listener,
+        priority: index + 1,
+        conditions: [
+          ListenerCondition.pathPatterns([...rule.paths]),
+          ...(rule.methods ? [ListenerCondition.httpRequestMethods([...rule.methods])] : []),
+        ],
+        action: ListenerAction.forward([targetGroup]),
+      });
+    });
+
+    // The outputs the REST API's custom domain has, so that DNS is pointed the same way whichever front door.
+    const outputs = {
+      DomainTarget: {
+        description: `The load balancer's DNS name: point ${props.domainName} here (CNAME, or an alias record)`,
+        value: this.loadBalancer.loadBalancerDnsName,
+      },
+      DomainTargetHostedZoneId: {
+        description: `The Route 53 hosted zone of the load balancer, for an alias record of ${props.domainName}`,
+        value: this.loadBalancer.loadBalancerCanonicalHostedZoneId,
+      },
+    };
+    for (const [outputId, output] of Object.entries(outputs)) {
+      new CfnOutput(this, outputId, output).overrideLogicalId(outputId);
+    }
+  }
+
+  /**
+   * One group's target group: its function's alias, which the load balancer invokes with every value of repeated
+   * headers and query parameters (as API Gateway's proxy event carries them). The load balancer may invoke the alias
+   * only from this account: a permission naming the target group would be a dependency cycle (the group registers
+   * its target only once the permission exists).
+   */
+  private targetGroupOf(group: OperationGroup, fn: IFunction): ApplicationTargetGroup {
+    fn.addPermission('LoadBalancerInvoke', {
+      principal: new ServicePrincipal('elasticloadbalancing.amazonaws.com'),
+      sourceAccount: Stack.of(this).account,
+    });
+    const target: IApplicationLoadBalancerTarget = {
+      attachToApplicationTargetGroup: () => ({ targetType: TargetType.LAMBDA, targetJson: { id: fn.functionArn } }),
+    };
+    const targetGroup = new ApplicationTargetGroup(this, functionIdOf(group).replace(/Function$/, 'Targets'), {
+      targetType: TargetType.LAMBDA,
+      targets: [target],
+    });
+    targetGroup.setAttribute(MULTI_VALUE_HEADERS_ATTRIBUTE, 'true');
+    targetGroup.node.addDependency(fn.permissionsNode.findChild('LoadBalancerInvoke') as CfnResource);
+    return targetGroup;
+  }
+
+  /** Two public subnets in two zones, nothing else: no private subnets, no NAT gateways, nothing billed by the hour. */
+  private publicVpc(): Vpc {
+    const vpc = new Vpc(this, 'Vpc', {
+      maxAzs: 2,
+      natGateways: 0,
+      subnetConfiguration: [{ name: 'Public', subnetType: SubnetType.PUBLIC, cidrMask: 24 }],
+      // Nothing is placed in the default security group; locking it would take a custom resource function.
+      restrictDefaultSecurityGroup: false,
+    });
+    Validations.of(vpc).acknowledge({
+      id: 'AwsSolutions-VPC7',
+      reason:
+        'The VPC holds only the load balancer, whose requests are in the web ACL log and, when on, its access logs; ' +
+        'flow logs would record the same connections again at a per-GB price.',
+    });
+    return vpc;
+  }
+}
