@@ -1,4 +1,4 @@
-import { CfnOutput, type CfnResource, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Aws, CfnOutput, type CfnResource, Duration, Fn, Stack, Validations } from 'aws-cdk-lib';
 import type { ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { type IVpc, Peer, Port, SecurityGroup, type SubnetSelection, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
 import {
@@ -6,6 +6,7 @@ import {
   ApplicationLoadBalancer,
   ApplicationProtocol,
   ApplicationTargetGroup,
+  type CfnListener,
   type IApplicationLoadBalancerTarget,
   ListenerAction,
   ListenerCertificate,
@@ -35,7 +36,23 @@ export interface ControllerLoadBalancerProps {
   readonly vpcSubnets?: SubnetSelection;
   /** Refuse to delete the load balancer (production); the stack's deletion then stops at it until turned off. */
   readonly deletionProtection: boolean;
+  /** The name the listener forwards the client's certificate chain under ({@link clientCertificateHeaderName}). */
+  readonly clientCertificateHeader: string;
 }
+
+/**
+ * The header the listener forwards the client's certificate chain under, in place of `X-Amzn-Mtls-Clientcert`: the
+ * functions read a certificate from this name only (`ALB_CLIENT_CERT_HEADER`, `shared/http/forwarded-certificate.ts`),
+ * and no client can send it, since AWS does not promise to drop a client's own `X-Amzn-Mtls-Clientcert`. The name ends
+ * in the UUID CloudFormation gave the stack when it was created: stable across updates, known only to those who can
+ * describe the stack (who could change it anyway), never in an answer. 55 characters, over the 32 the functions need.
+ */
+export function clientCertificateHeaderName(): string {
+  return `x-ziti-client-cert-${Fn.select(2, Fn.split('/', Aws.STACK_ID))}`;
+}
+
+/** The listener attribute that renames the forwarded certificate header. */
+export const CLIENT_CERT_HEADER_ATTRIBUTE = 'routing.http.request.x_amzn_mtls_clientcert.header_name';
 
 /**
  * How long a connection may sit idle: SDKs keep theirs open between the calls of a poll, and the functions' own
@@ -121,6 +138,9 @@ export class ControllerLoadBalancer extends Construct {
         messageBody: notFoundBody(),
       }),
     });
+    (listener.node.defaultChild as CfnListener).listenerAttributes = [
+      { key: CLIENT_CERT_HEADER_ATTRIBUTE, value: props.clientCertificateHeader },
+    ];
 
     const targetGroups = new Map<OperationGroup, ApplicationTargetGroup>();
     for (const [group, fn] of props.functions) {

@@ -15,7 +15,7 @@ import { ControllerFirewall } from './controller-firewall.ts';
 import { ControllerFunction, type FunctionLogOptions } from './controller-function.ts';
 import { ControllerIntegrity } from './controller-integrity.ts';
 import { ControllerKeys, SECRET_GROUPS, SIGNING_GROUPS } from './controller-keys.ts';
-import { ControllerLoadBalancer } from './controller-load-balancer.ts';
+import { ControllerLoadBalancer, clientCertificateHeaderName } from './controller-load-balancer.ts';
 import { ControllerMonitoring, type MonitoredFunction } from './controller-monitoring.ts';
 import { ControllerMtlsDomain } from './controller-mtls-domain.ts';
 import {
@@ -114,6 +114,8 @@ export class ZitiController extends Construct {
     };
 
     const routes = props.routes ?? ROUTES;
+    // Behind the load balancer, the one header a client certificate is read from: the listener's and the functions'.
+    const clientCertificateHeader = frontDoor === 'load-balancer' ? clientCertificateHeaderName() : undefined;
     const functions = new Map<OperationGroup, ControllerFunction>();
     for (const group of operationGroupsOf(routes)) {
       const fn = new ControllerFunction(this, functionIdOf(group), {
@@ -128,6 +130,7 @@ export class ZitiController extends Construct {
           JWKS_ALLOW_PRIVATE_IPS: String(props.jwksAllowPrivateAddresses === true),
           // Which events arrive (API Gateway's or the load balancer's), and where a client certificate is read from.
           ...frontDoorEnvironment(frontDoor),
+          ...(clientCertificateHeader ? { ALB_CLIENT_CERT_HEADER: clientCertificateHeader } : {}),
           // Links and enrollment JWT issuers name the custom domain, whichever host a request came through.
           ...(domainName ? { PUBLIC_BASE_URL: `https://${domainName}` } : {}),
           // Where requests needing a client certificate are sent, and the SDKs' front door (`ziti-ctrl-address`).
@@ -204,6 +207,7 @@ export class ZitiController extends Construct {
         certificate: serverCertificate,
         domainName,
         deletionProtection: isProduction(this.environment),
+        clientCertificateHeader: clientCertificateHeader!,
         ...(props.vpc ? { vpc: props.vpc } : {}),
         ...(props.vpcSubnets ? { vpcSubnets: props.vpcSubnets } : {}),
       });

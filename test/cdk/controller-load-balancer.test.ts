@@ -8,7 +8,11 @@ import { LOGIN_PATH_PATTERN } from '#shared/rate-limit/login-routes.ts';
 import { resourcesOf } from '#shared/routes/resource-paths.ts';
 import type { HttpMethod, OperationGroup } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
-import { ControllerLoadBalancer, notFoundBody } from '../../cdk/controller-load-balancer.ts';
+import {
+  CLIENT_CERT_HEADER_ATTRIBUTE,
+  ControllerLoadBalancer,
+  notFoundBody,
+} from '../../cdk/controller-load-balancer.ts';
 import { resolveControllerSettings } from '../../cdk/controller-settings.ts';
 import { ControllerStack, type ControllerStackProps } from '../../cdk/controller-stack.ts';
 import { LISTENER_RULE_LIMITS } from '../../cdk/load-balancer-rules.ts';
@@ -243,6 +247,17 @@ describe('the load balancer front door', () => {
     }
   });
 
+  it("forwards the client's certificate under a header of the stack's own, the one every function reads", () => {
+    const [[, listener] = []] = ofType('AWS::ElasticLoadBalancingV2::Listener');
+    const attributes = listener?.Properties.ListenerAttributes as { Key: string; Value: unknown }[];
+    const renamed = attributes.find((attribute) => attribute.Key === CLIENT_CERT_HEADER_ATTRIBUTE)?.Value;
+    // x-ziti-client-cert- and the UUID CloudFormation gave the stack: nothing a client can know or guess.
+    expect(JSON.stringify(renamed)).toMatch(/x-ziti-client-cert-.*AWS::StackId/);
+    for (const group of operationGroupsOf(ROUTES)) {
+      expect(environmentOf(resources[logicalId(groupFunction(group))]).ALB_CLIENT_CERT_HEADER, group).toEqual(renamed);
+    }
+  });
+
   it("points the domain at the load balancer and gives its DNS name as the domain's target", () => {
     const [[, record] = []] = ofType('AWS::Route53::RecordSet');
     expect(record?.Properties).toMatchObject({ Name: 'ziti.example.com.', Type: 'A' });
@@ -311,6 +326,7 @@ describe('ControllerLoadBalancer', () => {
       certificate: Certificate.fromCertificateArn(stack, 'Certificate', certificateArn),
       domainName: 'ziti.example.com',
       deletionProtection: props.deletionProtection ?? false,
+      clientCertificateHeader: 'x-ziti-client-cert-0123456789abcdef0123456789abcdef',
       ...(vpc ? { vpc } : {}),
     });
     return Template.fromStack(stack);
