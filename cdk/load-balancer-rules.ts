@@ -9,8 +9,15 @@ import { API_BASE_PATHS, type HttpMethod, type OperationGroup, type Route } from
 export interface LoadBalancerRule {
   readonly group: OperationGroup;
   readonly paths: readonly string[];
-  readonly methods?: readonly HttpMethod[];
+  readonly methods?: readonly (HttpMethod | 'OPTIONS')[];
 }
+
+/**
+ * The last rule: a browser's preflight (`OPTIONS`) that no rule above took (those with method conditions name only
+ * the route table's methods) goes to one function, which answers it for any path a route serves
+ * (`albPreflightAnswer`), as API Gateway's mock integrations do. Last, so that it costs nothing to other requests.
+ */
+export const PREFLIGHT_RULE: LoadBalancerRule = { group: 'info', paths: ['/*'], methods: ['OPTIONS'] };
 
 /** The load balancer's limits on rules (Elastic Load Balancing's quotas, "Listener rules"). */
 export const LISTENER_RULE_LIMITS = {
@@ -190,6 +197,7 @@ export function loadBalancerRules(routes: readonly Route[]): LoadBalancerRule[] 
     } else ordered.push(rule);
   }
   const rules = [...out.methodRules, ...packed, ...ordered];
+  if (routes.some((route) => route.group === PREFLIGHT_RULE.group)) rules.push(PREFLIGHT_RULE);
   if (rules.length > LISTENER_RULE_LIMITS.rulesPerLoadBalancer) {
     throw new Error(
       `The route table needs ${rules.length} listener rules, more than a load balancer's ${LISTENER_RULE_LIMITS.rulesPerLoadBalancer}`,

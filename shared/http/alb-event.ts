@@ -2,6 +2,8 @@ import { STATUS_CODES } from 'node:http';
 import type { ALBEvent, ALBResult, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { ControllerConfig } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
+import { canonicalPath, type RouteMatcher } from '../routes/route-matcher.ts';
+import { CORS_PREFLIGHT_HEADERS } from './cors.ts';
 import { forwardedCertificateOf } from './forwarded-certificate.ts';
 
 /** How the load balancer sent the event, and so how it takes the answer: the target group's multi-value setting. */
@@ -113,5 +115,27 @@ export function albResultOf(result: APIGatewayProxyResult, shape: 'headers' | 'm
       : { headers: Object.fromEntries([...headers].map(([name, values]) => [name, values.at(-1)!])) }),
     body: result.body,
     isBase64Encoded: result.isBase64Encoded ?? false,
+  };
+}
+
+/**
+ * The answer to a browser's preflight (`OPTIONS` with `Access-Control-Request-Method`) at a path some route serves:
+ * behind API Gateway, mock integrations answer these; behind the load balancer, whichever function the listener sends
+ * them to (its last rule sends every `OPTIONS` to one) answers, as the local server does. Undefined for anything else.
+ */
+export function albPreflightAnswer(event: ALBEvent, matcher: RouteMatcher): ALBResult | undefined {
+  if (event.httpMethod !== 'OPTIONS') return undefined;
+  const headers = valuesOf(event.headers, event.multiValueHeaders, (raw) => raw.toLowerCase());
+  if (!headers.has('access-control-request-method')) return undefined;
+  if (matcher.match('OPTIONS', canonicalPath(event.path)).kind === 'not-found') return undefined;
+  const shape = albResponseShape(event);
+  return {
+    statusCode: 204,
+    statusDescription: '204 No Content',
+    ...(shape === 'multiValueHeaders'
+      ? { multiValueHeaders: Object.fromEntries(Object.entries(CORS_PREFLIGHT_HEADERS).map(([k, v]) => [k, [v]])) }
+      : { headers: { ...CORS_PREFLIGHT_HEADERS } }),
+    body: '',
+    isBase64Encoded: false,
   };
 }

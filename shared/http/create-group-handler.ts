@@ -126,7 +126,9 @@ export function createGroupHandler(group: OperationGroup, operations: OperationM
     const fromAlb = isAlbEvent(event);
     let inKind = (result: APIGatewayProxyResult): APIGatewayProxyResult | ALBResult => result;
     if (fromAlb) {
-      const { albResponseShape, albResultOf } = await albEventModule();
+      const { albPreflightAnswer, albResponseShape, albResultOf } = await albEventModule();
+      const preflight = albPreflightAnswer(event, matcher);
+      if (preflight) return preflight;
       const shape = albResponseShape(event);
       inKind = (result) => albResultOf(result, shape);
     }

@@ -126,6 +126,25 @@ describe('an ALB target event', () => {
     }
   });
 
+  it("answers a browser's preflight at a path some route serves, and not elsewhere", async () => {
+    const preflight = (path: string) =>
+      handlerOf('info')(
+        albEvent('OPTIONS', path, {
+          headers: { origin: ['https://console.example.com'], 'access-control-request-method': ['DELETE'] },
+        }),
+        lambdaContext(),
+      );
+    // Routes of another group (identities), as the listener's last rule sends every OPTIONS to the info function.
+    const served = await preflight(`${M}/identities/some-id`);
+    const unknown = await preflight(`${M}/no-such-things`);
+
+    expect([served.statusCode, served.statusDescription]).toEqual([204, '204 No Content']);
+    expect(served.multiValueHeaders?.['access-control-allow-origin']).toEqual(['*']);
+    expect(served.multiValueHeaders?.['access-control-allow-methods']?.[0]).toContain('DELETE');
+    expect(served.multiValueHeaders?.['access-control-allow-headers']?.[0]).toContain('zt-session');
+    expect(unknown.statusCode).toBe(404);
+  });
+
   it('takes a base64-encoded body', async () => {
     const body = Buffer.from(JSON.stringify({ username: 'admin', password: 'admin-password-for-tests' })).toString(
       'base64',

@@ -65,7 +65,7 @@ function pathPatternMatches(pattern: string, path: string): boolean {
 }
 
 /** The target group the listener's rules send `method path` to, first matching rule by priority; none: the default. */
-function routedTo(rules: readonly ListenerRule[], method: HttpMethod, path: string): string | undefined {
+function routedTo(rules: readonly ListenerRule[], method: HttpMethod | 'OPTIONS', path: string): string | undefined {
   const rule = [...rules]
     .sort((a, b) => a.Priority - b.Priority)
     .find((each) =>
@@ -103,6 +103,16 @@ describe('the load balancer front door', () => {
     if (!targetGroup) throw new Error(`no target group for ${group}`);
     return logicalId(targetGroup);
   };
+
+  it("sends a browser's preflight (OPTIONS) at every route's path to a function, which answers it", () => {
+    const functionTargets = new Set(operationGroupsOf(ROUTES).map(targetGroupIdOf));
+    for (const route of ROUTES) {
+      for (const { resource } of resourcesOf(route)) {
+        const target = routedTo(rules, 'OPTIONS', samplePath(resource));
+        expect(target !== undefined && functionTargets.has(target), `OPTIONS ${resource}`).toBe(true);
+      }
+    }
+  });
 
   it('is one internet-facing load balancer in two public subnets of a VPC without NAT gateways', () => {
     const [only, ...others] = ofType('AWS::ElasticLoadBalancingV2::LoadBalancer');
