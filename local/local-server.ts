@@ -31,6 +31,11 @@ export interface LocalServerOptions {
   readonly clientCertificates?: 'optional' | 'none' | 'required';
   /** With `required`: the CA bundle the listener trusts (the truststore), replaced later with `trust`. */
   readonly trustedCaPem?: string;
+  /**
+   * Runs each invocation of a group's handler (by default, just runs it): the tests run it as the group's Lambda
+   * function, to hold what it sends to the table to that function's IAM grant.
+   */
+  readonly invokeAs?: <T>(group: OperationGroup, invoke: () => Promise<T>) => Promise<T>;
 }
 
 export interface LocalServer {
@@ -191,6 +196,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     );
   }
 
+  const invokeAs = options.invokeAs ?? ((_group, invoke) => invoke());
   const mode = options.clientCertificates ?? 'optional';
   const secureContext = (trustedCaPem: string | undefined) => ({
     key: options.tls.key,
@@ -263,8 +269,9 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
             names: namesOf(listening, request),
           }),
         });
-        const handler = handlers.get(match.route.group)!;
-        await send(await handler(event, lambdaContext(match.route.group)));
+        const group = match.route.group;
+        const handler = handlers.get(group)!;
+        await send(await invokeAs(group, () => handler(event, lambdaContext(group))));
       } catch (error) {
         if (error instanceof ApiError) {
           await send(errorResponse(error, requestId));
