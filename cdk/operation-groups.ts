@@ -60,6 +60,9 @@ export const TABLE_SCAN_ACTIONS = ['dynamodb:Scan', 'dynamodb:BatchWriteItem'] a
  * settings (create, update, delete). What least privilege takes from the groups is the whole-table `Scan` (one call
  * reads every credential hash and seed the table holds) and `BatchWriteItem` (unconditional writes of 25 items), and
  * DynamoDB's streams and table description, which nothing calls.
+ *
+ * The API tests hold every function to this list (test/support/table-grants.ts): a command outside it is refused
+ * there with AccessDenied, as IAM refuses it here.
  */
 export function tableActionsOf(user: TableUser): readonly string[] {
   return [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS, ...(user === 'integrity' ? TABLE_SCAN_ACTIONS : [])];

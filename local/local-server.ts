@@ -32,6 +32,11 @@ export interface LocalServerOptions {
   readonly clientCertificates?: 'optional' | 'none' | 'required';
   /** With `required`: the CA bundle the listener trusts (the truststore), replaced later with `trust`. */
   readonly trustedCaPem?: string;
+  /**
+   * Runs each invocation of a group's handler (by default, just runs it): the tests run it as the group's Lambda
+   * function, to hold what it sends to the table to that function's IAM grant.
+   */
+  readonly invokeAs?: <T>(group: OperationGroup, invoke: () => Promise<T>) => Promise<T>;
 }
 
 export interface LocalServer {
@@ -188,6 +193,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     );
   }
 
+  const invokeAs = options.invokeAs ?? ((_group, invoke) => invoke());
   const mode = options.clientCertificates ?? 'optional';
   const secureContext = (trustedCaPem: string | undefined) => ({
     key: options.tls.key,
@@ -257,7 +263,8 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
         if (options.deps.config.frontDoor === 'alb') {
           // The load balancer's listener: its target event, whose path the handler matches itself.
           const certificateHeader = options.deps.config.albClientCertHeader;
-          await send(await handler(toAlbEvent({ request, url, body, authority, certificateHeader }), context));
+          const event = toAlbEvent({ request, url, body, authority, certificateHeader });
+          await send(await invokeAs(match.route.group, () => handler(event, context)));
           return;
         }
         const event = toProxyEvent({
@@ -270,7 +277,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
           requestId,
           authority,
         });
-        await send(await handler(event, context));
+        await send(await invokeAs(match.route.group, () => handler(event, context)));
       } catch (error) {
         if (error instanceof ApiError) {
           await send(errorResponse(error, requestId));

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RotationEvent, rotateAdminPassword, type SecretVersions } from '#functions/bootstrap/rotation.ts';
+import { asTableUser } from '../support/table-grants.ts';
 import {
   ADMIN_PASSWORD,
   ADMIN_USERNAME,
@@ -47,6 +48,10 @@ class SecretDouble implements SecretVersions {
   }
 }
 
+/** A rotation step as the bootstrap function runs it, under that function's grant on the table. */
+const rotateAsBootstrap: typeof rotateAdminPassword = (event, options) =>
+  asTableUser('bootstrap', () => rotateAdminPassword(event, options));
+
 const STEPS: RotationEvent['Step'][] = ['createSecret', 'setSecret', 'testSecret', 'finishSecret'];
 
 let controller: TestController;
@@ -68,7 +73,7 @@ describe('rotating the admin password secret', () => {
     const token = 'rotation-1';
     secret.beginRotation(token);
     const rotate = (step: RotationEvent['Step']) =>
-      rotateAdminPassword(
+      rotateAsBootstrap(
         { Step: step, SecretId: SECRET_ARN, ClientRequestToken: token },
         { deps: controller.deps, secrets: secret, adminSecretArn: SECRET_ARN },
       );
@@ -93,7 +98,7 @@ describe('rotating the admin password secret', () => {
     const other = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:SomeoneElses-XyZ123';
 
     await expect(
-      rotateAdminPassword(
+      rotateAsBootstrap(
         { Step: 'createSecret', SecretId: other, ClientRequestToken: 'rotation-2' },
         { deps: controller.deps, secrets: secret, adminSecretArn: SECRET_ARN },
       ),
@@ -107,7 +112,7 @@ describe('rotating the admin password secret', () => {
     await secret.putPending(SECRET_ARN, 'rotation-3', 'a-password-nobody-set-on-the-admin');
 
     await expect(
-      rotateAdminPassword(
+      rotateAsBootstrap(
         { Step: 'testSecret', SecretId: SECRET_ARN, ClientRequestToken: 'rotation-3' },
         { deps: controller.deps, secrets: secret, adminSecretArn: SECRET_ARN },
       ),

@@ -10,6 +10,7 @@ import { BUILTIN_CONFIG_TYPES } from '#shared/entities/builtin-config-types.ts';
 import { configTypes } from '#shared/entities/config-type.ts';
 import { postureCheckTypes, SEEDED_POSTURE_CHECK_TYPES } from '#shared/entities/posture-check-types.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import { asTableUser, holdToTableGrants, type TableRefusal } from '../support/table-grants.ts';
 
 /**
  * The stack runs the bootstrap on every deploy (its custom resource changes each synth), so a run over a table that
@@ -20,6 +21,10 @@ const ADMIN: BootstrapOptions = { adminUsername: 'admin', adminPassword: 'first-
 
 let deps: Deps;
 let tableName: string;
+let refusals: readonly TableRefusal[];
+
+/** The bootstrap as its function runs it on a deploy, held to that function's grant on the table. */
+const deploy = (options: BootstrapOptions) => asTableUser('bootstrap', () => bootstrap(deps, options));
 
 /** Every item of the table, sorted by key: what two runs are compared by. */
 async function everyItem(): Promise<Record<string, unknown>[]> {
@@ -38,17 +43,21 @@ beforeAll(async () => {
   tableName = `bootstrap-${randomUUID()}`;
   deps = createDeps({ ...loadConfig({}), tableName, dynamoDbEndpoint: inject('dynamoEndpoint') });
   await ensureTable(deps.store.db, tableName);
+  refusals = holdToTableGrants(deps.store.db);
 });
-afterAll(() => deps.store.db.destroy());
+afterAll(() => {
+  deps.store.db.destroy();
+  expect(refusals).toEqual([]);
+});
 
 describe('the bootstrap on every deploy', () => {
   it('leaves a seeded table exactly as it was: every item, version and timestamp', async () => {
-    const first = await bootstrap(deps, ADMIN);
+    const first = await deploy(ADMIN);
     const seeded = await everyItem();
 
     // A later deploy, even with another generated password in the secret, and a second one after it.
-    const second = await bootstrap(deps, { ...ADMIN, adminPassword: 'a-password-the-secret-has-now' });
-    const third = await bootstrap(deps, ADMIN);
+    const second = await deploy({ ...ADMIN, adminPassword: 'a-password-the-secret-has-now' });
+    const third = await deploy(ADMIN);
 
     expect(first).toMatchObject({ adminCreated: true, adminUsername: 'admin' });
     expect(second).toEqual({ adminCreated: false, adminIdentityId: first.adminIdentityId, adminUsername: 'admin' });
@@ -72,19 +81,19 @@ describe('the bootstrap on every deploy', () => {
       deps.store.replaceOps(authPolicies, policy, { ...policy.doc, name: 'Renamed by an admin' }),
     );
 
-    await bootstrap(deps, ADMIN);
+    await deploy(ADMIN);
 
     expect((await deps.store.get(configTypes, configType!.id))?.doc.name).toBe(configType!.name);
     expect((await deps.store.get(postureCheckTypes, postureType!.id))?.doc.name).toBe(postureType!.name);
     expect((await deps.store.get(authPolicies, DEFAULT_AUTH_POLICY_ID))?.doc.name).toBe('Renamed by an admin');
     // Running again changes nothing more.
     const after = await everyItem();
-    await bootstrap(deps, ADMIN);
+    await deploy(ADMIN);
     expect(await everyItem()).toEqual(after);
   });
 
   it('refuses a deploy naming another admin than the one the table has, saying how to go on', async () => {
-    const attempt = bootstrap(deps, { ...ADMIN, adminUsername: 'root', otherAdminUsername: 'refuse' });
+    const attempt = deploy({ ...ADMIN, adminUsername: 'root', otherAdminUsername: 'refuse' });
 
     await expect(attempt).rejects.toBeInstanceOf(AdminUsernameMismatch);
     await expect(attempt).rejects.toThrow(
@@ -94,7 +103,7 @@ describe('the bootstrap on every deploy', () => {
 
   it('keeps the admin it has when not asked to refuse (npm start), and creates no second one', async () => {
     const before = await everyItem();
-    const result = await bootstrap(deps, { ...ADMIN, adminUsername: 'root' });
+    const result = await deploy({ ...ADMIN, adminUsername: 'root' });
 
     expect(result).toMatchObject({ adminCreated: false, adminUsername: 'admin' });
     expect(await everyItem()).toEqual(before);

@@ -12,6 +12,7 @@ import { memorySigner } from '#shared/pki/local-signer.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { countSigns } from '../support/count-signs.ts';
+import { asTableUser } from '../support/table-grants.ts';
 import { ADMIN_PASSWORD, ADMIN_USERNAME } from '../support/test-controller.ts';
 import { useTestController } from '../support/use-controller.ts';
 
@@ -69,7 +70,9 @@ describe('GET /.well-known/est/cacerts', () => {
   it('keeps the CA built at the first bootstrap on later ones, and refuses keys it was not made with', async () => {
     const before = await networkCa(controller().deps);
 
-    await bootstrap(controller().deps, { adminUsername: ADMIN_USERNAME, adminPassword: ADMIN_PASSWORD });
+    await asTableUser('bootstrap', () =>
+      bootstrap(controller().deps, { adminUsername: ADMIN_USERNAME, adminPassword: ADMIN_PASSWORD }),
+    );
     const response = await controller().call('GET', `${C}/.well-known/est/cacerts`);
     const otherKeys = {
       ...controller().deps,
@@ -81,7 +84,9 @@ describe('GET /.well-known/est/cacerts', () => {
       new x509.X509Certificate(before.signingCertPem).toString('pem'),
     ]);
     await expect(
-      bootstrap(otherKeys, { adminUsername: ADMIN_USERNAME, adminPassword: ADMIN_PASSWORD }),
+      asTableUser('bootstrap', () =>
+        bootstrap(otherKeys, { adminUsername: ADMIN_USERNAME, adminPassword: ADMIN_PASSWORD }),
+      ),
     ).rejects.toThrow(/other keys/);
   });
 });

@@ -14,6 +14,7 @@ import { ensureImportedServerCertificate } from '#shared/pki/imported-server-cer
 import { networkCa } from '#shared/pki/network-ca.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { CREDENTIALS, useLoopbackAcm } from '../support/loopback-acm.ts';
+import { asTableUser, holdToTableGrants } from '../support/table-grants.ts';
 
 const NAMES = ['ziti.example.com', 'ziti-mtls.example.com'];
 const DAY_MS = 24 * 3600_000;
@@ -35,7 +36,8 @@ async function controller() {
     now: () => new Date(Date.now() + offsetMs),
   };
   await ensureTable(deps.store.db, deps.store.tableName);
-  await bootstrap(deps, { adminUsername: 'admin', adminPassword: 'admin-password' });
+  holdToTableGrants(deps.store.db);
+  await asTableUser('bootstrap', () => bootstrap(deps, { adminUsername: 'admin', adminPassword: 'admin-password' }));
   const importer = acmCertificateImporter(acm().client(), 'ZitiController');
   return {
     deps,
@@ -43,7 +45,9 @@ async function controller() {
     advanceDays: (days: number) => {
       offsetMs += days * DAY_MS;
     },
-    ensure: (names: readonly string[] = NAMES) => ensureImportedServerCertificate(deps, names, importer),
+    // As the bootstrap function imports it, held to that function's grant on the table.
+    ensure: (names: readonly string[] = NAMES) =>
+      asTableUser('bootstrap', () => ensureImportedServerCertificate(deps, names, importer)),
   };
 }
 

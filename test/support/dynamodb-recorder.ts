@@ -1,4 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { TableUser } from '../../cdk/operation-groups.ts';
+import { currentTableUser } from './table-grants.ts';
 
 /** One request a document client sent while recording, with what DynamoDB answered. */
 export interface SentCommand {
@@ -6,6 +8,8 @@ export interface SentCommand {
   readonly command: string;
   /** As the store sent it. */
   readonly input: Readonly<Record<string, unknown>>;
+  /** The function that sent it (`asTableUser`); undefined for a test's own requests. */
+  readonly user: TableUser | undefined;
   /** Undefined when the request failed. */
   readonly output: Readonly<Record<string, unknown>> | undefined;
   /**
@@ -31,6 +35,7 @@ function recordingsOf(db: DynamoDBDocumentClient): Set<Recording> {
     (next, context) => async (args) => {
       if (open.size === 0) return next(args);
       const input = args.input as Record<string, unknown>;
+      const user = currentTableUser();
       const waves = [...open].map((recording) => [recording, recording.completedWave + 1] as const);
       let output: Record<string, unknown> | undefined;
       try {
@@ -40,7 +45,7 @@ function recordingsOf(db: DynamoDBDocumentClient): Set<Recording> {
         return result;
       } finally {
         for (const [recording, wave] of waves) {
-          recording.sent.push({ command: String(context.commandName), input, output, wave });
+          recording.sent.push({ command: String(context.commandName), input, user, output, wave });
           recording.completedWave = Math.max(recording.completedWave, wave);
         }
       }

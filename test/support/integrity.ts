@@ -2,6 +2,7 @@ import type { IntegrityFinding, IntegrityMode, SegmentResult } from '#shared/int
 import { reconcileCounters } from '#shared/integrity/reconcile-counters.ts';
 import { scanSegment } from '#shared/integrity/scan-segment.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import { asTableUser } from './table-grants.ts';
 
 /** The segments' findings, then the counters reconciled with what they counted, as the run's `Finish` does. */
 async function finish(deps: Deps, mode: IntegrityMode, results: readonly SegmentResult[]): Promise<IntegrityFinding[]> {
@@ -13,24 +14,31 @@ async function finish(deps: Deps, mode: IntegrityMode, results: readonly Segment
   return [...results.flatMap((result) => result.findings), ...(await reconcileCounters(deps, { mode, entityCounts }))];
 }
 
-/** A whole check or fix over `segments` parallel segments, counters reconciled, as the state machine runs it. */
-export async function integrityRun(deps: Deps, mode: IntegrityMode, segments = 4): Promise<IntegrityFinding[]> {
-  const results = await Promise.all(
-    Array.from({ length: segments }, (_, segment) => scanSegment(deps, { mode, segment, totalSegments: segments })),
-  );
-  return finish(deps, mode, results);
+/**
+ * A whole check or fix over `segments` parallel segments, counters reconciled, as the state machine runs it (in the
+ * integrity function, held to its grant).
+ */
+export function integrityRun(deps: Deps, mode: IntegrityMode, segments = 4): Promise<IntegrityFinding[]> {
+  return asTableUser('integrity', async () => {
+    const results = await Promise.all(
+      Array.from({ length: segments }, (_, segment) => scanSegment(deps, { mode, segment, totalSegments: segments })),
+    );
+    return finish(deps, mode, results);
+  });
 }
 
 /**
  * A whole run with the segments one after another in `order`: one of the schedules the state machine's parallel Map
  * may take, so a test can make one segment's repairs land before or after another's.
  */
-export async function integrityRunInOrder(
+export function integrityRunInOrder(
   deps: Deps,
   mode: IntegrityMode,
   order: readonly number[],
 ): Promise<IntegrityFinding[]> {
-  const results: SegmentResult[] = [];
-  for (const segment of order) results.push(await scanSegment(deps, { mode, segment, totalSegments: order.length }));
-  return finish(deps, mode, results);
+  return asTableUser('integrity', async () => {
+    const results: SegmentResult[] = [];
+    for (const segment of order) results.push(await scanSegment(deps, { mode, segment, totalSegments: order.length }));
+    return finish(deps, mode, results);
+  });
 }

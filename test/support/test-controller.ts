@@ -15,7 +15,9 @@ import { createLogger, DEFAULT_SERVICE_NAME } from '#shared/log/logger.ts';
 import { createMetrics } from '#shared/log/metrics.ts';
 import { truststoreBundle } from '#shared/pki/trusted-cas.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import type { StateMachine } from '#shared/ports/state-machine.ts';
 import { type HttpResponse, httpsCall, type RequestOptions } from './https-client.ts';
+import { asTableUser, holdToTableGrants } from './table-grants.ts';
 
 export const ADMIN_USERNAME = 'admin';
 export const ADMIN_PASSWORD = 'admin-password-for-tests';
@@ -38,6 +40,7 @@ export interface TestController {
   advanceClock(ms: number): void;
   /** Logs in with username and password and returns the session token. */
   login(username?: string, password?: string): Promise<string>;
+  /** Closes the listeners and the client; fails if IAM would have refused any command a function sent meanwhile. */
   close(): Promise<void>;
 }
 
@@ -51,6 +54,14 @@ function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * The local integrity state machine as the integrity function: its Tasks run in the background of the database
+ * group's request that starts the run, but in AWS they run in the integrity function, under that function's grant.
+ */
+function integrityFunction(stateMachine: StateMachine): StateMachine {
+  return { start: (input) => asTableUser('integrity', () => stateMachine.start(input)) };
 }
 
 /**
@@ -87,13 +98,16 @@ export async function startTestController(
     logger,
     metrics: createMetrics(config.metricsNamespace, DEFAULT_SERVICE_NAME, logger),
     now: () => new Date(Date.now() + clockOffsetMs),
-    stateMachine: localStateMachine(() => deps, integrityCore),
+    stateMachine: integrityFunction(localStateMachine(() => deps, integrityCore)),
     truststore: { publish: async (bundlePem) => mtls?.trust(bundlePem) },
   };
   let mtls: LocalServer | undefined;
   let sdk: LocalServer | undefined;
   await ensureTable(deps.store.db, config.tableName);
-  await bootstrap(deps, { adminUsername: ADMIN_USERNAME, adminPassword: ADMIN_PASSWORD });
+  const tableRefusals = holdToTableGrants(deps.store.db);
+  await asTableUser('bootstrap', () =>
+    bootstrap(deps, { adminUsername: ADMIN_USERNAME, adminPassword: ADMIN_PASSWORD }),
+  );
   // The controller's own server identity, from its network CA, as `npm start` serves it; clients trust the root.
   const material = await serverTls(deps, localServerNames({}));
   const server = await startLocalServer({
@@ -101,6 +115,7 @@ export async function startTestController(
     tls: material,
     port: 0,
     clientCertificates: mtlsPort ? 'none' : 'optional',
+    invokeAs: asTableUser,
   });
   if (mtlsPort) {
     mtls = await startLocalServer({
@@ -109,8 +124,15 @@ export async function startTestController(
       port: mtlsPort,
       clientCertificates: 'required',
       trustedCaPem: await truststoreBundle(deps),
+      invokeAs: asTableUser,
     });
-    sdk = await startLocalServer({ deps, tls: material, port: sdkPort!, clientCertificates: 'none' });
+    sdk = await startLocalServer({
+      deps,
+      tls: material,
+      port: sdkPort!,
+      clientCertificates: 'none',
+      invokeAs: asTableUser,
+    });
   }
   const call = (method: string, path: string, options?: RequestOptions) =>
     httpsCall(server.origin, material.rootCertPem, method, path, options);
@@ -138,6 +160,10 @@ export async function startTestController(
       await mtls?.close();
       await sdk?.close();
       deps.store.db.destroy();
+      if (tableRefusals.length > 0) {
+        const refused = tableRefusals.map(({ user, action, command }) => `${user}: ${action} (${command})`);
+        throw new Error(`IAM would have refused what functions sent to the table: ${[...new Set(refused)].join('; ')}`);
+      }
     },
   };
 }
