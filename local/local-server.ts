@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { ALBResult, APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError } from '#shared/errors/api-error.ts';
 import { CORS_PREFLIGHT_HEADERS } from '#shared/http/cors.ts';
@@ -149,6 +150,22 @@ function plainHttpRefusal(origin: string): Buffer {
 }
 
 /**
+ * A request Node's parser refused (headers over its 16 KiB, malformed syntax) is answered 431 or 400 and the
+ * connection closed, as API Gateway refuses one. Node does that by itself only on a socket that has written nothing,
+ * and a TLS socket handed over by {@link tlsOrRefusal} has already written its handshake: without this, the client
+ * saw the connection drop. A response under way on the socket (keep-alive) is never interrupted by a second.
+ */
+function answerUnparsable(error: Error & { code?: string }, socket: Duplex): void {
+  const busy = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  if (!socket.writable || busy) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+  socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+}
+
+/**
  * Hands each connection to `tlsServer` once its first byte shows a TLS handshake; a plain HTTP request (someone typed
  * http://) gets a readable 400 instead of a connection closed without a word.
  */
@@ -290,6 +307,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   );
 
   // The port is the front's: it reads each connection's first byte before the HTTPS server sees it.
+  server.on('clientError', answerUnparsable);
   const front = createNetServer(tlsOrRefusal(server, () => `https://localhost:${port}`));
   const connections = new Set<Socket>();
   front.on('connection', (socket) => {
