@@ -59,12 +59,13 @@ describe('an SDK poll', () => {
     expect(Object.values(batch!.input.RequestItems as Record<string, { ConsistentRead?: boolean }>)).toEqual([
       expect.objectContaining({ ConsistentRead: false }),
     ]);
-    // The session, the identity, the global marker (`#all`'s too), the identity's own and one per attribute: no
-    // authenticator, no `#all` marker of its own.
+    // The session, the identity, the authenticator that opened the session (it ends with it), the global marker
+    // (`#all`'s too), the identity's own and one per attribute: no `#all` marker of its own.
     expect(batchKeys(batch!)).toEqual(
       [
         'APISESSION#',
         `identities#${polling.identityId}`,
+        `authenticators#${polling.authenticatorId}`,
         'CHANGED#service-access',
         `CHANGED#service-access:@${polling.identityId}`,
         'CHANGED#service-access:#poll-a',
