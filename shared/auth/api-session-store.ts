@@ -19,8 +19,8 @@ import {
   tokenHashOf,
   touchSessionItem,
 } from '../store/api-session-items.ts';
-import { ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
 import { itemKeyOf } from '../store/derived-items.ts';
+import { ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
 import { documentOf, fitsKey, keys } from '../store/keys.ts';
 import type { ItemKey, WriteOp } from '../store/write-op.ts';
 import { type ApiSession, apiSessionSchema } from './api-session.ts';
@@ -208,7 +208,10 @@ export interface LiveSession {
 }
 
 /** What an operation may ask to be read with its caller: the identity's id and role attributes decide the keys. */
-export type CallerKeys = (identity: { readonly id: string; readonly roleAttributes: readonly string[] }) => readonly ItemKey[];
+export type CallerKeys = (identity: {
+  readonly id: string;
+  readonly roleAttributes: readonly string[];
+}) => readonly ItemKey[];
 
 /** How a request reads its caller (`resolveCaller` decides it from the route and the operation). */
 export interface CallerReading {
@@ -332,7 +335,7 @@ async function completed(
     missing.map(([, key]) => key),
     kind,
   );
-  missing.forEach(([id], index) => found.set(id, read.items[index]));
+  for (const [index, [id]] of missing.entries()) found.set(id, read.items[index]);
   return found;
 }
 
@@ -381,8 +384,7 @@ async function backingOf(
   kind: 'apiSession' | 'callerOfRead' = 'apiSession',
   alongside?: CallerKeys,
 ): Promise<SessionBacking & { alongside: Map<string, Record<string, unknown> | undefined> }> {
-  const guessed =
-    alongside?.({ id: session.identityId, roleAttributes: roleAttributesSeen(session.identityId) }) ?? [];
+  const guessed = alongside?.({ id: session.identityId, roleAttributes: roleAttributesSeen(session.identityId) }) ?? [];
   const read = await deps.store.readTogether(
     [
       { def: identities, id: session.identityId },

@@ -14,7 +14,10 @@ export function roleAttributesSeen(identityId: string): readonly string[] {
 }
 
 /** Remembers the identity's attributes for its next request, forgetting the least recently seen past the bound. */
-export function rememberRoleAttributes(identity: { readonly id: string; readonly roleAttributes: readonly string[] }): void {
+export function rememberRoleAttributes(identity: {
+  readonly id: string;
+  readonly roleAttributes: readonly string[];
+}): void {
   seen.delete(identity.id);
   seen.set(identity.id, identity.roleAttributes);
   if (seen.size > MAX_IDENTITIES) seen.delete(seen.keys().next().value as string);

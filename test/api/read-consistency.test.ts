@@ -170,7 +170,9 @@ describe('strongly consistent reads, where a read must see the write before it',
 describe("the caller's read: eventually consistent for a request that changes nothing and needs no admin", () => {
   const C = '/edge/client/v1';
   const callerBatches = (sent: readonly Sent[]) =>
-    sent.filter((each) => each.command === 'BatchGetItemCommand' && /^(identities|APISESSION)#/.test(partitionOf(each)));
+    sent.filter(
+      (each) => each.command === 'BatchGetItemCommand' && /^(identities|APISESSION)#/.test(partitionOf(each)),
+    );
 
   it("reads a client GET's caller eventually consistent, once", async () => {
     const token = await controller().login();
