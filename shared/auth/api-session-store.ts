@@ -293,8 +293,9 @@ async function callerRead(
   if (!carried) {
     const item = await sessionItemOf(deps.store, tokenHash, kind);
     if (!item) return undefined;
+    // The oldest tokens read nothing alongside: their operation reads what it needs itself.
     const session = toSession(item);
-    return { session, ...(await backingOf(deps, session, kind, alongside)) };
+    return { session, ...(await backingOf(deps, session, kind)), alongside: new Map() };
   }
   const guessed = alongside?.({ id: carried.identityId, roleAttributes: roleAttributesSeen(carried.identityId) }) ?? [];
   const read = await deps.store.readTogether(
@@ -382,24 +383,16 @@ async function backingOf(
   deps: Deps,
   session: ApiSession,
   kind: 'apiSession' | 'callerOfRead' = 'apiSession',
-  alongside?: CallerKeys,
-): Promise<SessionBacking & { alongside: Map<string, Record<string, unknown> | undefined> }> {
-  const guessed = alongside?.({ id: session.identityId, roleAttributes: roleAttributesSeen(session.identityId) }) ?? [];
+): Promise<SessionBacking> {
   const read = await deps.store.readTogether(
     [
       { def: identities, id: session.identityId },
       { def: authenticators, id: session.endsWithAuthenticator === true ? session.authenticatorId : '' },
     ],
-    guessed,
+    [],
     kind,
   );
-  const identity = read.entities[0]?.doc;
-  const found = new Map(guessed.map((key, index) => [itemKeyOf(key), read.items[index]]));
-  return {
-    identity,
-    authenticator: read.entities[1]?.doc,
-    alongside: identity && alongside ? await completed(deps, found, alongside(identity), kind) : found,
-  };
+  return { identity: read.entities[0]?.doc, authenticator: read.entities[1]?.doc };
 }
 
 /**
