@@ -30,5 +30,65 @@ export const AWS_PRICES = {
     /** Per million requests: symmetric (GenerateDataKey, Decrypt) and asymmetric ECC (Sign). */
     symmetric: 3.0,
     asymmetric: 15.0,
+    /** Per customer managed key a month, symmetric or asymmetric (rotated versions of a key are billed too, from the second). */
+    keyMonth: 1.0,
+  },
+} as const;
+
+/**
+ * The prices the fleet's monthly bill adds (`fleet-bill.ts`), as the issue states them on 2026-11-25 from AWS's public
+ * pricing pages (us-east-1, on-demand, no free tier): Elastic Load Balancing, WAF, DynamoDB provisioned capacity,
+ * Secrets Manager, CloudWatch, and API Gateway's REST tiers beyond the first. Check those pages and update the figures
+ * and the date together.
+ */
+export const FLEET_PRICES = {
+  asOf: '2026-11-25',
+  region: 'us-east-1',
+  /** The hours a month of AWS's calculators: hourly resources bill this many; requests are counted over 30 days. */
+  hoursPerMonth: 730,
+  apiGateway: {
+    /** REST API per million requests by monthly tier: first 333 M, next 667 M, next 19 B, beyond 20 B. */
+    restTiers: [
+      { upToMillions: 333, perMillion: 3.5 },
+      { upToMillions: 1_000, perMillion: 2.8 },
+      { upToMillions: 20_000, perMillion: 2.38 },
+      { upToMillions: Number.POSITIVE_INFINITY, perMillion: 1.51 },
+    ],
+  },
+  alb: {
+    /** Application Load Balancer, per hour, and per load balancer capacity unit (LCU) hour. */
+    hour: 0.0225,
+    lcuHour: 0.008,
+    /** What one LCU covers; the LCUs billed in an hour are those of the dimension that needs most. */
+    lcu: {
+      newConnectionsPerSecond: 25,
+      activeConnectionsPerMinute: 3_000,
+      /** Processed bytes with Lambda targets. */
+      gbPerHour: 1,
+      /** Rule evaluations a second, the first 10 rules free. */
+      ruleEvaluationsPerSecond: 1_000,
+      freeRules: 10,
+    },
+  },
+  waf: {
+    /** Per million requests the web ACL inspects, per web ACL a month, per rule (or rule group) a month. */
+    perMillionRequests: 0.6,
+    webAclMonth: 5,
+    ruleMonth: 1,
+  },
+  dynamoDbProvisioned: {
+    /** Provisioned capacity per unit-hour (Standard table class): a read unit is 1 strongly or 2 eventually consistent 4 KB reads a second. */
+    readCapacityUnitHour: 0.00013,
+    writeCapacityUnitHour: 0.00065,
+  },
+  secretsManager: {
+    /** Per secret a month. */
+    secretMonth: 0.4,
+  },
+  cloudWatch: {
+    /** Per standard-resolution metric alarm a month. */
+    alarmMonth: 0.1,
+    /** Per GB of logs ingested (standard class). */
+    logsIngestedGb: 0.5,
   },
 } as const;

@@ -38,6 +38,8 @@ export interface OperationFigures {
   readonly billedMsPerOp: number;
   /** Mean of the same, for comparison. */
   readonly billedMsMean: number;
+  /** The server's CPU time of a run (`ServerTimes.cpuMs`), the median over the runs: what Lambda's memory stretches. */
+  readonly cpuMsPerOp: number;
   /** KMS requests per run (`count-kms-calls.ts`). */
   readonly kmsPerOp: number;
   /** Requests per run that AWS reports no units for and the units leave out (cancelled transactions), by reason. */
@@ -67,17 +69,20 @@ export async function measureOperation(
   const before = meter.read();
   const samples: number[] = [];
   const billedSamples: number[] = [];
+  const cpuSamples: number[] = [];
   const started = performance.now();
   while (
     samples.length < options.minIterations ||
     (samples.length < options.maxIterations && performance.now() - started < options.budgetMs)
   ) {
     await prepared();
-    const billedBefore = meter.read().server.billedMs;
+    const { billedMs: billedBefore, cpuMs: cpuBefore } = meter.read().server;
     const t = performance.now();
     await run();
     samples.push(performance.now() - t);
-    billedSamples.push(meter.read().server.billedMs - billedBefore);
+    const { billedMs: billedAfter, cpuMs: cpuAfter } = meter.read().server;
+    billedSamples.push(billedAfter - billedBefore);
+    cpuSamples.push(cpuAfter - cpuBefore);
   }
   await meter.settle();
   const delta = readingBetween(before, meter.read());
@@ -98,6 +103,7 @@ export async function measureOperation(
     invocationsPerOp: delta.server.requests / runs,
     billedMsPerOp: percentile(billedSamples, 0.5),
     billedMsMean: delta.server.billedMs / runs,
+    cpuMsPerOp: percentile(cpuSamples, 0.5),
     kmsPerOp: delta.kms / runs,
     unpricedPerOp: new Map([...delta.unpriced].map(([reason, count]) => [reason, count / runs])),
   };

@@ -39,7 +39,8 @@ function countAllSigns(signers: Deps['signers']): () => number {
   return () => signs;
 }
 
-async function csr(cn: string) {
+/** A fresh P-256 key and a certificate signing request for it. */
+export async function csr(cn: string) {
   const algorithm = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
   const keys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const request = await x509.Pkcs10CertificateRequestGenerator.create(

@@ -19,6 +19,8 @@ import { type BenchMeter, createBenchMeter } from './bench-meter.ts';
 import { capacityCheck, capacityCheckReport } from './capacity-check.ts';
 import { collectionScenarios } from './collection-scenarios.ts';
 import { entityScaleBench } from './entity-scale-bench.ts';
+import { fleetBillBench } from './fleet-bill-bench.ts';
+import { fleetBillReport } from './fleet-bill-report.ts';
 import { emptyGoalFigures, type GoalFigures, goalsReport } from './goals-report.ts';
 import {
   currentApiSessionScenario,
@@ -73,11 +75,12 @@ const COLD_IMPORT_RUNS = 7;
 const JIT_WARM_UP_MS = 20_000;
 
 /**
- * The parts of the bench, each runnable alone: `BENCH_ONLY=policies` (or several, `BENCH_ONLY=pki,logins`). Without
- * it every part runs; `large` runs when `BENCH_LARGE=1` too.
+ * The parts of the bench, each runnable alone: `BENCH_ONLY=policies` (or several, `BENCH_ONLY=pki,logins`), or named
+ * as arguments (`npm run bench -- bill`). Without either every part runs; `large` runs when `BENCH_LARGE=1` too.
  */
 const SECTIONS = [
   'capacity',
+  'bill',
   'pki',
   'integrity',
   'logins',
@@ -90,13 +93,14 @@ const SECTIONS = [
 type Section = (typeof SECTIONS)[number];
 
 function selectedSections(): ReadonlySet<Section> {
-  const only = (process.env.BENCH_ONLY ?? '')
+  const only = [process.env.BENCH_ONLY ?? '', ...process.argv.slice(2)]
+    .join(',')
     .split(',')
     .map((name) => name.trim())
     .filter(Boolean);
   for (const name of only) {
     if (!(SECTIONS as readonly string[]).includes(name)) {
-      throw new Error(`BENCH_ONLY: unknown part "${name}" (one or more of ${SECTIONS.join(', ')})`);
+      throw new Error(`unknown bench part "${name}" (one or more of ${SECTIONS.join(', ')})`);
     }
   }
   const chosen = new Set<Section>(only.length > 0 ? (only as Section[]) : SECTIONS.filter((name) => name !== 'large'));
@@ -360,6 +364,10 @@ async function measureApi(sections: ReadonlySet<Section>, goals: GoalFigures): P
       adminPassword: ADMIN_PASSWORD,
       progress: (message) => progress(`  ${message}`),
     };
+    if (sections.has('bill')) {
+      progress("a fleet's requests, on a table of their own");
+      print(fleetBillReport(await fleetBillBench(tableBench)));
+    }
     if (sections.has('pki')) {
       progress('enrollment and certificate login, on a table of their own');
       const rows = await pkiBench(tableBench);

@@ -19,10 +19,12 @@ import {
   tokenHashOf,
   touchSessionItem,
 } from '../store/api-session-items.ts';
+import { itemKeyOf } from '../store/derived-items.ts';
 import { ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
 import { documentOf, fitsKey, keys } from '../store/keys.ts';
-import type { WriteOp } from '../store/write-op.ts';
+import type { ItemKey, WriteOp } from '../store/write-op.ts';
 import { type ApiSession, apiSessionSchema } from './api-session.ts';
+import { rememberRoleAttributes, roleAttributesSeen } from './role-attributes-seen.ts';
 import { hashToken, idsOfToken, newSessionToken } from './session-token.ts';
 
 /**
@@ -176,71 +178,191 @@ export function toSession(item: Record<string, unknown>): ApiSession {
 export const TOUCH_INTERVAL_MS = 60_000;
 
 /**
- * The touch interval under this controller's timeout: {@link TOUCH_INTERVAL_MS}, but never more than half the timeout,
- * so a session in use is refreshed well before it could expire even with a timeout of a minute or two.
+ * How close to its expiry a session must be before an SDK's poll (`GET /current-api-session/service-updates`, once a
+ * minute per device) refreshes it. The poll is most of a fleet's requests, and a refresh is a write (4 write units:
+ * the item, its copy in the identity's index partition, its activity key), so a poll writes nothing until then: SDKs
+ * keep their session alive with a request of their own (the C SDK's `GET /current-api-session` at 1/2 to 5/6 of the
+ * session's lifetime, the Go SDK's refresh before `expiresAt`), which touches as every other request does. A client
+ * that only polls still keeps its session: its polls refresh it in these last two minutes, two polls' worth. The
+ * reference refreshes on every request (in memory, written in batches every 90 s); here that would be a write per
+ * poll, about $2.50 a million polls.
  */
-function touchIntervalMs(deps: Deps): number {
-  return Math.min(TOUCH_INTERVAL_MS, timeoutMs(deps) / 2);
+export const NEAR_EXPIRY_TOUCH_MS = 2 * 60_000;
+
+/**
+ * The touch interval under this controller's timeout: {@link TOUCH_INTERVAL_MS}, but never more than half the timeout,
+ * so a session in use is refreshed well before it could expire even with a timeout of a minute or two; a poll's
+ * (`nearExpiry`) is the timeout less {@link NEAR_EXPIRY_TOUCH_MS}, never less than that.
+ */
+function touchIntervalMs(deps: Deps, touch: SessionTouch): number {
+  const interval = Math.min(TOUCH_INTERVAL_MS, timeoutMs(deps) / 2);
+  return touch === 'nearExpiry' ? Math.max(interval, timeoutMs(deps) - NEAR_EXPIRY_TOUCH_MS) : interval;
 }
 
 /** The live session of a token and its identity: what every authenticated request starts from. */
 export interface LiveSession {
   readonly session: ApiSession;
   readonly identity: Identity;
+  /** What `CallerReading.alongside` asked for, by item key (`itemKeyOf`): every key asked, undefined where no item is. */
+  readonly alongside: ReadonlyMap<string, Record<string, unknown> | undefined>;
 }
 
-/** What a session stands on: its identity and, for a session that ends with it, the authenticator that opened it. */
-interface SessionBacking {
-  readonly identity: Identity | undefined;
-  readonly authenticator: Authenticator | undefined;
+/** What an operation may ask to be read with its caller: the identity's id and role attributes decide the keys. */
+export type CallerKeys = (identity: {
+  readonly id: string;
+  readonly roleAttributes: readonly string[];
+}) => readonly ItemKey[];
+
+/** How a request reads its caller (`resolveCaller` decides it from the route and the operation). */
+export interface CallerReading {
+  /**
+   * Read eventually consistent first (`READS.callerOfRead`, half the units): trusted only when it lets the request
+   * through; whatever it would refuse is read again strongly, so a session a login has just created, or one that has
+   * just completed its second factor, is never refused for a stale read.
+   */
+  readonly eventual?: boolean;
+  /** Whether a partial session (a second factor still owed) passes; if not, an eventual read of one is read again. */
+  readonly partialPasses?: boolean;
+  /** Items read in the same batch as the session and the identity (their keys from the identity's role attributes). */
+  readonly alongside?: CallerKeys;
+  /** How often the request refreshes the session's activity (`touchIntervalMs`). */
+  readonly touch?: SessionTouch;
 }
 
 /**
- * The session and identity of a token: a token carrying its identity's id (and its authenticator's, when one opened
- * the session) reads them all in one batch; the oldest tokens, their session and then the rest. Undefined when the
- * token is unknown, the session is idle past the timeout, or it has been ended (`isRevoked`: its identity deleted,
- * disabled or ending its sessions, its authenticator gone): those sessions are removed now. The session's activity is
- * refreshed when it is {@link TOUCH_INTERVAL_MS} old (one small conditional write), so most requests read one batch
- * and write nothing.
+ * `interval`: at most once per {@link TOUCH_INTERVAL_MS}, as every request. `nearExpiry`: only in the last
+ * {@link NEAR_EXPIRY_TOUCH_MS} before the session would expire (an SDK's poll; see `touchIntervalMs`).
  */
-export async function liveSessionOfToken(deps: Deps, token: string): Promise<LiveSession | undefined> {
-  const tokenHash = hashToken(token);
-  const carried = idsOfToken(token);
-  const read = carried
-    ? await deps.store.readTogether(
-        [
-          { def: identities, id: carried.identityId },
-          // An id that fits no key ('') reads nothing: a token with no authenticator costs no read unit for one.
-          { def: authenticators, id: carried.authenticatorId ?? '' },
-        ],
-        [keys.apiSession(tokenHash)],
-        'apiSession',
-      )
-    : { items: [await sessionItemOf(deps.store, tokenHash)], entities: [undefined, undefined] };
-  const [item] = read.items;
-  if (!item) return undefined;
-  const session = toSession(item);
-  // A token names the identity (and authenticator) of its session; one naming others was not issued by this controller.
-  if (carried && session.identityId !== carried.identityId) return undefined;
-  if (carried?.authenticatorId !== undefined && session.authenticatorId !== carried.authenticatorId) return undefined;
-  if (!isLive(deps, session)) {
-    await deleteApiSession(deps, session);
+export type SessionTouch = 'interval' | 'nearExpiry';
+
+/**
+ * The session and identity of a token: a token carrying its identity's id (and its authenticator's, when one opened
+ * the session) reads them all in one batch, with whatever the operation reads beside them; the oldest tokens, their
+ * session and then the rest. Undefined when the token is unknown, the session is idle past the timeout, or it has been
+ * ended (`isRevoked`: its identity deleted, disabled or ending its sessions, its authenticator gone): those sessions
+ * are removed now, on a strong read only. The session's activity is refreshed when due (`touchIntervalMs`: one small
+ * conditional write), so most requests read one batch and write nothing.
+ */
+export async function liveSessionOfToken(
+  deps: Deps,
+  token: string,
+  reading: CallerReading = {},
+): Promise<LiveSession | undefined> {
+  if (reading.eventual) {
+    const read = await callerRead(deps, token, 'callerOfRead', reading.alongside);
+    const passes = read?.identity && verdictOf(deps, read.session, read) === 'live';
+    if (passes && (reading.partialPasses === true || !owesSecondFactor(read.session))) {
+      return settled(deps, { ...read, identity: read.identity! }, reading);
+    }
+  }
+  const read = await callerRead(deps, token, 'apiSession', reading.alongside);
+  if (!read) return undefined;
+  const verdict = verdictOf(deps, read.session, read);
+  if (verdict !== 'live' || !read.identity) {
+    await deleteApiSession(deps, read.session);
     return undefined;
   }
-  // The oldest tokens carry nothing: what their session stands on is read now, once the session is known to be live.
-  const backing = carried
-    ? { identity: read.entities[0]?.doc, authenticator: read.entities[1]?.doc }
-    : await backingOf(deps, session);
-  const identity = await unlessRevoked(deps, session, backing);
-  if (!identity) return undefined;
-  const touched = await touchedIfDue(deps, session);
-  return touched ? { session: touched, identity } : undefined;
+  return settled(deps, { ...read, identity: read.identity }, reading);
+}
+
+/** A session that waits for a second factor: it may have just been given, which an eventual read can miss. */
+function owesSecondFactor(session: ApiSession): boolean {
+  return session.isMfaRequired && !session.isMfaComplete;
+}
+
+/** What a read of the caller found: the session (undefined when none or not this token's) and what it stands on. */
+interface CallerRead extends SessionBacking {
+  readonly session: ApiSession;
+  readonly alongside: Map<string, Record<string, unknown> | undefined>;
+}
+
+/**
+ * Reads the session of a token, what it stands on and the keys asked alongside, in one batch when the token carries
+ * its identity's id (the alongside keys from the role attributes this instance last saw the identity with; any the
+ * identity's actual attributes add are read after). Undefined when no session is stored under the token, or the
+ * stored one names another identity or authenticator than the token (then it was not issued by this controller).
+ */
+async function callerRead(
+  deps: Deps,
+  token: string,
+  kind: 'apiSession' | 'callerOfRead',
+  alongside: CallerKeys | undefined,
+): Promise<CallerRead | undefined> {
+  const tokenHash = hashToken(token);
+  const carried = idsOfToken(token);
+  if (!carried) {
+    const item = await sessionItemOf(deps.store, tokenHash, kind);
+    if (!item) return undefined;
+    // The oldest tokens read nothing alongside: their operation reads what it needs itself.
+    const session = toSession(item);
+    return { session, ...(await backingOf(deps, session, kind)), alongside: new Map() };
+  }
+  const guessed = alongside?.({ id: carried.identityId, roleAttributes: roleAttributesSeen(carried.identityId) }) ?? [];
+  const read = await deps.store.readTogether(
+    [
+      { def: identities, id: carried.identityId },
+      // An id that fits no key ('') reads nothing: a token with no authenticator costs no read unit for one.
+      { def: authenticators, id: carried.authenticatorId ?? '' },
+    ],
+    [keys.apiSession(tokenHash), ...guessed],
+    kind,
+  );
+  const [item, ...guessedItems] = read.items;
+  if (!item) return undefined;
+  const session = toSession(item);
+  if (session.identityId !== carried.identityId) return undefined;
+  if (carried.authenticatorId !== undefined && session.authenticatorId !== carried.authenticatorId) return undefined;
+  const identity = read.entities[0]?.doc;
+  const found = new Map(guessed.map((key, index) => [itemKeyOf(key), guessedItems[index]]));
+  return {
+    session,
+    identity,
+    authenticator: read.entities[1]?.doc,
+    alongside: identity && alongside ? await completed(deps, found, alongside(identity), kind) : found,
+  };
+}
+
+/** The items `wanted` asks for: those `found` already holds, and the rest read now (an identity's attributes moved). */
+async function completed(
+  deps: Deps,
+  found: Map<string, Record<string, unknown> | undefined>,
+  wanted: readonly ItemKey[],
+  kind: 'apiSession' | 'callerOfRead',
+): Promise<Map<string, Record<string, unknown> | undefined>> {
+  const missing = [...new Map(wanted.map((key) => [itemKeyOf(key), key])).entries()].filter(([id]) => !found.has(id));
+  if (missing.length === 0) return found;
+  const read = await deps.store.readTogether(
+    [],
+    missing.map(([, key]) => key),
+    kind,
+  );
+  for (const [index, [id]] of missing.entries()) found.set(id, read.items[index]);
+  return found;
+}
+
+/** Whether a session is live, idle past the timeout, or ended (`isRevoked`, or its identity gone). */
+function verdictOf(deps: Deps, session: ApiSession, backing: SessionBacking): 'live' | 'expired' | 'ended' {
+  if (!isLive(deps, session)) return 'expired';
+  if (!backing.identity || isRevoked(session, backing.identity, backing.authenticator, deps.now())) return 'ended';
+  return 'live';
+}
+
+/** The live session, its activity refreshed when due, and the identity's attributes remembered for its next request. */
+async function settled(
+  deps: Deps,
+  read: CallerRead & { readonly identity: Identity },
+  reading: CallerReading,
+): Promise<LiveSession | undefined> {
+  rememberRoleAttributes(read.identity);
+  const touched = await touchedIfDue(deps, read.session, reading.touch ?? 'interval');
+  // A touch that finds the session gone or idle is the table's own answer, whatever the read saw.
+  return touched ? { session: touched, identity: read.identity, alongside: read.alongside } : undefined;
 }
 
 /** The session with its activity refreshed when due; undefined when it ended meanwhile. */
-async function touchedIfDue(deps: Deps, session: ApiSession): Promise<ApiSession | undefined> {
+async function touchedIfDue(deps: Deps, session: ApiSession, touch: SessionTouch): Promise<ApiSession | undefined> {
   const now = deps.now();
-  if (now.getTime() - Date.parse(session.lastActivityAt) < touchIntervalMs(deps)) return session;
+  if (now.getTime() - Date.parse(session.lastActivityAt) < touchIntervalMs(deps, touch)) return session;
   const at = now.toISOString();
   const stillLive = await touchSessionItem(deps.store, session.tokenHash, {
     at,
@@ -250,15 +372,25 @@ async function touchedIfDue(deps: Deps, session: ApiSession): Promise<ApiSession
   return stillLive ? { ...session, lastActivityAt: at } : undefined;
 }
 
+/** What a session stands on: its identity and, for a session that ends with it, the authenticator that opened it. */
+interface SessionBacking {
+  readonly identity: Identity | undefined;
+  readonly authenticator: Authenticator | undefined;
+}
+
 /** What the session stands on, in one batch (the authenticator only for a session that ends with it). */
-async function backingOf(deps: Deps, session: ApiSession): Promise<SessionBacking> {
+async function backingOf(
+  deps: Deps,
+  session: ApiSession,
+  kind: 'apiSession' | 'callerOfRead' = 'apiSession',
+): Promise<SessionBacking> {
   const read = await deps.store.readTogether(
     [
       { def: identities, id: session.identityId },
       { def: authenticators, id: session.endsWithAuthenticator === true ? session.authenticatorId : '' },
     ],
     [],
-    'apiSession',
+    kind,
   );
   return { identity: read.entities[0]?.doc, authenticator: read.entities[1]?.doc };
 }
@@ -268,16 +400,10 @@ async function backingOf(deps: Deps, session: ApiSession): Promise<SessionBackin
  * or ending its sessions, its authenticator gone): then the session is removed, and the answer is undefined.
  */
 export async function identityOfSession(deps: Deps, session: ApiSession): Promise<Identity | undefined> {
-  return unlessRevoked(deps, session, await backingOf(deps, session));
-}
-
-/** The identity, when the session still stands; otherwise the session is removed and the answer undefined. */
-async function unlessRevoked(
-  deps: Deps,
-  session: ApiSession,
-  { identity, authenticator }: SessionBacking,
-): Promise<Identity | undefined> {
-  if (identity && !isRevoked(session, identity, authenticator, deps.now())) return identity;
+  const backing = await backingOf(deps, session);
+  if (backing.identity && !isRevoked(session, backing.identity, backing.authenticator, deps.now())) {
+    return backing.identity;
+  }
   await deleteApiSession(deps, session);
   return undefined;
 }

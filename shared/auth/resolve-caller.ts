@@ -2,15 +2,25 @@ import type { Identity } from '../entities/identity.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { bearerTokenOf } from '../ext-jwt/bearer-token.ts';
 import type { Deps } from '../ports/deps.ts';
-import type { AuthLevel } from '../routes/route.ts';
+import type { Route } from '../routes/route.ts';
 import type { ApiSession } from './api-session.ts';
-import { extJwtPassedOp, liveSessionOfToken } from './api-session-store.ts';
+import { type CallerKeys, extJwtPassedOp, liveSessionOfToken, type SessionTouch } from './api-session-store.ts';
 
 /** The authenticated caller of a request: its API session, the token it presented, and its identity. */
 export interface Caller {
   readonly token: string;
   readonly session: ApiSession;
   readonly identity: Identity;
+  /** What the operation asked to read with its caller (`CallerReads.alongside`), by item key; undefined where none. */
+  readonly alongside: ReadonlyMap<string, Record<string, unknown> | undefined>;
+}
+
+/** What an operation asks of the read of its caller (an `Operation`'s `callerReads`). */
+export interface CallerReads {
+  /** Items the operation reads of the caller's own, read in the batch that reads the session and identity. */
+  readonly alongside?: CallerKeys;
+  /** How often the request refreshes the session's activity (`SessionTouch`; `interval` unless said). */
+  readonly touch?: SessionTouch;
 }
 
 // The reference's WWW-Authenticate challenges, so clients that parse them keep working.
@@ -58,23 +68,38 @@ async function completedByExtJwt(
 }
 
 /**
+ * Whether a route's caller may be read eventually consistent first (`READS.callerOfRead`): a request that changes
+ * nothing and needs no admin. Writes and admin requests read their caller strongly: a logout, a disable, a lockout
+ * or a demotion stops the very next one.
+ */
+function readsCallerEventually(route: Pick<Route, 'method' | 'auth'>): boolean {
+  return route.method === 'GET' && route.auth !== 'admin';
+}
+
+/**
  * Resolves the `zt-session` header into the caller and checks it against the route's auth level; every failure is a
  * 401 `UNAUTHORIZED` (the reference never answers 403 for lack of access). A used session's activity is refreshed
- * (at most once a minute: `TOUCH_INTERVAL_MS`).
+ * (at most once a minute: `TOUCH_INTERVAL_MS`; a poll only near its expiry, `NEAR_EXPIRY_TOUCH_MS`).
  */
 export async function resolveCaller(
   deps: Deps,
   headers: Readonly<Record<string, string | undefined>>,
-  level: AuthLevel,
+  route: Pick<Route, 'method' | 'auth'>,
+  reads: CallerReads = {},
 ): Promise<Caller | undefined> {
+  const level = route.auth;
   if (level === 'none') return undefined;
   const token = headers['zt-session']?.trim();
   if (!token) throw unauthorized(MISSING_CHALLENGE, undefined, MISSING_CAUSE);
-  const live = await liveSessionOfToken(deps, token);
+  const live = await liveSessionOfToken(deps, token, {
+    eventual: readsCallerEventually(route),
+    partialPasses: level === 'partial',
+    ...reads,
+  });
   if (!live) throw unauthorized(INVALID_CHALLENGE);
   const { identity } = live;
   const session = await completedByExtJwt(deps, headers, live.session, identity);
-  const caller = { token, session, identity };
+  const caller = { token, session, identity, alongside: live.alongside };
   if (level === 'partial') return caller;
   if (session.isMfaRequired && !session.isMfaComplete) {
     throw unauthorized(undefined, 'The API session must complete its second factor (MFA) first.');

@@ -14,21 +14,23 @@ import { POLICY_SEMANTICS } from './policy-semantics.ts';
  * markers of the roles it answers to — `#all`, its `@id`, each `#attribute` — plus one global marker, so a change
  * moves `lastChangeAt` only for identities that may see it: a service policy moves the markers of its identity roles,
  * an identity (or its service-config overrides) its own `@id`, and a service, config or posture check the identity
- * roles of the service policies that grant it (`shared/policy/service-access-fan-out.ts`). Only config types, whose
- * names key every service's configs, move the global one.
+ * roles of the service policies that grant it (`shared/policy/service-access-fan-out.ts`). Config types, whose
+ * names key every service's configs, and whatever moves `#all`'s marker move the global one.
  */
 export const SERVICE_ACCESS_MARKER = 'service-access';
 
-/** The marker of one identity role (`#all`, `@<id>`, `#<attribute>`). */
+/**
+ * The marker of one identity role (`@<id>`, `#<attribute>`). `#all`'s is the global one: every identity answers to
+ * `#all`, so a marker of its own would be one more item every poll reads (half a read unit) for the same answer.
+ */
 export function identityRoleMarker(role: string): string {
-  return `${SERVICE_ACCESS_MARKER}:${role}`;
+  return role === '#all' ? SERVICE_ACCESS_MARKER : `${SERVICE_ACCESS_MARKER}:${role}`;
 }
 
-/** Every marker an identity polls: the global one and those of each role it answers to. */
+/** Every marker an identity polls: the global one (`#all`'s too) and those of each role it answers to. */
 export function serviceAccessMarkersOf(identity: { readonly id: string; readonly roleAttributes: readonly string[] }) {
   return [
     SERVICE_ACCESS_MARKER,
-    identityRoleMarker('#all'),
     identityRoleMarker(`@${identity.id}`),
     ...identity.roleAttributes.map((attribute) => identityRoleMarker(`#${attribute}`)),
   ];

@@ -78,7 +78,7 @@ export function createGroupHandler(group: OperationGroup, operations: OperationM
     .use(httpHeaderNormalizer())
     .use(routeResolution(group, matcher))
     .use(requestBody())
-    .use(authentication(deps))
+    .use(authentication(deps, operations))
     .handler(async (event, context) => {
       const state = context.controller;
       const route = state.route!;

@@ -1,5 +1,5 @@
 import type { ZodType } from 'zod';
-import type { Caller } from '../auth/resolve-caller.ts';
+import type { Caller, CallerReads } from '../auth/resolve-caller.ts';
 import { ApiError } from '../errors/api-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { onceUntilRejected } from '../once-until-rejected.ts';
@@ -54,6 +54,8 @@ export type Operation = ((request: OperationRequest, deps: Deps) => Promise<Http
   readonly docs?: OperationDocs;
   /** An operation of a module loaded on first use ({@link loadedOnUse}): the loaded operation, with its docs. */
   readonly load?: () => Promise<Operation>;
+  /** What it asks of the read of its caller: items read in the same batch, how the session's activity is kept. */
+  readonly callerReads?: CallerReads;
 };
 
 /** An operation carrying what the API documents should say about it. */

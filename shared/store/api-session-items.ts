@@ -103,10 +103,14 @@ export function isSessionPointer(item: Readonly<Record<string, unknown>>): boole
   return item.SK === 'ID' && String(item.PK).startsWith(`${API_SESSIONS_COLLECTION}#`);
 }
 
-/** The session item under this token hash (strongly consistent), or undefined. */
-export async function sessionItemOf(store: Store, tokenHash: string): Promise<Record<string, unknown> | undefined> {
+/** The session item under this token hash (strongly consistent unless `read` says otherwise), or undefined. */
+export async function sessionItemOf(
+  store: Store,
+  tokenHash: string,
+  read: 'apiSession' | 'callerOfRead' = 'apiSession',
+): Promise<Record<string, unknown> | undefined> {
   const { Item } = await store.db.send(
-    new GetCommand({ TableName: store.tableName, Key: keys.apiSession(tokenHash), ...readOptions('apiSession') }),
+    new GetCommand({ TableName: store.tableName, Key: keys.apiSession(tokenHash), ...readOptions(read) }),
   );
   return Item;
 }

@@ -30,7 +30,11 @@ export const READS = {
   policyReach: 'strong',
   /** The policies naming an entity by `@id`, which its delete rewrites. */
   namingPolicies: 'strong',
-  /** An API session by its token or id: a logout, a disable or a lockout must stop the very next request. */
+  /**
+   * An API session by its token or id, and what it stands on: a logout, a disable or a lockout must stop the very next
+   * request that changes anything (every write, every admin request), and whatever the eventual read below would
+   * refuse is read again this way before it is refused.
+   */
   apiSession: 'strong',
   /** Singletons (network CA, server certificate, default admin), read before they are written. */
   systemItem: 'strong',
@@ -69,6 +73,14 @@ export const READS = {
    * leaves that address in the ordinary lanes once more.
    */
   rememberedAddress: 'eventual',
+  /**
+   * The caller of a request that changes nothing and needs no admin (an SDK's poll, its session refresh, its service
+   * list): its API session, identity and what the operation reads beside them, first read this way. A session ended
+   * or an identity disabled a moment ago may be answered one more read (on AWS, well under a second, as a revocation
+   * reaches routers in the reference); a read that would refuse the request (a session not found, as one a login has
+   * just created, expired, revoked, or still partial) is not trusted and is read again strongly (`apiSession`).
+   */
+  callerOfRead: 'eventual',
 } as const satisfies Record<string, Consistency>;
 
 export type ReadKind = keyof typeof READS;

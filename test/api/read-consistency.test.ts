@@ -167,6 +167,41 @@ describe('strongly consistent reads, where a read must see the write before it',
   });
 });
 
+describe("the caller's read: eventually consistent for a request that changes nothing and needs no admin", () => {
+  const C = '/edge/client/v1';
+  const callerBatches = (sent: readonly Sent[]) =>
+    sent.filter(
+      (each) => each.command === 'BatchGetItemCommand' && /^(identities|APISESSION)#/.test(partitionOf(each)),
+    );
+
+  it("reads a client GET's caller eventually consistent, once", async () => {
+    const token = await controller().login();
+    const sent = await sentDuring(async () => {
+      expect((await controller().call('GET', `${C}/current-api-session`, { token })).status).toBe(200);
+    });
+    const batches = callerBatches(sent);
+    expect(batches).toHaveLength(1);
+    eventual(batches);
+  });
+
+  it('reads again strongly what the eventual read would refuse: a token with no session (one a login just made)', async () => {
+    const token = await controller().login();
+    const unknown = `${token.split('.')[0]!.slice(0, -4)}0000.${token.split('.').slice(1).join('.')}`;
+    const sent = await sentDuring(async () => {
+      expect((await controller().call('GET', `${C}/current-api-session`, { token: unknown })).status).toBe(401);
+    });
+    expect(callerBatches(sent).map(isStrong)).toEqual([false, true]);
+  });
+
+  it("reads a write's and an admin request's caller strongly", async () => {
+    const token = await controller().login();
+    strong(callerBatches(await sentDuring(() => call('GET', '/services', undefined))));
+    const write = await sentDuring(() => controller().call('DELETE', `${C}/current-api-session`, { token }));
+    expect(callerBatches(write)).toHaveLength(1);
+    strong(callerBatches(write));
+  });
+});
+
 describe('eventually consistent reads, everywhere a list reads', () => {
   it('an unfiltered page: the id order, the total and the page entities', async () => {
     await createdId('/services', { name: unique('listed') });

@@ -1,0 +1,136 @@
+import type { SessionBenchOptions } from './api-session-bench.ts';
+import { createBenchClient } from './bench-client.ts';
+import { startBenchController } from './bench-controller.ts';
+import type { FleetRequest } from './fleet-bill.ts';
+import { BASE, expectStatus, login } from './identity-scenarios.ts';
+import { measureOperation, type OperationFigures } from './measure-operation.ts';
+import { csr } from './pki-bench.ts';
+
+const CLIENT = '/edge/client/v1';
+
+/** One measured kind of fleet request (`authenticated`: a refresh with no touch due, for the issue's goal only). */
+export interface FleetRow {
+  readonly request: FleetRequest | 'authenticated';
+  readonly figures: OperationFigures;
+}
+
+/** A minute and a second: a session refresh that comes every 20 minutes always finds its touch due. */
+const PAST_TOUCH_MS = 61_000;
+
+/**
+ * The requests of an enrolled device, measured on a table of its own: a device identity with one role attribute,
+ * enrolled by ott and logged in with its certificate, one service it may dial through a Dial policy and an edge
+ * router both policies reach. Each request as the C SDK sends it: the poll (nothing moves the clock: within a
+ * session's life it neither writes nor needs to), the session refresh with the clock moved past the touch interval
+ * before each (as 20 minutes apart), a certificate login, the service list, and a fresh Dial (the previous session
+ * deleted before each, uncounted).
+ */
+export async function fleetBillBench(options: SessionBenchOptions): Promise<FleetRow[]> {
+  const bench = await startBenchController('bench-bill', options);
+  const { client, meter, origin } = bench;
+  const admin = await login(client, options.adminUsername, options.adminPassword);
+  const create = async (path: string, body: unknown) =>
+    (
+      expectStatus(await client.call('POST', `${BASE}${path}`, { token: admin, body }), 201, `create ${path}`).body as {
+        data: { id: string };
+      }
+    ).data.id;
+  try {
+    const deviceId = await create('/identities', {
+      name: 'bill-device',
+      type: 'Device',
+      isAdmin: false,
+      roleAttributes: ['fleet'],
+      enrollment: { ott: true },
+    });
+    const serviceId = await create('/services', { name: 'bill-service', roleAttributes: ['fleet-service'] });
+    await create('/service-policies', {
+      name: 'bill-dial',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#fleet'],
+      serviceRoles: ['#fleet-service'],
+    });
+    await create('/edge-routers', { name: 'bill-router', roleAttributes: ['fleet-edge'] });
+    await create('/edge-router-policies', {
+      name: 'bill-erp',
+      semantic: 'AnyOf',
+      identityRoles: ['#fleet'],
+      edgeRouterRoles: ['#fleet-edge'],
+    });
+    await create('/service-edge-router-policies', {
+      name: 'bill-serp',
+      semantic: 'AnyOf',
+      serviceRoles: ['#fleet-service'],
+      edgeRouterRoles: ['#fleet-edge'],
+    });
+    const detail = await client.call('GET', `${BASE}/identities/${deviceId}`, { token: admin });
+    const ott = (detail.body as { data: { enrollment: { ott: { token: string } } } }).data.enrollment.ott.token;
+    const request = await csr('bill-device');
+    const enrolled = await client.call('POST', `${CLIENT}/enroll/ott`, {
+      body: { token: ott, clientCsr: request.csr },
+    });
+    const issued = (expectStatus(enrolled, 200, 'enroll').body as { data: { cert: string } }).data.cert;
+    const leaf = issued.split(/(?<=-----END CERTIFICATE-----)\s*/)[0]!;
+    const device = createBenchClient(origin, options.tls.cert, { key: request.key, cert: leaf });
+    try {
+      const certLogin = async () =>
+        (
+          expectStatus(await device.call('POST', `${CLIENT}/authenticate?method=cert`, { body: {} }), 200, 'cert login')
+            .body as { data: { token: string } }
+        ).data.token;
+      const token = await certLogin();
+      let sessionId = '';
+      const dial = async () => {
+        const created = await device.call('POST', `${CLIENT}/sessions`, { token, body: { serviceId, type: 'Dial' } });
+        sessionId = (expectStatus(created, 201, 'dial').body as { data: { id: string } }).data.id;
+      };
+      const current = async () => {
+        expectStatus(await device.call('GET', `${CLIENT}/current-api-session`, { token }), 200, 'current session');
+      };
+      const measured: [FleetRow['request'], () => Promise<void>, (() => Promise<void>)?][] = [
+        [
+          'poll',
+          async () => {
+            expectStatus(
+              await device.call('GET', `${CLIENT}/current-api-session/service-updates`, { token }),
+              200,
+              'poll',
+            );
+          },
+        ],
+        ['authenticated', current],
+        ['refresh', current, async () => bench.advanceClock(PAST_TOUCH_MS)],
+        [
+          'login',
+          async () => {
+            await certLogin();
+          },
+        ],
+        [
+          'serviceList',
+          async () => {
+            expectStatus(await device.call('GET', `${CLIENT}/services`, { token }), 200, 'service list');
+          },
+        ],
+        [
+          'dial',
+          dial,
+          async () => {
+            if (sessionId) await device.call('DELETE', `${CLIENT}/sessions/${sessionId}`, { token });
+          },
+        ],
+      ];
+      const rows: FleetRow[] = [];
+      for (const [kind, run, prepare] of measured) {
+        options.progress(kind);
+        rows.push({ request: kind, figures: await measureOperation(run, meter, options.measure, prepare) });
+      }
+      return rows;
+    } finally {
+      device.close();
+    }
+  } finally {
+    await bench.close();
+  }
+}

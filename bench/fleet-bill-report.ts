@@ -1,0 +1,226 @@
+import { functionMemoryMb } from '../cdk/function-memory.ts';
+import { AWS_PRICES, FLEET_PRICES } from './aws-prices.ts';
+import {
+  C_SDK_DAY,
+  type CapacityMode,
+  DAYS_PER_MONTH,
+  FIXED_ITEMS,
+  FLEET_ASSUMPTIONS,
+  type FleetMonth,
+  type FleetRequest,
+  type FleetRequestKind,
+  type FrontDoor,
+  fixedMonth,
+  fleetMonth,
+  idleMonth,
+  type MeasuredRequest,
+} from './fleet-bill.ts';
+import type { FleetRow } from './fleet-bill-bench.ts';
+import {
+  cheapestMemory,
+  DYNAMODB_WAVE_MS,
+  FULL_VCPU_MB,
+  LATENCY_CAP_MS,
+  lambdaPerMillion,
+  MEMORY_SIZES_MB,
+  modelledMs,
+} from './lambda-memory.ts';
+import { markdownTable } from './markdown-table.ts';
+import { dollars, ms, perOp, units } from './operations-table.ts';
+
+/** The fleet sizes the bill is printed for. */
+export const FLEET_SIZES = [100, 1_000, 10_000, 100_000] as const;
+
+/** The backend goals per million of the issue: the poll, and any authenticated request with no touch due. */
+const POLL_GOAL = 0.5;
+const AUTHENTICATED_GOAL = 0.75;
+
+const FRONT_DOORS: readonly [FrontDoor, string][] = [
+  ['rest', 'REST API + WAF'],
+  ['alb', 'ALB + WAF'],
+];
+const CAPACITY: readonly CapacityMode[] = ['on-demand', 'provisioned'];
+
+const count = (value: number) => Math.round(value).toLocaleString('en-US');
+
+function measuredOf(rows: readonly FleetRow[]): Map<FleetRequest | 'authenticated', MeasuredRequest> {
+  return new Map(
+    rows.map(({ request, figures }): [FleetRequest | 'authenticated', MeasuredRequest] => [
+      request,
+      {
+        readUnits: figures.readUnitsPerOp,
+        writeUnits: figures.writeUnitsPerOp,
+        cpuMsPerRequest: figures.cpuMsPerOp,
+        wavesPerRequest: figures.wavesPerOp,
+      },
+    ]),
+  );
+}
+
+/** Each request: how often, what it reads and writes, its CPU, and Lambda's $/M at each memory size. */
+function requestsTable(rows: readonly FleetRow[]): string {
+  const measured = measuredOf(rows);
+  const body = C_SDK_DAY.flatMap((kind) => {
+    const figures = measured.get(kind.request);
+    if (!figures) return [];
+    const memory = functionMemoryMb(kind.functionName);
+    const dynamo =
+      figures.readUnits * AWS_PRICES.dynamoDb.readRequestUnit +
+      figures.writeUnits * AWS_PRICES.dynamoDb.writeRequestUnit;
+    const backend = dynamo + lambdaPerMillion(figures, memory);
+    const goal = kind.request === 'poll' ? POLL_GOAL : undefined;
+    return [
+      [
+        kind.label,
+        perOp(kind.perDeviceDay),
+        perOp(figures.wavesPerRequest),
+        units(figures.readUnits),
+        units(figures.writeUnits),
+        figures.cpuMsPerRequest.toFixed(2),
+        ...MEMORY_SIZES_MB.map((size) => dollars(lambdaPerMillion(figures, size))),
+        `${kind.functionName} ${memory}`,
+        dollars(dynamo),
+        dollars(backend),
+        goal === undefined ? '' : `≤${dollars(goal)} (${backend <= goal ? 'met' : 'missed'})`,
+      ],
+    ];
+  });
+  return markdownTable(
+    [
+      'request',
+      'per device a day',
+      'waves',
+      'RRU',
+      'WRU',
+      'CPU ms',
+      ...MEMORY_SIZES_MB.map((size) => `Lambda $/M at ${size} MB`),
+      'function, MB',
+      'DynamoDB $/M (on demand)',
+      'backend $/M',
+      'backend goal',
+    ],
+    body,
+    [false, true, true, true, true, true, true, true, true, false, true, true, false],
+  );
+}
+
+/** The issue's goal for any authenticated request, on `GET /current-api-session` with no touch due. */
+function authenticatedLine(measured: ReadonlyMap<FleetRequest | 'authenticated', MeasuredRequest>): string {
+  const figures = measured.get('authenticated');
+  if (!figures) return '';
+  const dynamo =
+    figures.readUnits * AWS_PRICES.dynamoDb.readRequestUnit + figures.writeUnits * AWS_PRICES.dynamoDb.writeRequestUnit;
+  const backend = dynamo + lambdaPerMillion(figures, functionMemoryMb('authentication'));
+  return (
+    `Any authenticated request (\`GET /current-api-session\` with no touch due): ${perOp(figures.wavesPerRequest)} wave, ` +
+    `RRU ${units(figures.readUnits)}, WRU ${units(figures.writeUnits)}, backend ${dollars(backend)}/M ` +
+    `(goal ≤${dollars(AUTHENTICATED_GOAL)}: ${backend <= AUTHENTICATED_GOAL ? 'met' : 'missed'}).`
+  );
+}
+
+/** Per function: the memory the measurement picks and the one `FUNCTION_MEMORY_MB` deploys. */
+function memoryTable(rows: readonly FleetRow[]): string {
+  const measured = measuredOf(rows);
+  const functions = [...new Set(C_SDK_DAY.map((kind) => kind.functionName))];
+  const body = functions.map((name) => {
+    const kinds = C_SDK_DAY.filter((kind) => kind.functionName === name && measured.has(kind.request));
+    const operations = kinds.map((kind) => ({ ...measured.get(kind.request)!, weight: kind.perDeviceDay }));
+    const slowest = (size: number) => Math.max(...operations.map((operation) => modelledMs(operation, size)));
+    return [
+      name,
+      kinds.map((kind) => kind.request).join(', '),
+      ...MEMORY_SIZES_MB.map((size) => ms(slowest(size))),
+      String(cheapestMemory(operations)),
+      String(functionMemoryMb(name)),
+    ];
+  });
+  return markdownTable(
+    [
+      'function',
+      'fleet requests',
+      ...MEMORY_SIZES_MB.map((size) => `slowest modelled ms at ${size} MB`),
+      'measurement picks (MB)',
+      'deployed (`FUNCTION_MEMORY_MB`)',
+    ],
+    body,
+    [false, false, true, true, true, true, true],
+  );
+}
+
+/** The month of each fleet size under each front door and capacity mode. */
+export function billRows(measured: ReadonlyMap<FleetRequest | 'authenticated', MeasuredRequest>): FleetMonth[] {
+  const memory = (name: FleetRequestKind['functionName']) => functionMemoryMb(name);
+  return FLEET_SIZES.flatMap((devices) =>
+    FRONT_DOORS.flatMap(([door]) => CAPACITY.map((mode) => fleetMonth(devices, door, mode, measured, memory))),
+  );
+}
+
+function billTable(months: readonly FleetMonth[]): string {
+  const doorLabel = new Map(FRONT_DOORS);
+  return markdownTable(
+    [
+      'devices',
+      'requests a month',
+      'front door',
+      'DynamoDB',
+      'front door $',
+      'WAF $',
+      'Lambda $',
+      'DynamoDB $',
+      'logs $',
+      'fixed $',
+      'month $',
+    ],
+    months.map((month) => [
+      count(month.devices),
+      count(month.requests),
+      doorLabel.get(month.frontDoor) ?? month.frontDoor,
+      month.capacity,
+      dollars(month.frontDoorCost),
+      dollars(month.waf),
+      dollars(month.lambda),
+      dollars(month.dynamoDb),
+      dollars(month.logs),
+      dollars(month.fixed),
+      dollars(month.total),
+    ]),
+    [true, true, false, false, true, true, true, true, true, true, true],
+  );
+}
+
+/** The bill section: the requests, the memory choice, the month per fleet, the idle month and what is assumed. */
+export function fleetBillReport(rows: readonly FleetRow[]): string {
+  const measured = measuredOf(rows);
+  const workload = C_SDK_DAY.map((kind) => `${perOp(kind.perDeviceDay)} × ${kind.label}`).join('; ');
+  const fixed = FIXED_ITEMS.map((item) => `${item.count} ${item.item} × ${dollars(item.monthly)}`).join(', ');
+  return [
+    "### A fleet's monthly bill",
+    '',
+    `Workload per device a day (the C SDK's timers): ${workload}; a ${DAYS_PER_MONTH}-day month.`,
+    '',
+    requestsTable(rows),
+    '',
+    `Lambda at each size: ${dollars(AWS_PRICES.lambda.requests)}/M requests plus the billed duration at ` +
+      `$${AWS_PRICES.lambda.arm64GbSecond}/GB-s (arm64), the duration modelled as CPU ms × max(1, ${FULL_VCPU_MB} / MB) ` +
+      `+ waves × ${DYNAMODB_WAVE_MS} ms, rounded up to the ms (\`bench/lambda-memory.ts\`).`,
+    '',
+    authenticatedLine(measured),
+    '',
+    memoryTable(rows),
+    '',
+    `The cheapest size wins among those under which no request of the function is modelled past ${LATENCY_CAP_MS} ms.`,
+    '',
+    billTable(billRows(measured)),
+    '',
+    `Idle network (no traffic): ${dollars(idleMonth('rest'))} a month on the REST API (${fixed}: ` +
+      `${dollars(fixedMonth())}; on-demand DynamoDB, Lambda, API Gateway and logs cost nothing idle), ` +
+      `${dollars(idleMonth('alb'))} behind the load balancer (its ${FLEET_PRICES.hoursPerMonth} hours).`,
+    '',
+    `Assumed, not measured: ${FLEET_ASSUMPTIONS.bytesPerRequest.toLocaleString('en-US')} bytes and ` +
+      `${FLEET_ASSUMPTIONS.newConnectionsPerRequest} new connection per request at the load balancer (the binding LCU ` +
+      `dimension is the largest of new connections, active connections, processed bytes and rule evaluations), ` +
+      `${FLEET_ASSUMPTIONS.logBytesPerRequest} log bytes ingested per request, provisioned capacity at ` +
+      `${FLEET_ASSUMPTIONS.autoScalingTargetUtilisation * 100}% utilisation of a steady load. Prices of ` +
+      `${FLEET_PRICES.asOf} and ${AWS_PRICES.asOf} (\`bench/aws-prices.ts\`).`,
+  ].join('\n');
+}

@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { NEAR_EXPIRY_TOUCH_MS } from '#shared/auth/api-session-store.ts';
+import { useAdminController } from '../support/admin-controller.ts';
+import { recordSent, type SentCommand } from '../support/dynamodb-recorder.ts';
+import { dynamoDbTracker } from '../support/dynamodb-tracker.ts';
+
+/**
+ * What an SDK's poll (`GET /current-api-session/service-updates`, once a minute per device: most of a fleet's
+ * requests) costs, and how a polling device keeps its session: one eventually consistent read wave (the session, the
+ * identity and the caller's change markers in one batch), no write until the session nears its expiry.
+ */
+const TIMEOUT_MINUTES = 30;
+const { controller, call, userUnder, relogin } = useAdminController({ apiSessionTimeoutMinutes: TIMEOUT_MINUTES });
+const C = '/edge/client/v1';
+const MINUTE = 60_000;
+
+async function device(name: string, roleAttributes: string[]) {
+  // The admin's session may have expired with the clock the tests before moved.
+  await relogin();
+  const user = await userUnder('default', name);
+  await call('PATCH', `/identities/${user.identityId}`, { roleAttributes });
+  const login = await controller().call('POST', `${C}/authenticate?method=password`, {
+    body: { username: user.username, password: user.password },
+  });
+  expect(login.status, login.text).toBe(200);
+  return { ...user, token: login.body.data.token as string };
+}
+
+const poll = (token: string) => controller().call('GET', `${C}/current-api-session/service-updates`, { token });
+
+/** The requests one poll sends, with what it answered. */
+async function sentByPoll(token: string): Promise<{ status: number; sent: SentCommand[] }> {
+  let status = 0;
+  const sent = await recordSent(controller().deps.store.db, async () => {
+    status = (await poll(token)).status;
+  });
+  return { status, sent };
+}
+
+const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand']);
+
+/** The partition keys a batch read names. */
+function batchKeys(command: SentCommand): string[] {
+  const requests = Object.values(command.input.RequestItems as Record<string, { Keys: { PK: string }[] }>);
+  const pks = requests.flatMap((request) => request.Keys.map((key) => key.PK));
+  return pks.map((pk) => (pk.startsWith('APISESSION#') ? 'APISESSION#' : pk)).sort();
+}
+
+describe('an SDK poll', () => {
+  it('reads its session, its identity and its change markers in one eventually consistent batch', async () => {
+    const polling = await device('poll-one-wave', ['poll-a', 'poll-b']);
+    // The first poll of an identity this instance has not seen reads the markers of its attributes after its identity.
+    expect((await poll(polling.token)).status).toBe(200);
+
+    const { status, sent } = await sentByPoll(polling.token);
+    expect(status).toBe(200);
+    expect(sent.map((each) => each.command)).toEqual(['BatchGetItemCommand']);
+    const [batch] = sent;
+    expect(Object.values(batch!.input.RequestItems as Record<string, { ConsistentRead?: boolean }>)).toEqual([
+      expect.objectContaining({ ConsistentRead: false }),
+    ]);
+    // The session, the identity, the authenticator that opened the session (it ends with it), the global marker
+    // (`#all`'s too), the identity's own and one per attribute: no `#all` marker of its own.
+    expect(batchKeys(batch!)).toEqual(
+      [
+        'APISESSION#',
+        `identities#${polling.identityId}`,
+        `authenticators#${polling.authenticatorId}`,
+        'CHANGED#service-access',
+        `CHANGED#service-access:@${polling.identityId}`,
+        'CHANGED#service-access:#poll-a',
+        'CHANGED#service-access:#poll-b',
+      ].sort(),
+    );
+    expect(await dynamoDbTracker(controller().deps.store.db).measure(() => poll(polling.token))).toEqual({
+      waves: 1,
+      requests: 1,
+    });
+  });
+
+  it('reads the markers of attributes the identity gained since, after it, and answers their change', async () => {
+    const polling = await device('poll-gains', ['poll-before']);
+    const before = (await poll(polling.token)).body.data.lastChangeAt as string;
+    await call('PATCH', `/identities/${polling.identityId}`, { roleAttributes: ['poll-before', 'poll-after'] });
+    await call('POST', '/service-policies', {
+      name: 'poll-gains-policy',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#poll-after'],
+      serviceRoles: ['#poll-gains'],
+    });
+    const { status, sent } = await sentByPoll(polling.token);
+    expect(status).toBe(200);
+    expect(sent.map((each) => each.command)).toEqual(['BatchGetItemCommand', 'BatchGetItemCommand']);
+    expect(batchKeys(sent[1]!)).toEqual(['CHANGED#service-access:#poll-after']);
+    expect((await poll(polling.token)).body.data.lastChangeAt > before).toBe(true);
+    expect((await sentByPoll(polling.token)).sent).toHaveLength(1);
+  });
+
+  it('writes nothing for a device polling once a minute until its session nears expiry', async () => {
+    const polling = await device('poll-no-write', ['poll-quiet']);
+    const writes: string[] = [];
+    for (let minute = 1; minute < TIMEOUT_MINUTES - NEAR_EXPIRY_TOUCH_MS / MINUTE; minute++) {
+      controller().advanceClock(MINUTE);
+      const { status, sent } = await sentByPoll(polling.token);
+      expect(status, `minute ${minute}`).toBe(200);
+      writes.push(...sent.filter((each) => WRITES.has(each.command)).map((each) => `${minute}: ${each.command}`));
+    }
+    expect(writes).toEqual([]);
+  });
+
+  it('keeps the session of a device that only polls: its polls refresh it in the last minutes before expiry', async () => {
+    const polling = await device('poll-only', []);
+    let touches = 0;
+    for (let minute = 1; minute <= 2 * TIMEOUT_MINUTES + 5; minute++) {
+      controller().advanceClock(MINUTE);
+      const { status, sent } = await sentByPoll(polling.token);
+      expect(status, `minute ${minute}`).toBe(200);
+      touches += sent.filter((each) => each.command === 'UpdateItemCommand').length;
+    }
+    // Two refreshes in 65 minutes (one per 28), not one a minute.
+    expect(touches).toBe(2);
+  });
+
+  it("is kept alive by the SDK's own refresh (GET /current-api-session), which the poll never has to do", async () => {
+    const polling = await device('poll-refreshed', []);
+    let pollWrites = 0;
+    for (let minute = 1; minute <= 2 * TIMEOUT_MINUTES; minute++) {
+      controller().advanceClock(MINUTE);
+      // The C SDK refreshes its session at 1/2 to 5/6 of its lifetime: here every 20 minutes.
+      if (minute % 20 === 0) {
+        expect((await controller().call('GET', `${C}/current-api-session`, { token: polling.token })).status).toBe(200);
+      }
+      const { status, sent } = await sentByPoll(polling.token);
+      expect(status, `minute ${minute}`).toBe(200);
+      pollWrites += sent.filter((each) => WRITES.has(each.command)).length;
+    }
+    expect(pollWrites).toBe(0);
+  });
+
+  it('ends with the session: a session idle past the timeout answers 401 to the poll', async () => {
+    const polling = await device('poll-idle', []);
+    controller().advanceClock(TIMEOUT_MINUTES * MINUTE + 1);
+    expect((await poll(polling.token)).status).toBe(401);
+  });
+});
