@@ -7,6 +7,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type BuildStamp, buildStampDefine } from './build-stamp.ts';
 import { bundledFunctionCode } from './function-bundle.ts';
+import { functionMemoryMb } from './function-memory.ts';
 import { FunctionRole } from './function-role.ts';
 
 /**
@@ -24,9 +25,6 @@ function prebuiltCode(source: string): Code | undefined {
 
 /** The alias API Gateway, the state machine and the schedules invoke: moving it is how an upgrade goes live. */
 export const LIVE_ALIAS = 'live';
-
-/** The Lambda default, and what the benchmarks ran with. */
-export const DEFAULT_MEMORY_MB = 1024;
 
 /** How long a function's logs are kept unless the stack says otherwise. */
 export const DEFAULT_LOG_RETENTION = RetentionDays.ONE_MONTH;
@@ -71,7 +69,7 @@ export interface ControllerFunctionProps {
   readonly asynchronousWithoutDeadLetterQueue?: string;
   /** The version, revision and date the bundle reports (`/version`), stamped into it at synth. */
   readonly buildStamp: BuildStamp;
-  /** Defaults to {@link DEFAULT_MEMORY_MB}. */
+  /** Defaults to the measured size of its source ({@link functionMemoryMb}). */
   readonly memorySize?: number;
   /** How its log group is kept. */
   readonly logs?: FunctionLogOptions;
@@ -136,7 +134,7 @@ export class ControllerFunction extends NodejsFunction {
       description: props.description,
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
-      memorySize: props.memorySize ?? DEFAULT_MEMORY_MB,
+      memorySize: props.memorySize ?? functionMemoryMb(props.source),
       timeout: props.timeout ?? FUNCTION_TIMEOUT,
       environment: { NODE_OPTIONS: '--enable-source-maps', ...powertoolsEnvironment(scope), ...props.environment },
       loggingFormat: LoggingFormat.JSON,

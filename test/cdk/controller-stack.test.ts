@@ -9,6 +9,7 @@ import { DEFAULT_FIREWALL_LOGIN_RATE_LIMIT, FIREWALL_WINDOW_SECONDS } from '../.
 import { SECRET_GROUPS, SIGNING_GROUPS } from '../../cdk/controller-keys.ts';
 import { DEFAULT_API_LIMITS } from '../../cdk/controller-settings.ts';
 import { ControllerStack } from '../../cdk/controller-stack.ts';
+import { functionMemoryMb } from '../../cdk/function-memory.ts';
 import { GATEWAY_ERRORS } from '../../cdk/gateway-error-responses.ts';
 import { ADDRESSES_TO_FILL_A_LOGIN_PATH, FLEET_LOGIN_SECONDS, loginThrottling } from '../../cdk/login-throttling.ts';
 import { operationGroupsOf } from '../../cdk/operation-groups.ts';
@@ -371,16 +372,23 @@ describe('ControllerStack', () => {
   describe('functions', () => {
     const groups = operationGroupsOf(ROUTES);
 
+    it("gives the fleet's functions the memory the bench chose, the others 1,024 MB", () => {
+      const memoryOf = (group: string) => resourceById(functionLogicalId(group as never)).Properties.MemorySize;
+      expect([memoryOf('client'), memoryOf('sessions'), memoryOf('authentication')]).toEqual([512, 512, 1024]);
+      expect(memoryOf('identities')).toBe(1024);
+    });
+
     it('has exactly one Node 24 arm64 ESM function per operation group', () => {
       expect([...stack.controller.functions.keys()]).toEqual(groups);
       const ids = groups.map(functionLogicalId);
       expect(new Set(ids).size).toBe(groups.length);
-      for (const id of ids) {
+      for (const [index, id] of ids.entries()) {
         expect(resourceById(id).Properties).toMatchObject({
           Runtime: 'nodejs24.x',
           Architectures: ['arm64'],
           Handler: 'index.handler',
-          MemorySize: 1024,
+          // The size the bench chose for the group (cdk/function-memory.ts): the fleet's client and sessions at 512.
+          MemorySize: functionMemoryMb(groups[index]!),
           TracingConfig: { Mode: 'Active' },
           LoggingConfig: { LogFormat: 'JSON' },
           Environment: {
