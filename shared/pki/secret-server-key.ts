@@ -2,7 +2,6 @@ import { createPrivateKey } from 'node:crypto';
 import { traced } from '../log/tracing.ts';
 import { onceUntilRejected } from '../once-until-rejected.ts';
 import type { ServerKey } from '../ports/signer.ts';
-import { localSigner } from './local-signer.ts';
 
 /**
  * The server key in AWS: a PKCS#8 PEM in a Secrets Manager secret encrypted under a customer KMS key that only the
@@ -28,6 +27,8 @@ export function secretServerKey(region: string | undefined, secretArn: string): 
   let signer: ServerKey | undefined;
   const ready = async () => {
     const held = await loaded();
+    // The signer's code loads with the first signature, no part of a cold start.
+    const { localSigner } = await import('./local-signer.ts');
     signer ??= localSigner(`secret:${secretArn}`, () => held);
     return signer;
   };

@@ -1,8 +1,7 @@
 import type { ControllerConfig } from '../config.ts';
+import { onceUntilRejected } from '../once-until-rejected.ts';
 import { madeOnFirstCall } from '../ports/aws-client.ts';
-import type { ServerKey, SignerRole, Signers } from '../ports/signer.ts';
-import { kmsSigner } from './kms-signer.ts';
-import { fileSigner, memorySigner } from './local-signer.ts';
+import type { ServerKey, Signer, SignerRole, Signers } from '../ports/signer.ts';
 import { secretServerKey } from './secret-server-key.ts';
 
 /** The key file names under the local key directory. */
@@ -21,6 +20,30 @@ function unavailable(role: SignerRole): ServerKey {
   return { keyId: `none:${role}`, sign: refuse, publicKey: refuse, privateKeyPem: refuse };
 }
 
+/**
+ * A key held by this process, whose code (`local-signer.ts`) loads with its first use: functions in AWS hold only the
+ * server key this way, and only those that sign.
+ */
+function localKey(name: string, make: (module: typeof import('./local-signer.ts')) => ServerKey): ServerKey {
+  const held = onceUntilRejected(async () => make(await import('./local-signer.ts')));
+  return {
+    keyId: `local:${name}`,
+    sign: async (data) => (await held()).sign(data),
+    publicKey: async () => (await held()).publicKey(),
+    privateKeyPem: async () => (await held()).privateKeyPem(),
+  };
+}
+
+/** A CA key in KMS, whose code (`kms-signer.ts`) loads with its first use: most functions never sign with one. */
+function kmsKey(client: Parameters<typeof import('./kms-signer.ts').kmsSigner>[0], keyId: string): Signer {
+  const held = onceUntilRejected(async () => (await import('./kms-signer.ts')).kmsSigner(client, keyId));
+  return {
+    keyId,
+    sign: async (data) => (await held()).sign(data),
+    publicKey: async () => (await held()).publicKey(),
+  };
+}
+
 function each(make: (role: SignerRole) => ServerKey): Signers {
   return { rootCa: make('rootCa'), signingCa: make('signingCa'), server: make('server') };
 }
@@ -33,8 +56,7 @@ export function createSigners(config: ControllerConfig): Signers {
       const client = madeOnFirstCall(
         async () => new (await import('@aws-sdk/client-kms')).KMSClient({ region: config.region }),
       );
-      const kms = (keyId: string | undefined, role: SignerRole) =>
-        keyId ? kmsSigner(client, keyId) : unavailable(role);
+      const kms = (keyId: string | undefined, role: SignerRole) => (keyId ? kmsKey(client, keyId) : unavailable(role));
       return {
         rootCa: kms(keys.rootCa, 'rootCa'),
         signingCa: kms(keys.signingCa, 'signingCa'),
@@ -45,10 +67,12 @@ export function createSigners(config: ControllerConfig): Signers {
     }
     case 'files':
       return each((role) =>
-        fileSigner(keys.directory, FILE_NAMES[role], role === 'server' ? FORMER_SERVER_KEY_FILE : undefined),
+        localKey(FILE_NAMES[role], ({ fileSigner }) =>
+          fileSigner(keys.directory, FILE_NAMES[role], role === 'server' ? FORMER_SERVER_KEY_FILE : undefined),
+        ),
       );
     case 'memory':
-      return each((role) => memorySigner(FILE_NAMES[role]));
+      return each((role) => localKey(FILE_NAMES[role], ({ memorySigner }) => memorySigner(FILE_NAMES[role])));
     case 'none':
       return each(unavailable);
   }
