@@ -14,14 +14,20 @@ import { identities } from '#shared/entities/identity.ts';
 const dataDir = mkdtempSync(join(tmpdir(), 'controller-data-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-async function withPersistentStore<T>(run: (deps: ReturnType<typeof createDeps>) => Promise<T>): Promise<T> {
-  const dynamo = await startDynamoDbLocal({ dataDir });
+/**
+ * Runs `run` against a table kept in `at.dynamoDir` (the data directory itself unless told), with the PKI keys in
+ * `<at.dataDir>/pki` as `npm start` keeps them, so a restart finds the CA's keys.
+ */
+async function withPersistentStore<T>(
+  run: (deps: ReturnType<typeof createDeps>) => Promise<T>,
+  at: { dataDir: string; dynamoDir?: string } = { dataDir },
+): Promise<T> {
+  const dynamo = await startDynamoDbLocal({ dataDir: at.dynamoDir ?? at.dataDir });
   const deps = createDeps({
     ...loadConfig({}),
     tableName: 'controller',
     dynamoDbEndpoint: dynamo.endpoint,
-    // The PKI keys live in the data directory as `npm start` keeps them, so the restart finds the CA's keys.
-    pkiKeys: { kind: 'files', directory: join(dataDir, 'pki') },
+    pkiKeys: { kind: 'files', directory: join(at.dataDir, 'pki') },
   });
   try {
     await ensureTable(deps.store.db, 'controller');
@@ -65,20 +71,13 @@ describe('bootstrap', () => {
     // As `npm start` does: the data directory first, then DynamoDB Local in it, which writes its file on first use.
     const start = async () => {
       privateDirectory(dataDir);
-      const dynamo = await startDynamoDbLocal({ dataDir: dynamoDir });
-      const deps = createDeps({
-        ...loadConfig({}),
-        tableName: 'controller',
-        dynamoDbEndpoint: dynamo.endpoint,
-        pkiKeys: { kind: 'files', directory: join(dataDir, 'pki') },
-      });
-      try {
-        await ensureTable(deps.store.db, 'controller');
-        await bootstrap(deps, { adminUsername: 'admin', adminPassword: 'private-password' });
-      } finally {
-        deps.store.db.destroy();
-        await dynamo.stop();
-      }
+      await withPersistentStore(
+        (deps) => bootstrap(deps, { adminUsername: 'admin', adminPassword: 'private-password' }),
+        {
+          dataDir,
+          dynamoDir,
+        },
+      );
     };
     try {
       await start();
