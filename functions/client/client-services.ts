@@ -121,6 +121,8 @@ export const listServices = documented(
   },
   { list: { roleFilter: true }, query: [CONFIG_TYPES_QUERY] },
 );
+// A device's service list changes nothing: its caller is read eventually consistent first.
+Object.assign(listServices, { callerReads: { eventual: true as const } });
 
 /**
  * Client `GET /services/{id}`: the same view of one service; 404 when the caller may neither dial nor bind it.

@@ -60,6 +60,7 @@ export const listServiceUpdates: Operation = Object.assign(
       alongside: (identity: { readonly id: string; readonly roleAttributes: readonly string[] }) =>
         markerKeys(serviceAccessMarkersOf(identity)),
       touch: 'nearExpiry' as const,
+      eventual: true as const,
     },
   },
 );

@@ -21,6 +21,11 @@ export interface CallerReads {
   readonly alongside?: CallerKeys;
   /** How often the request refreshes the session's activity (`SessionTouch`; `interval` unless said). */
   readonly touch?: SessionTouch;
+  /**
+   * The operation changes nothing and may read its caller eventually consistent first (`READS.callerOfRead`): said by
+   * the operation, since a GET may write (recovery codes spend a TOTP code). Taken only for GETs that need no admin.
+   */
+  readonly eventual?: true;
 }
 
 // The reference's WWW-Authenticate challenges, so clients that parse them keep working.
@@ -68,12 +73,12 @@ async function completedByExtJwt(
 }
 
 /**
- * Whether a route's caller may be read eventually consistent first (`READS.callerOfRead`): a request that changes
- * nothing and needs no admin. Writes and admin requests read their caller strongly: a logout, a disable, a lockout
- * or a demotion stops the very next one.
+ * Whether a route's caller may be read eventually consistent first (`READS.callerOfRead`): an operation that says it
+ * changes nothing (`CallerReads.eventual`), on a GET that needs no admin. Everything else reads its caller strongly:
+ * a logout, a disable, a lockout or a demotion stops the very next request.
  */
-function readsCallerEventually(route: Pick<Route, 'method' | 'auth'>): boolean {
-  return route.method === 'GET' && route.auth !== 'admin';
+function readsCallerEventually(route: Pick<Route, 'method' | 'auth'>, reads: CallerReads): boolean {
+  return reads.eventual === true && route.method === 'GET' && route.auth !== 'admin';
 }
 
 /**
@@ -92,7 +97,7 @@ export async function resolveCaller(
   const token = headers['zt-session']?.trim();
   if (!token) throw unauthorized(MISSING_CHALLENGE, undefined, MISSING_CAUSE);
   const live = await liveSessionOfToken(deps, token, {
-    eventual: readsCallerEventually(route),
+    eventual: readsCallerEventually(route, reads),
     partialPasses: level === 'partial',
     ...reads,
   });

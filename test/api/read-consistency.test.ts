@@ -193,6 +193,14 @@ describe("the caller's read: eventually consistent for a request that changes no
     expect(callerBatches(sent).map(isStrong)).toEqual([false, true]);
   });
 
+  it('reads strongly the caller of a GET whose operation does not say it changes nothing (a GET may write)', async () => {
+    const token = await controller().login();
+    const sent = await sentDuring(async () => {
+      expect((await controller().call('GET', `${C}/current-identity`, { token })).status).toBe(200);
+    });
+    strong(callerBatches(sent));
+  });
+
   it("reads a write's and an admin request's caller strongly", async () => {
     const token = await controller().login();
     strong(callerBatches(await sentDuring(() => call('GET', '/services', undefined))));
