@@ -67,13 +67,14 @@ async function withGoodCode<T>(
   const used = code ? await useCode(deps, stored, code, kinds) : undefined;
   if (!used) return refuseCode(deps, caller);
   const reset = used.doc.failedAttempts ? { ...used, doc: { ...used.doc, failedAttempts: 0 } } : used;
-  const [committed, givenBack] = await Promise.allSettled([commit(reset), attempt.passed()]);
-  if (committed.status === 'rejected') throw committed.reason;
+  // Given back only once the commit holds: a code replayed at once passes every stale read, but one commit wins, and
+  // the replays that lost stay counted.
+  const committed = await commit(reset);
   // A give-back that failed leaves the attempt counted: the throttle errs towards refusing, the code stays accepted.
-  if (givenBack.status === 'rejected') {
-    request.logger.warn('an accepted MFA code stays counted', { error: String(givenBack.reason) });
-  }
-  return committed.value;
+  await attempt.passed().catch((error: unknown) => {
+    request.logger.warn('an accepted MFA code stays counted', { error: String(error) });
+  });
+  return committed;
 }
 
 /** The code of a request: its `mfa-validation-code` header, else a body `{code}`. */

@@ -1,5 +1,5 @@
 import type { Deps } from '../ports/deps.ts';
-import { countAttempt, giveBack, WindowFull, type WindowLimit } from './fixed-window-limiter.ts';
+import { type CountedAttempt, countAttempt, giveBack, WindowFull, type WindowLimit } from './fixed-window-limiter.ts';
 import { type AddressRecall, NO_RECALL, recallAddress } from './remembered-addresses.ts';
 
 /**
@@ -33,6 +33,22 @@ export async function limitLoginAttempt(deps: Deps, sourceIp: string): Promise<v
 }
 
 /**
+ * The counts of an address's own limits (its attempts, its attempts on this subject), or their refusal, thrown after
+ * giving back what the attempt counted on the subject's window: one address spends no more of a username's or an
+ * identity's budget, which every other address shares, than its own limits let it.
+ */
+async function addressAllowed(
+  deps: Deps,
+  addressLimits: readonly PromiseSettledResult<CountedAttempt>[],
+  subject: PromiseSettledResult<CountedAttempt>,
+): Promise<CountedAttempt[]> {
+  const refusal = addressLimits.find((outcome) => outcome.status === 'rejected');
+  if (!refusal) return addressLimits.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+  if (subject.status === 'fulfilled') await giveBack(deps, subject.value);
+  throw refusal.reason;
+}
+
+/**
  * Counts a password attempt on `username` (see above); 429 `SERVER_TOO_MANY_REQUESTS` with `Retry-After` when refused.
  * Answers what is known of the address for the username, whose `rememberOps` a successful login commits.
  */
@@ -45,11 +61,11 @@ export async function limitPasswordAttempt(deps: Deps, sourceIp: string, usernam
     // Only a username-wide limit has a lane to let a remembered address into.
     limits.user.limit > 0 ? recallAddress(deps, { scope: 'login', subject: username, address: sourceIp }) : NO_RECALL,
   ]);
-  if (ip.status === 'rejected') throw ip.reason;
-  if (sourceAndUser.status === 'rejected') throw sourceAndUser.reason;
+  const [, pair] = await addressAllowed(deps, [ip, sourceAndUser], user);
   if (recall.status === 'rejected') throw recall.reason;
   if (user.status === 'fulfilled' || recall.value.remembered) return recall.value;
-  if (!(user.reason instanceof WindowFull) || sourceAndUser.value.hits > 1) throw user.reason;
+  // "First" needs the pair's own count: with that limit off (no slot) no try is known to be the first.
+  if (!(user.reason instanceof WindowFull) || !pair?.slot || pair.hits > 1) throw user.reason;
   // The username's budget is spent, and this is the address's first try on it this window: the second lane.
   await countAttempt(deps, 'login-user-clean', username, limits.user);
   return recall.value;
@@ -82,13 +98,7 @@ export async function limitMfaAttempt(deps: Deps, sourceIp: string, identityId: 
     countAttempt(deps, 'mfa-identity', identityId, { limit: perIdentity, windowSeconds }),
     perIdentity > 0 ? recallAddress(deps, { scope: 'mfa', subject: identityId, address: sourceIp }) : NO_RECALL,
   ]);
-  const addressRefusal =
-    ip.status === 'rejected' ? ip : sourceAndIdentity.status === 'rejected' ? sourceAndIdentity : undefined;
-  if (addressRefusal) {
-    // Refused for its address's own attempts: the identity's ceiling stays for the other addresses.
-    if (identity.status === 'fulfilled') await giveBack(deps, identity.value);
-    throw addressRefusal.reason;
-  }
+  await addressAllowed(deps, [ip, sourceAndIdentity], identity);
   if (recall.status === 'rejected') throw recall.reason;
   if (identity.status === 'rejected' && !(identity.reason instanceof WindowFull && recall.value.remembered)) {
     throw identity.reason;
