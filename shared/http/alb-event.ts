@@ -69,7 +69,12 @@ export function proxyEventOfAlb(
   requestId: string,
 ): APIGatewayProxyEvent {
   const headers = valuesOf(event.headers, event.multiValueHeaders, (raw) => raw.toLowerCase());
-  const clientCertPem = forwardedCertificateOf(config, headers.get(config.albClientCertHeader));
+  // Only a multi-value event tells the load balancer's header from a copy a client sent beside it (two values,
+  // refused); the stack always turns multi-value headers on, so a single-value event carries no certificate.
+  const clientCertPem = forwardedCertificateOf(
+    config,
+    event.multiValueHeaders ? headers.get(config.albClientCertHeader) : undefined,
+  );
   // Nothing past this point may take the header for a certificate.
   headers.delete(config.albClientCertHeader);
   const query = valuesOf(event.queryStringParameters, event.multiValueQueryStringParameters, decodedQueryPart);
@@ -123,19 +128,10 @@ export function albResultOf(result: APIGatewayProxyResult, shape: 'headers' | 'm
  * behind API Gateway, mock integrations answer these; behind the load balancer, whichever function the listener sends
  * them to (its last rule sends every `OPTIONS` to one) answers, as the local server does. Undefined for anything else.
  */
-export function albPreflightAnswer(event: ALBEvent, matcher: RouteMatcher): ALBResult | undefined {
+export function albPreflightAnswer(event: ALBEvent, matcher: RouteMatcher): APIGatewayProxyResult | undefined {
   if (event.httpMethod !== 'OPTIONS') return undefined;
   const headers = valuesOf(event.headers, event.multiValueHeaders, (raw) => raw.toLowerCase());
   if (!headers.has('access-control-request-method')) return undefined;
   if (matcher.match('OPTIONS', canonicalPath(event.path)).kind === 'not-found') return undefined;
-  const shape = albResponseShape(event);
-  return {
-    statusCode: 204,
-    statusDescription: '204 No Content',
-    ...(shape === 'multiValueHeaders'
-      ? { multiValueHeaders: Object.fromEntries(Object.entries(CORS_PREFLIGHT_HEADERS).map(([k, v]) => [k, [v]])) }
-      : { headers: { ...CORS_PREFLIGHT_HEADERS } }),
-    body: '',
-    isBase64Encoded: false,
-  };
+  return { statusCode: 204, headers: { ...CORS_PREFLIGHT_HEADERS }, body: '' };
 }

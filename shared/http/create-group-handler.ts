@@ -127,9 +127,9 @@ export function createGroupHandler(group: OperationGroup, operations: OperationM
     let inKind = (result: APIGatewayProxyResult): APIGatewayProxyResult | ALBResult => result;
     if (fromAlb) {
       const { albPreflightAnswer, albResponseShape, albResultOf } = await albEventModule();
-      const preflight = albPreflightAnswer(event, matcher);
-      if (preflight) return preflight;
       const shape = albResponseShape(event);
+      const preflight = albPreflightAnswer(event, matcher);
+      if (preflight) return albResultOf(await withInstanceId(deps(), preflight), shape);
       inKind = (result) => albResultOf(result, shape);
     }
     const answer = inKind(await withInstanceId(deps(), await handled(event, context)));
@@ -149,7 +149,10 @@ export function createGroupHandler(group: OperationGroup, operations: OperationM
  * Every response, errors included, names the controller instance (`ziti-instance-id`), as the reference's do. A
  * table nobody bootstrapped has no network CA yet: then the header is left out rather than failing the request.
  */
-async function withInstanceId(deps: Deps, response: APIGatewayProxyResult): Promise<APIGatewayProxyResult> {
+async function withInstanceId<R extends { headers?: APIGatewayProxyResult['headers'] }>(
+  deps: Deps,
+  response: R,
+): Promise<R> {
   const instanceId = await instanceIdOf(deps).catch(() => undefined);
   return instanceId ? { ...response, headers: { ...response.headers, 'ziti-instance-id': instanceId } } : response;
 }

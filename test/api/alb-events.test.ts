@@ -140,6 +140,8 @@ describe('an ALB target event', () => {
 
     expect([served.statusCode, served.statusDescription]).toEqual([204, '204 No Content']);
     expect(served.multiValueHeaders?.['access-control-allow-origin']).toEqual(['*']);
+    expect(served.multiValueHeaders?.['ziti-instance-id']).toHaveLength(1);
+    expect(served.headers).toBeUndefined();
     expect(served.multiValueHeaders?.['access-control-allow-methods']?.[0]).toContain('DELETE');
     expect(served.multiValueHeaders?.['access-control-allow-headers']?.[0]).toContain('zt-session');
     expect(unknown.statusCode).toBe(404);
