@@ -20,28 +20,28 @@ function unavailable(role: SignerRole): ServerKey {
   return { keyId: `none:${role}`, sign: refuse, publicKey: refuse, privateKeyPem: refuse };
 }
 
-/**
- * A key held by this process, whose code (`local-signer.ts`) loads with its first use: functions in AWS hold only the
- * server key this way, and only those that sign.
- */
-function localKey(name: string, make: (module: typeof import('./local-signer.ts')) => ServerKey): ServerKey {
-  const held = onceUntilRejected(async () => make(await import('./local-signer.ts')));
-  return {
-    keyId: `local:${name}`,
-    sign: async (data) => (await held()).sign(data),
-    publicKey: async () => (await held()).publicKey(),
-    privateKeyPem: async () => (await held()).privateKeyPem(),
-  };
-}
-
-/** A CA key in KMS, whose code (`kms-signer.ts`) loads with its first use: most functions never sign with one. */
-function kmsKey(client: Parameters<typeof import('./kms-signer.ts').kmsSigner>[0], keyId: string): Signer {
-  const held = onceUntilRejected(async () => (await import('./kms-signer.ts')).kmsSigner(client, keyId));
+/** A signer whose code loads with its first use (`load`, tried again if it failed): no part of a cold start. */
+function signerLoadedOnUse(keyId: string, load: () => Promise<Signer>): Signer {
+  const held = onceUntilRejected(load);
   return {
     keyId,
     sign: async (data) => (await held()).sign(data),
     publicKey: async () => (await held()).publicKey(),
   };
+}
+
+/** A key held by this process (`local-signer.ts`): functions in AWS hold only the server key this way. */
+function localKey(name: string, make: (module: typeof import('./local-signer.ts')) => ServerKey): ServerKey {
+  const held = onceUntilRejected(async () => make(await import('./local-signer.ts')));
+  return {
+    ...signerLoadedOnUse(`local:${name}`, held),
+    privateKeyPem: async () => (await held()).privateKeyPem(),
+  };
+}
+
+/** A CA key in KMS (`kms-signer.ts`): most functions never sign with one. */
+function kmsKey(client: Parameters<typeof import('./kms-signer.ts').kmsSigner>[0], keyId: string): Signer {
+  return signerLoadedOnUse(keyId, async () => (await import('./kms-signer.ts')).kmsSigner(client, keyId));
 }
 
 function each(make: (role: SignerRole) => ServerKey): Signers {
