@@ -11,7 +11,9 @@ import { ROUTES } from '#shared/routes/route-table.ts';
 import {
   CLIENT_CERT_HEADER_ATTRIBUTE,
   ControllerLoadBalancer,
+  MAX_TARGET_GROUP_NAME,
   notFoundBody,
+  targetGroupNameOf,
 } from '../../cdk/controller-load-balancer.ts';
 import { resolveControllerSettings } from '../../cdk/controller-settings.ts';
 import { ControllerStack, type ControllerStackProps } from '../../cdk/controller-stack.ts';
@@ -186,10 +188,11 @@ describe('the load balancer front door', () => {
     }
   });
 
-  it('lets the load balancer invoke each alias, from this account only, before the target group registers it', () => {
+  it('lets the load balancer invoke each alias only through its own target group, before the group registers it', () => {
     const permissions = ofType('AWS::Lambda::Permission')
       .map(([id, permission]) => [id, permission.Properties] as const)
       .filter(([, permission]) => permission.Principal === 'elasticloadbalancing.amazonaws.com');
+    const names = new Set<string>();
     for (const group of operationGroupsOf(ROUTES)) {
       const aliasId = logicalId(groupFunction(group).live);
       const permission = permissions.find(([, each]) => (each.FunctionName as { Ref?: string }).Ref === aliasId);
@@ -197,10 +200,30 @@ describe('the load balancer front door', () => {
         Action: 'lambda:InvokeFunction',
         SourceAccount: { Ref: 'AWS::AccountId' },
       });
+      const name = resources[targetGroupIdOf(group)]?.Properties.Name as string;
+      expect(name.length, name).toBeLessThanOrEqual(MAX_TARGET_GROUP_NAME);
+      expect(name, group).toMatch(/^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$/);
+      names.add(name);
+      // arn:<partition>:elasticloadbalancing:<region>:<account>:targetgroup/<name>/* — this group's, whatever its id.
+      const sourceArn = permission?.[1].SourceArn as { 'Fn::Join': [string, unknown[]] };
+      const parts = sourceArn['Fn::Join'][1];
+      expect(parts, group).toEqual(
+        expect.arrayContaining([{ Ref: 'AWS::Region' }, { Ref: 'AWS::AccountId' }, `:targetgroup/${name}/*`]),
+      );
       expect(resources[targetGroupIdOf(group)]?.DependsOn, group).toContain(permission?.[0]);
     }
+    expect(names.size).toBe(operationGroupsOf(ROUTES).length);
     expect(ofType('AWS::Lambda::Permission').map(([, each]) => each.Properties.Principal)).not.toContain(
       'apigateway.amazonaws.com',
+    );
+  });
+
+  it("names each target group after its group, the same at every synth and unlike another stack's", () => {
+    const owner = 'ZitiController-prod/ZitiController-prod/LoadBalancer';
+    expect(targetGroupNameOf(owner, 'posture-checks')).toBe(targetGroupNameOf(owner, 'posture-checks'));
+    expect(targetGroupNameOf(owner, 'posture-checks')).toMatch(/^ziti-posture-checks-[0-9a-f]{8}$/);
+    expect(targetGroupNameOf('ZitiController-dev/ZitiController-dev/LoadBalancer', 'posture-checks')).not.toBe(
+      targetGroupNameOf(owner, 'posture-checks'),
     );
   });
 
