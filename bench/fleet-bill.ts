@@ -78,14 +78,18 @@ export const FIXED_ITEMS: readonly FixedItem[] = [
 /** Assumptions about the traffic that the bench cannot measure, stated with the bill. */
 export const FLEET_ASSUMPTIONS = {
   /**
-   * Bytes through the load balancer per request: a TLS handshake with the device's certificate chain (an SDK's
-   * connection does not outlive the load balancer's 60 s idle timeout between polls), the request and the answer.
+   * Bytes through the load balancer per request: a TLS handshake with the device's certificate chain (the C SDK
+   * closes its controller connection once its last request is answered, so each poll is a new connection whatever
+   * the load balancer's idle timeout), the request and the answer.
    */
   bytesPerRequest: 6_000,
   /** New connections per request at the load balancer (one each, as above). */
   newConnectionsPerRequest: 1,
-  /** Listener rules the load balancer evaluates per request (within the 10 free). */
-  rulesPerRequest: 1,
+  /**
+   * Listener rules the load balancer evaluates per request, at most: the fleet's requests are taken by the first five
+   * (`cdk/load-balancer-rules.ts`, `FLEET_PATHS`; a CDK test holds them to this), within the 10 free.
+   */
+  rulesPerRequest: 5,
   /** Log bytes ingested per request: the request's summary line with its context, and Lambda's START/END/REPORT. */
   logBytesPerRequest: 700,
   /** Provisioned capacity is kept by auto scaling at this utilisation of what it provisions (AWS's default). */

@@ -56,9 +56,12 @@ export function clientCertificateHeaderName(): string {
 export const CLIENT_CERT_HEADER_ATTRIBUTE = 'routing.http.request.x_amzn_mtls_clientcert.header_name';
 
 /**
- * How long a connection may sit idle: SDKs keep theirs open between the calls of a poll, and the functions' own
- * timeout (12 s) is far under it, so a slow request is answered by the function's deadline, never cut by the
- * load balancer.
+ * How long a connection may sit idle, the load balancer's default: the functions' own timeout (12 s) is far under it,
+ * so a slow request is answered by the function's deadline, never cut by the load balancer. Raising it past the SDKs'
+ * 60 s poll would keep no fleet connection open: the OpenZiti C SDK sets its controller client's idle keepalive to 0
+ * (tlsuv closes the connection as soon as its last request is answered), so every poll opens a connection and a TLS
+ * handshake whatever the load balancer allows, and a longer timeout would only hold other clients' idle connections
+ * longer (the bill's `newConnectionsPerRequest` stays 1).
  */
 export const LOAD_BALANCER_IDLE_TIMEOUT = Duration.seconds(60);
 

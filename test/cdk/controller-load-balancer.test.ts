@@ -8,6 +8,8 @@ import { LOGIN_PATH_PATTERN } from '#shared/rate-limit/login-routes.ts';
 import { resourcesOf } from '#shared/routes/resource-paths.ts';
 import type { HttpMethod, OperationGroup } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
+import { FLEET_PRICES } from '../../bench/aws-prices.ts';
+import { FLEET_ASSUMPTIONS } from '../../bench/fleet-bill.ts';
 import {
   CLIENT_CERT_HEADER_ATTRIBUTE,
   ControllerLoadBalancer,
@@ -66,9 +68,13 @@ function pathPatternMatches(pattern: string, path: string): boolean {
   return new RegExp(`^${source}$`).test(path);
 }
 
-/** The target group the listener's rules send `method path` to, first matching rule by priority; none: the default. */
-function routedTo(rules: readonly ListenerRule[], method: HttpMethod | 'OPTIONS', path: string): string | undefined {
-  const rule = [...rules]
+/** The rule that takes `method path`: the first matching by priority; none: the listener's default answer. */
+function ruleOf(
+  rules: readonly ListenerRule[],
+  method: HttpMethod | 'OPTIONS',
+  path: string,
+): ListenerRule | undefined {
+  return [...rules]
     .sort((a, b) => a.Priority - b.Priority)
     .find((each) =>
       each.Conditions.every((condition) => {
@@ -81,7 +87,11 @@ function routedTo(rules: readonly ListenerRule[], method: HttpMethod | 'OPTIONS'
         throw new Error(`unexpected condition ${condition.Field}`);
       }),
     );
-  return rule?.Actions.find((action) => action.Type === 'forward')?.TargetGroupArn?.Ref;
+}
+
+/** The target group the listener's rules send `method path` to; none: the default. */
+function routedTo(rules: readonly ListenerRule[], method: HttpMethod | 'OPTIONS', path: string): string | undefined {
+  return ruleOf(rules, method, path)?.Actions.find((action) => action.Type === 'forward')?.TargetGroupArn?.Ref;
 }
 
 /** A function's environment variables as the template gives them. */
@@ -234,6 +244,26 @@ describe('the load balancer front door', () => {
         expect(routedTo(rules, route.method, path), `${route.method} ${path}`).toBe(targetGroupIdOf(route.group));
       }
     }
+  });
+
+  it("takes a fleet's requests by its first rules, within the ten a load balancer evaluates free, as the bill counts", () => {
+    const fleet: [HttpMethod, string, OperationGroup][] = [
+      ['GET', '/current-api-session/service-updates', 'client'],
+      ['GET', '/current-api-session', 'authentication'],
+      ['POST', '/sessions', 'sessions'],
+      ['GET', '/services', 'client'],
+      ['POST', '/authenticate', 'authentication'],
+    ];
+    expect(FLEET_ASSUMPTIONS.rulesPerRequest).toBeLessThanOrEqual(FLEET_PRICES.alb.lcu.freeRules);
+    for (const [method, path, group] of fleet) {
+      for (const fullPath of [`/edge/client/v1${path}`, path]) {
+        const rule = ruleOf(rules, method, fullPath);
+        expect(routedTo(rules, method, fullPath), `${method} ${fullPath}`).toBe(targetGroupIdOf(group));
+        expect(rule?.Priority, `${method} ${fullPath}`).toBeLessThanOrEqual(FLEET_ASSUMPTIONS.rulesPerRequest);
+      }
+    }
+    // The poll, a minute from every device, first of all.
+    expect(ruleOf(rules, 'GET', '/edge/client/v1/current-api-session/service-updates')?.Priority).toBe(1);
   });
 
   it("keeps within the load balancer's limits on rules and condition values", () => {
