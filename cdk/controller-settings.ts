@@ -233,15 +233,17 @@ const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 const RETENTION_DAYS = new Set<number>(Object.values(RetentionDays).filter((value) => typeof value === 'number'));
 
 /** The settings beside the domains that a synth checks. */
-export type OtherSettings = Pick<
-  ControllerSettings,
-  | 'tableName'
-  | 'alarmEmail'
-  | 'adminPasswordRotationDays'
-  | 'logRetentionDays'
-  | 'memorySize'
-  | 'apiSessionTimeoutMinutes'
-  | keyof ApiLimits
+export type OtherSettings = Partial<
+  Pick<
+    ControllerSettings,
+    | 'tableName'
+    | 'alarmEmail'
+    | 'adminPasswordRotationDays'
+    | 'logRetentionDays'
+    | 'memorySize'
+    | 'apiSessionTimeoutMinutes'
+    | keyof ApiLimits
+  >
 > & { readonly environment?: string };
 
 /** AWS WAF's range of a rate-based rule's limit. */
@@ -419,6 +421,7 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
     ...definedOnly({ ...others, ...flags, stackName, alarmTopicArn }),
     ...definedOnly({ ...frontDoorSettings, ...existingVpc, ...capacity }),
     environment: others.environment,
+    apiSessionTimeoutMinutes: others.apiSessionTimeoutMinutes,
     ...definedOnly(domains),
   };
 }
