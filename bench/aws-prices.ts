@@ -17,8 +17,6 @@ export const AWS_PRICES = {
     arm64GbSecond: 0.0000133334,
     /** Per million invocations. */
     requests: 0.2,
-    /** The memory the stack gives every function. */
-    memoryGb: 1,
   },
   apiGateway: {
     /** Per million requests, first 333 million a month. */

@@ -34,7 +34,7 @@ export interface BenchMeter {
   settle(): Promise<void>;
 }
 
-const NO_TIMES: ServerTimes = { requests: 0, billedMs: 0, ms: 0, cpuMs: 0 };
+const NO_TIMES: ServerTimes = { requests: 0, billedMs: 0, billedGbSeconds: 0, ms: 0, cpuMs: 0 };
 
 /** Meters on a bench table's deps; call before the deps serve requests (the KMS counter wraps their keys). */
 export function createBenchMeter(deps: Deps): BenchMeter {
@@ -74,6 +74,7 @@ export function readingBetween(before: MeterReading, after: MeterReading): Meter
     server: {
       requests: after.server.requests - before.server.requests,
       billedMs: after.server.billedMs - before.server.billedMs,
+      billedGbSeconds: after.server.billedGbSeconds - before.server.billedGbSeconds,
       ms: after.server.ms - before.server.ms,
       cpuMs: after.server.cpuMs - before.server.cpuMs,
     },

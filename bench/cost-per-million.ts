@@ -1,4 +1,5 @@
 import { AWS_PRICES } from './aws-prices.ts';
+import { dynamoDbOnDemandPerMillion } from './dynamodb-on-demand.ts';
 import type { OperationFigures } from './measure-operation.ts';
 
 /** Dollars per million runs of an operation, by service, from its measured units, invocations and server time. */
@@ -14,17 +15,17 @@ export interface CostPerMillion {
 
 /**
  * A million runs cost their request units at the on-demand prices, their invocations (one a request) and their billed
- * duration at the stack's 1 GB arm64 Lambdas, and one API Gateway REST request each. KMS requests are not included
+ * duration on arm64 at the memory of the function that answered each request (`cdk/function-memory.ts`, which the
+ * stack deploys), and one API Gateway REST request each. KMS requests are not included
  * (they are counted apart; the measured operations make none but enrollment and MFA).
  */
 export function costPerMillion(
-  figures: Pick<OperationFigures, 'readUnitsPerOp' | 'writeUnitsPerOp' | 'invocationsPerOp' | 'billedMsPerOp'>,
+  figures: Pick<OperationFigures, 'readUnitsPerOp' | 'writeUnitsPerOp' | 'invocationsPerOp' | 'billedGbSecondsPerOp'>,
 ): CostPerMillion {
-  const { dynamoDb, lambda, apiGateway } = AWS_PRICES;
-  const dynamo =
-    figures.readUnitsPerOp * dynamoDb.readRequestUnit + figures.writeUnitsPerOp * dynamoDb.writeRequestUnit;
-  const gbSeconds = (figures.billedMsPerOp / 1000) * lambda.memoryGb;
-  const lambdaCost = figures.invocationsPerOp * lambda.requests + gbSeconds * lambda.arm64GbSecond * 1_000_000;
+  const { lambda, apiGateway } = AWS_PRICES;
+  const dynamo = dynamoDbOnDemandPerMillion(figures.readUnitsPerOp, figures.writeUnitsPerOp);
+  const lambdaCost =
+    figures.invocationsPerOp * lambda.requests + figures.billedGbSecondsPerOp * lambda.arm64GbSecond * 1_000_000;
   const api = figures.invocationsPerOp * apiGateway.restApi;
   return {
     dynamoDb: dynamo,

@@ -1,15 +1,16 @@
 import { functionMemoryMb } from '../cdk/function-memory.ts';
 import { AWS_PRICES, FLEET_PRICES } from './aws-prices.ts';
+import { dynamoDbOnDemandPerMillion } from './dynamodb-on-demand.ts';
 import {
   C_SDK_DAY,
   type CapacityMode,
   DAYS_PER_MONTH,
-  FIXED_ITEMS,
+  type Door,
   FLEET_ASSUMPTIONS,
   type FleetMonth,
   type FleetRequest,
   type FleetRequestKind,
-  type FrontDoor,
+  fixedItems,
   fixedMonth,
   fleetMonth,
   idleMonth,
@@ -35,10 +36,16 @@ export const FLEET_SIZES = [100, 1_000, 10_000, 100_000] as const;
 const POLL_GOAL = 0.5;
 const AUTHENTICATED_GOAL = 0.75;
 
-const FRONT_DOORS: readonly [FrontDoor, string][] = [
-  ['rest', 'REST API + WAF'],
-  ['alb', 'ALB + WAF'],
+/** The doors the month is priced for: the REST API behind its web ACL, the load balancer with it and without it. */
+const DOORS: readonly { door: Door; label: string }[] = [
+  { door: { frontDoor: 'rest', firewall: true }, label: 'REST API + WAF' },
+  { door: { frontDoor: 'alb', firewall: true }, label: 'ALB + WAF' },
+  { door: { frontDoor: 'alb', firewall: false }, label: 'ALB, no WAF' },
 ];
+
+const labelOf = (month: Pick<FleetMonth, 'frontDoor' | 'firewall'>) =>
+  DOORS.find(({ door }) => door.frontDoor === month.frontDoor && door.firewall === month.firewall)?.label ??
+  month.frontDoor;
 const CAPACITY: readonly CapacityMode[] = ['on-demand', 'provisioned'];
 
 const count = (value: number) => Math.round(value).toLocaleString('en-US');
@@ -64,9 +71,7 @@ function requestsTable(rows: readonly FleetRow[]): string {
     const figures = measured.get(kind.request);
     if (!figures) return [];
     const memory = functionMemoryMb(kind.functionName);
-    const dynamo =
-      figures.readUnits * AWS_PRICES.dynamoDb.readRequestUnit +
-      figures.writeUnits * AWS_PRICES.dynamoDb.writeRequestUnit;
+    const dynamo = dynamoDbOnDemandPerMillion(figures.readUnits, figures.writeUnits);
     const backend = dynamo + lambdaPerMillion(figures, memory);
     const goal = kind.request === 'poll' ? POLL_GOAL : undefined;
     return [
@@ -108,9 +113,9 @@ function requestsTable(rows: readonly FleetRow[]): string {
 function authenticatedLine(measured: ReadonlyMap<FleetRequest | 'authenticated', MeasuredRequest>): string {
   const figures = measured.get('authenticated');
   if (!figures) return '';
-  const dynamo =
-    figures.readUnits * AWS_PRICES.dynamoDb.readRequestUnit + figures.writeUnits * AWS_PRICES.dynamoDb.writeRequestUnit;
-  const backend = dynamo + lambdaPerMillion(figures, functionMemoryMb('authentication'));
+  const backend =
+    dynamoDbOnDemandPerMillion(figures.readUnits, figures.writeUnits) +
+    lambdaPerMillion(figures, functionMemoryMb('authentication'));
   return (
     `Any authenticated request (\`GET /current-api-session\` with no touch due): ${perOp(figures.wavesPerRequest)} wave, ` +
     `RRU ${units(figures.readUnits)}, WRU ${units(figures.writeUnits)}, backend ${dollars(backend)}/M ` +
@@ -147,16 +152,39 @@ function memoryTable(rows: readonly FleetRow[]): string {
   );
 }
 
-/** The month of each fleet size under each front door and capacity mode. */
+/** The month of each fleet size under each door and capacity mode. */
 export function billRows(measured: ReadonlyMap<FleetRequest | 'authenticated', MeasuredRequest>): FleetMonth[] {
   const memory = (name: FleetRequestKind['functionName']) => functionMemoryMb(name);
   return FLEET_SIZES.flatMap((devices) =>
-    FRONT_DOORS.flatMap(([door]) => CAPACITY.map((mode) => fleetMonth(devices, door, mode, measured, memory))),
+    DOORS.flatMap(({ door }) => CAPACITY.map((mode) => fleetMonth(devices, door, mode, measured, memory))),
+  );
+}
+
+/** The month's total per fleet size, a column per door and capacity mode. */
+function monthTable(months: readonly FleetMonth[]): string {
+  const columns = DOORS.flatMap(({ door, label }) =>
+    CAPACITY.map((mode) => ({ door, mode, label: `${label}, ${mode}` })),
+  );
+  return markdownTable(
+    ['devices', 'requests a month', ...columns.map((column) => column.label)],
+    FLEET_SIZES.map((devices) => {
+      const ofSize = months.filter((month) => month.devices === devices);
+      return [
+        count(devices),
+        count(ofSize[0]?.requests ?? 0),
+        ...columns.map(({ door, mode }) => {
+          const month = ofSize.find(
+            (each) => each.frontDoor === door.frontDoor && each.firewall === door.firewall && each.capacity === mode,
+          );
+          return month ? dollars(month.total) : '';
+        }),
+      ];
+    }),
+    [true, true, ...columns.map(() => true)],
   );
 }
 
 function billTable(months: readonly FleetMonth[]): string {
-  const doorLabel = new Map(FRONT_DOORS);
   return markdownTable(
     [
       'devices',
@@ -174,7 +202,7 @@ function billTable(months: readonly FleetMonth[]): string {
     months.map((month) => [
       count(month.devices),
       count(month.requests),
-      doorLabel.get(month.frontDoor) ?? month.frontDoor,
+      labelOf(month),
       month.capacity,
       dollars(month.frontDoorCost),
       dollars(month.waf),
@@ -191,8 +219,14 @@ function billTable(months: readonly FleetMonth[]): string {
 /** The bill section: the requests, the memory choice, the month per fleet, the idle month and what is assumed. */
 export function fleetBillReport(rows: readonly FleetRow[]): string {
   const measured = measuredOf(rows);
+  const months = billRows(measured);
   const workload = C_SDK_DAY.map((kind) => `${perOp(kind.perDeviceDay)} × ${kind.label}`).join('; ');
-  const fixed = FIXED_ITEMS.map((item) => `${item.count} ${item.item} × ${dollars(item.monthly)}`).join(', ');
+  const idle = DOORS.map(({ door, label }) => {
+    const items = fixedItems(door);
+    const fixed = items.map((item) => `${item.count} ${item.item} × ${dollars(item.monthly)}`).join(', ');
+    const hours = door.frontDoor === 'alb' ? `, and its ${FLEET_PRICES.hoursPerMonth} hours` : '';
+    return `${label} ${dollars(idleMonth(door))} (${fixed}: ${dollars(fixedMonth(items))}${hours})`;
+  }).join('; ');
   return [
     "### A fleet's monthly bill",
     '',
@@ -210,11 +244,11 @@ export function fleetBillReport(rows: readonly FleetRow[]): string {
     '',
     `The cheapest size wins among those under which no request of the function is modelled past ${LATENCY_CAP_MS} ms.`,
     '',
-    billTable(billRows(measured)),
+    monthTable(months),
     '',
-    `Idle network (no traffic): ${dollars(idleMonth('rest'))} a month on the REST API (${fixed}: ` +
-      `${dollars(fixedMonth())}; on-demand DynamoDB, Lambda, API Gateway and logs cost nothing idle), ` +
-      `${dollars(idleMonth('alb'))} behind the load balancer (its ${FLEET_PRICES.hoursPerMonth} hours).`,
+    billTable(months),
+    '',
+    `Idle network (no traffic; on-demand DynamoDB, Lambda, API Gateway and logs cost nothing idle), a month: ${idle}.`,
     '',
     `Assumed, not measured: ${FLEET_ASSUMPTIONS.bytesPerRequest.toLocaleString('en-US')} bytes and ` +
       `${FLEET_ASSUMPTIONS.newConnectionsPerRequest} new connection per request at the load balancer (the binding LCU ` +

@@ -1,4 +1,9 @@
+import { ROUTES } from '#shared/routes/route-table.ts';
+import { TABLE_KEYS } from '#shared/store/table-definition.ts';
+import { functionSources } from '../cdk/operation-groups.ts';
+import { DEFAULT_PROVISIONED_CAPACITY } from '../cdk/table-capacity.ts';
 import { AWS_PRICES, FLEET_PRICES } from './aws-prices.ts';
+import { dynamoDbOnDemandPerMillion } from './dynamodb-on-demand.ts';
 import { type CpuAndWaves, lambdaPerMillion } from './lambda-memory.ts';
 
 /**
@@ -54,6 +59,12 @@ export interface MeasuredRequest extends CpuAndWaves {
 export type FrontDoor = 'rest' | 'alb';
 export type CapacityMode = 'on-demand' | 'provisioned';
 
+/** A front door as deployed: the REST API or the load balancer, with the web ACL in front (`firewall`) or not. */
+export interface Door {
+  readonly frontDoor: FrontDoor;
+  readonly firewall: boolean;
+}
+
 /** What the stack costs a month whatever its traffic, counted from `cdk/` (the item, its count, its monthly price). */
 export interface FixedItem {
   readonly item: string;
@@ -61,31 +72,56 @@ export interface FixedItem {
   readonly monthly: number;
 }
 
+/** The rules of the web ACL (`controller-firewall.ts`): three managed rule groups and two rate-based rules. */
+export const WEB_ACL_RULES = 5;
+
 /**
- * The stack's fixed monthly items: KMS keys (2 CA signing keys, and the server key's, the stored secrets', the logs'
- * and the admin password's encryption keys: `controller-keys.ts`), the 2 secrets (server key, admin password), the
- * alarms (`controller-monitoring.ts`: 2 per function for 13 functions, and 6 of the API, table, WAF, integrity and
- * KMS), the web ACL with its 5 rules (`controller-firewall.ts`).
+ * The alarms `controller-monitoring.ts` makes for a door: two per function (errors, throttles: each operation group's,
+ * the bootstrap's and the integrity scan's), the front door's 5xx, the table's throttles and system errors, a failed
+ * integrity run, KMS errors; the load balancer's rejected connections and target errors; the web ACL's blocked
+ * requests. A CDK test counts them in the synthesised templates of both doors, with and without the web ACL.
  */
-export const FIXED_ITEMS: readonly FixedItem[] = [
-  { item: 'KMS keys', count: 6, monthly: AWS_PRICES.kms.keyMonth },
-  { item: 'Secrets Manager secrets', count: 2, monthly: FLEET_PRICES.secretsManager.secretMonth },
-  { item: 'CloudWatch alarms', count: 32, monthly: FLEET_PRICES.cloudWatch.alarmMonth },
-  { item: 'WAF web ACL', count: 1, monthly: FLEET_PRICES.waf.webAclMonth },
-  { item: 'WAF rules', count: 5, monthly: FLEET_PRICES.waf.ruleMonth },
-];
+export function alarmCount(door: Door): number {
+  const perFunction = 2 * functionSources(ROUTES).length;
+  const always = 1 + 2 + 1 + 1;
+  return perFunction + always + (door.frontDoor === 'alb' ? 2 : 0) + (door.firewall ? 1 : 0);
+}
+
+/**
+ * The stack's fixed monthly items for a door: KMS keys (2 CA signing keys, and the server key's, the stored secrets',
+ * the logs' and the admin password's encryption keys: `controller-keys.ts`), the 2 secrets (server key, admin
+ * password), the alarms ({@link alarmCount}), and with the firewall the web ACL and its rules. The load balancer's
+ * hours are its front door's price, not here.
+ */
+export function fixedItems(door: Door): FixedItem[] {
+  return [
+    { item: 'KMS keys', count: 6, monthly: AWS_PRICES.kms.keyMonth },
+    { item: 'Secrets Manager secrets', count: 2, monthly: FLEET_PRICES.secretsManager.secretMonth },
+    { item: 'CloudWatch alarms', count: alarmCount(door), monthly: FLEET_PRICES.cloudWatch.alarmMonth },
+    ...(door.firewall
+      ? [
+          { item: 'WAF web ACL', count: 1, monthly: FLEET_PRICES.waf.webAclMonth },
+          { item: 'WAF rules', count: WEB_ACL_RULES, monthly: FLEET_PRICES.waf.ruleMonth },
+        ]
+      : []),
+  ];
+}
 
 /** Assumptions about the traffic that the bench cannot measure, stated with the bill. */
 export const FLEET_ASSUMPTIONS = {
   /**
-   * Bytes through the load balancer per request: a TLS handshake with the device's certificate chain (an SDK's
-   * connection does not outlive the load balancer's 60 s idle timeout between polls), the request and the answer.
+   * Bytes through the load balancer per request: a TLS handshake with the device's certificate chain (the C SDK
+   * closes its controller connection once its last request is answered, so each poll is a new connection whatever
+   * the load balancer's idle timeout), the request and the answer.
    */
   bytesPerRequest: 6_000,
   /** New connections per request at the load balancer (one each, as above). */
   newConnectionsPerRequest: 1,
-  /** Listener rules the load balancer evaluates per request (within the 10 free). */
-  rulesPerRequest: 1,
+  /**
+   * Listener rules the load balancer evaluates per request, at most: the fleet's requests are taken by the first five
+   * (`cdk/load-balancer-rules.ts`, `FLEET_PATHS`; a CDK test holds them to this), within the 10 free.
+   */
+  rulesPerRequest: 5,
   /** Log bytes ingested per request: the request's summary line with its context, and Lambda's START/END/REPORT. */
   logBytesPerRequest: 700,
   /** Provisioned capacity is kept by auto scaling at this utilisation of what it provisions (AWS's default). */
@@ -96,6 +132,7 @@ export const FLEET_ASSUMPTIONS = {
 export interface FleetMonth {
   readonly devices: number;
   readonly frontDoor: FrontDoor;
+  readonly firewall: boolean;
   readonly capacity: CapacityMode;
   readonly requests: number;
   readonly frontDoorCost: number;
@@ -149,31 +186,33 @@ export function loadBalancerMonth(requests: number, devices: number): number {
 
 /**
  * DynamoDB's month for these units. On demand: each unit at its price. Provisioned: the month's average units a
- * second, over auto scaling's target utilisation, at the unit-hour price (a steady fleet: polls spread evenly; an
- * empty table still provisions a unit of each for the table and its 3 indexes).
+ * second, over auto scaling's target utilisation, at the unit-hour price (a steady fleet: polls spread evenly), never
+ * less than the stack's minimum capacity (`DEFAULT_PROVISIONED_CAPACITY`) on the table and on each of its indexes,
+ * which auto scaling keeps however idle they are.
  */
 export function dynamoDbMonth(readUnits: number, writeUnits: number, capacity: CapacityMode): number {
-  if (capacity === 'on-demand') {
-    return (readUnits * AWS_PRICES.dynamoDb.readRequestUnit + writeUnits * AWS_PRICES.dynamoDb.writeRequestUnit) / 1e6;
-  }
+  if (capacity === 'on-demand') return dynamoDbOnDemandPerMillion(readUnits, writeUnits) / 1e6;
   const { readCapacityUnitHour, writeCapacityUnitHour } = FLEET_PRICES.dynamoDbProvisioned;
-  const provisioned = (units: number) =>
-    Math.max(4, units / SECONDS_PER_MONTH / FLEET_ASSUMPTIONS.autoScalingTargetUtilisation);
+  const tableAndIndexes = 1 + TABLE_KEYS.indexes.length;
+  const provisioned = (units: number, minimum: number) =>
+    Math.max(tableAndIndexes * minimum, units / SECONDS_PER_MONTH / FLEET_ASSUMPTIONS.autoScalingTargetUtilisation);
+  const { read, write } = DEFAULT_PROVISIONED_CAPACITY;
   return (
     FLEET_PRICES.hoursPerMonth *
-    (provisioned(readUnits) * readCapacityUnitHour + provisioned(writeUnits) * writeCapacityUnitHour)
+    (provisioned(readUnits, read.min) * readCapacityUnitHour +
+      provisioned(writeUnits, write.min) * writeCapacityUnitHour)
   );
 }
 
 /** What the fixed items cost a month. */
-export function fixedMonth(items: readonly FixedItem[] = FIXED_ITEMS): number {
+export function fixedMonth(items: readonly FixedItem[]): number {
   return items.reduce((sum, item) => sum + item.count * item.monthly, 0);
 }
 
 /** The month of a fleet: every part from its requests, the measured figures and the chosen memory per function. */
 export function fleetMonth(
   devices: number,
-  frontDoor: FrontDoor,
+  door: Door,
   capacity: CapacityMode,
   measured: ReadonlyMap<string, MeasuredRequest>,
   memoryMb: (functionName: FleetRequestKind['functionName']) => number,
@@ -193,14 +232,17 @@ export function fleetMonth(
     readUnits += count * figures.readUnits;
     writeUnits += count * figures.writeUnits;
   }
+  const { frontDoor, firewall } = door;
   const frontDoorCost = frontDoor === 'rest' ? restApiMonth(requests) : loadBalancerMonth(requests, devices);
-  const waf = (requests / 1e6) * FLEET_PRICES.waf.perMillionRequests;
+  // A web ACL bills every request it inspects: it cannot leave the poll's path out.
+  const waf = firewall ? (requests / 1e6) * FLEET_PRICES.waf.perMillionRequests : 0;
   const dynamoDb = dynamoDbMonth(readUnits, writeUnits, capacity);
   const logs = ((requests * FLEET_ASSUMPTIONS.logBytesPerRequest) / 1e9) * FLEET_PRICES.cloudWatch.logsIngestedGb;
-  const fixed = fixedMonth();
+  const fixed = fixedMonth(fixedItems(door));
   return {
     devices,
     frontDoor,
+    firewall,
     capacity,
     requests,
     frontDoorCost,
@@ -214,6 +256,8 @@ export function fleetMonth(
 }
 
 /** A network with no traffic: the fixed items, and under the load balancer its hours (on-demand DynamoDB: nothing). */
-export function idleMonth(frontDoor: FrontDoor): number {
-  return fixedMonth() + (frontDoor === 'alb' ? FLEET_PRICES.hoursPerMonth * FLEET_PRICES.alb.hour : 0);
+export function idleMonth(door: Door): number {
+  return (
+    fixedMonth(fixedItems(door)) + (door.frontDoor === 'alb' ? FLEET_PRICES.hoursPerMonth * FLEET_PRICES.alb.hour : 0)
+  );
 }

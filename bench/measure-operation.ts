@@ -38,6 +38,8 @@ export interface OperationFigures {
   readonly billedMsPerOp: number;
   /** Mean of the same, for comparison. */
   readonly billedMsMean: number;
+  /** The billed duration at each request's function memory, in GB-seconds, the median over the runs. */
+  readonly billedGbSecondsPerOp: number;
   /** The server's CPU time of a run (`ServerTimes.cpuMs`), the median over the runs: what Lambda's memory stretches. */
   readonly cpuMsPerOp: number;
   /** KMS requests per run (`count-kms-calls.ts`). */
@@ -69,6 +71,7 @@ export async function measureOperation(
   const before = meter.read();
   const samples: number[] = [];
   const billedSamples: number[] = [];
+  const gbSecondSamples: number[] = [];
   const cpuSamples: number[] = [];
   const started = performance.now();
   while (
@@ -76,12 +79,13 @@ export async function measureOperation(
     (samples.length < options.maxIterations && performance.now() - started < options.budgetMs)
   ) {
     await prepared();
-    const { billedMs: billedBefore, cpuMs: cpuBefore } = meter.read().server;
+    const { billedMs: billedBefore, billedGbSeconds: gbSecondsBefore, cpuMs: cpuBefore } = meter.read().server;
     const t = performance.now();
     await run();
     samples.push(performance.now() - t);
-    const { billedMs: billedAfter, cpuMs: cpuAfter } = meter.read().server;
+    const { billedMs: billedAfter, billedGbSeconds: gbSecondsAfter, cpuMs: cpuAfter } = meter.read().server;
     billedSamples.push(billedAfter - billedBefore);
+    gbSecondSamples.push(gbSecondsAfter - gbSecondsBefore);
     cpuSamples.push(cpuAfter - cpuBefore);
   }
   await meter.settle();
@@ -103,6 +107,7 @@ export async function measureOperation(
     invocationsPerOp: delta.server.requests / runs,
     billedMsPerOp: percentile(billedSamples, 0.5),
     billedMsMean: delta.server.billedMs / runs,
+    billedGbSecondsPerOp: percentile(gbSecondSamples, 0.5),
     cpuMsPerOp: percentile(cpuSamples, 0.5),
     kmsPerOp: delta.kms / runs,
     unpricedPerOp: new Map([...delta.unpriced].map(([reason, count]) => [reason, count / runs])),

@@ -30,7 +30,8 @@ export function costNote(): string {
     `Dollars per million runs at AWS's public on-demand prices of ${AWS_PRICES.asOf} (${AWS_PRICES.region}, ` +
       "`bench/aws-prices.ts`): the run's request units (DynamoDB on-demand, " +
       `$${dynamoDb.writeRequestUnit} per million write units, $${dynamoDb.readRequestUnit} per million read units), ` +
-      `its Lambda invocations ($${lambda.requests} per million) and their billed duration at 1 GB arm64 ` +
+      `its Lambda invocations ($${lambda.requests} per million) and their billed duration on arm64 at the ` +
+      'memory of the function that answers each request (`cdk/function-memory.ts`) ' +
       `($${lambda.arm64GbSecond} per GB-second; the local server's time per request, rounded up to the ms as Lambda ` +
       'bills it, the median run\'s) make "backend"; "all-in" adds API Gateway REST ' +
       `($${apiGateway.restApi} per million; an HTTP API would be $${apiGateway.httpApi}).`,

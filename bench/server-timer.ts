@@ -1,10 +1,15 @@
 import type { Server } from 'node:https';
+import { canonicalPath, RouteMatcher } from '#shared/routes/route-matcher.ts';
+import { ROUTES } from '#shared/routes/route-table.ts';
+import { functionMemoryMb } from '../cdk/function-memory.ts';
 
 /** Requests the server answered and how long it took over them: each is one Lambda invocation in AWS. */
 export interface ServerTimes {
   readonly requests: number;
   /** Lambda bills each invocation in whole milliseconds, rounded up: the sum of those. */
   readonly billedMs: number;
+  /** The same at the memory of the function that answers each request (`cdk/function-memory.ts`): GB-seconds. */
+  readonly billedGbSeconds: number;
   readonly ms: number;
   /**
    * The process's CPU time (user and system, every thread: argon2 runs on libuv's) while requests were in the server,
@@ -19,6 +24,14 @@ export interface ServerTimer {
   untimed<T>(work: () => Promise<T>): Promise<T>;
 }
 
+const routes = new RouteMatcher(ROUTES);
+
+/** The memory of the function that answers `method url` in AWS: its operation group's (the default for no route). */
+export function memoryMbOf(method: string, url: string): number {
+  const match = routes.match(method, canonicalPath(new URL(url, 'https://bench').pathname));
+  return functionMemoryMb(match.kind === 'found' ? match.route.group : 'default');
+}
+
 /**
  * Times each request the local server answers, from its arrival (headers read) to the last byte of its answer handed
  * to the socket: the body read, the group handler (what the Lambda runs) and the write. The TLS handshake, the client
@@ -27,11 +40,13 @@ export interface ServerTimer {
 export function timeServerRequests(server: Server): ServerTimer {
   let requests = 0;
   let billedMs = 0;
+  let billedGbSeconds = 0;
   let totalMs = 0;
   let cpuMs = 0;
   let paused = 0;
-  server.on('request', (_request, response) => {
+  server.on('request', (request, response) => {
     if (paused > 0) return;
+    const memoryMb = memoryMbOf(request.method ?? 'GET', request.url ?? '/');
     const started = performance.now();
     const cpuBefore = process.cpuUsage();
     response.once('finish', () => {
@@ -40,11 +55,13 @@ export function timeServerRequests(server: Server): ServerTimer {
       requests++;
       totalMs += ms;
       cpuMs += (cpu.user + cpu.system) / 1000;
-      billedMs += Math.max(1, Math.ceil(ms));
+      const billed = Math.max(1, Math.ceil(ms));
+      billedMs += billed;
+      billedGbSeconds += (billed / 1000) * (memoryMb / 1024);
     });
   });
   return {
-    snapshot: () => ({ requests, billedMs, ms: totalMs, cpuMs }),
+    snapshot: () => ({ requests, billedMs, billedGbSeconds, ms: totalMs, cpuMs }),
     untimed: async (work) => {
       paused++;
       try {

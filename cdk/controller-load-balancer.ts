@@ -1,4 +1,5 @@
-import { Aws, CfnOutput, type CfnResource, Duration, Fn, Stack, Validations } from 'aws-cdk-lib';
+import { createHash } from 'node:crypto';
+import { ArnFormat, Aws, CfnOutput, type CfnResource, Duration, Fn, Stack, Validations } from 'aws-cdk-lib';
 import type { ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { type IVpc, Peer, Port, SecurityGroup, type SubnetSelection, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
 import {
@@ -55,11 +56,27 @@ export function clientCertificateHeaderName(): string {
 export const CLIENT_CERT_HEADER_ATTRIBUTE = 'routing.http.request.x_amzn_mtls_clientcert.header_name';
 
 /**
- * How long a connection may sit idle: SDKs keep theirs open between the calls of a poll, and the functions' own
- * timeout (12 s) is far under it, so a slow request is answered by the function's deadline, never cut by the
- * load balancer.
+ * How long a connection may sit idle, the load balancer's default: the functions' own timeout (12 s) is far under it,
+ * so a slow request is answered by the function's deadline, never cut by the load balancer. Raising it past the SDKs'
+ * 60 s poll would keep no fleet connection open: the OpenZiti C SDK sets its controller client's idle keepalive to 0
+ * (tlsuv closes the connection as soon as its last request is answered), so every poll opens a connection and a TLS
+ * handshake whatever the load balancer allows, and a longer timeout would only hold other clients' idle connections
+ * longer (the bill's `newConnectionsPerRequest` stays 1).
  */
 export const LOAD_BALANCER_IDLE_TIMEOUT = Duration.seconds(60);
+
+/** Elastic Load Balancing's longest target group name. */
+export const MAX_TARGET_GROUP_NAME = 32;
+
+/**
+ * A group's target group name, the same at every synth of one stack and load balancer (`owner`, its stack name and
+ * construct path) and different for any other in the account and region, where names are unique: `ziti-<group>-`
+ * and a hash of the owner, 28 characters at most (`authentication`), within the load balancer's 32.
+ */
+export function targetGroupNameOf(owner: string, group: OperationGroup): string {
+  const hash = createHash('sha256').update(`${owner}/${group}`).digest('hex').slice(0, 8);
+  return `ziti-${group}-${hash}`;
+}
 
 /** The target group attribute that hands a function every value of a repeated header or query parameter. */
 export const MULTI_VALUE_HEADERS_ATTRIBUTE = 'lambda.multi_value_headers.enabled';
@@ -184,18 +201,29 @@ export class ControllerLoadBalancer extends Construct {
   /**
    * One group's target group: its function's alias, which the load balancer invokes with every value of repeated
    * headers and query parameters (as API Gateway's proxy event carries them). The load balancer may invoke the alias
-   * only from this account: a permission naming the target group would be a dependency cycle (the group registers
-   * its target only once the permission exists).
+   * only through this target group. The permission names it by its name ({@link targetGroupName}), its id left as a
+   * wildcard (Lambda matches a source ARN with `ArnLike`): referring to the group itself would be a dependency cycle,
+   * as the group registers its target only once the permission exists. A name is one group's in its account and
+   * region, so the pattern matches no other.
    */
   private targetGroupOf(group: OperationGroup, fn: IFunction): ApplicationTargetGroup {
+    const stack = Stack.of(this);
+    const targetGroupName = targetGroupNameOf(`${stack.stackName}/${this.node.path}`, group);
     fn.addPermission('LoadBalancerInvoke', {
       principal: new ServicePrincipal('elasticloadbalancing.amazonaws.com'),
-      sourceAccount: Stack.of(this).account,
+      sourceAccount: stack.account,
+      sourceArn: stack.formatArn({
+        service: 'elasticloadbalancing',
+        resource: 'targetgroup',
+        resourceName: `${targetGroupName}/*`,
+        arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+      }),
     });
     const target: IApplicationLoadBalancerTarget = {
       attachToApplicationTargetGroup: () => ({ targetType: TargetType.LAMBDA, targetJson: { id: fn.functionArn } }),
     };
     const targetGroup = new ApplicationTargetGroup(this, functionIdOf(group).replace(/Function$/, 'Targets'), {
+      targetGroupName,
       targetType: TargetType.LAMBDA,
       targets: [target],
     });

@@ -33,7 +33,7 @@ export const DEFAULT_API_LIMITS: ApiLimits = {
 export const DEFAULT_ENVIRONMENT = 'prod';
 
 /** Deploy-time settings of the controller. */
-export interface ControllerSettings extends ApiLimits, FrontDoorSettings, TableCapacitySettings {
+export interface ControllerSettings extends Partial<ApiLimits>, FrontDoorSettings, TableCapacitySettings {
   /**
    * The environment this deployment is (`prod`, `staging`, `dev`…): the API's stage, the tag `ziti:environment` on
    * every resource, and in the app the stack's name (`ZitiController-<environment>`) and its termination protection
@@ -136,7 +136,7 @@ const DEFAULTS = {
   environment: DEFAULT_ENVIRONMENT,
   adminUsername: 'admin',
   apiSessionTimeoutMinutes: 30,
-  ...DEFAULT_API_LIMITS,
+  firewallRateLimit: DEFAULT_API_LIMITS.firewallRateLimit,
 } as const;
 
 function firstDefined(context: ContextLookup, key: string, envValue: string | undefined): unknown {
@@ -146,7 +146,6 @@ function firstDefined(context: ContextLookup, key: string, envValue: string | un
 }
 
 type TextSetting = keyof DomainSettings;
-type IntegerSetting = 'apiSessionTimeoutMinutes' | 'apiRateLimit' | 'apiBurstLimit' | 'firewallRateLimit' | 'fleetSize';
 
 /** The settings that name the custom domains, their certificates and DNS. */
 export type DomainSettings = Pick<
@@ -234,12 +233,52 @@ const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 const RETENTION_DAYS = new Set<number>(Object.values(RetentionDays).filter((value) => typeof value === 'number'));
 
 /** The settings beside the domains that a synth checks. */
-export type OtherSettings = Pick<
-  ControllerSettings,
-  'tableName' | 'alarmEmail' | 'adminPasswordRotationDays' | 'logRetentionDays' | 'memorySize'
+export type OtherSettings = Partial<
+  Pick<
+    ControllerSettings,
+    | 'tableName'
+    | 'alarmEmail'
+    | 'adminPasswordRotationDays'
+    | 'logRetentionDays'
+    | 'memorySize'
+    | 'apiSessionTimeoutMinutes'
+    | keyof ApiLimits
+  >
 > & { readonly environment?: string };
 
-/** Why the settings other than the domains cannot make a working stack, or undefined when they can. */
+/** AWS WAF's range of a rate-based rule's limit. */
+const FIREWALL_RATE_LIMIT = { min: 10, max: 2_000_000_000 } as const;
+
+/** The least each count setting takes: one of everything, but for WAF, which counts no fewer than ten requests. */
+const INTEGER_MINIMUMS = {
+  apiSessionTimeoutMinutes: 1,
+  apiRateLimit: 1,
+  apiBurstLimit: 1,
+  firewallRateLimit: FIREWALL_RATE_LIMIT.min,
+  fleetSize: 1,
+  loginRateLimit: 1,
+  loginBurstLimit: 1,
+} as const satisfies Partial<Record<keyof OtherSettings, number>>;
+
+/** Why a count setting is not an integer in its range, or undefined when it is (or is not set). */
+function integerProblem(settings: OtherSettings): string | undefined {
+  for (const [key, min] of Object.entries(INTEGER_MINIMUMS)) {
+    const value = settings[key as keyof typeof INTEGER_MINIMUMS];
+    if (value !== undefined && (!Number.isInteger(value) || value < min)) {
+      return `${key} must be an integer >= ${min}, got ${JSON.stringify(value)}`;
+    }
+  }
+  const { firewallRateLimit } = settings;
+  if (firewallRateLimit !== undefined && firewallRateLimit > FIREWALL_RATE_LIMIT.max) {
+    return `firewallRateLimit must be at most ${FIREWALL_RATE_LIMIT.max} (AWS WAF's largest), got ${firewallRateLimit}`;
+  }
+  return undefined;
+}
+
+/**
+ * Why the settings other than the domains cannot make a working stack, or undefined when they can. The construct
+ * checks the props it is given with this too, so a number set in code is held to what one from context is.
+ */
 export function settingsProblem(settings: OtherSettings): string | undefined {
   const { environment, tableName, alarmEmail, adminPasswordRotationDays, logRetentionDays, memorySize } = settings;
   if (environment !== undefined && !ENVIRONMENT.test(environment)) {
@@ -263,24 +302,14 @@ export function settingsProblem(settings: OtherSettings): string | undefined {
   if (memorySize !== undefined && (!Number.isInteger(memorySize) || memorySize < 128 || memorySize > 10240)) {
     return `memorySize must be an integer from 128 to 10240 (MB), got ${memorySize}`;
   }
-  return undefined;
+  return integerProblem(settings);
 }
 
-/** An optional setting that must be an integer of at least 1 when given. */
-function positiveInteger(key: string, value: unknown): number | undefined {
+/** A count setting as given, or undefined; `-c key=value` always yields a string, `cdk.json` may hold a number. */
+function integerOf(key: string, value: unknown): number | undefined {
   if (value === undefined) return undefined;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1)
-    throw new Error(`${key} must be an integer >= 1, got ${JSON.stringify(value)}`);
-  return parsed;
-}
-
-function integerAtLeast(min: number, key: IntegerSetting, value: unknown): number {
-  // `-c key=value` always yields a string, `cdk.json` may hold a number.
-  const parsed = value === undefined ? DEFAULTS[key] : Number(value);
-  if (!Number.isInteger(parsed) || parsed < min) {
-    throw new Error(`${key} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
-  }
+  if (!Number.isInteger(parsed)) throw new Error(`${key} must be an integer, got ${JSON.stringify(value)}`);
   return parsed;
 }
 
@@ -294,9 +323,6 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
   if (typeof adminUsername !== 'string' || adminUsername.trim() === '') {
     throw new Error(`adminUsername must be a non-empty string, got ${JSON.stringify(adminUsername)}`);
   }
-
-  const integer = (key: IntegerSetting, envValue: string | undefined, min = 1) =>
-    integerAtLeast(min, key, firstDefined(context, key, envValue));
 
   if (firstDefined(context, 'mtlsCertificateArn', env.ZITI_MTLS_CERTIFICATE_ARN) !== undefined) {
     throw new Error(
@@ -328,13 +354,8 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
     if (value !== undefined && typeof value !== 'string') throw new Error(`${key} must be a string`);
     return value?.trim();
   };
-  const optionalInteger = (key: string, envValue: string | undefined) => {
-    const value = firstDefined(context, key, envValue);
-    if (value === undefined) return undefined;
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed)) throw new Error(`${key} must be an integer, got ${JSON.stringify(value)}`);
-    return parsed;
-  };
+  const optionalInteger = (key: string, envValue: string | undefined) =>
+    integerOf(key, firstDefined(context, key, envValue));
   const others = {
     environment: plain('environment', env.ZITI_ENVIRONMENT) ?? DEFAULTS.environment,
     tableName: plain('tableName', env.ZITI_TABLE_NAME),
@@ -342,6 +363,16 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
     adminPasswordRotationDays: optionalInteger('adminPasswordRotationDays', env.ZITI_ADMIN_PASSWORD_ROTATION_DAYS),
     logRetentionDays: optionalInteger('logRetentionDays', env.ZITI_LOG_RETENTION_DAYS),
     memorySize: optionalInteger('memorySize', env.ZITI_MEMORY_SIZE),
+    apiSessionTimeoutMinutes:
+      optionalInteger('apiSessionTimeoutMinutes', env.ZITI_API_SESSION_TIMEOUT_MINUTES) ??
+      DEFAULTS.apiSessionTimeoutMinutes,
+    firewallRateLimit: optionalInteger('firewallRateLimit', env.ZITI_FIREWALL_RATE_LIMIT) ?? DEFAULTS.firewallRateLimit,
+    // The REST API's throttles: given only when set, so that the load balancer can refuse them (frontDoorProblem).
+    apiRateLimit: optionalInteger('apiRateLimit', env.ZITI_API_RATE_LIMIT),
+    apiBurstLimit: optionalInteger('apiBurstLimit', env.ZITI_API_BURST_LIMIT),
+    fleetSize: optionalInteger('fleetSize', env.ZITI_FLEET_SIZE),
+    loginRateLimit: optionalInteger('loginRateLimit', env.ZITI_LOGIN_RATE_LIMIT),
+    loginBurstLimit: optionalInteger('loginBurstLimit', env.ZITI_LOGIN_BURST_LIMIT),
   };
   const othersProblem = settingsProblem(others);
   if (othersProblem) throw new Error(othersProblem);
@@ -361,10 +392,6 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
     vpcId: plain('vpcId', env.ZITI_VPC_ID),
     publicSubnetIds: list(firstDefined(context, 'publicSubnetIds', env.ZITI_PUBLIC_SUBNET_IDS), 'publicSubnetIds'),
   };
-  const frontDoorIssue =
-    frontDoorProblem({ ...frontDoorSettings, ...domains }) ??
-    existingVpcProblem({ ...frontDoorSettings, ...existingVpc });
-  if (frontDoorIssue) throw new Error(frontDoorIssue);
   const capacity = {
     // Checked against the billing modes by tableCapacityProblem.
     tableBillingMode: plain('tableBillingMode', env.ZITI_TABLE_BILLING_MODE) as TableBillingMode | undefined,
@@ -383,6 +410,10 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
     truststoreTrail: flag(context, 'truststoreTrail', env.ZITI_TRUSTSTORE_TRAIL),
     terminationProtection: flag(context, 'terminationProtection', env.ZITI_TERMINATION_PROTECTION),
   };
+  const frontDoorIssue =
+    frontDoorProblem({ ...frontDoorSettings, ...domains, ...others, ...flags }) ??
+    existingVpcProblem({ ...frontDoorSettings, ...existingVpc });
+  if (frontDoorIssue) throw new Error(frontDoorIssue);
 
   return {
     adminUsername,
@@ -390,23 +421,8 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
     ...definedOnly({ ...others, ...flags, stackName, alarmTopicArn }),
     ...definedOnly({ ...frontDoorSettings, ...existingVpc, ...capacity }),
     environment: others.environment,
+    apiSessionTimeoutMinutes: others.apiSessionTimeoutMinutes,
     ...definedOnly(domains),
-    apiSessionTimeoutMinutes: integer('apiSessionTimeoutMinutes', env.ZITI_API_SESSION_TIMEOUT_MINUTES),
-    apiRateLimit: integer('apiRateLimit', env.ZITI_API_RATE_LIMIT),
-    apiBurstLimit: integer('apiBurstLimit', env.ZITI_API_BURST_LIMIT),
-    // AWS WAF's smallest rate-based limit.
-    firewallRateLimit: integer('firewallRateLimit', env.ZITI_FIREWALL_RATE_LIMIT, 10),
-    fleetSize: integer('fleetSize', env.ZITI_FLEET_SIZE),
-    ...definedOnly({
-      loginRateLimit: positiveInteger(
-        'loginRateLimit',
-        firstDefined(context, 'loginRateLimit', env.ZITI_LOGIN_RATE_LIMIT),
-      ),
-      loginBurstLimit: positiveInteger(
-        'loginBurstLimit',
-        firstDefined(context, 'loginBurstLimit', env.ZITI_LOGIN_BURST_LIMIT),
-      ),
-    }),
   };
 }
 

@@ -30,7 +30,40 @@ export interface FrontDoorCheck extends FrontDoorSettings {
   readonly mtlsDomainName?: string;
   readonly sdkDomainName?: string;
   readonly mtlsOwnershipCertificateArn?: string;
+  readonly apiRateLimit?: number;
+  readonly apiBurstLimit?: number;
+  readonly fleetSize?: number;
+  readonly loginRateLimit?: number;
+  readonly loginBurstLimit?: number;
+  readonly detailedMetrics?: boolean;
+  readonly truststoreTrail?: boolean;
+  readonly apiGatewayCloudWatchRole?: boolean;
 }
+
+const LOGIN_THROTTLES =
+  "API Gateway's throttles of the login and enroll methods, which the load balancer has none of: there the web ACL's " +
+  "per-address limits and the controller's own login attempt limits hold (docs/security.md)";
+
+/**
+ * The settings only the REST API honours, each with why: the load balancer would take them and do nothing with them,
+ * so a deployment that set one would believe in a limit or a record it does not have.
+ */
+const REST_API_ONLY_SETTINGS = {
+  apiRateLimit:
+    "is the REST API stage's throttling, which the load balancer has no equivalent of (the web ACL's per-address " +
+    'limit, firewallRateLimit, holds there)',
+  apiBurstLimit: "is the REST API stage's throttling, which the load balancer has no equivalent of",
+  fleetSize: `sizes ${LOGIN_THROTTLES}`,
+  loginRateLimit: `is one of ${LOGIN_THROTTLES}`,
+  loginBurstLimit: `is one of ${LOGIN_THROTTLES}`,
+  detailedMetrics:
+    "turns on API Gateway's per-method metrics; the load balancer's metrics (per load balancer and target group) " +
+    'come without it',
+  truststoreTrail:
+    "records the writes of the REST API's mTLS truststore; the load balancer passes client chains through and has " +
+    'no truststore',
+  apiGatewayCloudWatchRole: "sets the account's role for the REST API stage's logs; the load balancer has no stage",
+} as const satisfies Partial<Record<keyof FrontDoorCheck, string>>;
 
 /** The settings of the REST API's second and third custom domains. */
 const REST_API_DOMAIN_SETTINGS = ['mtlsDomainName', 'sdkDomainName', 'mtlsOwnershipCertificateArn'] as const;
@@ -58,6 +91,11 @@ export function frontDoorProblem(settings: FrontDoorCheck): string | undefined {
       `${restApiOnly} is for the REST API's mTLS domain and SDKs' front door: the load balancer is one address that ` +
       'takes a client certificate where one is sent'
     );
+  }
+  for (const [key, why] of Object.entries(REST_API_ONLY_SETTINGS)) {
+    if (settings[key as keyof typeof REST_API_ONLY_SETTINGS] !== undefined) {
+      return `${key} ${why}: leave it unset with frontDoor load-balancer`;
+    }
   }
   return undefined;
 }

@@ -35,6 +35,44 @@ export const LISTENER_RULE_LIMITS = {
  */
 const TRAFFIC_ORDER: readonly OperationGroup[] = ['sessions', 'client', 'authentication', 'info'];
 
+/**
+ * What every enrolled SDK sends, by its path under the client API, busiest first (the C SDK's timers): the poll
+ * (`GET /current-api-session/service-updates`, a minute), the API session's refresh (`GET /current-api-session`),
+ * Dial sessions (`POST /sessions`), the service list (`GET /services`) and the login (`POST /authenticate`, by
+ * certificate). The rules that take them come first, at both the prefixed and the bare paths: a load balancer bills
+ * rule evaluations past the tenth of each request, and a fleet's month is mostly these.
+ */
+export const FLEET_PATHS = [
+  '/current-api-session/service-updates',
+  '/current-api-session',
+  '/sessions',
+  '/services',
+  '/authenticate',
+] as const;
+
+/** Whether an ALB path pattern (`*` any characters, `/` included; nothing else special here) matches `path`. */
+function patternMatches(pattern: string, path: string): boolean {
+  const [first = '', ...rest] = pattern.split('*');
+  if (rest.length === 0) return pattern === path;
+  let at = first.length;
+  if (!path.startsWith(first)) return false;
+  for (const [index, part] of rest.entries()) {
+    if (index === rest.length - 1) return path.length - part.length >= at && path.endsWith(part);
+    const found = path.indexOf(part, at);
+    if (found === -1) return false;
+    at = found + part.length;
+  }
+  return true;
+}
+
+/** The rank in {@link FLEET_PATHS} of the first fleet path a client API pattern matches, at either base path. */
+function fleetRank(pattern: string): number | undefined {
+  const rank = FLEET_PATHS.findIndex(
+    (path) => patternMatches(pattern, path) || patternMatches(pattern, `${API_BASE_PATHS.client}${path}`),
+  );
+  return rank === -1 ? undefined : rank;
+}
+
 const trafficRank = (group: OperationGroup) => {
   const rank = TRAFFIC_ORDER.indexOf(group);
   return rank === -1 ? TRAFFIC_ORDER.length - 0.5 : rank;
@@ -164,12 +202,19 @@ export function loadBalancerRules(routes: readonly Route[]): LoadBalancerRule[] 
   collect(pathTree(routes), '', [], false, out);
 
   // Each rule a request passes costs (every evaluation past the first ten is billed load), so what clients send all
-  // day comes first: the client API's groups, busiest first, then the management API's.
+  // day comes first: the fleet's paths, then the client API's groups, busiest first, then the management API's.
   const packed: LoadBalancerRule[] = [];
   const bins = new Map<string, { group: OperationGroup; paths: string[]; rank: number }>();
+  const fleetBins = new Map<OperationGroup, { group: OperationGroup; paths: [string, number][]; rank: number }>();
   for (const { group, paths } of out.disjoint) {
     for (const path of paths) {
       const management = path.startsWith(API_BASE_PATHS.management);
+      const rank = management ? undefined : fleetRank(path);
+      if (rank !== undefined) {
+        const bin = fleetBins.get(group) ?? { group, paths: [], rank };
+        fleetBins.set(group, { group, paths: [...bin.paths, [path, rank]], rank: Math.min(bin.rank, rank) });
+        continue;
+      }
       const key = `${management}:${group}`;
       const bin = bins.get(key) ?? {
         group,
@@ -178,6 +223,11 @@ export function loadBalancerRules(routes: readonly Route[]): LoadBalancerRule[] 
       };
       bins.set(key, { ...bin, paths: [...bin.paths, path] });
     }
+  }
+  for (const { group, paths } of [...fleetBins.values()].sort((a, b) => a.rank - b.rank)) {
+    const busiestFirst = paths.sort(([, a], [, b]) => a - b).map(([path]) => path);
+    for (const some of chunks(busiestFirst, LISTENER_RULE_LIMITS.valuesPerCondition))
+      packed.push({ group, paths: some });
   }
   for (const { group, paths } of [...bins.values()].sort((a, b) => a.rank - b.rank)) {
     for (const some of chunks(paths, LISTENER_RULE_LIMITS.valuesPerCondition)) packed.push({ group, paths: some });

@@ -8,10 +8,14 @@ import { LOGIN_PATH_PATTERN } from '#shared/rate-limit/login-routes.ts';
 import { resourcesOf } from '#shared/routes/resource-paths.ts';
 import type { HttpMethod, OperationGroup } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
+import { FLEET_PRICES } from '../../bench/aws-prices.ts';
+import { FLEET_ASSUMPTIONS } from '../../bench/fleet-bill.ts';
 import {
   CLIENT_CERT_HEADER_ATTRIBUTE,
   ControllerLoadBalancer,
+  MAX_TARGET_GROUP_NAME,
   notFoundBody,
+  targetGroupNameOf,
 } from '../../cdk/controller-load-balancer.ts';
 import { resolveControllerSettings } from '../../cdk/controller-settings.ts';
 import { ControllerStack, type ControllerStackProps } from '../../cdk/controller-stack.ts';
@@ -64,9 +68,13 @@ function pathPatternMatches(pattern: string, path: string): boolean {
   return new RegExp(`^${source}$`).test(path);
 }
 
-/** The target group the listener's rules send `method path` to, first matching rule by priority; none: the default. */
-function routedTo(rules: readonly ListenerRule[], method: HttpMethod | 'OPTIONS', path: string): string | undefined {
-  const rule = [...rules]
+/** The rule that takes `method path`: the first matching by priority; none: the listener's default answer. */
+function ruleOf(
+  rules: readonly ListenerRule[],
+  method: HttpMethod | 'OPTIONS',
+  path: string,
+): ListenerRule | undefined {
+  return [...rules]
     .sort((a, b) => a.Priority - b.Priority)
     .find((each) =>
       each.Conditions.every((condition) => {
@@ -79,7 +87,11 @@ function routedTo(rules: readonly ListenerRule[], method: HttpMethod | 'OPTIONS'
         throw new Error(`unexpected condition ${condition.Field}`);
       }),
     );
-  return rule?.Actions.find((action) => action.Type === 'forward')?.TargetGroupArn?.Ref;
+}
+
+/** The target group the listener's rules send `method path` to; none: the default. */
+function routedTo(rules: readonly ListenerRule[], method: HttpMethod | 'OPTIONS', path: string): string | undefined {
+  return ruleOf(rules, method, path)?.Actions.find((action) => action.Type === 'forward')?.TargetGroupArn?.Ref;
 }
 
 /** A function's environment variables as the template gives them. */
@@ -186,10 +198,11 @@ describe('the load balancer front door', () => {
     }
   });
 
-  it('lets the load balancer invoke each alias, from this account only, before the target group registers it', () => {
+  it('lets the load balancer invoke each alias only through its own target group, before the group registers it', () => {
     const permissions = ofType('AWS::Lambda::Permission')
       .map(([id, permission]) => [id, permission.Properties] as const)
       .filter(([, permission]) => permission.Principal === 'elasticloadbalancing.amazonaws.com');
+    const names = new Set<string>();
     for (const group of operationGroupsOf(ROUTES)) {
       const aliasId = logicalId(groupFunction(group).live);
       const permission = permissions.find(([, each]) => (each.FunctionName as { Ref?: string }).Ref === aliasId);
@@ -197,10 +210,30 @@ describe('the load balancer front door', () => {
         Action: 'lambda:InvokeFunction',
         SourceAccount: { Ref: 'AWS::AccountId' },
       });
+      const name = resources[targetGroupIdOf(group)]?.Properties.Name as string;
+      expect(name.length, name).toBeLessThanOrEqual(MAX_TARGET_GROUP_NAME);
+      expect(name, group).toMatch(/^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$/);
+      names.add(name);
+      // arn:<partition>:elasticloadbalancing:<region>:<account>:targetgroup/<name>/* — this group's, whatever its id.
+      const sourceArn = permission?.[1].SourceArn as { 'Fn::Join': [string, unknown[]] };
+      const parts = sourceArn['Fn::Join'][1];
+      expect(parts, group).toEqual(
+        expect.arrayContaining([{ Ref: 'AWS::Region' }, { Ref: 'AWS::AccountId' }, `:targetgroup/${name}/*`]),
+      );
       expect(resources[targetGroupIdOf(group)]?.DependsOn, group).toContain(permission?.[0]);
     }
+    expect(names.size).toBe(operationGroupsOf(ROUTES).length);
     expect(ofType('AWS::Lambda::Permission').map(([, each]) => each.Properties.Principal)).not.toContain(
       'apigateway.amazonaws.com',
+    );
+  });
+
+  it("names each target group after its group, the same at every synth and unlike another stack's", () => {
+    const owner = 'ZitiController-prod/ZitiController-prod/LoadBalancer';
+    expect(targetGroupNameOf(owner, 'posture-checks')).toBe(targetGroupNameOf(owner, 'posture-checks'));
+    expect(targetGroupNameOf(owner, 'posture-checks')).toMatch(/^ziti-posture-checks-[0-9a-f]{8}$/);
+    expect(targetGroupNameOf('ZitiController-dev/ZitiController-dev/LoadBalancer', 'posture-checks')).not.toBe(
+      targetGroupNameOf(owner, 'posture-checks'),
     );
   });
 
@@ -211,6 +244,26 @@ describe('the load balancer front door', () => {
         expect(routedTo(rules, route.method, path), `${route.method} ${path}`).toBe(targetGroupIdOf(route.group));
       }
     }
+  });
+
+  it("takes a fleet's requests by its first rules, within the ten a load balancer evaluates free, as the bill counts", () => {
+    const fleet: [HttpMethod, string, OperationGroup][] = [
+      ['GET', '/current-api-session/service-updates', 'client'],
+      ['GET', '/current-api-session', 'authentication'],
+      ['POST', '/sessions', 'sessions'],
+      ['GET', '/services', 'client'],
+      ['POST', '/authenticate', 'authentication'],
+    ];
+    expect(FLEET_ASSUMPTIONS.rulesPerRequest).toBeLessThanOrEqual(FLEET_PRICES.alb.lcu.freeRules);
+    for (const [method, path, group] of fleet) {
+      for (const fullPath of [`/edge/client/v1${path}`, path]) {
+        const rule = ruleOf(rules, method, fullPath);
+        expect(routedTo(rules, method, fullPath), `${method} ${fullPath}`).toBe(targetGroupIdOf(group));
+        expect(rule?.Priority, `${method} ${fullPath}`).toBeLessThanOrEqual(FLEET_ASSUMPTIONS.rulesPerRequest);
+      }
+    }
+    // The poll, a minute from every device, first of all.
+    expect(ruleOf(rules, 'GET', '/edge/client/v1/current-api-session/service-updates')?.Priority).toBe(1);
   });
 
   it("keeps within the load balancer's limits on rules and condition values", () => {

@@ -1,15 +1,18 @@
+import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_API_LIMITS, resolveControllerSettings } from '../../cdk/controller-settings.ts';
+import { ControllerStack, type ControllerStackProps } from '../../cdk/controller-stack.ts';
 
 const noContext = () => undefined;
 
 describe('resolveControllerSettings', () => {
-  it('defaults to production, the admin user, a 30 minute API session timeout and the default API limits', () => {
+  it('defaults to production, the admin user, a 30 minute API session timeout and the web ACL limit', () => {
+    // The REST API's throttles are left to the construct's defaults, so that only a value someone set is passed on.
     expect(resolveControllerSettings(noContext, {})).toEqual({
       environment: 'prod',
       adminUsername: 'admin',
       apiSessionTimeoutMinutes: 30,
-      ...DEFAULT_API_LIMITS,
+      firewallRateLimit: DEFAULT_API_LIMITS.firewallRateLimit,
     });
   });
 
@@ -192,5 +195,61 @@ describe('resolveControllerSettings', () => {
       expect(() => resolveControllerSettings(fromContext({ mtlsCertificateArn: OWNERSHIP }), {})).toThrow(message);
       expect(() => resolveControllerSettings(noContext, { ZITI_MTLS_CERTIFICATE_ARN: OWNERSHIP })).toThrow(message);
     });
+  });
+});
+
+describe('settings only the REST API honours', () => {
+  const LOAD_BALANCER = { ZITI_FRONT_DOOR: 'load-balancer', ZITI_DOMAIN_NAME: 'ziti.example.com' };
+
+  it.each([
+    ['ZITI_API_RATE_LIMIT', '500', /apiRateLimit is the REST API stage's throttling/],
+    ['ZITI_API_BURST_LIMIT', '1000', /apiBurstLimit is the REST API stage's throttling/],
+    ['ZITI_FLEET_SIZE', '20000', /fleetSize sizes API Gateway's throttles of the login/],
+    ['ZITI_LOGIN_RATE_LIMIT', '100', /loginRateLimit is one of API Gateway's throttles/],
+    ['ZITI_LOGIN_BURST_LIMIT', '200', /loginBurstLimit is one of API Gateway's throttles/],
+    ['ZITI_DETAILED_METRICS', 'true', /detailedMetrics turns on API Gateway's per-method metrics/],
+    ['ZITI_TRUSTSTORE_TRAIL', 'false', /truststoreTrail records the writes of the REST API's mTLS truststore/],
+    ['ZITI_API_GATEWAY_CLOUDWATCH_ROLE', 'true', /apiGatewayCloudWatchRole sets the account's role/],
+  ])('refuses %s=%s with the load balancer, saying why, and takes it with the REST API', (name, value, message) => {
+    expect(() => resolveControllerSettings(noContext, { ...LOAD_BALANCER, [name]: value })).toThrow(message);
+    expect(() => resolveControllerSettings(noContext, { ...LOAD_BALANCER, [name]: value })).toThrow(
+      /leave it unset with frontDoor load-balancer/,
+    );
+    expect(() => resolveControllerSettings(noContext, { [name]: value })).not.toThrow();
+  });
+
+  it('refuses them from CDK context, and from the construct, whose props are not read from either', () => {
+    const context = (key: string) =>
+      ({ frontDoor: 'load-balancer', domainName: 'ziti.example.com', apiRateLimit: 50 })[key];
+    expect(() => resolveControllerSettings(context, {})).toThrow(/apiRateLimit is the REST API stage's throttling/);
+    const loadBalancer = { frontDoor: 'load-balancer', domainName: 'ziti.example.com' } as const;
+    expect(() => new ControllerStack(new App(), 'Throttled', { ...loadBalancer, loginRateLimit: 100 })).toThrow(
+      /loginRateLimit is one of API Gateway's throttles/,
+    );
+    expect(() => new ControllerStack(new App(), 'Metered', { ...loadBalancer, detailedMetrics: false })).toThrow(
+      /detailedMetrics/,
+    );
+  });
+
+  it('leaves them out of a load balancer deployment that does not set them', () => {
+    const settings = resolveControllerSettings(noContext, LOAD_BALANCER);
+    for (const key of ['apiRateLimit', 'apiBurstLimit', 'fleetSize', 'detailedMetrics', 'truststoreTrail'] as const) {
+      expect(settings, key).not.toHaveProperty(key);
+    }
+  });
+});
+
+describe('numbers given to the construct', () => {
+  it.each<[string, ControllerStackProps, RegExp]>([
+    ['a stage rate of 0', { apiRateLimit: 0 }, /apiRateLimit must be an integer >= 1, got 0/],
+    ['a fractional burst', { apiBurstLimit: 2.5 }, /apiBurstLimit must be an integer >= 1, got 2.5/],
+    ["a web ACL limit under WAF's 10", { firewallRateLimit: 9 }, /firewallRateLimit must be an integer >= 10/],
+    ["a web ACL limit over WAF's largest", { firewallRateLimit: 3e9 }, /firewallRateLimit must be at most 2000000000/],
+    ['a fleet of none', { fleetSize: 0 }, /fleetSize must be an integer >= 1/],
+    ['a login rate that is not a number', { loginRateLimit: Number.NaN }, /loginRateLimit must be an integer >= 1/],
+    ['a negative login burst', { loginBurstLimit: -1 }, /loginBurstLimit must be an integer >= 1/],
+    ['a session timeout of 0', { apiSessionTimeoutMinutes: 0 }, /apiSessionTimeoutMinutes must be an integer >= 1/],
+  ])('are checked as those from context are: %s is refused at synth', (_, props, message) => {
+    expect(() => new ControllerStack(new App(), 'Checked', props)).toThrow(message);
   });
 });

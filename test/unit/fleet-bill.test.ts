@@ -1,10 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { AWS_PRICES, FLEET_PRICES } from '../../bench/aws-prices.ts';
+import { costPerMillion } from '../../bench/cost-per-million.ts';
+import { dynamoDbOnDemandPerMillion } from '../../bench/dynamodb-on-demand.ts';
 import {
+  alarmCount,
   C_SDK_DAY,
+  type Door,
   dynamoDbMonth,
-  FIXED_ITEMS,
   type FleetRequest,
+  fixedItems,
   fixedMonth,
   fleetMonth,
   idleMonth,
@@ -14,6 +18,8 @@ import {
   restApiMonth,
 } from '../../bench/fleet-bill.ts';
 import { cheapestMemory, lambdaPerMillion, modelledMs } from '../../bench/lambda-memory.ts';
+import { memoryMbOf } from '../../bench/server-timer.ts';
+import { DEFAULT_PROVISIONED_CAPACITY } from '../../cdk/table-capacity.ts';
 
 /** The bill's arithmetic, on figures of the size the bench measures. */
 const MEASURED = new Map<FleetRequest, MeasuredRequest>([
@@ -24,6 +30,9 @@ const MEASURED = new Map<FleetRequest, MeasuredRequest>([
   ['dial', { readUnits: 10.5, writeUnits: 7, cpuMsPerRequest: 15, wavesPerRequest: 4 }],
 ]);
 const MEMORY = () => 512;
+const REST: Door = { frontDoor: 'rest', firewall: true };
+const ALB: Door = { frontDoor: 'alb', firewall: true };
+const ALB_ALONE: Door = { frontDoor: 'alb', firewall: false };
 
 describe("a fleet's month", () => {
   it("sends ~457 M requests a month from 10,000 devices on the C SDK's timers", () => {
@@ -33,7 +42,7 @@ describe("a fleet's month", () => {
   });
 
   it('is the sum of its parts under each front door and capacity mode', () => {
-    for (const door of ['rest', 'alb'] as const) {
+    for (const door of [REST, ALB, ALB_ALONE]) {
       for (const capacity of ['on-demand', 'provisioned'] as const) {
         const month = fleetMonth(10_000, door, capacity, MEASURED, MEMORY);
         const parts = month.frontDoorCost + month.waf + month.lambda + month.dynamoDb + month.logs + month.fixed;
@@ -44,7 +53,7 @@ describe("a fleet's month", () => {
   });
 
   it('prices each part from the requests: WAF per million, Lambda per request kind, on-demand units', () => {
-    const month = fleetMonth(1_000, 'rest', 'on-demand', MEASURED, MEMORY);
+    const month = fleetMonth(1_000, REST, 'on-demand', MEASURED, MEMORY);
     const byKind = monthlyRequests(1_000);
     expect(month.waf).toBeCloseTo((45_720_000 / 1e6) * FLEET_PRICES.waf.perMillionRequests, 9);
     const lambda = C_SDK_DAY.reduce(
@@ -66,6 +75,17 @@ describe("a fleet's month", () => {
     );
   });
 
+  it('bills no WAF requests and no web ACL without the firewall, the rest of the month the same', () => {
+    const guarded = fleetMonth(10_000, ALB, 'provisioned', MEASURED, MEMORY);
+    const alone = fleetMonth(10_000, ALB_ALONE, 'provisioned', MEASURED, MEMORY);
+    expect(alone.waf).toBe(0);
+    expect(guarded.waf).toBeCloseTo((457_200_000 / 1e6) * FLEET_PRICES.waf.perMillionRequests, 6);
+    const webAcl = FLEET_PRICES.waf.webAclMonth + 5 * FLEET_PRICES.waf.ruleMonth + FLEET_PRICES.cloudWatch.alarmMonth;
+    expect(guarded.fixed - alone.fixed).toBeCloseTo(webAcl, 9);
+    expect(guarded.total - alone.total).toBeCloseTo(guarded.waf + webAcl, 6);
+    expect(alone.firewall).toBe(false);
+  });
+
   it('prices REST requests by tier: 333 M at $3.50, the next 667 M at $2.80', () => {
     expect(restApiMonth(100_000_000)).toBeCloseTo(350, 9);
     expect(restApiMonth(457_200_000)).toBeCloseTo(333 * 3.5 + 124.2 * 2.8, 6);
@@ -79,25 +99,68 @@ describe("a fleet's month", () => {
     expect(loadBalancerCapacityUnits(1_000, 30_000)).toBeCloseTo(10, 6);
   });
 
-  it('provisions capacity for the average load over the target utilisation, never less than a unit per table and index', () => {
+  it("provisions capacity for the average load over the target utilisation, never less than the stack's minimum on the table and each index", () => {
     const seconds = 30 * 86_400;
+    const { read, write } = DEFAULT_PROVISIONED_CAPACITY;
+    const { readCapacityUnitHour, writeCapacityUnitHour } = FLEET_PRICES.dynamoDbProvisioned;
+    // 700 reads a second need 1,000 units at 70%; no writes keep the table and its 3 indexes at their minimum.
     expect(dynamoDbMonth(700 * seconds, 0, 'provisioned')).toBeCloseTo(
-      730 *
-        (1_000 * FLEET_PRICES.dynamoDbProvisioned.readCapacityUnitHour +
-          4 * FLEET_PRICES.dynamoDbProvisioned.writeCapacityUnitHour),
+      730 * (1_000 * readCapacityUnitHour + 4 * write.min * writeCapacityUnitHour),
+      6,
+    );
+    expect(dynamoDbMonth(0, 0, 'provisioned')).toBeCloseTo(
+      730 * (4 * read.min * readCapacityUnitHour + 4 * write.min * writeCapacityUnitHour),
       6,
     );
     expect(dynamoDbMonth(0, 0, 'on-demand')).toBe(0);
   });
 
-  it('costs only the fixed items idle on the REST API, and the load balancer hours beside it', () => {
-    expect(fixedMonth()).toBeCloseTo(
-      FIXED_ITEMS.reduce((sum, item) => sum + item.count * item.monthly, 0),
-      9,
-    );
-    expect(idleMonth('rest')).toBeCloseTo(fixedMonth(), 9);
-    expect(idleMonth('alb')).toBeCloseTo(fixedMonth() + 730 * FLEET_PRICES.alb.hour, 9);
-    expect(idleMonth('rest')).toBeLessThanOrEqual(25);
+  it('prices on-demand units in one place: a read unit at $0.125 a million, a write unit at $0.625', () => {
+    expect(dynamoDbOnDemandPerMillion(3, 0)).toBeCloseTo(0.375, 9);
+    expect(dynamoDbOnDemandPerMillion(1.5, 4)).toBeCloseTo(0.1875 + 2.5, 9);
+    expect(dynamoDbMonth(2e6, 1e6, 'on-demand')).toBeCloseTo(dynamoDbOnDemandPerMillion(2, 1), 9);
+  });
+
+  it('counts the fixed items of each door: the load balancer adds 2 alarms, the firewall its web ACL, rules and alarm', () => {
+    expect(alarmCount(ALB) - alarmCount(REST)).toBe(2);
+    expect(alarmCount(ALB) - alarmCount(ALB_ALONE)).toBe(1);
+    expect(fixedItems(ALB_ALONE).map((item) => item.item)).not.toContain('WAF web ACL');
+    expect(fixedItems(REST).find((item) => item.item === 'WAF rules')?.count).toBe(5);
+    for (const door of [REST, ALB, ALB_ALONE]) {
+      expect(fixedMonth(fixedItems(door))).toBeCloseTo(
+        fixedItems(door).reduce((sum, item) => sum + item.count * item.monthly, 0),
+        9,
+      );
+    }
+  });
+
+  it('costs only the fixed items idle on the REST API, and the load balancer hours beside them', () => {
+    expect(idleMonth(REST)).toBeCloseTo(fixedMonth(fixedItems(REST)), 9);
+    expect(idleMonth(ALB)).toBeCloseTo(fixedMonth(fixedItems(ALB)) + 730 * FLEET_PRICES.alb.hour, 9);
+    expect(idleMonth(ALB_ALONE)).toBeCloseTo(fixedMonth(fixedItems(ALB_ALONE)) + 730 * FLEET_PRICES.alb.hour, 9);
+    expect(idleMonth(REST)).toBeLessThanOrEqual(25);
+  });
+});
+
+describe('the cost per million of a measured operation', () => {
+  it('bills Lambda at the memory of the function that answers each request, as the stack deploys it', () => {
+    expect(memoryMbOf('GET', '/edge/client/v1/current-api-session/service-updates')).toBe(512);
+    expect(memoryMbOf('POST', '/sessions?x=1')).toBe(512);
+    expect(memoryMbOf('POST', '/edge/client/v1/authenticate?method=cert')).toBe(1_024);
+    expect(memoryMbOf('GET', '/no-such-thing')).toBe(1_024);
+  });
+
+  it('prices the billed GB-seconds it is given, with the invocations and the on-demand units', () => {
+    // A 10 ms request at 512 MB: 0.005 GB-s.
+    const cost = costPerMillion({
+      readUnitsPerOp: 3,
+      writeUnitsPerOp: 0,
+      invocationsPerOp: 1,
+      billedGbSecondsPerOp: 0.005,
+    });
+    expect(cost.lambda).toBeCloseTo(0.2 + 0.005 * AWS_PRICES.lambda.arm64GbSecond * 1e6, 9);
+    expect(cost.dynamoDb).toBeCloseTo(dynamoDbOnDemandPerMillion(3, 0), 9);
+    expect(cost.backend).toBeCloseTo(cost.lambda + cost.dynamoDb, 9);
   });
 });
 
