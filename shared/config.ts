@@ -101,6 +101,11 @@ export interface ControllerConfig {
    * enrollment like the plain one, but its `GET /version` sends SDKs on to the mTLS address (`sdk-front-door.ts`).
    */
   readonly sdkBaseUrl: string | undefined;
+  /**
+   * Where routers dial the control channel, `tls:<host>:<port>` (router enrollment JWTs' `ctrls`, `GET /controllers`'
+   * `ctrlAddress`); undefined: the public base URL's host and port (`shared/net/ctrl-address.ts`).
+   */
+  readonly ctrlAddress: string | undefined;
   readonly frontDoor: FrontDoor;
   /**
    * With the `alb` front door: the (lower-case) name the load balancer forwards the client's certificate chain under
@@ -151,6 +156,15 @@ function positiveInteger(name: string, value: string | undefined, fallback: numb
   if (!Number.isInteger(parsed) || parsed < min)
     throw new Error(`${name} must be an integer >= ${min}, got "${value}"`);
   return parsed;
+}
+
+/** A transport address as routers read it (`tls:<host>:<port>`, an IPv6 host in brackets), or undefined when unset. */
+function ctrlAddressSetting(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  const port = /^tls:(?:\[[0-9A-Fa-f:.]+\]|[^\s:[\]/]+):(\d{1,5})$/.exec(value)?.[1];
+  if (port === undefined || Number(port) < 1 || Number(port) > 65_535)
+    throw new Error(`CTRL_ADDRESS must be tls:<host>:<port>, got "${value}"`);
+  return value;
 }
 
 function booleanSetting(name: string, value: string | undefined, fallback: boolean): boolean {
@@ -224,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
     mtlsBaseUrl: env.MTLS_BASE_URL ? new URL(env.MTLS_BASE_URL).origin : undefined,
     sdkBaseUrl: env.SDK_BASE_URL ? new URL(env.SDK_BASE_URL).origin : undefined,
+    ctrlAddress: ctrlAddressSetting(env.CTRL_ADDRESS),
     frontDoor,
     albClientCertHeader: albClientCertHeaderSetting(env, frontDoor),
     pkiKeys: pkiKeysOf(env),

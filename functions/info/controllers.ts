@@ -3,6 +3,7 @@ import { list } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { pageInMemory } from '#shared/list/page-in-memory.ts';
+import { ctrlAddressOf } from '#shared/net/ctrl-address.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import type { FilterableFields } from '#shared/query/filterable-fields.ts';
 import type { Api } from '#shared/routes/route.ts';
@@ -24,8 +25,9 @@ const CONTROLLER_FILTERABLE: FilterableFields = {
 
 /**
  * This deployment as the one controller of the network: its API addresses are derived like `/version`'s (the
- * request's base URL, or the configured public one). It has no control channel (`ctrlAddress` null) and no
- * certificate of its own (TLS ends at the managed front door), so `certPem` and `fingerprint` are empty.
+ * request's base URL, or the configured public one); `ctrlAddress` is where routers dial its control channel, the
+ * address their enrollment JWTs name. It has no certificate of its own (TLS ends at the managed front door), so
+ * `certPem` and `fingerprint` are empty.
  */
 export function controllerView(deps: Deps, baseUrl: string, api: Api) {
   const address = (path: string) => [{ url: `${baseUrl}${path}`, version: 'v1' }];
@@ -49,7 +51,7 @@ export function controllerView(deps: Deps, baseUrl: string, api: Api) {
             'edge-client': address(API_BASE_PATHS.client),
             'edge-management': address(API_BASE_PATHS.management),
           },
-    ...(api === 'management' ? { ctrlAddress: null } : {}),
+    ...(api === 'management' ? { ctrlAddress: ctrlAddressOf(deps.config.ctrlAddress, baseUrl) } : {}),
   };
 }
 

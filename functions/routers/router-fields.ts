@@ -3,6 +3,7 @@ import type { WriteContext } from '#shared/crud/entity-api.ts';
 import { DEFAULT_ENROLLMENT_MINUTES } from '#shared/entities/enrollment.ts';
 import { invalidField } from '#shared/errors/api-error.ts';
 import { newToken } from '#shared/ids.ts';
+import { ctrlAddressOf } from '#shared/net/ctrl-address.ts';
 import { signEnrollmentJwt } from '#shared/pki/enrollment-jwt.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { costField, nameField, tagsField } from '#shared/schemas/common-fields.ts';
@@ -33,7 +34,8 @@ export function routerFields(input: RouterInput) {
 
 /**
  * A new router's one-time enrollment: a token good for the enrollment duration, not yet used, and its JWT (`erott`
- * for edge routers, `trott` for transit routers), signed once here by the enrollment key.
+ * for edge routers, `trott` for transit routers), signed once here by the enrollment key. The JWT names the control
+ * channel's address (`ctrls`), which the router keeps and dials once enrolled.
  */
 export async function newRouterEnrollment(context: WriteContext & { readonly id: string }, method: 'erott' | 'trott') {
   const { now } = context;
@@ -45,6 +47,7 @@ export async function newRouterEnrollment(context: WriteContext & { readonly id:
     token: enrollmentToken,
     expiresAt: enrollmentExpiresAt,
     baseUrl: context.request.baseUrl,
+    ctrls: [ctrlAddressOf(context.deps.config.ctrlAddress, context.request.baseUrl)],
   });
   return {
     enrollmentToken,

@@ -9,8 +9,9 @@ import { ApiError, type ErrorCause, invalidField, notFound } from '#shared/error
 import { API_VERSION_META } from '#shared/http/envelope.ts';
 import { callerOf, documented, type Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
-import { newId, newToken } from '#shared/ids.ts';
+import { newId } from '#shared/ids.ts';
 import { readAll } from '#shared/list/list-entities.ts';
+import { signSessionJwt } from '#shared/pki/session-jwt.ts';
 import {
   EDGE_ROUTER_POLICY,
   grantAmong,
@@ -96,6 +97,8 @@ async function checksNamedBy(
  * 2. what the service's roles key: its service edge router policies, and the posture checks when a granting policy
  *    names any (every check, resolved in memory);
  * 3. the write (one transaction); the routers come from their records, so the answer needs no read of its own.
+ * A new session's token is a JWT the server key signs (`session-jwt.ts`) before the write: a key the function holds
+ * (read once per cold start), so no call per session.
  * What admins write (policies, services, routers, checks) is read eventually consistently; what the caller itself
  * wrote (its session, its posture data) strongly.
  */
@@ -178,14 +181,23 @@ export const createSession: Operation = documented(
     // The id is a hash: a session of another API session under it (never yet seen) gets a random id instead.
     const reuse = same?.apiSessionId === apiSession.id && same.type === type && same.serviceId === service.doc.id;
     const stamp = now.toISOString();
+    const id = existing ? newId() : sessionId;
     const session: Session = reuse
       ? same
       : {
-          id: existing ? newId() : sessionId,
+          id,
           createdAt: stamp,
           updatedAt: stamp,
           tags: body.tags ?? {},
-          token: newToken(),
+          token: await signSessionJwt(deps.signers.server, {
+            id,
+            type,
+            serviceId: service.doc.id,
+            identityId: identity.id,
+            apiSessionId: apiSession.id,
+            issuedAt: now,
+            baseUrl: request.baseUrl,
+          }),
           type,
           identityId: identity.id,
           apiSessionId: apiSession.id,

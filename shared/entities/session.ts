@@ -13,8 +13,9 @@ import { DIAL_BIND } from './policies.ts';
  * No kit reference points at the API session (it is not a kit entity) nor at the service: a cascade would make
  * deleting a service or an identity one transaction per however many sessions they have.
  *
- * The token is stored as it is, not hashed: the reference returns it on every read of the session (the client reads
- * it back with detailSession), so it is no secret at rest here any more than there.
+ * The token is a JWT naming the session (`shared/pki/session-jwt.ts`), the one a router accepts for a Dial or Bind.
+ * It is stored as it is, not hashed: the reference returns it on every read of the session (the client reads it back
+ * with detailSession), so it is no secret at rest here any more than there.
  */
 export const sessionSchema = z.object({
   ...baseDocumentShape,

@@ -55,9 +55,14 @@ export interface EnrollmentJwtInput {
   readonly token: string;
   readonly expiresAt: string;
   readonly baseUrl: string;
+  /**
+   * A router's: the control channel addresses (`tls:<host>:<port>`) it saves at enrollment and dials after. The
+   * response to the enrollment does not name them; the JWT is where a router learns them.
+   */
+  readonly ctrls?: readonly string[];
 }
 
-/** The claims of an identity or router enrollment JWT, as the reference writes them (`ctrls` left out: no ctrl channel). */
+/** The claims of an identity or router enrollment JWT, as the reference writes them. */
 export function enrollmentClaims(input: EnrollmentJwtInput) {
   return {
     em: input.method,
@@ -66,6 +71,7 @@ export function enrollmentClaims(input: EnrollmentJwtInput) {
     iss: issuerOf(input.baseUrl),
     aud: [''],
     exp: Math.floor(Date.parse(input.expiresAt) / 1000),
+    ...(input.ctrls ? { ctrls: input.ctrls } : {}),
   };
 }
 

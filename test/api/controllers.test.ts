@@ -7,7 +7,7 @@ const { controller, admin } = useAdminController();
 const q = encodeURIComponent;
 
 describe('controllers', () => {
-  it('lists this deployment as the one controller, with its API addresses, on the management API', async () => {
+  it('lists this deployment as the one controller, with its API and control channel addresses, on the management API', async () => {
     const response = await controller().call('GET', '/edge/management/v1/controllers', { token: admin() });
 
     expect(response.status).toBe(200);
@@ -17,7 +17,8 @@ describe('controllers', () => {
       id: 'controller',
       name: new URL(controller().origin).host,
       isOnline: true,
-      ctrlAddress: null,
+      // Where routers dial the control channel: the host and port its API is reached at, locally one listener.
+      ctrlAddress: `tls:${new URL(controller().origin).hostname}:${new URL(controller().origin).port}`,
       apiAddresses: {
         'edge-client': [{ url: `${controller().origin}/edge/client/v1`, version: 'v1' }],
         'edge-management': [{ url: `${controller().origin}/edge/management/v1`, version: 'v1' }],

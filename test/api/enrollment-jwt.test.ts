@@ -1,8 +1,9 @@
-import { createLocalJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { countSigns } from '../support/count-signs.ts';
+import { startTestController } from '../support/test-controller.ts';
 
 const { controller, call, createdId } = useAdminController();
 let enrollmentSigns: ReturnType<typeof countSigns>;
@@ -11,6 +12,12 @@ const C = '/edge/client/v1';
 beforeAll(() => {
   enrollmentSigns = countSigns(controller().deps.signers.server);
 });
+
+/** The control channel address of a controller reached at `origin`: the same host and port, under `tls:`. */
+function ctrlAddressAt(origin: string): string {
+  const { hostname, port } = new URL(origin);
+  return `tls:${hostname}:${port}`;
+}
 
 /** Verifies a JWT against the controller's JWKS as an enrolling client would, and answers its claims. */
 async function verified(jwt: string): Promise<JWTPayload> {
@@ -84,6 +91,8 @@ describe('router enrollment JWTs', () => {
       iss: controller().origin,
       aud: [''],
       exp: Math.floor(Date.parse(router.enrollmentExpiresAt) / 1000),
+      // Where the router dials the control channel once enrolled: nothing else tells it.
+      ctrls: [ctrlAddressAt(controller().origin)],
     });
   });
 
@@ -98,6 +107,41 @@ describe('router enrollment JWTs', () => {
       em: 'trott',
       sub: id,
       jti: transit.body.data.enrollmentToken,
+      ctrls: [ctrlAddressAt(controller().origin)],
     });
+  });
+
+  it('names the control channel again in a re-enrolled edge router’s JWT', async () => {
+    const id = await createdId('/edge-routers', { name: 'jwt-re-enrolled-router' });
+
+    expect((await call('POST', `/edge-routers/${id}/re-enroll`)).status).toBe(200);
+
+    const router = (await call('GET', `/edge-routers/${id}`)).body.data;
+    expect(await verified(router.enrollmentJwt)).toMatchObject({
+      em: 'erott',
+      jti: router.enrollmentToken,
+      ctrls: [ctrlAddressAt(controller().origin)],
+    });
+  });
+
+  it('names the configured control channel address (CTRL_ADDRESS), the one GET /controllers shows', async () => {
+    const ctrlAddress = 'tls:ctrl.example.test:6262';
+    const configured = await startTestController({ ctrlAddress });
+    try {
+      const token = await configured.login();
+      const created = await configured.call('POST', '/edge/management/v1/edge-routers', {
+        token,
+        body: { name: 'jwt-configured-ctrl' },
+      });
+      const router = await configured.call('GET', `/edge/management/v1/edge-routers/${created.body.data.id}`, {
+        token,
+      });
+      const controllers = await configured.call('GET', '/edge/management/v1/controllers', { token });
+
+      expect(decodeJwt(router.body.data.enrollmentJwt).ctrls).toEqual([ctrlAddress]);
+      expect(controllers.body.data[0].ctrlAddress).toBe(ctrlAddress);
+    } finally {
+      await configured.close();
+    }
   });
 });

@@ -1,5 +1,8 @@
+import { createPublicKey } from 'node:crypto';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { sessions } from '#shared/entities/session.ts';
+import { sessionJwtVerificationKey } from '#shared/pki/session-jwt.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { csrFor } from '../support/pki-fixtures.ts';
@@ -76,7 +79,8 @@ describe('POST /sessions (client)', () => {
       type: 'Dial',
       _links: { self: { href: `./sessions/${session.id}` } },
     });
-    expect(session.token).toMatch(/^[0-9a-f-]{36}$/);
+    // A JWT, the token a v2 router accepts (what it says: 'session tokens are JWTs' below).
+    expect(session.token).toMatch(/^ey[\w-]+\.[\w-]+\.[\w-]+$/);
     expect(session.apiSession.id).toBe(session.apiSessionId);
     expect(session.edgeRouters).toEqual([
       expect.objectContaining({ cost: 7, isOnline: false, urls: {}, supportedProtocols: {}, noTraversal: false }),
@@ -158,6 +162,59 @@ describe('POST /sessions (client)', () => {
     expect((await client('POST', '/sessions', carol.token, { serviceId: net.serviceId, type: 'Dial' })).status).toBe(
       404,
     );
+  });
+});
+
+describe('session tokens are JWTs a v2 router verifies', () => {
+  const YEAR_SECONDS = 365 * 24 * 60 * 60;
+
+  /** The claims of `token`, verified as a router does: by the key its header's `kid` names, ES256, `aud` openziti. */
+  async function verifiedAsRouter(token: string) {
+    const published = await sessionJwtVerificationKey(controller().deps.signers.server);
+    expect(published).toMatchObject({ format: 'PKIXPublicKey', usages: ['JWTValidation'] });
+    const { kid } = decodeProtectedHeader(token);
+    expect(kid).toBe(published.kid);
+    const key = createPublicKey({ key: Buffer.from(published.der), format: 'der', type: 'spki' });
+    const { payload, protectedHeader } = await jwtVerify(token, key, { algorithms: ['ES256'], audience: 'openziti' });
+    expect(protectedHeader).toEqual({ alg: 'ES256', kid: published.kid, typ: 'JWT' });
+    // The same key the controller publishes to enrolling clients: one key, one kid, for every JWT it signs.
+    const jwks = await controller().call('GET', `${C}/enroll/jwks`);
+    await jwtVerify(token, createLocalJWKSet(jwks.body), { audience: 'openziti' });
+    return payload;
+  }
+
+  it.each(['Dial', 'Bind'] as const)('a %s session’s token carries the session’s claims', async (type) => {
+    const net = await network({ type });
+    const alice = await user([net.users]);
+    const before = Math.floor(Date.now() / 1000);
+
+    const created = await client('POST', '/sessions', alice.token, { serviceId: net.serviceId, type });
+    expect(created.status).toBe(201);
+    const session = created.body.data;
+    const claims = await verifiedAsRouter(session.token);
+    expect(claims).toEqual({
+      iss: new URL(controller().origin).origin,
+      sub: net.serviceId,
+      aud: ['openziti'],
+      iat: expect.any(Number),
+      exp: (claims.iat as number) + YEAR_SECONDS,
+      jti: session.id,
+      z_t: 's',
+      z_st: type,
+      z_asid: session.apiSessionId,
+      z_iid: alice.identityId,
+      z_leg: true,
+    });
+    expect(claims.iat).toBeGreaterThanOrEqual(before);
+    expect(claims.iat).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000));
+
+    // The session the token names (`jti`) is stored: read back with the same token, found by it, deleted by id.
+    const detail = await client('GET', `/sessions/${claims.jti}`, alice.token);
+    expect(detail.body.data).toMatchObject({ id: session.id, token: session.token, type });
+    const byToken = await call('GET', `/sessions?filter=${encodeURIComponent(`token = "${session.token}"`)}`);
+    expect(byToken.body.data.map((s: { id: string }) => s.id)).toEqual([session.id]);
+    expect((await client('DELETE', `/sessions/${claims.jti}`, alice.token)).status).toBe(200);
+    expect((await call('GET', `/sessions/${claims.jti}`)).status).toBe(404);
   });
 });
 
