@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import { CONTROLLER_ID } from '#shared/ids.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import { endRouterConnection, putRouterConnection, renewRouterLease } from '#shared/store/router-connections.ts';
 import { Channel, type ChannelTimings, DEFAULT_CHANNEL_TIMINGS } from './channel.ts';
 import { helloAccepted, helloIdOf, helloRefused, readHello } from './hello.ts';
 import { Header } from './message.ts';
@@ -31,6 +33,8 @@ export interface ConnectedRouter {
 
 export interface CtrlEndpointOptions {
   readonly deps: Deps;
+  /** This endpoint process's id in the routers' connection items (a random one by default). */
+  readonly endpointId?: string;
   readonly timings?: ChannelTimings;
   readonly helloTimeoutMs?: number;
   /** Runs for each router once its hello is accepted: where the control plane's message handlers bind. */
@@ -52,6 +56,40 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
   const routers = new Map<string, ConnectedRouter>();
   const pending = new Set<TLSSocket>();
   const log = (event: string, detail: Record<string, unknown>) => deps.logger.info(event, detail);
+  const endpointId = options.endpointId ?? randomUUID();
+  // A lease outlives the wait for one more heartbeat's answer: renewed on each, it runs out about when this endpoint
+  // would close a silent router, and on its own when this endpoint dies.
+  const leaseMs = timings.unresponsiveTimeoutMs + timings.heartbeatIntervalMs;
+
+  /** Records the router online in the table and keeps it so while the channel lives; offline when it closes. */
+  async function recordOnline(connected: ConnectedRouter): Promise<void> {
+    const { router, channel, versionInfo } = connected;
+    const collection = router.kind === 'edge-router' ? 'edge-routers' : 'routers';
+    const connectionId = randomUUID();
+    const leaseFrom = () => deps.now().getTime() + leaseMs;
+    await putRouterConnection(deps.store, collection, {
+      routerId: router.id,
+      endpointId,
+      connectionId,
+      connectedAt: connected.connectedAt.toISOString(),
+      leaseExpiresAt: leaseFrom(),
+      ...versionInfo,
+    });
+    channel.onAlive(() => {
+      renewRouterLease(deps.store, collection, router.id, connectionId, leaseFrom())
+        .then((current) => {
+          if (!current) channel.close('the router connected again elsewhere');
+        })
+        .catch((error: Error) =>
+          log('ctrl channel lease renewal failed', { routerId: router.id, detail: error.message }),
+        );
+    });
+    channel.onClose(() => {
+      endRouterConnection(deps.store, collection, router.id, connectionId, deps.now().toISOString()).catch(
+        (error: Error) => log('ctrl channel end not recorded', { routerId: router.id, detail: error.message }),
+      );
+    });
+  }
 
   async function open(socket: TLSSocket): Promise<void> {
     const { hello, decoder, following } = await readHello(socket, options.helloTimeoutMs ?? HELLO_TIMEOUT_MS);
@@ -90,6 +128,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       if (routers.get(router.id) === connected) routers.delete(router.id);
       log('ctrl channel closed', { routerId: router.id, reason });
     });
+    await recordOnline(connected);
     log('ctrl channel opened', { routerId: router.id, version: versionInfo.version });
     await options.onRouter?.(connected);
     channel.deliver(following);

@@ -5,7 +5,7 @@ import { identities } from '#shared/entities/identity.ts';
 import { transitRouters } from '#shared/entities/router.ts';
 import { nameField, roleAttributesField } from '#shared/schemas/common-fields.ts';
 import { appDataSchema } from '#shared/schemas/map-field.ts';
-import { edgeRouterView } from '#shared/views/router-view.ts';
+import { edgeRouterViews } from '#shared/views/router-view.ts';
 import { nameFreeAmong, newRouterEnrollment, routerFields, routerInputShape } from './router-fields.ts';
 import { createTunnelingOps, syncTunnelingOps } from './router-tunneling.ts';
 
@@ -48,7 +48,8 @@ export const edgeRouterApi = entityApi({
     nameFreeAmong(deps, transitRouters.collection, after.name),
     ...(await syncTunnelingOps(deps, after.id, after, room - 1, now)),
   ],
-  view: (_deps, doc) => edgeRouterView(doc),
+  view: async (deps, doc) => (await edgeRouterViews(deps, [doc]))[0],
+  viewPage: edgeRouterViews,
   deleteOps: (deps, stored, room) => syncTunnelingOps(deps, stored.doc.id, undefined, room),
   // Its router identity (same id) goes with it, so policies naming that identity by `@id` lose it too.
   namedWith: (router) => [{ collection: identities.collection, id: router.id }],

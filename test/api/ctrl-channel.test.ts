@@ -156,3 +156,66 @@ describe("a router's control channel (ALPN ziti-ctrl on the API's address)", () 
     expect(Buffer.concat(router.received).toString('hex')).toBe('0306090a0100000002000000');
   });
 });
+
+describe("an edge router's online state, from its control channel", () => {
+  const status = async (id: string) => {
+    const { body } = await call('GET', `/edge-routers/${id}`);
+    const { isOnline, syncStatus, version, os, arch } = body.data;
+    return { isOnline, syncStatus, version, os, arch };
+  };
+  const listed = async (id: string) =>
+    (await call('GET', `/edge-routers?filter=${encodeURIComponent(`id = "${id}"`)}`)).body.data[0];
+  const eventually = async (id: string, isOnline: boolean) => {
+    for (let tries = 0; tries < 50 && (await status(id)).isOnline !== isOnline; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return status(id);
+  };
+
+  it('is unknown until the router connects, online with its build while connected, disconnected after', async () => {
+    const router = await enrolledEdgeRouter(controller, call, 'ctrl-online');
+    const before = await status(router.id);
+    const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true });
+    await end.hello(router.id);
+
+    const connected = await status(router.id);
+    const inList = await listed(router.id);
+    end.socket.destroy();
+    const after = await eventually(router.id, false);
+
+    expect(before).toEqual({ isOnline: false, syncStatus: 'SYNC_UNKNOWN', version: '', os: '', arch: '' });
+    expect(connected).toEqual({
+      isOnline: true,
+      syncStatus: 'SYNC_NEW',
+      version: 'v2.0.0-pre12',
+      os: 'linux',
+      arch: 'amd64',
+    });
+    expect(inList).toMatchObject({ isOnline: true, syncStatus: 'SYNC_NEW', version: 'v2.0.0-pre12' });
+    expect(after).toEqual({ isOnline: false, syncStatus: 'SYNC_DISCONNECTED', version: '', os: '', arch: '' });
+  });
+
+  it('goes offline when the router stops answering heartbeats past the timeout', async () => {
+    const router = await enrolledEdgeRouter(controller, call, 'ctrl-silent');
+    const end = await dialCtrl(controller(), router.credentials);
+    await end.hello(router.id);
+    expect((await status(router.id)).isOnline).toBe(true);
+
+    await end.closed;
+
+    expect(await eventually(router.id, false)).toMatchObject({ isOnline: false, syncStatus: 'SYNC_DISCONNECTED' });
+  });
+
+  it('goes offline when its lease runs out, as when the endpoint holding it dies without a word', async () => {
+    const router = await enrolledEdgeRouter(controller, call, 'ctrl-orphaned');
+    const end = await dialCtrl(controller(), router.credentials);
+    await end.hello(router.id);
+    expect((await status(router.id)).isOnline).toBe(true);
+
+    // Past the lease (timeout + one heartbeat interval), with nobody renewing it.
+    controller().advanceClock(TIMINGS.unresponsiveTimeoutMs + TIMINGS.heartbeatIntervalMs + 100);
+
+    expect(await status(router.id)).toMatchObject({ isOnline: false, syncStatus: 'SYNC_DISCONNECTED' });
+    end.socket.destroy();
+  });
+});

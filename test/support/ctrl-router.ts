@@ -59,7 +59,7 @@ export interface RouterEnd {
 export async function dialCtrl(
   controller: TestController,
   credentials: Credentials | undefined,
-  options: { port?: number; alpn?: string[] } = {},
+  options: { port?: number; alpn?: string[]; answerHeartbeats?: boolean } = {},
 ): Promise<RouterEnd> {
   const socket = connect({
     host: '127.0.0.1',
@@ -83,7 +83,17 @@ export async function dialCtrl(
   socket.on('data', (chunk: Buffer) => {
     received.push(chunk);
     try {
-      queue.push(...decoder.push(chunk));
+      for (const message of decoder.push(chunk)) {
+        const beat = message.headers.get(Header.heartbeat);
+        // A live router answers the controller's heartbeats (and the tests then never see them).
+        if (options.answerHeartbeats && beat) {
+          send({
+            contentType: ContentType.heartbeat,
+            sequence: 0,
+            headers: new Map([[Header.heartbeatResponse, beat]]),
+          });
+        } else queue.push(message);
+      }
     } catch {
       // Not a channel message (the unknown-version reply): kept raw in `received`.
     }
