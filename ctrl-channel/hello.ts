@@ -77,25 +77,27 @@ export interface ControllerHello {
   readonly capabilities: Buffer;
 }
 
-// The control plane's capability headers: the current one and the id pre-2.0 routers read.
+// The control plane's capability header (`ctrl_pb` CapabilitiesHeader). The reference also writes the mask under 12
+// for pre-2.0 routers, an id the channel now uses for the underlay type: v2 routers read 1002 alone, so 12 is left out.
 const CAPABILITIES_HEADER = 1002;
-const LEGACY_CAPABILITIES_HEADER = 12;
 
 /**
  * The answer to an accepted hello, as the reference's listener writes it: a successful result replying for the
- * hello, with the new channel's connection id, the controller's id, version and capabilities; a grouped hello
+ * hello, with the channel's connection id, the controller's id, version and capabilities; a grouped hello
  * (multi-underlay, as v2 routers dial) has its grouped flag and underlay type reflected and gets its group secret
  * (the router's own, or a new random one), which the router's multi-channel requires.
  */
 export function helloAccepted(hello: ChannelMessage, controller: ControllerHello): Buffer {
+  const grouped = isHeaderTrue(hello, Header.isGrouped);
+  // A grouped hello names its group (the router's connection id), which the answer keeps; else the channel gets one.
+  const groupId = grouped ? hello.headers.get(Header.connectionId) : undefined;
   const own = new Map<number, Buffer>([
-    [Header.connectionId, Buffer.from(randomUUID())],
+    [Header.connectionId, groupId && groupId.length > 0 ? groupId : Buffer.from(randomUUID())],
     [Header.id, Buffer.from(controller.id)],
     [Header.helloVersion, encodeVersionInfo(controller.versionInfo)],
     [CAPABILITIES_HEADER, controller.capabilities],
-    [LEGACY_CAPABILITIES_HEADER, controller.capabilities],
   ]);
-  if (isHeaderTrue(hello, Header.isGrouped)) {
+  if (grouped) {
     own.set(Header.isGrouped, boolHeader(true));
     own.set(Header.groupSecret, hello.headers.get(Header.groupSecret) ?? randomBytes(16));
   }

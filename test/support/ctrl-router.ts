@@ -38,6 +38,7 @@ export function routerHelloHeaders(version = 'v2.0.0-pre12|a1b2c3|2026-01-01T00:
     [Header.isGrouped, boolHeader(true)],
     [Header.type, Buffer.from('ctrl.default')],
     [Header.isFirstGroupConnection, boolHeader(true)],
+    [Header.connectionId, Buffer.from('router-group-1')],
   ]);
 }
 
