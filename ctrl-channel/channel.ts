@@ -1,4 +1,5 @@
 import type { Duplex } from 'node:stream';
+import type { Logger } from '#shared/log/logger.ts';
 import {
   encodeMessage,
   type FrameDecoder,
@@ -41,6 +42,10 @@ export class ReplyTimeoutError extends Error {
   }
 }
 
+/** Where a channel says what went wrong: the endpoint's logger (a router may send many messages; drops are debug). */
+export type ChannelLogger = Pick<Logger, 'debug' | 'warn' | 'error'>;
+const SILENT: ChannelLogger = { debug: () => {}, warn: () => {}, error: () => {} };
+
 type Handler = (message: ChannelMessage, channel: Channel) => void | Promise<void>;
 
 interface Waiting {
@@ -71,18 +76,18 @@ export class Channel {
   private readonly socket: Duplex;
   private readonly decoder: FrameDecoder;
   private readonly timings: ChannelTimings;
-  private readonly log: (event: string, detail: Record<string, unknown>) => void;
+  private readonly logger: ChannelLogger;
 
   constructor(
     socket: Duplex,
     decoder: FrameDecoder,
     timings: ChannelTimings = DEFAULT_CHANNEL_TIMINGS,
-    log: (event: string, detail: Record<string, unknown>) => void = () => {},
+    logger: ChannelLogger = SILENT,
   ) {
     this.socket = socket;
     this.decoder = decoder;
     this.timings = timings;
-    this.log = log;
+    this.logger = logger;
     decoder.setLimits(ROUTER_FRAME_LIMITS);
     // As the reference does, a new peer gets twice the timeout to answer its first heartbeat.
     this.lastAnswerAt = Date.now() + timings.unresponsiveTimeoutMs;
@@ -180,7 +185,7 @@ export class Channel {
       messages = this.decoder.push(chunk);
     } catch (error) {
       if (error instanceof FrameError && error.badMagic) this.socket.write(unknownVersionReply());
-      this.log('ctrl channel refused a frame', { reason: (error as Error).message });
+      this.logger.warn('ctrl channel refused a frame', { reason: (error as Error).message });
       this.close(`protocol error: ${(error as Error).message}`);
       return;
     }
@@ -217,13 +222,17 @@ export class Channel {
     }
     const handler = this.handlers.get(message.contentType);
     if (!handler) {
-      this.log('ctrl channel dropped a message', { contentType: message.contentType });
+      // What the controller needs none of (metrics, traces, what is not built): one debug line, never more.
+      this.logger.debug('ctrl channel dropped a message', { contentType: message.contentType });
       return;
     }
     Promise.resolve()
       .then(() => handler(message, this))
       .catch((error: unknown) =>
-        this.log('ctrl channel handler failed', { contentType: message.contentType, detail: (error as Error).message }),
+        this.logger.error('ctrl channel handler failed', {
+          contentType: message.contentType,
+          detail: (error as Error).message,
+        }),
       );
   }
 

@@ -78,15 +78,17 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
     channel.onAlive(() => {
       renewRouterLease(deps.store, collection, router.id, connectionId, leaseFrom())
         .then((current) => {
-          if (!current) channel.close('the router connected again elsewhere');
+          if (!current)
+            channel.close('the connection is no longer current: the router connected again, or was deleted');
         })
         .catch((error: Error) =>
-          log('ctrl channel lease renewal failed', { routerId: router.id, detail: error.message }),
+          deps.logger.warn('ctrl channel lease renewal failed', { routerId: router.id, detail: error.message }),
         );
     });
     channel.onClose(() => {
       endRouterConnection(deps.store, collection, router.id, connectionId, deps.now().toISOString()).catch(
-        (error: Error) => log('ctrl channel end not recorded', { routerId: router.id, detail: error.message }),
+        (error: Error) =>
+          deps.logger.warn('ctrl channel end not recorded', { routerId: router.id, detail: error.message }),
       );
     });
   }
@@ -119,7 +121,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
         capabilities: CONTROLLER_CAPABILITIES,
       }),
     );
-    const channel = new Channel(socket, decoder, timings, log);
+    const channel = new Channel(socket, decoder, timings, deps.logger);
     const connected: ConnectedRouter = { router, channel, versionInfo, connectedAt: deps.now() };
     // A router reconnecting before its old connection was seen to drop replaces it.
     routers.get(router.id)?.channel.close('the router connected again');

@@ -3,6 +3,7 @@ import type { Store } from './entity-store.ts';
 import { keys } from './keys.ts';
 import { readOptions } from './read-consistency.ts';
 import { unlessConditionFails } from './table-client.ts';
+import type { WriteOp } from './write-op.ts';
 
 /**
  * A router's control channel connection as the table keeps it, one item a router, so that every endpoint process
@@ -84,6 +85,14 @@ export async function endRouterConnection(
       }),
     ),
   );
+}
+
+/**
+ * Deletes a router's connection item with the router: its channel's next lease renewal then finds the connection
+ * gone and the endpoint closes it.
+ */
+export function deleteRouterConnectionOp(store: Store, collection: RouterCollection, routerId: string): WriteOp {
+  return { item: { Delete: { TableName: store.tableName, Key: keys.routerConnection(collection, routerId) } } };
 }
 
 function connectionOf(item: Record<string, unknown> | undefined): RouterConnection | undefined {

@@ -137,6 +137,13 @@ describe("a router's control channel (ALPN ziti-ctrl on the API's address)", () 
     expect(await refusal(first.credentials, second.id)).toMatch(/not the id of the router the certificate was issued/);
   });
 
+  it('refuses a disabled router', async () => {
+    const router = await enrolledEdgeRouter(controller, call, 'ctrl-disabled');
+    expect((await call('PATCH', `/edge-routers/${router.id}`, { disabled: true })).status).toBe(200);
+
+    expect(await refusal(router.credentials, router.id)).toMatch(/disabled/);
+  });
+
   it('refuses a hello without the version header the reference requires', async () => {
     const router = await dialCtrl(controller(), first.credentials);
     const headers = routerHelloHeaders();
@@ -205,6 +212,18 @@ describe("an edge router's online state, from its control channel", () => {
     await end.closed;
 
     expect(await eventually(router.id, false)).toMatchObject({ isOnline: false, syncStatus: 'SYNC_DISCONNECTED' });
+  });
+
+  it('is closed out when the router is deleted while connected', async () => {
+    const router = await enrolledEdgeRouter(controller, call, 'ctrl-deleted');
+    const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true });
+    await end.hello(router.id);
+
+    expect((await call('DELETE', `/edge-routers/${router.id}`)).status).toBe(200);
+
+    // Its next answered heartbeat's lease renewal finds the connection gone.
+    await end.closed;
+    expect(controller().ctrl.connected(router.id)).toBeUndefined();
   });
 
   it('goes offline when its lease runs out, as when the endpoint holding it dies without a word', async () => {
