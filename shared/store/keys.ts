@@ -70,9 +70,9 @@ export const keys = {
    * A router's control channel connection (`shared/store/router-connections.ts`): which endpoint holds it, its lease,
    * and what the router said of itself. `collection` is the router's (`edge-routers` or `routers`).
    */
-  routerConnection: (collection: string, routerId: string) => ({
-    PK: `${PREFIXES.routerConnection}${collection}#${routerId}`,
-    SK: 'CONNECTION',
+  ctrlChannel: (collection: string, routerId: string) => ({
+    PK: `${PREFIXES.ctrlChannel}${collection}#${routerId}`,
+    SK: 'CHANNEL',
   }),
   /** The controller's singletons: the network CA, the server certificate and its ACM import, the default admin. */
   system: (name: SystemItem) => ({ PK: `${PREFIXES.system}${name}`, SK: 'SYSTEM' }),
@@ -110,7 +110,7 @@ export const PREFIXES = {
   failedRequests: 'FAILED-SESSIONS#',
   rateWindow: 'RATE#',
   rememberedAddress: 'REMEMBERED#',
-  routerConnection: 'CTRLCONN#',
+  ctrlChannel: 'CTRL#',
   system: 'SYSTEM#',
   integrity: 'INTEGRITY#',
 } as const;

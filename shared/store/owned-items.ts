@@ -21,7 +21,7 @@ const identityKey = (id: string) => keys.entity('identities', id);
 /** A router's connection item goes with its router (edge or transit). */
 function routerConnectionKind(collection: string): OwnedKind {
   return {
-    prefix: keys.routerConnection(collection, '').PK,
+    prefix: keys.ctrlChannel(collection, '').PK,
     what: 'control channel connection',
     owner: 'router',
     ownerKey: (id) => keys.entity(collection, id),

@@ -85,7 +85,7 @@ export const READS = {
    * Routers' control channel connections, shown in router views: a connection is a state of some moment (its lease
    * runs for tens of seconds), which a view a moment late shows as truly as a strong read.
    */
-  routerConnection: 'eventual',
+  ctrlChannel: 'eventual',
 } as const satisfies Record<string, Consistency>;
 
 export type ReadKind = keyof typeof READS;

@@ -39,7 +39,7 @@ export async function putRouterConnection(
   await store.db.send(
     new PutCommand({
       TableName: store.tableName,
-      Item: { ...connection, ...keys.routerConnection(collection, connection.routerId) },
+      Item: { ...connection, ...keys.ctrlChannel(collection, connection.routerId) },
     }),
   );
 }
@@ -56,7 +56,7 @@ export async function renewRouterLease(
     store.db.send(
       new UpdateCommand({
         TableName: store.tableName,
-        Key: keys.routerConnection(collection, routerId),
+        Key: keys.ctrlChannel(collection, routerId),
         UpdateExpression: 'SET leaseExpiresAt = :lease',
         ConditionExpression: 'connectionId = :connection AND leaseExpiresAt > :zero',
         ExpressionAttributeValues: { ':lease': leaseExpiresAt, ':connection': connectionId, ':zero': 0 },
@@ -78,7 +78,7 @@ export async function endRouterConnection(
     store.db.send(
       new UpdateCommand({
         TableName: store.tableName,
-        Key: keys.routerConnection(collection, routerId),
+        Key: keys.ctrlChannel(collection, routerId),
         UpdateExpression: 'SET leaseExpiresAt = :zero, disconnectedAt = :at',
         ConditionExpression: 'connectionId = :connection',
         ExpressionAttributeValues: { ':zero': 0, ':at': at, ':connection': connectionId },
@@ -92,7 +92,7 @@ export async function endRouterConnection(
  * gone and the endpoint closes it.
  */
 export function deleteRouterConnectionOp(store: Store, collection: RouterCollection, routerId: string): WriteOp {
-  return { item: { Delete: { TableName: store.tableName, Key: keys.routerConnection(collection, routerId) } } };
+  return { item: { Delete: { TableName: store.tableName, Key: keys.ctrlChannel(collection, routerId) } } };
 }
 
 function connectionOf(item: Record<string, unknown> | undefined): RouterConnection | undefined {
@@ -112,17 +112,17 @@ export async function readRouterConnections(
     const { Item } = await store.db.send(
       new GetCommand({
         TableName: store.tableName,
-        Key: keys.routerConnection(collection, distinct[0]!),
-        ...readOptions('routerConnection'),
+        Key: keys.ctrlChannel(collection, distinct[0]!),
+        ...readOptions('ctrlChannel'),
       }),
     );
     const connection = connectionOf(Item);
     return new Map(connection ? [[connection.routerId, connection]] : []);
   }
   const items = await store.batchGet(
-    distinct.map((id) => keys.routerConnection(collection, id)),
+    distinct.map((id) => keys.ctrlChannel(collection, id)),
     undefined,
-    'routerConnection',
+    'ctrlChannel',
   );
   const connections = items.map(connectionOf).filter((c): c is RouterConnection => c !== undefined);
   return new Map(connections.map((connection) => [connection.routerId, connection]));
