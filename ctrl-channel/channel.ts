@@ -55,6 +55,15 @@ interface Waiting {
 }
 
 const INT32_MAX = 0x7fffffff;
+/** How long a closing connection has to flush what was written to it (a refusal's reason) before it is cut. */
+const CLOSE_GRACE_MS = 1_000;
+
+/** Ends a connection after what was written to it, and cuts it if the peer does not close in turn. */
+export function endSocket(socket: Duplex, last?: Buffer): void {
+  if (last) socket.end(last);
+  else socket.end();
+  setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+}
 
 /**
  * One open channel with a peer, after the hello: sends messages with their own sequence, routes what arrives by
@@ -163,8 +172,7 @@ export class Channel {
       waiting.reject(new ReplyTimeoutError(`channel closed before the reply to ${sequence}: ${reason}`));
     }
     this.waiting.clear();
-    this.socket.end();
-    this.socket.destroy();
+    endSocket(this.socket);
     for (const listener of this.closeListeners.splice(0)) listener(reason);
   }
 

@@ -3,7 +3,7 @@ import type { TLSSocket } from 'node:tls';
 import { CONTROLLER_ID } from '#shared/ids.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { endRouterConnection, putRouterConnection, renewRouterLease } from '#shared/store/router-connections.ts';
-import { Channel, type ChannelTimings, DEFAULT_CHANNEL_TIMINGS } from './channel.ts';
+import { Channel, type ChannelTimings, DEFAULT_CHANNEL_TIMINGS, endSocket } from './channel.ts';
 import { helloAccepted, helloIdOf, helloRefused, readHello } from './hello.ts';
 import { Header } from './message.ts';
 import { type ConnectingRouter, RouterRefused, routerOfCertificate } from './router-certificate.ts';
@@ -105,7 +105,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
     } catch (error) {
       if (!(error instanceof RouterRefused)) throw error;
       log('ctrl channel refused a router', { claimedId: claimedId.slice(0, 64), reason: error.reason });
-      socket.end(helloRefused(hello, error.reason));
+      endSocket(socket, helloRefused(hello, error.reason));
       return;
     }
     socket.write(
@@ -143,7 +143,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       open(socket)
         .catch((error: Error) => {
           log('ctrl channel connection dropped', { reason: error.message });
-          socket.destroy();
+          endSocket(socket);
         })
         .finally(() => pending.delete(socket));
     },
