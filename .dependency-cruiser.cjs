@@ -31,6 +31,11 @@ const LAYERS = [
     about: 'the CRUD kit, HTTP plumbing, views, API documents',
   },
   { name: 'functions', path: '^functions/', about: 'one Lambda handler per operation group, and the composition root' },
+  {
+    name: 'endpoints',
+    path: '^ctrl-channel/',
+    about: "the routers' control channel: a long-lived endpoint (inside npm start, an ECS service on AWS), no Lambda",
+  },
   { name: 'edges', path: '^(cdk|local|bench|scripts)/', about: 'the CDK app, the local server, benchmarks, scripts' },
 ];
 
@@ -83,6 +88,15 @@ module.exports = {
       severity: 'error',
       from: { path: '^(functions|shared)/', pathNot: '^shared/store/' },
       to: { path: '@aws-sdk/(lib-dynamodb|client-dynamodb)' },
+    },
+    {
+      name: 'endpoints-share-only-shared',
+      comment:
+        'the control channel endpoint is no Lambda and runs apart from the functions: what it needs of theirs ' +
+        'moves into shared/',
+      severity: 'error',
+      from: { path: '^ctrl-channel/' },
+      to: { path: '^functions/' },
     },
     {
       name: 'function-groups-stay-apart',

@@ -3,7 +3,9 @@ import type { IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import type { ALBResult, APIGatewayProxyResult } from 'aws-lambda';
+import { CTRL_ALPN, type CtrlEndpoint } from '#ctrl-channel/ctrl-endpoint.ts';
 import { ApiError } from '#shared/errors/api-error.ts';
 import { CORS_PREFLIGHT_HEADERS } from '#shared/http/cors.ts';
 import { createGroupHandler, type GroupHandler } from '#shared/http/create-group-handler.ts';
@@ -38,6 +40,11 @@ export interface LocalServerOptions {
    * function, to hold what it sends to the table to that function's IAM grant.
    */
   readonly invokeAs?: <T>(group: OperationGroup, invoke: () => Promise<T>) => Promise<T>;
+  /**
+   * The routers' control channel on the same address, as the reference serves it: a TLS connection that asks for
+   * ALPN `ziti-ctrl` goes to this endpoint, every other to HTTP. Without it, `ziti-ctrl` is refused in the handshake.
+   */
+  readonly ctrlEndpoint?: CtrlEndpoint;
 }
 
 export interface LocalServer {
@@ -188,6 +195,35 @@ function tlsOrRefusal(tlsServer: Server, origin: () => string) {
   };
 }
 
+const HTTP_1_1 = 'http/1.1';
+
+/**
+ * The application protocol of a TLS connection, told apart by ALPN as the reference tells its control channel from
+ * its APIs on one listener: HTTP/1.1 when offered (as before: the only protocol this server speaks HTTP in), else
+ * `ziti-ctrl` when a control channel endpoint is served; anything else offered alone fails the handshake with
+ * `no_application_protocol`, as it always did. A client that offers no ALPN speaks HTTP.
+ */
+function selectProtocol(ctrlServed: boolean) {
+  return ({ protocols }: { protocols: string[] }): string | undefined => {
+    if (protocols.includes(HTTP_1_1)) return HTTP_1_1;
+    if (ctrlServed && protocols.includes(CTRL_ALPN)) return CTRL_ALPN;
+    return undefined;
+  };
+}
+
+/**
+ * Sends connections that negotiated `ziti-ctrl` to the control channel endpoint and every other one to the HTTPS
+ * server's own HTTP handling (its one `secureConnection` listener).
+ */
+function routeByProtocol(server: Server, ctrlEndpoint: CtrlEndpoint): void {
+  const httpConnection = server.listeners('secureConnection')[0] as (socket: TLSSocket) => void;
+  server.removeAllListeners('secureConnection');
+  server.on('secureConnection', (socket: TLSSocket) => {
+    if (socket.alpnProtocol === CTRL_ALPN) ctrlEndpoint.accept(socket);
+    else httpConnection.call(server, socket);
+  });
+}
+
 /**
  * The controller on this machine: an HTTPS server that matches requests against the route table, builds the proxy
  * event API Gateway would (or, with `FRONT_DOOR=alb`, the target event the load balancer would), and invokes the same
@@ -222,6 +258,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       ...secureContext(options.trustedCaPem),
       requestCert: mode !== 'none',
       rejectUnauthorized: mode === 'required',
+      ALPNCallback: selectProtocol(options.ctrlEndpoint !== undefined),
     },
     async (request, response) => {
       // API Gateway gives every request an id, its own errors included: the error body's `requestId` and the
@@ -306,6 +343,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     },
   );
 
+  if (options.ctrlEndpoint) routeByProtocol(server, options.ctrlEndpoint);
   // The port is the front's: it reads each connection's first byte before the HTTPS server sees it.
   server.on('clientError', answerUnparsable);
   const front = createNetServer(tlsOrRefusal(server, () => `https://localhost:${port}`));

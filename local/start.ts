@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
+import { createCtrlEndpoint } from '#ctrl-channel/ctrl-endpoint.ts';
 import { createDeps } from '#functions/create-deps.ts';
 import { bootstrap, isDefaultAdminPassword, setDefaultAdminPassword } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
@@ -121,13 +122,30 @@ async function main(): Promise<void> {
     publicBaseUrl: config.publicBaseUrl,
   });
   const tls = await serverTls(deps, names);
+  // The routers' control channel, on the listener that asks for client certificates (ALPN `ziti-ctrl`).
+  const ctrlEndpoint = createCtrlEndpoint({ deps });
   const server = await listen(
-    { deps, tls, port, host, clientCertificates: mtlsPort ? 'none' : 'optional' },
+    {
+      deps,
+      tls,
+      port,
+      host,
+      clientCertificates: mtlsPort ? 'none' : 'optional',
+      ...(mtlsPort ? {} : { ctrlEndpoint }),
+    },
     'CONTROLLER_PORT',
   );
   if (mtlsPort) {
     mtlsServer = await listen(
-      { deps, tls, port: mtlsPort, host, clientCertificates: 'required', trustedCaPem: await truststoreBundle(deps) },
+      {
+        deps,
+        tls,
+        port: mtlsPort,
+        host,
+        clientCertificates: 'required',
+        trustedCaPem: await truststoreBundle(deps),
+        ctrlEndpoint,
+      },
       'CONTROLLER_MTLS_PORT',
     );
     sdkServer = await listen({ deps, tls, port: sdkPort!, host, clientCertificates: 'none' }, 'CONTROLLER_SDK_PORT');
@@ -170,6 +188,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 
   const shutdown = async () => {
+    ctrlEndpoint.close();
     await server.close();
     await mtlsServer?.close();
     await sdkServer?.close();

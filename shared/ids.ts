@@ -17,3 +17,10 @@ export function newId(): string {
 export function newToken(): string {
   return randomUUID();
 }
+
+/**
+ * The id of this deployment as a controller. A serverless deployment is one controller whatever number of functions
+ * and endpoints serve it, so the id is fixed: `GET /controllers` shows it, controller settings are kept under it (and
+ * under `global`), and routers know the controller by it on the control channel.
+ */
+export const CONTROLLER_ID = 'controller';

@@ -6,12 +6,12 @@ import { ApiError, invalidField, notFound } from '#shared/errors/api-error.ts';
 import { created, empty, list, ok } from '#shared/http/envelope.ts';
 import type { Operation, OperationRequest } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
+import { CONTROLLER_ID } from '#shared/ids.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { pageInMemory } from '#shared/list/page-in-memory.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { tagsField } from '#shared/schemas/common-fields.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
-import { CONTROLLER_ID } from './controllers.ts';
 
 const uri = z
   .string()

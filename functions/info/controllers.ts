@@ -1,6 +1,7 @@
 import { BASE_FILTERABLE } from '#shared/entities/entity-definition.ts';
 import { list } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
+import { CONTROLLER_ID } from '#shared/ids.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { pageInMemory } from '#shared/list/page-in-memory.ts';
 import { ctrlAddressOf } from '#shared/net/ctrl-address.ts';
@@ -9,12 +10,6 @@ import type { FilterableFields } from '#shared/query/filterable-fields.ts';
 import type { Api } from '#shared/routes/route.ts';
 import { API_BASE_PATHS } from '#shared/routes/route.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
-
-/**
- * The id of this deployment as a controller. A serverless deployment is one controller whatever number of functions
- * serve it, so the id is fixed; controller settings are kept under it (and under `global`).
- */
-export const CONTROLLER_ID = 'controller';
 
 const CONTROLLER_FILTERABLE: FilterableFields = {
   ...BASE_FILTERABLE,

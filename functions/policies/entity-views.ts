@@ -4,7 +4,7 @@ import { type PostureCheck, postureChecks } from '#shared/entities/posture-check
 import { type Service, services } from '#shared/entities/service.ts';
 import { identityPageViews, identityView } from '#shared/views/identity-view.ts';
 import { postureCheckView } from '#shared/views/posture-check-view.ts';
-import { edgeRouterView } from '#shared/views/router-view.ts';
+import { edgeRouterViews } from '#shared/views/router-view.ts';
 import { serviceView } from '#shared/views/service-view.ts';
 import type { EntityViews } from './entity-page.ts';
 
@@ -17,7 +17,8 @@ export const IDENTITY_VIEWS: EntityViews<Identity> = {
 export const SERVICE_VIEWS: EntityViews<Service> = { def: services, view: (_deps, doc) => serviceView(doc) };
 export const EDGE_ROUTER_VIEWS: EntityViews<EdgeRouter> = {
   def: edgeRouters,
-  view: (_deps, doc) => edgeRouterView(doc),
+  view: async (deps, doc) => (await edgeRouterViews(deps, [doc]))[0],
+  viewPage: edgeRouterViews,
 };
 export const POSTURE_CHECK_VIEWS: EntityViews<PostureCheck> = {
   def: postureChecks,

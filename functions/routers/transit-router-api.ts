@@ -1,6 +1,7 @@
 import { entityApi } from '#shared/crud/entity-api.ts';
 import { edgeRouters } from '#shared/entities/edge-router.ts';
 import { transitRouters } from '#shared/entities/router.ts';
+import { deleteRouterConnectionOp } from '#shared/store/router-connections.ts';
 import { transitRouterView } from '#shared/views/router-view.ts';
 import { nameFreeAmong, newRouterEnrollment, routerCreateSchema, routerFields } from './router-fields.ts';
 
@@ -17,4 +18,5 @@ export const transitRouterApi = entityApi({
   replace: (_before, input) => routerFields(input),
   updateOps: (_before, after, { deps }) => [nameFreeAmong(deps, edgeRouters.collection, after.name)],
   view: (_deps, doc) => transitRouterView(doc),
+  deleteOps: async (deps, stored) => [deleteRouterConnectionOp(deps.store, 'routers', stored.doc.id)],
 });

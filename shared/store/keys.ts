@@ -66,6 +66,14 @@ export const keys = {
     PK: `${PREFIXES.rememberedAddress}${scope}#${pairDigest}`,
     SK: 'ADDRESS',
   }),
+  /**
+   * A router's control channel connection (`shared/store/router-connections.ts`): which endpoint holds it, its lease,
+   * and what the router said of itself. `collection` is the router's (`edge-routers` or `routers`).
+   */
+  ctrlChannel: (collection: string, routerId: string) => ({
+    PK: `${PREFIXES.ctrlChannel}${collection}#${routerId}`,
+    SK: 'CHANNEL',
+  }),
   /** The controller's singletons: the network CA, the server certificate and its ACM import, the default admin. */
   system: (name: SystemItem) => ({ PK: `${PREFIXES.system}${name}`, SK: 'SYSTEM' }),
   /** The integrity run's status and lock, and the last snapshot (`shared/integrity/integrity-run.ts`). */
@@ -102,6 +110,7 @@ export const PREFIXES = {
   failedRequests: 'FAILED-SESSIONS#',
   rateWindow: 'RATE#',
   rememberedAddress: 'REMEMBERED#',
+  ctrlChannel: 'CTRL#',
   system: 'SYSTEM#',
   integrity: 'INTEGRITY#',
 } as const;

@@ -18,7 +18,19 @@ export interface OwnedKind {
 
 const identityKey = (id: string) => keys.entity('identities', id);
 
+/** A router's connection item goes with its router (edge or transit). */
+function routerConnectionKind(collection: string): OwnedKind {
+  return {
+    prefix: keys.ctrlChannel(collection, '').PK,
+    what: 'control channel connection',
+    owner: 'router',
+    ownerKey: (id) => keys.entity(collection, id),
+  };
+}
+
 const OWNED_KINDS: readonly OwnedKind[] = [
+  routerConnectionKind('edge-routers'),
+  routerConnectionKind('routers'),
   { prefix: PREFIXES.postureData, what: 'posture data', owner: 'API session', ownerKey: keys.apiSessionPointer },
   { prefix: PREFIXES.failedRequests, what: 'failed service requests', owner: 'identity', ownerKey: identityKey },
   {

@@ -81,6 +81,11 @@ export const READS = {
    * just created, expired, revoked, or still partial) is not trusted and is read again strongly (`apiSession`).
    */
   callerOfRead: 'eventual',
+  /**
+   * Routers' control channel connections, shown in router views: a connection is a state of some moment (its lease
+   * runs for tens of seconds), which a view a moment late shows as truly as a strong read.
+   */
+  ctrlChannel: 'eventual',
 } as const satisfies Record<string, Consistency>;
 
 export type ReadKind = keyof typeof READS;

@@ -1,13 +1,14 @@
 import type { EdgeRouter } from '../entities/edge-router.ts';
 import type { TransitRouter } from '../entities/router.ts';
+import type { Deps } from '../ports/deps.ts';
 import { selfLinks } from './entity-ref.ts';
+import { type RouterStatus, routerStatuses } from './router-status.ts';
 
 /**
- * What only a running router reports (its connection, listeners, host and build): no router process connects to this
- * controller yet, so every router shows as offline with nothing reported, rather than as anything it never said.
+ * What a router does not report to this controller yet (its listeners, host name, a certificate awaiting
+ * verification): shown empty, rather than as anything it never said.
  */
 const UNREPORTED = {
-  isOnline: false,
   unverifiedCertPem: null,
   unverifiedFingerprint: null,
 } as const;
@@ -24,25 +25,28 @@ function enrollmentOf(router: TransitRouter | EdgeRouter) {
 
 /** `/transit-routers/{id}` and `/routers/{id}`: the reference shows both under `./transit-routers/<id>`. */
 export function transitRouterView(router: TransitRouter) {
-  return { ...router, ...enrollmentOf(router), ...UNREPORTED, _links: selfLinks('transit-routers', router.id) };
+  return {
+    ...router,
+    ...enrollmentOf(router),
+    ...UNREPORTED,
+    isOnline: false,
+    _links: selfLinks('transit-routers', router.id),
+  };
 }
 
-/** The management view of an edge router. */
-export function edgeRouterView(router: EdgeRouter) {
+/**
+ * The management view of an edge router, with its control channel's status (`router-status.ts`): whether it is
+ * online, its sync status and the build it reported (empty while it is not connected).
+ */
+export function edgeRouterView(router: EdgeRouter, status: RouterStatus) {
   return {
     ...router,
     ...enrollmentOf(router),
     ...UNREPORTED,
     hostname: '',
     supportedProtocols: {},
-    syncStatus: 'SYNC_UNKNOWN',
+    ...status,
     certPem: router.certPem ?? null,
-    // The documents require these of an edge router's detail; the build a router reports is unknown until it does.
-    os: '',
-    arch: '',
-    version: '',
-    revision: '',
-    buildDate: '',
     _links: selfLinks('edge-routers', router.id, {
       'edge-router-policies': 'edge-router-policies',
       identities: 'identities',
@@ -50,4 +54,14 @@ export function edgeRouterView(router: EdgeRouter) {
       services: 'services',
     }),
   };
+}
+
+/** Edge routers' management views with their statuses, read in one batch for the page. */
+export async function edgeRouterViews(deps: Deps, routers: readonly EdgeRouter[]) {
+  const statuses = await routerStatuses(
+    deps,
+    'edge-routers',
+    routers.map((router) => router.id),
+  );
+  return routers.map((router, index) => edgeRouterView(router, statuses[index]!));
 }

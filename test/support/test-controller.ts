@@ -3,6 +3,8 @@ import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import type { ChannelTimings } from '#ctrl-channel/channel.ts';
+import { type CtrlEndpoint, createCtrlEndpoint } from '#ctrl-channel/ctrl-endpoint.ts';
 import { createDeps } from '#functions/create-deps.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { type LocalServer, startLocalServer } from '#local/local-server.ts';
@@ -33,6 +35,8 @@ export interface TestController {
   readonly mtls: LocalServer | undefined;
   /** With `shape: 'aws'`, the SDKs' front door: plain, named by one-time-token JWTs, sending SDKs on to `mtls`. */
   readonly sdk: LocalServer | undefined;
+  /** The routers' control channel endpoint, served on the one listener (or the mTLS one) under ALPN `ziti-ctrl`. */
+  readonly ctrl: CtrlEndpoint;
   /** Every log line the controller wrote, for asserting that no secret reaches a log. */
   readonly logLines: readonly string[];
   call(method: string, path: string, options?: RequestOptions): Promise<HttpResponse>;
@@ -75,6 +79,7 @@ export async function startTestController(
   overrides: Partial<ControllerConfig> = {},
   integrityCore: IntegrityCore = INTEGRITY_CORE,
   shape: 'one-listener' | 'aws' = 'one-listener',
+  ctrlTimings?: ChannelTimings,
 ): Promise<TestController> {
   const tableName = `test-${randomUUID()}`;
   const mtlsPort = shape === 'aws' ? await freePort() : undefined;
@@ -110,12 +115,14 @@ export async function startTestController(
   );
   // The controller's own server identity, from its network CA, as `npm start` serves it; clients trust the root.
   const material = await serverTls(deps, localServerNames({}));
+  const ctrl = createCtrlEndpoint({ deps, ...(ctrlTimings ? { timings: ctrlTimings } : {}) });
   const server = await startLocalServer({
     deps,
     tls: material,
     port: 0,
     clientCertificates: mtlsPort ? 'none' : 'optional',
     invokeAs: asTableUser,
+    ...(mtlsPort ? {} : { ctrlEndpoint: ctrl }),
   });
   if (mtlsPort) {
     mtls = await startLocalServer({
@@ -125,6 +132,7 @@ export async function startTestController(
       clientCertificates: 'required',
       trustedCaPem: await truststoreBundle(deps),
       invokeAs: asTableUser,
+      ctrlEndpoint: ctrl,
     });
     sdk = await startLocalServer({
       deps,
@@ -143,6 +151,7 @@ export async function startTestController(
     rootCertPem: material.rootCertPem,
     mtls,
     sdk,
+    ctrl,
     logLines,
     call,
     advanceClock: (ms) => {
@@ -156,6 +165,7 @@ export async function startTestController(
       return response.body.data.token as string;
     },
     close: async () => {
+      ctrl.close();
       await server.close();
       await mtls?.close();
       await sdk?.close();

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
+import type { ChannelTimings } from '#ctrl-channel/channel.ts';
 import type { ControllerConfig } from '#shared/config.ts';
 import type { IntegrityCore } from '#shared/integrity/integrity-run.ts';
 import { startTestController, type TestController } from './test-controller.ts';
@@ -9,6 +10,8 @@ export interface ControllerSetup {
   readonly integrityCore?: IntegrityCore;
   /** `aws` adds the mTLS listener and the SDKs' front door. */
   readonly shape?: 'one-listener' | 'aws';
+  /** The control channel's heartbeat and reply timings (short ones for tests of a silent router). */
+  readonly ctrlTimings?: ChannelTimings;
 }
 
 /**
@@ -24,7 +27,7 @@ export function useTestController(
   let started: TestController | undefined;
 
   beforeAll(async () => {
-    started = await startTestController(overrides, setup.integrityCore, setup.shape);
+    started = await startTestController(overrides, setup.integrityCore, setup.shape, setup.ctrlTimings);
     await afterStart(started);
   });
   afterAll(async () => {

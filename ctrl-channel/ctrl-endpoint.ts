@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import type { TLSSocket } from 'node:tls';
+import { CONTROLLER_ID } from '#shared/ids.ts';
+import type { Deps } from '#shared/ports/deps.ts';
+import { endRouterConnection, putRouterConnection, renewRouterLease } from '#shared/store/router-connections.ts';
+import { Channel, type ChannelTimings, DEFAULT_CHANNEL_TIMINGS, endSocket } from './channel.ts';
+import { helloAccepted, helloIdOf, helloRefused, readHello } from './hello.ts';
+import { Header } from './message.ts';
+import { type ConnectingRouter, RouterRefused, routerOfCertificate } from './router-certificate.ts';
+import { decodeVersionInfo, type VersionInfo } from './version-info.ts';
+
+/** The ALPN protocol a router's control channel asks for (the reference's `ziti-ctrl` transport). */
+export const CTRL_ALPN = 'ziti-ctrl';
+
+/**
+ * The capabilities this controller tells routers of: bits 1-4 (create terminator v2, single-source links, create
+ * circuit v2, router data model), which v2 routers assume, and bit 6 (legacy sessions as JWTs), without which a v2
+ * router refuses the controller. Not bit 5 (grouped control channels): a router then dials one underlay, not a
+ * second high-priority one.
+ */
+export const CONTROLLER_CAPABILITIES = Buffer.from([0b0101_1110]);
+
+/** The reference's connect timeout: a connection has this long to send its hello. */
+const HELLO_TIMEOUT_MS = 5_000;
+
+/** A router whose hello was accepted: its channel, and what it said of itself. */
+export interface ConnectedRouter {
+  readonly router: ConnectingRouter;
+  readonly channel: Channel;
+  readonly versionInfo: VersionInfo;
+  readonly connectedAt: Date;
+}
+
+export interface CtrlEndpointOptions {
+  readonly deps: Deps;
+  /** This endpoint process's id in the routers' connection items (a random one by default). */
+  readonly endpointId?: string;
+  readonly timings?: ChannelTimings;
+  readonly helloTimeoutMs?: number;
+  /** Runs for each router once its hello is accepted: where the control plane's message handlers bind. */
+  readonly onRouter?: (connected: ConnectedRouter) => void | Promise<void>;
+}
+
+/** The control channel's endpoint: takes TLS connections that negotiated `ziti-ctrl` and speaks the channel on them. */
+export interface CtrlEndpoint {
+  accept(socket: TLSSocket): void;
+  /** The router's channel on this endpoint, if it is connected here. */
+  connected(routerId: string): ConnectedRouter | undefined;
+  /** Closes every channel. */
+  close(): void;
+}
+
+export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
+  const { deps } = options;
+  const timings = options.timings ?? DEFAULT_CHANNEL_TIMINGS;
+  const routers = new Map<string, ConnectedRouter>();
+  const pending = new Set<TLSSocket>();
+  const log = (event: string, detail: Record<string, unknown>) => deps.logger.info(event, detail);
+  const endpointId = options.endpointId ?? randomUUID();
+  // A lease outlives the wait for one more heartbeat's answer: renewed on each, it runs out about when this endpoint
+  // would close a silent router, and on its own when this endpoint dies.
+  const leaseMs = timings.unresponsiveTimeoutMs + timings.heartbeatIntervalMs;
+
+  /** Records the router online in the table and keeps it so while the channel lives; offline when it closes. */
+  async function recordOnline(connected: ConnectedRouter): Promise<void> {
+    const { router, channel, versionInfo } = connected;
+    const collection = router.kind === 'edge-router' ? 'edge-routers' : 'routers';
+    const connectionId = randomUUID();
+    const leaseFrom = () => deps.now().getTime() + leaseMs;
+    await putRouterConnection(deps.store, collection, {
+      routerId: router.id,
+      endpointId,
+      connectionId,
+      connectedAt: connected.connectedAt.toISOString(),
+      leaseExpiresAt: leaseFrom(),
+      ...versionInfo,
+    });
+    channel.onAlive(() => {
+      renewRouterLease(deps.store, collection, router.id, connectionId, leaseFrom())
+        .then((current) => {
+          if (!current)
+            channel.close('the connection is no longer current: the router connected again, or was deleted');
+        })
+        .catch((error: Error) =>
+          deps.logger.warn('ctrl channel lease renewal failed', { routerId: router.id, detail: error.message }),
+        );
+    });
+    channel.onClose(() => {
+      endRouterConnection(deps.store, collection, router.id, connectionId, deps.now().toISOString()).catch(
+        (error: Error) =>
+          deps.logger.warn('ctrl channel end not recorded', { routerId: router.id, detail: error.message }),
+      );
+    });
+  }
+
+  async function open(socket: TLSSocket): Promise<void> {
+    const { hello, decoder, following } = await readHello(socket, options.helloTimeoutMs ?? HELLO_TIMEOUT_MS);
+    const claimedId = helloIdOf(hello);
+    let router: ConnectingRouter;
+    let versionInfo: VersionInfo | undefined;
+    try {
+      router = await routerOfCertificate(deps, socket.getPeerX509Certificate(), claimedId);
+      versionInfo = decodeVersionInfo(hello.headers.get(Header.helloVersion));
+      if (!versionInfo) throw new RouterRefused('the hello has no version header of five fields');
+    } catch (error) {
+      if (!(error instanceof RouterRefused)) throw error;
+      log('ctrl channel refused a router', { claimedId: claimedId.slice(0, 64), reason: error.reason });
+      endSocket(socket, helloRefused(hello, error.reason));
+      return;
+    }
+    socket.write(
+      helloAccepted(hello, {
+        id: CONTROLLER_ID,
+        versionInfo: {
+          version: deps.config.version,
+          revision: deps.config.revision,
+          buildDate: deps.config.buildDate,
+          os: process.platform,
+          arch: process.arch,
+        },
+        capabilities: CONTROLLER_CAPABILITIES,
+      }),
+    );
+    const channel = new Channel(socket, decoder, timings, deps.logger);
+    const connected: ConnectedRouter = { router, channel, versionInfo, connectedAt: deps.now() };
+    // A router reconnecting before its old connection was seen to drop replaces it.
+    routers.get(router.id)?.channel.close('the router connected again');
+    routers.set(router.id, connected);
+    channel.onClose((reason) => {
+      if (routers.get(router.id) === connected) routers.delete(router.id);
+      log('ctrl channel closed', { routerId: router.id, reason });
+    });
+    await recordOnline(connected);
+    log('ctrl channel opened', { routerId: router.id, version: versionInfo.version });
+    await options.onRouter?.(connected);
+    channel.deliver(following);
+  }
+
+  return {
+    accept(socket) {
+      pending.add(socket);
+      socket.on('error', () => socket.destroy());
+      open(socket)
+        .catch((error: Error) => {
+          log('ctrl channel connection dropped', { reason: error.message });
+          endSocket(socket);
+        })
+        .finally(() => pending.delete(socket));
+    },
+    connected: (routerId) => routers.get(routerId),
+    close() {
+      for (const socket of pending) socket.destroy();
+      for (const { channel } of routers.values()) channel.close('the controller is closing');
+    },
+  };
+}

@@ -1,0 +1,129 @@
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Store } from './entity-store.ts';
+import { keys } from './keys.ts';
+import { readOptions } from './read-consistency.ts';
+import { unlessConditionFails } from './table-client.ts';
+import type { WriteOp } from './write-op.ts';
+
+/**
+ * A router's control channel connection as the table keeps it, one item a router, so that every endpoint process
+ * (and every function showing a router) agrees on whether it is connected: the endpoint holding the channel writes it
+ * when the hello is accepted and renews its lease while heartbeats are answered. The router is online while the lease
+ * runs; an endpoint that dies stops renewing, and its routers go offline when their leases run out.
+ */
+export interface RouterConnection {
+  readonly routerId: string;
+  /** The endpoint process holding the channel (its instance id). */
+  readonly endpointId: string;
+  /** This connection's id: only its own endpoint renews or ends it, never a replaced connection's. */
+  readonly connectionId: string;
+  readonly connectedAt: string;
+  /** Epoch milliseconds until which the router counts as connected; 0 once the connection ended. */
+  readonly leaseExpiresAt: number;
+  readonly disconnectedAt?: string;
+  readonly version: string;
+  readonly revision: string;
+  readonly buildDate: string;
+  readonly os: string;
+  readonly arch: string;
+}
+
+type RouterCollection = 'edge-routers' | 'routers';
+
+/** Records a connection, replacing whatever the router had (a reconnect to this or another endpoint wins). */
+export async function putRouterConnection(
+  store: Store,
+  collection: RouterCollection,
+  connection: RouterConnection,
+): Promise<void> {
+  await store.db.send(
+    new PutCommand({
+      TableName: store.tableName,
+      Item: { ...connection, ...keys.ctrlChannel(collection, connection.routerId) },
+    }),
+  );
+}
+
+/** Moves the lease on; false when the connection is no longer this one (replaced by a newer one). */
+export async function renewRouterLease(
+  store: Store,
+  collection: RouterCollection,
+  routerId: string,
+  connectionId: string,
+  leaseExpiresAt: number,
+): Promise<boolean> {
+  const renewed = await unlessConditionFails(
+    store.db.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: keys.ctrlChannel(collection, routerId),
+        UpdateExpression: 'SET leaseExpiresAt = :lease',
+        ConditionExpression: 'connectionId = :connection AND leaseExpiresAt > :zero',
+        ExpressionAttributeValues: { ':lease': leaseExpiresAt, ':connection': connectionId, ':zero': 0 },
+      }),
+    ),
+  );
+  return renewed !== undefined;
+}
+
+/** Ends the connection (the router is offline, disconnected at `at`), unless a newer connection replaced it. */
+export async function endRouterConnection(
+  store: Store,
+  collection: RouterCollection,
+  routerId: string,
+  connectionId: string,
+  at: string,
+): Promise<void> {
+  await unlessConditionFails(
+    store.db.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: keys.ctrlChannel(collection, routerId),
+        UpdateExpression: 'SET leaseExpiresAt = :zero, disconnectedAt = :at',
+        ConditionExpression: 'connectionId = :connection',
+        ExpressionAttributeValues: { ':zero': 0, ':at': at, ':connection': connectionId },
+      }),
+    ),
+  );
+}
+
+/**
+ * Deletes a router's connection item with the router: its channel's next lease renewal then finds the connection
+ * gone and the endpoint closes it.
+ */
+export function deleteRouterConnectionOp(store: Store, collection: RouterCollection, routerId: string): WriteOp {
+  return { item: { Delete: { TableName: store.tableName, Key: keys.ctrlChannel(collection, routerId) } } };
+}
+
+function connectionOf(item: Record<string, unknown> | undefined): RouterConnection | undefined {
+  if (!item || typeof item.routerId !== 'string' || typeof item.leaseExpiresAt !== 'number') return undefined;
+  const { PK: _pk, SK: _sk, ...connection } = item;
+  return connection as unknown as RouterConnection;
+}
+
+/** The connections of these routers, by router id (a router that never connected has none). */
+export async function readRouterConnections(
+  store: Store,
+  collection: RouterCollection,
+  routerIds: readonly string[],
+): Promise<Map<string, RouterConnection>> {
+  const distinct = [...new Set(routerIds)];
+  if (distinct.length === 1) {
+    const { Item } = await store.db.send(
+      new GetCommand({
+        TableName: store.tableName,
+        Key: keys.ctrlChannel(collection, distinct[0]!),
+        ...readOptions('ctrlChannel'),
+      }),
+    );
+    const connection = connectionOf(Item);
+    return new Map(connection ? [[connection.routerId, connection]] : []);
+  }
+  const items = await store.batchGet(
+    distinct.map((id) => keys.ctrlChannel(collection, id)),
+    undefined,
+    'ctrlChannel',
+  );
+  const connections = items.map(connectionOf).filter((c): c is RouterConnection => c !== undefined);
+  return new Map(connections.map((connection) => [connection.routerId, connection]));
+}

@@ -1,0 +1,140 @@
+import { connect, type TLSSocket } from 'node:tls';
+import { encodeMessage, FrameDecoder, ROUTER_FRAME_LIMITS } from '#ctrl-channel/frame-codec.ts';
+import { boolHeader, type ChannelMessage, ContentType, Header, type OutgoingMessage } from '#ctrl-channel/message.ts';
+import type { HttpResponse } from './https-client.ts';
+import { csrFor } from './pki-fixtures.ts';
+import type { TestController } from './test-controller.ts';
+
+/** A client certificate (the chain the router presents) and its key, PEM. */
+export interface Credentials {
+  readonly cert: string;
+  readonly key: string;
+}
+
+/** An edge router created over the management API and enrolled with `POST /enroll/erott`, as `ziti router` does. */
+export async function enrolledEdgeRouter(
+  controller: () => TestController,
+  call: (method: string, path: string, body?: unknown) => Promise<HttpResponse>,
+  name: string,
+): Promise<{ id: string; credentials: Credentials }> {
+  const created = await call('POST', '/edge-routers', { name });
+  if (created.status !== 201) throw new Error(`edge router ${name}: ${created.status} ${created.text}`);
+  const id = created.body.data.id as string;
+  const token = (await call('GET', `/edge-routers/${id}`)).body.data.enrollmentToken as string;
+  const client = await csrFor('router');
+  const server = await csrFor('router', [{ type: 'dns', value: 'router.example.com' }]);
+  const enrolled = await controller().call('POST', '/edge/client/v1/enroll/erott', {
+    body: { token, clientCsr: client.csr, serverCsr: server.csr },
+  });
+  if (enrolled.status !== 200) throw new Error(`erott of ${name}: ${enrolled.status} ${enrolled.text}`);
+  return { id, credentials: { cert: enrolled.body.data.cert as string, key: client.key } };
+}
+
+/** The reference router's hello headers (`router.GetChannelHeaders` and its control channel dialer). */
+export function routerHelloHeaders(version = 'v2.0.0-pre12|a1b2c3|2026-01-01T00:00:00Z|linux|amd64') {
+  return new Map<number, Buffer>([
+    [Header.helloVersion, Buffer.from(version)],
+    [1002, Buffer.from([0x02])],
+    [Header.isGrouped, boolHeader(true)],
+    [Header.type, Buffer.from('ctrl.default')],
+    [Header.isFirstGroupConnection, boolHeader(true)],
+    [Header.connectionId, Buffer.from('router-group-1')],
+  ]);
+}
+
+/** The router's end of a control channel: it writes frames and reads the controller's, decoded. */
+export interface RouterEnd {
+  readonly socket: TLSSocket;
+  /** Sends a message under the given sequence (the hello's is -1). */
+  send(message: OutgoingMessage & { sequence: number }): void;
+  /** The next message from the controller, or a rejection when none comes in `timeoutMs` or the connection ends. */
+  next(timeoutMs?: number): Promise<ChannelMessage>;
+  /** Every byte the controller sent, raw (for what is no channel message: the unknown-version reply). */
+  readonly received: Buffer[];
+  /** Resolves when the controller closes the connection. */
+  readonly closed: Promise<void>;
+  hello(id: string, headers?: ReadonlyMap<number, Buffer>): Promise<ChannelMessage>;
+}
+
+/** Dials the controller's address with ALPN `ziti-ctrl`, as a router dials its control channel. */
+export async function dialCtrl(
+  controller: TestController,
+  credentials: Credentials | undefined,
+  options: { port?: number; alpn?: string[]; answerHeartbeats?: boolean } = {},
+): Promise<RouterEnd> {
+  const socket = connect({
+    host: '127.0.0.1',
+    port: options.port ?? controller.server.port,
+    servername: 'localhost',
+    ca: controller.rootCertPem,
+    ALPNProtocols: options.alpn ?? ['ziti-ctrl'],
+    ...(credentials ?? {}),
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('secureConnect', resolve);
+    socket.once('error', reject);
+  });
+  const decoder = new FrameDecoder(ROUTER_FRAME_LIMITS);
+  const queue: ChannelMessage[] = [];
+  const received: Buffer[] = [];
+  let wake: (() => void) | undefined;
+  let ended = false;
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.on('error', () => {});
+  socket.on('data', (chunk: Buffer) => {
+    received.push(chunk);
+    try {
+      for (const message of decoder.push(chunk)) {
+        const beat = message.headers.get(Header.heartbeat);
+        // A live router answers the controller's heartbeats (and the tests then never see them).
+        if (options.answerHeartbeats && beat) {
+          send({
+            contentType: ContentType.heartbeat,
+            sequence: 0,
+            headers: new Map([[Header.heartbeatResponse, beat]]),
+          });
+        } else queue.push(message);
+      }
+    } catch {
+      // Not a channel message (the unknown-version reply): kept raw in `received`.
+    }
+    wake?.();
+  });
+  void closed.then(() => {
+    ended = true;
+    wake?.();
+  });
+  const next = async (timeoutMs = 5_000): Promise<ChannelMessage> => {
+    const deadline = Date.now() + timeoutMs;
+    while (queue.length === 0) {
+      if (ended) throw new Error('the controller closed the connection');
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no message from the controller within ${timeoutMs} ms`);
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, left);
+      });
+    }
+    return queue.shift()!;
+  };
+  const send: RouterEnd['send'] = (message) =>
+    socket.write(
+      encodeMessage({
+        contentType: message.contentType,
+        sequence: message.sequence,
+        headers: message.headers ?? new Map(),
+        body: message.body ?? Buffer.alloc(0),
+      }),
+    );
+  return {
+    socket,
+    send,
+    next,
+    received,
+    closed,
+    hello: async (id, headers = routerHelloHeaders()) => {
+      send({ contentType: ContentType.hello, sequence: -1, headers, body: Buffer.from(id) });
+      return next();
+    },
+  };
+}
