@@ -5,7 +5,7 @@ import type { Deps } from '#shared/ports/deps.ts';
 import { itemKeyOf } from '#shared/store/derived-items.ts';
 import { fitsKey, keys } from '#shared/store/keys.ts';
 import type { ItemKey } from '#shared/store/write-op.ts';
-import { keepMarkers, keptMarker } from './shared-markers.ts';
+import { keepMarkers, keptMarker, lastKeptMarker } from './shared-markers.ts';
 
 /**
  * What `lastChangeAt` answers before anything ever moved the marker. A fixed instant rather than the time a function
@@ -87,11 +87,15 @@ function markerKeysToRead(
 export const listServiceUpdates: Operation = Object.assign(
   async (request: Parameters<Operation>[0], deps: Deps) => {
     const { identity, alongside } = callerOf(request);
-    const now = deps.now();
     const { own, shared } = identityMarkerKeys(identity);
     const known = new Map(alongside);
+    // A shared marker the caller's read left out was held when it was read (`markerKeysToRead`): taken whatever its
+    // age since, so a lifetime ending during the request costs no second wave. Only the oldest tokens' reads ask
+    // nothing alongside (not even the `@id` marker); theirs are taken only while held.
+    const askedAlongside = own.every((key) => alongside.has(itemKeyOf(key)));
     for (const key of shared) {
-      const kept = known.has(itemKeyOf(key)) ? undefined : keptMarker(key, now);
+      if (known.has(itemKeyOf(key))) continue;
+      const kept = askedAlongside ? lastKeptMarker(key) : keptMarker(key, deps.now());
       if (kept) known.set(itemKeyOf(key), kept.item);
     }
     const items = await markerItems(deps, [...own, ...shared], known);
@@ -99,7 +103,7 @@ export const listServiceUpdates: Operation = Object.assign(
     const readNow = shared.filter((key) => alongside.has(itemKeyOf(key)) || !known.has(itemKeyOf(key)));
     keepMarkers(
       readNow.map((key) => [key, items.get(itemKeyOf(key))] as const),
-      now,
+      deps.now(),
     );
     return ok({ lastChangeAt: latestOf(items.values()) });
   },

@@ -37,6 +37,14 @@ export function keptMarker(key: ItemKey, now: Date): Kept | undefined {
   return found && age >= 0 && age < SHARED_MARKER_LIFETIME_MS ? found : undefined;
 }
 
+/**
+ * The marker as last kept, whatever its age: for a request whose read of its caller left it out as held (`keptMarker`
+ * at that instant), so a lifetime that ends during the request does not cost it a second read wave.
+ */
+export function lastKeptMarker(key: ItemKey): Kept | undefined {
+  return kept.get(keyOf(key));
+}
+
 /** Keeps markers just read (undefined: none stored), forgetting the oldest past the bound. */
 export function keepMarkers(read: readonly (readonly [ItemKey, Item | undefined])[], now: Date): void {
   for (const [key, item] of read) {

@@ -319,8 +319,10 @@ async function callerRead(
     const session = toSession(item);
     return { session, ...(await backingOf(deps, session, kind)), alongside: new Map() };
   }
+  // One instant for both askings, so what the first left out as held the second does too.
+  const now = deps.now();
   const guessed =
-    alongside?.({ id: carried.identityId, roleAttributes: roleAttributesSeen(carried.identityId) }, deps.now()) ?? [];
+    alongside?.({ id: carried.identityId, roleAttributes: roleAttributesSeen(carried.identityId) }, now) ?? [];
   // The authenticator is read with them only when this instance has not seen the identity name it: an identity that
   // keeps its authenticators spares the read (`isRevoked`).
   const authenticatorGuess =
@@ -347,7 +349,7 @@ async function callerRead(
     authenticatorGuess === '' && needsAuthenticator(session, identity)
       ? deps.store.get(authenticators, session.authenticatorId, kind)
       : read.entities[1],
-    identity && alongside ? completed(deps, found, alongside(identity, deps.now()), kind) : found,
+    identity && alongside ? completed(deps, found, alongside(identity, now), kind) : found,
   ]);
   return { session, identity, authenticator: authenticator?.doc, alongside: completedAlongside };
 }

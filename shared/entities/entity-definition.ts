@@ -109,6 +109,11 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
    * without the field says nothing: its readers read the entity instead.
    */
   readonly namedOn?: (doc: D) => NamingField | undefined;
+  /**
+   * The fields of this type's items that another type's `namedOn` keeps (an identity's authenticators), each with the
+   * type it names: the integrity scan checks that what they name exists.
+   */
+  readonly namesLive?: readonly { readonly field: keyof D & string; readonly collection: string }[];
   /** What a list's filter and sort may name (also `meta.filterableFields`). */
   readonly filterable: FilterableFields;
   /**

@@ -91,6 +91,10 @@ export const identities: EntityDefinition<Identity> = {
   roleAttributesField: 'roleAttributes',
   changeMarkers: (doc) => [identityRoleMarker(`@${doc.id}`)],
   ownChangeMarker: (doc) => identityRoleMarker(`@${doc.id}`),
+  namesLive: [
+    { field: 'updbAuthenticatorId', collection: 'authenticators' },
+    { field: 'certAuthenticatorId', collection: 'authenticators' },
+  ],
 };
 
 /** The fields an identity starts with; callers give the rest (id, name, timestamps, admin flags). */

@@ -21,7 +21,7 @@ import {
   selectionKeysOf,
 } from '../store/derived-items.ts';
 import { documentOf, itemKindOf, keys } from '../store/keys.ts';
-import { namingOps } from '../store/naming-field.ts';
+import { namingOps, unnamingOp } from '../store/naming-field.ts';
 import { ownedKindOf } from '../store/owned-items.ts';
 import { withoutNamedRoles } from '../store/policies-naming.ts';
 import { hasHolder, restoreIfHeld } from '../store/role-catalog.ts';
@@ -160,6 +160,7 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
     ...[entity.def.namedOn?.(entity.doc)].flatMap((holder) =>
       holder ? [keys.entity(holder.collection, holder.id)] : [],
     ),
+    ...namedLive(entity).map(({ collection, id }) => keys.entity(collection, id)),
   ]);
   const sessionParents = entities.flatMap((entity) => {
     const parent = entity.def.parentOf?.(entity.doc);
@@ -212,6 +213,7 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
     }
     await checkNamed(scan, entity, stored);
     await checkNamedOn(scan, entity, stored);
+    await checkNamesLive(scan, entity, stored);
     for (const want of items) await checkExpected(scan, entity, want, stored.get(itemKeyOf(want.item)));
   }
 }
@@ -264,6 +266,29 @@ async function checkNamedOn(scan: Scan, entity: Entity, stored: ReadonlyMap<stri
       ...namingOps(scan.deps.store.tableName, current.def, current.doc, 'set'),
     ]),
   );
+}
+
+/** What the entity's naming fields name (`EntityDefinition.namesLive`): an identity's authenticators. */
+function namedLive(entity: Entity): { field: string; collection: string; id: string }[] {
+  const doc = entity.doc as unknown as Record<string, unknown>;
+  return (entity.def.namesLive ?? []).flatMap(({ field, collection }) => {
+    const id = doc[field];
+    return typeof id === 'string' ? [{ field, collection, id }] : [];
+  });
+}
+
+/**
+ * A naming field that names an entity no longer stored (deleted outside the API): its readers would take it for live
+ * (an authenticator's sessions would go on). Fix: remove the field, only while it still names that entity.
+ */
+async function checkNamesLive(scan: Scan, entity: Entity, stored: ReadonlyMap<string, Item>): Promise<void> {
+  for (const { field, collection, id } of namedLive(entity)) {
+    if (stored.has(itemKeyOf(keys.entity(collection, id)))) continue;
+    const holder = { collection: entity.def.collection, id: entity.doc.id, field };
+    await repair(scan, `${label(entity)} names ${collection} ${id} (${field}), which does not exist`, () => [
+      unnamingOp(scan.deps.store.tableName, holder, id),
+    ]);
+  }
 }
 
 /**

@@ -155,3 +155,18 @@ export function mergeNamings(ops: readonly WriteOp[]): WriteOp[] {
   }
   return merged;
 }
+
+/**
+ * Removes a naming field that names an entity no longer stored (deleted outside the API): only while it still names
+ * that id, which is never reused, so a field set meanwhile stays.
+ */
+export function unnamingOp(
+  tableName: string,
+  holder: { collection: string; id: string; field: string },
+  named: string,
+) {
+  return updateOf(tableName, [{ holder, value: undefined }], {
+    expression: '#naming0 = :named',
+    values: { ':named': named },
+  });
+}

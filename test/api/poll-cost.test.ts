@@ -1,4 +1,4 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { NEAR_EXPIRY_TOUCH_MS } from '#shared/auth/api-session-store.ts';
 import { SHARED_MARKER_LIFETIME_MS } from '../../functions/client/shared-markers.ts';
@@ -160,6 +160,29 @@ describe('an SDK poll', () => {
 
     expect((await call('DELETE', `/authenticators/${polling.authenticatorId}`)).status).toBe(200);
 
+    expect((await poll(polling.token)).status).toBe(401);
+  });
+
+  it('ends with an authenticator deleted outside the API once the integrity fix stops its identity naming it', async () => {
+    const polling = await device('poll-hand-deleted', []);
+    const { deps } = controller();
+    await deps.store.db.send(
+      new DeleteCommand({
+        TableName: deps.store.tableName,
+        Key: { PK: `authenticators#${polling.authenticatorId}`, SK: 'META' },
+      }),
+    );
+
+    const findings = await integrityRun(deps, 'fix');
+
+    expect(findings).toContainEqual(
+      expect.objectContaining({
+        description: expect.stringContaining(
+          `names authenticators ${polling.authenticatorId} (updbAuthenticatorId), which does not exist`,
+        ),
+        fixed: true,
+      }),
+    );
     expect((await poll(polling.token)).status).toBe(401);
   });
 
