@@ -1,9 +1,11 @@
-import { serviceAccessMarkersOf } from '#shared/entities/policies.ts';
+import { identityRoleMarker, serviceAccessMarkersOf } from '#shared/entities/policies.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { callerOf, type Operation } from '#shared/http/operation.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { itemKeyOf } from '#shared/store/derived-items.ts';
 import { fitsKey, keys } from '#shared/store/keys.ts';
+import type { ItemKey } from '#shared/store/write-op.ts';
+import { keepMarkers, keptMarker, lastKeptMarker } from './shared-markers.ts';
 
 /**
  * What `lastChangeAt` answers before anything ever moved the marker. A fixed instant rather than the time a function
@@ -13,31 +15,61 @@ import { fitsKey, keys } from '#shared/store/keys.ts';
 export const NEVER_CHANGED = new Date(0).toISOString();
 
 type Item = Record<string, unknown>;
+type MarkerKey = ReturnType<typeof keys.changeMarker>;
 
 /** The keys of the markers that can be stored (an id too long for a key names no marker). */
-function markerKeys(markers: readonly string[]) {
+function markerKeys(markers: readonly string[]): MarkerKey[] {
   return markers.map((marker) => keys.changeMarker(marker)).filter((key) => fitsKey(key.PK));
+}
+
+/** The markers' items: those `known` already holds (read with the caller), the rest read now in one batch. */
+async function markerItems(
+  deps: Deps,
+  wanted: readonly MarkerKey[],
+  known: ReadonlyMap<string, Item | undefined>,
+): Promise<Map<string, Item | undefined>> {
+  const unread = wanted.filter((key) => !known.has(itemKeyOf(key)));
+  const read = unread.length > 0 ? await deps.store.batchGet(unread, 'PK, SK, changedAt', 'clientGrants') : [];
+  const found = new Map(read.map((item) => [itemKeyOf(item as { PK: unknown; SK: unknown }), item]));
+  return new Map(wanted.map((key) => [itemKeyOf(key), known.get(itemKeyOf(key)) ?? found.get(itemKeyOf(key))]));
+}
+
+/** The latest instant the markers hold (ISO instants sort as strings); `NEVER_CHANGED` when none moved. */
+function latestOf(items: Iterable<Item | undefined>): string {
+  let latest = NEVER_CHANGED;
+  for (const item of items) {
+    const changedAt = item?.changedAt;
+    if (typeof changedAt === 'string' && changedAt > latest) latest = changedAt;
+  }
+  return latest;
 }
 
 /**
  * When any of the change markers last moved: those `known` already holds (read with the caller), the rest in one
- * batch, eventually consistent (`clientGrants`: a client never reads its own write there). Markers hold ISO instants,
- * which sort as strings.
+ * batch, eventually consistent (`clientGrants`: a client never reads its own write there).
  */
 export async function lastChangeAt(
   deps: Deps,
   markers: readonly string[],
   known: ReadonlyMap<string, Item | undefined> = new Map(),
 ): Promise<string> {
-  const wanted = markerKeys(markers);
-  const unread = wanted.filter((key) => !known.has(itemKeyOf(key)));
-  const read = unread.length > 0 ? await deps.store.batchGet(unread, 'changedAt', 'clientGrants') : [];
-  let latest = NEVER_CHANGED;
-  for (const item of [...wanted.map((key) => known.get(itemKeyOf(key))), ...read]) {
-    const changedAt = item?.changedAt;
-    if (typeof changedAt === 'string' && changedAt > latest) latest = changedAt;
-  }
-  return latest;
+  return latestOf((await markerItems(deps, markerKeys(markers), known)).values());
+}
+
+/** The keys of the identity's markers, split into its own (`@id`, read every poll) and those it shares with others. */
+function identityMarkerKeys(identity: { readonly id: string; readonly roleAttributes: readonly string[] }) {
+  const own = identityRoleMarker(`@${identity.id}`);
+  const markers = serviceAccessMarkersOf(identity);
+  return { own: markerKeys([own]), shared: markerKeys(markers.filter((marker) => marker !== own)) };
+}
+
+/** The identity's marker keys a poll must read at `now`: its own, and the shared ones this instance does not keep. */
+function markerKeysToRead(
+  identity: { readonly id: string; readonly roleAttributes: readonly string[] },
+  now: Date,
+): ItemKey[] {
+  const { own, shared } = identityMarkerKeys(identity);
+  return [...own, ...shared.filter((key) => !keptMarker(key, now))];
 }
 
 /**
@@ -47,20 +79,33 @@ export async function lastChangeAt(
  * never moves its `lastChangeAt` (`SERVICE_ACCESS_MARKER`).
  *
  * It is an SDK's poll (the C SDK's once a minute per device: most of a fleet's requests), so it costs one read wave
- * and no write: the markers are read in the batch that reads the caller's session and identity (`callerReads`), and
- * the poll refreshes the session's activity only near its expiry (`NEAR_EXPIRY_TOUCH_MS`).
+ * and no write: the caller's own marker (`@id`) is read in the batch that reads its session and identity
+ * (`callerReads`), with the markers it shares with other identities (the global one, one per role attribute) unless
+ * this instance read them less than `SHARED_MARKER_LIFETIME_MS` ago (`shared-markers.ts`); the poll refreshes the
+ * session's activity only near its expiry (`NEAR_EXPIRY_TOUCH_MS`).
  */
 export const listServiceUpdates: Operation = Object.assign(
   async (request: Parameters<Operation>[0], deps: Deps) => {
-    const caller = callerOf(request);
-    return ok({ lastChangeAt: await lastChangeAt(deps, serviceAccessMarkersOf(caller.identity), caller.alongside) });
+    const { identity, alongside } = callerOf(request);
+    const { own, shared } = identityMarkerKeys(identity);
+    const known = new Map(alongside);
+    // A shared marker the caller's read left out was held when it was read (`markerKeysToRead`): taken whatever its
+    // age since, so a lifetime ending during the request costs no second wave. Only the oldest tokens' reads ask
+    // nothing alongside (not even the `@id` marker); theirs are taken only while held.
+    const askedAlongside = own.every((key) => alongside.has(itemKeyOf(key)));
+    for (const key of shared) {
+      if (known.has(itemKeyOf(key))) continue;
+      const kept = askedAlongside ? lastKeptMarker(key) : keptMarker(key, deps.now());
+      if (kept) known.set(itemKeyOf(key), kept.item);
+    }
+    const items = await markerItems(deps, [...own, ...shared], known);
+    // Only what this request read is kept (anew): a kept marker handed on would never be read again.
+    const readNow = shared.filter((key) => alongside.has(itemKeyOf(key)) || !known.has(itemKeyOf(key)));
+    keepMarkers(
+      readNow.map((key) => [key, items.get(itemKeyOf(key))] as const),
+      deps.now(),
+    );
+    return ok({ lastChangeAt: latestOf(items.values()) });
   },
-  {
-    callerReads: {
-      alongside: (identity: { readonly id: string; readonly roleAttributes: readonly string[] }) =>
-        markerKeys(serviceAccessMarkersOf(identity)),
-      touch: 'nearExpiry' as const,
-      eventual: true as const,
-    },
-  },
+  { callerReads: { alongside: markerKeysToRead, touch: 'nearExpiry' as const, eventual: true as const } },
 );

@@ -1,5 +1,5 @@
 import { type Authenticator, authenticators } from '../entities/authenticator.ts';
-import { type Identity, identities, isDisabledAt } from '../entities/identity.ts';
+import { type Identity, identities, isDisabledAt, namesLiveAuthenticator } from '../entities/identity.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { newId } from '../ids.ts';
 import type { Deps } from '../ports/deps.ts';
@@ -24,7 +24,7 @@ import { ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/ent
 import { documentOf, fitsKey, keys } from '../store/keys.ts';
 import type { ItemKey, WriteOp } from '../store/write-op.ts';
 import { type ApiSession, apiSessionSchema } from './api-session.ts';
-import { rememberRoleAttributes, roleAttributesSeen } from './role-attributes-seen.ts';
+import { namedAuthenticatorSeen, rememberIdentity, roleAttributesSeen } from './identities-seen.ts';
 import { hashToken, idsOfToken, newSessionToken } from './session-token.ts';
 
 /**
@@ -108,18 +108,19 @@ function sessionsEndedAt(identity: Identity): string | undefined {
 
 /**
  * Whether the session has been ended without being removed: its identity is disabled, or ended its sessions after
- * this one began; or the authenticator that opened it is gone. That is one field of the identity, and whether one
- * authenticator is stored, which every request reads anyway, so it holds at once however many sessions are still
- * stored.
+ * this one began; or the authenticator that opened it is gone. That is fields of the identity, which every request
+ * reads anyway, so it holds at once however many sessions are still stored.
  *
  * An authenticator's sessions end with it, as the reference deletes them in its authenticator's delete: however it
  * goes (`DELETE /authenticators/{id}`, a re-enroll, its identity's or its CA's delete, and any way to come), a session
- * it opened (`endsWithAuthenticator`) finds it missing at its next request. Nothing is written per session or per
- * authenticator for it: no marker to forget on one of those paths, no clock compared, no count to bound; the cost is
- * one key more in the batch each request reads anyway (its token carries the authenticator's id). A password
- * change or a certificate extension keeps the authenticator (the same id), and so its sessions, as in the reference:
- * the device that extends its certificate is the one holding them. `authenticator` is what was read under the
- * session's `authenticatorId` (nothing need be read for a session that does not end with one).
+ * it opened (`endsWithAuthenticator`) finds it missing at its next request. The identity's item names its live
+ * authenticator of each method (`updbAuthenticatorId`, `certAuthenticatorId`), set and removed by the kit's create and
+ * delete of the authenticator in their own transactions (`authenticators.namedOn`), so no path that ends one can
+ * forget it; nothing is written per session. A session whose authenticator the identity does not name (an identity
+ * stored before it kept them, or the authenticator gone) is judged by the authenticator itself, read under the
+ * session's `authenticatorId` (`authenticator`; undefined when not read or not stored). A password change or a
+ * certificate extension keeps the authenticator (the same id), and so its sessions, as in the reference: the device
+ * that extends its certificate is the one holding them.
  */
 export function isRevoked(
   session: ApiSession,
@@ -128,9 +129,27 @@ export function isRevoked(
   now: Date,
 ): boolean {
   if (isDisabledAt(identity, now)) return true;
-  if (session.endsWithAuthenticator === true && authenticator?.id !== session.authenticatorId) return true;
+  if (session.endsWithAuthenticator === true && !authenticatorLives(session, identity, authenticator)) return true;
   const endedAt = sessionsEndedAt(identity);
   return endedAt !== undefined && session.createdAt < endedAt;
+}
+
+/** Whether the authenticator that opened the session lives: named by its identity, else read and found. */
+function authenticatorLives(
+  session: ApiSession,
+  identity: Identity,
+  authenticator: Authenticator | undefined,
+): boolean {
+  return namesLiveAuthenticator(identity, session.authenticatorId) || authenticator?.id === session.authenticatorId;
+}
+
+/** Whether judging the session needs its authenticator read: it ends with one its identity does not name. */
+function needsAuthenticator(session: ApiSession, identity: Identity | undefined): boolean {
+  return (
+    session.endsWithAuthenticator === true &&
+    identity !== undefined &&
+    !namesLiveAuthenticator(identity, session.authenticatorId)
+  );
 }
 
 /** The writes that store a new session; the token is returned once and only its hash is kept. */
@@ -207,11 +226,14 @@ export interface LiveSession {
   readonly alongside: ReadonlyMap<string, Record<string, unknown> | undefined>;
 }
 
-/** What an operation may ask to be read with its caller: the identity's id and role attributes decide the keys. */
-export type CallerKeys = (identity: {
-  readonly id: string;
-  readonly roleAttributes: readonly string[];
-}) => readonly ItemKey[];
+/**
+ * What an operation may ask to be read with its caller: the identity's id and role attributes decide the keys, and the
+ * request's clock what the operation already holds (the poll's shared markers).
+ */
+export type CallerKeys = (
+  identity: { readonly id: string; readonly roleAttributes: readonly string[] },
+  now: Date,
+) => readonly ItemKey[];
 
 /** How a request reads its caller (`resolveCaller` decides it from the route and the operation). */
 export interface CallerReading {
@@ -297,12 +319,21 @@ async function callerRead(
     const session = toSession(item);
     return { session, ...(await backingOf(deps, session, kind)), alongside: new Map() };
   }
-  const guessed = alongside?.({ id: carried.identityId, roleAttributes: roleAttributesSeen(carried.identityId) }) ?? [];
+  // One instant for both askings, so what the first left out as held the second does too.
+  const now = deps.now();
+  const guessed =
+    alongside?.({ id: carried.identityId, roleAttributes: roleAttributesSeen(carried.identityId) }, now) ?? [];
+  // The authenticator is read with them only when this instance has not seen the identity name it: an identity that
+  // keeps its authenticators spares the read (`isRevoked`).
+  const authenticatorGuess =
+    carried.authenticatorId !== undefined && !namedAuthenticatorSeen(carried.identityId, carried.authenticatorId)
+      ? carried.authenticatorId
+      : '';
   const read = await deps.store.readTogether(
     [
       { def: identities, id: carried.identityId },
       // An id that fits no key ('') reads nothing: a token with no authenticator costs no read unit for one.
-      { def: authenticators, id: carried.authenticatorId ?? '' },
+      { def: authenticators, id: authenticatorGuess },
     ],
     [keys.apiSession(tokenHash), ...guessed],
     kind,
@@ -314,12 +345,13 @@ async function callerRead(
   if (carried.authenticatorId !== undefined && session.authenticatorId !== carried.authenticatorId) return undefined;
   const identity = read.entities[0]?.doc;
   const found = new Map(guessed.map((key, index) => [itemKeyOf(key), guessedItems[index]]));
-  return {
-    session,
-    identity,
-    authenticator: read.entities[1]?.doc,
-    alongside: identity && alongside ? await completed(deps, found, alongside(identity), kind) : found,
-  };
+  const [authenticator, completedAlongside] = await Promise.all([
+    authenticatorGuess === '' && needsAuthenticator(session, identity)
+      ? deps.store.get(authenticators, session.authenticatorId, kind)
+      : read.entities[1],
+    identity && alongside ? completed(deps, found, alongside(identity, now), kind) : found,
+  ]);
+  return { session, identity, authenticator: authenticator?.doc, alongside: completedAlongside };
 }
 
 /** The items `wanted` asks for: those `found` already holds, and the rest read now (an identity's attributes moved). */
@@ -353,7 +385,7 @@ async function settled(
   read: CallerRead & { readonly identity: Identity },
   reading: CallerReading,
 ): Promise<LiveSession | undefined> {
-  rememberRoleAttributes(read.identity);
+  rememberIdentity(read.identity);
   const touched = await touchedIfDue(deps, read.session, reading.touch ?? 'interval');
   // A touch that finds the session gone or idle is the table's own answer, whatever the read saw.
   return touched ? { session: touched, identity: read.identity, alongside: read.alongside } : undefined;

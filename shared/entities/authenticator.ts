@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { ApiError } from '../errors/api-error.ts';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
+import { AUTHENTICATOR_FIELDS } from './identity.ts';
 
 export const authenticatorSchema = z.object({
   ...baseDocumentShape,
@@ -59,6 +60,9 @@ export const authenticators: EntityDefinition<Authenticator> = {
     { field: 'caId', collection: 'cas', onTargetDelete: 'cascade' },
   ],
   parentOf: (doc) => ({ collection: 'identities', id: doc.identityId }),
+  // Every authenticated request reads its identity: the identity naming its authenticators spares it reading the one
+  // that opened its session (`isRevoked`).
+  namedOn: (doc) => ({ collection: 'identities', id: doc.identityId, field: AUTHENTICATOR_FIELDS[doc.method] }),
   filterable: {
     ...BASE_FILTERABLE,
     identityId: 'string',

@@ -100,6 +100,20 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
    * by a `cascade` reference, not by this index (which is eventually consistent).
    */
   readonly parentOf?: (doc: D) => { readonly collection: string; readonly id: string } | undefined;
+  /**
+   * A field of another entity's item that holds this entity's id while it lives (an identity's
+   * `certAuthenticatorId`), so a reader of that item learns the entity still exists without reading it. Kept by the
+   * kit's create (set) and delete (removed) of this type, in their own transactions, however they are reached
+   * (cascades, re-enrolls, enrollments), each moving the holder's version so a replace read before cannot write an old
+   * value back (`naming-field.ts`). One entity at a time may hold the field (a unique key of the type), and a holder
+   * without the field says nothing: its readers read the entity instead.
+   */
+  readonly namedOn?: (doc: D) => NamingField | undefined;
+  /**
+   * The fields of this type's items that another type's `namedOn` keeps (an identity's authenticators), each with the
+   * type it names: the integrity scan checks that what they name exists.
+   */
+  readonly namesLive?: readonly { readonly field: keyof D & string; readonly collection: string }[];
   /** What a list's filter and sort may name (also `meta.filterableFields`). */
   readonly filterable: FilterableFields;
   /**
@@ -132,6 +146,13 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
   readonly changeMarkers?: readonly string[] | ((doc: D) => readonly string[]);
   /** The change marker that belongs to the entity alone (an identity's `@id`): deleted with it rather than moved. */
   readonly ownChangeMarker?: (doc: D) => string;
+}
+
+/** Where an entity's id is held while it lives (`EntityDefinition.namedOn`): a field of another entity's item. */
+export interface NamingField {
+  readonly collection: string;
+  readonly id: string;
+  readonly field: string;
 }
 
 /** A role field of a policy (`identityRoles`) and the type its `#attribute` and `@id` roles select (`identities`). */

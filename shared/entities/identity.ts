@@ -51,6 +51,14 @@ export const identitySchema = z.object({
   disabledUntil: z.string().nullable(),
   /** API sessions created before this instant are dead (set by disable, kept by enable): revokes them all at once. */
   sessionsValidFrom: z.string().optional(),
+  /**
+   * The identity's live authenticator of each method, kept by the authenticators' own creates and deletes
+   * (`authenticators.namedOn`): a session that ends with its authenticator reads these instead of the authenticator.
+   * Absent on identities stored before they were kept (and after an authenticator of the method went): then the
+   * authenticator is read.
+   */
+  updbAuthenticatorId: z.string().optional(),
+  certAuthenticatorId: z.string().optional(),
   envInfo: envInfoSchema.nullable(),
   sdkInfo: sdkInfoSchema.nullable(),
   tracing: identityTracingSchema.optional(),
@@ -83,6 +91,10 @@ export const identities: EntityDefinition<Identity> = {
   roleAttributesField: 'roleAttributes',
   changeMarkers: (doc) => [identityRoleMarker(`@${doc.id}`)],
   ownChangeMarker: (doc) => identityRoleMarker(`@${doc.id}`),
+  namesLive: [
+    { field: 'updbAuthenticatorId', collection: 'authenticators' },
+    { field: 'certAuthenticatorId', collection: 'authenticators' },
+  ],
 };
 
 /** The fields an identity starts with; callers give the rest (id, name, timestamps, admin flags). */
@@ -116,4 +128,15 @@ export function newIdentity(
 export function isDisabledAt(identity: Identity, now: Date): boolean {
   if (!identity.disabled) return false;
   return identity.disabledUntil === null || Date.parse(identity.disabledUntil) > now.getTime();
+}
+
+/** The identity field that holds its live authenticator of a method (`Identity.certAuthenticatorId`). */
+export const AUTHENTICATOR_FIELDS = {
+  updb: 'updbAuthenticatorId',
+  cert: 'certAuthenticatorId',
+} as const satisfies Record<string, keyof Identity>;
+
+/** Whether the identity's item names this authenticator as live (false when it does not keep them yet). */
+export function namesLiveAuthenticator(identity: Identity, authenticatorId: string): boolean {
+  return Object.values(AUTHENTICATOR_FIELDS).some((field) => identity[field] === authenticatorId);
 }

@@ -21,6 +21,7 @@ import {
   selectionKeysOf,
 } from '../store/derived-items.ts';
 import { documentOf, itemKindOf, keys } from '../store/keys.ts';
+import { namingOps, unnamingOp } from '../store/naming-field.ts';
 import { ownedKindOf } from '../store/owned-items.ts';
 import { withoutNamedRoles } from '../store/policies-naming.ts';
 import { hasHolder, restoreIfHeld } from '../store/role-catalog.ts';
@@ -156,6 +157,10 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
       referenceValues(entity.doc, reference).map((id) => keys.entity(reference.collection, id)),
     ),
     ...namedBy(entity).map(({ collection, id }) => keys.entity(collection, id)),
+    ...[entity.def.namedOn?.(entity.doc)].flatMap((holder) =>
+      holder ? [keys.entity(holder.collection, holder.id)] : [],
+    ),
+    ...namedLive(entity).map(({ collection, id }) => keys.entity(collection, id)),
   ]);
   const sessionParents = entities.flatMap((entity) => {
     const parent = entity.def.parentOf?.(entity.doc);
@@ -181,7 +186,7 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
       await repair(
         scan,
         `${label(entity)} belongs to API session ${parent.id}, which no longer exists`,
-        deleteOrphan(scan, entity),
+        deleteOrphan(scan, entity, stored),
       );
       continue;
     }
@@ -191,7 +196,7 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
       await repair(
         scan,
         `${label(entity)} belongs to a ${orphanedBy.collection} that no longer exists (${orphanedBy.field})`,
-        deleteOrphan(scan, entity),
+        deleteOrphan(scan, entity, stored),
       );
       continue;
     }
@@ -207,6 +212,8 @@ async function checkEntities(scan: Scan, entities: readonly Entity[]): Promise<v
       }
     }
     await checkNamed(scan, entity, stored);
+    await checkNamedOn(scan, entity, stored);
+    await checkNamesLive(scan, entity, stored);
     for (const want of items) await checkExpected(scan, entity, want, stored.get(itemKeyOf(want.item)));
   }
 }
@@ -237,11 +244,64 @@ async function checkNamed(scan: Scan, entity: Entity, stored: ReadonlyMap<string
 }
 
 /**
- * Deletes a child whose parent is gone, whole, as the parent's delete would have. Version-checked; a child changed
- * since is read again and still deleted: ids are never reused, so its parent cannot come back.
+ * A live entity its holder does not name (`EntityDefinition.namedOn`): stored before holders kept the field, or
+ * written outside the API. Harmless (readers of the holder then read the entity), but it costs them that read (fix:
+ * set the field, in a transaction conditioned on the entity being still as read, so a fix never names an entity
+ * deleted meanwhile). A holder naming another entity of the kind is a finding with no fix.
  */
-function deleteOrphan(scan: Scan, scanned: Entity): RepairPlan {
-  return planFromEntity(scan, scanned, (entity) => scan.deps.store.deleteOps(entity.def, entity.doc, entity.version));
+async function checkNamedOn(scan: Scan, entity: Entity, stored: ReadonlyMap<string, Item>): Promise<void> {
+  const holder = entity.def.namedOn?.(entity.doc);
+  const item = holder ? stored.get(itemKeyOf(keys.entity(holder.collection, holder.id))) : undefined;
+  if (!holder || !item || item[holder.field] === entity.doc.id) return;
+  const what = `${label(entity)} is not named by ${holder.collection} ${holder.id} (${holder.field})`;
+  if (item[holder.field] !== undefined) {
+    scan.findings.add(`${what}, which names ${String(item[holder.field])}`, false);
+    return;
+  }
+  await repair(
+    scan,
+    what,
+    planFromEntity(scan, entity, (current) => [
+      unchanged(scan, current),
+      ...namingOps(scan.deps.store.tableName, current.def, current.doc, 'set'),
+    ]),
+  );
+}
+
+/** What the entity's naming fields name (`EntityDefinition.namesLive`): an identity's authenticators. */
+function namedLive(entity: Entity): { field: string; collection: string; id: string }[] {
+  const doc = entity.doc as unknown as Record<string, unknown>;
+  return (entity.def.namesLive ?? []).flatMap(({ field, collection }) => {
+    const id = doc[field];
+    return typeof id === 'string' ? [{ field, collection, id }] : [];
+  });
+}
+
+/**
+ * A naming field that names an entity no longer stored (deleted outside the API): its readers would take it for live
+ * (an authenticator's sessions would go on). Fix: remove the field, only while it still names that entity.
+ */
+async function checkNamesLive(scan: Scan, entity: Entity, stored: ReadonlyMap<string, Item>): Promise<void> {
+  for (const { field, collection, id } of namedLive(entity)) {
+    if (stored.has(itemKeyOf(keys.entity(collection, id)))) continue;
+    const holder = { collection: entity.def.collection, id: entity.doc.id, field };
+    await repair(scan, `${label(entity)} names ${collection} ${id} (${field}), which does not exist`, () => [
+      unnamingOp(scan.deps.store.tableName, holder, id),
+    ]);
+  }
+}
+
+/**
+ * Deletes a child whose parent is gone, whole, as the parent's delete would have. Version-checked; a child changed
+ * since is read again and still deleted: ids are never reused, so its parent cannot come back (nor a holder naming it
+ * that is gone: there is no field to remove).
+ */
+function deleteOrphan(scan: Scan, scanned: Entity, stored: ReadonlyMap<string, Item>): RepairPlan {
+  const holderStored = (op: WriteOp) =>
+    !op.naming || stored.has(itemKeyOf(keys.entity(op.naming.holder.collection, op.naming.holder.id)));
+  return planFromEntity(scan, scanned, (entity) =>
+    scan.deps.store.deleteOps(entity.def, entity.doc, entity.version).filter(holderStored),
+  );
 }
 
 async function checkExpected(scan: Scan, entity: Entity, want: DerivedItem, actual: Item | undefined): Promise<void> {

@@ -19,6 +19,7 @@ import {
   referenceValues,
 } from './derived-items.ts';
 import { COUNTER_SHARDS, documentOf, fitsKey, itemBytes, keys, storedAttributes } from './keys.ts';
+import { mergeNamings, namingOps, renamingOps } from './naming-field.ts';
 import { type ReadKind, readOptions } from './read-consistency.ts';
 import { isConditionFailure, type TableClient, unlessConditionFails } from './table-client.ts';
 import { type ItemKey, itemOps, type WriteOp } from './write-op.ts';
@@ -228,6 +229,7 @@ export class Store implements TableClient {
       ...derivedItemOps(this, def, undefined, parsed),
       this.countOp(def, 1),
       ...markerOps(this.tableName, def, [parsed]),
+      ...namingOps(this.tableName, def, parsed, 'set'),
     ];
   }
 
@@ -249,6 +251,7 @@ export class Store implements TableClient {
       ...this.referenceChecks(def, before.doc, parsed),
       ...derivedItemOps(this, def, before.doc, parsed),
       ...markerOps(this.tableName, def, [before.doc, parsed]),
+      ...renamingOps(this.tableName, def, before.doc, parsed),
     ];
   }
 
@@ -277,6 +280,7 @@ export class Store implements TableClient {
     ops.push(...derivedItemOps(this, def, doc, undefined));
     ops.push(this.countOp(def, -1));
     ops.push(...markerOps(this.tableName, def, [doc]));
+    ops.push(...namingOps(this.tableName, def, doc, 'remove'));
     for (const marker of def.ownChangeMarker ? [def.ownChangeMarker(doc)] : []) {
       ops.push({ ...markerMove(this.tableName, marker), changeMarker: marker, changeMarkerEnds: true });
     }
@@ -460,7 +464,7 @@ export class Store implements TableClient {
    * retry a create that already happened.
    */
   async transact(unmerged: readonly WriteOp[]): Promise<void> {
-    const ops = mergeCounters(this.tableName, unmerged);
+    const ops = mergeNamings(mergeCounters(this.tableName, unmerged));
     if (ops.length > MAX_TRANSACTION_ITEMS) throw new TransactionTooLargeError(ops.length);
     if (ops.length > 0) await this.send(ops);
     const followUps = unmerged.flatMap((op) => (op.afterCommit ? [op.afterCommit] : []));

@@ -18,6 +18,15 @@ export interface WriteOp {
   /** With `changeMarker`: the marker's owner is deleted, so the marker goes too (a delete wins over a move). */
   readonly changeMarkerEnds?: boolean;
   /**
+   * Set on the change of a field naming a live entity on another's item (`naming-field.ts`): merged into the
+   * transaction's own write of that item, since one transaction may not touch an item twice.
+   */
+  readonly naming?: {
+    readonly holder: { readonly collection: string; readonly id: string; readonly field: string };
+    /** The id to set; undefined removes the field. */
+    readonly value: string | undefined;
+  };
+  /**
    * Work that follows a committed transaction and only then (a role-attribute catalog entry added or pruned): items
    * that many concurrent writers share would make their transactions conflict if written inside them, and a
    * transaction that fails must leave nothing behind.

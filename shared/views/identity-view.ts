@@ -47,8 +47,17 @@ export async function identityView(
       };
     }
   }
-  // When the identity's sessions were revoked is kept for checking sessions, and its trace for `/trace`: not shown.
-  const { envInfo, sdkInfo, sessionsValidFrom: _sessionsValidFrom, tracing: _tracing, ...rest } = identity;
+  // When the identity's sessions were revoked and which authenticators live are kept for checking sessions, and its
+  // trace for `/trace`: not shown (the authenticators are, from the children).
+  const {
+    envInfo,
+    sdkInfo,
+    sessionsValidFrom: _sessionsValidFrom,
+    updbAuthenticatorId: _updbAuthenticatorId,
+    certAuthenticatorId: _certAuthenticatorId,
+    tracing: _tracing,
+    ...rest
+  } = identity;
   return {
     ...rest,
     _links: selfLinks('identities', identity.id, {

@@ -1,13 +1,17 @@
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { NEAR_EXPIRY_TOUCH_MS } from '#shared/auth/api-session-store.ts';
+import { SHARED_MARKER_LIFETIME_MS } from '../../functions/client/shared-markers.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { recordSent, type SentCommand } from '../support/dynamodb-recorder.ts';
 import { dynamoDbTracker } from '../support/dynamodb-tracker.ts';
+import { integrityRun } from '../support/integrity.ts';
 
 /**
  * What an SDK's poll (`GET /current-api-session/service-updates`, once a minute per device: most of a fleet's
  * requests) costs, and how a polling device keeps its session: one eventually consistent read wave (the session, the
- * identity and the caller's change markers in one batch), no write until the session nears its expiry.
+ * identity and the caller's own change marker in one batch; the markers it shares with other identities once per
+ * `SHARED_MARKER_LIFETIME_MS` and instance), no write until the session nears its expiry.
  */
 const TIMEOUT_MINUTES = 30;
 const { controller, call, userUnder, relogin } = useAdminController({ apiSessionTimeoutMinutes: TIMEOUT_MINUTES });
@@ -46,26 +50,31 @@ function batchKeys(command: SentCommand): string[] {
   return pks.map((pk) => (pk.startsWith('APISESSION#') ? 'APISESSION#' : pk)).sort();
 }
 
+/** What a poll sent once the markers it shares with others are no longer kept (a lifetime on, then polled once). */
+async function sentByPollAfterLifetime(token: string) {
+  controller().advanceClock(SHARED_MARKER_LIFETIME_MS);
+  return sentByPoll(token);
+}
+
 describe('an SDK poll', () => {
   it('reads its session, its identity and its change markers in one eventually consistent batch', async () => {
     const polling = await device('poll-one-wave', ['poll-a', 'poll-b']);
     // The first poll of an identity this instance has not seen reads the markers of its attributes after its identity.
     expect((await poll(polling.token)).status).toBe(200);
 
-    const { status, sent } = await sentByPoll(polling.token);
+    const { status, sent } = await sentByPollAfterLifetime(polling.token);
     expect(status).toBe(200);
     expect(sent.map((each) => each.command)).toEqual(['BatchGetItemCommand']);
     const [batch] = sent;
     expect(Object.values(batch!.input.RequestItems as Record<string, { ConsistentRead?: boolean }>)).toEqual([
       expect.objectContaining({ ConsistentRead: false }),
     ]);
-    // The session, the identity, the authenticator that opened the session (it ends with it), the global marker
-    // (`#all`'s too), the identity's own and one per attribute: no `#all` marker of its own.
+    // The session, the identity, the global marker (`#all`'s too), the identity's own and one per attribute: no `#all`
+    // marker of its own, and not the authenticator that opened the session (the identity names it while it lives).
     expect(batchKeys(batch!)).toEqual(
       [
         'APISESSION#',
         `identities#${polling.identityId}`,
-        `authenticators#${polling.authenticatorId}`,
         'CHANGED#service-access',
         `CHANGED#service-access:@${polling.identityId}`,
         'CHANGED#service-access:#poll-a',
@@ -76,6 +85,105 @@ describe('an SDK poll', () => {
       waves: 1,
       requests: 1,
     });
+  });
+
+  it('reads the markers it shares with other identities once a lifetime, and answers their change after it', async () => {
+    const polling = await device('poll-shared', ['poll-shared']);
+    const before = (await poll(polling.token)).body.data.lastChangeAt as string;
+    await call('POST', '/service-policies', {
+      name: 'poll-shared-policy',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#poll-shared'],
+      serviceRoles: ['#poll-shared-service'],
+    });
+
+    // Within the lifetime: its session, its identity and its own marker only.
+    const within = await sentByPoll(polling.token);
+    expect(within.status).toBe(200);
+    expect(within.sent.map(batchKeys)).toEqual([
+      ['APISESSION#', `CHANGED#service-access:@${polling.identityId}`, `identities#${polling.identityId}`],
+    ]);
+
+    // A lifetime on, the shared markers are read again, and the policy's change is answered.
+    const after = await sentByPollAfterLifetime(polling.token);
+    expect(after.sent.map(batchKeys)).toEqual([
+      [
+        'APISESSION#',
+        'CHANGED#service-access',
+        'CHANGED#service-access:#poll-shared',
+        `CHANGED#service-access:@${polling.identityId}`,
+        `identities#${polling.identityId}`,
+      ],
+    ]);
+    expect((await poll(polling.token)).body.data.lastChangeAt > before).toBe(true);
+  });
+
+  it('ends with its authenticator, which it does not read: the identity names it while it lives', async () => {
+    const polling = await device('poll-authenticator', []);
+    expect((await poll(polling.token)).status).toBe(200);
+    const { sent } = await sentByPoll(polling.token);
+    expect(sent.flatMap(batchKeys)).not.toContain(`authenticators#${polling.authenticatorId}`);
+
+    expect((await call('DELETE', `/authenticators/${polling.authenticatorId}`)).status).toBe(200);
+
+    expect((await poll(polling.token)).status).toBe(401);
+  });
+
+  it('reads the authenticator of an identity stored before identities named theirs, until the integrity fix names it', async () => {
+    const polling = await device('poll-older-identity', []);
+    const { deps } = controller();
+    // As an identity stored by an earlier version: no field naming its authenticators.
+    await deps.store.db.send(
+      new UpdateCommand({
+        TableName: deps.store.tableName,
+        Key: { PK: `identities#${polling.identityId}`, SK: 'META' },
+        UpdateExpression: 'REMOVE updbAuthenticatorId, certAuthenticatorId',
+      }),
+    );
+    const { status, sent } = await sentByPollAfterLifetime(polling.token);
+    expect(status).toBe(200);
+    expect(sent.flatMap(batchKeys)).toContain(`authenticators#${polling.authenticatorId}`);
+
+    const findings = await integrityRun(deps, 'fix');
+    expect(findings).toContainEqual(
+      expect.objectContaining({
+        description: expect.stringContaining(`is not named by identities ${polling.identityId} (updbAuthenticatorId)`),
+        fixed: true,
+      }),
+    );
+    // The poll after the fix learns that the identity names it; from then on it is not read.
+    expect((await poll(polling.token)).status).toBe(200);
+    const fixed = await sentByPoll(polling.token);
+    expect(fixed.status).toBe(200);
+    expect(fixed.sent.flatMap(batchKeys)).not.toContain(`authenticators#${polling.authenticatorId}`);
+
+    expect((await call('DELETE', `/authenticators/${polling.authenticatorId}`)).status).toBe(200);
+
+    expect((await poll(polling.token)).status).toBe(401);
+  });
+
+  it('ends with an authenticator deleted outside the API once the integrity fix stops its identity naming it', async () => {
+    const polling = await device('poll-hand-deleted', []);
+    const { deps } = controller();
+    await deps.store.db.send(
+      new DeleteCommand({
+        TableName: deps.store.tableName,
+        Key: { PK: `authenticators#${polling.authenticatorId}`, SK: 'META' },
+      }),
+    );
+
+    const findings = await integrityRun(deps, 'fix');
+
+    expect(findings).toContainEqual(
+      expect.objectContaining({
+        description: expect.stringContaining(
+          `names authenticators ${polling.authenticatorId} (updbAuthenticatorId), which does not exist`,
+        ),
+        fixed: true,
+      }),
+    );
+    expect((await poll(polling.token)).status).toBe(401);
   });
 
   it('reads the markers of attributes the identity gained since, after it, and answers their change', async () => {

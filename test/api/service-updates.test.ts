@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { lastChangeAt, NEVER_CHANGED } from '../../functions/client/service-updates.ts';
+import { SHARED_MARKER_LIFETIME_MS } from '../../functions/client/shared-markers.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 
@@ -27,11 +28,15 @@ describe('client GET /current-api-session/service-updates', () => {
     return response.body.data.lastChangeAt as string;
   };
 
-  /** The marker after `change` is later than before it (markers have millisecond resolution). */
+  /**
+   * The marker after `change` is later than before it (markers have millisecond resolution), once the markers the
+   * caller shares with others, which a poll may take from what the instance read a moment ago, have been read again.
+   */
   async function expectMovedBy(what: string, change: () => Promise<unknown>) {
     const before = await lastChange();
     await sleep(5);
     await change();
+    controller().advanceClock(SHARED_MARKER_LIFETIME_MS);
     const after = await lastChange();
     expect(after > before, `${what}: ${before} → ${after}`).toBe(true);
   }
@@ -41,6 +46,7 @@ describe('client GET /current-api-session/service-updates', () => {
     const before = await lastChange();
     await sleep(5);
     await change();
+    controller().advanceClock(SHARED_MARKER_LIFETIME_MS);
     expect(await lastChange(), what).toBe(before);
   }
 
