@@ -104,7 +104,24 @@ export interface ControllerSettings extends ApiLimits, FrontDoorSettings, TableC
   readonly logRetentionDays?: RetentionDays;
   /** Memory of each function in MB (128 to 10240); 1024 by default. */
   readonly memorySize?: number;
+  /**
+   * One successful read in this many gets its request summary line (`REQUEST_LOG_SAMPLE_RATE`); every failure, slow
+   * request and write gets one whatever this says. {@link DEFAULT_REQUEST_LOG_SAMPLE_RATE} by default; 1 logs every
+   * request.
+   */
+  readonly requestLogSampleRate?: number;
 }
+
+/**
+ * One successful read in a hundred is logged: a fleet's polls are nearly all its requests, and their lines nearly all
+ * its log bill (docs/performance.md, "A fleet's monthly bill"). That still leaves a 10,000-device fleet about a
+ * hundred lines a minute to see its traffic by; failures, slow requests and writes are all kept, and the metrics
+ * count every request apart.
+ */
+export const DEFAULT_REQUEST_LOG_SAMPLE_RATE = 100;
+
+/** The rarest sampling of successful reads: one in a million. */
+const MAX_REQUEST_LOG_SAMPLE_RATE = 1_000_000;
 
 /** What the app reads beside the controller's settings: the stack around it and where its alarms go. */
 export interface AppSettings extends ControllerSettings {
@@ -236,12 +253,13 @@ const RETENTION_DAYS = new Set<number>(Object.values(RetentionDays).filter((valu
 /** The settings beside the domains that a synth checks. */
 export type OtherSettings = Pick<
   ControllerSettings,
-  'tableName' | 'alarmEmail' | 'adminPasswordRotationDays' | 'logRetentionDays' | 'memorySize'
+  'tableName' | 'alarmEmail' | 'adminPasswordRotationDays' | 'logRetentionDays' | 'memorySize' | 'requestLogSampleRate'
 > & { readonly environment?: string };
 
 /** Why the settings other than the domains cannot make a working stack, or undefined when they can. */
 export function settingsProblem(settings: OtherSettings): string | undefined {
   const { environment, tableName, alarmEmail, adminPasswordRotationDays, logRetentionDays, memorySize } = settings;
+  const { requestLogSampleRate } = settings;
   if (environment !== undefined && !ENVIRONMENT.test(environment)) {
     return `environment must be lowercase letters, digits and hyphens (at most 20, a letter first), got ${JSON.stringify(environment)}`;
   }
@@ -262,6 +280,14 @@ export function settingsProblem(settings: OtherSettings): string | undefined {
   }
   if (memorySize !== undefined && (!Number.isInteger(memorySize) || memorySize < 128 || memorySize > 10240)) {
     return `memorySize must be an integer from 128 to 10240 (MB), got ${memorySize}`;
+  }
+  if (
+    requestLogSampleRate !== undefined &&
+    (!Number.isInteger(requestLogSampleRate) ||
+      requestLogSampleRate < 1 ||
+      requestLogSampleRate > MAX_REQUEST_LOG_SAMPLE_RATE)
+  ) {
+    return `requestLogSampleRate must be an integer from 1 (every request) to ${MAX_REQUEST_LOG_SAMPLE_RATE}, got ${requestLogSampleRate}`;
   }
   return undefined;
 }
@@ -342,6 +368,7 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
     adminPasswordRotationDays: optionalInteger('adminPasswordRotationDays', env.ZITI_ADMIN_PASSWORD_ROTATION_DAYS),
     logRetentionDays: optionalInteger('logRetentionDays', env.ZITI_LOG_RETENTION_DAYS),
     memorySize: optionalInteger('memorySize', env.ZITI_MEMORY_SIZE),
+    requestLogSampleRate: optionalInteger('requestLogSampleRate', env.ZITI_REQUEST_LOG_SAMPLE_RATE),
   };
   const othersProblem = settingsProblem(others);
   if (othersProblem) throw new Error(othersProblem);
