@@ -4,24 +4,27 @@ import {
   C_SDK_DAY,
   dynamoDbMonth,
   FIXED_ITEMS,
+  FLEET_ASSUMPTIONS,
   type FleetRequest,
   fixedMonth,
   fleetMonth,
   idleMonth,
   loadBalancerCapacityUnits,
+  loggedBytesPerRequest,
   type MeasuredRequest,
   monthlyRequests,
+  PLATFORM_LINES_LOGGED,
   restApiMonth,
 } from '../../bench/fleet-bill.ts';
 import { cheapestMemory, lambdaPerMillion, modelledMs } from '../../bench/lambda-memory.ts';
 
 /** The bill's arithmetic, on figures of the size the bench measures. */
 const MEASURED = new Map<FleetRequest, MeasuredRequest>([
-  ['poll', { readUnits: 3, writeUnits: 0, cpuMsPerRequest: 2, wavesPerRequest: 1 }],
-  ['refresh', { readUnits: 1.5, writeUnits: 4, cpuMsPerRequest: 3, wavesPerRequest: 2 }],
-  ['login', { readUnits: 6.5, writeUnits: 10, cpuMsPerRequest: 10, wavesPerRequest: 2 }],
-  ['serviceList', { readUnits: 6, writeUnits: 0, cpuMsPerRequest: 12, wavesPerRequest: 4 }],
-  ['dial', { readUnits: 10.5, writeUnits: 7, cpuMsPerRequest: 15, wavesPerRequest: 4 }],
+  ['poll', { readUnits: 3, writeUnits: 0, cpuMsPerRequest: 2, wavesPerRequest: 1, logBytes: 4 }],
+  ['refresh', { readUnits: 1.5, writeUnits: 4, cpuMsPerRequest: 3, wavesPerRequest: 2, logBytes: 4 }],
+  ['login', { readUnits: 6.5, writeUnits: 10, cpuMsPerRequest: 10, wavesPerRequest: 2, logBytes: 900 }],
+  ['serviceList', { readUnits: 6, writeUnits: 0, cpuMsPerRequest: 12, wavesPerRequest: 4, logBytes: 4 }],
+  ['dial', { readUnits: 10.5, writeUnits: 7, cpuMsPerRequest: 15, wavesPerRequest: 4, logBytes: 400 }],
 ]);
 const MEMORY = () => 512;
 
@@ -66,6 +69,17 @@ describe("a fleet's month", () => {
     );
   });
 
+  it('prices the logs from the bytes each request logs, without Lambda platform lines at the WARN system level', () => {
+    const month = fleetMonth(10_000, 'alb', 'on-demand', MEASURED, MEMORY);
+    const byKind = monthlyRequests(10_000);
+    const bytes = C_SDK_DAY.reduce(
+      (sum, kind) => sum + byKind.get(kind.request)! * MEASURED.get(kind.request)!.logBytes,
+      0,
+    );
+    expect(PLATFORM_LINES_LOGGED).toBe(false);
+    expect(month.logs).toBeCloseTo((bytes / 1e9) * FLEET_PRICES.cloudWatch.logsIngestedGb, 9);
+  });
+
   it('prices REST requests by tier: 333 M at $3.50, the next 667 M at $2.80', () => {
     expect(restApiMonth(100_000_000)).toBeCloseTo(350, 9);
     expect(restApiMonth(457_200_000)).toBeCloseTo(333 * 3.5 + 124.2 * 2.8, 6);
@@ -98,6 +112,29 @@ describe("a fleet's month", () => {
     expect(idleMonth('rest')).toBeCloseTo(fixedMonth(), 9);
     expect(idleMonth('alb')).toBeCloseTo(fixedMonth() + 730 * FLEET_PRICES.alb.hour, 9);
     expect(idleMonth('rest')).toBeLessThanOrEqual(25);
+  });
+});
+
+describe('the bytes a request logs', () => {
+  const extra = FLEET_ASSUMPTIONS.deployedLineExtraBytes;
+  const read = JSON.stringify({ level: 'INFO', message: 'request', method: 'GET', status: 200, sampleRate: 1 });
+  const failure = JSON.stringify({
+    level: 'INFO',
+    message: 'request',
+    method: 'GET',
+    status: 401,
+    code: 'UNAUTHORIZED',
+  });
+
+  it('counts a sampled line at the rate the stack samples, as that line would print, and every other line whole', () => {
+    const sampledAt100 = JSON.stringify({ ...JSON.parse(read), sampleRate: 100 });
+    expect(loggedBytesPerRequest([read], 1, 100)).toBeCloseTo((sampledAt100.length + extra) / 100, 9);
+    expect(loggedBytesPerRequest([failure], 1, 100)).toBeCloseTo(failure.length + extra, 9);
+  });
+
+  it('averages over the requests the lines were printed for', () => {
+    expect(loggedBytesPerRequest([failure, failure], 4, 100)).toBeCloseTo((2 * (failure.length + extra)) / 4, 9);
+    expect(loggedBytesPerRequest([], 10, 100)).toBe(0);
   });
 });
 
