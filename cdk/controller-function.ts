@@ -58,9 +58,9 @@ export const METRICS_NAMESPACE = 'ZitiController';
 export const APPLICATION_LOG_LEVEL = ApplicationLogLevel.INFO;
 
 /**
- * The level of Lambda's own lines: WARN leaves out the START, END and REPORT lines of every healthy invocation (two
- * thirds of a fleet's log bytes before sampling, `docs/performance.md`). Lambda's metrics (Duration, Errors,
- * Throttles, ConcurrentExecutions) do not come from them, and no alarm or metric filter reads them
+ * The level of Lambda's own lines: WARN leaves out the START, END and REPORT lines of every healthy invocation (some
+ * 900 bytes of JSON each, more than a request's own summary line: `docs/performance.md`). Lambda's metrics
+ * (Duration, Errors, Throttles, ConcurrentExecutions) do not come from them, and no alarm or metric filter reads them
  * (`controller-monitoring.ts`); a request's duration and outcome are in its summary line where one is written.
  */
 export const SYSTEM_LOG_LEVEL = SystemLogLevel.WARN;
