@@ -32,19 +32,21 @@ export interface BenchController {
 }
 
 /**
- * Starts a controller on the table `tableName` with a silent logger and a clock the part may move; `configured`
- * adjusts the configuration first (a trusted JWKS provider, say).
+ * Starts a controller on the table `tableName` with a clock the part may move; `configured` adjusts the configuration
+ * first (a trusted JWKS provider, say). Its logger prints each line through `writeLog`: nowhere unless the part
+ * weighs what is logged.
  */
 export async function startBenchController(
   tableName: string,
   options: BenchControllerOptions,
   configured: (config: ControllerConfig) => ControllerConfig = (config) => config,
+  writeLog: (line: string) => void = () => undefined,
 ): Promise<BenchController> {
   const config = configured(benchConfig(tableName, options.dynamoDbEndpoint));
   let clockOffsetMs = 0;
   const deps: Deps = {
     ...createDeps(config),
-    logger: createLogger({}, { write: () => undefined }),
+    logger: createLogger({}, { write: writeLog }),
     now: () => new Date(Date.now() + clockOffsetMs),
   };
   const meter = createBenchMeter(deps);

@@ -1,7 +1,7 @@
 import type { SessionBenchOptions } from './api-session-bench.ts';
 import { createBenchClient } from './bench-client.ts';
 import { startBenchController } from './bench-controller.ts';
-import type { FleetRequest } from './fleet-bill.ts';
+import { type FleetRequest, loggedBytesPerRequest } from './fleet-bill.ts';
 import { BASE, expectStatus, login } from './identity-scenarios.ts';
 import { measureOperation, type OperationFigures } from './measure-operation.ts';
 import { csr } from './pki-bench.ts';
@@ -12,6 +12,8 @@ const CLIENT = '/edge/client/v1';
 export interface FleetRow {
   readonly request: FleetRequest | 'authenticated';
   readonly figures: OperationFigures;
+  /** The bytes its lines cost on AWS, sampling applied (`loggedBytesPerRequest`). */
+  readonly logBytes: number;
 }
 
 /** A minute and a second: a session refresh that comes every 20 minutes always finds its touch due. */
@@ -23,10 +25,12 @@ const PAST_TOUCH_MS = 61_000;
  * router both policies reach. Each request as the C SDK sends it: the poll (nothing moves the clock: within a
  * session's life it neither writes nor needs to), the session refresh with the clock moved past the touch interval
  * before each (as 20 minutes apart), a certificate login, the service list, and a fresh Dial (the previous session
- * deleted before each, uncounted).
+ * deleted before each, uncounted). The lines the handlers print while a request runs (every one: the local sampling)
+ * are what it logs; what the preparing requests print is not.
  */
 export async function fleetBillBench(options: SessionBenchOptions): Promise<FleetRow[]> {
-  const bench = await startBenchController('bench-bill', options);
+  let logged: string[] | undefined;
+  const bench = await startBenchController('bench-bill', options, undefined, (line) => logged?.push(line));
   const { client, meter, origin } = bench;
   const admin = await login(client, options.adminUsername, options.adminPassword);
   const create = async (path: string, body: unknown) =>
@@ -124,7 +128,19 @@ export async function fleetBillBench(options: SessionBenchOptions): Promise<Flee
       const rows: FleetRow[] = [];
       for (const [kind, run, prepare] of measured) {
         options.progress(kind);
-        rows.push({ request: kind, figures: await measureOperation(run, meter, options.measure, prepare) });
+        const lines: string[] = [];
+        let runs = 0;
+        const runLogged = async () => {
+          logged = lines;
+          try {
+            await run();
+            runs++;
+          } finally {
+            logged = undefined;
+          }
+        };
+        const figures = await measureOperation(runLogged, meter, options.measure, prepare);
+        rows.push({ request: kind, figures, logBytes: loggedBytesPerRequest(lines, runs) });
       }
       return rows;
     } finally {

@@ -1,3 +1,4 @@
+import { DEFAULT_REQUEST_LOG_SAMPLE_RATE } from '../cdk/controller-settings.ts';
 import { functionMemoryMb } from '../cdk/function-memory.ts';
 import { AWS_PRICES, FLEET_PRICES } from './aws-prices.ts';
 import { dynamoDbOnDemandPerMillion } from './dynamodb-on-demand.ts';
@@ -15,6 +16,7 @@ import {
   fleetMonth,
   idleMonth,
   type MeasuredRequest,
+  PLATFORM_LINES_LOGGED,
 } from './fleet-bill.ts';
 import type { FleetRow } from './fleet-bill-bench.ts';
 import {
@@ -52,13 +54,14 @@ const count = (value: number) => Math.round(value).toLocaleString('en-US');
 
 function measuredOf(rows: readonly FleetRow[]): Map<FleetRequest | 'authenticated', MeasuredRequest> {
   return new Map(
-    rows.map(({ request, figures }): [FleetRequest | 'authenticated', MeasuredRequest] => [
+    rows.map(({ request, figures, logBytes }): [FleetRequest | 'authenticated', MeasuredRequest] => [
       request,
       {
         readUnits: figures.readUnitsPerOp,
         writeUnits: figures.writeUnitsPerOp,
         cpuMsPerRequest: figures.cpuMsPerOp,
         wavesPerRequest: figures.wavesPerOp,
+        logBytes,
       },
     ]),
   );
@@ -216,6 +219,20 @@ function billTable(months: readonly FleetMonth[]): string {
   );
 }
 
+/** What each request logs on AWS, measured: the handlers' lines with the stack's sampling, and Lambda's own. */
+function logsLine(measured: ReadonlyMap<FleetRequest | 'authenticated', MeasuredRequest>): string {
+  const perKind = C_SDK_DAY.map((kind) => `${kind.request} ${Math.round(measured.get(kind.request)?.logBytes ?? 0)}`);
+  const platform = PLATFORM_LINES_LOGGED
+    ? `plus Lambda's START, END and REPORT lines (${FLEET_ASSUMPTIONS.platformLogBytesPerInvocation} bytes an invocation)`
+    : `Lambda's START, END and REPORT lines left out (system log level WARN; they would add ` +
+      `${FLEET_ASSUMPTIONS.platformLogBytesPerInvocation} bytes an invocation)`;
+  return (
+    `Logs: the bytes the handlers print per request, measured, one successful read in ` +
+    `${DEFAULT_REQUEST_LOG_SAMPLE_RATE} logged as the stack deploys (failures, slow requests and writes all): ` +
+    `${perKind.join(', ')}; ${platform}; at $${FLEET_PRICES.cloudWatch.logsIngestedGb} a GB ingested.`
+  );
+}
+
 /** The bill section: the requests, the memory choice, the month per fleet, the idle month and what is assumed. */
 export function fleetBillReport(rows: readonly FleetRow[]): string {
   const measured = measuredOf(rows);
@@ -248,12 +265,15 @@ export function fleetBillReport(rows: readonly FleetRow[]): string {
     '',
     billTable(months),
     '',
+    logsLine(measured),
+    '',
     `Idle network (no traffic; on-demand DynamoDB, Lambda, API Gateway and logs cost nothing idle), a month: ${idle}.`,
     '',
     `Assumed, not measured: ${FLEET_ASSUMPTIONS.bytesPerRequest.toLocaleString('en-US')} bytes and ` +
       `${FLEET_ASSUMPTIONS.newConnectionsPerRequest} new connection per request at the load balancer (the binding LCU ` +
       `dimension is the largest of new connections, active connections, processed bytes and rule evaluations), ` +
-      `${FLEET_ASSUMPTIONS.logBytesPerRequest} log bytes ingested per request, provisioned capacity at ` +
+      `${FLEET_ASSUMPTIONS.deployedLineExtraBytes} bytes more per log line in Lambda than locally (a longer function ` +
+      `name and ARN, the X-Ray trace id), provisioned capacity at ` +
       `${FLEET_ASSUMPTIONS.autoScalingTargetUtilisation * 100}% utilisation of a steady load. Prices of ` +
       `${FLEET_PRICES.asOf} and ${AWS_PRICES.asOf} (\`bench/aws-prices.ts\`).`,
   ].join('\n');

@@ -1,5 +1,8 @@
+import { SystemLogLevel } from 'aws-cdk-lib/aws-lambda';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { TABLE_KEYS } from '#shared/store/table-definition.ts';
+import { SYSTEM_LOG_LEVEL } from '../cdk/controller-function.ts';
+import { DEFAULT_REQUEST_LOG_SAMPLE_RATE } from '../cdk/controller-settings.ts';
 import { functionSources } from '../cdk/operation-groups.ts';
 import { DEFAULT_PROVISIONED_CAPACITY } from '../cdk/table-capacity.ts';
 import { AWS_PRICES, FLEET_PRICES } from './aws-prices.ts';
@@ -54,6 +57,8 @@ const SECONDS_PER_MONTH = DAYS_PER_MONTH * 24 * 3600;
 export interface MeasuredRequest extends CpuAndWaves {
   readonly readUnits: number;
   readonly writeUnits: number;
+  /** The bytes the handlers log for one such request on AWS, sampling applied ({@link loggedBytesPerRequest}). */
+  readonly logBytes: number;
 }
 
 export type FrontDoor = 'rest' | 'alb';
@@ -122,8 +127,16 @@ export const FLEET_ASSUMPTIONS = {
    * (`cdk/load-balancer-rules.ts`, `FLEET_PATHS`; a CDK test holds them to this), within the 10 free.
    */
   rulesPerRequest: 5,
-  /** Log bytes ingested per request: the request's summary line with its context, and Lambda's START/END/REPORT. */
-  logBytesPerRequest: 700,
+  /**
+   * Bytes a deployed function's log line has beyond the same line printed locally: its function name and ARN are
+   * longer (`ZitiController-prod-ClientFunction…`) and the X-Ray trace id is added.
+   */
+  deployedLineExtraBytes: 150,
+  /**
+   * Lambda's own JSON lines of an invocation (`platform.start`, `platform.runtimeDone`, `platform.report` with its
+   * X-Ray fields), when the system log level lets them through: INFO or DEBUG, not the stack's WARN.
+   */
+  platformLogBytesPerInvocation: 900,
   /** Provisioned capacity is kept by auto scaling at this utilisation of what it provisions (AWS's default). */
   autoScalingTargetUtilisation: 0.7,
 } as const;
@@ -237,7 +250,7 @@ export function fleetMonth(
   // A web ACL bills every request it inspects: it cannot leave the poll's path out.
   const waf = firewall ? (requests / 1e6) * FLEET_PRICES.waf.perMillionRequests : 0;
   const dynamoDb = dynamoDbMonth(readUnits, writeUnits, capacity);
-  const logs = ((requests * FLEET_ASSUMPTIONS.logBytesPerRequest) / 1e9) * FLEET_PRICES.cloudWatch.logsIngestedGb;
+  const logs = (logBytesOf(byKind, measured, day) / 1e9) * FLEET_PRICES.cloudWatch.logsIngestedGb;
   const fixed = fixedMonth(fixedItems(door));
   return {
     devices,
@@ -259,5 +272,42 @@ export function fleetMonth(
 export function idleMonth(door: Door): number {
   return (
     fixedMonth(fixedItems(door)) + (door.frontDoor === 'alb' ? FLEET_PRICES.hoursPerMonth * FLEET_PRICES.alb.hour : 0)
+  );
+}
+
+/** Whether Lambda writes its START, END and REPORT lines at the stack's system log level (`controller-function.ts`). */
+export const PLATFORM_LINES_LOGGED = SYSTEM_LOG_LEVEL !== SystemLogLevel.WARN;
+
+/**
+ * The bytes one request's lines cost on AWS, from the lines the handlers printed for `requests` of them with every
+ * line written (`npm start`'s sampling): a summary line that sampling would leave out (it says `sampleRate`) counts
+ * `1 / sampleRate` of itself, as the stack samples ({@link DEFAULT_REQUEST_LOG_SAMPLE_RATE}, and its `sampleRate`
+ * says so); every other line counts whole. Each line gets what a deployed function's context adds.
+ */
+export function loggedBytesPerRequest(
+  lines: readonly string[],
+  requests: number,
+  sampleRate: number = DEFAULT_REQUEST_LOG_SAMPLE_RATE,
+): number {
+  let bytes = 0;
+  for (const line of lines) {
+    const parsed = JSON.parse(line) as Record<string, unknown>;
+    const sampled = typeof parsed.sampleRate === 'number';
+    const printed = sampled ? JSON.stringify({ ...parsed, sampleRate }) : line;
+    bytes += (Buffer.byteLength(printed) + FLEET_ASSUMPTIONS.deployedLineExtraBytes) / (sampled ? sampleRate : 1);
+  }
+  return bytes / requests;
+}
+
+/** The log bytes a month of these requests ingests: the handlers' lines, and Lambda's where its level lets them by. */
+function logBytesOf(
+  byKind: ReadonlyMap<FleetRequest, number>,
+  measured: ReadonlyMap<string, MeasuredRequest>,
+  day: readonly FleetRequestKind[],
+): number {
+  const platform = PLATFORM_LINES_LOGGED ? FLEET_ASSUMPTIONS.platformLogBytesPerInvocation : 0;
+  return day.reduce(
+    (sum, kind) => sum + (byKind.get(kind.request) ?? 0) * ((measured.get(kind.request)?.logBytes ?? 0) + platform),
+    0,
   );
 }

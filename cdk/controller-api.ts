@@ -15,7 +15,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { loginResources } from '#shared/rate-limit/login-routes.ts';
 import type { OperationGroup, Route } from '#shared/routes/route.ts';
-import { REQUEST_DEADLINE } from './controller-function.ts';
+import { keptAs, type LogGroupKeeping, REQUEST_DEADLINE } from './controller-function.ts';
 import { loginThrottling, type Throttle } from './login-throttling.ts';
 import { type RestApiDefinition, restApiDefinition } from './rest-api-definition.ts';
 
@@ -35,6 +35,8 @@ export interface ControllerApiProps {
   readonly detailedMetrics?: boolean;
   /** How long the access logs are kept; three months by default. */
   readonly accessLogRetention?: RetentionDays;
+  /** The access logs' key, and whether they outlive the stack (by default they do, unencrypted by a key of ours). */
+  readonly accessLogKeeping?: LogGroupKeeping;
   /** Stage-wide throttling: steady requests per second, and how many more may arrive at once. */
   readonly throttling: Throttle;
   /**
@@ -113,10 +115,10 @@ export class ControllerApi extends Construct {
   constructor(scope: Construct, id: string, props: ControllerApiProps) {
     super(scope, id);
 
-    // Who called what, kept past the stack's deletion for audits.
+    // Who called what, for audits: kept past the stack's deletion unless the stack says otherwise (outside production).
     const accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: props.accessLogRetention ?? RetentionDays.THREE_MONTHS,
-      removalPolicy: RemovalPolicy.RETAIN,
+      ...keptAs({ retain: true, ...props.accessLogKeeping }),
     });
 
     const restApiName = `${Stack.of(this).stackName}-api`;

@@ -1,4 +1,4 @@
-import { ArnFormat, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Stack } from 'aws-cdk-lib';
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import type { IApplicationLoadBalancer } from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -8,6 +8,7 @@ import type { ErrorCode } from '#shared/errors/error-codes.ts';
 import { CORS_RESPONSE_HEADERS } from '#shared/http/cors.ts';
 import { API_VERSION_META } from '#shared/http/envelope.ts';
 import { LOGIN_PATH_PATTERN } from '#shared/rate-limit/login-routes.ts';
+import { keptAs, type LogGroupKeeping } from './controller-function.ts';
 
 export interface ControllerFirewallProps {
   /** The API stage the web ACL guards (the REST API front door). */
@@ -20,6 +21,8 @@ export interface ControllerFirewallProps {
   readonly loginRateLimit?: number;
   /** How long the web ACL's log (what it blocked or counted) is kept; three months by default. */
   readonly logRetention?: RetentionDays;
+  /** The log's key, and whether it outlives the stack (by default it does, unencrypted by a key of ours). */
+  readonly logKeeping?: LogGroupKeeping;
 }
 
 /**
@@ -224,7 +227,7 @@ export class ControllerFirewall extends Construct {
       logGroupName,
       retention: props.logRetention ?? RetentionDays.THREE_MONTHS,
       // What was refused, and from where, is evidence for after the stack is gone, as the API's access logs are.
-      removalPolicy: RemovalPolicy.RETAIN,
+      ...keptAs({ retain: true, ...props.logKeeping }),
     });
     const logging = new CfnLoggingConfiguration(this, 'Logging', {
       resourceArn: this.webAcl.attrArn,

@@ -1,9 +1,18 @@
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { Alias, Architecture, Code, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import {
+  Alias,
+  ApplicationLogLevel,
+  Architecture,
+  Code,
+  LoggingFormat,
+  Runtime,
+  SystemLogLevel,
+  Tracing,
+} from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup, type LogGroupProps, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type BuildStamp, buildStampDefine } from './build-stamp.ts';
 import { bundledFunctionCode } from './function-bundle.ts';
@@ -42,6 +51,21 @@ const FUNCTION_TIMEOUT = REQUEST_DEADLINE.plus(Duration.seconds(2));
 export const METRICS_NAMESPACE = 'ZitiController';
 
 /**
+ * The level of the functions' own lines, the code's (`POWERTOOLS_LOG_LEVEL`) and Lambda's filter alike, so that Lambda
+ * drops nothing the code writes and Powertools does not warn of a mismatch. Not WARN: Lambda counts a JSON line
+ * without a `level` as INFO, and the EMF documents the metrics come from have none.
+ */
+export const APPLICATION_LOG_LEVEL = ApplicationLogLevel.INFO;
+
+/**
+ * The level of Lambda's own lines: WARN leaves out the START, END and REPORT lines of every healthy invocation (some
+ * 900 bytes of JSON each, more than a request's own summary line: `docs/performance.md`). Lambda's metrics
+ * (Duration, Errors, Throttles, ConcurrentExecutions) do not come from them, and no alarm or metric filter reads them
+ * (`controller-monitoring.ts`); a request's duration and outcome are in its summary line where one is written.
+ */
+export const SYSTEM_LOG_LEVEL = SystemLogLevel.WARN;
+
+/**
  * Powertools' settings on every function: the service is the stack (`ZitiController-<environment>`), so the metrics'
  * `service` dimension and the log lines' `service` key tell environments apart in one account; INFO logs.
  */
@@ -49,7 +73,7 @@ export function powertoolsEnvironment(scope: Construct): Record<string, string> 
   return {
     POWERTOOLS_SERVICE_NAME: Stack.of(scope).stackName,
     POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
-    POWERTOOLS_LOG_LEVEL: 'INFO',
+    POWERTOOLS_LOG_LEVEL: APPLICATION_LOG_LEVEL,
     // Responses carry session tokens and secrets: never copied into traces (the middleware says so too).
     POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false',
   };
@@ -76,9 +100,13 @@ export interface ControllerFunctionProps {
 }
 
 /** How a function's log group is kept. */
-export interface FunctionLogOptions {
+export interface FunctionLogOptions extends LogGroupKeeping {
   /** Defaults to {@link DEFAULT_LOG_RETENTION}. */
   readonly retention?: RetentionDays;
+}
+
+/** How every log group of the stack is kept, whatever its retention: the functions', the API's, the firewall's. */
+export interface LogGroupKeeping {
   /**
    * The KMS key the log group is encrypted under (`ControllerKeys.logs`, whose policy lets CloudWatch Logs use it for
    * the account's log groups); CloudWatch Logs' own encryption without one.
@@ -91,16 +119,20 @@ export interface FunctionLogOptions {
   readonly retain?: boolean;
 }
 
+/** A log group's removal policy and key from how it is kept. */
+export function keptAs(keeping: LogGroupKeeping = {}): Pick<LogGroupProps, 'removalPolicy' | 'encryptionKey'> {
+  return {
+    removalPolicy: keeping.retain === true ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    ...(keeping.encryptionKey ? { encryptionKey: keeping.encryptionKey } : {}),
+  };
+}
+
 /**
  * The log group of one function of the stack. Logs are for operating the function: they age out after
  * `retention`, and outlive the stack only where `retain` says so (production).
  */
 export function functionLogGroup(scope: Construct, id: string, options: FunctionLogOptions = {}): LogGroup {
-  return new LogGroup(scope, id, {
-    retention: options.retention ?? DEFAULT_LOG_RETENTION,
-    removalPolicy: options.retain === true ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-    ...(options.encryptionKey ? { encryptionKey: options.encryptionKey } : {}),
-  });
+  return new LogGroup(scope, id, { retention: options.retention ?? DEFAULT_LOG_RETENTION, ...keptAs(options) });
 }
 
 /**
@@ -138,6 +170,8 @@ export class ControllerFunction extends NodejsFunction {
       timeout: props.timeout ?? FUNCTION_TIMEOUT,
       environment: { NODE_OPTIONS: '--enable-source-maps', ...powertoolsEnvironment(scope), ...props.environment },
       loggingFormat: LoggingFormat.JSON,
+      applicationLogLevelV2: APPLICATION_LOG_LEVEL,
+      systemLogLevelV2: SYSTEM_LOG_LEVEL,
       logGroup,
       role,
       tracing: Tracing.ACTIVE,

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -7,7 +7,7 @@ import { DefinitionBody, LogLevel, StateMachine } from 'aws-cdk-lib/aws-stepfunc
 import { Construct } from 'constructs';
 import { integrityStateMachineDefinition } from '#shared/integrity/state-machine-definition.ts';
 import type { BuildStamp } from './build-stamp.ts';
-import { ControllerFunction, DEFAULT_LOG_RETENTION, type FunctionLogOptions } from './controller-function.ts';
+import { ControllerFunction, DEFAULT_LOG_RETENTION, type FunctionLogOptions, keptAs } from './controller-function.ts';
 import { grantTableData } from './controller-table.ts';
 import { tableActionsOf } from './operation-groups.ts';
 
@@ -18,7 +18,7 @@ export interface ControllerIntegrityProps {
   readonly databaseFunction: IFunction & { addEnvironment(name: string, value: string): unknown };
   readonly buildStamp: BuildStamp;
   readonly memorySize?: number;
-  /** How the functions' log groups are kept. */
+  /** How the functions' log groups, and the state machine's, are kept. */
   readonly logs?: FunctionLogOptions;
 }
 
@@ -54,7 +54,7 @@ export class ControllerIntegrity extends Construct {
       logs: {
         destination: new LogGroup(this, 'StateMachineLogs', {
           retention: props.logs?.retention ?? DEFAULT_LOG_RETENTION,
-          removalPolicy: RemovalPolicy.DESTROY,
+          ...keptAs(props.logs),
         }),
         level: LogLevel.ALL,
         includeExecutionData: false,

@@ -104,7 +104,24 @@ export interface ControllerSettings extends Partial<ApiLimits>, FrontDoorSetting
   readonly logRetentionDays?: RetentionDays;
   /** Memory of each function in MB (128 to 10240); 1024 by default. */
   readonly memorySize?: number;
+  /**
+   * One successful read in this many gets its request summary line (`REQUEST_LOG_SAMPLE_RATE`); every failure, slow
+   * request and write gets one whatever this says. {@link DEFAULT_REQUEST_LOG_SAMPLE_RATE} by default; 1 logs every
+   * request.
+   */
+  readonly requestLogSampleRate?: number;
 }
+
+/**
+ * One successful read in a hundred is logged: a fleet's polls are nearly all its requests, and their lines nearly all
+ * its log bill (docs/performance.md, "A fleet's monthly bill"). That still leaves a 10,000-device fleet about a
+ * hundred lines a minute to see its traffic by; failures, slow requests and writes are all kept, and the metrics
+ * count every request apart.
+ */
+export const DEFAULT_REQUEST_LOG_SAMPLE_RATE = 100;
+
+/** The rarest sampling of successful reads: one in a million. */
+const MAX_REQUEST_LOG_SAMPLE_RATE = 1_000_000;
 
 /** What the app reads beside the controller's settings: the stack around it and where its alarms go. */
 export interface AppSettings extends ControllerSettings {
@@ -242,6 +259,7 @@ export type OtherSettings = Partial<
     | 'logRetentionDays'
     | 'memorySize'
     | 'apiSessionTimeoutMinutes'
+    | 'requestLogSampleRate'
     | keyof ApiLimits
   >
 > & { readonly environment?: string };
@@ -281,6 +299,7 @@ function integerProblem(settings: OtherSettings): string | undefined {
  */
 export function settingsProblem(settings: OtherSettings): string | undefined {
   const { environment, tableName, alarmEmail, adminPasswordRotationDays, logRetentionDays, memorySize } = settings;
+  const { requestLogSampleRate } = settings;
   if (environment !== undefined && !ENVIRONMENT.test(environment)) {
     return `environment must be lowercase letters, digits and hyphens (at most 20, a letter first), got ${JSON.stringify(environment)}`;
   }
@@ -301,6 +320,14 @@ export function settingsProblem(settings: OtherSettings): string | undefined {
   }
   if (memorySize !== undefined && (!Number.isInteger(memorySize) || memorySize < 128 || memorySize > 10240)) {
     return `memorySize must be an integer from 128 to 10240 (MB), got ${memorySize}`;
+  }
+  if (
+    requestLogSampleRate !== undefined &&
+    (!Number.isInteger(requestLogSampleRate) ||
+      requestLogSampleRate < 1 ||
+      requestLogSampleRate > MAX_REQUEST_LOG_SAMPLE_RATE)
+  ) {
+    return `requestLogSampleRate must be an integer from 1 (every request) to ${MAX_REQUEST_LOG_SAMPLE_RATE}, got ${requestLogSampleRate}`;
   }
   return integerProblem(settings);
 }
@@ -373,6 +400,7 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
     fleetSize: optionalInteger('fleetSize', env.ZITI_FLEET_SIZE),
     loginRateLimit: optionalInteger('loginRateLimit', env.ZITI_LOGIN_RATE_LIMIT),
     loginBurstLimit: optionalInteger('loginBurstLimit', env.ZITI_LOGIN_BURST_LIMIT),
+    requestLogSampleRate: optionalInteger('requestLogSampleRate', env.ZITI_REQUEST_LOG_SAMPLE_RATE),
   };
   const othersProblem = settingsProblem(others);
   if (othersProblem) throw new Error(othersProblem);

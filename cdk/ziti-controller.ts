@@ -12,7 +12,7 @@ import { ControllerApi } from './controller-api.ts';
 import { ControllerBootstrap } from './controller-bootstrap.ts';
 import { ControllerDomain } from './controller-domain.ts';
 import { ControllerFirewall } from './controller-firewall.ts';
-import { ControllerFunction, type FunctionLogOptions } from './controller-function.ts';
+import { ControllerFunction, type FunctionLogOptions, type LogGroupKeeping } from './controller-function.ts';
 import { ControllerIntegrity } from './controller-integrity.ts';
 import { ControllerKeys, SECRET_GROUPS, SIGNING_GROUPS } from './controller-keys.ts';
 import { ControllerLoadBalancer, clientCertificateHeaderName } from './controller-load-balancer.ts';
@@ -23,6 +23,7 @@ import {
   type ControllerSettings,
   DEFAULT_API_LIMITS,
   DEFAULT_ENVIRONMENT,
+  DEFAULT_REQUEST_LOG_SAMPLE_RATE,
   domainSettingsProblem,
   isProduction,
   settingsProblem,
@@ -106,11 +107,13 @@ export class ZitiController extends Construct {
 
     // PKI: the network root CA, signing CA and enrollment JWT keys, usable only by the groups that sign with them.
     this.keys = new ControllerKeys(this, 'Keys');
-    // Every function's log group: encrypted under the stack's logs key, and kept past the stack in production.
+    // Every log group (the functions', the state machine's, the access log, the firewall's): encrypted under the
+    // stack's logs key, and kept past the stack in production. Elsewhere they go with it: a kept firewall log, whose
+    // name is the stack's, would stop a stack of the same name from being deployed again.
+    const keeping: LogGroupKeeping = { encryptionKey: this.keys.logs, retain: isProduction(this.environment) };
     const logs: FunctionLogOptions = {
       ...(props.logRetentionDays ? { retention: props.logRetentionDays } : {}),
-      encryptionKey: this.keys.logs,
-      retain: isProduction(this.environment),
+      ...keeping,
     };
 
     const routes = props.routes ?? ROUTES;
@@ -128,6 +131,7 @@ export class ZitiController extends Construct {
           TABLE_NAME: this.table.tableName,
           API_SESSION_TIMEOUT_MINUTES: String(props.apiSessionTimeoutMinutes ?? 30),
           JWKS_ALLOW_PRIVATE_IPS: String(props.jwksAllowPrivateAddresses === true),
+          REQUEST_LOG_SAMPLE_RATE: String(props.requestLogSampleRate ?? DEFAULT_REQUEST_LOG_SAMPLE_RATE),
           // Which events arrive (API Gateway's or the load balancer's), and where a client certificate is read from.
           ...frontDoorEnvironment(frontDoor),
           ...(clientCertificateHeader ? { ALB_CLIENT_CERT_HEADER: clientCertificateHeader } : {}),
@@ -170,6 +174,7 @@ export class ZitiController extends Construct {
         routes,
         functions: aliases,
         stageName: this.environment,
+        accessLogKeeping: keeping,
         ...(props.apiGatewayCloudWatchRole ? { cloudWatchRole: true } : {}),
         ...(props.detailedMetrics ? { detailedMetrics: true } : {}),
         throttling: {
@@ -227,6 +232,7 @@ export class ZitiController extends Construct {
         ...(this.api ? { stage: this.api.restApi.deploymentStage } : {}),
         ...(this.loadBalancer ? { loadBalancer: this.loadBalancer.loadBalancer } : {}),
         rateLimit: props.firewallRateLimit ?? DEFAULT_API_LIMITS.firewallRateLimit,
+        logKeeping: keeping,
       });
     } else {
       this.api?.acknowledgeNoFirewall();

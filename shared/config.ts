@@ -62,6 +62,18 @@ export interface JwksConfig {
   readonly allowPrivateAddresses: boolean;
 }
 
+/**
+ * Which requests get their summary line (`shared/http/middleware/request-summary.ts`). Every failure, every slow
+ * request and every write is logged; a successful read only one time in `sampleRate`, chosen at random, its line
+ * saying so (`sampleRate`) so that counts can be scaled back.
+ */
+export interface RequestLogConfig {
+  /** One successful read in this many is logged (1: every one). */
+  readonly sampleRate: number;
+  /** A request taking at least this long (ms) is logged whatever its outcome. */
+  readonly slowMs: number;
+}
+
 /** The S3 object API Gateway's mutual TLS reads its trusted CAs from, and the custom domain that uses it. */
 export interface TruststoreConfig {
   readonly bucket: string;
@@ -136,6 +148,7 @@ export interface ControllerConfig {
    * function); unset, no metrics are emitted: `npm start` and the tests print no EMF unless they name one.
    */
   readonly metricsNamespace: string | undefined;
+  readonly requestLog: RequestLogConfig;
   readonly version: string;
   readonly revision: string;
   readonly buildDate: string;
@@ -269,6 +282,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
       windowSeconds: positiveInteger('LOGIN_RATE_LIMIT_WINDOW_SECONDS', env.LOGIN_RATE_LIMIT_WINDOW_SECONDS, 60, 1),
     },
     metricsNamespace: env.POWERTOOLS_METRICS_NAMESPACE || undefined,
+    // Every line unless told: `npm start` and the tests see each request; the stack sets its own rate.
+    requestLog: {
+      sampleRate: positiveInteger('REQUEST_LOG_SAMPLE_RATE', env.REQUEST_LOG_SAMPLE_RATE, 1, 1),
+      slowMs: positiveInteger('REQUEST_LOG_SLOW_MS', env.REQUEST_LOG_SLOW_MS, 1000, 0),
+    },
     mfaRateLimit: {
       perIdentity: positiveInteger('MFA_RATE_LIMIT_PER_IDENTITY', env.MFA_RATE_LIMIT_PER_IDENTITY, 10, 0),
       perSourceAndIdentity: positiveInteger(

@@ -72,7 +72,7 @@ export function createGroupHandler(group: OperationGroup, operations: OperationM
     .use(lambdaContextLogging(deps))
     .use(tracingMiddleware())
     .use(errorEnvelope(deps))
-    .use(requestLogging(() => deps().logger))
+    .use(requestLogging(deps))
     .use(albEvents(deps))
     .use(httpEventNormalizer())
     .use(httpHeaderNormalizer())

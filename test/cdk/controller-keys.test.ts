@@ -267,6 +267,14 @@ describe('the admin password secret', () => {
   });
 });
 
+/** A stack of another environment, with the controller's other settings left to their defaults. */
+const synth = (id: string, environment: string) => {
+  const otherApp = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+  new ControllerStack(otherApp, id, { environment });
+  return (otherApp.synth().getStackByName(id).template as { Resources: Record<string, CfnResource> }).Resources;
+};
+const devResources = synth('DevKeysController', 'dev');
+
 describe("the functions' log groups", () => {
   const functionLogGroups = (template: Record<string, CfnResource>) =>
     Object.values(template)
@@ -308,15 +316,50 @@ describe("the functions' log groups", () => {
   });
 
   it('outlive the stack in production and go with it elsewhere', () => {
-    const synth = (id: string, environment: string) => {
-      const otherApp = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
-      new ControllerStack(otherApp, id, { environment });
-      return (otherApp.synth().getStackByName(id).template as { Resources: Record<string, CfnResource> }).Resources;
-    };
     // The stack above is production (the default environment).
     for (const [id, logGroup] of functionLogGroups(resources)) expect(logGroup.DeletionPolicy, id).toBe('Retain');
-    const dev = functionLogGroups(synth('DevKeysController', 'dev'));
+    const dev = functionLogGroups(devResources);
     expect(dev.length).toBeGreaterThan(0);
     for (const [id, logGroup] of dev) expect(logGroup.DeletionPolicy, id).toBe('Delete');
+  });
+});
+
+describe("the state machine's, the access log's and the firewall's log groups", () => {
+  const otherLogGroups = (template: Record<string, CfnResource>) => {
+    const ofType = (type: string) => Object.entries(template).filter(([, resource]) => resource.Type === type);
+    // The log group an ARN names (by `Fn::GetAtt`, or inside a `Fn::Join`).
+    const logGroupOf = (arn: unknown) =>
+      ofType('AWS::Logs::LogGroup').find(([id]) => JSON.stringify(arn).includes(`"${id}"`))?.[0];
+    const [[, machine]] = ofType('AWS::StepFunctions::StateMachine') as [[string, CfnResource]];
+    const machineLogs = (
+      machine.Properties.LoggingConfiguration as {
+        Destinations: { CloudWatchLogsLogGroup: { LogGroupArn: unknown } }[];
+      }
+    ).Destinations[0]!.CloudWatchLogsLogGroup.LogGroupArn;
+    const [[, stage]] = ofType('AWS::ApiGateway::Stage') as [[string, CfnResource]];
+    const accessLogs = (stage.Properties.AccessLogSetting as { DestinationArn: unknown }).DestinationArn;
+    const waf = ofType('AWS::Logs::LogGroup').filter(([, group]) =>
+      JSON.stringify(group.Properties.LogGroupName ?? '').includes('aws-waf-logs-'),
+    );
+    expect(waf).toHaveLength(1);
+    return [
+      ['state machine', logGroupOf(machineLogs)],
+      ['access log', logGroupOf(accessLogs)],
+      ['firewall', waf[0]![0]],
+    ].map(([name, id]) => [name!, template[id!]!] as const);
+  };
+
+  it('are encrypted under the logs key, which CloudWatch Logs may use for any log group of the account', () => {
+    const logsKeyId = logicalId(stack.controller.keys.logs);
+    for (const [name, logGroup] of otherLogGroups(resources)) {
+      expect(logGroup.Properties.KmsKeyId, name).toEqual({ 'Fn::GetAtt': [logsKeyId, 'Arn'] });
+    }
+    // WAF delivers only to a log group whose name has its prefix.
+    expect(JSON.stringify(otherLogGroups(resources)[2]![1].Properties.LogGroupName)).toMatch(/^"aws-waf-logs-/);
+  });
+
+  it('outlive the stack in production and go with it elsewhere', () => {
+    for (const [name, logGroup] of otherLogGroups(resources)) expect(logGroup.DeletionPolicy, name).toBe('Retain');
+    for (const [name, logGroup] of otherLogGroups(devResources)) expect(logGroup.DeletionPolicy, name).toBe('Delete');
   });
 });

@@ -45,6 +45,18 @@ describe('resolveControllerSettings', () => {
     );
   });
 
+  it('reads the request log sample rate from CDK context or the environment, and refuses one out of range', () => {
+    expect(resolveControllerSettings(noContext, {})).not.toHaveProperty('requestLogSampleRate');
+    expect(resolveControllerSettings(noContext, { ZITI_REQUEST_LOG_SAMPLE_RATE: '20' }).requestLogSampleRate).toBe(20);
+    const context = (key: string) => (key === 'requestLogSampleRate' ? 1 : undefined);
+    expect(resolveControllerSettings(context, { ZITI_REQUEST_LOG_SAMPLE_RATE: '20' }).requestLogSampleRate).toBe(1);
+    for (const value of ['0', '-1', '2.5', '1000001', 'often']) {
+      expect(() => resolveControllerSettings(noContext, { ZITI_REQUEST_LOG_SAMPLE_RATE: value }), value).toThrow(
+        /requestLogSampleRate/,
+      );
+    }
+  });
+
   it('accepts a number from cdk.json', () => {
     const context = (key: string) => (key === 'apiSessionTimeoutMinutes' ? 60 : undefined);
     expect(resolveControllerSettings(context, {}).apiSessionTimeoutMinutes).toBe(60);

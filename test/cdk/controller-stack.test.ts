@@ -390,12 +390,15 @@ describe('ControllerStack', () => {
           // The size the bench chose for the group (cdk/function-memory.ts): the fleet's client and sessions at 512.
           MemorySize: functionMemoryMb(groups[index]!),
           TracingConfig: { Mode: 'Active' },
-          LoggingConfig: { LogFormat: 'JSON' },
+          // Lambda's START, END and REPORT lines left out; every line of the code's own kept, EMF included.
+          LoggingConfig: { LogFormat: 'JSON', SystemLogLevel: 'WARN', ApplicationLogLevel: 'INFO' },
           Environment: {
             Variables: {
               TABLE_NAME: { Ref: stack.getLogicalId(stack.controller.table.node.defaultChild as CfnElement) },
               API_SESSION_TIMEOUT_MINUTES: '30',
               JWKS_ALLOW_PRIVATE_IPS: 'false',
+              // One successful read in a hundred gets its summary line.
+              REQUEST_LOG_SAMPLE_RATE: '100',
               NODE_OPTIONS: '--enable-source-maps',
             },
           },
@@ -415,6 +418,7 @@ describe('ControllerStack', () => {
           POWERTOOLS_LOG_LEVEL: 'INFO',
           POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false',
         });
+        expect(fn.Properties.LoggingConfig).toMatchObject({ SystemLogLevel: 'WARN', ApplicationLogLevel: 'INFO' });
       }
     });
 

@@ -7,14 +7,17 @@ import {
   C_SDK_DAY,
   type Door,
   dynamoDbMonth,
+  FLEET_ASSUMPTIONS,
   type FleetRequest,
   fixedItems,
   fixedMonth,
   fleetMonth,
   idleMonth,
   loadBalancerCapacityUnits,
+  loggedBytesPerRequest,
   type MeasuredRequest,
   monthlyRequests,
+  PLATFORM_LINES_LOGGED,
   restApiMonth,
 } from '../../bench/fleet-bill.ts';
 import { cheapestMemory, lambdaPerMillion, modelledMs } from '../../bench/lambda-memory.ts';
@@ -23,11 +26,11 @@ import { DEFAULT_PROVISIONED_CAPACITY } from '../../cdk/table-capacity.ts';
 
 /** The bill's arithmetic, on figures of the size the bench measures. */
 const MEASURED = new Map<FleetRequest, MeasuredRequest>([
-  ['poll', { readUnits: 3, writeUnits: 0, cpuMsPerRequest: 2, wavesPerRequest: 1 }],
-  ['refresh', { readUnits: 1.5, writeUnits: 4, cpuMsPerRequest: 3, wavesPerRequest: 2 }],
-  ['login', { readUnits: 6.5, writeUnits: 10, cpuMsPerRequest: 10, wavesPerRequest: 2 }],
-  ['serviceList', { readUnits: 6, writeUnits: 0, cpuMsPerRequest: 12, wavesPerRequest: 4 }],
-  ['dial', { readUnits: 10.5, writeUnits: 7, cpuMsPerRequest: 15, wavesPerRequest: 4 }],
+  ['poll', { readUnits: 3, writeUnits: 0, cpuMsPerRequest: 2, wavesPerRequest: 1, logBytes: 4 }],
+  ['refresh', { readUnits: 1.5, writeUnits: 4, cpuMsPerRequest: 3, wavesPerRequest: 2, logBytes: 4 }],
+  ['login', { readUnits: 6.5, writeUnits: 10, cpuMsPerRequest: 10, wavesPerRequest: 2, logBytes: 900 }],
+  ['serviceList', { readUnits: 6, writeUnits: 0, cpuMsPerRequest: 12, wavesPerRequest: 4, logBytes: 4 }],
+  ['dial', { readUnits: 10.5, writeUnits: 7, cpuMsPerRequest: 15, wavesPerRequest: 4, logBytes: 400 }],
 ]);
 const MEMORY = () => 512;
 const REST: Door = { frontDoor: 'rest', firewall: true };
@@ -84,6 +87,17 @@ describe("a fleet's month", () => {
     expect(guarded.fixed - alone.fixed).toBeCloseTo(webAcl, 9);
     expect(guarded.total - alone.total).toBeCloseTo(guarded.waf + webAcl, 6);
     expect(alone.firewall).toBe(false);
+  });
+
+  it('prices the logs from the bytes each request logs, without Lambda platform lines at the WARN system level', () => {
+    const month = fleetMonth(10_000, ALB, 'on-demand', MEASURED, MEMORY);
+    const byKind = monthlyRequests(10_000);
+    const bytes = C_SDK_DAY.reduce(
+      (sum, kind) => sum + byKind.get(kind.request)! * MEASURED.get(kind.request)!.logBytes,
+      0,
+    );
+    expect(PLATFORM_LINES_LOGGED).toBe(false);
+    expect(month.logs).toBeCloseTo((bytes / 1e9) * FLEET_PRICES.cloudWatch.logsIngestedGb, 9);
   });
 
   it('prices REST requests by tier: 333 M at $3.50, the next 667 M at $2.80', () => {
@@ -161,6 +175,29 @@ describe('the cost per million of a measured operation', () => {
     expect(cost.lambda).toBeCloseTo(0.2 + 0.005 * AWS_PRICES.lambda.arm64GbSecond * 1e6, 9);
     expect(cost.dynamoDb).toBeCloseTo(dynamoDbOnDemandPerMillion(3, 0), 9);
     expect(cost.backend).toBeCloseTo(cost.lambda + cost.dynamoDb, 9);
+  });
+});
+
+describe('the bytes a request logs', () => {
+  const extra = FLEET_ASSUMPTIONS.deployedLineExtraBytes;
+  const read = JSON.stringify({ level: 'INFO', message: 'request', method: 'GET', status: 200, sampleRate: 1 });
+  const failure = JSON.stringify({
+    level: 'INFO',
+    message: 'request',
+    method: 'GET',
+    status: 401,
+    code: 'UNAUTHORIZED',
+  });
+
+  it('counts a sampled line at the rate the stack samples, as that line would print, and every other line whole', () => {
+    const sampledAt100 = JSON.stringify({ ...JSON.parse(read), sampleRate: 100 });
+    expect(loggedBytesPerRequest([read], 1, 100)).toBeCloseTo((sampledAt100.length + extra) / 100, 9);
+    expect(loggedBytesPerRequest([failure], 1, 100)).toBeCloseTo(failure.length + extra, 9);
+  });
+
+  it('averages over the requests the lines were printed for', () => {
+    expect(loggedBytesPerRequest([failure, failure], 4, 100)).toBeCloseTo((2 * (failure.length + extra)) / 4, 9);
+    expect(loggedBytesPerRequest([], 10, 100)).toBe(0);
   });
 });
 

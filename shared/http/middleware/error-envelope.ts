@@ -4,6 +4,7 @@ import type { Deps } from '../../ports/deps.ts';
 import { errorResponse, toApiError } from '../error-response.ts';
 import type { ControllerContext } from './controller-context.ts';
 import { frontDoorOf, requestIdOf } from './request-logging.ts';
+import { writeRequestSummary } from './request-summary.ts';
 
 /**
  * Renders any error as the API's error envelope, whose `requestId` is the request's (API Gateway's) id that its log
@@ -25,14 +26,17 @@ export function errorEnvelope(
       }
       request.response = errorResponse(apiError, requestId);
       deps().metrics.count(apiError.status >= 500 ? 'ServerErrors' : 'ClientErrors', { code: apiError.code });
-      state?.logger.info('request', {
-        method: request.event.httpMethod,
-        resource: request.event.resource,
-        via: frontDoorOf(state),
-        status: apiError.status,
-        code: apiError.code,
-        durationMs: state ? Date.now() - state.startedAt : undefined,
-      });
+      if (state) {
+        const summary = {
+          method: request.event.httpMethod,
+          resource: request.event.resource,
+          via: frontDoorOf(state),
+          status: apiError.status,
+          code: apiError.code,
+          durationMs: Date.now() - state.startedAt,
+        };
+        writeRequestSummary(state.logger, summary, deps().config.requestLog);
+      }
     },
   };
 }

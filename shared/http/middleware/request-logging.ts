@@ -1,8 +1,9 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { newId } from '../../ids.ts';
-import type { Logger } from '../../log/logger.ts';
+import type { Deps } from '../../ports/deps.ts';
 import type { ControllerContext, RequestState } from './controller-context.ts';
+import { writeRequestSummary } from './request-summary.ts';
 
 /**
  * The request's id: API Gateway's (`requestContext.requestId`, also in its access log and in the bodies of its own
@@ -23,12 +24,12 @@ export function frontDoorOf(state: RequestState | undefined): 'alb' | 'api-gatew
 }
 
 /**
- * Gives the request its id and a logger that stamps it on every line, and logs one summary line when the response
- * is ready. Only the method, resource, front door and status are logged: never headers or bodies, which carry secrets. The Lambda
- * request id, the cold-start flag and the X-Ray trace id come from Powertools (`injectLambdaContext`).
+ * Gives the request its id and a logger that stamps it on every line, and writes its summary line when the response
+ * is ready, unless sampling leaves it out (`request-summary.ts`). The Lambda request id, the cold-start flag and the
+ * X-Ray trace id come from Powertools (`injectLambdaContext`).
  */
 export function requestLogging(
-  logger: () => Logger,
+  deps: () => Deps,
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ControllerContext> {
   return {
     name: 'request-logging',
@@ -37,18 +38,19 @@ export function requestLogging(
       request.context.controller = {
         requestId,
         startedAt: Date.now(),
-        logger: logger().child({ requestId }),
+        logger: deps().logger.child({ requestId }),
       };
     },
     after: (request) => {
       const state = request.context.controller;
-      state.logger.info('request', {
+      const summary = {
         method: request.event.httpMethod,
         resource: request.event.resource,
         via: frontDoorOf(state),
         status: request.response?.statusCode,
         durationMs: Date.now() - state.startedAt,
-      });
+      };
+      writeRequestSummary(state.logger, summary, deps().config.requestLog);
     },
   };
 }
