@@ -242,7 +242,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   ][]) {
     handlers.set(
       group,
-      createGroupHandler(group, operations, () => options.deps),
+      createGroupHandler(group, ROUTES, operations, () => options.deps),
     );
   }
 

@@ -5,8 +5,8 @@ import { empty, ok } from '#shared/http/envelope.ts';
 import { callerOf, loadedOnUse, type OperationMap, type OperationRequest } from '#shared/http/operation.ts';
 import { pendingAuthQueries } from '#shared/mfa/auth-queries.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import { AUTH_POLICIES, AUTHENTICATORS } from '#shared/routes/groups/authentication-routes.ts';
-import { EXTERNAL_JWT_SIGNERS } from '#shared/routes/groups/external-jwt-signer-routes.ts';
+import { AUTH_POLICIES, AUTHENTICATION_ROUTES, AUTHENTICATORS } from '#shared/routes/groups/authentication-routes.ts';
+import { EXTERNAL_JWT_SIGNER_ROUTES, EXTERNAL_JWT_SIGNERS } from '#shared/routes/groups/external-jwt-signer-routes.ts';
 import { currentApiSessionView } from '#shared/views/api-session-view.ts';
 import { authenticate } from './authenticate.ts';
 
@@ -61,4 +61,7 @@ export const operations: OperationMap = {
   ),
 };
 
-export const handler = createGroupHandler('authentication', operations, defaultDeps);
+/** The routes this function serves: its part of the route table (`shared/routes/route-table.ts`). */
+export const routes = [...AUTHENTICATION_ROUTES, ...EXTERNAL_JWT_SIGNER_ROUTES];
+
+export const handler = createGroupHandler('authentication', routes, operations, defaultDeps);

@@ -8,6 +8,7 @@ import type { IntegrityMode } from '#shared/integrity/integrity-types.ts';
 import { stepFunctionsStateMachine } from '#shared/integrity/state-machine.ts';
 import { madeOnFirstCall } from '#shared/ports/aws-client.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import { DATABASE_ROUTES } from '#shared/routes/groups/database-routes.ts';
 import { createSnapshot } from './snapshot.ts';
 
 /**
@@ -75,4 +76,7 @@ function databaseDeps(): Deps {
   return cached;
 }
 
-export const handler = createGroupHandler('database', operations, databaseDeps);
+/** The routes this function serves: its part of the route table (`shared/routes/route-table.ts`). */
+export const routes = DATABASE_ROUTES;
+
+export const handler = createGroupHandler('database', routes, operations, databaseDeps);

@@ -6,7 +6,6 @@ import { type Identity, identities, newIdentity } from '#shared/entities/identit
 import { ApiError, invalidField } from '#shared/errors/api-error.ts';
 import { nameField } from '#shared/schemas/common-fields.ts';
 import { identityPageViews, identityView } from '#shared/views/identity-view.ts';
-import { enrollmentOps } from './identity-enrollments.ts';
 import { enrollmentRequestField, IDENTITY_FIELDS, identityTypeField } from './identity-fields.ts';
 
 const replaceSchema = z.object({ name: nameField, type: identityTypeField, isAdmin: z.boolean(), ...IDENTITY_FIELDS });
@@ -40,7 +39,10 @@ export const identityApi = entityApi({
   roleFilter: true,
   create: async (input, context) => ({
     doc: newIdentity({ id: context.id, createdAt: context.now, ...fieldsFrom(input) }),
-    ops: await enrollmentOps(context.id, input.enrollment, context),
+    // Loaded when an identity is created with enrollments: signing their JWTs is not the path of every create.
+    ops: input.enrollment
+      ? await (await import('./identity-enrollments.ts')).enrollmentOps(context.id, input.enrollment, context)
+      : [],
   }),
   replace: (_before, input) => fieldsFrom(input),
   // The body names the type the document keeps as `typeId`.

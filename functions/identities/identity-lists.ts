@@ -1,28 +1,17 @@
-import { crudOperations, getOrNotFound } from '#shared/crud/crud-operations.ts';
-import type { EntityApi } from '#shared/crud/entity-api.ts';
+import { getOrNotFound } from '#shared/crud/crud-operations.ts';
 import { listRoleAttributes } from '#shared/crud/list-role-attributes.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { cas } from '#shared/entities/ca.ts';
 import { ENTITY_DEFINITIONS } from '#shared/entities/definitions.ts';
 import { enrollments } from '#shared/entities/enrollment.ts';
 import { identities } from '#shared/entities/identity.ts';
-import { type IdentityType, identityTypes } from '#shared/entities/identity-type.ts';
 import { list, ok } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
-import { IDENTITY_TYPES } from '#shared/routes/groups/identity-routes.ts';
 import { listChildren } from '#shared/store/children.ts';
 import { count } from '#shared/store/index-queries.ts';
 import { authenticatorView } from '#shared/views/authenticator-view.ts';
 import { enrollmentView } from '#shared/views/enrollment-view.ts';
-import { selfLinks } from '#shared/views/entity-ref.ts';
 import { nameLookup } from '#shared/views/name-lookup.ts';
-
-const identityTypeApi: EntityApi<IdentityType, never, never, never> = {
-  def: identityTypes,
-  view: (_deps, doc) => ({ ...doc, _links: selfLinks('identity-types', doc.id) }),
-};
-
-export const identityTypeOperations = crudOperations(IDENTITY_TYPES, identityTypeApi);
 
 /** `GET /identity-role-attributes`: the role attributes identities hold, from the role-attribute catalog. */
 export const listIdentityRoleAttributes: Operation = (request, deps) =>

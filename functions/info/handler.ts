@@ -5,6 +5,8 @@ import { ok } from '#shared/http/envelope.ts';
 import { clientCertificateMissing } from '#shared/http/mtls-address.ts';
 import type { Operation, OperationMap } from '#shared/http/operation.ts';
 import { atSdkFrontDoor } from '#shared/http/sdk-front-door.ts';
+import { CONTROLLER_ROUTES } from '#shared/routes/groups/controller-routes.ts';
+import { INFO_ROUTES } from '#shared/routes/groups/info-routes.ts';
 import {
   createControllerSetting,
   deleteControllerSetting,
@@ -44,4 +46,7 @@ export const operations: OperationMap = {
   deleteControllerSetting,
 };
 
-export const handler = createGroupHandler('info', operations, defaultDeps);
+/** The routes this function serves: its part of the route table (`shared/routes/route-table.ts`). */
+export const routes = [...INFO_ROUTES, ...CONTROLLER_ROUTES];
+
+export const handler = createGroupHandler('info', routes, operations, defaultDeps);

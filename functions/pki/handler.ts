@@ -3,6 +3,7 @@ import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { loadedOnUse, type OperationMap } from '#shared/http/operation.ts';
 import { lazyS3Truststore } from '#shared/pki/create-truststore.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import { PKI_ROUTES } from '#shared/routes/groups/pki-routes.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { enroll } from './enroll.ts';
 import { enrollOtt } from './enroll-ott.ts';
@@ -69,4 +70,7 @@ function pkiDeps(): Deps {
   return cached;
 }
 
-export const handler = createGroupHandler('pki', operations, pkiDeps);
+/** The routes this function serves: its part of the route table (`shared/routes/route-table.ts`). */
+export const routes = PKI_ROUTES;
+
+export const handler = createGroupHandler('pki', routes, operations, pkiDeps);

@@ -4,6 +4,7 @@ import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
 import {
   EDGE_ROUTER_POLICIES,
+  POLICY_ROUTES,
   SERVICE_EDGE_ROUTER_POLICIES,
   SERVICE_POLICIES,
 } from '#shared/routes/groups/policy-routes.ts';
@@ -23,4 +24,7 @@ export const operations: OperationMap = {
   getIdentityPolicyAdvice,
 };
 
-export const handler = createGroupHandler('policies', operations, defaultDeps);
+/** The routes this function serves: its part of the route table (`shared/routes/route-table.ts`). */
+export const routes = POLICY_ROUTES;
+
+export const handler = createGroupHandler('policies', routes, operations, defaultDeps);

@@ -4,7 +4,13 @@ import { listRoleAttributes } from '#shared/crud/list-role-attributes.ts';
 import { edgeRouters } from '#shared/entities/edge-router.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
-import { EDGE_ROUTERS, ROUTERS, TERMINATORS, TRANSIT_ROUTERS } from '#shared/routes/groups/routers-routes.ts';
+import {
+  EDGE_ROUTERS,
+  ROUTERS,
+  ROUTERS_ROUTES,
+  TERMINATORS,
+  TRANSIT_ROUTERS,
+} from '#shared/routes/groups/routers-routes.ts';
 import { edgeRouterApi } from './edge-router-api.ts';
 import { reEnrollEdgeRouter } from './re-enroll-edge-router.ts';
 import { listServiceTerminators } from './service-terminators.ts';
@@ -22,4 +28,7 @@ export const operations: OperationMap = {
   listServiceTerminators,
 };
 
-export const handler = createGroupHandler('routers', operations, defaultDeps);
+/** The routes this function serves: its part of the route table (`shared/routes/route-table.ts`). */
+export const routes = ROUTERS_ROUTES;
+
+export const handler = createGroupHandler('routers', routes, operations, defaultDeps);

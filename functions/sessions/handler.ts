@@ -1,6 +1,7 @@
 import { defaultDeps } from '#functions/create-deps.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { loadedOnUse, type OperationMap } from '#shared/http/operation.ts';
+import { SESSIONS_ROUTES } from '#shared/routes/groups/sessions-routes.ts';
 import { createSession } from './create-session.ts';
 import { createPostureResponse, createPostureResponseBulk } from './posture-responses.ts';
 import { deleteSession, detailSession, detailSessionRoutePath, listSessions } from './sessions.ts';
@@ -17,4 +18,7 @@ export const operations: OperationMap = {
   ...loadedOnUse(['getIdentityPostureData', 'getIdentityFailedServiceRequests'], () => import('./posture-admin.ts')),
 };
 
-export const handler = createGroupHandler('sessions', operations, defaultDeps);
+/** The routes this function serves: its part of the route table (`shared/routes/route-table.ts`). */
+export const routes = SESSIONS_ROUTES;
+
+export const handler = createGroupHandler('sessions', routes, operations, defaultDeps);

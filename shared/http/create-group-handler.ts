@@ -6,9 +6,8 @@ import { ApiError } from '../errors/api-error.ts';
 import { tracingMiddleware } from '../log/tracing.ts';
 import { instanceIdOf } from '../pki/instance-id.ts';
 import type { Deps } from '../ports/deps.ts';
-import type { OperationGroup } from '../routes/route.ts';
+import type { OperationGroup, Route } from '../routes/route.ts';
 import { RouteMatcher } from '../routes/route-matcher.ts';
-import { ROUTES } from '../routes/route-table.ts';
 import { errorResponse, JSON_HEADERS } from './error-response.ts';
 import { albEventModule, isAlbEvent } from './is-alb-event.ts';
 import { albEvents } from './middleware/alb-events.ts';
@@ -50,14 +49,23 @@ function baseUrlOf(event: APIGatewayProxyEvent, deps: Deps): string {
 /**
  * The Lambda handler of one operation group: Powertools (metrics, Lambda context on the log lines, X-Ray) →
  * normalise → log → route → body → authenticate → operation → envelope, with every error rendered as the API's error
- * envelope. The local server calls the same handler.
+ * envelope. `routes` holds the group's routes (the local server passes the whole table, each handler its part of it).
+ * The local server calls the same handler.
  */
-export function createGroupHandler(group: OperationGroup, operations: OperationMap, deps: () => Deps): GroupHandler {
-  for (const route of ROUTES.filter((route) => route.group === group)) {
+export function createGroupHandler(
+  group: OperationGroup,
+  routes: readonly Route[],
+  operations: OperationMap,
+  deps: () => Deps,
+): GroupHandler {
+  const own = routes.filter((route) => route.group === group);
+  for (const route of own) {
     if (!operations[route.operation]) throw new Error(`group ${group} has no operation ${route.operation}`);
   }
-  // Every route, not only the group's: a raw path finds its route as on the local server, literals first.
-  const matcher = new RouteMatcher(ROUTES);
+  // The group's own routes: a function's bundle then holds its part of the route table only. No template of one group
+  // is shadowed by another group's literal (test/unit/group-routes.test.ts), so a raw path finds the same route here
+  // as in the whole table; a path of another group is not found.
+  const matcher = new RouteMatcher(own);
 
   const handle = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ControllerContext>({
     // The reference answers 503 TIMEOUT when a request runs past its handler timeout; middy answers just before

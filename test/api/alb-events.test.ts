@@ -5,6 +5,7 @@ import type { FrontDoor } from '#shared/config.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { ALB_RESPONSE_BYTES } from '#shared/http/response-size.ts';
 import type { OperationGroup } from '#shared/routes/route.ts';
+import { ROUTES } from '#shared/routes/route-table.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { enrolledDevice, urlEncodedPem } from '../support/enrolled-device.ts';
 import { lambdaContext, proxyEvent } from '../support/lambda-event.ts';
@@ -15,7 +16,7 @@ const { controller, admin, call, createdId } = useAdminController({ frontDoor: '
 /** The group's handler as the Lambda runs it, on this controller's table, behind the given front door. */
 function handlerOf(group: OperationGroup, frontDoor: FrontDoor = 'alb') {
   const deps = { ...controller().deps, config: { ...controller().deps.config, frontDoor } };
-  return createGroupHandler(group, GROUP_OPERATIONS[group], () => deps);
+  return createGroupHandler(group, ROUTES, GROUP_OPERATIONS[group], () => deps);
 }
 
 interface AlbRequest {

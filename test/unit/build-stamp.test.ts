@@ -3,6 +3,7 @@ import { createDeps } from '#functions/create-deps.ts';
 import { operations } from '#functions/info/handler.ts';
 import { loadConfig } from '#shared/config.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
+import { ROUTES } from '#shared/routes/route-table.ts';
 import { lambdaContext, NO_TABLE_ENVIRONMENT, proxyEvent } from '../support/lambda-event.ts';
 
 /** What esbuild's `define` puts in a bundle (cdk/build-stamp.ts), set here as a global as a test's stand-in. */
@@ -15,7 +16,7 @@ afterEach(() => {
 
 async function versionDocument(env: Record<string, string> = {}) {
   const deps = createDeps(loadConfig({ ...NO_TABLE_ENVIRONMENT, ...env }));
-  const handler = createGroupHandler('info', operations, () => deps);
+  const handler = createGroupHandler('info', ROUTES, operations, () => deps);
   const response = await handler(proxyEvent('GET', '/edge/client/v1/version'), lambdaContext());
   deps.store.db.destroy();
   expect(response.statusCode).toBe(200);

@@ -3,6 +3,7 @@ import { createDeps } from '#functions/create-deps.ts';
 import { operations } from '#functions/info/handler.ts';
 import { loadConfig } from '#shared/config.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
+import { ROUTES } from '#shared/routes/route-table.ts';
 import { lambdaContext, NO_TABLE_ENVIRONMENT, proxyEvent } from '../support/lambda-event.ts';
 
 const MTLS = 'https://mtls.example.test';
@@ -10,7 +11,7 @@ const MTLS = 'https://mtls.example.test';
 /** `GET /version` through the info function, configured with the front door at `sdkBaseUrl`, addressed to `host`. */
 async function versionAt(sdkBaseUrl: string, host: string) {
   const deps = createDeps(loadConfig({ ...NO_TABLE_ENVIRONMENT, MTLS_BASE_URL: MTLS, SDK_BASE_URL: sdkBaseUrl }));
-  const handler = createGroupHandler('info', operations, () => deps);
+  const handler = createGroupHandler('info', ROUTES, operations, () => deps);
   try {
     return await handler(proxyEvent('GET', '/edge/client/v1/version', { headers: { Host: host } }), lambdaContext());
   } finally {
