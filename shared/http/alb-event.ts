@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { ALBEvent, ALBResult, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { ControllerConfig } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { canonicalPath, type RouteMatcher } from '../routes/route-matcher.ts';
+import { canonicalPath, RouteMatcher } from '../routes/route-matcher.ts';
 import { CORS_PREFLIGHT_HEADERS } from './cors.ts';
 import { forwardedCertificateOf } from './forwarded-certificate.ts';
 
@@ -123,15 +123,21 @@ export function albResultOf(result: APIGatewayProxyResult, shape: 'headers' | 'm
   };
 }
 
+/** Every route, for a preflight: built with the first one (a function's own bundle holds its group's routes only). */
+let everyRoute: Promise<RouteMatcher> | undefined;
+
 /**
  * The answer to a browser's preflight (`OPTIONS` with `Access-Control-Request-Method`) at a path some route serves:
  * behind API Gateway, mock integrations answer these; behind the load balancer, whichever function the listener sends
  * them to (its last rule sends every `OPTIONS` to one) answers, as the local server does. Undefined for anything else.
+ * The path is matched against the whole route table, loaded with the first preflight: any group's path may be asked.
  */
-export function albPreflightAnswer(event: ALBEvent, matcher: RouteMatcher): APIGatewayProxyResult | undefined {
+export async function albPreflightAnswer(event: ALBEvent): Promise<APIGatewayProxyResult | undefined> {
   if (event.httpMethod !== 'OPTIONS') return undefined;
   const headers = valuesOf(event.headers, event.multiValueHeaders, (raw) => raw.toLowerCase());
   if (!headers.has('access-control-request-method')) return undefined;
+  everyRoute ??= import('../routes/route-table.ts').then(({ ROUTES }) => new RouteMatcher(ROUTES));
+  const matcher = await everyRoute;
   if (matcher.match('OPTIONS', canonicalPath(event.path)).kind === 'not-found') return undefined;
   return { statusCode: 204, headers: { ...CORS_PREFLIGHT_HEADERS }, body: '' };
 }

@@ -136,7 +136,7 @@ export function createGroupHandler(
     if (fromAlb) {
       const { albPreflightAnswer, albResponseShape, albResultOf } = await albEventModule();
       const shape = albResponseShape(event);
-      const preflight = albPreflightAnswer(event, matcher);
+      const preflight = await albPreflightAnswer(event);
       if (preflight) return albResultOf(await withInstanceId(deps(), preflight), shape);
       inKind = (result) => albResultOf(result, shape);
     }

@@ -33,6 +33,7 @@ describe('client GET /current-api-session/service-updates', () => {
    * caller shares with others, which a poll may take from what the instance read a moment ago, have been read again.
    */
   async function expectMovedBy(what: string, change: () => Promise<unknown>) {
+    controller().advanceClock(SHARED_MARKER_LIFETIME_MS);
     const before = await lastChange();
     await sleep(5);
     await change();
@@ -43,6 +44,8 @@ describe('client GET /current-api-session/service-updates', () => {
 
   /** The marker is the same after `change` (no change the caller could see). */
   async function expectUnmovedBy(what: string, change: () => Promise<unknown>) {
+    // Read once the earlier changes' shared markers are read again too, so `before` is not an instance's older copy.
+    controller().advanceClock(SHARED_MARKER_LIFETIME_MS);
     const before = await lastChange();
     await sleep(5);
     await change();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { SHARED_MARKER_LIFETIME_MS } from '../../functions/client/shared-markers.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 
 /**
@@ -48,8 +49,12 @@ describe('a zero-trust journey', () => {
     const token = loggedIn.body.data.token as string;
     const client = (method: string, path: string, body?: unknown) =>
       controller().call(method, `${C}${path}`, { token, ...(body === undefined ? {} : { body }) });
-    const lastChangeAt = async () =>
-      (await client('GET', '/current-api-session/service-updates')).body.data.lastChangeAt;
+    // A function instance reads the change markers identities share at most once a lifetime: a change reaches the
+    // poll that much later, so each reading is taken a lifetime on.
+    const lastChangeAt = async () => {
+      controller().advanceClock(SHARED_MARKER_LIFETIME_MS);
+      return (await client('GET', '/current-api-session/service-updates')).body.data.lastChangeAt;
+    };
 
     // It sees exactly the service and the router its policies grant.
     const services = await client('GET', '/services');
@@ -68,7 +73,7 @@ describe('a zero-trust journey', () => {
     // Binding was never granted.
     expect((await client('POST', '/sessions', { serviceId: web, type: 'Bind' })).status).not.toBe(201);
 
-    // A policy change takes the service away at once, and moves lastChangeAt.
+    // A policy change takes the service away at once, and moves lastChangeAt (within a marker lifetime).
     const before = await lastChangeAt();
     await call('PATCH', `/service-policies/${dial}`, { serviceRoles: ['#db'] });
     expect(await lastChangeAt()).not.toBe(before);
