@@ -4,6 +4,7 @@ import { CONTROLLER_ID } from '#shared/ids.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { endRouterConnection, putRouterConnection, renewRouterLease } from '#shared/store/router-connections.ts';
 import { Channel, type ChannelTimings, DEFAULT_CHANNEL_TIMINGS, endSocket } from './channel.ts';
+import { recordFrames } from './frame-recorder.ts';
 import { helloAccepted, helloIdOf, helloRefused, readHello } from './hello.ts';
 import { Header } from './message.ts';
 import { type ConnectingRouter, RouterRefused, routerOfCertificate } from './router-certificate.ts';
@@ -138,6 +139,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
 
   return {
     accept(socket) {
+      if (deps.config.ctrlChannelRecordDir) recordFrames(socket, deps.config.ctrlChannelRecordDir);
       pending.add(socket);
       socket.on('error', () => socket.destroy());
       open(socket)

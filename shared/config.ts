@@ -118,6 +118,12 @@ export interface ControllerConfig {
    * `ctrlAddress`); undefined: the public base URL's host and port (`shared/net/ctrl-address.ts`).
    */
   readonly ctrlAddress: string | undefined;
+  /**
+   * A directory where the control channel records every frame of each router connection, decoded, one JSONL file a
+   * connection (`CTRL_CHANNEL_RECORD`, `ctrl-channel/frame-recorder.ts`); unset, nothing is recorded. Test networks
+   * only: the frames carry what a router is told (API session tokens).
+   */
+  readonly ctrlChannelRecordDir: string | undefined;
   readonly frontDoor: FrontDoor;
   /**
    * With the `alb` front door: the (lower-case) name the load balancer forwards the client's certificate chain under
@@ -252,6 +258,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     mtlsBaseUrl: env.MTLS_BASE_URL ? new URL(env.MTLS_BASE_URL).origin : undefined,
     sdkBaseUrl: env.SDK_BASE_URL ? new URL(env.SDK_BASE_URL).origin : undefined,
     ctrlAddress: ctrlAddressSetting(env.CTRL_ADDRESS),
+    ctrlChannelRecordDir: env.CTRL_CHANNEL_RECORD || undefined,
     frontDoor,
     albClientCertHeader: albClientCertHeaderSetting(env, frontDoor),
     pkiKeys: pkiKeysOf(env),

@@ -1,0 +1,219 @@
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
+import { FrameDecoder, ROUTER_FRAME_LIMITS } from './frame-codec.ts';
+import { type ChannelMessage, Header, replyForOf } from './message.ts';
+
+/**
+ * A recording of a router connection's frames, one JSON line each, for test data (the replay tests) and for seeing
+ * what a real router sends. Recordings are of throwaway test networks: the frames a controller pushes carry API
+ * session tokens once that is built, so a recording of a real network would hold its secrets.
+ */
+export interface RecordedFrame {
+  /** `in` from the router, `out` from the controller. */
+  readonly direction: 'in' | 'out';
+  /** Milliseconds since the connection was accepted. */
+  readonly atMs: number;
+  readonly contentType: number;
+  readonly contentTypeName?: string;
+  readonly sequence: number;
+  readonly replyFor?: number;
+  readonly headers: readonly RecordedHeader[];
+  readonly bodyLength: number;
+  readonly bodyHex: string;
+}
+
+export interface RecordedHeader {
+  readonly id: number;
+  readonly name?: string;
+  /** The raw value; left out for the group secret, which is a credential of the router's underlays. */
+  readonly hex?: string;
+  readonly length: number;
+  /** The value read as its header is defined (text, integer, boolean, capability bits), when it is known. */
+  readonly decoded?: string | number | boolean | readonly number[];
+}
+
+/** What the wire carried that is no frame (the unknown-version reply, garbage): its bytes, and why. */
+export interface RecordedUndecodable {
+  readonly direction: 'in' | 'out';
+  readonly atMs: number;
+  readonly undecodable: string;
+  readonly hex: string;
+}
+
+const CONTENT_TYPE_NAMES: Readonly<Record<number, string>> = {
+  0: 'Hello',
+  1: 'Ping',
+  2: 'Result',
+  3: 'Latency',
+  4: 'LatencyResponse',
+  5: 'Heartbeat',
+  1001: 'CircuitSuccess',
+  1004: 'Fault',
+  1005: 'Route',
+  1006: 'Unroute',
+  1007: 'Metrics',
+  1010: 'TraceEvent',
+  1011: 'CreateTerminatorRequest',
+  1012: 'RemoveTerminatorRequest',
+  1016: 'CircuitFailed',
+  1018: 'UpdateTerminatorRequest',
+  1020: 'Settings',
+  1022: 'RouteResult',
+  1034: 'CircuitConfirmation',
+  1035: 'RouterLinks',
+  1037: 'UpdateCtrlAddresses',
+  1052: 'UpdateRouterInterfaces',
+  1054: 'Alerts',
+  1055: 'RequestClusterMembers',
+  20000: 'ServerHello',
+  20001: 'ClientHello',
+  20002: 'Error',
+  20200: 'ApiSessionAdded',
+  20203: 'ApiSessionHeartbeat',
+  20214: 'HealthEvent',
+  20216: 'CreateTerminatorV2Request',
+  20217: 'CreateTerminatorV2Response',
+  20218: 'CreateCircuitV2Request',
+  20219: 'CreateCircuitV2Response',
+  20415: 'ConnectEvents',
+  20500: 'DataState',
+  20501: 'DataStateChangeSet',
+  20505: 'SubscribeToDataModelRequest',
+  20506: 'CurrentIndexMessage',
+};
+
+type Decode = (value: Buffer) => string | number | boolean | readonly number[] | undefined;
+const text: Decode = (value) => value.toString('utf8');
+const int32: Decode = (value) => (value.length === 4 ? value.readInt32LE(0) : undefined);
+const uint64: Decode = (value) => (value.length === 8 ? value.readBigUInt64LE(0).toString() : undefined);
+const bool: Decode = (value) => (value.length === 1 ? value[0] === 1 : undefined);
+/** A `big.Int` mask, big-endian: the numbers of its set bits. */
+const bits: Decode = (value) => {
+  const set: number[] = [];
+  value.forEach((byte, index) => {
+    for (let bit = 0; bit < 8; bit++) if (byte & (1 << bit)) set.push((value.length - 1 - index) * 8 + bit);
+  });
+  return set.sort((a, b) => a - b);
+};
+
+const KNOWN_HEADERS: Readonly<Record<number, { name: string; decode?: Decode; secret?: true }>> = {
+  [Header.connectionId]: { name: 'ConnectionId', decode: text },
+  [Header.replyFor]: { name: 'ReplyFor', decode: int32 },
+  [Header.resultSuccess]: { name: 'ResultSuccess', decode: bool },
+  [Header.helloVersion]: { name: 'HelloVersion', decode: text },
+  [Header.heartbeat]: { name: 'Heartbeat', decode: uint64 },
+  [Header.heartbeatResponse]: { name: 'HeartbeatResponse', decode: uint64 },
+  [Header.type]: { name: 'Type', decode: text },
+  [Header.id]: { name: 'Id', decode: text },
+  [Header.isGrouped]: { name: 'IsGrouped', decode: bool },
+  [Header.groupSecret]: { name: 'GroupSecret', secret: true },
+  [Header.isFirstGroupConnection]: { name: 'IsFirstGroupConnection', decode: bool },
+  12: { name: 'UnderlayType', decode: text },
+  1000: { name: 'Listeners' },
+  1002: { name: 'Capabilities', decode: bits },
+  1003: { name: 'CtrlChanListeners' },
+  1013: { name: 'SyncStrategyType', decode: text },
+  1014: { name: 'SyncStrategyState', decode: text },
+  1024: { name: 'RouterDataModel', decode: bool },
+  1025: { name: 'RouterDataModelIndex', decode: uint64 },
+};
+
+/** One frame as a recording's line holds it. */
+export function recordedFrame(direction: 'in' | 'out', atMs: number, message: ChannelMessage): RecordedFrame {
+  const headers = [...message.headers]
+    .sort(([a], [b]) => a - b)
+    .map(([id, value]): RecordedHeader => {
+      const known = KNOWN_HEADERS[id];
+      if (known?.secret) return { id, name: known.name, length: value.length };
+      const decoded = known?.decode?.(value);
+      return {
+        id,
+        ...(known ? { name: known.name } : {}),
+        hex: value.toString('hex'),
+        length: value.length,
+        ...(decoded === undefined ? {} : { decoded }),
+      };
+    });
+  const replyFor = replyForOf(message);
+  const name = CONTENT_TYPE_NAMES[message.contentType];
+  return {
+    direction,
+    atMs,
+    contentType: message.contentType,
+    ...(name ? { contentTypeName: name } : {}),
+    sequence: message.sequence,
+    ...(replyFor === undefined ? {} : { replyFor }),
+    headers,
+    bodyLength: message.body.length,
+    bodyHex: message.body.toString('hex'),
+  };
+}
+
+/** Rebuilds a recorded frame's message (the replay sends the router's); a redacted header cannot be rebuilt. */
+export function messageOfRecord(frame: RecordedFrame): ChannelMessage {
+  const headers = new Map<number, Buffer>();
+  for (const header of frame.headers) {
+    if (header.hex === undefined) throw new Error(`header ${header.id} was not recorded (secret)`);
+    headers.set(header.id, Buffer.from(header.hex, 'hex'));
+  }
+  return {
+    contentType: frame.contentType,
+    sequence: frame.sequence,
+    headers,
+    body: Buffer.from(frame.bodyHex, 'hex'),
+  };
+}
+
+/**
+ * Records every frame of `socket` both ways into a new JSONL file under `directory`: what arrives through a
+ * listener of its own (the hello reader pauses the socket; a paused socket is not resumed by another listener), what
+ * leaves by wrapping the socket's `write`, so every sender (the hello's answer, the channel, a refusal) is seen
+ * without knowing of the recorder. Each direction is decoded by its own decoder, as the peer reads it.
+ */
+export function recordFrames(socket: TLSSocket, directory: string, now: () => number = Date.now): string {
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  const startedAt = now();
+  const file = join(
+    directory,
+    `${new Date(startedAt).toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}.jsonl`,
+  );
+  const out = createWriteStream(file, { flags: 'a', mode: 0o600 });
+  const tap = (direction: 'in' | 'out') => {
+    const decoder = new FrameDecoder(ROUTER_FRAME_LIMITS);
+    let broken = false;
+    return (chunk: Buffer) => {
+      const atMs = now() - startedAt;
+      if (broken) return;
+      try {
+        for (const message of decoder.push(chunk))
+          out.write(`${JSON.stringify(recordedFrame(direction, atMs, message))}\n`);
+      } catch (error) {
+        // After bytes that are no frame the stream cannot be followed: record them and stop this direction.
+        broken = true;
+        const line: RecordedUndecodable = {
+          direction,
+          atMs,
+          undecodable: (error as Error).message,
+          hex: chunk.toString('hex'),
+        };
+        out.write(`${JSON.stringify(line)}\n`);
+      }
+    };
+  };
+  socket.on('data', tap('in'));
+  const outgoing = tap('out');
+  const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+  socket.write = ((...args: unknown[]) => {
+    if (Buffer.isBuffer(args[0])) outgoing(args[0]);
+    return write(...args);
+  }) as typeof socket.write;
+  const end = socket.end.bind(socket) as (...args: unknown[]) => TLSSocket;
+  socket.end = ((...args: unknown[]) => {
+    if (Buffer.isBuffer(args[0])) outgoing(args[0]);
+    return end(...args);
+  }) as typeof socket.end;
+  socket.once('close', () => out.end());
+  return file;
+}
