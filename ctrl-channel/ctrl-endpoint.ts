@@ -21,6 +21,13 @@ export const CTRL_ALPN = 'ziti-ctrl';
  */
 export const CONTROLLER_CAPABILITIES = Buffer.from([0b0101_1110]);
 
+/**
+ * The version this controller reports in its hello answer: the OpenZiti release whose control channel it speaks, not
+ * its own (v0.x) version. A router compares it with `HasMinimumVersion` to choose how to behave: below 0.30.0 it keys
+ * its links the legacy way, below 1.6.3 it never reports its network interfaces. Revision and build date stay ours.
+ */
+export const CTRL_PROTOCOL_VERSION = 'v2.0.0';
+
 /** The reference's connect timeout: a connection has this long to send its hello. */
 const HELLO_TIMEOUT_MS = 5_000;
 
@@ -113,7 +120,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       helloAccepted(hello, {
         id: CONTROLLER_ID,
         versionInfo: {
-          version: deps.config.version,
+          version: CTRL_PROTOCOL_VERSION,
           revision: deps.config.revision,
           buildDate: deps.config.buildDate,
           os: process.platform,
