@@ -28,6 +28,9 @@ export const CONTROLLER_CAPABILITIES = Buffer.from([0b0101_1110]);
  */
 export const CTRL_PROTOCOL_VERSION = 'v2.0.0';
 
+/** Go's names of the architectures Node names otherwise: the reference reports `runtime.GOARCH`. */
+const GO_ARCH: Readonly<Record<string, string>> = { x64: 'amd64', ia32: '386' };
+
 /** The reference's connect timeout: a connection has this long to send its hello. */
 const HELLO_TIMEOUT_MS = 5_000;
 
@@ -124,7 +127,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
           revision: deps.config.revision,
           buildDate: deps.config.buildDate,
           os: process.platform,
-          arch: process.arch,
+          arch: GO_ARCH[process.arch] ?? process.arch,
         },
         capabilities: CONTROLLER_CAPABILITIES,
       }),

@@ -47,6 +47,8 @@ describe("a router's control channel (ALPN ziti-ctrl on the API's address)", () 
     expect(build).toHaveLength(4);
     // The router compares it (links keyed the v2 way from 0.30.0, interfaces reported from 1.6.3): a v2 release's.
     expect(version).toMatch(/^v2\.\d+\.\d+$/);
+    // Its platform as Go names it (`runtime.GOOS`/`GOARCH`), as the reference reports it: amd64, not Node's x64.
+    expect(build.slice(2)).toEqual([process.platform, process.arch === 'x64' ? 'amd64' : process.arch]);
     // A v2 router refuses a controller without bit 6 (legacy sessions as JWTs); bit 5 (grouped) is not offered.
     const capabilities = answer.headers.get(1002)!;
     expect(capabilities[capabilities.length - 1]! & 0x40).toBe(0x40);
