@@ -111,6 +111,19 @@ describe("a router's control channel (ALPN ziti-ctrl on the API's address)", () 
     router.socket.destroy();
   });
 
+  it("acknowledges a router's network interfaces report (which it retries until answered), keeping none of it", async () => {
+    const router = await dialCtrl(controller(), first.credentials, { answerHeartbeats: true });
+    await router.hello(first.id);
+
+    router.send({ contentType: 1052, sequence: 7, body: Buffer.from('0a0c0a046574683010dc0b1801', 'hex') });
+    const answer = await router.next();
+
+    expect(answer.contentType).toBe(ContentType.result);
+    expect(replyForOf(answer)).toBe(7);
+    expect(answer.headers.get(Header.resultSuccess)).toEqual(Buffer.from([1]));
+    router.socket.destroy();
+  });
+
   it('closes a router that stops answering heartbeats, and forgets it', async () => {
     const router = await dialCtrl(controller(), second.credentials);
     await router.hello(second.id);
