@@ -112,6 +112,16 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
     });
   }
 
+  /** Records the connection's frames (`CTRL_CHANNEL_RECORD`); a recording that fails never fails the connection. */
+  function record(socket: TLSSocket, directory: string): void {
+    const failed = (error: Error) => deps.logger.warn('ctrl channel recording failed', { detail: error.message });
+    try {
+      recordFrames(socket, directory, failed);
+    } catch (error) {
+      failed(error as Error);
+    }
+  }
+
   async function open(socket: TLSSocket): Promise<void> {
     const { hello, decoder, following } = await readHello(socket, options.helloTimeoutMs ?? HELLO_TIMEOUT_MS);
     const claimedId = helloIdOf(hello);
@@ -160,7 +170,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
 
   return {
     accept(socket) {
-      if (deps.config.ctrlChannelRecordDir) recordFrames(socket, deps.config.ctrlChannelRecordDir);
+      if (deps.config.ctrlChannelRecordDir) record(socket, deps.config.ctrlChannelRecordDir);
       pending.add(socket);
       socket.on('error', () => socket.destroy());
       open(socket)

@@ -170,9 +170,15 @@ export function messageOfRecord(frame: RecordedFrame): ChannelMessage {
  * Records every frame of `socket` both ways into a new JSONL file under `directory`: what arrives through a
  * listener of its own (the hello reader pauses the socket; a paused socket is not resumed by another listener), what
  * leaves by wrapping the socket's `write`, so every sender (the hello's answer, the channel, a refusal) is seen
- * without knowing of the recorder. Each direction is decoded by its own decoder, as the peer reads it.
+ * without knowing of the recorder. Each direction is decoded by its own decoder, as the peer reads it. Throws when
+ * the directory cannot be made; `onError` hears of a file that cannot be written.
  */
-export function recordFrames(socket: TLSSocket, directory: string, now: () => number = Date.now): string {
+export function recordFrames(
+  socket: TLSSocket,
+  directory: string,
+  onError: (error: Error) => void,
+  now: () => number = Date.now,
+): string {
   mkdirSync(directory, { recursive: true, mode: 0o700 });
   const startedAt = now();
   const file = join(
@@ -180,6 +186,8 @@ export function recordFrames(socket: TLSSocket, directory: string, now: () => nu
     `${new Date(startedAt).toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}.jsonl`,
   );
   const out = createWriteStream(file, { flags: 'a', mode: 0o600 });
+  // A recording that cannot be written (a full disk) is given up; the connection goes on.
+  out.once('error', onError);
   const tap = (direction: 'in' | 'out') => {
     const decoder = new FrameDecoder(ROUTER_FRAME_LIMITS);
     let broken = false;

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -10,10 +10,17 @@ import { type Credentials, dialCtrl, enrolledEdgeRouter } from '../support/ctrl-
 const recordings = mkdtempSync(join(tmpdir(), 'ctrl-record-'));
 const { controller, call } = useAdminController({ ctrlChannelRecordDir: recordings });
 
+// A recording directory that cannot be made (a file is in its way).
+const blocked = join(recordings, 'blocked');
+writeFileSync(blocked, '');
+const unrecorded = useAdminController({ ctrlChannelRecordDir: join(blocked, 'frames') });
+
 let router: { id: string; credentials: Credentials };
+let unrecordedRouter: { id: string; credentials: Credentials };
 
 beforeAll(async () => {
   router = await enrolledEdgeRouter(controller, call, 'recorded-router');
+  unrecordedRouter = await enrolledEdgeRouter(unrecorded.controller, unrecorded.call, 'unrecorded-router');
 });
 
 const header = (frame: RecordedFrame, id: number) => frame.headers.find((h) => h.id === id);
@@ -32,7 +39,7 @@ describe('the control channel recorder (CTRL_CHANNEL_RECORD)', () => {
     await end.closed;
     await new Promise((resolve) => setTimeout(resolve, 200));
 
-    const files = readdirSync(recordings);
+    const files = readdirSync(recordings).filter((name) => name.endsWith('.jsonl'));
     expect(files).toHaveLength(1);
     const text = readFileSync(join(recordings, files[0]!), 'utf8');
     const frames = text
@@ -61,5 +68,15 @@ describe('the control channel recorder (CTRL_CHANNEL_RECORD)', () => {
     expect(beatAnswer).toMatchObject({ direction: 'out', contentTypeName: 'Heartbeat' });
     expect(header(beatAnswer!, Header.heartbeatResponse)?.decoded).toBe('1234567890');
     expect(frames.every((frame) => frame.atMs >= 0)).toBe(true);
+  });
+
+  it('lets a router connect when its recording cannot be written, saying so in the log', async () => {
+    const end = await dialCtrl(unrecorded.controller(), unrecordedRouter.credentials);
+
+    const answer = await end.hello(unrecordedRouter.id);
+
+    expect(answer.headers.get(Header.resultSuccess)).toEqual(Buffer.from([1]));
+    expect(unrecorded.controller().logLines.some((line) => line.includes('ctrl channel recording failed'))).toBe(true);
+    end.socket.destroy();
   });
 });
