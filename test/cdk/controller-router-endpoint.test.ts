@@ -2,6 +2,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CTRL_PORT } from '#ctrl-channel/ctrl-port.ts';
+import { alarmCount } from '../../bench/fleet-bill.ts';
 import { ControllerStack, type ControllerStackProps } from '../../cdk/controller-stack.ts';
 import { tableActionsOf } from '../../cdk/operation-groups.ts';
 import { DEFAULT_ROUTER_ENDPOINT, routerEndpointProblem } from '../../cdk/router-endpoint-settings.ts';
@@ -128,7 +129,10 @@ describe("the routers' control channel endpoint", () => {
 
     const serverKeyId = stack.getLogicalId(stack.controller.keys.serverKey);
     const onSecret = statements.filter((statement) => JSON.stringify(statement.Resource).includes(serverKeyId));
-    expect(onSecret.flatMap(actionsOf).sort()).toEqual(['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue']);
+    expect(onSecret.flatMap(actionsOf).sort()).toEqual([
+      'secretsmanager:DescribeSecret',
+      'secretsmanager:GetSecretValue',
+    ]);
     const encryptionId = stack.getLogicalId(stack.controller.keys.serverKeyEncryption.node.defaultChild as never);
     const onEncryption = statements.filter((statement) => JSON.stringify(statement.Resource).includes(encryptionId));
     expect(onEncryption.flatMap(actionsOf)).toEqual(['kms:Decrypt']);
@@ -162,16 +166,22 @@ describe("the routers' control channel endpoint", () => {
         'RouterEndpointController-router-endpoint-cpu',
       ]),
     );
-    expect(synth().ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => String(alarm.Properties.AlarmName))).not.toEqual(
-      expect.arrayContaining([expect.stringContaining('router-endpoint')]),
-    );
+    // As many as the bill counts.
+    expect(names).toHaveLength(alarmCount({ frontDoor: 'rest', firewall: true, routerEndpoint: { routers: 1 } }));
+    expect(
+      synth()
+        .ofType('AWS::CloudWatch::Alarm')
+        .map(([, alarm]) => String(alarm.Properties.AlarmName)),
+    ).not.toEqual(expect.arrayContaining([expect.stringContaining('router-endpoint')]));
   });
 
   it("gives every function the load balancer's address as CTRL_ADDRESS, and names it in the server certificate", () => {
     const { ofType, stack } = synth(ON);
     const dnsName = stack.resolve(stack.controller.routerEndpoint!.loadBalancer.loadBalancerDnsName);
     const expected = { 'Fn::Join': ['', ['tls:', dnsName, `:${DEFAULT_ROUTER_ENDPOINT.port}`]] };
-    const functions = ofType('AWS::Lambda::Function').filter(([id]) => id.includes('Function') && !id.includes('Bootstrap'));
+    const functions = ofType('AWS::Lambda::Function').filter(
+      ([id]) => id.includes('Function') && !id.includes('Bootstrap'),
+    );
     const groups = [...stack.controller.functions.values()].map((fn) =>
       stack.getLogicalId(fn.node.defaultChild as never),
     );
@@ -184,12 +194,14 @@ describe("the routers' control channel endpoint", () => {
     const bootstrapId = stack.getLogicalId(stack.controller.bootstrap.function.node.defaultChild as never);
     const bootstrap = ofType('AWS::Lambda::Function').find(([id]) => id === bootstrapId)!;
     expect(
-      JSON.stringify((bootstrap[1].Properties.Environment as { Variables: Record<string, unknown> }).Variables.SERVER_NAMES),
+      JSON.stringify(
+        (bootstrap[1].Properties.Environment as { Variables: Record<string, unknown> }).Variables.SERVER_NAMES,
+      ),
     ).toContain(JSON.stringify(dnsName));
   });
 
   it('names ctrlDomainName instead, with its own alias record to the load balancer', () => {
-    const { template, stack } = synth({
+    const { template, stack, resources } = synth({
       ...ON,
       ctrlDomainName: 'ctrl.example.com',
       routerEndpointPort: 6262,
@@ -198,13 +210,9 @@ describe("the routers' control channel endpoint", () => {
       domainName: 'ziti.example.com',
     });
     for (const fn of stack.controller.functions.values()) {
-      expect(
-        (
-          stack.resolve((fn.node.defaultChild as { environment: unknown }).environment) as {
-            variables: Record<string, unknown>;
-          }
-        ).variables.CTRL_ADDRESS,
-      ).toBe('tls:ctrl.example.com:6262');
+      const { Ref: id } = stack.resolve(fn.functionName) as { Ref: string };
+      const variables = (resources[id]!.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(variables.CTRL_ADDRESS).toBe('tls:ctrl.example.com:6262');
     }
     template.hasResourceProperties('AWS::Route53::RecordSet', { Name: 'ctrl.example.com.', Type: 'A' });
     template.hasResourceProperties('AWS::ElasticLoadBalancingV2::Listener', { Port: 6262, Protocol: 'TCP' });
