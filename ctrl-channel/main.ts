@@ -1,9 +1,9 @@
 import { createServer, type TLSSocket } from 'node:tls';
-import { createDeps } from '#functions/create-deps.ts';
 import { ensureServerCertificate } from '#shared/pki/server-certificate.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { CTRL_ALPN, createCtrlEndpoint } from './ctrl-endpoint.ts';
 import { DEFAULT_CTRL_PORT } from './ctrl-port.ts';
+import { createEndpointDeps } from './endpoint-deps.ts';
 
 /**
  * How often the certificate is read again: the bootstrap renews it 30 days before it expires, so a task that runs
@@ -31,7 +31,7 @@ async function serverTls(deps: Deps, serverName: string): Promise<{ key: string;
  * and their leases).
  */
 async function main(): Promise<void> {
-  const deps = createDeps();
+  const deps = createEndpointDeps();
   const serverName = process.env.CTRL_SERVER_NAME;
   if (!serverName) throw new Error('CTRL_SERVER_NAME must name the host routers dial (the stack sets it)');
   const port = Number(process.env.CTRL_PORT || DEFAULT_CTRL_PORT);
