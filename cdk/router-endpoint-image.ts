@@ -9,6 +9,9 @@ import { ContainerImage } from 'aws-cdk-lib/aws-ecs';
 import type { Construct } from 'constructs';
 import { FUNCTION_BUNDLE, REQUIRE_BANNER } from './function-bundle.ts';
 
+/** Set when the construct package is built (`controller-function.ts` says how); unset in this repository. */
+declare const ZITI_PREBUILT_FUNCTIONS: string | undefined;
+
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The Dockerfile, alone in its directory: the image's build context is it and the bundle, never the repository. */
 const IMAGE_DIRECTORY = join(REPO_ROOT, 'ctrl-channel', 'image');
@@ -39,6 +42,11 @@ export function routerEndpointBuildOptions(outfile: string, define: Readonly<Rec
  * set it) stages the Dockerfile alone: nothing runs Docker at synth either way.
  */
 export function routerEndpointImage(scope: Construct, define: Readonly<Record<string, string>>): ContainerImage {
+  if (typeof ZITI_PREBUILT_FUNCTIONS === 'string') {
+    throw new Error(
+      "routerEndpoint: the construct package does not ship the routers' endpoint image yet; deploy it from the repository",
+    );
+  }
   let directory = IMAGE_DIRECTORY;
   if (Stack.of(scope).bundlingRequired) {
     directory = mkdtempSync(join(tmpdir(), 'ziti-router-endpoint-'));
