@@ -223,6 +223,10 @@ export class ZitiController extends Construct {
       logs,
     });
 
+    // The tasks serve the certificate the bootstrap issues and read the CA it builds: a first deploy's tasks would
+    // otherwise start before either exists, fail, and roll the service back.
+    this.routerEndpoint?.service.node.addDependency(this.bootstrap.run);
+
     const hostedZone: IHostedZone | undefined =
       props.hostedZoneId && props.hostedZoneName
         ? HostedZone.fromHostedZoneAttributes(this, 'HostedZone', {

@@ -78,6 +78,9 @@ describe("the routers' control channel endpoint", () => {
     });
     const endpoint = stack.controller.routerEndpoint!;
     const targetGroupId = stack.getLogicalId(endpoint.targetGroup.node.defaultChild as never);
+    // Started once the bootstrap has built the CA and issued the certificate the tasks serve.
+    const bootstrapRun = stack.getLogicalId(stack.controller.bootstrap.run.node.defaultChild as never);
+    template.hasResource('AWS::ECS::Service', { DependsOn: Match.arrayWith([bootstrapRun]) });
     template.hasResourceProperties('AWS::ECS::Service', {
       LaunchType: 'FARGATE',
       DesiredCount: DEFAULT_ROUTER_ENDPOINT.desiredCount,
