@@ -90,3 +90,28 @@ export const FLEET_PRICES = {
     logsIngestedGb: 0.5,
   },
 } as const;
+
+/**
+ * The prices of the routers' control channel endpoint (`routerEndpoint: true`), us-east-1, on-demand, dated when they
+ * were checked: Fargate's Linux/ARM rates as third-party pricing tables quote AWS's page (Vantage, "AWS Fargate
+ * Pricing Explained"); the Network Load Balancer's hour and NLCU-hour as the issue gives them (AWS's page was not at
+ * hand to re-read); public IPv4 addresses at AWS's rate since 2024-02-01. Check AWS's pricing pages and update the
+ * figures and the date together.
+ */
+export const ROUTER_ENDPOINT_PRICES = {
+  asOf: '2026-11-27',
+  region: 'us-east-1',
+  fargate: {
+    /** Linux/ARM (Graviton), per vCPU-hour and per GB-hour of memory. */
+    arm64VcpuHour: 0.03238,
+    arm64GbHour: 0.00356,
+  },
+  nlb: {
+    hour: 0.0225,
+    nlcuHour: 0.006,
+    /** What one NLCU covers for TCP; the NLCUs billed in an hour are those of the dimension that needs most. */
+    nlcu: { newConnectionsPerSecond: 800, activeConnectionsPerMinute: 100_000, gbPerHour: 1 },
+  },
+  /** Per public IPv4 address-hour: each task's own, and the load balancer's one per zone. */
+  publicIpv4Hour: 0.005,
+} as const;

@@ -4,8 +4,9 @@ import { TABLE_KEYS } from '#shared/store/table-definition.ts';
 import { SYSTEM_LOG_LEVEL } from '../cdk/controller-function.ts';
 import { DEFAULT_REQUEST_LOG_SAMPLE_RATE } from '../cdk/controller-settings.ts';
 import { functionSources } from '../cdk/operation-groups.ts';
+import { DEFAULT_ROUTER_ENDPOINT } from '../cdk/router-endpoint-settings.ts';
 import { DEFAULT_PROVISIONED_CAPACITY } from '../cdk/table-capacity.ts';
-import { AWS_PRICES, FLEET_PRICES } from './aws-prices.ts';
+import { AWS_PRICES, FLEET_PRICES, ROUTER_ENDPOINT_PRICES } from './aws-prices.ts';
 import { dynamoDbOnDemandPerMillion } from './dynamodb-on-demand.ts';
 import { type CpuAndWaves, lambdaPerMillion } from './lambda-memory.ts';
 
@@ -68,6 +69,8 @@ export type CapacityMode = 'on-demand' | 'provisioned';
 export interface Door {
   readonly frontDoor: FrontDoor;
   readonly firewall: boolean;
+  /** With the routers' control channel endpoint (`routerEndpoint: true`) at its default size, for the fleet's routers. */
+  readonly routerEndpoint?: { readonly routers: number };
 }
 
 /** What the stack costs a month whatever its traffic, counted from `cdk/` (the item, its count, its monthly price). */
@@ -89,14 +92,48 @@ export const WEB_ACL_RULES = 5;
 export function alarmCount(door: Door): number {
   const perFunction = 2 * functionSources(ROUTES).length;
   const always = 1 + 2 + 1 + 1;
-  return perFunction + always + (door.frontDoor === 'alb' ? 2 : 0) + (door.firewall ? 1 : 0);
+  const routerEndpoint = door.routerEndpoint ? ROUTER_ENDPOINT_ALARMS : 0;
+  return perFunction + always + (door.frontDoor === 'alb' ? 2 : 0) + (door.firewall ? 1 : 0) + routerEndpoint;
+}
+
+/** The routers' endpoint's alarms: no healthy task, an unhealthy task, task CPU (`controller-monitoring.ts`). */
+export const ROUTER_ENDPOINT_ALARMS = 3;
+
+/**
+ * What one router's control channel moves an hour through the load balancer: a heartbeat each way every ten seconds
+ * and its answer (some 100 bytes each with TLS), and the data model's updates, generously.
+ */
+export const ROUTER_CHANNEL_GB_PER_HOUR = 0.001;
+
+/** The routers' endpoint's hourly items, named apart from the rest: its tasks, load balancer, NLCUs and addresses. */
+export function routerEndpointItems(routers: number): FixedItem[] {
+  const { fargate, nlb, publicIpv4Hour } = ROUTER_ENDPOINT_PRICES;
+  const hours = FLEET_PRICES.hoursPerMonth;
+  const { cpu, memoryMb, desiredCount } = DEFAULT_ROUTER_ENDPOINT;
+  const taskHour = (cpu / 1024) * fargate.arm64VcpuHour + (memoryMb / 1024) * fargate.arm64GbHour;
+  // A router holds one long connection: active flows and bytes, not new connections, are what it uses of an NLCU.
+  const nlcus = Math.max(
+    routers / nlb.nlcu.activeConnectionsPerMinute,
+    (routers * ROUTER_CHANNEL_GB_PER_HOUR) / nlb.nlcu.gbPerHour,
+  );
+  const zones = 2;
+  return [
+    {
+      item: `Router endpoint: Fargate tasks (arm64, ${cpu / 1024} vCPU, ${memoryMb / 1024} GB)`,
+      count: desiredCount,
+      monthly: hours * taskHour,
+    },
+    { item: 'Router endpoint: Network Load Balancer', count: 1, monthly: hours * nlb.hour },
+    { item: `Router endpoint: NLCUs (${routers} routers)`, count: nlcus, monthly: hours * nlb.nlcuHour },
+    { item: 'Router endpoint: public IPv4 addresses', count: desiredCount + zones, monthly: hours * publicIpv4Hour },
+  ];
 }
 
 /**
  * The stack's fixed monthly items for a door: KMS keys (2 CA signing keys, and the server key's, the stored secrets',
  * the logs' and the admin password's encryption keys: `controller-keys.ts`), the 2 secrets (server key, admin
- * password), the alarms ({@link alarmCount}), and with the firewall the web ACL and its rules. The load balancer's
- * hours are its front door's price, not here.
+ * password), the alarms ({@link alarmCount}), with the firewall the web ACL and its rules, and with the routers'
+ * endpoint its own items ({@link routerEndpointItems}). The front door load balancer's hours are its price, not here.
  */
 export function fixedItems(door: Door): FixedItem[] {
   return [
@@ -109,6 +146,7 @@ export function fixedItems(door: Door): FixedItem[] {
           { item: 'WAF rules', count: WEB_ACL_RULES, monthly: FLEET_PRICES.waf.ruleMonth },
         ]
       : []),
+    ...(door.routerEndpoint ? routerEndpointItems(door.routerEndpoint.routers) : []),
   ];
 }
 

@@ -23,6 +23,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { TABLE_KEYS } from '#shared/store/table-definition.ts';
+import type { ControllerRouterEndpoint } from './controller-router-endpoint.ts';
 import { type FrontDoorMetrics, loadBalancerMetrics, restApiMetrics } from './front-door-metrics.ts';
 
 /** A function the monitoring watches: its metrics, and the log group its faults are written to. */
@@ -44,6 +45,8 @@ export interface ControllerMonitoringProps {
   /** The web ACL's CloudWatch metric name (its visibility config), if the API has one. */
   readonly webAclMetricName?: string;
   readonly integrityStateMachine?: IStateMachine;
+  /** The routers' control channel endpoint (`routerEndpoint: true`): its targets' health and its tasks' CPU. */
+  readonly routerEndpoint?: ControllerRouterEndpoint;
   /** Where every alarm goes; without it a topic is made here. */
   readonly topic?: ITopic;
   /** An address subscribed to the topic (SNS asks it to confirm first). */
@@ -110,6 +113,19 @@ export const ALARM_THRESHOLDS = {
    * enrollments, logins or MFA are failing.
    */
   kmsErrors: 1,
+  /**
+   * The routers' endpoint: no healthy task behind its load balancer for five minutes means no router can connect (and
+   * every connected one has lost its channel); an unhealthy task in each of two periods in a row, one that keeps
+   * failing its health checks while ECS has not yet replaced it.
+   */
+  routerEndpointUnhealthyTasks: 1,
+  routerEndpointUnhealthyPeriods: 2,
+  /**
+   * The endpoint tasks' average CPU (percent) over two periods in a row: scaling keeps it near 60%, so this high means
+   * the service is at its maximum count (raise `routerEndpointMaxCount` or the task size).
+   */
+  routerEndpointCpuPercent: 85,
+  routerEndpointCpuPeriods: 2,
 } as const;
 
 /**
@@ -291,6 +307,40 @@ export class ControllerMonitoring extends Construct {
         name: 'integrity-run-failed',
         metric: integrityFailures,
         threshold: ALARM_THRESHOLDS.integrityRunFailures,
+      });
+    }
+
+    if (props.routerEndpoint) {
+      const { targetGroup, service } = props.routerEndpoint;
+      alarm(
+        'RouterEndpointNoHealthyTargets',
+        "No healthy task behind the routers' load balancer: routers cannot connect",
+        {
+          name: 'router-endpoint-no-healthy-targets',
+          metric: new MathExpression({
+            expression: 'IF(healthy < 1, 1, 0)',
+            usingMetrics: { healthy: targetGroup.metrics.healthyHostCount({ period: PERIOD, statistic: 'Minimum' }) },
+            period: PERIOD,
+            label: 'no healthy endpoint task',
+          }),
+          threshold: 1,
+        },
+      );
+      alarm(
+        'RouterEndpointUnhealthyTasks',
+        "A routers' endpoint task keeps failing the load balancer's health checks",
+        {
+          name: 'router-endpoint-unhealthy-tasks',
+          metric: targetGroup.metrics.unHealthyHostCount({ period: PERIOD, statistic: 'Maximum' }),
+          threshold: ALARM_THRESHOLDS.routerEndpointUnhealthyTasks,
+          periods: ALARM_THRESHOLDS.routerEndpointUnhealthyPeriods,
+        },
+      );
+      alarm('RouterEndpointCpu', "The routers' endpoint tasks stay busy past what scaling keeps them to", {
+        name: 'router-endpoint-cpu',
+        metric: service.metricCpuUtilization({ period: PERIOD, statistic: 'Average' }),
+        threshold: ALARM_THRESHOLDS.routerEndpointCpuPercent,
+        periods: ALARM_THRESHOLDS.routerEndpointCpuPeriods,
       });
     }
 

@@ -1,6 +1,7 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { existingVpcProblem, type FrontDoor, type FrontDoorSettings, frontDoorProblem } from './front-door.ts';
 import { DEFAULT_FLEET_SIZE, type LoginThrottleSettings } from './login-throttling.ts';
+import { type RouterEndpointSettings, routerEndpointProblem } from './router-endpoint-settings.ts';
 import { type TableBillingMode, type TableCapacitySettings, tableCapacityProblem } from './table-capacity.ts';
 
 /** How much traffic the API takes before it answers 429. */
@@ -33,7 +34,11 @@ export const DEFAULT_API_LIMITS: ApiLimits = {
 export const DEFAULT_ENVIRONMENT = 'prod';
 
 /** Deploy-time settings of the controller. */
-export interface ControllerSettings extends Partial<ApiLimits>, FrontDoorSettings, TableCapacitySettings {
+export interface ControllerSettings
+  extends Partial<ApiLimits>,
+    FrontDoorSettings,
+    TableCapacitySettings,
+    RouterEndpointSettings {
   /**
    * The environment this deployment is (`prod`, `staging`, `dev`…): the API's stage, the tag `ziti:environment` on
    * every resource, and in the app the stack's name (`ZitiController-<environment>`) and its termination protection
@@ -438,6 +443,18 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
     truststoreTrail: flag(context, 'truststoreTrail', env.ZITI_TRUSTSTORE_TRAIL),
     terminationProtection: flag(context, 'terminationProtection', env.ZITI_TERMINATION_PROTECTION),
   };
+  const routerEndpoint = {
+    routerEndpoint: flag(context, 'routerEndpoint', env.ZITI_ROUTER_ENDPOINT),
+    ctrlDomainName: plain('ctrlDomainName', env.ZITI_CTRL_DOMAIN_NAME)?.toLowerCase(),
+    routerEndpointPort: optionalInteger('routerEndpointPort', env.ZITI_ROUTER_ENDPOINT_PORT),
+    routerEndpointCpu: optionalInteger('routerEndpointCpu', env.ZITI_ROUTER_ENDPOINT_CPU),
+    routerEndpointMemoryMb: optionalInteger('routerEndpointMemoryMb', env.ZITI_ROUTER_ENDPOINT_MEMORY_MB),
+    routerEndpointDesiredCount: optionalInteger('routerEndpointDesiredCount', env.ZITI_ROUTER_ENDPOINT_DESIRED_COUNT),
+    routerEndpointMinCount: optionalInteger('routerEndpointMinCount', env.ZITI_ROUTER_ENDPOINT_MIN_COUNT),
+    routerEndpointMaxCount: optionalInteger('routerEndpointMaxCount', env.ZITI_ROUTER_ENDPOINT_MAX_COUNT),
+  };
+  const routerEndpointIssue = routerEndpointProblem(definedOnly(routerEndpoint));
+  if (routerEndpointIssue) throw new Error(routerEndpointIssue);
   const frontDoorIssue =
     frontDoorProblem({ ...frontDoorSettings, ...domains, ...others, ...flags }) ??
     existingVpcProblem({ ...frontDoorSettings, ...existingVpc });
@@ -447,7 +464,7 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
     adminUsername,
     ...(allowPrivate === true ? { jwksAllowPrivateAddresses: true } : {}),
     ...definedOnly({ ...others, ...flags, stackName, alarmTopicArn }),
-    ...definedOnly({ ...frontDoorSettings, ...existingVpc, ...capacity }),
+    ...definedOnly({ ...frontDoorSettings, ...existingVpc, ...capacity, ...routerEndpoint }),
     environment: others.environment,
     apiSessionTimeoutMinutes: others.apiSessionTimeoutMinutes,
     ...definedOnly(domains),

@@ -19,8 +19,11 @@ export function functionIdOf(group: OperationGroup): string {
   return `${words.map((word) => word[0]!.toUpperCase() + word.slice(1)).join('')}Function`;
 }
 
-/** A function of the stack that uses the table: one per operation group, the bootstrap and the integrity scan. */
-export type TableUser = OperationGroup | 'bootstrap' | 'integrity';
+/**
+ * What uses the table: a function per operation group, the bootstrap and the integrity scan, and the routers'
+ * endpoint tasks.
+ */
+export type TableUser = OperationGroup | 'bootstrap' | 'integrity' | 'router-endpoint';
 
 /**
  * What the store's reads need: `GetCommand`, `BatchGetCommand` and `QueryCommand` (shared/store/), on the table and
@@ -54,6 +57,7 @@ export const TABLE_SCAN_ACTIONS = ['dynamodb:Scan', 'dynamodb:BatchWriteItem'] a
  * | every operation group | yes | yes | no |
  * | bootstrap | yes | yes | no |
  * | integrity | yes | yes (repairs) | yes |
+ * | router-endpoint (ECS tasks) | yes | yes (router connections and their leases) | no |
  *
  * No operation group reads only: every authenticated operation moves its API session's last activity (an
  * `UpdateItem`), logins count their attempts (`UpdateItem` `ADD`), and even `info` serves the admin's controller

@@ -18,6 +18,7 @@ import { ControllerKeys, SECRET_GROUPS, SIGNING_GROUPS } from './controller-keys
 import { ControllerLoadBalancer, clientCertificateHeaderName } from './controller-load-balancer.ts';
 import { ControllerMonitoring, type MonitoredFunction } from './controller-monitoring.ts';
 import { ControllerMtlsDomain } from './controller-mtls-domain.ts';
+import { ControllerRouterEndpoint } from './controller-router-endpoint.ts';
 import {
   type ApiLimits,
   type ControllerSettings,
@@ -32,6 +33,7 @@ import { controllerTable, grantTableData } from './controller-table.ts';
 import { DEFAULT_FRONT_DOOR, frontDoorEnvironment, frontDoorProblem } from './front-door.ts';
 import { loginThrottling } from './login-throttling.ts';
 import { functionIdOf, operationGroupsOf, tableActionsOf } from './operation-groups.ts';
+import { routerEndpointProblem, routerEndpointSizingOf } from './router-endpoint-settings.ts';
 import { tableCapacityOf, tableCapacityProblem } from './table-capacity.ts';
 
 /** The tag keys every resource carries. */
@@ -88,11 +90,17 @@ export class ZitiController extends Construct {
   /** The SDKs' front door (`sdkDomainName`). */
   readonly sdkDomain?: ControllerDomain;
   readonly monitoring: ControllerMonitoring;
+  /** The routers' control channel endpoint (`routerEndpoint: true`). */
+  readonly routerEndpoint?: ControllerRouterEndpoint;
 
   constructor(scope: Construct, id: string, props: ZitiControllerProps = {}) {
     super(scope, id);
     const problem =
-      domainSettingsProblem(props) ?? settingsProblem(props) ?? frontDoorProblem(props) ?? tableCapacityProblem(props);
+      domainSettingsProblem(props) ??
+      settingsProblem(props) ??
+      frontDoorProblem(props) ??
+      tableCapacityProblem(props) ??
+      routerEndpointProblem(props);
     if (problem) throw new Error(problem);
     const frontDoor = props.frontDoor ?? DEFAULT_FRONT_DOOR;
     const { domainName, mtlsDomainName, sdkDomainName } = props;
@@ -155,6 +163,22 @@ export class ZitiController extends Construct {
     }
     this.functions = functions;
 
+    if (props.routerEndpoint === true) {
+      this.routerEndpoint = new ControllerRouterEndpoint(this, 'RouterEndpoint', {
+        table: this.table,
+        keys: this.keys,
+        sizing: routerEndpointSizingOf(props),
+        ...(props.ctrlDomainName ? { ctrlDomainName: props.ctrlDomainName } : {}),
+        buildStamp: this.buildStamp,
+        logs,
+        deletionProtection: isProduction(this.environment),
+        ...(props.vpc ? { vpc: props.vpc } : {}),
+        ...(props.vpcSubnets ? { vpcSubnets: props.vpcSubnets } : {}),
+      });
+      // Router enrollment JWTs' `ctrls` and `GET /controllers` name where routers dial.
+      for (const fn of functions.values()) fn.addEnvironment('CTRL_ADDRESS', this.routerEndpoint.ctrlAddress);
+    }
+
     // Integrity scan: the Step Functions state machine and its segment function; the database group starts it.
     const databaseFunction = functions.get('database');
     if (databaseFunction) {
@@ -189,12 +213,19 @@ export class ZitiController extends Construct {
       adminUsername,
       keys: this.keys,
       buildStamp: this.buildStamp,
-      serverNames: [domainName, mtlsDomainName, sdkDomainName].filter((name) => name !== undefined),
+      // The routers' host too: a router checks the endpoint's certificate (the same one) names the host it dialled.
+      serverNames: [domainName, mtlsDomainName, sdkDomainName, this.routerEndpoint?.host].filter(
+        (name) => name !== undefined,
+      ),
       ...(props.deployId ? { deployId: props.deployId } : {}),
       ...(props.adminPasswordRotationDays ? { adminPasswordRotationDays: props.adminPasswordRotationDays } : {}),
       ...(memorySize ? { memorySize } : {}),
       logs,
     });
+
+    // The tasks serve the certificate the bootstrap issues and read the CA it builds: a first deploy's tasks would
+    // otherwise start before either exists, fail, and roll the service back.
+    this.routerEndpoint?.service.node.addDependency(this.bootstrap.run);
 
     const hostedZone: IHostedZone | undefined =
       props.hostedZoneId && props.hostedZoneName
@@ -225,6 +256,13 @@ export class ZitiController extends Construct {
         zone: hostedZone,
         recordName: domainName,
         target: RecordTarget.fromAlias(new LoadBalancerTarget(this.loadBalancer.loadBalancer)),
+      });
+    }
+    if (this.routerEndpoint && hostedZone && props.ctrlDomainName) {
+      new ARecord(this.routerEndpoint, 'Alias', {
+        zone: hostedZone,
+        recordName: props.ctrlDomainName,
+        target: RecordTarget.fromAlias(new LoadBalancerTarget(this.routerEndpoint.loadBalancer)),
       });
     }
     if (props.firewall !== false) {
@@ -307,6 +345,7 @@ export class ZitiController extends Construct {
       table: this.table,
       ...(this.firewall ? { webAclMetricName: this.firewall.metricName } : {}),
       ...(this.integrity ? { integrityStateMachine: this.integrity.stateMachine } : {}),
+      ...(this.routerEndpoint ? { routerEndpoint: this.routerEndpoint } : {}),
       ...(props.alarmTopic ? { topic: props.alarmTopic } : {}),
       ...(props.alarmEmail ? { email: props.alarmEmail } : {}),
     });
@@ -322,6 +361,12 @@ export class ZitiController extends Construct {
       description: 'Base URL of the Edge management API',
       value: urlOf(API_BASE_PATHS.management),
     });
+    if (this.routerEndpoint) {
+      new CfnOutput(this, 'RouterCtrlAddress', {
+        description: "Where routers dial the control channel (router enrollment JWTs' ctrls)",
+        value: this.routerEndpoint.ctrlAddress,
+      });
+    }
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     new CfnOutput(this, 'AdminUsername', { value: adminUsername });
     new CfnOutput(this, 'AdminPasswordSecretArn', {

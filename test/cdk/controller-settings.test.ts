@@ -57,6 +57,24 @@ describe('resolveControllerSettings', () => {
     }
   });
 
+  it("reads the routers' endpoint settings from CDK context or the environment, and refuses them without the endpoint", () => {
+    expect(resolveControllerSettings(noContext, {})).not.toHaveProperty('routerEndpoint');
+    const context = (key: string) =>
+      ({ routerEndpoint: 'true', ctrlDomainName: 'Ctrl.Example.com', routerEndpointMaxCount: '8' })[key];
+    expect(resolveControllerSettings(context, { ZITI_ROUTER_ENDPOINT_PORT: '6262' })).toMatchObject({
+      routerEndpoint: true,
+      ctrlDomainName: 'ctrl.example.com',
+      routerEndpointPort: 6262,
+      routerEndpointMaxCount: 8,
+    });
+    expect(() => resolveControllerSettings(noContext, { ZITI_ROUTER_ENDPOINT_CPU: '512' })).toThrow(
+      /routerEndpointCpu needs routerEndpoint: true/,
+    );
+    expect(() =>
+      resolveControllerSettings(noContext, { ZITI_ROUTER_ENDPOINT: 'true', ZITI_ROUTER_ENDPOINT_MEMORY_MB: '4096' }),
+    ).toThrow(/routerEndpointMemoryMb/);
+  });
+
   it('accepts a number from cdk.json', () => {
     const context = (key: string) => (key === 'apiSessionTimeoutMinutes' ? 60 : undefined);
     expect(resolveControllerSettings(context, {}).apiSessionTimeoutMinutes).toBe(60);

@@ -57,6 +57,10 @@ describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
         firewall: false,
       },
     ],
+    [
+      "the routers' endpoint (NLB and Fargate) at a domain of its own in a Route 53 zone",
+      { routerEndpoint: true, ctrlDomainName: 'ctrl.example.com', domainName: 'ziti.example.com', ...ZONE },
+    ],
   ])('finds nothing unacknowledged, and every acknowledgement is used, with %s', (_, props) => {
     const report = nagReport((app) => {
       new ControllerStack(app, 'NagController', { adminUsername: 'admin', apiSessionTimeoutMinutes: 30, ...props });

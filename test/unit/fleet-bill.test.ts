@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AWS_PRICES, FLEET_PRICES } from '../../bench/aws-prices.ts';
+import { AWS_PRICES, FLEET_PRICES, ROUTER_ENDPOINT_PRICES } from '../../bench/aws-prices.ts';
 import { costPerMillion } from '../../bench/cost-per-million.ts';
 import { dynamoDbOnDemandPerMillion } from '../../bench/dynamodb-on-demand.ts';
 import {
@@ -18,7 +18,9 @@ import {
   type MeasuredRequest,
   monthlyRequests,
   PLATFORM_LINES_LOGGED,
+  ROUTER_ENDPOINT_ALARMS,
   restApiMonth,
+  routerEndpointItems,
 } from '../../bench/fleet-bill.ts';
 import { cheapestMemory, lambdaPerMillion, modelledMs } from '../../bench/lambda-memory.ts';
 import { memoryMbOf } from '../../bench/server-timer.ts';
@@ -146,6 +148,23 @@ describe("a fleet's month", () => {
         9,
       );
     }
+  });
+
+  it("adds the routers' endpoint as items of its own: two small arm64 tasks, the NLB's hours, NLCUs and addresses", () => {
+    const withEndpoint: Door = { ...REST, routerEndpoint: { routers: 100 } };
+    const added = fixedItems(withEndpoint).filter((item) => item.item.startsWith('Router endpoint'));
+    expect(added).toEqual(routerEndpointItems(100));
+    expect(fixedItems(REST).filter((item) => item.item.startsWith('Router endpoint'))).toEqual([]);
+    const { fargate, nlb, publicIpv4Hour } = ROUTER_ENDPOINT_PRICES;
+    // 2 tasks of a quarter vCPU and half a GB, 730 hours each.
+    const tasks = 2 * 730 * (0.25 * fargate.arm64VcpuHour + 0.5 * fargate.arm64GbHour);
+    expect(fixedMonth(added)).toBeCloseTo(
+      tasks + 730 * nlb.hour + 730 * nlb.nlcuHour * 0.1 + 4 * 730 * publicIpv4Hour,
+      6,
+    );
+    expect(fixedMonth(added)).toBeGreaterThan(40);
+    expect(fixedMonth(added)).toBeLessThan(50);
+    expect(alarmCount(withEndpoint) - alarmCount(REST)).toBe(ROUTER_ENDPOINT_ALARMS);
   });
 
   it('costs only the fixed items idle on the REST API, and the load balancer hours beside them', () => {

@@ -1,0 +1,72 @@
+import { createServer, type TLSSocket } from 'node:tls';
+import { ensureServerCertificate } from '#shared/pki/server-certificate.ts';
+import type { Deps } from '#shared/ports/deps.ts';
+import { CTRL_ALPN, createCtrlEndpoint } from './ctrl-endpoint.ts';
+import { DEFAULT_CTRL_PORT } from './ctrl-port.ts';
+import { createEndpointDeps } from './endpoint-deps.ts';
+
+/**
+ * How often the certificate is read again: the bootstrap renews it 30 days before it expires, so a task that runs
+ * for months presents the renewed one without a restart.
+ */
+const CERTIFICATE_REFRESH_MS = 6 * 3600_000;
+
+/**
+ * The TLS material the endpoint serves: the controller's server key (the sealed secret, as the signing functions read
+ * it) and the server certificate the bootstrap issued for the routers' host (`CTRL_SERVER_NAME`). This process holds
+ * no CA key, so a certificate that does not name the host is an error to fix in the stack, not one issued here.
+ */
+async function serverTls(deps: Deps, serverName: string): Promise<{ key: string; cert: string }> {
+  const [certificate, key] = await Promise.all([
+    ensureServerCertificate(deps, [serverName]),
+    deps.signers.server.privateKeyPem(),
+  ]);
+  return { key, cert: certificate.chainPem };
+}
+
+/**
+ * The routers' control channel as a process of its own (the ECS task on AWS): a TLS listener that asks for the
+ * router's certificate and speaks the channel on connections that negotiated `ziti-ctrl`, backed by the table every
+ * function uses. Routers connect to one task each; what the tasks must agree on is in the table (router connections
+ * and their leases).
+ */
+async function main(): Promise<void> {
+  const deps = createEndpointDeps();
+  const serverName = process.env.CTRL_SERVER_NAME;
+  if (!serverName) throw new Error('CTRL_SERVER_NAME must name the host routers dial (the stack sets it)');
+  const port = Number(process.env.CTRL_PORT || DEFAULT_CTRL_PORT);
+  const endpoint = createCtrlEndpoint({ deps });
+  const server = createServer({
+    ...(await serverTls(deps, serverName)),
+    // The router's certificate is checked against its stored fingerprint (router-certificate.ts), not a CA here.
+    requestCert: true,
+    rejectUnauthorized: false,
+    ALPNProtocols: [CTRL_ALPN],
+  });
+  server.on('secureConnection', (socket: TLSSocket) => {
+    if (socket.alpnProtocol === CTRL_ALPN) endpoint.accept(socket);
+    else socket.destroy();
+  });
+  // The load balancer's health checks open and close TCP connections without a handshake: nothing to log.
+  server.on('tlsClientError', () => undefined);
+  const refresh = setInterval(() => {
+    serverTls(deps, serverName)
+      .then((tls) => server.setSecureContext(tls))
+      .catch((error: Error) => deps.logger.warn('ctrl endpoint certificate not refreshed', { detail: error.message }));
+  }, CERTIFICATE_REFRESH_MS);
+  server.listen(port, () => deps.logger.info('ctrl endpoint listening', { port }));
+
+  // ECS stops a task with SIGTERM: its routers reconnect, through the load balancer, to another task.
+  process.once('SIGTERM', () => {
+    clearInterval(refresh);
+    endpoint.close();
+    server.close(() => process.exit(0));
+  });
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(
+    `${JSON.stringify({ level: 'ERROR', message: 'ctrl endpoint failed to start', detail: error.message })}\n`,
+  );
+  process.exit(1);
+});
