@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ArnFormat, Aws, CfnOutput, type CfnResource, Duration, Fn, Stack, Validations } from 'aws-cdk-lib';
 import type { ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
-import { type IVpc, Peer, Port, SecurityGroup, type SubnetSelection, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
+import { type IVpc, Peer, Port, SecurityGroup, type SubnetSelection, SubnetType } from 'aws-cdk-lib/aws-ec2';
 import {
   ApplicationListenerRule,
   ApplicationLoadBalancer,
@@ -24,6 +24,7 @@ import { API_VERSION_META } from '#shared/http/envelope.ts';
 import type { OperationGroup, Route } from '#shared/routes/route.ts';
 import { type LoadBalancerRule, loadBalancerRules } from './load-balancer-rules.ts';
 import { functionIdOf } from './operation-groups.ts';
+import { publicVpc } from './public-vpc.ts';
 
 export interface ControllerLoadBalancerProps {
   readonly routes: readonly Route[];
@@ -108,7 +109,13 @@ export class ControllerLoadBalancer extends Construct {
 
   constructor(scope: Construct, id: string, props: ControllerLoadBalancerProps) {
     super(scope, id);
-    this.vpc = props.vpc ?? this.publicVpc();
+    this.vpc =
+      props.vpc ??
+      publicVpc(
+        this,
+        'The VPC holds only the load balancer, whose requests are in the web ACL log and, when on, its access logs; ' +
+          'flow logs would record the same connections again at a per-GB price.',
+      );
 
     const securityGroup = new SecurityGroup(this, 'SecurityGroup', {
       vpc: this.vpc,
@@ -230,23 +237,5 @@ export class ControllerLoadBalancer extends Construct {
     targetGroup.setAttribute(MULTI_VALUE_HEADERS_ATTRIBUTE, 'true');
     targetGroup.node.addDependency(fn.permissionsNode.findChild('LoadBalancerInvoke') as CfnResource);
     return targetGroup;
-  }
-
-  /** Two public subnets in two zones, nothing else: no private subnets, no NAT gateways, nothing billed by the hour. */
-  private publicVpc(): Vpc {
-    const vpc = new Vpc(this, 'Vpc', {
-      maxAzs: 2,
-      natGateways: 0,
-      subnetConfiguration: [{ name: 'Public', subnetType: SubnetType.PUBLIC, cidrMask: 24 }],
-      // Nothing is placed in the default security group; locking it would take a custom resource function.
-      restrictDefaultSecurityGroup: false,
-    });
-    Validations.of(vpc).acknowledge({
-      id: 'AwsSolutions-VPC7',
-      reason:
-        'The VPC holds only the load balancer, whose requests are in the web ACL log and, when on, its access logs; ' +
-        'flow logs would record the same connections again at a per-GB price.',
-    });
-    return vpc;
   }
 }

@@ -1,6 +1,6 @@
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { type IVpc, Peer, Port, SecurityGroup, type SubnetSelection, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
+import { type IVpc, Peer, Port, SecurityGroup, type SubnetSelection, SubnetType } from 'aws-cdk-lib/aws-ec2';
 import {
   Cluster,
   ContainerInsights,
@@ -19,6 +19,7 @@ import { type FunctionLogOptions, functionLogGroup, powertoolsEnvironment } from
 import type { ControllerKeys } from './controller-keys.ts';
 import { grantTableData } from './controller-table.ts';
 import { tableActionsOf } from './operation-groups.ts';
+import { publicVpc } from './public-vpc.ts';
 import { routerEndpointImage } from './router-endpoint-image.ts';
 import { DEFAULT_ROUTER_ENDPOINT, type RouterEndpointSizing } from './router-endpoint-settings.ts';
 
@@ -60,7 +61,13 @@ export class ControllerRouterEndpoint extends Construct {
   constructor(scope: Construct, id: string, props: ControllerRouterEndpointProps) {
     super(scope, id);
     const { sizing } = props;
-    this.vpc = props.vpc ?? this.publicVpc();
+    this.vpc =
+      props.vpc ??
+      publicVpc(
+        this,
+        "The VPC holds only the routers' load balancer and endpoint tasks, which log every channel; flow logs " +
+          'would record the same connections again at a per-GB price.',
+      );
     const vpcSubnets = props.vpcSubnets ?? { subnetType: SubnetType.PUBLIC };
 
     const loadBalancerGroup = new SecurityGroup(this, 'LoadBalancerSecurityGroup', {
@@ -176,22 +183,5 @@ export class ControllerRouterEndpoint extends Construct {
       // A stopping task's routers are closed by it (SIGTERM) and reconnect elsewhere; no need to wait long.
       deregistrationDelay: Duration.seconds(30),
     });
-  }
-
-  /** Two public subnets in two zones, nothing else: no private subnets, no NAT gateways. */
-  private publicVpc(): Vpc {
-    const vpc = new Vpc(this, 'Vpc', {
-      maxAzs: 2,
-      natGateways: 0,
-      subnetConfiguration: [{ name: 'Public', subnetType: SubnetType.PUBLIC, cidrMask: 24 }],
-      restrictDefaultSecurityGroup: false,
-    });
-    Validations.of(vpc).acknowledge({
-      id: 'AwsSolutions-VPC7',
-      reason:
-        "The VPC holds only the routers' load balancer and endpoint tasks, which log every channel; flow logs " +
-        'would record the same connections again at a per-GB price.',
-    });
-    return vpc;
   }
 }

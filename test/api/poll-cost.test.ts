@@ -1,5 +1,5 @@
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { NEAR_EXPIRY_TOUCH_MS } from '#shared/auth/api-session-store.ts';
 import { SHARED_MARKER_LIFETIME_MS } from '../../functions/client/shared-markers.ts';
 import { useAdminController } from '../support/admin-controller.ts';
@@ -89,6 +89,10 @@ describe('an SDK poll', () => {
 
   it('reads the markers it shares with other identities once a lifetime, and answers their change after it', async () => {
     const polling = await device('poll-shared', ['poll-shared']);
+    // The lifetime is the controller's clock's: held, a loaded machine's slow requests cannot run past it.
+    const release = controller().holdClock();
+    onTestFinished(release);
+    controller().advanceClock(1); // the policy's change a millisecond after anything before the hold
     const before = (await poll(polling.token)).body.data.lastChangeAt as string;
     await call('POST', '/service-policies', {
       name: 'poll-shared-policy',

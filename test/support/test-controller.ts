@@ -42,6 +42,11 @@ export interface TestController {
   call(method: string, path: string, options?: RequestOptions): Promise<HttpResponse>;
   /** Moves the controller's clock forward (session expiry, disabled-until). */
   advanceClock(ms: number): void;
+  /**
+   * Stops the controller's clock at this instant (it moves only by `advanceClock`) until the returned function is
+   * called: for asserting what happens within a lifetime however slowly a loaded machine runs the requests.
+   */
+  holdClock(): () => void;
   /** Logs in with username and password and returns the session token. */
   login(username?: string, password?: string): Promise<string>;
   /** Closes the listeners and the client; fails if IAM would have refused any command a function sent meanwhile. */
@@ -97,12 +102,13 @@ export async function startTestController(
   const base = createDeps(config);
   const logLines: string[] = [];
   let clockOffsetMs = 0;
+  let heldAt: number | undefined;
   const logger = createLogger({}, { level: 'debug', write: (line) => logLines.push(line) });
   const deps: Deps = {
     ...base,
     logger,
     metrics: createMetrics(config.metricsNamespace, DEFAULT_SERVICE_NAME, logger),
-    now: () => new Date(Date.now() + clockOffsetMs),
+    now: () => new Date((heldAt ?? Date.now()) + clockOffsetMs),
     stateMachine: integrityFunction(localStateMachine(() => deps, integrityCore)),
     truststore: { publish: async (bundlePem) => mtls?.trust(bundlePem) },
   };
@@ -156,6 +162,12 @@ export async function startTestController(
     call,
     advanceClock: (ms) => {
       clockOffsetMs += ms;
+    },
+    holdClock: () => {
+      heldAt = Date.now();
+      return () => {
+        heldAt = undefined;
+      };
     },
     login: async (username = ADMIN_USERNAME, password = ADMIN_PASSWORD) => {
       const response = await call('POST', '/edge/management/v1/authenticate?method=password', {
