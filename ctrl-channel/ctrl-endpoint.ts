@@ -76,33 +76,42 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
   const pending = new Set<TLSSocket>();
   const log = (event: string, detail: Record<string, unknown>) => deps.logger.info(event, detail);
   const endpointId = options.endpointId ?? randomUUID();
-  // A lease outlives the wait for one more heartbeat's answer: renewed on each, it runs out about when this endpoint
-  // would close a silent router, and on its own when this endpoint dies.
-  const leaseMs = timings.unresponsiveTimeoutMs + timings.heartbeatIntervalMs;
+  // A lease is renewed on every other answered heartbeat, not on each (half the writes of a connected router): it
+  // covers the answer that renewed it, the next one (not renewed) and the timeout after that, so it never runs out
+  // while the channel is open, and runs out on its own within that when this endpoint dies.
+  const leaseMs = timings.unresponsiveTimeoutMs + 2 * timings.heartbeatIntervalMs;
+  /** Whether an answer at `now` needs the lease moved on: the channel could outlive it (half an interval's slack). */
+  const leaseDue = (now: number, leaseExpiresAt: number) =>
+    now + timings.unresponsiveTimeoutMs + timings.heartbeatIntervalMs / 2 >= leaseExpiresAt;
 
   /** Records the router online in the table and keeps it so while the channel lives; offline when it closes. */
   async function recordOnline(connected: ConnectedRouter): Promise<void> {
     const { router, channel, versionInfo } = connected;
     const collection = router.kind === 'edge-router' ? 'edge-routers' : 'routers';
     const connectionId = randomUUID();
-    const leaseFrom = () => deps.now().getTime() + leaseMs;
+    let leaseExpiresAt = deps.now().getTime() + leaseMs;
     await putRouterConnection(deps.store, collection, {
       routerId: router.id,
       endpointId,
       connectionId,
       connectedAt: connected.connectedAt.toISOString(),
-      leaseExpiresAt: leaseFrom(),
+      leaseExpiresAt,
       ...versionInfo,
     });
     channel.onAlive(() => {
-      renewRouterLease(deps.store, collection, router.id, connectionId, leaseFrom())
+      const now = deps.now().getTime();
+      if (!leaseDue(now, leaseExpiresAt)) return;
+      leaseExpiresAt = now + leaseMs;
+      renewRouterLease(deps.store, collection, router.id, connectionId, leaseExpiresAt)
         .then((current) => {
           if (!current)
             channel.close('the connection is no longer current: the router connected again, or was deleted');
         })
-        .catch((error: Error) =>
-          deps.logger.warn('ctrl channel lease renewal failed', { routerId: router.id, detail: error.message }),
-        );
+        .catch((error: Error) => {
+          // Not moved on: the next answer tries again.
+          leaseExpiresAt = 0;
+          deps.logger.warn('ctrl channel lease renewal failed', { routerId: router.id, detail: error.message });
+        });
     });
     channel.onClose(() => {
       endRouterConnection(deps.store, collection, router.id, connectionId, deps.now().toISOString()).catch(

@@ -4,6 +4,7 @@ import { ReplyTimeoutError } from '#ctrl-channel/channel.ts';
 import { ContentType, Header, int32Header, replyForOf, uint64Header } from '#ctrl-channel/message.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { type Credentials, dialCtrl, enrolledEdgeRouter, routerHelloHeaders } from '../support/ctrl-router.ts';
+import { recordSent } from '../support/dynamodb-recorder.ts';
 import { enrolledDevice } from '../support/enrolled-device.ts';
 import { issue, makeCa } from '../support/pki-fixtures.ts';
 
@@ -244,14 +245,36 @@ describe("an edge router's online state, from its control channel", () => {
     expect(controller().ctrl.connected(router.id)).toBeUndefined();
   });
 
+  it('moves its lease on every other answered heartbeat, not on each, and stays online', async () => {
+    const router = await enrolledEdgeRouter(controller, call, 'ctrl-renewing');
+    const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true });
+    await end.hello(router.id);
+    const heartbeats = 12;
+
+    const sent = await recordSent(controller().deps.store.db, async () => {
+      await new Promise((resolve) => setTimeout(resolve, heartbeats * TIMINGS.heartbeatIntervalMs));
+    });
+    const renewals = sent.filter(
+      ({ command, input }) =>
+        command === 'UpdateItemCommand' &&
+        (input.Key as { PK: string }).PK.startsWith('CTRL#') &&
+        (input.Key as { PK: string }).PK.endsWith(router.id),
+    );
+
+    expect(renewals.length).toBeGreaterThan(0);
+    expect(renewals.length).toBeLessThanOrEqual(heartbeats / 2 + 1);
+    expect((await status(router.id)).isOnline).toBe(true);
+    end.socket.destroy();
+  });
+
   it('goes offline when its lease runs out, as when the endpoint holding it dies without a word', async () => {
     const router = await enrolledEdgeRouter(controller, call, 'ctrl-orphaned');
     const end = await dialCtrl(controller(), router.credentials);
     await end.hello(router.id);
     expect((await status(router.id)).isOnline).toBe(true);
 
-    // Past the lease (timeout + one heartbeat interval), with nobody renewing it.
-    controller().advanceClock(TIMINGS.unresponsiveTimeoutMs + TIMINGS.heartbeatIntervalMs + 100);
+    // Past the lease (timeout + two heartbeat intervals), with nobody renewing it.
+    controller().advanceClock(TIMINGS.unresponsiveTimeoutMs + 2 * TIMINGS.heartbeatIntervalMs + 100);
 
     expect(await status(router.id)).toMatchObject({ isOnline: false, syncStatus: 'SYNC_DISCONNECTED' });
     end.socket.destroy();
