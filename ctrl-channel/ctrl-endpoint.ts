@@ -6,7 +6,7 @@ import { endRouterConnection, putRouterConnection, renewRouterLease } from '#sha
 import { Channel, type ChannelTimings, DEFAULT_CHANNEL_TIMINGS, endSocket } from './channel.ts';
 import { recordFrames } from './frame-recorder.ts';
 import { helloAccepted, helloIdOf, helloRefused, readHello } from './hello.ts';
-import { Header, resultMessage } from './message.ts';
+import { ContentType, Header, resultMessage } from './message.ts';
 import { type ConnectingRouter, RouterRefused, routerOfCertificate } from './router-certificate.ts';
 import { decodeVersionInfo, type VersionInfo } from './version-info.ts';
 
@@ -30,14 +30,6 @@ export const CTRL_PROTOCOL_VERSION = 'v2.0.0';
 
 /** Go's names of the architectures Node names otherwise: the reference reports `runtime.GOARCH`. */
 const GO_ARCH: Readonly<Record<string, string>> = { x64: 'amd64', ia32: '386' };
-
-/**
- * UpdateRouterInterfaces (`ctrl_pb` 1052): a router told a v2 version reports its network interfaces once connected
- * and whenever they change, as a request, and retries every few seconds until a successful result answers it. The
- * interfaces are not kept (the reference shows them on `GET /routers/{id}`; this controller does not yet), so it is
- * acknowledged and dropped.
- */
-export const UPDATE_ROUTER_INTERFACES = 1052;
 
 /** The reference's connect timeout: a connection has this long to send its hello. */
 const HELLO_TIMEOUT_MS = 5_000;
@@ -160,7 +152,9 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       }),
     );
     const channel = new Channel(socket, decoder, timings, deps.logger);
-    channel.handle(UPDATE_ROUTER_INTERFACES, (request) => {
+    // The interfaces are not kept (the reference shows them on `GET /routers/{id}`; this controller does not yet):
+    // the report is acknowledged, so the router stops retrying it, and dropped.
+    channel.handle(ContentType.updateRouterInterfaces, (request) => {
       channel.reply(request, resultMessage(true));
     });
     const connected: ConnectedRouter = { router, channel, versionInfo, connectedAt: deps.now() };

@@ -3,7 +3,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { FrameDecoder, ROUTER_FRAME_LIMITS } from './frame-codec.ts';
-import { type ChannelMessage, Header, replyForOf } from './message.ts';
+import { type ChannelMessage, ContentType, Header, replyForOf } from './message.ts';
 
 /**
  * A recording of a router connection's frames, one JSON line each, for test data (the replay tests) and for seeing
@@ -42,48 +42,6 @@ export interface RecordedUndecodable {
   readonly hex: string;
 }
 
-const CONTENT_TYPE_NAMES: Readonly<Record<number, string>> = {
-  0: 'Hello',
-  1: 'Ping',
-  2: 'Result',
-  3: 'Latency',
-  4: 'LatencyResponse',
-  5: 'Heartbeat',
-  1001: 'CircuitSuccess',
-  1004: 'Fault',
-  1005: 'Route',
-  1006: 'Unroute',
-  1007: 'Metrics',
-  1010: 'TraceEvent',
-  1011: 'CreateTerminatorRequest',
-  1012: 'RemoveTerminatorRequest',
-  1016: 'CircuitFailed',
-  1018: 'UpdateTerminatorRequest',
-  1020: 'Settings',
-  1022: 'RouteResult',
-  1034: 'CircuitConfirmation',
-  1035: 'RouterLinks',
-  1037: 'UpdateCtrlAddresses',
-  1052: 'UpdateRouterInterfaces',
-  1054: 'Alerts',
-  1055: 'RequestClusterMembers',
-  20000: 'ServerHello',
-  20001: 'ClientHello',
-  20002: 'Error',
-  20200: 'ApiSessionAdded',
-  20203: 'ApiSessionHeartbeat',
-  20214: 'HealthEvent',
-  20216: 'CreateTerminatorV2Request',
-  20217: 'CreateTerminatorV2Response',
-  20218: 'CreateCircuitV2Request',
-  20219: 'CreateCircuitV2Response',
-  20415: 'ConnectEvents',
-  20500: 'DataState',
-  20501: 'DataStateChangeSet',
-  20505: 'SubscribeToDataModelRequest',
-  20506: 'CurrentIndexMessage',
-};
-
 type Decode = (value: Buffer) => string | number | boolean | readonly number[] | undefined;
 const text: Decode = (value) => value.toString('utf8');
 const int32: Decode = (value) => (value.length === 4 ? value.readInt32LE(0) : undefined);
@@ -98,34 +56,49 @@ const bits: Decode = (value) => {
   return set.sort((a, b) => a - b);
 };
 
-const KNOWN_HEADERS: Readonly<Record<number, { name: string; decode?: Decode; secret?: true }>> = {
-  [Header.connectionId]: { name: 'ConnectionId', decode: text },
-  [Header.replyFor]: { name: 'ReplyFor', decode: int32 },
-  [Header.resultSuccess]: { name: 'ResultSuccess', decode: bool },
-  [Header.helloVersion]: { name: 'HelloVersion', decode: text },
-  [Header.heartbeat]: { name: 'Heartbeat', decode: uint64 },
-  [Header.heartbeatResponse]: { name: 'HeartbeatResponse', decode: uint64 },
-  [Header.type]: { name: 'Type', decode: text },
-  [Header.id]: { name: 'Id', decode: text },
-  [Header.isGrouped]: { name: 'IsGrouped', decode: bool },
-  [Header.groupSecret]: { name: 'GroupSecret', secret: true },
-  [Header.isFirstGroupConnection]: { name: 'IsFirstGroupConnection', decode: bool },
-  12: { name: 'UnderlayType', decode: text },
-  1000: { name: 'Listeners' },
-  1002: { name: 'Capabilities', decode: bits },
-  1003: { name: 'CtrlChanListeners' },
-  1013: { name: 'SyncStrategyType', decode: text },
-  1014: { name: 'SyncStrategyState', decode: text },
-  1024: { name: 'RouterDataModel', decode: bool },
-  1025: { name: 'RouterDataModelIndex', decode: uint64 },
+/** A constant's name as the reference spells it (`updateRouterInterfaces` is `UpdateRouterInterfaces`). */
+const referenceName = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
+
+const CONTENT_TYPE_NAMES: ReadonlyMap<number, string> = new Map(
+  Object.entries(ContentType).map(([name, contentType]) => [contentType, referenceName(name)]),
+);
+
+/** How each known header's value reads; the group secret, a credential of the router's underlays, is not recorded. */
+const HEADER_VALUES: { readonly [name in keyof typeof Header]: { decode?: Decode; secret?: true } } = {
+  connectionId: { decode: text },
+  replyFor: { decode: int32 },
+  resultSuccess: { decode: bool },
+  helloVersion: { decode: text },
+  heartbeat: { decode: uint64 },
+  heartbeatResponse: { decode: uint64 },
+  type: { decode: text },
+  id: { decode: text },
+  isGrouped: { decode: bool },
+  groupSecret: { secret: true },
+  isFirstGroupConnection: { decode: bool },
+  underlayType: { decode: text },
+  listeners: {},
+  capabilities: { decode: bits },
+  ctrlChanListeners: {},
+  syncStrategyType: { decode: text },
+  syncStrategyState: { decode: text },
+  routerDataModel: { decode: bool },
+  routerDataModelIndex: { decode: uint64 },
 };
+
+const KNOWN_HEADERS: ReadonlyMap<number, { name: string; decode?: Decode; secret?: true }> = new Map(
+  Object.entries(HEADER_VALUES).map(([name, value]) => [
+    Header[name as keyof typeof Header],
+    { name: referenceName(name), ...value },
+  ]),
+);
 
 /** One frame as a recording's line holds it. */
 export function recordedFrame(direction: 'in' | 'out', atMs: number, message: ChannelMessage): RecordedFrame {
   const headers = [...message.headers]
     .sort(([a], [b]) => a - b)
     .map(([id, value]): RecordedHeader => {
-      const known = KNOWN_HEADERS[id];
+      const known = KNOWN_HEADERS.get(id);
       if (known?.secret) return { id, name: known.name, length: value.length };
       const decoded = known?.decode?.(value);
       return {
@@ -137,7 +110,7 @@ export function recordedFrame(direction: 'in' | 'out', atMs: number, message: Ch
       };
     });
   const replyFor = replyForOf(message);
-  const name = CONTENT_TYPE_NAMES[message.contentType];
+  const name = CONTENT_TYPE_NAMES.get(message.contentType);
   return {
     direction,
     atMs,

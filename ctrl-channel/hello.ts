@@ -77,10 +77,6 @@ export interface ControllerHello {
   readonly capabilities: Buffer;
 }
 
-// The control plane's capability header (`ctrl_pb` CapabilitiesHeader). The reference also writes the mask under 12
-// for pre-2.0 routers, an id the channel now uses for the underlay type: v2 routers read 1002 alone, so 12 is left out.
-const CAPABILITIES_HEADER = 1002;
-
 /**
  * The answer to an accepted hello, as the reference's listener writes it: a successful result replying for the
  * hello, with the channel's connection id, the controller's id, version and capabilities; a grouped hello
@@ -95,7 +91,7 @@ export function helloAccepted(hello: ChannelMessage, controller: ControllerHello
     [Header.connectionId, groupId && groupId.length > 0 ? groupId : Buffer.from(randomUUID())],
     [Header.id, Buffer.from(controller.id)],
     [Header.helloVersion, encodeVersionInfo(controller.versionInfo)],
-    [CAPABILITIES_HEADER, controller.capabilities],
+    [Header.capabilities, controller.capabilities],
   ]);
   if (grouped) {
     own.set(Header.isGrouped, boolHeader(true));

@@ -9,7 +9,11 @@ export interface ChannelMessage {
   readonly body: Buffer;
 }
 
-/** The channel's own content types; the control plane's start at 1000 (`ctrl_pb`, `edge_ctrl_pb`). */
+/**
+ * The content types this controller knows by name (the reference's names, first letter lowered): the channel's own
+ * (0-5), then the control plane's (`ctrl_pb` from 1000, `edge_ctrl_pb` from 20000). Those past the channel's are
+ * named for the recordings (`frame-recorder.ts`), and handled where the control plane binds one.
+ */
 export const ContentType = {
   hello: 0,
   ping: 1,
@@ -17,9 +21,49 @@ export const ContentType = {
   latency: 3,
   latencyResponse: 4,
   heartbeat: 5,
+  circuitSuccess: 1001,
+  fault: 1004,
+  route: 1005,
+  unroute: 1006,
+  metrics: 1007,
+  traceEvent: 1010,
+  createTerminatorRequest: 1011,
+  removeTerminatorRequest: 1012,
+  circuitFailed: 1016,
+  updateTerminatorRequest: 1018,
+  settings: 1020,
+  routeResult: 1022,
+  circuitConfirmation: 1034,
+  routerLinks: 1035,
+  updateCtrlAddresses: 1037,
+  /**
+   * A router told a v2 version reports its network interfaces once connected and whenever they change, as a request,
+   * and retries every few seconds until a successful result answers it.
+   */
+  updateRouterInterfaces: 1052,
+  alerts: 1054,
+  requestClusterMembers: 1055,
+  serverHello: 20000,
+  clientHello: 20001,
+  error: 20002,
+  apiSessionAdded: 20200,
+  apiSessionHeartbeat: 20203,
+  healthEvent: 20214,
+  createTerminatorV2Request: 20216,
+  createTerminatorV2Response: 20217,
+  createCircuitV2Request: 20218,
+  createCircuitV2Response: 20219,
+  connectEvents: 20415,
+  dataState: 20500,
+  dataStateChangeSet: 20501,
+  subscribeToDataModelRequest: 20505,
+  currentIndexMessage: 20506,
 } as const;
 
-/** The channel's own headers (0-127); 128-255 are reflected onto a reply; the control plane's start at 1000. */
+/**
+ * The headers this controller knows by name: the channel's own (0-127; 128-255 are reflected onto a reply), then the
+ * control plane's (from 1000).
+ */
 export const Header = {
   connectionId: 0,
   replyFor: 1,
@@ -32,6 +76,18 @@ export const Header = {
   isGrouped: 9,
   groupSecret: 10,
   isFirstGroupConnection: 11,
+  underlayType: 12,
+  listeners: 1000,
+  /**
+   * The capability mask (`ctrl_pb` CapabilitiesHeader). The reference also writes it under 12 for pre-2.0 routers, an
+   * id the channel now uses for the underlay type: v2 routers read 1002 alone.
+   */
+  capabilities: 1002,
+  ctrlChanListeners: 1003,
+  syncStrategyType: 1013,
+  syncStrategyState: 1014,
+  routerDataModel: 1024,
+  routerDataModelIndex: 1025,
 } as const;
 
 /** Headers a reply carries back unchanged (a latency probe's send time, a trace's id). */

@@ -73,7 +73,7 @@ describe("the reference router's recorded control channel, replayed", () => {
     expect(answer.headers.get(Header.resultSuccess)).toEqual(Buffer.from([1]));
     const version = decodeVersionInfo(answer.headers.get(Header.helloVersion));
     expect(version?.version).toMatch(/^v2\.\d+\.\d+$/);
-    const capabilities = answer.headers.get(1002)!;
+    const capabilities = answer.headers.get(Header.capabilities)!;
     expect(capabilities[capabilities.length - 1]! & 0x40).toBe(0x40);
     expect(answer.headers.get(Header.id)?.length).toBeGreaterThan(0);
 

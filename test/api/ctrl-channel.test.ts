@@ -51,7 +51,7 @@ describe("a router's control channel (ALPN ziti-ctrl on the API's address)", () 
     // Its platform as Go names it (`runtime.GOOS`/`GOARCH`), as the reference reports it: amd64, not Node's x64.
     expect(build.slice(2)).toEqual([process.platform, process.arch === 'x64' ? 'amd64' : process.arch]);
     // A v2 router refuses a controller without bit 6 (legacy sessions as JWTs); bit 5 (grouped) is not offered.
-    const capabilities = answer.headers.get(1002)!;
+    const capabilities = answer.headers.get(Header.capabilities)!;
     expect(capabilities[capabilities.length - 1]! & 0x40).toBe(0x40);
     expect(capabilities[capabilities.length - 1]! & 0x20).toBe(0);
     // The grouped hello gets what the router's multi-channel needs: the flag, its type back, a group secret.
@@ -116,7 +116,11 @@ describe("a router's control channel (ALPN ziti-ctrl on the API's address)", () 
     const router = await dialCtrl(controller(), first.credentials, { answerHeartbeats: true });
     await router.hello(first.id);
 
-    router.send({ contentType: 1052, sequence: 7, body: Buffer.from('0a0c0a046574683010dc0b1801', 'hex') });
+    router.send({
+      contentType: ContentType.updateRouterInterfaces,
+      sequence: 7,
+      body: Buffer.from('0a0c0a046574683010dc0b1801', 'hex'),
+    });
     const answer = await router.next();
 
     expect(answer.contentType).toBe(ContentType.result);

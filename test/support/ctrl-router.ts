@@ -34,7 +34,7 @@ export async function enrolledEdgeRouter(
 export function routerHelloHeaders(version = 'v2.0.0-pre12|a1b2c3|2026-01-01T00:00:00Z|linux|amd64') {
   return new Map<number, Buffer>([
     [Header.helloVersion, Buffer.from(version)],
-    [1002, Buffer.from([0x02])],
+    [Header.capabilities, Buffer.from([0x02])],
     [Header.isGrouped, boolHeader(true)],
     [Header.type, Buffer.from('ctrl.default')],
     [Header.isFirstGroupConnection, boolHeader(true)],
