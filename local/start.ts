@@ -4,6 +4,7 @@ import { createCtrlEndpoint } from '#ctrl-channel/ctrl-endpoint.ts';
 import { createDeps } from '#functions/create-deps.ts';
 import { bootstrap, isDefaultAdminPassword, setDefaultAdminPassword } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
+import { ctrlAddressOf } from '#shared/net/ctrl-address.ts';
 import { truststoreBundle } from '#shared/pki/trusted-cas.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import {
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
     ? undefined
     : await startDynamoDbLocal({ dataDir: resolve(dataDir, 'dynamodb') });
   const loaded = loadConfig();
+  const mtlsBaseUrl = mtlsPort ? (loaded.mtlsBaseUrl ?? `https://localhost:${mtlsPort}`) : loaded.mtlsBaseUrl;
   const config = {
     ...loaded,
     dynamoDbEndpoint: process.env.DYNAMODB_ENDPOINT || dynamo?.endpoint,
@@ -86,8 +88,11 @@ async function main(): Promise<void> {
       loaded.secretKey.kind === 'memory'
         ? { kind: 'files' as const, directory: resolve(dataDir, 'pki') }
         : loaded.secretKey,
-    mtlsBaseUrl: mtlsPort ? (loaded.mtlsBaseUrl ?? `https://localhost:${mtlsPort}`) : loaded.mtlsBaseUrl,
+    mtlsBaseUrl,
     sdkBaseUrl: sdkPort ? (loaded.sdkBaseUrl ?? `https://localhost:${sdkPort}`) : loaded.sdkBaseUrl,
+    // With an mTLS listener the control channel is served there alone (the plain one refuses `ziti-ctrl`), so that is
+    // the address routers are told of, not the API's the request came in on.
+    ctrlAddress: loaded.ctrlAddress ?? (mtlsPort && mtlsBaseUrl ? ctrlAddressOf(undefined, mtlsBaseUrl) : undefined),
     // Snapshots are JSON Lines exports beside the table.
     snapshots: process.env.SNAPSHOT_DIR
       ? loaded.snapshots

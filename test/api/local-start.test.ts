@@ -1,5 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { get as httpsGet } from 'node:https';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,6 +91,28 @@ function processesNaming(needle: string): number[] {
     .map(Number);
 }
 
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A GET's JSON answer; the local controller's certificate is its own CA's, which this test does not load. */
+function fetchJson(url: string, headers: Record<string, string>): Promise<{ data: { ctrlAddress?: string }[] }> {
+  return new Promise((resolve, reject) => {
+    httpsGet(url, { headers, rejectUnauthorized: false }, (response) => {
+      let body = '';
+      response.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      response.on('end', () => resolve(JSON.parse(body)));
+    }).on('error', reject);
+  });
+}
+
 afterAll(() => {
   for (const child of started) if (child.exitCode === null) child.kill('SIGKILL');
   // A JVM a failed start left behind (the bug this guards against) is this test's to end, by its pid.
@@ -142,6 +165,27 @@ describe('npm start', () => {
     expect(newPassword).not.toBe(password);
     expect(pasted(loginCommands(resetBanner))).toMatch(/\S/);
     await stop(reset);
+  }, 300_000);
+
+  it("names the mTLS listener as the routers' control channel address when it serves the channel there", async () => {
+    const mtlsPort = await freePort();
+    const env = {
+      CONTROLLER_DATA_DIR: join(scratch, 'mtls'),
+      DYNAMODB_ENDPOINT: dynamoEndpoint,
+      TABLE_NAME: 'local-start-mtls',
+      CONTROLLER_MTLS_PORT: String(mtlsPort),
+      CONTROLLER_SDK_PORT: String(await freePort()),
+    };
+    const run = start(env);
+    const printed = await banner(run);
+    const token = pasted(loginCommands(printed));
+    const origin = printed.match(/management API {2}(https:\/\/localhost:\d+)/)?.[1];
+
+    const answer = await fetchJson(`${origin}/edge/management/v1/controllers`, { 'zt-session': token });
+    await stop(run);
+
+    // The plain listener refuses ALPN ziti-ctrl: a router sent there could not connect.
+    expect(answer.data[0]?.ctrlAddress).toBe(`tls:localhost:${mtlsPort}`);
   }, 300_000);
 
   it.runIf(process.platform === 'linux')(

@@ -96,7 +96,14 @@ export async function startTestController(
     tableName,
     snapshots: { kind: 'file', directory: join(tmpdir(), 'ziti-test-snapshots', tableName) },
     dynamoDbEndpoint: inject('dynamoEndpoint'),
-    ...(mtlsPort ? { mtlsBaseUrl: `https://localhost:${mtlsPort}`, sdkBaseUrl: `https://localhost:${sdkPort}` } : {}),
+    // As `npm start` with an mTLS listener: the control channel is served there, so routers are told of it.
+    ...(mtlsPort
+      ? {
+          mtlsBaseUrl: `https://localhost:${mtlsPort}`,
+          sdkBaseUrl: `https://localhost:${sdkPort}`,
+          ctrlAddress: `tls:localhost:${mtlsPort}`,
+        }
+      : {}),
     ...overrides,
   };
   const base = createDeps(config);
