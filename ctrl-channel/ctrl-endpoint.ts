@@ -72,9 +72,10 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
   // covers the answer that renewed it, the next one (not renewed) and the timeout after that, so it never runs out
   // while the channel is open, and runs out on its own within that when this endpoint dies.
   const leaseMs = timings.unresponsiveTimeoutMs + 2 * timings.heartbeatIntervalMs;
-  /** Whether an answer at `now` needs the lease moved on: the channel could outlive it (half an interval's slack). */
+  // Due 1.75 intervals after the last renewal: past the next answer however late the ticker sends its heartbeat
+  // (up to half an interval), before the one after it.
   const leaseDue = (now: number, leaseExpiresAt: number) =>
-    now + timings.unresponsiveTimeoutMs + timings.heartbeatIntervalMs / 2 >= leaseExpiresAt;
+    now + timings.unresponsiveTimeoutMs + timings.heartbeatIntervalMs / 4 >= leaseExpiresAt;
 
   /** Records the router online in the table and keeps it so while the channel lives; offline when it closes. */
   async function recordOnline(connected: ConnectedRouter): Promise<void> {

@@ -253,7 +253,7 @@ describe("an edge router's online state, from its control channel", () => {
     const router = await enrolledEdgeRouter(controller, call, 'ctrl-renewing');
     const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true });
     await end.hello(router.id);
-    const heartbeats = 12;
+    const heartbeats = 16;
 
     const sent = await recordSent(controller().deps.store.db, async () => {
       await new Promise((resolve) => setTimeout(resolve, heartbeats * TIMINGS.heartbeatIntervalMs));
