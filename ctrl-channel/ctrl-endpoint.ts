@@ -77,13 +77,16 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
   const leaseDue = (now: number, leaseExpiresAt: number) =>
     now + timings.unresponsiveTimeoutMs + timings.heartbeatIntervalMs / 4 >= leaseExpiresAt;
 
-  /** Records the router online in the table and keeps it so while the channel lives; offline when it closes. */
-  async function recordOnline(connected: ConnectedRouter): Promise<void> {
+  /**
+   * Records the router online in the table and keeps it so while the channel lives; offline when it closes. False, the
+   * channel closed, when the router was deleted since its certificate was checked.
+   */
+  async function recordOnline(connected: ConnectedRouter): Promise<boolean> {
     const { router, channel, versionInfo } = connected;
     const collection = router.kind === 'edge-router' ? 'edge-routers' : 'routers';
     const connectionId = randomUUID();
     let leaseExpiresAt = deps.now().getTime() + leaseMs;
-    await putRouterConnection(deps.store, collection, {
+    const stored = await putRouterConnection(deps.store, collection, {
       routerId: router.id,
       endpointId,
       connectionId,
@@ -91,6 +94,10 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       leaseExpiresAt,
       ...versionInfo,
     });
+    if (!stored) {
+      channel.close('the router was deleted while it connected');
+      return false;
+    }
     channel.onAlive(() => {
       const now = deps.now().getTime();
       if (!leaseDue(now, leaseExpiresAt)) return;
@@ -112,6 +119,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
           deps.logger.warn('ctrl channel end not recorded', { routerId: router.id, detail: error.message }),
       );
     });
+    return true;
   }
 
   /** Records the connection's frames (`CTRL_CHANNEL_RECORD`); a recording that fails never fails the connection. */
@@ -166,7 +174,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       if (routers.get(router.id) === connected) routers.delete(router.id);
       log('ctrl channel closed', { routerId: router.id, reason });
     });
-    await recordOnline(connected);
+    if (!(await recordOnline(connected))) return;
     log('ctrl channel opened', { routerId: router.id, version: versionInfo.version });
     await options.onRouter?.(connected);
     channel.deliver(following);

@@ -1,4 +1,5 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Store } from './entity-store.ts';
 import { keys } from './keys.ts';
 import { readOptions } from './read-consistency.ts';
@@ -30,18 +31,44 @@ export interface RouterConnection {
 
 type RouterCollection = 'edge-routers' | 'routers';
 
-/** Records a connection, replacing whatever the router had (a reconnect to this or another endpoint wins). */
+/**
+ * Records a connection, replacing whatever the router had (a reconnect to this or another endpoint wins); false, and
+ * nothing written, when the router is no longer stored: a delete between the hello's certificate check and this write
+ * would otherwise leave a connection of a router nobody can see, its lease renewed for as long as the channel lives.
+ */
 export async function putRouterConnection(
   store: Store,
   collection: RouterCollection,
   connection: RouterConnection,
-): Promise<void> {
-  await store.db.send(
-    new PutCommand({
-      TableName: store.tableName,
-      Item: { ...connection, ...keys.ctrlChannel(collection, connection.routerId) },
-    }),
-  );
+): Promise<boolean> {
+  try {
+    await store.db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            ConditionCheck: {
+              TableName: store.tableName,
+              Key: keys.entity(collection, connection.routerId),
+              ConditionExpression: 'attribute_exists(PK)',
+            },
+          },
+          {
+            Put: {
+              TableName: store.tableName,
+              Item: { ...connection, ...keys.ctrlChannel(collection, connection.routerId) },
+            },
+          },
+        ],
+      }),
+    );
+    return true;
+  } catch (error) {
+    const routerGone =
+      error instanceof TransactionCanceledException &&
+      error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
+    if (routerGone) return false;
+    throw error;
+  }
 }
 
 /** Moves the lease on; false when the connection is no longer this one (replaced by a newer one). */
