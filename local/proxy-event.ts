@@ -2,6 +2,7 @@ import type { X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { valuesByName } from '#shared/http/values-by-name.ts';
 
 export interface ProxyEventInput {
   readonly request: IncomingMessage;
@@ -49,17 +50,9 @@ function clientCertOf(certificate: X509Certificate | undefined) {
   };
 }
 
-/**
- * API Gateway's single- and multi-value maps of repeated names. Collected in a Map: names such as `__proto__` or
- * `toString`, which any client may send, must become keys like any other, not reach Object.prototype.
- */
+/** API Gateway's single- and multi-value maps of repeated names ({@link valuesByName}). */
 function valueMaps(pairs: Iterable<[string, string]>, single: (values: readonly string[]) => string) {
-  const values = new Map<string, string[]>();
-  for (const [name, value] of pairs) {
-    const known = values.get(name);
-    if (known) known.push(value);
-    else values.set(name, [value]);
-  }
+  const values = valuesByName(pairs);
   return {
     single: Object.fromEntries([...values].map(([name, all]) => [name, single(all)])) as Record<string, string>,
     multi: Object.fromEntries(values) as Record<string, string[]>,

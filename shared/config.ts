@@ -221,6 +221,19 @@ function albClientCertHeaderSetting(env: NodeJS.ProcessEnv, frontDoor: FrontDoor
   return name;
 }
 
+/**
+ * The public origin. In Lambda behind the load balancer it must be given: the load balancer passes on whatever `Host`
+ * a client sent (API Gateway answers only its own domains), and the base URLs answered (`/version`, enrollment JWTs'
+ * issuers) must not be the client's to choose. The stack always sets it (`cdk/front-door.ts` needs `domainName`).
+ */
+function publicBaseUrlSetting(env: NodeJS.ProcessEnv, frontDoor: FrontDoor): string | undefined {
+  const url = env.PUBLIC_BASE_URL || undefined;
+  if (frontDoor === 'alb' && env.AWS_LAMBDA_FUNCTION_NAME && url === undefined) {
+    throw new Error("FRONT_DOOR=alb in Lambda needs PUBLIC_BASE_URL: the load balancer passes on the client's Host");
+  }
+  return url;
+}
+
 function pkiKeysOf(env: NodeJS.ProcessEnv): PkiKeyConfig {
   const rootCa = env.ROOT_CA_KEY_ID || undefined;
   const signingCa = env.SIGNING_CA_KEY_ID || undefined;
@@ -254,7 +267,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     dynamoDbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
     apiSessionTimeoutMinutes: positiveInteger('API_SESSION_TIMEOUT_MINUTES', env.API_SESSION_TIMEOUT_MINUTES, 30, 1),
-    publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
+    publicBaseUrl: publicBaseUrlSetting(env, frontDoor),
     mtlsBaseUrl: env.MTLS_BASE_URL ? new URL(env.MTLS_BASE_URL).origin : undefined,
     sdkBaseUrl: env.SDK_BASE_URL ? new URL(env.SDK_BASE_URL).origin : undefined,
     ctrlAddress: ctrlAddressSetting(env.CTRL_ADDRESS),

@@ -239,8 +239,8 @@ export type CallerKeys = (
 export interface CallerReading {
   /**
    * Read eventually consistent first (`READS.callerOfRead`, half the units): trusted only when it lets the request
-   * through; whatever it would refuse is read again strongly, so a session a login has just created, or one that has
-   * just completed its second factor, is never refused for a stale read.
+   * through; whatever it would refuse is read again strongly (a missing session alone first), so a session a login has
+   * just created, or one that has just completed its second factor, is never refused for a stale read.
    */
   readonly eventual?: boolean;
   /** Whether a partial session (a second factor still owed) passes; if not, an eventual read of one is read again. */
@@ -276,6 +276,9 @@ export async function liveSessionOfToken(
     if (passes && (reading.partialPasses === true || !owesSecondFactor(read.session))) {
       return settled(deps, { ...read, identity: read.identity! }, reading);
     }
+    // Found no session (most refusals: a session logged out, ended or removed): only the session can have been stale,
+    // one a login has just created, so it alone is read again strongly, and the rest only when it is there after all.
+    if (!read && !(await sessionItemOf(deps.store, hashToken(token), 'apiSession'))) return undefined;
   }
   const read = await callerRead(deps, token, 'apiSession', reading.alongside);
   if (!read) return undefined;

@@ -5,34 +5,25 @@ import { ApiError } from '../errors/api-error.ts';
 import { canonicalPath, RouteMatcher } from '../routes/route-matcher.ts';
 import { CORS_PREFLIGHT_HEADERS } from './cors.ts';
 import { forwardedCertificateOf } from './forwarded-certificate.ts';
+import { valuesByName } from './values-by-name.ts';
 
 /** How the load balancer sent the event, and so how it takes the answer: the target group's multi-value setting. */
 export function albResponseShape(event: ALBEvent): 'headers' | 'multiValueHeaders' {
   return event.multiValueHeaders ? 'multiValueHeaders' : 'headers';
 }
 
-/**
- * A header or query map of either shape as name → every value. In a Map, so that names any client may send
- * (`__proto__`) stay keys like any other; header names lower-cased, as HTTP compares them.
- */
+/** A header or query map of either shape as name → every value ({@link valuesByName}), names as `name` makes them. */
 function valuesOf(
   single: Readonly<Record<string, string | undefined>> | undefined,
   multi: Readonly<Record<string, readonly string[] | undefined>> | undefined,
   name: (raw: string) => string,
 ): Map<string, string[]> {
-  const values = new Map<string, string[]>();
-  const add = (raw: string, value: string) => {
-    const key = name(raw);
-    const known = values.get(key);
-    if (known) known.push(value);
-    else values.set(key, [value]);
-  };
-  if (multi) {
-    for (const [raw, all] of Object.entries(multi)) for (const value of all ?? []) add(raw, value);
-  } else {
-    for (const [raw, value] of Object.entries(single ?? {})) if (value !== undefined) add(raw, value);
-  }
-  return values;
+  const pairs = multi
+    ? Object.entries(multi).flatMap(([raw, all]) => (all ?? []).map((value) => [name(raw), value] as const))
+    : Object.entries(single ?? {}).flatMap(([raw, value]) =>
+        value === undefined ? [] : [[name(raw), value] as const],
+      );
+  return valuesByName(pairs);
 }
 
 /** A query name or value as the client encoded it: the load balancer passes it on undecoded (`+` is a space). */

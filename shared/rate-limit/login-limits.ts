@@ -16,8 +16,8 @@ import { type AddressRecall, NO_RECALL, recallAddress } from './remembered-addre
  *   never locked); any other attempt is refused. "First" is the (address, username) counter's atomic count, taken
  *   before any password is checked: of simultaneous tries from one address, one at most is its first.
  *
- * All counters of an attempt are counted in one parallel wave, with the remembered-address read, before any hash or
- * signature is paid for.
+ * All counters of an attempt are counted in one parallel wave, with a login's remembered-address read, before any
+ * hash or signature is paid for.
  */
 function limitsOf(deps: Deps) {
   const { perIp, perUsername, perSourceAndUsername, windowSeconds } = deps.config.loginRateLimit;
@@ -85,34 +85,40 @@ export interface MfaAttempt {
  * back (`passed`), so only wrong codes spend either budget and the owner's own logins never do. An attempt refused by
  * its address's limits gives back its count on the identity, so one address cannot spend more of the ceiling than
  * its own budget. When the ceiling is spent by guessers at other addresses, an address the identity passed MFA from
- * lately (`remembered-addresses.ts`) goes on; a new one waits for the next window.
+ * lately (`remembered-addresses.ts`) goes on; a new one waits for the next window. The address is looked up only
+ * where it matters, past a full ceiling or after a right code (to refresh it): a wrong code under the ceiling, a
+ * guesser's usual try, reads nothing but its counters.
  */
 export async function limitMfaAttempt(deps: Deps, sourceIp: string, identityId: string): Promise<MfaAttempt> {
   const { perIdentity, perSourceAndIdentity, windowSeconds } = deps.config.mfaRateLimit;
-  const [ip, sourceAndIdentity, identity, recall] = await Promise.allSettled([
+  const [ip, sourceAndIdentity, identity] = await Promise.allSettled([
     countAttempt(deps, 'login-ip', sourceIp, limitsOf(deps).ip),
     countAttempt(deps, 'mfa-ip-identity', pairKey(sourceIp, identityId), {
       limit: perSourceAndIdentity,
       windowSeconds,
     }),
     countAttempt(deps, 'mfa-identity', identityId, { limit: perIdentity, windowSeconds }),
-    perIdentity > 0 ? recallAddress(deps, { scope: 'mfa', subject: identityId, address: sourceIp }) : NO_RECALL,
   ]);
   await addressAllowed(deps, [ip, sourceAndIdentity], identity);
-  if (recall.status === 'rejected') throw recall.reason;
-  if (identity.status === 'rejected' && !(identity.reason instanceof WindowFull && recall.value.remembered)) {
-    throw identity.reason;
+  // Only an identity-wide limit has a lane to let a remembered address into.
+  const recall = () =>
+    perIdentity > 0 ? recallAddress(deps, { scope: 'mfa', subject: identityId, address: sourceIp }) : NO_RECALL;
+  let recalled: AddressRecall | undefined;
+  if (identity.status === 'rejected') {
+    if (!(identity.reason instanceof WindowFull)) throw identity.reason;
+    recalled = await recall();
+    if (!recalled.remembered) throw identity.reason;
   }
   const counted = [sourceAndIdentity, identity].flatMap((outcome) =>
     outcome.status === 'fulfilled' ? [outcome.value] : [],
   );
+  const remember = async () => {
+    const ops = (recalled ?? (await recall())).rememberOps();
+    if (ops.length > 0) await deps.store.transact(ops);
+  };
   return {
     passed: async () => {
-      const remember = recall.value.rememberOps();
-      await Promise.all([
-        ...counted.map((attempt) => giveBack(deps, attempt)),
-        ...(remember.length > 0 ? [deps.store.transact(remember)] : []),
-      ]);
+      await Promise.all([...counted.map((attempt) => giveBack(deps, attempt)), remember()]);
     },
   };
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '#shared/config.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { recordSent, type SentCommand } from '../support/dynamodb-recorder.ts';
 import type { HttpResponse } from '../support/https-client.ts';
 import { authPolicyBody, M } from '../support/management-fixtures.ts';
 
@@ -261,6 +262,26 @@ describe('logging in with MFA', () => {
     controller().advanceClock(600_000);
     const nextWindow = await codeFrom(newAddress, await codeAt(secret), '127.0.6.3');
     expect(nextWindow.status, nextWindow.text).toBe(200);
+  });
+
+  it('reads the remembered address only where it counts: not for a wrong code under the ceiling, once for a right one', async () => {
+    startOfMfaWindow();
+    const user = await userLogin();
+    const { secret } = await enrolled(user.token);
+    const token = await loginFrom(user, '127.0.6.9');
+    const rememberedReads = (sent: SentCommand[]) =>
+      sent
+        .filter((command) => JSON.stringify(command.input).includes('"REMEMBERED#'))
+        .map((command) => command.command);
+
+    const wrong = await recordSent(controller().deps.store.db, () => codeFrom(token, '000000', '127.0.6.9'));
+    expect(rememberedReads(wrong)).toEqual([]);
+    // A right code refreshes its address (a new one here: read, then remembered).
+    const right = await recordSent(controller().deps.store.db, async () => {
+      const passed = await codeFrom(token, await codeAt(secret), '127.0.6.9');
+      expect(passed.status, passed.text).toBe(200);
+    });
+    expect(rememberedReads(right)).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
   });
 
   it('never refuses a right code for the owner’s earlier ones: twelve MFA logins in one window all get in', async () => {

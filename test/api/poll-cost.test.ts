@@ -50,6 +50,19 @@ function batchKeys(command: SentCommand): string[] {
   return pks.map((pk) => (pk.startsWith('APISESSION#') ? 'APISESSION#' : pk)).sort();
 }
 
+/**
+ * A device whose polls (after a first, which learns what its identity names) do not read its authenticator, and whose
+ * session still ends with it: deleted through the API, the next poll answers 401.
+ */
+async function expectEndsWithUnreadAuthenticator(polling: { token: string; authenticatorId: string }) {
+  expect((await poll(polling.token)).status).toBe(200);
+  const { status, sent } = await sentByPoll(polling.token);
+  expect(status).toBe(200);
+  expect(sent.flatMap(batchKeys)).not.toContain(`authenticators#${polling.authenticatorId}`);
+  expect((await call('DELETE', `/authenticators/${polling.authenticatorId}`)).status).toBe(200);
+  expect((await poll(polling.token)).status).toBe(401);
+}
+
 /** What a poll sent once the markers it shares with others are no longer kept (a lifetime on, then polled once). */
 async function sentByPollAfterLifetime(token: string) {
   controller().advanceClock(SHARED_MARKER_LIFETIME_MS);
@@ -124,14 +137,7 @@ describe('an SDK poll', () => {
   });
 
   it('ends with its authenticator, which it does not read: the identity names it while it lives', async () => {
-    const polling = await device('poll-authenticator', []);
-    expect((await poll(polling.token)).status).toBe(200);
-    const { sent } = await sentByPoll(polling.token);
-    expect(sent.flatMap(batchKeys)).not.toContain(`authenticators#${polling.authenticatorId}`);
-
-    expect((await call('DELETE', `/authenticators/${polling.authenticatorId}`)).status).toBe(200);
-
-    expect((await poll(polling.token)).status).toBe(401);
+    await expectEndsWithUnreadAuthenticator(await device('poll-authenticator', []));
   });
 
   it('reads the authenticator of an identity stored before identities named theirs, until the integrity fix names it', async () => {
@@ -157,14 +163,7 @@ describe('an SDK poll', () => {
       }),
     );
     // The poll after the fix learns that the identity names it; from then on it is not read.
-    expect((await poll(polling.token)).status).toBe(200);
-    const fixed = await sentByPoll(polling.token);
-    expect(fixed.status).toBe(200);
-    expect(fixed.sent.flatMap(batchKeys)).not.toContain(`authenticators#${polling.authenticatorId}`);
-
-    expect((await call('DELETE', `/authenticators/${polling.authenticatorId}`)).status).toBe(200);
-
-    expect((await poll(polling.token)).status).toBe(401);
+    await expectEndsWithUnreadAuthenticator(polling);
   });
 
   it('ends with an authenticator deleted outside the API once the integrity fix stops its identity naming it', async () => {

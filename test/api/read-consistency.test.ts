@@ -184,13 +184,18 @@ describe("the caller's read: eventually consistent for a request that changes no
     eventual(batches);
   });
 
-  it('reads again strongly what the eventual read would refuse: a token with no session (one a login just made)', async () => {
+  it('reads again strongly what the eventual read would refuse: a token with no session (one a login just made), its session alone', async () => {
     const token = await controller().login();
     const unknown = `${token.split('.')[0]!.slice(0, -4)}0000.${token.split('.').slice(1).join('.')}`;
     const sent = await sentDuring(async () => {
       expect((await controller().call('GET', `${C}/current-api-session`, { token: unknown })).status).toBe(401);
     });
-    expect(callerBatches(sent).map(isStrong)).toEqual([false, true]);
+    const reads = sent.filter((each) => READS.has(each.command));
+    expect(reads.map((each) => [each.command, isStrong(each)])).toEqual([
+      ['BatchGetItemCommand', false],
+      ['GetItemCommand', true],
+    ]);
+    expect(partitionOf(reads[1]!)).toMatch(/^APISESSION#/);
   });
 
   it('reads strongly the caller of a GET whose operation does not say it changes nothing (a GET may write)', async () => {

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { ControllerContext } from '#shared/http/middleware/controller-context.ts';
+import { createLogger, type Logger } from '#shared/log/logger.ts';
 
 /** What a test sets of a proxy event; the rest is as API Gateway fills it for a request without a session. */
 export interface ProxyEventOptions {
@@ -59,3 +60,12 @@ export const NO_TABLE_ENVIRONMENT = {
   AWS_SECRET_ACCESS_KEY: 'test',
   LOG_LEVEL: 'error',
 } as const;
+
+/**
+ * The logger of a group handler a test builds itself (`createGroupHandler` on deps of its own): errors only, so the
+ * request line each handled request writes stays out of the test's output. `LOG_LEVEL` in the environment a test
+ * configures from does not reach it: a logger reads the process's.
+ */
+export function quietLogger(): Logger {
+  return createLogger({}, { level: 'error' });
+}

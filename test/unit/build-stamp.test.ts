@@ -4,7 +4,7 @@ import { operations } from '#functions/info/handler.ts';
 import { loadConfig } from '#shared/config.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
-import { lambdaContext, NO_TABLE_ENVIRONMENT, proxyEvent } from '../support/lambda-event.ts';
+import { lambdaContext, NO_TABLE_ENVIRONMENT, proxyEvent, quietLogger } from '../support/lambda-event.ts';
 
 /** What esbuild's `define` puts in a bundle (cdk/build-stamp.ts), set here as a global as a test's stand-in. */
 const STAMP = { version: 'v1.2.3', revision: '0123456789ab', buildDate: '2026-11-20T10:11:12Z' };
@@ -15,7 +15,7 @@ afterEach(() => {
 });
 
 async function versionDocument(env: Record<string, string> = {}) {
-  const deps = createDeps(loadConfig({ ...NO_TABLE_ENVIRONMENT, ...env }));
+  const deps = { ...createDeps(loadConfig({ ...NO_TABLE_ENVIRONMENT, ...env })), logger: quietLogger() };
   const handler = createGroupHandler('info', ROUTES, operations, () => deps);
   const response = await handler(proxyEvent('GET', '/edge/client/v1/version'), lambdaContext());
   deps.store.db.destroy();

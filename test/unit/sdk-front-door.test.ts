@@ -4,13 +4,16 @@ import { operations } from '#functions/info/handler.ts';
 import { loadConfig } from '#shared/config.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
-import { lambdaContext, NO_TABLE_ENVIRONMENT, proxyEvent } from '../support/lambda-event.ts';
+import { lambdaContext, NO_TABLE_ENVIRONMENT, proxyEvent, quietLogger } from '../support/lambda-event.ts';
 
 const MTLS = 'https://mtls.example.test';
 
 /** `GET /version` through the info function, configured with the front door at `sdkBaseUrl`, addressed to `host`. */
 async function versionAt(sdkBaseUrl: string, host: string) {
-  const deps = createDeps(loadConfig({ ...NO_TABLE_ENVIRONMENT, MTLS_BASE_URL: MTLS, SDK_BASE_URL: sdkBaseUrl }));
+  const deps = {
+    ...createDeps(loadConfig({ ...NO_TABLE_ENVIRONMENT, MTLS_BASE_URL: MTLS, SDK_BASE_URL: sdkBaseUrl })),
+    logger: quietLogger(),
+  };
   const handler = createGroupHandler('info', ROUTES, operations, () => deps);
   try {
     return await handler(proxyEvent('GET', '/edge/client/v1/version', { headers: { Host: host } }), lambdaContext());
