@@ -6,7 +6,7 @@
 const LAYERS = [
   {
     name: 'foundation',
-    path: '^shared/(errors/|config\\.ts|ids\\.ts|map-bounded\\.ts|log/|routes/)',
+    path: '^shared/(errors/|config\\.ts|ids\\.ts|map-bounded\\.ts|recent-map\\.ts|log/|routes/)',
     about: 'errors, configuration, ids, logging, the route table: needs nothing of the project',
   },
   {

@@ -1,3 +1,4 @@
+import { RecentMap } from '#shared/recent-map.ts';
 import type { ItemKey } from '#shared/store/write-op.ts';
 
 /**
@@ -23,7 +24,7 @@ interface Kept {
   readonly readAt: number;
 }
 
-const kept = new Map<string, Kept>();
+const kept = new RecentMap<string, Kept>(MAX_SHARED_MARKERS);
 
 function keyOf(key: ItemKey): string {
   return `${String(key.PK)}|${String(key.SK)}`;
@@ -47,10 +48,5 @@ export function lastKeptMarker(key: ItemKey): Kept | undefined {
 
 /** Keeps markers just read (undefined: none stored), forgetting the oldest past the bound. */
 export function keepMarkers(read: readonly (readonly [ItemKey, Item | undefined])[], now: Date): void {
-  for (const [key, item] of read) {
-    const id = keyOf(key);
-    kept.delete(id);
-    kept.set(id, { item, readAt: now.getTime() });
-  }
-  while (kept.size > MAX_SHARED_MARKERS) kept.delete(kept.keys().next().value as string);
+  for (const [key, item] of read) kept.set(keyOf(key), { item, readAt: now.getTime() });
 }

@@ -7,6 +7,7 @@ import { isSignedByCa } from '#shared/pki/ca-trust.ts';
 import { certificatesOf, commonNameOf, PemError } from '#shared/pki/certificates.ts';
 import { issuerBaseUrl, signCaJwt } from '#shared/pki/enrollment-jwt.ts';
 import { refreshTruststore } from '#shared/pki/trusted-cas.ts';
+import { RecentMap } from '#shared/recent-map.ts';
 import { CAS } from '#shared/routes/groups/pki-routes.ts';
 import { caApi } from './ca-api.ts';
 
@@ -48,8 +49,8 @@ const verifyCa: Operation = async (request, deps) => {
 };
 
 /** CA JWTs never expire and name only the CA: one signature per CA and origin per process (bounded). */
-const caJwts = new Map<string, Promise<string>>();
 const MAX_CACHED_CA_JWTS = 256;
+const caJwts = new RecentMap<string, Promise<string>>(MAX_CACHED_CA_JWTS);
 
 /** `GET /cas/{id}/jwt`: the CA's auto-enrollment JWT, as `application/jwt` text. */
 const getCaJwt: Operation = async (request, deps) => {
@@ -57,7 +58,6 @@ const getCaJwt: Operation = async (request, deps) => {
   const key = `${ca.id}\n${request.baseUrl}`;
   let jwt = caJwts.get(key);
   if (!jwt) {
-    if (caJwts.size >= MAX_CACHED_CA_JWTS) caJwts.delete(caJwts.keys().next().value!);
     jwt = signCaJwt(deps.signers.server, issuerBaseUrl('ca', request.baseUrl, deps.config), ca.id);
     jwt.catch(() => caJwts.delete(key));
     caJwts.set(key, jwt);

@@ -1,4 +1,5 @@
 import { AUTHENTICATOR_FIELDS, type Identity } from '../entities/identity.ts';
+import { RecentMap } from '../recent-map.ts';
 
 /**
  * What this function instance last saw of each identity: a guess, never trusted, of what the read of a caller needs
@@ -15,7 +16,7 @@ interface Seen {
   readonly authenticatorIds: readonly string[];
 }
 
-const seen = new Map<string, Seen>();
+const seen = new RecentMap<string, Seen>(MAX_IDENTITIES);
 
 /** The attributes last seen for the identity; none when it has not been seen by this instance. */
 export function roleAttributesSeen(identityId: string): readonly string[] {
@@ -29,8 +30,6 @@ export function namedAuthenticatorSeen(identityId: string, authenticatorId: stri
 
 /** Remembers the identity for its next request, forgetting the least recently seen past the bound. */
 export function rememberIdentity(identity: Identity): void {
-  seen.delete(identity.id);
   const authenticatorIds = Object.values(AUTHENTICATOR_FIELDS).flatMap((field) => identity[field] ?? []);
   seen.set(identity.id, { roleAttributes: identity.roleAttributes, authenticatorIds });
-  if (seen.size > MAX_IDENTITIES) seen.delete(seen.keys().next().value as string);
 }

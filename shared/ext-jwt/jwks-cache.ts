@@ -3,6 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import type { JSONWebKeySet } from 'jose';
 import type { JwksConfig } from '../config.ts';
+import { RecentMap } from '../recent-map.ts';
 import { permittedAddresses, pinnedLookup, type Resolve, resolveAll } from './endpoint-addresses.ts';
 import { jwksEndpointProblem } from './jwks-endpoint.ts';
 import { JwksError } from './jwks-error.ts';
@@ -109,13 +110,11 @@ interface CachedSet {
 
 /** Endpoints remembered per instance; a handful of signers in practice, bounded anyway. */
 const MAX_ENDPOINTS = 64;
-const cache = new Map<string, CachedSet>();
+const cache = new RecentMap<string, CachedSet>(MAX_ENDPOINTS);
 const inFlight = new Map<string, Promise<JSONWebKeySet>>();
 
 function remember(endpoint: string, entry: CachedSet): void {
-  cache.delete(endpoint);
   cache.set(endpoint, entry);
-  while (cache.size > MAX_ENDPOINTS) cache.delete(cache.keys().next().value as string);
 }
 
 /**
