@@ -136,7 +136,7 @@ export interface AppSettings extends ControllerSettings {
   readonly terminationProtection?: boolean;
   /** An existing SNS topic for the alarms instead of the stack's own. */
   readonly alarmTopicArn?: string;
-  /** An existing VPC for the load balancer, by id, with `publicSubnetIds` (two or more, in different zones). */
+  /** An existing VPC for the load balancers, by id, with `publicSubnetIds` (two or more, in different zones). */
   readonly vpcId?: string;
   readonly publicSubnetIds?: readonly string[];
 }
@@ -462,7 +462,11 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
   if (routerEndpointIssue) throw new Error(routerEndpointIssue);
   const frontDoorIssue =
     frontDoorProblem({ ...frontDoorSettings, ...domains, ...others, ...flags }) ??
-    existingVpcProblem({ ...frontDoorSettings, ...existingVpc });
+    existingVpcProblem({
+      ...frontDoorSettings,
+      ...existingVpc,
+      ...definedOnly({ routerEndpoint: routerEndpoint.routerEndpoint }),
+    });
   if (frontDoorIssue) throw new Error(frontDoorIssue);
 
   return {

@@ -437,7 +437,7 @@ describe('frontDoor setting', () => {
     );
   });
 
-  it('takes an existing VPC by id with two public subnets or more, for the load balancer only', () => {
+  it('takes an existing VPC by id with two public subnets or more, for a load balancer only', () => {
     const base = { ZITI_FRONT_DOOR: 'load-balancer', ZITI_DOMAIN_NAME: 'ziti.example.com' };
     const vpc = { ZITI_VPC_ID: 'vpc-0123456789abcdef0', ZITI_PUBLIC_SUBNET_IDS: 'subnet-0123456a, subnet-0123456b' };
     expect(resolveControllerSettings(noContext, { ...base, ...vpc })).toMatchObject({
@@ -447,6 +447,14 @@ describe('frontDoor setting', () => {
     expect(() =>
       resolveControllerSettings(noContext, { ...base, ...vpc, ZITI_PUBLIC_SUBNET_IDS: 'subnet-0123456a' }),
     ).toThrow(/two or more subnet ids/);
-    expect(() => resolveControllerSettings(noContext, vpc)).toThrow(/for frontDoor load-balancer/);
+    expect(() => resolveControllerSettings(noContext, vpc)).toThrow(/for frontDoor load-balancer or routerEndpoint/);
+  });
+
+  it("takes it for the routers' endpoint too, whichever front door", () => {
+    const vpc = { ZITI_VPC_ID: 'vpc-0123456789abcdef0', ZITI_PUBLIC_SUBNET_IDS: 'subnet-0123456a, subnet-0123456b' };
+    expect(resolveControllerSettings(noContext, { ...vpc, ZITI_ROUTER_ENDPOINT: 'true' })).toMatchObject({
+      routerEndpoint: true,
+      vpcId: 'vpc-0123456789abcdef0',
+    });
   });
 });
