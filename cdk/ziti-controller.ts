@@ -104,6 +104,11 @@ export class ZitiController extends Construct {
       routerEndpointProblem(props);
     if (problem) throw new Error(problem);
     const frontDoor = props.frontDoor ?? DEFAULT_FRONT_DOOR;
+    const needsVpc = frontDoor === 'load-balancer' || props.routerEndpoint === true;
+    // The construct's own props, held to what existingVpcProblem holds the app's `vpcId` to: nothing taken and ignored.
+    if (!needsVpc && (props.vpc || props.vpcSubnets)) {
+      throw new Error('vpc and vpcSubnets are for frontDoor load-balancer or routerEndpoint: true');
+    }
     const { domainName, mtlsDomainName, sdkDomainName } = props;
     const adminUsername = props.adminUsername ?? 'admin';
     const memorySize = props.memorySize;
@@ -165,8 +170,7 @@ export class ZitiController extends Construct {
     this.functions = functions;
 
     // One VPC for both load balancers when the deployment gives none: made only when one of them is deployed.
-    const vpc =
-      props.vpc ?? (frontDoor === 'load-balancer' || props.routerEndpoint === true ? publicVpc(this) : undefined);
+    const vpc = props.vpc ?? (needsVpc ? publicVpc(this) : undefined);
     if (props.routerEndpoint === true) {
       this.routerEndpoint = new ControllerRouterEndpoint(this, 'RouterEndpoint', {
         table: this.table,

@@ -234,7 +234,7 @@ describe("the routers' control channel endpoint", () => {
     expect(subnetsOf(application![1])).toBe(subnetsOf(network![1]));
   });
 
-  it("puts both load balancers in the deployment's VPC when given one, making none", () => {
+  it("puts both load balancers in the deployment's VPC when given one, making none, and refuses one unused", () => {
     const subnets = ['subnet-0123456a', 'subnet-0123456b'];
     const { ofType } = synth({
       ...ON,
@@ -247,6 +247,10 @@ describe("the routers' control channel endpoint", () => {
     const loadBalancers = ofType('AWS::ElasticLoadBalancingV2::LoadBalancer');
     expect(loadBalancers.map(([, each]) => each.Properties.Type).sort()).toEqual(['application', 'network']);
     for (const [, each] of loadBalancers) expect(each.Properties.Subnets).toEqual(subnets);
+    // Neither load balancer deployed: a VPC given is refused rather than ignored.
+    expect(() => synth({ vpcId: 'vpc-0123456789abcdef0', publicSubnetIds: subnets })).toThrow(
+      /vpc and vpcSubnets are for frontDoor load-balancer or routerEndpoint/,
+    );
   });
 
   it('refuses settings that make no working service', () => {
