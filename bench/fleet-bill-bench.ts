@@ -1,3 +1,4 @@
+import { firstCertificateOf } from '#shared/pki/certificates.ts';
 import type { SessionBenchOptions } from './api-session-bench.ts';
 import { createBenchClient } from './bench-client.ts';
 import { startBenchController } from './bench-controller.ts';
@@ -75,7 +76,7 @@ export async function fleetBillBench(options: SessionBenchOptions): Promise<Flee
       body: { token: ott, clientCsr: request.csr },
     });
     const issued = (expectStatus(enrolled, 200, 'enroll').body as { data: { cert: string } }).data.cert;
-    const leaf = issued.split(/(?<=-----END CERTIFICATE-----)\s*/)[0]!;
+    const leaf = firstCertificateOf(issued)!.toString();
     const device = createBenchClient(origin, options.tls.cert, { key: request.key, cert: leaf });
     try {
       const certLogin = async () =>

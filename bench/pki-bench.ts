@@ -1,4 +1,5 @@
 import { webcrypto } from 'node:crypto';
+import { firstCertificateOf } from '#shared/pki/certificates.ts';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import type { Deps } from '#shared/ports/deps.ts';
@@ -95,7 +96,7 @@ export async function pkiBench(options: SessionBenchOptions): Promise<PkiRow[]> 
       ENROLL_MEASURE,
     );
     // The last certificate issued logs in; its own keep-alive connection presents it once, as an SDK does.
-    const leaf = issued.split(/(?<=-----END CERTIFICATE-----)\s*/)[0]!;
+    const leaf = firstCertificateOf(issued)!.toString();
     const certClient = createBenchClient(origin, options.tls.cert, { key: request.key, cert: leaf });
     try {
       await measured(

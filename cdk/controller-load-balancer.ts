@@ -24,7 +24,6 @@ import { API_VERSION_META } from '#shared/http/envelope.ts';
 import type { OperationGroup, Route } from '#shared/routes/route.ts';
 import { type LoadBalancerRule, loadBalancerRules } from './load-balancer-rules.ts';
 import { functionIdOf } from './operation-groups.ts';
-import { publicVpc } from './public-vpc.ts';
 
 export interface ControllerLoadBalancerProps {
   readonly routes: readonly Route[];
@@ -33,8 +32,8 @@ export interface ControllerLoadBalancerProps {
   /** The controller's server certificate in ACM (imported by the bootstrap), for `domainName`. */
   readonly certificate: ICertificate;
   readonly domainName: string;
-  /** An existing VPC, its public subnets (`vpcSubnets`) in two zones or more; unset, a VPC of public subnets only. */
-  readonly vpc?: IVpc;
+  /** The VPC of the load balancer's nodes, its public subnets (`vpcSubnets`, by default all) in two zones or more. */
+  readonly vpc: IVpc;
   readonly vpcSubnets?: SubnetSelection;
   /** Refuse to delete the load balancer (production); the stack's deletion then stops at it until turned off. */
   readonly deletionProtection: boolean;
@@ -109,13 +108,7 @@ export class ControllerLoadBalancer extends Construct {
 
   constructor(scope: Construct, id: string, props: ControllerLoadBalancerProps) {
     super(scope, id);
-    this.vpc =
-      props.vpc ??
-      publicVpc(
-        this,
-        'The VPC holds only the load balancer, whose requests are in the web ACL log and, when on, its access logs; ' +
-          'flow logs would record the same connections again at a per-GB price.',
-      );
+    this.vpc = props.vpc;
 
     const securityGroup = new SecurityGroup(this, 'SecurityGroup', {
       vpc: this.vpc,

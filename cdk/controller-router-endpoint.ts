@@ -19,7 +19,6 @@ import { type FunctionLogOptions, functionLogGroup, powertoolsEnvironment } from
 import type { ControllerKeys } from './controller-keys.ts';
 import { grantTableData } from './controller-table.ts';
 import { tableActionsOf } from './operation-groups.ts';
-import { publicVpc } from './public-vpc.ts';
 import { routerEndpointImage } from './router-endpoint-image.ts';
 import { DEFAULT_ROUTER_ENDPOINT, type RouterEndpointSizing } from './router-endpoint-settings.ts';
 
@@ -32,8 +31,8 @@ export interface ControllerRouterEndpointProps {
   readonly buildStamp: BuildStamp;
   readonly logs?: FunctionLogOptions;
   readonly deletionProtection: boolean;
-  /** An existing VPC and its public subnets (two zones or more); unset, a VPC of public subnets only. */
-  readonly vpc?: IVpc;
+  /** The VPC of the load balancer and the tasks, its public subnets (`vpcSubnets`, by default all) in two zones or more. */
+  readonly vpc: IVpc;
   readonly vpcSubnets?: SubnetSelection;
 }
 
@@ -61,13 +60,7 @@ export class ControllerRouterEndpoint extends Construct {
   constructor(scope: Construct, id: string, props: ControllerRouterEndpointProps) {
     super(scope, id);
     const { sizing } = props;
-    this.vpc =
-      props.vpc ??
-      publicVpc(
-        this,
-        "The VPC holds only the routers' load balancer and endpoint tasks, which log every channel; flow logs " +
-          'would record the same connections again at a per-GB price.',
-      );
+    this.vpc = props.vpc;
     const vpcSubnets = props.vpcSubnets ?? { subnetType: SubnetType.PUBLIC };
 
     const loadBalancerGroup = new SecurityGroup(this, 'LoadBalancerSecurityGroup', {

@@ -136,7 +136,7 @@ export interface AppSettings extends ControllerSettings {
   readonly terminationProtection?: boolean;
   /** An existing SNS topic for the alarms instead of the stack's own. */
   readonly alarmTopicArn?: string;
-  /** An existing VPC for the load balancer, by id, with `publicSubnetIds` (two or more, in different zones). */
+  /** An existing VPC for the load balancers, by id, with `publicSubnetIds` (two or more, in different zones). */
   readonly vpcId?: string;
   readonly publicSubnetIds?: readonly string[];
 }
@@ -158,7 +158,6 @@ const DEFAULTS = {
   environment: DEFAULT_ENVIRONMENT,
   adminUsername: 'admin',
   apiSessionTimeoutMinutes: 30,
-  firewallRateLimit: DEFAULT_API_LIMITS.firewallRateLimit,
 } as const;
 
 function firstDefined(context: ContextLookup, key: string, envValue: string | undefined): unknown {
@@ -265,6 +264,7 @@ export type OtherSettings = Partial<
     | 'memorySize'
     | 'apiSessionTimeoutMinutes'
     | 'requestLogSampleRate'
+    | 'firewall'
     | keyof ApiLimits
   >
 > & { readonly environment?: string };
@@ -294,6 +294,10 @@ function integerProblem(settings: OtherSettings): string | undefined {
   const { firewallRateLimit } = settings;
   if (firewallRateLimit !== undefined && firewallRateLimit > FIREWALL_RATE_LIMIT.max) {
     return `firewallRateLimit must be at most ${FIREWALL_RATE_LIMIT.max} (AWS WAF's largest), got ${firewallRateLimit}`;
+  }
+  // A limit nothing enforces: the deployment would believe in a per-address limit it does not have.
+  if (firewallRateLimit !== undefined && settings.firewall === false) {
+    return "firewallRateLimit is the web ACL's per-address limit: leave it unset with firewall false";
   }
   return undefined;
 }
@@ -398,7 +402,8 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
     apiSessionTimeoutMinutes:
       optionalInteger('apiSessionTimeoutMinutes', env.ZITI_API_SESSION_TIMEOUT_MINUTES) ??
       DEFAULTS.apiSessionTimeoutMinutes,
-    firewallRateLimit: optionalInteger('firewallRateLimit', env.ZITI_FIREWALL_RATE_LIMIT) ?? DEFAULTS.firewallRateLimit,
+    // Given only when set, so that firewall=false can refuse it (settingsProblem); the construct has the default.
+    firewallRateLimit: optionalInteger('firewallRateLimit', env.ZITI_FIREWALL_RATE_LIMIT),
     // The REST API's throttles: given only when set, so that the load balancer can refuse them (frontDoorProblem).
     apiRateLimit: optionalInteger('apiRateLimit', env.ZITI_API_RATE_LIMIT),
     apiBurstLimit: optionalInteger('apiBurstLimit', env.ZITI_API_BURST_LIMIT),
@@ -407,7 +412,14 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
     loginBurstLimit: optionalInteger('loginBurstLimit', env.ZITI_LOGIN_BURST_LIMIT),
     requestLogSampleRate: optionalInteger('requestLogSampleRate', env.ZITI_REQUEST_LOG_SAMPLE_RATE),
   };
-  const othersProblem = settingsProblem(others);
+  const flags = {
+    firewall: flag(context, 'firewall', env.ZITI_FIREWALL),
+    apiGatewayCloudWatchRole: flag(context, 'apiGatewayCloudWatchRole', env.ZITI_API_GATEWAY_CLOUDWATCH_ROLE),
+    detailedMetrics: flag(context, 'detailedMetrics', env.ZITI_DETAILED_METRICS),
+    truststoreTrail: flag(context, 'truststoreTrail', env.ZITI_TRUSTSTORE_TRAIL),
+    terminationProtection: flag(context, 'terminationProtection', env.ZITI_TERMINATION_PROTECTION),
+  };
+  const othersProblem = settingsProblem({ ...others, ...definedOnly({ firewall: flags.firewall }) });
   if (othersProblem) throw new Error(othersProblem);
   const stackName = plain('stackName', env.ZITI_STACK_NAME);
   if (stackName !== undefined && !/^[A-Za-z][A-Za-z0-9-]{0,127}$/.test(stackName)) {
@@ -436,13 +448,6 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
   };
   const capacityIssue = tableCapacityProblem({ ...capacity, ...definedOnly({ tableName: others.tableName }) });
   if (capacityIssue) throw new Error(capacityIssue);
-  const flags = {
-    firewall: flag(context, 'firewall', env.ZITI_FIREWALL),
-    apiGatewayCloudWatchRole: flag(context, 'apiGatewayCloudWatchRole', env.ZITI_API_GATEWAY_CLOUDWATCH_ROLE),
-    detailedMetrics: flag(context, 'detailedMetrics', env.ZITI_DETAILED_METRICS),
-    truststoreTrail: flag(context, 'truststoreTrail', env.ZITI_TRUSTSTORE_TRAIL),
-    terminationProtection: flag(context, 'terminationProtection', env.ZITI_TERMINATION_PROTECTION),
-  };
   const routerEndpoint = {
     routerEndpoint: flag(context, 'routerEndpoint', env.ZITI_ROUTER_ENDPOINT),
     ctrlDomainName: plain('ctrlDomainName', env.ZITI_CTRL_DOMAIN_NAME)?.toLowerCase(),
@@ -457,7 +462,11 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
   if (routerEndpointIssue) throw new Error(routerEndpointIssue);
   const frontDoorIssue =
     frontDoorProblem({ ...frontDoorSettings, ...domains, ...others, ...flags }) ??
-    existingVpcProblem({ ...frontDoorSettings, ...existingVpc });
+    existingVpcProblem({
+      ...frontDoorSettings,
+      ...existingVpc,
+      ...definedOnly({ routerEndpoint: routerEndpoint.routerEndpoint }),
+    });
   if (frontDoorIssue) throw new Error(frontDoorIssue);
 
   return {

@@ -7,7 +7,7 @@ import { ZitiController, type ZitiControllerProps } from './ziti-controller.ts';
 export interface ControllerStackProps extends StackProps, ZitiControllerProps {
   /** An existing SNS topic for the alarms, by ARN (the app's `alarmTopicArn` setting); `alarmTopic` wins. */
   readonly alarmTopicArn?: string;
-  /** An existing VPC for the load balancer, by id (the app's `vpcId` setting), with its public subnets; `vpc` wins. */
+  /** An existing VPC for the load balancers, by id (the app's `vpcId` setting), with its public subnets; `vpc` wins. */
   readonly vpcId?: string;
   readonly publicSubnetIds?: readonly string[];
 }

@@ -1,3 +1,5 @@
+import type { RouterEndpointSettings } from './router-endpoint-settings.ts';
+
 /**
  * What clients reach the functions through (README, "Front door: the load balancer or the REST API").
  * - `rest-api`: API Gateway's REST API, billed per request and nothing when idle; its mutual TLS makes a client
@@ -104,15 +106,22 @@ const VPC_ID = /^vpc-[0-9a-f]{8,17}$/;
 const SUBNET_ID = /^subnet-[0-9a-f]{8,17}$/;
 
 /**
- * Why an existing VPC for the load balancer cannot be used, or undefined when it can (or none is given). An
- * internet-facing load balancer needs public subnets in two availability zones at least.
+ * Why an existing VPC for the load balancers (the front door's, the routers' endpoint's) cannot be used, or undefined
+ * when it can (or none is given). An internet-facing load balancer needs public subnets in two availability zones at
+ * least.
  */
 export function existingVpcProblem(
-  settings: FrontDoorSettings & { readonly vpcId?: string; readonly publicSubnetIds?: readonly string[] },
+  settings: FrontDoorSettings &
+    Pick<RouterEndpointSettings, 'routerEndpoint'> & {
+      readonly vpcId?: string;
+      readonly publicSubnetIds?: readonly string[];
+    },
 ): string | undefined {
   const { vpcId, publicSubnetIds } = settings;
   if (vpcId === undefined && publicSubnetIds === undefined) return undefined;
-  if (settings.frontDoor !== 'load-balancer') return 'vpcId and publicSubnetIds are for frontDoor load-balancer';
+  if (settings.frontDoor !== 'load-balancer' && settings.routerEndpoint !== true) {
+    return 'vpcId and publicSubnetIds are for frontDoor load-balancer or routerEndpoint: true';
+  }
   if (vpcId === undefined || !VPC_ID.test(vpcId))
     return `vpcId must be a VPC id such as vpc-0123456789abcdef0, got ${JSON.stringify(vpcId)}`;
   const subnets = publicSubnetIds ?? [];

@@ -33,6 +33,7 @@ import { controllerTable, grantTableData } from './controller-table.ts';
 import { DEFAULT_FRONT_DOOR, frontDoorEnvironment, frontDoorProblem } from './front-door.ts';
 import { loginThrottling } from './login-throttling.ts';
 import { functionIdOf, operationGroupsOf, tableActionsOf } from './operation-groups.ts';
+import { publicVpc } from './public-vpc.ts';
 import { routerEndpointProblem, routerEndpointSizingOf } from './router-endpoint-settings.ts';
 import { tableCapacityOf, tableCapacityProblem } from './table-capacity.ts';
 
@@ -56,8 +57,8 @@ export interface ZitiControllerProps extends Partial<Omit<ControllerSettings, ke
   /** The routes served; the route table unless a test asks what a different set would synthesise to. */
   readonly routes?: readonly Route[];
   /**
-   * An existing VPC for the load balancer (`frontDoor: 'load-balancer'`), with `vpcSubnets` its public subnets in two
-   * zones or more; unset, the controller makes a VPC of two public subnets.
+   * An existing VPC for the load balancer (`frontDoor: 'load-balancer'`) and the routers' endpoint, with `vpcSubnets`
+   * its public subnets in two zones or more; unset, the controller makes one VPC of two public subnets for both.
    */
   readonly vpc?: IVpc;
   readonly vpcSubnets?: SubnetSelection;
@@ -103,6 +104,11 @@ export class ZitiController extends Construct {
       routerEndpointProblem(props);
     if (problem) throw new Error(problem);
     const frontDoor = props.frontDoor ?? DEFAULT_FRONT_DOOR;
+    const needsVpc = frontDoor === 'load-balancer' || props.routerEndpoint === true;
+    // The construct's own props, held to what existingVpcProblem holds the app's `vpcId` to: nothing taken and ignored.
+    if (!needsVpc && (props.vpc || props.vpcSubnets)) {
+      throw new Error('vpc and vpcSubnets are for frontDoor load-balancer or routerEndpoint: true');
+    }
     const { domainName, mtlsDomainName, sdkDomainName } = props;
     const adminUsername = props.adminUsername ?? 'admin';
     const memorySize = props.memorySize;
@@ -163,6 +169,8 @@ export class ZitiController extends Construct {
     }
     this.functions = functions;
 
+    // One VPC for both load balancers when the deployment gives none: made only when one of them is deployed.
+    const vpc = props.vpc ?? (needsVpc ? publicVpc(this) : undefined);
     if (props.routerEndpoint === true) {
       this.routerEndpoint = new ControllerRouterEndpoint(this, 'RouterEndpoint', {
         table: this.table,
@@ -172,7 +180,7 @@ export class ZitiController extends Construct {
         buildStamp: this.buildStamp,
         logs,
         deletionProtection: isProduction(this.environment),
-        ...(props.vpc ? { vpc: props.vpc } : {}),
+        vpc: vpc!,
         ...(props.vpcSubnets ? { vpcSubnets: props.vpcSubnets } : {}),
       });
       // Router enrollment JWTs' `ctrls` and `GET /controllers` name where routers dial.
@@ -244,7 +252,7 @@ export class ZitiController extends Construct {
         domainName,
         deletionProtection: isProduction(this.environment),
         clientCertificateHeader: clientCertificateHeader!,
-        ...(props.vpc ? { vpc: props.vpc } : {}),
+        vpc: vpc!,
         ...(props.vpcSubnets ? { vpcSubnets: props.vpcSubnets } : {}),
       });
     }

@@ -375,29 +375,27 @@ describe('the REST API front door', () => {
 
 describe('ControllerLoadBalancer', () => {
   const certificateArn = 'arn:aws:acm:eu-west-1:123456789012:certificate/abc';
-  const standalone = (props: { ownVpc?: boolean; deletionProtection?: boolean }) => {
+  const standalone = () => {
     const stack = new Stack(new App(), 'Standalone');
     const fn = new LambdaFunction(stack, 'Info', {
       runtime: Runtime.NODEJS_24_X,
       handler: 'index.handler',
       code: Code.fromInline('export const handler = async () => {};'),
     });
-    const vpc = props.ownVpc ? new Vpc(stack, 'OwnVpc', { natGateways: 0, maxAzs: 2 }) : undefined;
     new ControllerLoadBalancer(stack, 'LoadBalancer', {
       routes: ROUTES.filter((route) => route.group === 'info'),
       functions: new Map([['info', fn]]),
       certificate: Certificate.fromCertificateArn(stack, 'Certificate', certificateArn),
       domainName: 'ziti.example.com',
-      deletionProtection: props.deletionProtection ?? false,
+      deletionProtection: false,
       clientCertificateHeader: 'x-ziti-client-cert-0123456789abcdef0123456789abcdef',
-      ...(vpc ? { vpc } : {}),
+      vpc: new Vpc(stack, 'OwnVpc', { natGateways: 0, maxAzs: 2 }),
     });
     return Template.fromStack(stack);
   };
 
-  it('uses the VPC it is given instead of making one, and leaves deletion protection off outside production', () => {
-    const template = standalone({ ownVpc: true });
-    template.resourceCountIs('AWS::EC2::VPC', 1);
+  it('leaves deletion protection off outside production', () => {
+    const template = standalone();
     expect(JSON.stringify(template.findResources('AWS::ElasticLoadBalancingV2::LoadBalancer'))).toContain(
       '"Key":"deletion_protection.enabled","Value":"false"',
     );
@@ -439,7 +437,7 @@ describe('frontDoor setting', () => {
     );
   });
 
-  it('takes an existing VPC by id with two public subnets or more, for the load balancer only', () => {
+  it('takes an existing VPC by id with two public subnets or more, for a load balancer only', () => {
     const base = { ZITI_FRONT_DOOR: 'load-balancer', ZITI_DOMAIN_NAME: 'ziti.example.com' };
     const vpc = { ZITI_VPC_ID: 'vpc-0123456789abcdef0', ZITI_PUBLIC_SUBNET_IDS: 'subnet-0123456a, subnet-0123456b' };
     expect(resolveControllerSettings(noContext, { ...base, ...vpc })).toMatchObject({
@@ -449,6 +447,14 @@ describe('frontDoor setting', () => {
     expect(() =>
       resolveControllerSettings(noContext, { ...base, ...vpc, ZITI_PUBLIC_SUBNET_IDS: 'subnet-0123456a' }),
     ).toThrow(/two or more subnet ids/);
-    expect(() => resolveControllerSettings(noContext, vpc)).toThrow(/for frontDoor load-balancer/);
+    expect(() => resolveControllerSettings(noContext, vpc)).toThrow(/for frontDoor load-balancer or routerEndpoint/);
+  });
+
+  it("takes it for the routers' endpoint too, whichever front door", () => {
+    const vpc = { ZITI_VPC_ID: 'vpc-0123456789abcdef0', ZITI_PUBLIC_SUBNET_IDS: 'subnet-0123456a, subnet-0123456b' };
+    expect(resolveControllerSettings(noContext, { ...vpc, ZITI_ROUTER_ENDPOINT: 'true' })).toMatchObject({
+      routerEndpoint: true,
+      vpcId: 'vpc-0123456789abcdef0',
+    });
   });
 });

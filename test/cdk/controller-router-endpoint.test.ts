@@ -221,6 +221,38 @@ describe("the routers' control channel endpoint", () => {
     template.hasResourceProperties('AWS::ElasticLoadBalancingV2::Listener', { Port: 6262, Protocol: 'TCP' });
   });
 
+  it('shares one VPC with the load balancer front door when the deployment gives none', () => {
+    const { ofType, stack } = synth({ ...ON, frontDoor: 'load-balancer', domainName: 'ziti.example.com' });
+    const vpcs = ofType('AWS::EC2::VPC');
+    expect(vpcs).toHaveLength(1);
+    const { controller } = stack;
+    expect(controller.routerEndpoint!.vpc).toBe(controller.loadBalancer!.vpc);
+    const subnetsOf = (loadBalancer: CfnResource) => JSON.stringify(loadBalancer.Properties.Subnets);
+    const [application, network] = ['application', 'network'].map(
+      (type) => ofType('AWS::ElasticLoadBalancingV2::LoadBalancer').find(([, each]) => each.Properties.Type === type)!,
+    );
+    expect(subnetsOf(application![1])).toBe(subnetsOf(network![1]));
+  });
+
+  it("puts both load balancers in the deployment's VPC when given one, making none, and refuses one unused", () => {
+    const subnets = ['subnet-0123456a', 'subnet-0123456b'];
+    const { ofType } = synth({
+      ...ON,
+      frontDoor: 'load-balancer',
+      domainName: 'ziti.example.com',
+      vpcId: 'vpc-0123456789abcdef0',
+      publicSubnetIds: subnets,
+    });
+    expect(ofType('AWS::EC2::VPC')).toEqual([]);
+    const loadBalancers = ofType('AWS::ElasticLoadBalancingV2::LoadBalancer');
+    expect(loadBalancers.map(([, each]) => each.Properties.Type).sort()).toEqual(['application', 'network']);
+    for (const [, each] of loadBalancers) expect(each.Properties.Subnets).toEqual(subnets);
+    // Neither load balancer deployed: a VPC given is refused rather than ignored.
+    expect(() => synth({ vpcId: 'vpc-0123456789abcdef0', publicSubnetIds: subnets })).toThrow(
+      /vpc and vpcSubnets are for frontDoor load-balancer or routerEndpoint/,
+    );
+  });
+
   it('refuses settings that make no working service', () => {
     expect(routerEndpointProblem({ routerEndpointCpu: 512 })).toMatch(/needs routerEndpoint: true/);
     expect(routerEndpointProblem({ routerEndpoint: true, routerEndpointCpu: 300 })).toMatch(/routerEndpointCpu/);

@@ -1,18 +1,18 @@
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_API_LIMITS, resolveControllerSettings } from '../../cdk/controller-settings.ts';
+import { resolveControllerSettings } from '../../cdk/controller-settings.ts';
 import { ControllerStack, type ControllerStackProps } from '../../cdk/controller-stack.ts';
 
 const noContext = () => undefined;
 
 describe('resolveControllerSettings', () => {
-  it('defaults to production, the admin user, a 30 minute API session timeout and the web ACL limit', () => {
-    // The REST API's throttles are left to the construct's defaults, so that only a value someone set is passed on.
+  it('defaults to production, the admin user and a 30 minute API session timeout', () => {
+    // The throttles and the web ACL's limit are left to the construct's defaults, so that only a value someone set is
+    // passed on.
     expect(resolveControllerSettings(noContext, {})).toEqual({
       environment: 'prod',
       adminUsername: 'admin',
       apiSessionTimeoutMinutes: 30,
-      firewallRateLimit: DEFAULT_API_LIMITS.firewallRateLimit,
     });
   });
 
@@ -113,6 +113,12 @@ describe('resolveControllerSettings', () => {
       apiBurstLimit: 80,
       firewallRateLimit: 600,
     });
+  });
+
+  it("refuses the web ACL's limit without the web ACL, which would enforce nothing", () => {
+    const env = { ZITI_FIREWALL: 'false', ZITI_FIREWALL_RATE_LIMIT: '600' };
+    expect(() => resolveControllerSettings(noContext, env)).toThrow(/firewallRateLimit .* unset with firewall false/);
+    expect(resolveControllerSettings(noContext, { ZITI_FIREWALL: 'false' })).not.toHaveProperty('firewallRateLimit');
   });
 
   it.each([
@@ -279,6 +285,7 @@ describe('numbers given to the construct', () => {
     ['a login rate that is not a number', { loginRateLimit: Number.NaN }, /loginRateLimit must be an integer >= 1/],
     ['a negative login burst', { loginBurstLimit: -1 }, /loginBurstLimit must be an integer >= 1/],
     ['a session timeout of 0', { apiSessionTimeoutMinutes: 0 }, /apiSessionTimeoutMinutes must be an integer >= 1/],
+    ['a web ACL limit without the web ACL', { firewall: false, firewallRateLimit: 600 }, /unset with firewall false/],
   ])('are checked as those from context are: %s is refused at synth', (_, props, message) => {
     expect(() => new ControllerStack(new App(), 'Checked', props)).toThrow(message);
   });
