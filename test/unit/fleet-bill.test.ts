@@ -18,7 +18,6 @@ import {
   type MeasuredRequest,
   monthlyRequests,
   PLATFORM_LINES_LOGGED,
-  ROUTER_ENDPOINT_ALARMS,
   restApiMonth,
   routerEndpointItems,
 } from '../../bench/fleet-bill.ts';
@@ -142,12 +141,6 @@ describe("a fleet's month", () => {
     expect(alarmCount(ALB) - alarmCount(ALB_ALONE)).toBe(1);
     expect(fixedItems(ALB_ALONE).map((item) => item.item)).not.toContain('WAF web ACL');
     expect(fixedItems(REST).find((item) => item.item === 'WAF rules')?.count).toBe(5);
-    for (const door of [REST, ALB, ALB_ALONE]) {
-      expect(fixedMonth(fixedItems(door))).toBeCloseTo(
-        fixedItems(door).reduce((sum, item) => sum + item.count * item.monthly, 0),
-        9,
-      );
-    }
   });
 
   it("adds the routers' endpoint as items of its own: two small arm64 tasks, the NLB's hours, NLCUs and addresses", () => {
@@ -164,7 +157,6 @@ describe("a fleet's month", () => {
     );
     expect(fixedMonth(added)).toBeGreaterThan(40);
     expect(fixedMonth(added)).toBeLessThan(50);
-    expect(alarmCount(withEndpoint) - alarmCount(REST)).toBe(ROUTER_ENDPOINT_ALARMS);
   });
 
   it('costs only the fixed items idle on the REST API, and the load balancer hours beside them', () => {
