@@ -4,9 +4,11 @@ import { CONTROLLER_ID } from '#shared/ids.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { endRouterConnection, putRouterConnection, renewRouterLease } from '#shared/store/router-connections.ts';
 import { Channel, type ChannelTimings, DEFAULT_CHANNEL_TIMINGS, endSocket } from './channel.ts';
+import { CONTROL_FEATURES } from './control-features.ts';
+import { type ConnectedRouter, type ControlFeatureFactory, createControlPlane } from './control-plane.ts';
 import { recordFrames } from './frame-recorder.ts';
 import { helloAccepted, helloIdOf, helloRefused, readHello } from './hello.ts';
-import { ContentType, Header, resultMessage } from './message.ts';
+import { Header } from './message.ts';
 import { type ConnectingRouter, RouterRefused, routerOfCertificate } from './router-certificate.ts';
 import { decodeVersionInfo, type VersionInfo } from './version-info.ts';
 
@@ -34,13 +36,7 @@ const GO_ARCH: Readonly<Record<string, string>> = { x64: 'amd64', ia32: '386' };
 /** The reference's connect timeout: a connection has this long to send its hello. */
 const HELLO_TIMEOUT_MS = 5_000;
 
-/** A router whose hello was accepted: its channel, and what it said of itself. */
-export interface ConnectedRouter {
-  readonly router: ConnectingRouter;
-  readonly channel: Channel;
-  readonly versionInfo: VersionInfo;
-  readonly connectedAt: Date;
-}
+export type { ConnectedRouter } from './control-plane.ts';
 
 export interface CtrlEndpointOptions {
   readonly deps: Deps;
@@ -48,8 +44,8 @@ export interface CtrlEndpointOptions {
   readonly endpointId?: string;
   readonly timings?: ChannelTimings;
   readonly helloTimeoutMs?: number;
-  /** Runs for each router once its hello is accepted: where the control plane's message handlers bind. */
-  readonly onRouter?: (connected: ConnectedRouter) => void | Promise<void>;
+  /** The control plane's features each router is bound to once its hello is accepted (all of them by default). */
+  readonly features?: readonly ControlFeatureFactory[];
 }
 
 /** The control channel's endpoint: takes TLS connections that negotiated `ziti-ctrl` and speaks the channel on them. */
@@ -68,6 +64,10 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
   const pending = new Set<TLSSocket>();
   const log = (event: string, detail: Record<string, unknown>) => deps.logger.info(event, detail);
   const endpointId = options.endpointId ?? randomUUID();
+  const controlPlane = createControlPlane(
+    { deps, endpointId, routers: () => routers.values(), connected: (routerId) => routers.get(routerId) },
+    options.features ?? CONTROL_FEATURES,
+  );
   // A lease is renewed on every other answered heartbeat, not on each (half the writes of a connected router): it
   // covers the answer that renewed it, the next one (not renewed) and the timeout after that, so it never runs out
   // while the channel is open, and runs out on its own within that when this endpoint dies.
@@ -161,11 +161,6 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       }),
     );
     const channel = new Channel(socket, decoder, timings, deps.logger);
-    // The interfaces are not kept (the reference shows them on `GET /routers/{id}`; this controller does not yet):
-    // the report is acknowledged, so the router stops retrying it, and dropped.
-    channel.handle(ContentType.updateRouterInterfaces, (request) => {
-      channel.reply(request, resultMessage(true));
-    });
     const connected: ConnectedRouter = { router, channel, versionInfo, connectedAt: deps.now() };
     // A router reconnecting before its old connection was seen to drop replaces it.
     routers.get(router.id)?.channel.close('the router connected again');
@@ -174,10 +169,13 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       if (routers.get(router.id) === connected) routers.delete(router.id);
       log('ctrl channel closed', { routerId: router.id, reason });
     });
+    // Bound before anything is awaited: the router speaks as soon as it has the answer to its hello, and a message
+    // arriving before its handler would be dropped.
+    controlPlane.bind(connected);
+    channel.deliver(following);
     if (!(await recordOnline(connected))) return;
     log('ctrl channel opened', { routerId: router.id, version: versionInfo.version });
-    await options.onRouter?.(connected);
-    channel.deliver(following);
+    await controlPlane.start(connected);
   }
 
   return {
@@ -194,6 +192,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
     },
     connected: (routerId) => routers.get(routerId),
     close() {
+      controlPlane.close();
       for (const socket of pending) socket.destroy();
       for (const { channel } of routers.values()) channel.close('the controller is closing');
     },

@@ -1,0 +1,72 @@
+import type { Deps } from '#shared/ports/deps.ts';
+import type { Channel } from './channel.ts';
+import type { ConnectingRouter } from './router-certificate.ts';
+import type { VersionInfo } from './version-info.ts';
+
+/** A router whose hello was accepted: its channel, and what it said of itself. */
+export interface ConnectedRouter {
+  readonly router: ConnectingRouter;
+  readonly channel: Channel;
+  readonly versionInfo: VersionInfo;
+  readonly connectedAt: Date;
+}
+
+/** What every feature of the control plane may use: the dependencies, and the routers connected to this endpoint. */
+export interface ControlContext {
+  readonly deps: Deps;
+  /** This endpoint process's id (the routers' connection items name it). */
+  readonly endpointId: string;
+  /** The routers connected to this endpoint now. */
+  routers(): Iterable<ConnectedRouter>;
+  connected(routerId: string): ConnectedRouter | undefined;
+}
+
+/**
+ * One capability of the control plane (the edge hello, API session sync, the router data model, terminators,
+ * circuits, ...), in a module of its own. Each router is bound in two steps, so no message is lost between them:
+ * every feature's `bind` registers its message handlers before any message after the hello is delivered, then
+ * each feature's `start` runs, in the order of the list (`control-features.ts`), each awaited before the next (the API
+ * sessions are synced after the router's ClientHello, as the reference does).
+ */
+export interface ControlFeature {
+  /** Registers the feature's handlers on the router's channel: synchronous, before any message is delivered. */
+  bind?(router: ConnectedRouter): void;
+  /** What the feature sends once every handler is in place; a failure is logged, the channel stays open. */
+  start?(router: ConnectedRouter): void | Promise<void>;
+  /** Stops what the feature runs for the whole endpoint (timers, pollers): the endpoint is closing. */
+  close?(): void;
+}
+
+export type ControlFeatureFactory = (context: ControlContext) => ControlFeature;
+
+/** The control plane of one endpoint: binds each connected router to every feature. */
+export interface ControlPlane {
+  bind(router: ConnectedRouter): void;
+  start(router: ConnectedRouter): Promise<void>;
+  close(): void;
+}
+
+export function createControlPlane(context: ControlContext, factories: readonly ControlFeatureFactory[]): ControlPlane {
+  const features = factories.map((factory) => factory(context));
+  return {
+    bind(router) {
+      for (const feature of features) feature.bind?.(router);
+    },
+    async start(router) {
+      for (const feature of features) {
+        if (router.channel.closeReason !== undefined) return;
+        try {
+          await feature.start?.(router);
+        } catch (error) {
+          context.deps.logger.warn('ctrl channel feature failed to start', {
+            routerId: router.router.id,
+            detail: (error as Error).message,
+          });
+        }
+      }
+    },
+    close() {
+      for (const feature of features) feature.close?.();
+    },
+  };
+}

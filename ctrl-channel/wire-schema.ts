@@ -1,0 +1,203 @@
+/**
+ * The protobuf bodies of the control-plane messages a router and this controller exchange, as proto3 text: this
+ * project's own schema of the fields it reads or writes, written from the reference's wire format (field numbers and
+ * types are the wire; names are ours). Two packages keep the families apart as the reference does: `ctrl` for the
+ * fabric's messages (content types from 1000), `edge` for the edge's (from 20000). A field the controller has no use
+ * for may be left out: protobuf skips unknown fields on decode.
+ *
+ * Parsed once, on first use, by protobufjs (`protobuf-codec.ts`); a message is named by its full name (`ctrl.Route`).
+ */
+export const CTRL_SCHEMA = `
+syntax = "proto3";
+package ctrl;
+
+// A router's link listener (hello header 1000): this controller makes no links, the list is only shown.
+message Listener {
+  string address = 1;
+  string protocol = 2;
+  repeated string costTags = 3;
+  repeated string groups = 4;
+  string localBinding = 5;
+}
+message Listeners { repeated Listener listeners = 1; }
+
+enum DestType { Start = 0; End = 1; Link = 2; }
+message RouteForward { string srcAddress = 1; string dstAddress = 2; DestType dstType = 3; }
+message RouteEgress { string binding = 1; string address = 2; string destination = 3; map<uint32, bytes> peerData = 4; }
+message RouteContext { map<string, string> fields = 1; uint32 channelMask = 2; }
+// Sent to each router of a circuit's path (1005); answered by a RouteResult (1022, headers only).
+message Route {
+  string circuitId = 1;
+  uint32 attempt = 2;
+  RouteEgress egress = 3;
+  repeated RouteForward forwards = 4;
+  RouteContext context = 5;
+  // Nanoseconds the router has left to set the route up.
+  uint64 timeout = 6;
+  map<string, string> tags = 7;
+}
+message Unroute { string circuitId = 1; bool now = 2; }
+
+enum FaultSubject {
+  IngressFault = 0;
+  EgressFault = 1;
+  LinkFault = 2;
+  ForwardFault = 3;
+  UnknownOwnerForwardFault = 4;
+  LinkDuplicate = 5;
+}
+// A circuit's end seen by a router (1004); for forward faults, id is several circuit ids separated by spaces.
+message Fault { FaultSubject subject = 1; string id = 2; uint32 iteration = 3; }
+// The circuits a router has seen idle (1034), with how long each was idle, in nanoseconds.
+message CircuitConfirmation { repeated string circuitIds = 1; map<string, int64> idleTimes = 2; }
+message RemoveTerminatorsRequest { repeated string terminatorIds = 1; }
+
+message RouterInterface {
+  string name = 1;
+  string hardwareAddress = 2;
+  int64 mtu = 3;
+  int64 index = 4;
+  uint64 flags = 5;
+  repeated string addresses = 6;
+}
+message RouterInterfacesUpdate { repeated RouterInterface interfaces = 1; }
+`;
+
+export const EDGE_SCHEMA = `
+syntax = "proto3";
+package edge;
+
+// Sent by the controller once a router's hello is accepted (20000); the router answers with a ClientHello (20001).
+message ServerHello {
+  string version = 1;
+  map<string, string> data = 2;
+  map<string, bytes> byteData = 3;
+}
+message Address {
+  string value = 10;
+  string protocol = 20;
+  string hostname = 30;
+  int32 port = 40;
+}
+// One edge listener of a router: where it listens, and the address SDKs are told to dial.
+message EdgeListener { Address address = 10; Address advertise = 20; }
+message ClientHello {
+  string version = 1;
+  string hostname = 2;
+  repeated string protocols = 3;
+  map<string, string> data = 4;
+  repeated string protocolPorts = 5;
+  repeated EdgeListener listeners = 10;
+}
+
+// An API session as a router learns of it: the (opaque) token an SDK presents, and the certificates it may use.
+message ApiSession {
+  string token = 1;
+  repeated string certFingerprints = 2;
+  string id = 3;
+  string identityId = 4;
+}
+message ApiSessionAdded { bool isFullState = 1; repeated ApiSession apiSessions = 2; }
+message ApiSessionUpdated { repeated ApiSession apiSessions = 1; }
+message ApiSessionRemoved { repeated string tokens = 1; repeated string ids = 2; }
+message ApiSessionHeartbeat { repeated string tokens = 1; }
+message SessionRemoved { repeated string tokens = 1; repeated string ids = 2; }
+message RequestClientReSync { string reason = 1; }
+message ValidateSessionsRequest { repeated string sessionTokens = 1; }
+
+enum TerminatorPrecedence { Default = 0; Required = 1; Failed = 2; }
+message CreateTerminatorV2Request {
+  string address = 1;
+  string sessionToken = 2;
+  repeated string fingerprints = 3;
+  map<uint32, bytes> peerData = 4;
+  uint32 cost = 5;
+  TerminatorPrecedence precedence = 6;
+  string instanceId = 7;
+  bytes instanceSecret = 8;
+  string apiSessionToken = 9;
+}
+enum CreateTerminatorResult {
+  Success = 0;
+  FailedIdConflict = 1;
+  FailedOther = 2;
+  FailedBusy = 3;
+  FailedInvalidSession = 4;
+}
+message CreateTerminatorV2Response {
+  string terminatorId = 1;
+  CreateTerminatorResult result = 2;
+  string msg = 3;
+  uint32 errorCode = 4;
+  uint32 retryHint = 5;
+}
+message UpdateTerminatorRequest {
+  string sessionToken = 1;
+  repeated string fingerprints = 2;
+  string terminatorId = 3;
+  uint32 cost = 4;
+  TerminatorPrecedence precedence = 5;
+  bool updatePrecedence = 6;
+  bool updateCost = 7;
+  string apiSessionToken = 8;
+}
+message HealthEventRequest {
+  string sessionToken = 1;
+  repeated string fingerprints = 2;
+  string terminatorId = 3;
+  bool checkPassed = 4;
+  string apiSessionToken = 5;
+}
+
+// The router data model: what a router learns of the network to check SDK connections on its own.
+message SubscribeToDataModelRequest {
+  uint64 currentIndex = 1;
+  uint32 subscriptionDurationSeconds = 2;
+  bool renew = 3;
+  string timelineId = 4;
+  string subscriptionId = 5;
+}
+enum DataAction { Create = 0; Update = 1; Delete = 2; }
+enum KeyUsage { JWTValidation = 0; ClientX509CertValidation = 1; }
+enum KeyFormat { X509CertDer = 0; PKIXPublicKey = 1; }
+message PublicKey {
+  bytes data = 1;
+  string kid = 2;
+  repeated KeyUsage usages = 3;
+  KeyFormat format = 4;
+}
+message ServiceConfigs { map<string, string> configs = 1; }
+message DataIdentity {
+  string id = 1;
+  string name = 2;
+  TerminatorPrecedence defaultHostingPrecedence = 3;
+  uint32 defaultHostingCost = 4;
+  map<string, TerminatorPrecedence> serviceHostingPrecedences = 5;
+  map<string, uint32> serviceHostingCosts = 6;
+  bytes appDataJson = 7;
+  map<string, ServiceConfigs> serviceConfigs = 8;
+  bool disabled = 9;
+}
+message DataService { string id = 1; string name = 2; bool encryptionRequired = 3; repeated string configs = 4; }
+message DataEvent {
+  DataAction action = 1;
+  bool isSynthetic = 3;
+  oneof model {
+    DataIdentity identity = 10;
+    DataService service = 11;
+    PublicKey publicKey = 14;
+  }
+}
+message DataState {
+  repeated DataEvent events = 1;
+  uint64 endIndex = 2;
+  string timelineId = 3;
+}
+message DataChangeSet {
+  uint64 index = 1;
+  bool isSynthetic = 2;
+  repeated DataEvent changes = 3;
+  string timestampId = 4;
+  uint64 previousIndex = 5;
+}
+`;
