@@ -8,6 +8,8 @@ export interface ConnectedRouter {
   readonly router: ConnectingRouter;
   readonly channel: Channel;
   readonly versionInfo: VersionInfo;
+  /** This connection's id in the router's connection item: a write guarded by it never touches a newer connection. */
+  readonly connectionId: string;
   readonly connectedAt: Date;
 }
 

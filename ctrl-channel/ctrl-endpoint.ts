@@ -82,9 +82,8 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
    * channel closed, when the router was deleted since its certificate was checked.
    */
   async function recordOnline(connected: ConnectedRouter): Promise<boolean> {
-    const { router, channel, versionInfo } = connected;
+    const { router, channel, versionInfo, connectionId } = connected;
     const collection = router.kind === 'edge-router' ? 'edge-routers' : 'routers';
-    const connectionId = randomUUID();
     let leaseExpiresAt = deps.now().getTime() + leaseMs;
     const stored = await putRouterConnection(deps.store, collection, {
       routerId: router.id,
@@ -161,7 +160,13 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       }),
     );
     const channel = new Channel(socket, decoder, timings, deps.logger);
-    const connected: ConnectedRouter = { router, channel, versionInfo, connectedAt: deps.now() };
+    const connected: ConnectedRouter = {
+      router,
+      channel,
+      versionInfo,
+      connectionId: randomUUID(),
+      connectedAt: deps.now(),
+    };
     // A router reconnecting before its old connection was seen to drop replaces it.
     routers.get(router.id)?.channel.close('the router connected again');
     routers.set(router.id, connected);
