@@ -36,6 +36,8 @@ export const ContentType = {
   circuitConfirmation: 1034,
   routerLinks: 1035,
   updateCtrlAddresses: 1037,
+  /** A router's batch of terminators to delete (its SDKs unbound or went away), as a request a result answers. */
+  removeTerminatorsRequest: 1038,
   /**
    * A router told a v2 version reports its network interfaces once connected and whenever they change, as a request,
    * and retries every few seconds until a successful result answers it.
@@ -48,6 +50,10 @@ export const ContentType = {
   error: 20002,
   apiSessionAdded: 20200,
   apiSessionHeartbeat: 20203,
+  /** An SDK changed its terminator's cost or precedence (the edge's, not `ctrl_pb`'s 1018): answered by 20210 or 20002. */
+  edgeUpdateTerminatorRequest: 20209,
+  /** The empty answer to a 20209 that succeeded. */
+  edgeUpdateTerminatorResponse: 20210,
   healthEvent: 20214,
   createTerminatorV2Request: 20216,
   createTerminatorV2Response: 20217,
@@ -90,6 +96,13 @@ export const Header = {
   routerDataModelIndex: 1025,
 } as const;
 
+/**
+ * The SDK error code of a 20002 Error answer (u32 LE; the SDK's edge header, reused on the control channel). Its id is
+ * the sync strategy state's (1014) on other messages, so it stays out of `Header`, whose ids each name one header in
+ * the recordings.
+ */
+export const ERROR_CODE_HEADER = 1014;
+
 /** Headers a reply carries back unchanged (a latency probe's send time, a trace's id). */
 const REFLECTED_FIRST = 128;
 const REFLECTED_LAST = 255;
@@ -113,6 +126,12 @@ export function replyForOf(message: ChannelMessage): number | undefined {
 export function int32Header(value: number): Buffer {
   const encoded = Buffer.alloc(4);
   encoded.writeInt32LE(value);
+  return encoded;
+}
+
+export function uint32Header(value: number): Buffer {
+  const encoded = Buffer.alloc(4);
+  encoded.writeUInt32LE(value);
   return encoded;
 }
 

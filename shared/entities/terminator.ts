@@ -1,7 +1,11 @@
 import * as z from 'zod';
+import { mapOf } from '../schemas/map-field.ts';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
 import { PRECEDENCES } from './identity.ts';
+
+/** The most bytes of peer data a terminator keeps (the reference's hosting SDKs send a 32-byte public key). */
+export const MAX_PEER_DATA_BYTES = 4096;
 
 export const terminatorSchema = z.object({
   ...baseDocumentShape,
@@ -22,6 +26,23 @@ export const terminatorSchema = z.object({
   identitySecret: z.string().nullable(),
   cost: z.number().int(),
   precedence: z.enum(PRECEDENCES),
+  /**
+   * The identity whose SDK hosts the terminator (the reference's `hostId`), for a terminator a router made for an
+   * SDK's Bind: a circuit names it in its tags, and a router's re-sent create must come from it. Never shown, as the
+   * reference shows it nowhere.
+   */
+  hostId: z.string().optional(),
+  /**
+   * What the hosting SDK told its router for the dialing side (the reference's peer data, e.g. 1003, its public key
+   * for end-to-end encryption): header id → base64 bytes, bounded (`MAX_PEER_DATA_BYTES`). A circuit hands it to the
+   * dialer's router. Never shown.
+   */
+  peerData: mapOf(z.base64(), 2 * MAX_PEER_DATA_BYTES).optional(),
+  /**
+   * The router connection that last created or re-sent the terminator (`ConnectedRouter.connectionId`): one a router
+   * did not re-send since it connected again is no longer hosted there. Never shown.
+   */
+  connectionId: z.string().optional(),
 });
 export type Terminator = z.infer<typeof terminatorSchema>;
 
@@ -47,3 +68,10 @@ export const terminators: EntityDefinition<Terminator> = {
     precedence: 'string',
   },
 };
+
+/** A terminator's peer data as a router's message carries it: header id → bytes. */
+export function peerDataOf(terminator: Pick<Terminator, 'peerData'>): Map<number, Buffer> {
+  return new Map(
+    Object.entries(terminator.peerData ?? {}).map(([key, value]) => [Number(key), Buffer.from(value, 'base64')]),
+  );
+}

@@ -154,3 +154,8 @@ export async function readRouterConnections(
   const connections = items.map(connectionOf).filter((c): c is RouterConnection => c !== undefined);
   return new Map(connections.map((connection) => [connection.routerId, connection]));
 }
+
+/** Whether a router's connection is live at `now`: its lease runs (an ended one's is 0). */
+export function isConnectedAt(connection: RouterConnection | undefined, now: Date): boolean {
+  return connection !== undefined && connection.leaseExpiresAt > now.getTime();
+}

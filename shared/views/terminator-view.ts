@@ -21,9 +21,22 @@ export function terminatorNames(deps: Deps): TerminatorNames {
   };
 }
 
-/** A terminator with its service and router as EntityRefs; the hosting identity's secret is never shown. */
+/**
+ * A terminator with its service and router as EntityRefs; the hosting identity's secret, and what a router's Bind keeps
+ * of its SDK (host, peer data, connection), are never shown.
+ */
 export async function terminatorView(terminator: Terminator, names: TerminatorNames) {
-  const { identitySecret: _secret, edgeRouterId, transitRouterId: _transit, service, router, ...rest } = terminator;
+  const {
+    identitySecret: _secret,
+    hostId: _host,
+    peerData: _peerData,
+    connectionId: _connection,
+    edgeRouterId,
+    transitRouterId: _transit,
+    service,
+    router,
+    ...rest
+  } = terminator;
   const [serviceName, routerName] = await Promise.all([
     names.service(service),
     edgeRouterId ? names.edgeRouter(router) : names.transitRouter(router),

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import type { ChannelTimings } from '#ctrl-channel/channel.ts';
+import type { ControlFeatureFactory } from '#ctrl-channel/control-plane.ts';
 import { type CtrlEndpoint, createCtrlEndpoint } from '#ctrl-channel/ctrl-endpoint.ts';
 import { createDeps } from '#functions/create-deps.ts';
 import { ensureTable } from '#local/create-table.ts';
@@ -85,6 +86,7 @@ export async function startTestController(
   integrityCore: IntegrityCore = INTEGRITY_CORE,
   shape: 'one-listener' | 'aws' = 'one-listener',
   ctrlTimings?: ChannelTimings,
+  ctrlFeatures?: readonly ControlFeatureFactory[],
 ): Promise<TestController> {
   const tableName = `test-${randomUUID()}`;
   const mtlsPort = shape === 'aws' ? await freePort() : undefined;
@@ -128,7 +130,11 @@ export async function startTestController(
   );
   // The controller's own server identity, from its network CA, as `npm start` serves it; clients trust the root.
   const material = await serverTls(deps, localServerNames({}));
-  const ctrl = createCtrlEndpoint({ deps, ...(ctrlTimings ? { timings: ctrlTimings } : {}) });
+  const ctrl = createCtrlEndpoint({
+    deps,
+    ...(ctrlTimings ? { timings: ctrlTimings } : {}),
+    ...(ctrlFeatures ? { features: ctrlFeatures } : {}),
+  });
   const server = await startLocalServer({
     deps,
     tls: material,

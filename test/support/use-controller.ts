@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
 import type { ChannelTimings } from '#ctrl-channel/channel.ts';
+import type { ControlFeatureFactory } from '#ctrl-channel/control-plane.ts';
 import type { ControllerConfig } from '#shared/config.ts';
 import type { IntegrityCore } from '#shared/integrity/integrity-run.ts';
 import { startTestController, type TestController } from './test-controller.ts';
@@ -12,6 +13,8 @@ export interface ControllerSetup {
   readonly shape?: 'one-listener' | 'aws';
   /** The control channel's heartbeat and reply timings (short ones for tests of a silent router). */
   readonly ctrlTimings?: ChannelTimings;
+  /** The control plane's features (all of them by default; a test swaps one for its variant with short timings). */
+  readonly ctrlFeatures?: readonly ControlFeatureFactory[];
 }
 
 /**
@@ -27,7 +30,13 @@ export function useTestController(
   let started: TestController | undefined;
 
   beforeAll(async () => {
-    started = await startTestController(overrides, setup.integrityCore, setup.shape, setup.ctrlTimings);
+    started = await startTestController(
+      overrides,
+      setup.integrityCore,
+      setup.shape,
+      setup.ctrlTimings,
+      setup.ctrlFeatures,
+    );
     await afterStart(started);
   });
   afterAll(async () => {

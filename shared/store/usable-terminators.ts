@@ -1,0 +1,49 @@
+import { type Terminator, terminators } from '../entities/terminator.ts';
+import { referrerIds } from './index-queries.ts';
+import { isConnectedAt, readRouterConnections } from './router-connections.ts';
+import type { StoreContext } from './store-context.ts';
+
+/** Required first, failed last: the reference's order of precedences when it picks a terminator. */
+const PRECEDENCE_RANK: Readonly<Record<Terminator['precedence'], number>> = { required: 0, default: 1, failed: 2 };
+
+/** Which of a service's terminators a circuit may use: all, or those of one hosting instance (`instanceId@service`). */
+export interface TerminatorChoice {
+  /** Only the terminators an SDK bound under this instance id (their `identity`). */
+  readonly instanceId?: string;
+}
+
+/**
+ * The terminators a circuit to a service may use now, best first: those whose router is connected (its control
+ * channel's lease runs, whichever endpoint holds it), ordered by precedence (required, default, failed), then cost,
+ * then id (a stable order among equals; the caller may spread load among them). A disconnected router's terminators
+ * stay stored, as in the reference, but are never chosen; they come back when it connects again and re-sends them.
+ */
+export async function usableTerminators(
+  deps: StoreContext & { now(): Date },
+  serviceId: string,
+  choice: TerminatorChoice = {},
+): Promise<Terminator[]> {
+  const ids = await referrerIds(deps.store, { collection: 'services', id: serviceId }, 'terminators');
+  const ofService = (await deps.store.getMany(terminators, ids)).filter(
+    (terminator) =>
+      terminator.service === serviceId &&
+      (choice.instanceId === undefined || terminator.identity === choice.instanceId),
+  );
+  const [edge, transit] = await Promise.all([
+    readRouterConnections(deps.store, 'edge-routers', routerIdsOf(ofService, 'edge')),
+    readRouterConnections(deps.store, 'routers', routerIdsOf(ofService, 'transit')),
+  ]);
+  const now = deps.now();
+  return ofService
+    .filter((terminator) => isConnectedAt((terminator.edgeRouterId ? edge : transit).get(terminator.router), now))
+    .sort(
+      (a, b) =>
+        PRECEDENCE_RANK[a.precedence] - PRECEDENCE_RANK[b.precedence] ||
+        a.cost - b.cost ||
+        (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    );
+}
+
+function routerIdsOf(list: readonly Terminator[], kind: 'edge' | 'transit'): string[] {
+  return list.filter((terminator) => Boolean(terminator.edgeRouterId) === (kind === 'edge')).map((t) => t.router);
+}
