@@ -1,8 +1,10 @@
 import { X509Certificate } from 'node:crypto';
 import { decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ROUTER_FRAME_LIMITS } from '#ctrl-channel/frame-codec.ts';
 import { type ChannelMessage, ContentType, Header } from '#ctrl-channel/message.ts';
 import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
+import { buildRouterDataState } from '#ctrl-channel/router-data-state.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { type Credentials, dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
 
@@ -214,6 +216,49 @@ describe('the router data model (SubscribeToDataModelRequest → DataState)', ()
     expect(resynced.state.timelineId).toBe(first.timelineId);
     expect(resynced.state.endIndex).toBeGreaterThan(afterDelete.state.endIndex);
     end.socket.destroy();
+  });
+
+  it('keeps the model within the message budget: the identities that do not fit are left out, in id order, counted', async () => {
+    // The real budget is the 4 MiB frame limit, which some seventy identities of the largest app data fill: too slow to
+    // write here, so the same build is asked for a budget a few identities fill.
+    const crowded = await enrolledEdgeRouter(controller, call, unique('rdm-crowded-er'));
+    const crowd = unique('rdm-crowd');
+    await createdId('/edge-router-policies', {
+      name: unique('rdm-erp'),
+      semantic: 'AnyOf',
+      identityRoles: [`#${crowd}`],
+      edgeRouterRoles: [`@${crowded.id}`],
+    });
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push(
+        await createdId('/identities', {
+          name: unique('rdm-big'),
+          type: 'Device',
+          isAdmin: false,
+          roleAttributes: [crowd],
+          appData: { blob: 'x'.repeat(2_000) },
+        }),
+      );
+    }
+    const asRouter = { id: crowded.id, name: 'crowded', kind: 'edge-router' } as const;
+    const encoded = (events: readonly object[]) =>
+      encodeBody('edge.DataState', { events, endIndex: Date.now(), timelineId: 'x'.repeat(22) });
+    const full = await buildRouterDataState(controller().deps, asRouter, ROUTER_FRAME_LIMITS.maxBodyBytes);
+    expect(full).toMatchObject({ identityCount: 5, omittedIdentities: 0 });
+    const budget = encoded(full.events).length - 5_000;
+
+    const bounded = await buildRouterDataState(controller().deps, asRouter, budget);
+
+    expect(encoded(bounded.events).length).toBeLessThanOrEqual(budget);
+    expect(bounded.identityCount).toBeGreaterThan(0);
+    expect(bounded.identityCount + bounded.omittedIdentities).toBe(5);
+    const sent = bounded.events.flatMap((event) =>
+      'identity' in event ? [(event.identity as { id: string }).id] : [],
+    );
+    expect(sent).toEqual([...ids].sort().slice(0, bounded.identityCount));
+    expect(bounded.events.filter((event) => 'publicKey' in event)).toHaveLength(3);
+    expect(bounded.digest).not.toBe(full.digest);
   });
 
   it('drops a subscription whose body is malformed, logged, and keeps the channel open for the next one', async () => {
