@@ -112,7 +112,7 @@ function encodedEvent(event: DataEvent): Buffer {
  * The events that fit in `budgetBytes`, in order, and how many did not: whole events only, so what is sent is a
  * correct model of fewer identities rather than a message the router cannot take.
  */
-export function boundedEvents<E>(
+function boundedEvents<E>(
   events: readonly { readonly event: E; readonly size: number }[],
   budgetBytes: number,
 ): { fitting: E[]; omitted: number } {
@@ -127,9 +127,9 @@ export function boundedEvents<E>(
 }
 
 /**
- * The identities that may use this router (its edge router policies; none for a transit router), in id order, read
- * page by page until the message is full: an identity no policy lets use the router never connects to it (the
- * controller lists it no such router), so it needs no place in the router's model.
+ * The ids of the identities that may use this router (its edge router policies; none for a transit router), sorted:
+ * an identity no policy lets use the router is never offered it (its sessions list only its policies' routers), so it
+ * needs no place in the router's model.
  */
 async function identityIdsOf(deps: Deps, router: ConnectingRouter): Promise<string[]> {
   if (router.kind !== 'edge-router') return [];
@@ -140,7 +140,7 @@ async function identityIdsOf(deps: Deps, router: ConnectingRouter): Promise<stri
 
 /**
  * The router's data model as this controller keeps it: the public keys, then the identities that may use the router,
- * as many as fit in `maxBodyBytes` (the rest are counted and left out). No services, service policies or posture
+ * read a page at a time and as many as fit in `maxBodyBytes` (the rest are counted and left out). No services, service policies or posture
  * checks: the API sessions are legacy ones, for which the router leaves access checks to the controller, and a
  * partial policy model would make it close connections for access it finds missing.
  */
