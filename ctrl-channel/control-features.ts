@@ -1,4 +1,5 @@
 import type { ControlFeatureFactory } from './control-plane.ts';
+import { routerDataModel } from './router-data-model.ts';
 import { routerInterfaces } from './router-interfaces.ts';
 import { routerTerminators } from './terminators.ts';
 
@@ -6,4 +7,8 @@ import { routerTerminators } from './terminators.ts';
  * The control plane's features, in the order their `start` runs for a newly connected router: a feature that needs
  * what another learns (the router's edge listeners, from its ClientHello) comes after it.
  */
-export const CONTROL_FEATURES: readonly ControlFeatureFactory[] = [routerInterfaces, routerTerminators];
+export const CONTROL_FEATURES: readonly ControlFeatureFactory[] = [
+  routerInterfaces,
+  routerDataModel,
+  routerTerminators,
+];

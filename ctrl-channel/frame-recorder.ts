@@ -84,6 +84,7 @@ const HEADER_VALUES: { readonly [name in keyof typeof Header]: { decode?: Decode
   syncStrategyState: { decode: text },
   routerDataModel: { decode: bool },
   routerDataModelIndex: { decode: uint64 },
+  routerDataModelSubscriptionId: { decode: text },
 };
 
 const KNOWN_HEADERS: ReadonlyMap<number, { name: string; decode?: Decode; secret?: true }> = new Map(

@@ -94,6 +94,11 @@ export const Header = {
   syncStrategyState: 1014,
   routerDataModel: 1024,
   routerDataModelIndex: 1025,
+  /**
+   * The router's data model subscription a DataState or change set answers (UTF-8): a router drops one naming another
+   * subscription than its current one.
+   */
+  routerDataModelSubscriptionId: 1026,
 } as const;
 
 /**

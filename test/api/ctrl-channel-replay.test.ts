@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { messageOfRecord, type RecordedFrame } from '#ctrl-channel/frame-recorder.ts';
 import { type ChannelMessage, ContentType, Header, replyForOf } from '#ctrl-channel/message.ts';
+import { decodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { decodeVersionInfo } from '#ctrl-channel/version-info.ts';
+import { sessionJwtVerificationKey } from '#shared/pki/session-jwt.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { type Credentials, dialCtrl, enrolledEdgeRouter } from '../support/ctrl-router.ts';
 
@@ -30,6 +32,13 @@ const recordedReplies = recorded
     success: frame.headers.find((header) => header.id === Header.resultSuccess)?.decoded === true,
   }));
 
+/** The router's data model subscriptions in the recording: each is answered with a DataState. */
+const recordedSubscriptions = fromRouter
+  .filter((message) => message.contentType === ContentType.subscribeToDataModelRequest)
+  .map((message) =>
+    decodeBody<{ subscriptionId: string; renew: boolean }>('edge.SubscribeToDataModelRequest', message.body),
+  );
+
 /** The recorded message with the recorded router's id replaced by the router of this test (ids are equally long). */
 function boundTo(routerId: string, message: ChannelMessage): ChannelMessage {
   const swap = (value: Buffer) =>
@@ -55,6 +64,9 @@ describe("the reference router's recorded control channel, replayed", () => {
     expect(recordedHello.contentType).toBe(ContentType.hello);
     expect(decodeVersionInfo(recordedHello.headers.get(Header.helloVersion))?.version).toBe('v2.0.0-pre12');
     expect(fromRouter.filter((message) => message.headers.has(Header.heartbeat)).length).toBeGreaterThanOrEqual(2);
+    // The router subscribes to the data model right after it connects, once (it renews after five minutes).
+    expect(recordedSubscriptions).toHaveLength(1);
+    expect(recordedSubscriptions[0]).toMatchObject({ renew: false, subscriptionId: expect.stringMatching(/./) });
     expect(recordedReplies).toContainEqual({
       replyFor: expect.any(Number),
       contentType: ContentType.result,
@@ -81,8 +93,14 @@ describe("the reference router's recorded control channel, replayed", () => {
     const beats = rest.flatMap((message) => message.headers.get(Header.heartbeat) ?? []);
     const answered: Buffer[] = [];
     const replies: { replyFor: number; contentType: number; success: boolean }[] = [];
-    while (answered.length < beats.length || replies.length < recordedReplies.length) {
+    const dataStates: ChannelMessage[] = [];
+    while (
+      answered.length < beats.length ||
+      replies.length < recordedReplies.length ||
+      dataStates.length < recordedSubscriptions.length
+    ) {
       const received = await end.next();
+      if (received.contentType === ContentType.dataState) dataStates.push(received);
       const response = received.headers.get(Header.heartbeatResponse);
       if (response) answered.push(response);
       const replyFor = replyForOf(received);
@@ -95,6 +113,26 @@ describe("the reference router's recorded control channel, replayed", () => {
     expect(answered).toEqual(beats);
     // The router's requests (its interfaces report) are answered as they were when it ran against the controller.
     expect(replies).toEqual(recordedReplies);
+    // Its data model subscription is answered with a full state under its subscription id, holding the key its Dial
+    // and Bind session JWTs verify with.
+    const sessionKey = await sessionJwtVerificationKey(controller().deps.signers.server);
+    expect(dataStates.map((message) => message.headers.get(Header.routerDataModelSubscriptionId)?.toString())).toEqual(
+      recordedSubscriptions.map((subscription) => subscription.subscriptionId),
+    );
+    for (const message of dataStates) {
+      const state = decodeBody<{ events: { publicKey?: object }[]; endIndex: number; timelineId: string }>(
+        'edge.DataState',
+        message.body,
+      );
+      expect(state.endIndex).toBeGreaterThanOrEqual(1);
+      expect(state.timelineId).not.toBe('');
+      expect(state.events.map((event) => event.publicKey)).toContainEqual({
+        data: Buffer.from(sessionKey.der),
+        kid: sessionKey.kid,
+        usages: ['JWTValidation'],
+        format: 'PKIXPublicKey',
+      });
+    }
     const { body } = await call('GET', `/edge-routers/${router.id}`);
     expect(body.data).toMatchObject({ isOnline: true, version: 'v2.0.0-pre12', os: 'linux', arch: 'amd64' });
     expect(controller().ctrl.connected(router.id)).toBeDefined();
