@@ -118,19 +118,22 @@ async function createCircuit(
   } catch (error) {
     if (routed) router.channel.send(unrouteMessage(circuitId, true));
     const { message, code } = refusalOf(error);
-    deps.logger.warn('ctrl channel refused a circuit', { routerId, circuitId, reason: message });
+    deps.logger.warn('ctrl channel refused a circuit', { routerId, circuitId, reason: (error as Error).message });
     router.channel.reply(request, circuitError(message, code, allocated ? circuitId : undefined));
   } finally {
     routing.delete(circuitId);
   }
 }
 
-/** What a refusal tells the router: its text and the SDK's error code (Internal for what is no session refusal). */
+/**
+ * What a refusal tells the router (which tells its SDK): its text and the SDK's error code, Internal for what is no
+ * session refusal. An unexpected failure (the table's) is logged, not passed on.
+ */
 function refusalOf(error: unknown): { message: string; code: number } {
   if (error instanceof EdgeRefusal || error instanceof CircuitFailure)
     return { message: error.message, code: error.code };
   if (error instanceof MalformedHeader) return { message: error.message, code: EdgeErrorCode.internal };
-  return { message: `could not create the circuit: ${(error as Error).message}`, code: EdgeErrorCode.internal };
+  return { message: 'internal error creating the circuit', code: EdgeErrorCode.internal };
 }
 
 function circuitRecord(

@@ -348,7 +348,7 @@ describe('circuits refused', () => {
     expect(late).toEqual({ circuitId, now: true });
   });
 
-  it('refuses malformed headers (hostile counts and lengths, no session token) and keeps serving', async () => {
+  it('refuses malformed headers (hostile counts and lengths, no session token), drops malformed faults, and keeps serving', async () => {
     const session = await network.dialer.session('Dial');
     const hostileCount = Buffer.alloc(8);
     hostileCount.writeUInt32LE(0xffff_ffff, 0);
@@ -366,6 +366,11 @@ describe('circuits refused', () => {
       expect(replyForOf(refusal)).toBe(requested);
       expect(errorOf(refusal)).toMatchObject({ code: 1, text: expect.stringMatching(/malformed header/) });
     }
+    // Fire-and-forget messages with bodies that are no protobuf: logged and dropped.
+    for (const contentType of [ContentType.fault, ContentType.circuitConfirmation]) {
+      router.send({ contentType, sequence: ++sequence, body: Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]) });
+    }
+    expect(await silence()).toBe(true);
     expect((await madeCircuit()).response.contentType).toBe(ContentType.createCircuitV2Response);
   });
 });
