@@ -26,6 +26,11 @@ export interface ChannelTimings {
   readonly unresponsiveTimeoutMs: number;
   /** How long {@link Channel.request} waits for a reply by default. */
   readonly replyTimeoutMs: number;
+  /**
+   * How long the controller waits for a router to set up a circuit's route, per attempt (the reference's
+   * `routeTimeout`, 10 s when not given).
+   */
+  readonly routeTimeoutMs?: number;
 }
 
 export const DEFAULT_CHANNEL_TIMINGS: ChannelTimings = {

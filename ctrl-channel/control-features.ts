@@ -1,3 +1,4 @@
+import { circuits } from './circuits.ts';
 import type { ControlFeatureFactory } from './control-plane.ts';
 import { routerDataModel } from './router-data-model.ts';
 import { routerInterfaces } from './router-interfaces.ts';
@@ -11,4 +12,5 @@ export const CONTROL_FEATURES: readonly ControlFeatureFactory[] = [
   routerInterfaces,
   routerDataModel,
   routerTerminators,
+  circuits,
 ];

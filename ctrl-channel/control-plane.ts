@@ -1,5 +1,5 @@
 import type { Deps } from '#shared/ports/deps.ts';
-import type { Channel } from './channel.ts';
+import type { Channel, ChannelTimings } from './channel.ts';
 import type { ConnectingRouter } from './router-certificate.ts';
 import type { VersionInfo } from './version-info.ts';
 
@@ -18,6 +18,8 @@ export interface ControlContext {
   readonly deps: Deps;
   /** This endpoint process's id (the routers' connection items name it). */
   readonly endpointId: string;
+  /** The channels' timings, and the waits of the features' own requests (a circuit's route). */
+  readonly timings: ChannelTimings;
   /** The routers connected to this endpoint now. */
   routers(): Iterable<ConnectedRouter>;
   connected(routerId: string): ConnectedRouter | undefined;

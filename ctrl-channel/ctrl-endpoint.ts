@@ -65,7 +65,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
   const log = (event: string, detail: Record<string, unknown>) => deps.logger.info(event, detail);
   const endpointId = options.endpointId ?? randomUUID();
   const controlPlane = createControlPlane(
-    { deps, endpointId, routers: () => routers.values(), connected: (routerId) => routers.get(routerId) },
+    { deps, endpointId, timings, routers: () => routers.values(), connected: (routerId) => routers.get(routerId) },
     options.features ?? CONTROL_FEATURES,
   );
   // A lease is renewed on every other answered heartbeat, not on each (half the writes of a connected router): it

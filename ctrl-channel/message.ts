@@ -176,3 +176,162 @@ export function resultMessage(success: boolean, text = '', headers: ReadonlyMap<
     body: Buffer.from(text),
   } satisfies OutgoingMessage;
 }
+
+/**
+ * The headers of a circuit's creation (`ctrl_msg`): a router's CreateCircuitV2Request (20218) carries its fields as
+ * headers, no body, and the answer (20219) too. The ids restart below 1000 per message type, so they overlap the
+ * channel's hello headers (which never ride on these messages) and the request's and response's own.
+ */
+export const CircuitHeader = {
+  /** The dialer's (request) or the terminating side's (response) peer data: a u32 → bytes map. */
+  peerData: 10,
+  sessionToken: 11,
+  /** The SDK's certificate fingerprints: a string slice. */
+  fingerprints: 12,
+  terminatorInstanceId: 13,
+  apiSessionToken: 14,
+  responseCircuitId: 11,
+  /** The ingress address the router binds the dialer's side to: the start of the route's forwards. */
+  responseAddress: 12,
+  /** The circuit's tags: a string → string map. */
+  responseTags: 13,
+} as const;
+
+/**
+ * A router's RouteResult (1022, the reply to a Route): the circuit id is its body, the rest headers. Every other header
+ * from 1000 up is peer data of the terminating side (its public key, 1003, for end-to-end encryption).
+ */
+export const RouteResultHeader = {
+  /** The attempt the result is for (u32). */
+  attempt: 1101,
+  /** Present on success (the reference reads presence, not the value). */
+  success: 1102,
+  error: 1103,
+  /** One byte: the reference's route error type (`RouteErrorType`). */
+  errorCode: 1104,
+} as const;
+
+/** The SDK's edge headers the control plane reads or writes (the `edge_client_pb` HeaderId values). */
+export const EdgeHeader = {
+  /** The dialer's or host's public key, for end-to-end encryption. */
+  publicKey: 1003,
+  /** The SDK error code of a 20002 Error (u32). */
+  errorCode: 1014,
+  /** The circuit a 20002 Error is about, when one was allocated. */
+  circuitId: 1026,
+} as const;
+
+/** A u32 header's value, or undefined when the header is absent or not 4 bytes long. */
+export function uint32Of(message: ChannelMessage, key: number): number | undefined {
+  const value = message.headers.get(key);
+  return value?.length === 4 ? value.readUInt32LE(0) : undefined;
+}
+
+/** A header that is not what its key says (a count past the end, an entry too long): the message is refused. */
+export class MalformedHeader extends Error {
+  constructor(key: number, reason: string) {
+    super(`malformed header ${key}: ${reason}`);
+    this.name = 'MalformedHeader';
+  }
+}
+
+/**
+ * The reference's bounds on a slice's or a map's header (`channel` message.go): at most 128 entries of at most
+ * 8 KiB each. The frame's own limits already bound the bytes; these refuse what the reference refuses.
+ */
+const MAX_COLLECTION_ENTRIES = 128;
+const MAX_COLLECTION_ENTRY_BYTES = 8192;
+
+/** Reads a header's length-prefixed parts (u32 LE lengths, fixed-size u32 keys), never past its end. */
+class HeaderReader {
+  private offset = 0;
+  private readonly key: number;
+  private readonly value: Buffer;
+  constructor(key: number, value: Buffer) {
+    this.key = key;
+    this.value = value;
+  }
+
+  count(): number {
+    const count = this.uint32('count');
+    if (count > MAX_COLLECTION_ENTRIES) throw new MalformedHeader(this.key, `${count} entries, at most 128`);
+    return count;
+  }
+
+  uint32(what: string): number {
+    if (this.offset + 4 > this.value.length) throw new MalformedHeader(this.key, `no room for the ${what}`);
+    const read = this.value.readUInt32LE(this.offset);
+    this.offset += 4;
+    return read;
+  }
+
+  bytes(): Buffer {
+    const length = this.uint32('length');
+    if (length > MAX_COLLECTION_ENTRY_BYTES) throw new MalformedHeader(this.key, `an entry of ${length} bytes`);
+    if (this.offset + length > this.value.length) throw new MalformedHeader(this.key, 'an entry past the end');
+    const read = this.value.subarray(this.offset, this.offset + length);
+    this.offset += length;
+    return read;
+  }
+}
+
+function lengthPrefixed(parts: readonly Buffer[]): Buffer[] {
+  return parts.flatMap((part) => [uint32Header(part.length), part]);
+}
+
+/** A string slice header: u32 LE count, then each string as u32 LE length and UTF-8 bytes; none is an empty value. */
+export function stringSliceHeader(values: readonly string[]): Buffer {
+  if (values.length === 0) return Buffer.alloc(0);
+  return Buffer.concat([uint32Header(values.length), ...lengthPrefixed(values.map((value) => Buffer.from(value)))]);
+}
+
+/** A string slice header's strings; [] when absent or empty; a {@link MalformedHeader} when it is not one. */
+export function stringSliceOf(message: ChannelMessage, key: number): string[] {
+  const value = message.headers.get(key);
+  if (!value?.length) return [];
+  const reader = new HeaderReader(key, value);
+  const count = reader.count();
+  const strings: string[] = [];
+  for (let index = 0; index < count; index++) strings.push(reader.bytes().toString());
+  return strings;
+}
+
+/** A u32 → bytes map header: u32 LE count, then each entry as u32 LE key, u32 LE length and bytes. */
+export function uint32BytesMapHeader(map: ReadonlyMap<number, Buffer>): Buffer {
+  if (map.size === 0) return Buffer.alloc(0);
+  const entries = [...map].flatMap(([key, value]) => [uint32Header(key), uint32Header(value.length), value]);
+  return Buffer.concat([uint32Header(map.size), ...entries]);
+}
+
+/** A u32 → bytes map header's entries; empty when absent or empty; a {@link MalformedHeader} when it is not one. */
+export function uint32BytesMapOf(message: ChannelMessage, key: number): Map<number, Buffer> {
+  const value = message.headers.get(key);
+  const map = new Map<number, Buffer>();
+  if (!value?.length) return map;
+  const reader = new HeaderReader(key, value);
+  const count = reader.count();
+  for (let index = 0; index < count; index++) {
+    const entryKey = reader.uint32('key');
+    map.set(entryKey, Buffer.from(reader.bytes()));
+  }
+  return map;
+}
+
+/** A string → string map header: u32 LE count, then each key and value as u32 LE length and UTF-8 bytes. */
+export function stringMapHeader(map: Readonly<Record<string, string>>): Buffer {
+  const entries = Object.entries(map);
+  if (entries.length === 0) return Buffer.alloc(0);
+  const parts = entries.flatMap(([key, value]) => [Buffer.from(key), Buffer.from(value)]);
+  return Buffer.concat([uint32Header(entries.length), ...lengthPrefixed(parts)]);
+}
+
+/** A string → string map header's entries; empty when absent or empty; a {@link MalformedHeader} when it is not one. */
+export function stringMapOf(message: ChannelMessage, key: number): Map<string, string> {
+  const value = message.headers.get(key);
+  const map = new Map<string, string>();
+  if (!value?.length) return map;
+  const reader = new HeaderReader(key, value);
+  const count = reader.count();
+  for (let index = 0; index < count; index++) map.set(reader.bytes().toString(), reader.bytes().toString());
+  return map;
+}

@@ -7,6 +7,7 @@ import { listEntities, listEntitiesAmong } from '#shared/list/list-entities.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import { circuitsOfSession } from '#shared/store/circuit-items.ts';
 import { ConcurrentModificationError } from '#shared/store/entity-store.ts';
 import { idsInIndexPartition } from '#shared/store/index-queries.ts';
 import { keys } from '#shared/store/keys.ts';
@@ -82,10 +83,11 @@ export const deleteSession: Operation = async (request, deps) => {
 };
 
 /**
- * `GET /sessions/{id}/route-path` (management): the routers of the session's circuit. No router connects to this
- * controller, so no session has a circuit: the path is empty, as the reference answers for a session without one.
+ * `GET /sessions/{id}/route-path` (management): the routers of the session's circuit, ingress first (the first
+ * circuit made, when a Dial session made several, as the reference shows the first it finds); empty when it has none.
  */
 export const detailSessionRoutePath: Operation = async (request, deps) => {
-  await readableSession(request, deps);
-  return ok({ routePath: [] });
+  const stored = await readableSession(request, deps);
+  const [circuit] = await circuitsOfSession(deps.store, stored.doc.id, deps.now());
+  return ok({ routePath: circuit ? [...circuit.path] : [] });
 };

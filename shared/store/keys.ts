@@ -74,6 +74,12 @@ export const keys = {
     PK: `${PREFIXES.ctrlChannel}${collection}#${routerId}`,
     SK: 'CHANNEL',
   }),
+  /**
+   * A circuit an SDK dialed through a router (`shared/store/circuit-items.ts`), under its id, which is all a router's
+   * fault names; listed under its Dial session in GSI2 (`sessionCircuitsIndex`).
+   */
+  circuit: (circuitId: string) => ({ PK: `${PREFIXES.circuit}${circuitId}`, SK: 'CIRCUIT' }),
+  sessionCircuitsIndex: (sessionId: string) => `sessions#${sessionId}#circuits`,
   /** The controller's singletons: the network CA, the server certificate and its ACM import, the default admin. */
   system: (name: SystemItem) => ({ PK: `${PREFIXES.system}${name}`, SK: 'SYSTEM' }),
   /** The integrity run's status and lock, and the last snapshot (`shared/integrity/integrity-run.ts`). */
@@ -111,6 +117,7 @@ export const PREFIXES = {
   rateWindow: 'RATE#',
   rememberedAddress: 'REMEMBERED#',
   ctrlChannel: 'CTRL#',
+  circuit: 'CIRCUIT#',
   system: 'SYSTEM#',
   integrity: 'INTEGRITY#',
 } as const;

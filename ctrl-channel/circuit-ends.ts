@@ -1,0 +1,92 @@
+import { CIRCUIT_TTL_MS, extendCircuit, removeCircuit, storedCircuits } from '#shared/store/circuit-items.ts';
+import { unrouteMessage } from './circuit-messages.ts';
+import type { ConnectedRouter, ControlContext } from './control-plane.ts';
+import { ContentType } from './message.ts';
+import { decodeBody } from './protobuf-codec.ts';
+
+interface Fault {
+  readonly subject: string;
+  readonly id: string;
+}
+
+interface CircuitConfirmation {
+  readonly circuitIds: readonly string[];
+}
+
+/** The fault subjects that end one circuit: its dialer's side or its host's closed (a router sends one of each). */
+const CIRCUIT_END_SUBJECTS: ReadonlySet<string> = new Set(['IngressFault', 'EgressFault']);
+/** The subjects naming circuits a router could not forward for, several ids separated by spaces. */
+const FORWARD_FAULT_SUBJECTS: ReadonlySet<string> = new Set(['ForwardFault', 'UnknownOwnerForwardFault']);
+/** A router batches its forward faults; more ids than this in one fault are not a router's. */
+const MAX_FAULT_IDS = 1000;
+
+/**
+ * How circuits end, as routers report it: the first Fault (1004) of a circuit's side removes the stored circuit and
+ * unroutes it gracefully (`now: false`) on its path's routers connected here; later faults for it find nothing. A
+ * forward fault names circuits a router holds routes for and could not forward: each is removed and unrouted at once.
+ * A CircuitConfirmation (1034), a router's list of its idle circuits, gets the unknown ones unrouted at once (left
+ * over from a lost fault or a circuit this controller never made); the known ones stay, their item's expiry moved on.
+ * Link faults are ignored: this controller makes no links.
+ */
+export function circuitEnds(context: ControlContext) {
+  const { deps } = context;
+
+  /** Sends an unroute to each router of the path held here, and to the router that reported it. */
+  const unroute = (reporter: ConnectedRouter, circuitId: string, path: readonly string[], now: boolean) => {
+    const routers = new Set([reporter.router.id, ...path]);
+    for (const routerId of routers) context.connected(routerId)?.channel.send(unrouteMessage(circuitId, now));
+  };
+
+  async function fault(router: ConnectedRouter, fault: Fault): Promise<void> {
+    if (CIRCUIT_END_SUBJECTS.has(fault.subject)) {
+      const removed = await removeCircuit(deps.store, fault.id, deps.now());
+      if (removed) unroute(router, removed.id, removed.path, false);
+      return;
+    }
+    if (!FORWARD_FAULT_SUBJECTS.has(fault.subject)) return;
+    const ids = [...new Set(fault.id.split(' ').filter((id) => id !== ''))].slice(0, MAX_FAULT_IDS);
+    for (const id of ids) {
+      const removed = await removeCircuit(deps.store, id, deps.now());
+      unroute(router, id, removed?.path ?? [], true);
+    }
+  }
+
+  async function confirmation(router: ConnectedRouter, confirmed: CircuitConfirmation): Promise<void> {
+    const ids = confirmed.circuitIds.filter((id) => id !== '').slice(0, MAX_FAULT_IDS);
+    if (ids.length === 0) return;
+    const now = deps.now();
+    const known = await storedCircuits(deps.store, ids, now);
+    for (const id of ids) {
+      const stored = known.get(id);
+      if (!stored) router.channel.send(unrouteMessage(id, true));
+      // Idle but there: kept past its TTL, its item's expiry moved on once half of it is spent.
+      else if (stored.expiresAtMs - now.getTime() < CIRCUIT_TTL_MS / 2) await extendCircuit(deps.store, id, now);
+    }
+  }
+
+  /** A handler whose failure (a malformed body, a table error) is logged: the router does not wait for an answer. */
+  const handled =
+    (router: ConnectedRouter, event: string, handle: (body: Buffer) => Promise<void>) =>
+    async (message: { readonly body: Buffer }) => {
+      try {
+        await handle(message.body);
+      } catch (error) {
+        deps.logger.warn(event, { routerId: router.router.id, detail: (error as Error).message });
+      }
+    };
+
+  return {
+    bind(router: ConnectedRouter) {
+      router.channel.handle(
+        ContentType.fault,
+        handled(router, 'ctrl channel fault not handled', (body) => fault(router, decodeBody('ctrl.Fault', body))),
+      );
+      router.channel.handle(
+        ContentType.circuitConfirmation,
+        handled(router, 'ctrl channel circuit confirmation not handled', (body) =>
+          confirmation(router, decodeBody('ctrl.CircuitConfirmation', body)),
+        ),
+      );
+    },
+  };
+}

@@ -1,0 +1,153 @@
+import { EdgeErrorCode } from './edge-session-check.ts';
+import {
+  type ChannelMessage,
+  CircuitHeader,
+  ContentType,
+  EdgeHeader,
+  MalformedHeader,
+  type OutgoingMessage,
+  RouteResultHeader,
+  stringMapHeader,
+  stringSliceOf,
+  uint32BytesMapHeader,
+  uint32BytesMapOf,
+  uint32Header,
+  uint32Of,
+} from './message.ts';
+import { encodeBody } from './protobuf-codec.ts';
+
+/** A router's CreateCircuitV2Request (20218): an SDK's Dial, all in headers. */
+export interface CircuitRequest {
+  readonly sessionToken: string;
+  readonly apiSessionToken: string;
+  readonly fingerprints: readonly string[];
+  readonly terminatorInstanceId: string;
+  /** The dialer's peer data (its public key, caller id, app data, identity), passed on to the terminating side. */
+  readonly peerData: ReadonlyMap<number, Buffer>;
+}
+
+/** Reads a CreateCircuitV2Request; a {@link MalformedHeader} when a header is not what its id says, or no session token. */
+export function circuitRequestOf(message: ChannelMessage): CircuitRequest {
+  const text = (key: number) => message.headers.get(key)?.toString() ?? '';
+  const sessionToken = text(CircuitHeader.sessionToken);
+  if (!sessionToken) throw new MalformedHeader(CircuitHeader.sessionToken, 'no session token');
+  return {
+    sessionToken,
+    apiSessionToken: text(CircuitHeader.apiSessionToken),
+    fingerprints: stringSliceOf(message, CircuitHeader.fingerprints),
+    terminatorInstanceId: text(CircuitHeader.terminatorInstanceId),
+    peerData: uint32BytesMapOf(message, CircuitHeader.peerData),
+  };
+}
+
+/** The answer to a created circuit (20219): its id, the ingress address, the peer data and tags, all in headers. */
+export function circuitResponse(circuit: {
+  readonly circuitId: string;
+  readonly ingressId: string;
+  readonly peerData: ReadonlyMap<number, Buffer>;
+  readonly tags: Readonly<Record<string, string>>;
+}): OutgoingMessage {
+  return {
+    contentType: ContentType.createCircuitV2Response,
+    headers: new Map([
+      [CircuitHeader.responseCircuitId, Buffer.from(circuit.circuitId)],
+      [CircuitHeader.responseAddress, Buffer.from(circuit.ingressId)],
+      [CircuitHeader.peerData, uint32BytesMapHeader(circuit.peerData)],
+      [CircuitHeader.responseTags, stringMapHeader(circuit.tags)],
+    ]),
+  };
+}
+
+/**
+ * A refusal (20002 Error): the text as body, the SDK error code the router relays to its SDK, and the circuit's id
+ * when one had been allocated.
+ */
+export function circuitError(message: string, code: number, circuitId?: string): OutgoingMessage {
+  const headers = new Map<number, Buffer>([[EdgeHeader.errorCode, uint32Header(code)]]);
+  if (circuitId) headers.set(EdgeHeader.circuitId, Buffer.from(circuitId));
+  return { contentType: ContentType.error, headers, body: Buffer.from(message) };
+}
+
+/** Why a circuit could not be made past the session checks (no terminator, a route that failed): code Internal. */
+export class CircuitFailure extends Error {
+  readonly code = EdgeErrorCode.internal;
+  constructor(message: string) {
+    super(message);
+    this.name = 'CircuitFailure';
+  }
+}
+
+/** A route's two forwards on a single router: the dialer's ingress to the terminator's egress, and back. */
+export interface RouteAddresses {
+  readonly circuitId: string;
+  readonly attempt: number;
+  readonly ingressId: string;
+  readonly egressId: string;
+}
+
+/** The Route (1005) of a single-router circuit to a terminator. */
+export function routeMessage(
+  route: RouteAddresses & {
+    readonly binding: string;
+    readonly destination: string;
+    readonly peerData: ReadonlyMap<number, Buffer>;
+    readonly timeoutMs: number;
+    readonly tags: Readonly<Record<string, string>>;
+  },
+): OutgoingMessage {
+  return {
+    contentType: ContentType.route,
+    body: encodeBody('ctrl.Route', {
+      circuitId: route.circuitId,
+      attempt: route.attempt,
+      egress: {
+        binding: route.binding,
+        address: route.egressId,
+        destination: route.destination,
+        peerData: Object.fromEntries(route.peerData),
+      },
+      forwards: [
+        { srcAddress: route.ingressId, dstAddress: route.egressId, dstType: 'End' },
+        { srcAddress: route.egressId, dstAddress: route.ingressId, dstType: 'Start' },
+      ],
+      context: { fields: {}, channelMask: 0 },
+      timeout: Math.max(0, Math.round(route.timeoutMs)) * 1_000_000,
+      tags: route.tags,
+    }),
+  };
+}
+
+/** The reference's route error type that says the terminator is gone from its router (`ErrorTypeInvalidTerminator`). */
+export const INVALID_TERMINATOR = 1;
+
+/** What a router answered to a Route (1022). */
+export type RouteResult =
+  | { readonly success: true; readonly peerData: ReadonlyMap<number, Buffer> }
+  | { readonly success: false; readonly error: string; readonly errorCode: number | undefined };
+
+/** Peer data of the terminating side: every header from 1000 up but the result's own. */
+const isPeerData = (key: number) =>
+  key >= 1000 && (key < RouteResultHeader.attempt || key > RouteResultHeader.errorCode);
+
+/** Reads a RouteResult for a route; one for another circuit or attempt is a failure (it answers nothing asked). */
+export function routeResultOf(message: ChannelMessage, route: RouteAddresses): RouteResult {
+  const failed = (error: string, errorCode?: number) => ({ success: false as const, error, errorCode });
+  if (message.contentType !== ContentType.routeResult) return failed(`unexpected answer ${message.contentType}`);
+  if (message.body.toString() !== route.circuitId || uint32Of(message, RouteResultHeader.attempt) !== route.attempt) {
+    return failed('a route result for another circuit or attempt');
+  }
+  if (!message.headers.has(RouteResultHeader.success)) {
+    return failed(
+      message.headers.get(RouteResultHeader.error)?.toString() || 'route failed',
+      message.headers.get(RouteResultHeader.errorCode)?.[0],
+    );
+  }
+  const peerData = new Map<number, Buffer>();
+  for (const [key, value] of message.headers) if (isPeerData(key)) peerData.set(key, value);
+  return { success: true, peerData };
+}
+
+/** An Unroute (1006): `now` tears the circuit down at once, otherwise once what is in flight has drained. */
+export function unrouteMessage(circuitId: string, now: boolean): OutgoingMessage {
+  return { contentType: ContentType.unroute, body: encodeBody('ctrl.Unroute', { circuitId, now }) };
+}

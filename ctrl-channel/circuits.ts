@@ -1,0 +1,247 @@
+import { randomUUID } from 'node:crypto';
+import { terminators } from '#shared/entities/terminator.ts';
+import type { Deps } from '#shared/ports/deps.ts';
+import { type CircuitRecord, putCircuit } from '#shared/store/circuit-items.ts';
+import { deleteEntity } from '#shared/store/delete-entity.ts';
+import { ReplyTimeoutError } from './channel.ts';
+import { circuitEnds } from './circuit-ends.ts';
+import {
+  CircuitFailure,
+  circuitError,
+  circuitRequestOf,
+  circuitResponse,
+  INVALID_TERMINATOR,
+  type RouteAddresses,
+  type RouteResult,
+  routeMessage,
+  routeResultOf,
+  unrouteMessage,
+} from './circuit-messages.ts';
+import type { ConnectedRouter, ControlContext, ControlFeatureFactory } from './control-plane.ts';
+import { type CheckedSession, checkEdgeSession, EdgeErrorCode, EdgeRefusal, RetryHint } from './edge-session-check.ts';
+import { type ChannelMessage, ContentType, EdgeHeader, MalformedHeader, type OutgoingMessage } from './message.ts';
+import { type CandidateTerminator, chooseTerminator, onlineTerminatorsOf } from './terminator-selection.ts';
+
+/** The reference's `routeTimeout`: how long a router has to set a route up (to dial the hosting SDK), per attempt. */
+const ROUTE_TIMEOUT_MS = 10_000;
+/** The reference's `createCircuitRetries`: the attempts at routing a circuit before the dial is refused. */
+const ROUTE_ATTEMPTS = 2;
+
+/** A circuit routed by this endpoint: what its answer and its stored item are made of. */
+interface Routed {
+  readonly candidate: CandidateTerminator;
+  readonly ingressId: string;
+  readonly peerData: ReadonlyMap<number, Buffer>;
+}
+
+/**
+ * Circuits (an SDK dials a service through a router): a router's CreateCircuitV2Request (20218) is checked as the
+ * reference's edge control handler checks it (the Dial session, its API session, the service, this router for the
+ * identity), a terminator of the service on this router is chosen, the router is sent the Route (1005) and its
+ * RouteResult (1022) awaited — twice at most, as the reference retries — and the router answered with the circuit
+ * (20219) or an Error (20002) carrying the SDK's error code. Each made circuit is stored (`circuit-items.ts`) until a
+ * router's fault ends it (`circuit-ends.ts`). Single-router circuits only: routers do not link to each other yet, so a
+ * service reached through another router's terminators has no path.
+ */
+export const circuits: ControlFeatureFactory = (context) => {
+  // The circuits whose route this endpoint awaits: a RouteResult for another (one that came after its wait ended) is
+  // unrouted, as the reference does.
+  const routing = new Set<string>();
+  const ends = circuitEnds(context);
+  return {
+    bind(router) {
+      router.channel.handle(ContentType.createCircuitV2Request, (request) =>
+        createCircuit(context, router, request, routing),
+      );
+      router.channel.handle(ContentType.routeResult, (result) => {
+        const circuitId = result.body.toString();
+        if (circuitId && !routing.has(circuitId)) router.channel.send(unrouteMessage(circuitId, true));
+      });
+      ends.bind(router);
+    },
+  };
+};
+
+async function createCircuit(
+  context: ControlContext,
+  router: ConnectedRouter,
+  request: ChannelMessage,
+  routing: Set<string>,
+): Promise<void> {
+  const { deps } = context;
+  const routerId = router.router.id;
+  const circuitId = randomUUID();
+  // Allocated once the session is checked (the refusal then names it), routed once a Route went out (a refusal then
+  // unroutes it: the router may have set up what this endpoint stopped waiting for).
+  let allocated = false;
+  let routed = false;
+  try {
+    const asked = circuitRequestOf(request);
+    const checked = await checkEdgeSession(deps, routerId, asked, 'Dial');
+    if (checked.service.encryptionRequired && !asked.peerData.has(EdgeHeader.publicKey)) {
+      throw new EdgeRefusal(
+        EdgeErrorCode.encryptionDataMissing,
+        RetryHint.notRetriable,
+        'encryption required on service, initiator did not send public header',
+      );
+    }
+    routing.add(circuitId);
+    allocated = true;
+    const tags = (candidate: CandidateTerminator) => ({
+      serviceId: checked.service.id,
+      clientId: checked.identity.id,
+      hostId: candidate.hostId,
+    });
+    const made = await route(context, router, {
+      circuitId,
+      asked: asked.peerData,
+      instanceId: asked.terminatorInstanceId,
+      checked,
+      tags,
+      sent: () => {
+        routed = true;
+      },
+    });
+    const peerData = new Map([...made.candidate.peerData, ...made.peerData]);
+    if (checked.service.encryptionRequired && !peerData.has(EdgeHeader.publicKey)) {
+      throw new EdgeRefusal(
+        EdgeErrorCode.encryptionDataMissing,
+        RetryHint.notRetriable,
+        'encryption required on service, terminator did not send public header',
+      );
+    }
+    await putCircuit(deps.store, circuitRecord(context, routerId, circuitId, checked, made), deps.now());
+    router.channel.reply(
+      request,
+      circuitResponse({ circuitId, ingressId: made.ingressId, peerData, tags: tags(made.candidate) }),
+    );
+  } catch (error) {
+    if (routed) router.channel.send(unrouteMessage(circuitId, true));
+    const { message, code } = refusalOf(error);
+    deps.logger.warn('ctrl channel refused a circuit', { routerId, circuitId, reason: (error as Error).message });
+    router.channel.reply(request, circuitError(message, code, allocated ? circuitId : undefined));
+  } finally {
+    routing.delete(circuitId);
+  }
+}
+
+/**
+ * What a refusal tells the router (which tells its SDK): its text and the SDK's error code, Internal for what is no
+ * session refusal. An unexpected failure (the table's) is logged, not passed on.
+ */
+function refusalOf(error: unknown): { message: string; code: number } {
+  if (error instanceof EdgeRefusal || error instanceof CircuitFailure)
+    return { message: error.message, code: error.code };
+  if (error instanceof MalformedHeader) return { message: error.message, code: EdgeErrorCode.internal };
+  return { message: 'internal error creating the circuit', code: EdgeErrorCode.internal };
+}
+
+function circuitRecord(
+  context: ControlContext,
+  routerId: string,
+  circuitId: string,
+  checked: CheckedSession,
+  made: Routed,
+): CircuitRecord {
+  return {
+    id: circuitId,
+    sessionId: checked.session.id,
+    serviceId: checked.service.id,
+    path: [routerId],
+    terminatorId: made.candidate.terminator.id,
+    clientId: checked.identity.id,
+    hostId: made.candidate.hostId,
+    endpointId: context.endpointId,
+    createdAt: context.deps.now().toISOString(),
+  };
+}
+
+/**
+ * Routes a circuit on the asking router: each attempt chooses a terminator (one the last attempt found gone from its
+ * router was deleted meanwhile), sends the Route with fresh ingress and egress addresses and waits for its result.
+ */
+async function route(
+  context: ControlContext,
+  router: ConnectedRouter,
+  circuit: {
+    readonly circuitId: string;
+    readonly asked: ReadonlyMap<number, Buffer>;
+    readonly instanceId: string;
+    readonly checked: CheckedSession;
+    readonly tags: (candidate: CandidateTerminator) => Record<string, string>;
+    readonly sent: () => void;
+  },
+): Promise<Routed> {
+  const { deps, timings } = context;
+  const timeoutMs = timings.routeTimeoutMs ?? ROUTE_TIMEOUT_MS;
+  let lastError = '';
+  for (let attempt = 0; attempt < ROUTE_ATTEMPTS; attempt++) {
+    const candidate = await terminatorOn(deps, router.router.id, circuit.checked.service.id, circuit.instanceId);
+    const addresses = { circuitId: circuit.circuitId, attempt, ingressId: randomUUID(), egressId: randomUUID() };
+    circuit.sent();
+    const message = routeMessage({
+      ...addresses,
+      binding: candidate.terminator.binding,
+      destination: candidate.terminator.address,
+      peerData: circuit.asked,
+      timeoutMs,
+      tags: circuit.tags(candidate),
+    });
+    const result = await awaitRoute(router, timeoutMs, addresses, message);
+    if (result.success) return { candidate, ingressId: addresses.ingressId, peerData: result.peerData };
+    lastError = result.error;
+    if (result.errorCode === INVALID_TERMINATOR && candidate.terminator.binding === 'edge') {
+      await deleteInvalidTerminator(deps, candidate.terminator.id);
+    }
+  }
+  throw new CircuitFailure(
+    `exceeded maximum [${ROUTE_ATTEMPTS}] retries creating circuit [c/${circuit.circuitId}] (${lastError})`,
+  );
+}
+
+/** Sends a Route and reads its result; no result in time is a failure, as the reference's route timeout. */
+async function awaitRoute(
+  router: ConnectedRouter,
+  timeoutMs: number,
+  addresses: RouteAddresses,
+  message: OutgoingMessage,
+): Promise<RouteResult> {
+  try {
+    return routeResultOf(await router.channel.request(message, timeoutMs), addresses);
+  } catch (error) {
+    if (!(error instanceof ReplyTimeoutError)) throw error;
+    return { success: false, error: `timeout creating routes for [s/${addresses.circuitId}]`, errorCode: undefined };
+  }
+}
+
+/** The terminator a circuit from this router ends at: one of the service's on this router, online (it asks). */
+async function terminatorOn(
+  deps: Deps,
+  routerId: string,
+  serviceId: string,
+  instanceId: string,
+): Promise<CandidateTerminator> {
+  const online = await onlineTerminatorsOf(deps, serviceId);
+  const here = online.filter(
+    (candidate) => candidate.terminator.router === routerId && (!instanceId || candidate.instanceId === instanceId),
+  );
+  const chosen = chooseTerminator(here);
+  if (chosen) return chosen;
+  const elsewhere = online.length > here.length && !instanceId;
+  throw new CircuitFailure(
+    elsewhere
+      ? `no path to service ${serviceId} from router ${routerId}: its terminators are on other routers, which this controller does not link`
+      : `service ${serviceId} has no terminators${instanceId ? ` for instance ${instanceId}` : ''} on router ${routerId}`,
+  );
+}
+
+/** A terminator its router no longer hosts (the reference deletes an edge one): gone already is as good. */
+async function deleteInvalidTerminator(deps: Deps, terminatorId: string): Promise<void> {
+  const stored = await deps.store.get(terminators, terminatorId);
+  if (!stored) return;
+  try {
+    await deleteEntity(deps, terminators, stored);
+  } catch (error) {
+    deps.logger.warn('could not delete an invalid terminator', { terminatorId, detail: (error as Error).message });
+  }
+}

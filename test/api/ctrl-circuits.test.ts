@@ -1,0 +1,376 @@
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  boolHeader,
+  type ChannelMessage,
+  ContentType,
+  Header,
+  int32Header,
+  replyForOf,
+  stringMapOf,
+  stringSliceHeader,
+  uint32BytesMapHeader,
+  uint32BytesMapOf,
+  uint32Header,
+} from '#ctrl-channel/message.ts';
+import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
+import { useAdminController } from '../support/admin-controller.ts';
+import { dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
+import { edgeNetwork } from '../support/edge-network.ts';
+
+// Short heartbeats and a short route timeout, so a router that never answers a Route is given up on within the test.
+const TIMINGS = { heartbeatIntervalMs: 200, unresponsiveTimeoutMs: 2_000, replyTimeoutMs: 300, routeTimeoutMs: 400 };
+const { controller, call } = useAdminController({}, { ctrlTimings: TIMINGS });
+
+interface Route {
+  circuitId: string;
+  attempt: number;
+  egress: { binding: string; address: string; destination: string; peerData: Record<string, Buffer> };
+  forwards: { srcAddress: string; dstAddress: string; dstType: string }[];
+  timeout: number;
+  tags: Record<string, string>;
+}
+
+const DIALER_KEY = Buffer.from('dialer-public-key');
+const HOST_KEY = Buffer.from('host-public-key');
+
+let routerId: string;
+let router: RouterEnd;
+let network: Awaited<ReturnType<typeof edgeNetwork>>;
+let sequence = 100;
+
+beforeAll(async () => {
+  const enrolled = await enrolledEdgeRouter(controller, call, 'circuit-router');
+  routerId = enrolled.id;
+  network = await edgeNetwork(controller, call, routerId);
+  await terminatorOf(network.serviceId, 'hosted-address-1');
+  router = await dialCtrl(controller(), enrolled.credentials, { answerHeartbeats: true });
+  await router.hello(routerId);
+  for (let tries = 0; tries < 50; tries++) {
+    if ((await call('GET', `/edge-routers/${routerId}`)).body.data.isOnline) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+});
+
+async function terminatorOf(serviceId: string, address: string): Promise<string> {
+  const created = await call('POST', '/terminators', {
+    service: serviceId,
+    router: routerId,
+    binding: 'edge',
+    address,
+    identity: network.host.identityId,
+  });
+  expect(created.status).toBe(201);
+  return created.body.data.id as string;
+}
+
+/** The router asks for a circuit as the reference router does (headers only); returns the request's sequence. */
+function askCircuit(headers: ReadonlyMap<number, Buffer>): number {
+  const seq = ++sequence;
+  router.send({ contentType: ContentType.createCircuitV2Request, sequence: seq, headers });
+  return seq;
+}
+
+async function dialHeaders(
+  session: { token: string },
+  peerData = new Map([[1003, DIALER_KEY]]),
+): Promise<Map<number, Buffer>> {
+  return new Map([
+    [11, Buffer.from(session.token)],
+    [14, Buffer.from(network.dialer.apiSessionToken)],
+    [12, stringSliceHeader(['0123456789abcdef0123456789abcdef01234567'])],
+    [13, Buffer.alloc(0)],
+    [10, uint32BytesMapHeader(peerData)],
+  ]);
+}
+
+/** The next message of a type from the controller, skipping others (none is expected; a stray one would show here). */
+async function next(contentType: number, timeoutMs = 5_000): Promise<ChannelMessage> {
+  const message = await router.next(timeoutMs);
+  expect(message.contentType).toBe(contentType);
+  return message;
+}
+
+/** Whether the controller sends nothing more within a while. */
+async function silence(ms = 400): Promise<boolean> {
+  try {
+    await router.next(ms);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+function answerRoute(route: ChannelMessage, circuitId: string, attempt: number, headers: [number, Buffer][]) {
+  router.send({
+    contentType: ContentType.routeResult,
+    sequence: ++sequence,
+    headers: new Map([[Header.replyFor, int32Header(route.sequence)], [1101, uint32Header(attempt)], ...headers]),
+    body: Buffer.from(circuitId),
+  });
+}
+
+const errorOf = (message: ChannelMessage) => ({
+  text: message.body.toString(),
+  code: message.headers.get(1014)?.readUInt32LE(0),
+  circuitId: message.headers.get(1026)?.toString(),
+});
+
+const unrouteOf = (message: ChannelMessage) =>
+  decodeBody<{ circuitId: string; now: boolean }>('ctrl.Unroute', message.body);
+
+/** Dials the network's service through a router that sets the route up; returns the circuit and the Dial session. */
+async function madeCircuit() {
+  const session = await network.dialer.session('Dial');
+  const requested = askCircuit(await dialHeaders(session));
+  const routeMessage = await next(ContentType.route);
+  const route = decodeBody<Route>('ctrl.Route', routeMessage.body);
+  answerRoute(routeMessage, route.circuitId, 0, [
+    [1102, boolHeader(true)],
+    [1003, HOST_KEY],
+  ]);
+  const response = await next(ContentType.createCircuitV2Response);
+  made.push(route.circuitId);
+  return { session, requested, routeMessage, route, response };
+}
+
+/** The circuits a test made: ended after it, so a session's route path shows only the next test's (one session). */
+const made: string[] = [];
+afterEach(async () => {
+  for (const circuitId of made.splice(0)) {
+    router.send({
+      contentType: ContentType.fault,
+      sequence: ++sequence,
+      body: encodeBody('ctrl.Fault', { subject: 'IngressFault', id: circuitId }),
+    });
+  }
+  while (!(await silence(300)));
+});
+
+describe("circuits: a router's CreateCircuitV2Request for an SDK's Dial", () => {
+  it('routes the circuit on the asking router and answers it: ingress address, merged peer data, tags; route-path shows it', async () => {
+    const { session, requested, routeMessage, route, response } = await madeCircuit();
+
+    expect(route).toMatchObject({
+      attempt: 0,
+      egress: { binding: 'edge', destination: 'hosted-address-1', peerData: { 1003: DIALER_KEY } },
+      tags: { serviceId: network.serviceId, clientId: network.dialer.identityId, hostId: network.host.identityId },
+    });
+    expect(route.circuitId).toMatch(/^[0-9a-f-]{36}$/);
+    const [toEgress, toIngress] = route.forwards;
+    expect(toEgress).toEqual({ srcAddress: expect.any(String), dstAddress: route.egress.address, dstType: 'End' });
+    expect(toIngress).toEqual({ srcAddress: route.egress.address, dstAddress: toEgress!.srcAddress, dstType: 'Start' });
+    expect(toEgress!.srcAddress).not.toBe(route.egress.address);
+    // Nanoseconds left of the route timeout.
+    expect(route.timeout).toBeGreaterThan(0);
+    expect(route.timeout).toBeLessThanOrEqual(TIMINGS.routeTimeoutMs * 1_000_000);
+
+    expect(replyForOf(response)).toBe(requested);
+    expect(response.headers.get(11)?.toString()).toBe(route.circuitId);
+    expect(response.headers.get(12)?.toString()).toBe(toEgress!.srcAddress);
+    expect(uint32BytesMapOf(response, 10)).toEqual(new Map([[1003, HOST_KEY]]));
+    expect(Object.fromEntries(stringMapOf(response, 13))).toEqual(route.tags);
+    expect(replyForOf(routeMessage)).toBeUndefined();
+    const path = await call('GET', `/sessions/${session.id}/route-path`);
+    expect(path.body.data).toEqual({ routePath: [routerId] });
+  });
+
+  it('ends the circuit on its first fault (Unroute, not now) and ignores the second side’s; route-path is empty again', async () => {
+    const { session, route } = await madeCircuit();
+    const fault = (subject: string) =>
+      router.send({
+        contentType: ContentType.fault,
+        sequence: ++sequence,
+        body: encodeBody('ctrl.Fault', { subject, id: route.circuitId }),
+      });
+
+    fault('IngressFault');
+    const unroute = unrouteOf(await next(ContentType.unroute));
+    fault('EgressFault');
+
+    expect(unroute).toEqual({ circuitId: route.circuitId, now: false });
+    expect(await silence()).toBe(true);
+    expect((await call('GET', `/sessions/${session.id}/route-path`)).body.data).toEqual({ routePath: [] });
+  });
+
+  it('unroutes at once the circuits a forward fault names, known or not', async () => {
+    const { session, route } = await madeCircuit();
+
+    router.send({
+      contentType: ContentType.fault,
+      sequence: ++sequence,
+      body: encodeBody('ctrl.Fault', { subject: 'ForwardFault', id: `${route.circuitId} unknown-circuit` }),
+    });
+    const unroutes = [unrouteOf(await next(ContentType.unroute)), unrouteOf(await next(ContentType.unroute))];
+
+    expect(unroutes).toEqual([
+      { circuitId: route.circuitId, now: true },
+      { circuitId: 'unknown-circuit', now: true },
+    ]);
+    expect((await call('GET', `/sessions/${session.id}/route-path`)).body.data).toEqual({ routePath: [] });
+  });
+
+  it('unroutes at once the idle circuits a router confirms that this controller does not know, and keeps its own', async () => {
+    const { route } = await madeCircuit();
+
+    router.send({
+      contentType: ContentType.circuitConfirmation,
+      sequence: ++sequence,
+      body: encodeBody('ctrl.CircuitConfirmation', {
+        circuitIds: [route.circuitId, 'left-over-circuit'],
+        idleTimes: { [route.circuitId]: 61e9, 'left-over-circuit': 61e9 },
+      }),
+    });
+
+    expect(unrouteOf(await next(ContentType.unroute))).toEqual({ circuitId: 'left-over-circuit', now: true });
+    expect(await silence()).toBe(true);
+  });
+});
+
+describe('circuits refused', () => {
+  it('refuses a Bind session with WrongSessionType, routing nothing', async () => {
+    const bind = await network.host.session('Bind');
+    const requested = askCircuit(
+      new Map([
+        [11, Buffer.from(bind.token)],
+        [14, Buffer.from(network.host.apiSessionToken)],
+      ]),
+    );
+
+    const refusal = await next(ContentType.error);
+
+    expect(replyForOf(refusal)).toBe(requested);
+    expect(errorOf(refusal)).toMatchObject({ code: 4, circuitId: undefined });
+  });
+
+  it('refuses a dial without the public key the service requires for end-to-end encryption (its default)', async () => {
+    askCircuit(await dialHeaders(await network.dialer.session('Dial'), new Map()));
+
+    expect(errorOf(await next(ContentType.error))).toMatchObject({ code: 11, circuitId: undefined });
+  });
+
+  it("unroutes a circuit whose host sent no public key for the service's encryption, refusing it", async () => {
+    askCircuit(await dialHeaders(await network.dialer.session('Dial')));
+    const routeMessage = await next(ContentType.route);
+    const { circuitId } = decodeBody<Route>('ctrl.Route', routeMessage.body);
+    answerRoute(routeMessage, circuitId, 0, [[1102, boolHeader(true)]]);
+
+    expect(unrouteOf(await next(ContentType.unroute))).toEqual({ circuitId, now: true });
+    expect(errorOf(await next(ContentType.error))).toMatchObject({ code: 11, circuitId });
+  });
+
+  it('retries a failed route once with new addresses, then unroutes and refuses with the route error', async () => {
+    const session = await network.dialer.session('Dial');
+    askCircuit(await dialHeaders(session));
+
+    const first = await next(ContentType.route);
+    const firstRoute = decodeBody<Route>('ctrl.Route', first.body);
+    answerRoute(first, firstRoute.circuitId, 0, [
+      [1103, Buffer.from('dial timed out')],
+      [1104, Buffer.from([3])],
+    ]);
+    const second = await next(ContentType.route);
+    const secondRoute = decodeBody<Route>('ctrl.Route', second.body);
+    answerRoute(second, secondRoute.circuitId, 1, [
+      [1103, Buffer.from('dial timed out again')],
+      [1104, Buffer.from([3])],
+    ]);
+    const unroute = unrouteOf(await next(ContentType.unroute));
+    const refusal = errorOf(await next(ContentType.error));
+
+    expect(secondRoute).toMatchObject({ circuitId: firstRoute.circuitId, attempt: 1 });
+    expect(secondRoute.egress.address).not.toBe(firstRoute.egress.address);
+    expect(secondRoute.forwards[0]!.srcAddress).not.toBe(firstRoute.forwards[0]!.srcAddress);
+    expect(unroute).toEqual({ circuitId: firstRoute.circuitId, now: true });
+    expect(refusal).toEqual({
+      code: 1,
+      circuitId: firstRoute.circuitId,
+      text: expect.stringContaining('dial timed out again'),
+    });
+    expect((await call('GET', `/sessions/${session.id}/route-path`)).body.data).toEqual({ routePath: [] });
+  });
+
+  it('refuses a service without terminators on the router; deletes one its router says is invalid, then finds none', async () => {
+    const own = await edgeNetwork(controller, call, routerId);
+    const session = await own.dialer.session('Dial');
+    const headers = new Map([
+      [11, Buffer.from(session.token)],
+      [14, Buffer.from(own.dialer.apiSessionToken)],
+      [10, uint32BytesMapHeader(new Map([[1003, DIALER_KEY]]))],
+    ]);
+
+    askCircuit(headers);
+    const none = errorOf(await next(ContentType.error));
+    const created = await call('POST', '/terminators', {
+      service: own.serviceId,
+      router: routerId,
+      binding: 'edge',
+      address: 'gone-address',
+      identity: own.host.identityId,
+    });
+    askCircuit(headers);
+    const routeMessage = await next(ContentType.route);
+    const route = decodeBody<Route>('ctrl.Route', routeMessage.body);
+    answerRoute(routeMessage, route.circuitId, 0, [
+      [1103, Buffer.from('invalid terminator')],
+      [1104, Buffer.from([1])],
+    ]);
+    const unroute = unrouteOf(await next(ContentType.unroute));
+    const refusal = errorOf(await next(ContentType.error));
+
+    expect(none).toMatchObject({ code: 1, text: expect.stringMatching(/no terminators/) });
+    expect(none.circuitId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(route.egress.destination).toBe('gone-address');
+    expect(unroute).toEqual({ circuitId: route.circuitId, now: true });
+    expect(refusal).toMatchObject({
+      code: 1,
+      circuitId: route.circuitId,
+      text: expect.stringMatching(/no terminators/),
+    });
+    expect((await call('GET', `/terminators/${created.body.data.id}`)).status).toBe(404);
+  });
+
+  it('gives a route that gets no result up after the route timeout, twice, and unroutes what answers late', async () => {
+    const started = Date.now();
+    askCircuit(await dialHeaders(await network.dialer.session('Dial')));
+
+    const first = await next(ContentType.route);
+    const second = await next(ContentType.route);
+    const unroute = unrouteOf(await next(ContentType.unroute));
+    const refusal = errorOf(await next(ContentType.error));
+    const circuitId = decodeBody<Route>('ctrl.Route', first.body).circuitId;
+    answerRoute(first, circuitId, 0, [[1102, boolHeader(true)]]);
+    const late = unrouteOf(await next(ContentType.unroute));
+
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2 * TIMINGS.routeTimeoutMs);
+    expect(decodeBody<Route>('ctrl.Route', second.body)).toMatchObject({ circuitId, attempt: 1 });
+    expect(unroute).toEqual({ circuitId, now: true });
+    expect(refusal).toEqual({ code: 1, circuitId, text: expect.stringContaining('timeout creating routes') });
+    expect(late).toEqual({ circuitId, now: true });
+  });
+
+  it('refuses malformed headers (hostile counts and lengths, no session token), drops malformed faults, and keeps serving', async () => {
+    const session = await network.dialer.session('Dial');
+    const hostileCount = Buffer.alloc(8);
+    hostileCount.writeUInt32LE(0xffff_ffff, 0);
+    const hostileLength = Buffer.concat([uint32Header(1), uint32Header(1003), uint32Header(0x7fff_ffff), DIALER_KEY]);
+    const headersWith = async (key: number, value: Buffer) => new Map([...(await dialHeaders(session)), [key, value]]);
+
+    for (const headers of [
+      await headersWith(12, hostileCount),
+      await headersWith(10, hostileLength),
+      await headersWith(10, Buffer.from([1, 0])),
+      new Map([[14, Buffer.from(network.dialer.apiSessionToken)]]),
+    ]) {
+      const requested = askCircuit(headers);
+      const refusal = await next(ContentType.error);
+      expect(replyForOf(refusal)).toBe(requested);
+      expect(errorOf(refusal)).toMatchObject({ code: 1, text: expect.stringMatching(/malformed header/) });
+    }
+    // Fire-and-forget messages with bodies that are no protobuf: logged and dropped.
+    for (const contentType of [ContentType.fault, ContentType.circuitConfirmation]) {
+      router.send({ contentType, sequence: ++sequence, body: Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]) });
+    }
+    expect(await silence()).toBe(true);
+    expect((await madeCircuit()).response.contentType).toBe(ContentType.createCircuitV2Response);
+  });
+});
