@@ -30,6 +30,7 @@ interface Route {
   tags: Record<string, string>;
 }
 
+const EdgeHeaderPublicKey = 1003;
 const DIALER_KEY = Buffer.from('dialer-public-key');
 const HOST_KEY = Buffer.from('host-public-key');
 
@@ -42,25 +43,52 @@ beforeAll(async () => {
   const enrolled = await enrolledEdgeRouter(controller, call, 'circuit-router');
   routerId = enrolled.id;
   network = await edgeNetwork(controller, call, routerId);
-  await terminatorOf(network.serviceId, 'hosted-address-1');
   router = await dialCtrl(controller(), enrolled.credentials, { answerHeartbeats: true });
   await router.hello(routerId);
   for (let tries = 0; tries < 50; tries++) {
     if ((await call('GET', `/edge-routers/${routerId}`)).body.data.isOnline) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  await hostedTerminator('hosted-address-1');
 });
 
-async function terminatorOf(serviceId: string, address: string): Promise<string> {
-  const created = await call('POST', '/terminators', {
-    service: serviceId,
-    router: routerId,
-    binding: 'edge',
-    address,
-    identity: network.host.identityId,
+/**
+ * The network's host binds the service through the router, as a hosting SDK does: the router asks for the terminator
+ * (CreateTerminatorV2Request, with the host's public key as its static peer data) and gets it.
+ */
+async function hostedTerminator(
+  address: string,
+  peerData: Record<number, Buffer> = { [EdgeHeaderPublicKey]: HOST_KEY },
+): Promise<void> {
+  const bind = await network.host.session('Bind');
+  const seq = ++sequence;
+  router.send({
+    contentType: ContentType.createTerminatorV2Request,
+    sequence: seq,
+    body: encodeBody('edge.CreateTerminatorV2Request', {
+      address,
+      sessionToken: bind.token,
+      apiSessionToken: network.host.apiSessionToken,
+      peerData,
+    }),
   });
-  expect(created.status).toBe(201);
-  return created.body.data.id as string;
+  let answer = await router.next();
+  // The edge hello and the data model may speak first: skip to the terminator's answer.
+  while (answer.contentType !== ContentType.createTerminatorV2Response) answer = await router.next();
+  expect(replyForOf(answer)).toBe(seq);
+  expect(decodeBody<{ result: string }>('edge.CreateTerminatorV2Response', answer.body).result).toBe('Success');
+}
+
+/** The host unbinds: the router asks for its terminators' removal and gets a successful result. */
+async function removeTerminators(...terminatorIds: string[]): Promise<void> {
+  const seq = ++sequence;
+  router.send({
+    contentType: ContentType.removeTerminatorsRequest,
+    sequence: seq,
+    body: encodeBody('ctrl.RemoveTerminatorsRequest', { terminatorIds }),
+  });
+  const answer = await next(ContentType.result);
+  expect(replyForOf(answer)).toBe(seq);
 }
 
 /** The router asks for a circuit as the reference router does (headers only); returns the request's sequence. */
@@ -249,13 +277,21 @@ describe('circuits refused', () => {
   });
 
   it("unroutes a circuit whose host sent no public key for the service's encryption, refusing it", async () => {
-    askCircuit(await dialHeaders(await network.dialer.session('Dial')));
-    const routeMessage = await next(ContentType.route);
-    const { circuitId } = decodeBody<Route>('ctrl.Route', routeMessage.body);
-    answerRoute(routeMessage, circuitId, 0, [[1102, boolHeader(true)]]);
+    // A host that bound without a key, and whose dial answer brings none either.
+    await removeTerminators('hosted-address-1');
+    await hostedTerminator('keyless-address', {});
+    try {
+      askCircuit(await dialHeaders(await network.dialer.session('Dial')));
+      const routeMessage = await next(ContentType.route);
+      const { circuitId } = decodeBody<Route>('ctrl.Route', routeMessage.body);
+      answerRoute(routeMessage, circuitId, 0, [[1102, boolHeader(true)]]);
 
-    expect(unrouteOf(await next(ContentType.unroute))).toEqual({ circuitId, now: true });
-    expect(errorOf(await next(ContentType.error))).toMatchObject({ code: 11, circuitId });
+      expect(unrouteOf(await next(ContentType.unroute))).toEqual({ circuitId, now: true });
+      expect(errorOf(await next(ContentType.error))).toMatchObject({ code: 11, circuitId });
+    } finally {
+      await removeTerminators('keyless-address');
+      await hostedTerminator('hosted-address-1');
+    }
   });
 
   it('retries a failed route once with new addresses, then unroutes and refuses with the route error', async () => {
