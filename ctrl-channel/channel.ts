@@ -120,6 +120,11 @@ export class Channel {
     return this.closedBecause;
   }
 
+  /** How long a request waits for its reply by default (the timings the channel was made with). */
+  get replyTimeoutMs(): number {
+    return this.timings.replyTimeoutMs;
+  }
+
   /** Handles every message of `contentType` (one handler a type; replies go to their requests, not here). */
   handle(contentType: number, handler: Handler): void {
     this.handlers.set(contentType, handler);

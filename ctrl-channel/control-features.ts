@@ -1,5 +1,6 @@
 import { circuits } from './circuits.ts';
 import type { ControlFeatureFactory } from './control-plane.ts';
+import { edgeHello } from './edge-hello.ts';
 import { routerDataModel } from './router-data-model.ts';
 import { routerInterfaces } from './router-interfaces.ts';
 import { routerTerminators } from './terminators.ts';
@@ -10,6 +11,7 @@ import { routerTerminators } from './terminators.ts';
  */
 export const CONTROL_FEATURES: readonly ControlFeatureFactory[] = [
   routerInterfaces,
+  edgeHello,
   routerDataModel,
   routerTerminators,
   circuits,

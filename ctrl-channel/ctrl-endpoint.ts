@@ -10,7 +10,7 @@ import { recordFrames } from './frame-recorder.ts';
 import { helloAccepted, helloIdOf, helloRefused, readHello } from './hello.ts';
 import { Header } from './message.ts';
 import { type ConnectingRouter, RouterRefused, routerOfCertificate } from './router-certificate.ts';
-import { decodeVersionInfo, type VersionInfo } from './version-info.ts';
+import { CTRL_PROTOCOL_VERSION, decodeVersionInfo, type VersionInfo } from './version-info.ts';
 
 /** The ALPN protocol a router's control channel asks for (the reference's `ziti-ctrl` transport). */
 export const CTRL_ALPN = 'ziti-ctrl';
@@ -22,13 +22,6 @@ export const CTRL_ALPN = 'ziti-ctrl';
  * second high-priority one.
  */
 export const CONTROLLER_CAPABILITIES = Buffer.from([0b0101_1110]);
-
-/**
- * The version this controller reports in its hello answer: the OpenZiti release whose control channel it speaks, not
- * its own (v0.x) version. A router compares it with `HasMinimumVersion` to choose how to behave: below 0.30.0 it keys
- * its links the legacy way, below 1.6.3 it never reports its network interfaces. Revision and build date stay ours.
- */
-export const CTRL_PROTOCOL_VERSION = 'v2.0.0';
 
 /** Go's names of the architectures Node names otherwise: the reference reports `runtime.GOARCH`. */
 const GO_ARCH: Readonly<Record<string, string>> = { x64: 'amd64', ia32: '386' };

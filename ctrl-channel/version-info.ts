@@ -10,6 +10,14 @@ export interface VersionInfo {
   readonly arch: string;
 }
 
+/**
+ * The version this controller reports in its hello answer and its edge hello: the OpenZiti release whose control
+ * channel it speaks, not its own (v0.x) version. A router compares it with `HasMinimumVersion` to choose how to behave:
+ * below 0.30.0 it keys its links the legacy way, below 1.6.3 it never reports its network interfaces. Revision and
+ * build date stay ours.
+ */
+export const CTRL_PROTOCOL_VERSION = 'v2.0.0';
+
 // Each field is a short token in practice (v2.0.0, a commit hash, a date, linux, amd64); longer is no build's.
 const MAX_FIELD_LENGTH = 128;
 

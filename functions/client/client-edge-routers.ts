@@ -5,18 +5,31 @@ import { listEntitiesAmong } from '#shared/list/list-entities.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { edgeRoutersFor, edgeRoutersOfIdentity, selectable } from '#shared/policy/access.ts';
 import { clientEdgeRouterView, currentIdentityEdgeRouterView } from '#shared/views/client-edge-router-view.ts';
+import { routerStatuses } from '#shared/views/router-status.ts';
 import { reachableService } from './reachable-service.ts';
 import { checkSessionToken } from './session-token-header.ts';
 
 const standardList = { list: { roleFilter: false } } as const;
 
-/** `GET /current-identity/edge-routers`: the edge routers the caller's edge router policies grant it. */
+/**
+ * `GET /current-identity/edge-routers`: the edge routers the caller's edge router policies grant it, each with its
+ * control channel's status (the page's connection items, one batch after the page).
+ */
 export const getCurrentIdentityEdgeRouters = documented(async (request, deps) => {
   const caller = callerOf(request);
   const params = parseListParams(request.query, edgeRouters.filterable);
   const ids = await edgeRoutersOfIdentity(deps.store, selectable(caller.identity));
   const page = await listEntitiesAmong(deps, edgeRouters, ids, params);
-  return list(page.items.map(currentIdentityEdgeRouterView), page.pagination, Object.keys(edgeRouters.filterable));
+  const statuses = await routerStatuses(
+    deps,
+    'edge-routers',
+    page.items.map((router) => router.id),
+  );
+  return list(
+    page.items.map((router, index) => currentIdentityEdgeRouterView(router, statuses[index]!)),
+    page.pagination,
+    Object.keys(edgeRouters.filterable),
+  );
 }, standardList);
 
 /**
@@ -33,5 +46,10 @@ export const listServiceEdgeRouters = documented(async (request, deps) => {
   ]);
   const ids = await edgeRoutersFor(deps.store, selectable(caller.identity), selectable(service));
   const page = await listEntitiesAmong(deps, edgeRouters, ids, params);
-  return ok({ edgeRouters: page.items.map(clientEdgeRouterView) });
+  const statuses = await routerStatuses(
+    deps,
+    'edge-routers',
+    page.items.map((router) => router.id),
+  );
+  return ok({ edgeRouters: page.items.map((router, index) => clientEdgeRouterView(router, statuses[index]!)) });
 }, standardList);

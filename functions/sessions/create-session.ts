@@ -96,7 +96,9 @@ async function checksNamedBy(
  *    service and edge router policies selecting the caller, every edge router's id-order record (`session-routers.ts`);
  * 2. what the service's roles key: its service edge router policies, and the posture checks when a granting policy
  *    names any (every check, resolved in memory);
- * 3. the write (one transaction); the routers come from their records, so the answer needs no read of its own.
+ * 3. the write (one transaction) and, beside it, the usable routers' connection items (online, and the listeners
+ *    their ClientHello named: the answer's `urls`; one batch request a hundred routers); the routers' fields come
+ *    from their records.
  * A new session's token is a JWT the server key signs (`session-jwt.ts`) before the write: a key the function holds
  * (read once per cold start), so no call per session.
  * What admins write (policies, services, routers, checks) is read eventually consistently; what the caller itself

@@ -8,9 +8,13 @@ import type { Deps } from '#shared/ports/deps.ts';
 import { appDataSchema } from '#shared/schemas/map-field.ts';
 import { idOrderRecords } from '#shared/store/index-queries.ts';
 import type { ClientEdgeRouterFields } from '#shared/views/client-edge-router-view.ts';
+import { type RouterStatus, routerStatuses } from '#shared/views/router-status.ts';
 
-/** What a session shows of one of its routers (an edge router's document, or its id-order record). */
-export type SessionRouter = ClientEdgeRouterFields;
+/**
+ * What a session shows of one of its routers: its fields (an edge router's document, or its id-order record) and its
+ * control channel's status (online, and where SDKs reach it).
+ */
+export type SessionRouter = ClientEdgeRouterFields & { readonly status: RouterStatus };
 
 /**
  * The edge routers of a session, from the routers' id-order records: one query of small items (each router's name,
@@ -59,23 +63,30 @@ export function usableRouters(
 
 /**
  * The routers as a session shows them, by id: from their records, but for those whose record predates `appData`,
- * read whole (none once the integrity scan has rewritten the records).
+ * read whole (none once the integrity scan has rewritten the records), each with its status from its connection item;
+ * the two reads go out together (the connection items in batches of 100, `routerStatuses`).
  */
 export async function sessionRouters(
   deps: Deps,
   routers: readonly RouterRecord[],
 ): Promise<ReadonlyMap<string, SessionRouter>> {
-  const shown = new Map<string, SessionRouter>();
+  const fields = new Map<string, ClientEdgeRouterFields>();
   const missing: string[] = [];
   for (const { id, appData, ...rest } of routers) {
     if (appData === undefined) missing.push(id);
-    else shown.set(id, { ...rest, appData });
+    else fields.set(id, { ...rest, appData });
   }
-  if (missing.length > 0) {
-    for (const router of await deps.store.getMany(edgeRouters, missing, 'clientGrants')) {
-      shown.set(router.id, router);
-    }
-  }
+  const ids = routers.map((router) => router.id);
+  const [whole, statuses] = await Promise.all([
+    missing.length > 0 ? deps.store.getMany(edgeRouters, missing, 'clientGrants') : Promise.resolve([]),
+    routerStatuses(deps, 'edge-routers', ids),
+  ]);
+  for (const router of whole) fields.set(router.id, router);
+  const shown = new Map<string, SessionRouter>();
+  ids.forEach((id, index) => {
+    const found = fields.get(id);
+    if (found) shown.set(id, { ...found, status: statuses[index]! });
+  });
   return shown;
 }
 
@@ -89,8 +100,8 @@ export interface SessionEnds {
  * The routers each pair of an identity and a service may use now, as the reference works a session's routers out on
  * every answer (a session stores none: what it may use follows the policies as they change, and its item stays the
  * same size however many routers the network has). One wave: the edge router policies of each identity, the service
- * edge router policies of each service and every router's record, each read once however many pairs share it.
- * Keyed by {@link sessionEndsKey}.
+ * edge router policies of each service and every router's record, each read once however many pairs share it; then
+ * one more, the usable routers' connection items (`sessionRouters`). Keyed by {@link sessionEndsKey}.
  */
 export async function routersOfPairs(
   deps: Deps,

@@ -12,14 +12,16 @@ import { entityRef, selfLinks } from '#shared/views/entity-ref.ts';
 import { routersOfPairs, type SessionRouter, sessionEndsKey } from './session-routers.ts';
 
 /**
- * An edge router of a session (`sessionEdgeRouter`): the client fields and its `urls`, empty: no router process
- * reports to this controller yet (the reference's urls are the protocols a connected router reports).
+ * An edge router of a session (`sessionEdgeRouter`): the client fields and its `urls`, the listeners its ClientHello
+ * reported while it is connected (the reference's deprecated twin of `supportedProtocols`, which older SDKs read),
+ * none while it is not.
  */
 function sessionEdgeRouterView(router: SessionRouter) {
-  return { ...clientEdgeRouterView(router), urls: {} };
+  const { status } = router;
+  return { ...clientEdgeRouterView(router, status), urls: status.isOnline ? status.supportedProtocols : {} };
 }
 
-/** What the views of a page of sessions need besides the sessions: two waves of reads, whatever the page holds. */
+/** What the views of a page of sessions need besides the sessions: three waves of reads, whatever the page holds. */
 export interface SessionViewContext {
   readonly serviceNames: ReadonlyMap<string, string>;
   /** The routers each session's identity and service may use now, by {@link sessionEndsKey}. */
@@ -31,7 +33,7 @@ export interface SessionViewContext {
 
 /**
  * The page's services, identities, policy names and API sessions (one wave of batch reads), then the routers each
- * session may use (`routersOfPairs`, one wave more).
+ * session may use with their connection items (`routersOfPairs`, two waves more).
  */
 export async function sessionViewContext(deps: Deps, page: readonly Session[], api: Api): Promise<SessionViewContext> {
   const [serviceDocs, identityDocs, policyDocs, apiSessions] = await Promise.all([

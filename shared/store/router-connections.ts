@@ -27,6 +27,24 @@ export interface RouterConnection {
   readonly buildDate: string;
   readonly os: string;
   readonly arch: string;
+  /** How far the controller has brought the router's state (an edge router's; none until its edge hello is sent). */
+  readonly syncStatus?: RouterSyncStatus;
+  /** The host name an edge router's ClientHello names. */
+  readonly hostname?: string;
+  /** An edge router's listeners as SDKs dial them, by protocol (`tls` → `tls://er1.example:3022`). */
+  readonly supportedProtocols?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The reference's sync statuses a connected edge router goes through (`controller/env/sync.go`): the edge hello sent,
+ * the router's answer awaited (or not come in time), its state being sent, sent, or failed.
+ */
+export type RouterSyncStatus = 'SYNC_HELLO' | 'SYNC_HELLO_TIMEOUT' | 'SYNC_IN_PROGRESS' | 'SYNC_DONE' | 'SYNC_ERROR';
+
+/** What an edge router's ClientHello says of where SDKs reach it. */
+export interface RouterListeners {
+  readonly hostname: string;
+  readonly supportedProtocols: Readonly<Record<string, string>>;
 }
 
 type RouterCollection = 'edge-routers' | 'routers';
@@ -112,6 +130,44 @@ export async function endRouterConnection(
       }),
     ),
   );
+}
+
+/**
+ * Records a connection's sync status and what its router said of its listeners, either or both; false, nothing
+ * written, when the connection is no longer this one (replaced by a newer one, or the router deleted), so a late write
+ * of a replaced connection never overwrites what a newer one recorded.
+ */
+export async function recordRouterSync(
+  store: Store,
+  collection: RouterCollection,
+  routerId: string,
+  connectionId: string,
+  update: { readonly syncStatus?: RouterSyncStatus; readonly listeners?: RouterListeners },
+): Promise<boolean> {
+  const values: Record<string, unknown> = { ':connection': connectionId };
+  const sets: string[] = [];
+  if (update.syncStatus !== undefined) {
+    sets.push('syncStatus = :status');
+    values[':status'] = update.syncStatus;
+  }
+  if (update.listeners !== undefined) {
+    sets.push('hostname = :hostname', 'supportedProtocols = :protocols');
+    values[':hostname'] = update.listeners.hostname;
+    values[':protocols'] = update.listeners.supportedProtocols;
+  }
+  if (sets.length === 0) return true;
+  const recorded = await unlessConditionFails(
+    store.db.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: keys.ctrlChannel(collection, routerId),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: 'connectionId = :connection',
+        ExpressionAttributeValues: values,
+      }),
+    ),
+  );
+  return recorded !== undefined;
 }
 
 /**

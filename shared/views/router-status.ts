@@ -1,10 +1,15 @@
 import type { Deps } from '../ports/deps.ts';
 import { type RouterConnection, readRouterConnections } from '../store/router-connections.ts';
 
-/** What a router view shows of the router's control channel: whether it is connected, its sync, its build. */
+/**
+ * What a router view shows of the router's control channel: whether it is connected, its sync, its build, and where
+ * SDKs reach it.
+ */
 export interface RouterStatus {
   readonly isOnline: boolean;
   readonly syncStatus: string;
+  readonly hostname: string;
+  readonly supportedProtocols: Readonly<Record<string, string>>;
   readonly version: string;
   readonly revision: string;
   readonly buildDate: string;
@@ -12,22 +17,35 @@ export interface RouterStatus {
   readonly arch: string;
 }
 
-const NO_BUILD = { version: '', revision: '', buildDate: '', os: '', arch: '' };
+const NO_BUILD = { version: '', revision: '', buildDate: '', os: '', arch: '', hostname: '', supportedProtocols: {} };
+
+/** A router that never connected. */
+export const OFFLINE_UNKNOWN: RouterStatus = { isOnline: false, syncStatus: 'SYNC_UNKNOWN', ...NO_BUILD };
 
 /**
  * A router's status from its connection item, in the reference's terms: never connected, `SYNC_UNKNOWN`; connected
- * (its lease running), online and `SYNC_NEW` (the hello is accepted and no state has been sent: the router data model
- * is not synchronised yet), with the build its hello reported; ended or its lease run out (its endpoint stopped
- * hearing it, or died), offline and `SYNC_DISCONNECTED`, its build no longer reported, as the reference shows only a
- * connected router's.
+ * (its lease running), online with the sync status its connection reached (`SYNC_NEW` until the edge hello is sent:
+ * `ctrl-channel/edge-hello.ts`), the build its hello reported and, once its ClientHello came, its host name and
+ * listeners; ended or its lease run out (its endpoint stopped hearing it, or died), offline and `SYNC_DISCONNECTED`,
+ * its build and listeners no longer reported, as the reference shows only a connected router's.
  */
 export function routerStatusOf(connection: RouterConnection | undefined, now: Date): RouterStatus {
-  if (!connection) return { isOnline: false, syncStatus: 'SYNC_UNKNOWN', ...NO_BUILD };
+  if (!connection) return OFFLINE_UNKNOWN;
   if (connection.leaseExpiresAt <= now.getTime()) {
     return { isOnline: false, syncStatus: 'SYNC_DISCONNECTED', ...NO_BUILD };
   }
   const { version, revision, buildDate, os, arch } = connection;
-  return { isOnline: true, syncStatus: 'SYNC_NEW', version, revision, buildDate, os, arch };
+  return {
+    isOnline: true,
+    syncStatus: connection.syncStatus ?? 'SYNC_NEW',
+    hostname: connection.hostname ?? '',
+    supportedProtocols: connection.supportedProtocols ?? {},
+    version,
+    revision,
+    buildDate,
+    os,
+    arch,
+  };
 }
 
 /** The statuses of a page of routers of one collection, read in one batch. */

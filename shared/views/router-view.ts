@@ -5,8 +5,8 @@ import { selfLinks } from './entity-ref.ts';
 import { type RouterStatus, routerStatuses } from './router-status.ts';
 
 /**
- * What a router does not report to this controller yet (its listeners, host name, a certificate awaiting
- * verification): shown empty, rather than as anything it never said.
+ * What a router does not report to this controller yet (a certificate awaiting verification): shown empty, rather
+ * than as anything it never said.
  */
 const UNREPORTED = {
   unverifiedCertPem: null,
@@ -36,15 +36,13 @@ export function transitRouterView(router: TransitRouter) {
 
 /**
  * The management view of an edge router, with its control channel's status (`router-status.ts`): whether it is
- * online, its sync status and the build it reported (empty while it is not connected).
+ * online, its sync status, the build it reported, its host name and listeners (empty while it is not connected).
  */
 export function edgeRouterView(router: EdgeRouter, status: RouterStatus) {
   return {
     ...router,
     ...enrollmentOf(router),
     ...UNREPORTED,
-    hostname: '',
-    supportedProtocols: {},
     ...status,
     certPem: router.certPem ?? null,
     _links: selfLinks('edge-routers', router.id, {

@@ -145,19 +145,20 @@ describe('what the client service list and a fresh session cost', () => {
   });
 
   for (const type of ['Dial', 'Bind'] as const) {
-    it(`creates a fresh ${type} session in 4 waves and 15 requests, the same for 1 or 30 policies of each type`, async () => {
+    it(`creates a fresh ${type} session in 4 waves and 16 requests, the same for 1 or 30 policies of each type`, async () => {
       const first = type === 'Dial' ? 'serviceId' : 'other';
       const ofOne = await costOf(session(one.token, one[first], type), 201);
       const ofMany = await costOf(session(many.token, many[first], type), 201);
       // One for the caller (a batch); then the service, the existing session, the caller's service and edge router policies
       // (3 requests each), every router's id-order record and the posture data (10 requests); the service's service
-      // edge router policies (3); the write. The routers shown come from their records: no read of their own.
-      expect({ waves: ofOne.waves, requests: ofOne.requests }).toEqual({ waves: 4, requests: 15 });
-      expect({ waves: ofMany.waves, requests: ofMany.requests }).toEqual({ waves: 4, requests: 15 });
+      // edge router policies (3); the write, and beside it the usable routers' connection items (one batch: whether
+      // each is online, and its urls). The routers' fields come from their records: no read of their own.
+      expect({ waves: ofOne.waves, requests: ofOne.requests }).toEqual({ waves: 4, requests: 16 });
+      expect({ waves: ofMany.waves, requests: ofMany.requests }).toEqual({ waves: 4, requests: 16 });
       // The API session, the identity (its authenticator is named on it, not read), the service, the existing session,
-      // the posture data.
-      expect(ofOne.keysRead).toBe(5);
-      expect(ofMany.keysRead).toBe(5);
+      // the posture data; the 3 routers' connection items.
+      expect(ofOne.keysRead).toBe(8);
+      expect(ofMany.keysRead).toBe(8);
       // 58 more service policy entries, 9 more edge router and 9 service edge router policy entries: 7 KB.
       expect(ofMany.readUnits - ofOne.readUnits).toBeLessThanOrEqual(1);
     });
@@ -239,7 +240,8 @@ describe('what the client service list and a fresh session cost', () => {
       body = response.body;
       return response;
     }, 201);
-    expect(cost.keysRead).toBe(7);
+    // 7 with the router read whole, and the 3 routers' connection items.
+    expect(cost.keysRead).toBe(10);
     const shown = new Map((body?.data.edgeRouters ?? []).map((router) => [router.name, router.appData]));
     expect(shown).toEqual(new Map(routers.map((router) => [router.name, { zone: Number(router.name.slice(-1)) }])));
   });

@@ -1,6 +1,15 @@
 import { connect, type TLSSocket } from 'node:tls';
 import { encodeMessage, FrameDecoder, ROUTER_FRAME_LIMITS } from '#ctrl-channel/frame-codec.ts';
-import { boolHeader, type ChannelMessage, ContentType, Header, type OutgoingMessage } from '#ctrl-channel/message.ts';
+import {
+  boolHeader,
+  type ChannelMessage,
+  ContentType,
+  Header,
+  int32Header,
+  type OutgoingMessage,
+  uint64Header,
+} from '#ctrl-channel/message.ts';
+import { encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import type { HttpResponse } from './https-client.ts';
 import { csrFor } from './pki-fixtures.ts';
 import type { TestController } from './test-controller.ts';
@@ -42,6 +51,48 @@ export function routerHelloHeaders(version = 'v2.0.0-pre12|a1b2c3|2026-01-01T00:
   ]);
 }
 
+/** The host name and edge listener port the test routers' ClientHello reports by default. */
+export const TEST_ROUTER_HOSTNAME = 'router.example.com';
+export const TEST_ROUTER_EDGE_PORT = 3022;
+
+/**
+ * A ClientHello body (20001) as the reference router sends it: its version, host name, the pre-0.26.4 protocols and
+ * ports, and its edge listeners (where each listens, and the address SDKs are told to dial); `fields` replace any.
+ */
+export function clientHelloBody(fields: Record<string, unknown> = {}): Buffer {
+  const address = (value: string, hostname: string, port: number) => ({ value, protocol: 'tls', hostname, port });
+  return encodeBody('edge.ClientHello', {
+    version: 'v2.0.0-pre12',
+    hostname: TEST_ROUTER_HOSTNAME,
+    protocols: ['tls'],
+    protocolPorts: [String(TEST_ROUTER_EDGE_PORT)],
+    listeners: [
+      {
+        address: address(`tls:0.0.0.0:${TEST_ROUTER_EDGE_PORT}`, '0.0.0.0', TEST_ROUTER_EDGE_PORT),
+        advertise: address(
+          `${TEST_ROUTER_HOSTNAME}:${TEST_ROUTER_EDGE_PORT}`,
+          TEST_ROUTER_HOSTNAME,
+          TEST_ROUTER_EDGE_PORT,
+        ),
+      },
+    ],
+    ...fields,
+  });
+}
+
+/** The ClientHello replying to the controller's ServerHello, with the reference router's headers (RDM, index 0). */
+export function clientHelloReply(serverHello: ChannelMessage, body: Buffer = clientHelloBody()) {
+  return {
+    contentType: ContentType.clientHello,
+    headers: new Map([
+      [Header.replyFor, int32Header(serverHello.sequence)],
+      [Header.routerDataModel, boolHeader(true)],
+      [Header.routerDataModelIndex, uint64Header(0n)],
+    ]),
+    body,
+  };
+}
+
 /** The router's end of a control channel: it writes frames and reads the controller's, decoded. */
 export interface RouterEnd {
   readonly socket: TLSSocket;
@@ -53,14 +104,26 @@ export interface RouterEnd {
   readonly received: Buffer[];
   /** Resolves when the controller closes the connection. */
   readonly closed: Promise<void>;
+  /** The controller's ServerHellos this router answered by itself (`answerServerHello`). */
+  readonly serverHellos: ChannelMessage[];
   hello(id: string, headers?: ReadonlyMap<number, Buffer>): Promise<ChannelMessage>;
 }
 
-/** Dials the controller's address with ALPN `ziti-ctrl`, as a router dials its control channel. */
+/**
+ * Dials the controller's address with ALPN `ziti-ctrl`, as a router dials its control channel. As a live router, it
+ * answers the controller's ServerHello with its ClientHello (`clientHello`, by default `clientHelloBody()`) unless
+ * `answerServerHello` is false: the ServerHello is then one of the messages `next` returns.
+ */
 export async function dialCtrl(
   controller: TestController,
   credentials: Credentials | undefined,
-  options: { port?: number; alpn?: string[]; answerHeartbeats?: boolean } = {},
+  options: {
+    port?: number;
+    alpn?: string[];
+    answerHeartbeats?: boolean;
+    answerServerHello?: boolean;
+    clientHello?: Buffer;
+  } = {},
 ): Promise<RouterEnd> {
   const socket = connect({
     host: '127.0.0.1',
@@ -77,6 +140,8 @@ export async function dialCtrl(
   const decoder = new FrameDecoder(ROUTER_FRAME_LIMITS);
   const queue: ChannelMessage[] = [];
   const received: Buffer[] = [];
+  const serverHellos: ChannelMessage[] = [];
+  let sequence = 1_000;
   let wake: (() => void) | undefined;
   let ended = false;
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
@@ -93,6 +158,9 @@ export async function dialCtrl(
             sequence: 0,
             headers: new Map([[Header.heartbeatResponse, beat]]),
           });
+        } else if (message.contentType === ContentType.serverHello && options.answerServerHello !== false) {
+          serverHellos.push(message);
+          send({ ...clientHelloReply(message, options.clientHello), sequence: sequence++ });
         } else queue.push(message);
       }
     } catch {
@@ -132,6 +200,7 @@ export async function dialCtrl(
     next,
     received,
     closed,
+    serverHellos,
     hello: async (id, headers = routerHelloHeaders()) => {
       send({ contentType: ContentType.hello, sequence: -1, headers, body: Buffer.from(id) });
       return next();
