@@ -52,7 +52,7 @@ export async function startBenchController(
   const meter = createBenchMeter(deps);
   await ensureTable(deps.store.db, config.tableName);
   await bootstrap(deps, { adminUsername: options.adminUsername, adminPassword: options.adminPassword });
-  const server = await startLocalServer({ deps, tls: options.tls, port: 0 });
+  const server = await startLocalServer({ deps, tls: options.tls, port: 0, invokeAs: meter.timeHandler });
   meter.timeServer(server.server);
   const origin = `https://127.0.0.1:${server.port}`;
   const client = createBenchClient(origin, options.tls.cert);
