@@ -3,7 +3,7 @@ import { ensureTable } from '#local/create-table.ts';
 import { type LocalServer, startLocalServer } from '#local/local-server.ts';
 import type { TlsMaterial } from '#local/tls-certificate.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
-import type { ControllerConfig } from '#shared/config.ts';
+import type { ControllerConfig, RequestLogConfig } from '#shared/config.ts';
 import { createLogger } from '#shared/log/logger.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { type BenchClient, createBenchClient } from './bench-client.ts';
@@ -28,6 +28,12 @@ export interface BenchController {
   readonly client: BenchClient;
   /** Moves the controller's clock (TOTP steps, once-a-minute touches); the offset adds up. */
   advanceClock(ms: number): void;
+  /**
+   * Sets how many successful reads the handlers log one of (`RequestLogConfig.sampleRate`; 1, every one, to begin
+   * with, as `npm start` does): a deployed function's rate makes its requests do what the stack's do, leaving out
+   * the summary line of most reads.
+   */
+  sampleRequestLogs(sampleRate: number): void;
   close(): Promise<void>;
 }
 
@@ -42,7 +48,10 @@ export async function startBenchController(
   configured: (config: ControllerConfig) => ControllerConfig = (config) => config,
   writeLog: (line: string) => void = () => undefined,
 ): Promise<BenchController> {
-  const config = configured(benchConfig(tableName, options.dynamoDbEndpoint));
+  const chosen = configured(benchConfig(tableName, options.dynamoDbEndpoint));
+  // The handlers read the rate with each request: the part may change it between runs (`sampleRequestLogs`).
+  const requestLog: { -readonly [K in keyof RequestLogConfig]: RequestLogConfig[K] } = { ...chosen.requestLog };
+  const config: ControllerConfig = { ...chosen, requestLog };
   let clockOffsetMs = 0;
   const deps: Deps = {
     ...createDeps(config),
@@ -52,7 +61,7 @@ export async function startBenchController(
   const meter = createBenchMeter(deps);
   await ensureTable(deps.store.db, config.tableName);
   await bootstrap(deps, { adminUsername: options.adminUsername, adminPassword: options.adminPassword });
-  const server = await startLocalServer({ deps, tls: options.tls, port: 0 });
+  const server = await startLocalServer({ deps, tls: options.tls, port: 0, invokeAs: meter.timeHandler });
   meter.timeServer(server.server);
   const origin = `https://127.0.0.1:${server.port}`;
   const client = createBenchClient(origin, options.tls.cert);
@@ -64,6 +73,9 @@ export async function startBenchController(
     client,
     advanceClock: (ms) => {
       clockOffsetMs += ms;
+    },
+    sampleRequestLogs: (sampleRate) => {
+      requestLog.sampleRate = sampleRate;
     },
     async close() {
       client.close();

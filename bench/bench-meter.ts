@@ -3,7 +3,7 @@ import type { Deps } from '#shared/ports/deps.ts';
 import { type CapacityFigures, capacityBetween } from './capacity-tally.ts';
 import { countDynamoDbRequests, type DynamoDbRequestCounter, requestsBetween } from './count-dynamodb-requests.ts';
 import { countKmsCalls, type KmsCounter } from './count-kms-calls.ts';
-import { type ServerTimer, type ServerTimes, timeServerRequests } from './server-timer.ts';
+import { createServerTimer, type ServerTimer, type ServerTimes } from './server-timer.ts';
 
 /** Everything the bench counts at one moment. */
 export interface MeterReading {
@@ -27,6 +27,8 @@ export interface BenchMeter {
   readonly dynamo: DynamoDbRequestCounter;
   /** Attaches the request timer to the local server (once it is started). */
   timeServer(server: Server): void;
+  /** The local server's `invokeAs`: times the CPU of each handler invocation (`ServerTimes.cpuMs`). */
+  timeHandler<T>(group: unknown, invoke: () => Promise<T>): Promise<T>;
   read(): MeterReading;
   /** Runs a measured run's set-up without counting any of it. */
   uncounted<T>(work: () => Promise<T>): Promise<T>;
@@ -34,28 +36,25 @@ export interface BenchMeter {
   settle(): Promise<void>;
 }
 
-const NO_TIMES: ServerTimes = { requests: 0, billedMs: 0, billedGbSeconds: 0, ms: 0, cpuMs: 0 };
-
 /** Meters on a bench table's deps; call before the deps serve requests (the KMS counter wraps their keys). */
 export function createBenchMeter(deps: Deps): BenchMeter {
   const dynamo = countDynamoDbRequests(deps.store.db);
   const kms: KmsCounter = countKmsCalls(deps);
-  let timer: ServerTimer | undefined;
+  const timer: ServerTimer = createServerTimer(() => dynamo.ownCpuMs());
   return {
     dynamo,
-    timeServer: (server) => {
-      timer = timeServerRequests(server);
-    },
+    timeServer: (server) => timer.attach(server),
+    timeHandler: (_group, invoke) => timer.timeHandler(invoke),
     read: () => ({
       requests: dynamo.snapshot(),
       waves: dynamo.waves(),
       capacity: dynamo.capacity(),
       writeUnitsByKind: dynamo.writeUnitsByKind(),
       unpriced: dynamo.unpriced(),
-      server: timer?.snapshot() ?? NO_TIMES,
+      server: timer.snapshot(),
       kms: kms.count(),
     }),
-    uncounted: (work) => dynamo.uncounted(() => kms.uncounted(() => (timer ? timer.untimed(work) : work()))),
+    uncounted: (work) => dynamo.uncounted(() => kms.uncounted(() => timer.untimed(work))),
     settle: () => dynamo.settle(),
   };
 }

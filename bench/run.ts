@@ -347,7 +347,7 @@ async function measureApi(sections: ReadonlySet<Section>, goals: GoalFigures): P
     if (!adminIdentityId) throw new Error('bootstrap did not create the admin');
 
     const tls = await createServerCertificate();
-    const server = await startLocalServer({ deps, tls, port: 0 });
+    const server = await startLocalServer({ deps, tls, port: 0, invokeAs: meter.timeHandler });
     cleanups.push(() => server.close());
     meter.timeServer(server.server);
     const client = createBenchClient(`https://127.0.0.1:${server.port}`, tls.cert);
