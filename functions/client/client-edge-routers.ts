@@ -42,7 +42,7 @@ export const listServiceEdgeRouters = documented(async (request, deps) => {
   const params = parseListParams(request.query, edgeRouters.filterable);
   const [{ service }] = await Promise.all([
     reachableService(deps, caller, request.pathParameters.id ?? ''),
-    checkSessionToken(deps, caller, request.headers['session-token']),
+    checkSessionToken(deps, caller, request.headers['session-token'], request.baseUrl),
   ]);
   const ids = await edgeRoutersFor(deps.store, selectable(caller.identity), selectable(service));
   const page = await listEntitiesAmong(deps, edgeRouters, ids, params);

@@ -11,7 +11,8 @@ import { callerOf, documented, type Operation } from '#shared/http/operation.ts'
 import { parseWith } from '#shared/http/validate.ts';
 import { newId } from '#shared/ids.ts';
 import { readAll } from '#shared/list/list-entities.ts';
-import { signSessionJwt } from '#shared/pki/session-jwt.ts';
+import { issuerOf } from '#shared/pki/enrollment-jwt.ts';
+import { sessionTokenKeys, signSessionJwt, storedSessionToken } from '#shared/pki/session-jwt.ts';
 import {
   EDGE_ROUTER_POLICY,
   grantAmong,
@@ -100,7 +101,8 @@ async function checksNamedBy(
  *    their ClientHello named: the answer's `urls`; one batch request a hundred routers); the routers' fields come
  *    from their records.
  * A new session's token is a JWT the server key signs (`session-jwt.ts`) before the write: a key the function holds
- * (read once per cold start), so no call per session.
+ * (read once per cold start), so no call per session. Only its signature is stored; the answer rebuilds the token
+ * from it as every read does, so all show the same text.
  * What admins write (policies, services, routers, checks) is read eventually consistently; what the caller itself
  * wrote (its session, its posture data) strongly.
  */
@@ -191,25 +193,29 @@ export const createSession: Operation = documented(
           createdAt: stamp,
           updatedAt: stamp,
           tags: body.tags ?? {},
-          token: await signSessionJwt(deps.signers.server, {
-            id,
-            type,
-            serviceId: service.doc.id,
-            identityId: identity.id,
-            apiSessionId: apiSession.id,
-            issuedAt: now,
-            baseUrl: request.baseUrl,
-          }),
+          ...storedSessionToken(
+            await signSessionJwt(deps.signers.server, {
+              id,
+              type,
+              serviceId: service.doc.id,
+              identityId: identity.id,
+              apiSessionId: apiSession.id,
+              issuedAt: now,
+              baseUrl: request.baseUrl,
+            }),
+            deps.config.publicBaseUrl ? undefined : issuerOf(request.baseUrl),
+          ),
           type,
           identityId: identity.id,
           apiSessionId: apiSession.id,
           serviceId: service.doc.id,
           servicePolicyIds: passing,
         };
-    const [stored, routers] = await Promise.all([
+    const [stored, routers, tokenKeys] = await Promise.all([
       reuse ? Promise.resolve(session) : storeSession(deps, session, apiSession),
       // The routers usable now, also for a session asked for again (the reference works them out on every answer).
       sessionRouters(deps, usable),
+      sessionTokenKeys(deps.signers.server, request.baseUrl),
     ]);
     const context = {
       serviceNames: new Map([[service.doc.id, service.doc.name]]),
@@ -218,6 +224,7 @@ export const createSession: Operation = documented(
       ]),
       policyNames: new Map<string, string>(),
       apiSessions: new Set([apiSession.id]),
+      tokenKeys,
     };
     if (!reuse) deps.metrics.count('SessionsCreated', { type });
     const view = sessionView(stored, context, 'client');

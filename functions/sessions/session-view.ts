@@ -3,6 +3,7 @@ import { identities } from '#shared/entities/identity.ts';
 import { servicePolicies } from '#shared/entities/policies.ts';
 import { services } from '#shared/entities/service.ts';
 import { type Session, sessions } from '#shared/entities/session.ts';
+import { type SessionTokenKeys, sessionTokenKeys, sessionTokenOf } from '#shared/pki/session-jwt.ts';
 import { selectable } from '#shared/policy/access.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { removeStoredSessions } from '#shared/posture/session-lifetime.ts';
@@ -29,14 +30,21 @@ export interface SessionViewContext {
   readonly policyNames: ReadonlyMap<string, string>;
   /** The page's API sessions that are still stored. */
   readonly apiSessions: ReadonlySet<string>;
+  /** What the sessions' tokens are rebuilt with (`sessionTokenOf`). */
+  readonly tokenKeys: SessionTokenKeys;
 }
 
 /**
  * The page's services, identities, policy names and API sessions (one wave of batch reads), then the routers each
  * session may use with their connection items (`routersOfPairs`, two waves more).
  */
-export async function sessionViewContext(deps: Deps, page: readonly Session[], api: Api): Promise<SessionViewContext> {
-  const [serviceDocs, identityDocs, policyDocs, apiSessions] = await Promise.all([
+export async function sessionViewContext(
+  deps: Deps,
+  page: readonly Session[],
+  api: Api,
+  baseUrl: string,
+): Promise<SessionViewContext> {
+  const [serviceDocs, identityDocs, policyDocs, apiSessions, tokenKeys] = await Promise.all([
     deps.store.getMany(
       services,
       page.map((session) => session.serviceId),
@@ -55,6 +63,7 @@ export async function sessionViewContext(deps: Deps, page: readonly Session[], a
       deps,
       page.map((session) => session.apiSessionId),
     ),
+    sessionTokenKeys(deps.signers.server, baseUrl),
   ]);
   const servicesById = new Map(serviceDocs.map((service) => [service.id, service]));
   const identitiesById = new Map(identityDocs.map((identity) => [identity.id, identity]));
@@ -68,6 +77,7 @@ export async function sessionViewContext(deps: Deps, page: readonly Session[], a
     routers: await routersOfPairs(deps, pairs),
     policyNames: new Map(policyDocs.map((policy) => [policy.id, policy.name])),
     apiSessions,
+    tokenKeys,
   };
 }
 
@@ -109,7 +119,7 @@ export function sessionView(session: Session, context: SessionViewContext, api: 
     service: entityRef('services', session.serviceId, context.serviceNames.get(session.serviceId) ?? ''),
     serviceId: session.serviceId,
     identityId: session.identityId,
-    token: session.token,
+    token: sessionTokenOf(session, context.tokenKeys),
     type: session.type,
     edgeRouters: (context.routers.get(sessionEndsKey(session.identityId, session.serviceId)) ?? []).map(
       sessionEdgeRouterView,
@@ -126,8 +136,8 @@ export function sessionView(session: Session, context: SessionViewContext, api: 
 }
 
 /** The views of a page of sessions, without (and removing) orphaned ones. */
-export async function sessionViews(deps: Deps, page: readonly Session[], api: Api) {
-  const context = await sessionViewContext(deps, page, api);
+export async function sessionViews(deps: Deps, page: readonly Session[], api: Api, baseUrl: string) {
+  const context = await sessionViewContext(deps, page, api, baseUrl);
   const orphans = page.filter((session) => isOrphaned(session, context));
   await removeOrphans(deps, orphans);
   return page.filter((session) => !orphans.includes(session)).map((session) => sessionView(session, context, api));

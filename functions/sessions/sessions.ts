@@ -12,8 +12,12 @@ import { ConcurrentModificationError } from '#shared/store/entity-store.ts';
 import { idsInIndexPartition } from '#shared/store/index-queries.ts';
 import { keys } from '#shared/store/keys.ts';
 import { sessionViews } from './session-view.ts';
+import { tokensAsSignatures } from './token-filter.ts';
 
 const QUERY_CONCURRENCY = 16;
+
+/** The fields a session list names as filterable: the reference's, without where `token` is stored. */
+const SHOWN_FILTERABLE = Object.keys(sessions.filterable).filter((name) => name !== 'tokenSignature');
 
 /**
  * The ids of an identity's sessions: its API sessions (GSI2, `identities#<id>#api-sessions`), then the sessions
@@ -39,7 +43,8 @@ function mayRead(request: OperationRequest, identity: Identity, session: Session
 export const listSessions: Operation = documented(
   async (request, deps) => {
     const { identity } = callerOf(request);
-    const params = parseListParams(request.query, sessions.filterable);
+    const parsed = parseListParams(request.query, sessions.filterable);
+    const params = { ...parsed, where: parsed.where && tokensAsSignatures(parsed.where) };
     const page =
       request.api === 'management' || identity.isAdmin
         ? await listEntities(deps, sessions, params)
@@ -49,7 +54,7 @@ export const listSessions: Operation = documented(
           );
     const items =
       request.api === 'client' ? page.items.filter((session) => mayRead(request, identity, session)) : page.items;
-    return list(await sessionViews(deps, items, request.api), page.pagination, Object.keys(sessions.filterable));
+    return list(await sessionViews(deps, items, request.api, request.baseUrl), page.pagination, SHOWN_FILTERABLE);
   },
   { list: { roleFilter: false } },
 );
@@ -65,7 +70,7 @@ async function readableSession(request: OperationRequest, deps: Deps) {
 /** `GET /sessions/{id}`. */
 export const detailSession: Operation = async (request, deps) => {
   const stored = await readableSession(request, deps);
-  const [view] = await sessionViews(deps, [stored.doc], request.api);
+  const [view] = await sessionViews(deps, [stored.doc], request.api, request.baseUrl);
   if (!view) throw notFound('session', stored.doc.id);
   return ok(view);
 };

@@ -14,12 +14,19 @@ import { DIAL_BIND } from './policies.ts';
  * deleting a service or an identity one transaction per however many sessions they have.
  *
  * The token is a JWT naming the session (`shared/pki/session-jwt.ts`), the one a router accepts for a Dial or Bind.
- * It is stored as it is, not hashed: the reference returns it on every read of the session (the client reads it back
- * with detailSession), so it is no secret at rest here any more than there.
+ * The reference returns it on every read of the session (the client reads it back with detailSession), so it is no
+ * secret at rest here any more than there. Only its signature is stored (`sessionTokenOf` rebuilds the rest from the
+ * session's own fields): the whole JWT, copied into the filter record too, took a fresh Dial past a KB an item.
+ * Filters on `token` compare that signature (`functions/sessions/token-filter.ts` takes a whole token to its own).
  */
 export const sessionSchema = z.object({
   ...baseDocumentShape,
-  token: z.string(),
+  /** The whole token, as sessions made before only the signature was stored keep it. */
+  token: z.string().optional(),
+  /** The token's signature (base64url): the part that cannot be rebuilt. */
+  tokenSignature: z.string().optional(),
+  /** The token's `iss`, when no public base URL is configured to give it back (`storedSessionToken`). */
+  tokenIssuer: z.string().optional(),
   type: z.enum(DIAL_BIND),
   identityId: z.string(),
   apiSessionId: z.string(),
@@ -39,7 +46,9 @@ export const sessions: EntityDefinition<Session> = {
   parentOf: (doc) => ({ collection: 'api-sessions', id: doc.apiSessionId }),
   filterable: {
     ...BASE_FILTERABLE,
-    token: 'string',
+    // The signature stands for the token it ends: unique to it, and all the record keeps of it.
+    token: { aliasOf: 'tokenSignature' },
+    tokenSignature: 'string',
     type: 'string',
     identityId: 'string',
     apiSessionId: 'string',

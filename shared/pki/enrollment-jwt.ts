@@ -36,10 +36,23 @@ const base64url = (data: string | Uint8Array) => Buffer.from(data).toString('bas
  */
 export async function signJwt(signer: Signer, claims: Readonly<Record<string, unknown>>): Promise<string> {
   const { kid } = await publicJwk(signer);
-  const header = base64url(JSON.stringify({ alg: JWT_ALGORITHM, kid, typ: 'JWT' }));
-  const input = `${header}.${base64url(JSON.stringify(claims))}`;
+  const input = jwtSigningInput(kid, claims);
   const signature = await signer.sign(encoder.encode(input));
   return `${input}.${base64url(signature)}`;
+}
+
+/**
+ * What a JWT's signature covers, its header and claims encoded: the same text for the same key and claims, so a
+ * stored signature and the claims it was made over give back the very token (`session-jwt.ts`).
+ */
+export function jwtSigningInput(kid: string, claims: Readonly<Record<string, unknown>>): string {
+  const header = base64url(JSON.stringify({ alg: JWT_ALGORITHM, kid, typ: 'JWT' }));
+  return `${header}.${encodedJwtClaims(claims)}`;
+}
+
+/** A JWT's claims part, as {@link signJwt} writes it. */
+export function encodedJwtClaims(claims: Readonly<Record<string, unknown>>): string {
+  return base64url(JSON.stringify(claims));
 }
 
 /** `iss` of enrollment JWTs: the controller's public origin, no trailing slash (§f.1). */

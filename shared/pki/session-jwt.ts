@@ -1,5 +1,6 @@
+import type { Session } from '../entities/session.ts';
 import type { Signer } from '../ports/signer.ts';
-import { issuerOf, publicJwk, signJwt } from './enrollment-jwt.ts';
+import { encodedJwtClaims, issuerOf, jwtSigningInput, publicJwk, signJwt } from './enrollment-jwt.ts';
 
 /**
  * How long a session JWT is good for: a year, as the reference writes it. A session lives no longer than its API
@@ -48,6 +49,69 @@ export function sessionClaims(input: SessionJwtInput) {
  */
 export function signSessionJwt(signer: Signer, input: SessionJwtInput): Promise<string> {
   return signJwt(signer, sessionClaims(input));
+}
+
+/** A compact JWS's signature: its last part (base64url, 86 characters for ES256). */
+export function signatureOfJwt(token: string): string {
+  return token.slice(token.lastIndexOf('.') + 1);
+}
+
+/**
+ * What a new session keeps of its token: the signature, the one part that cannot be worked out again (the header and
+ * claims follow from the server key and the session), and the issuer when no public base URL is configured (then
+ * `iss` is the address the create came in at, which another listener or host name would not give back).
+ */
+export function storedSessionToken(
+  token: string,
+  issuer: string | undefined,
+): Pick<Session, 'tokenSignature' | 'tokenIssuer'> {
+  return { tokenSignature: signatureOfJwt(token), ...(issuer === undefined ? {} : { tokenIssuer: issuer }) };
+}
+
+/** What rebuilding a session's token takes besides the session: the server key's `kid`, the base URL asked at. */
+export interface SessionTokenKeys {
+  readonly kid: string;
+  readonly baseUrl: string;
+}
+
+export async function sessionTokenKeys(signer: Signer, baseUrl: string): Promise<SessionTokenKeys> {
+  return { kid: (await publicJwk(signer)).kid, baseUrl };
+}
+
+/**
+ * A stored session's token, the very text its create answered: the header and claims rebuilt as {@link
+ * signSessionJwt} wrote them (`iat` from the session's `createdAt`, the same second) before its stored signature. A
+ * session stored with its whole token (before only the signature was kept) shows it as stored. A new server key
+ * (a deliberate rotation) changes the `kid` shown; such a token no longer verifies either way.
+ */
+export function sessionTokenOf(session: Session, keys: SessionTokenKeys): string {
+  if (session.tokenSignature === undefined) return session.token ?? '';
+  return `${jwtSigningInput(keys.kid, storedSessionClaims(session, keys.baseUrl))}.${session.tokenSignature}`;
+}
+
+/**
+ * Whether `sent` is the session's token, told without the server key (which the client functions do not hold): a
+ * token stored whole must be sent as stored; else what follows the header (the claims and the signature) must be the
+ * session's. The header names only the key and algorithm, and the signature is unique to its token.
+ */
+export function isTokenOfSession(session: Session, sent: string, baseUrl: string): boolean {
+  if (session.tokenSignature === undefined) return session.token !== undefined && session.token === sent;
+  const afterHeader = `${encodedJwtClaims(storedSessionClaims(session, baseUrl))}.${session.tokenSignature}`;
+  const headerEnd = sent.indexOf('.');
+  return headerEnd > 0 && sent.slice(headerEnd + 1) === afterHeader;
+}
+
+/** The claims a stored session's token was signed with. */
+function storedSessionClaims(session: Session, baseUrl: string) {
+  return sessionClaims({
+    id: session.id,
+    type: session.type,
+    serviceId: session.serviceId,
+    identityId: session.identityId,
+    apiSessionId: session.apiSessionId,
+    issuedAt: new Date(session.createdAt),
+    baseUrl: session.tokenIssuer ?? baseUrl,
+  });
 }
 
 /** A public key as the router data model carries it (`PublicKey`: kid, DER, format, usages). */
