@@ -1,8 +1,9 @@
 import type { ControlFeatureFactory } from './control-plane.ts';
+import { apiSessionSync } from './api-session-sync.ts';
 import { routerInterfaces } from './router-interfaces.ts';
 
 /**
  * The control plane's features, in the order their `start` runs for a newly connected router: a feature that needs
  * what another learns (the router's edge listeners, from its ClientHello) comes after it.
  */
-export const CONTROL_FEATURES: readonly ControlFeatureFactory[] = [routerInterfaces];
+export const CONTROL_FEATURES: readonly ControlFeatureFactory[] = [routerInterfaces, apiSessionSync];

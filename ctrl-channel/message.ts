@@ -47,7 +47,11 @@ export const ContentType = {
   clientHello: 20001,
   error: 20002,
   apiSessionAdded: 20200,
+  apiSessionUpdated: 20201,
+  apiSessionRemoved: 20202,
   apiSessionHeartbeat: 20203,
+  /** A router whose API session sync failed (a chunk missing 20 s after the first) asks for another. */
+  requestClientReSync: 20204,
   healthEvent: 20214,
   createTerminatorV2Request: 20216,
   createTerminatorV2Response: 20217,

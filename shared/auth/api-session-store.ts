@@ -8,6 +8,7 @@ import { endSessionsOfApiSessions } from '../posture/session-lifetime.ts';
 import {
   addToSessionNumber,
   identityHasActiveSession,
+  idleSessionKeys,
   putSessionOps,
   removeSessionOps,
   sessionIdsStored,
@@ -667,6 +668,18 @@ export async function removeSessions(deps: Deps, sessions: readonly SessionRef[]
 
 function ignoreGone(error: unknown): void {
   if (!(error instanceof SessionAlreadyEnded)) throw error;
+}
+
+/**
+ * Removes up to a transaction's worth of sessions idle past the timeout, oldest first (the activity index's expired
+ * keys, read again strongly): their removal tells the routers (`api-session-changes.ts`), which hold them until then.
+ */
+export async function removeExpiredSessions(deps: Deps): Promise<void> {
+  const cutoff = liveCutoff(deps);
+  const idle = await idleSessionKeys(deps.store, cutoff, SESSIONS_PER_TRANSACTION);
+  if (idle.length === 0) return;
+  const expired = (await storedSessionRefs(deps, idle)).filter((session) => session.lastActivityAt <= cutoff);
+  if (expired.length > 0) await removeSessions(deps, expired, cutoff);
 }
 
 /** What removing the sessions of these keys needs, for those still stored. */
