@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { removeExpiredSessions } from '#shared/auth/api-session-store.ts';
 import { apiSessionTokenKey } from '#shared/auth/api-session-token-key.ts';
 import {
   type RouterApiSession,
@@ -6,8 +7,11 @@ import {
   routerApiSessionPages,
   routerApiSessionsOfChanged,
 } from '#shared/auth/router-api-sessions.ts';
-import { removeExpiredSessions } from '#shared/auth/api-session-store.ts';
-import { type ApiSessionChange, apiSessionChangesBetween } from '#shared/store/api-session-changes.ts';
+import {
+  type ApiSessionChange,
+  type ApiSessionChangeKind,
+  apiSessionChangesBetween,
+} from '#shared/store/api-session-changes.ts';
 import type { ConnectedRouter, ControlContext, ControlFeatureFactory } from './control-plane.ts';
 import { ContentType, Header, type OutgoingMessage } from './message.ts';
 import { decodeBody, encodeBody, MalformedBody } from './protobuf-codec.ts';
@@ -67,30 +71,70 @@ export function fullSyncChunk(
   };
 }
 
-/** What one change tells the routers, or nothing (a session that is gone, partial, or not derivable). */
-async function messageOf(
+/**
+ * What these changes tell the routers, in their order: the sessions added or updated read again as they are now, all
+ * in one batch (a session gone, partial or ended meanwhile is left out), each removal's tokens derived; consecutive
+ * changes of one kind go in one message, as many sessions as a full sync's chunk.
+ */
+async function messagesOf(
   context: ControlContext,
   tokenKey: Uint8Array,
-  change: ApiSessionChange,
-): Promise<OutgoingMessage | undefined> {
-  if (change.kind === 'removed') {
-    const removed = removedTokensOf(tokenKey, change.sessions);
+  changes: readonly ApiSessionChange[],
+): Promise<OutgoingMessage[]> {
+  const upserted = changes.filter((change) => change.kind !== 'removed').flatMap((change) => change.sessions);
+  const current = new Map(
+    (upserted.length > 0 ? await routerApiSessionsOfChanged(context.deps, tokenKey, upserted) : []).map((session) => [
+      session.id,
+      session,
+    ]),
+  );
+  const runs: {
+    kind: ApiSessionChangeKind;
+    sessions: RouterApiSession[];
+    removed: { tokens: string[]; ids: string[] };
+  }[] = [];
+  for (const change of changes) {
+    let run = runs.at(-1);
+    const size = run ? run.sessions.length + run.removed.ids.length : 0;
+    if (!run || run.kind !== change.kind || size >= SYNC_CHUNK_SIZE) {
+      run = { kind: change.kind, sessions: [], removed: { tokens: [], ids: [] } };
+      runs.push(run);
+    }
+    if (change.kind === 'removed') {
+      const removed = removedTokensOf(tokenKey, change.sessions);
+      run.removed.tokens.push(...removed.tokens);
+      run.removed.ids.push(...removed.ids);
+    } else {
+      run.sessions.push(...change.sessions.flatMap((subject) => current.get(subject.id) ?? []));
+    }
+  }
+  return runs.flatMap((run) => {
+    const message = messageOfRun(run.kind, run.sessions, run.removed);
+    return message ? [message] : [];
+  });
+}
+
+function messageOfRun(
+  kind: ApiSessionChangeKind,
+  apiSessions: readonly RouterApiSession[],
+  removed: { tokens: string[]; ids: string[] },
+): OutgoingMessage | undefined {
+  if (kind === 'removed') {
     if (removed.tokens.length === 0) return undefined;
     return { contentType: ContentType.apiSessionRemoved, body: encodeBody('edge.ApiSessionRemoved', removed) };
   }
-  const apiSessions = await routerApiSessionsOfChanged(context.deps, tokenKey, change.sessions);
   if (apiSessions.length === 0) return undefined;
-  const strategy = new Map([[Header.syncStrategyType, Buffer.from(SYNC_STRATEGY)]]);
-  if (change.kind === 'updated') {
+  const headers = new Map([[Header.syncStrategyType, Buffer.from(SYNC_STRATEGY)]]);
+  if (kind === 'updated') {
     return {
       contentType: ContentType.apiSessionUpdated,
-      headers: strategy,
+      headers,
       body: encodeBody('edge.ApiSessionUpdated', { apiSessions }),
     };
   }
   return {
     contentType: ContentType.apiSessionAdded,
-    headers: strategy,
+    headers,
     body: encodeBody('edge.ApiSessionAdded', { isFullState: false, apiSessions }),
   };
 }
@@ -164,12 +208,9 @@ export const apiSessionSync: ControlFeatureFactory = (context) => {
     for (const [key, at] of seen) if (at <= now.getTime() - POLL_WINDOW_MS) seen.delete(key);
     const fresh = changes.filter((change) => !seen.has(change.key));
     if (fresh.length > 0) {
-      const key = await tokenKey();
-      for (const change of fresh) {
-        const message = await messageOf(context, key, change);
-        seen.set(change.key, Date.parse(change.at));
-        if (message) passOn(message);
-      }
+      const messages = await messagesOf(context, await tokenKey(), fresh);
+      for (const change of fresh) seen.set(change.key, Date.parse(change.at));
+      for (const message of messages) passOn(message);
     }
     if (now.getTime() - lastSweep >= EXPIRY_SWEEP_MS) {
       lastSweep = now.getTime();

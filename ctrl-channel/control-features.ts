@@ -1,5 +1,5 @@
-import type { ControlFeatureFactory } from './control-plane.ts';
 import { apiSessionSync } from './api-session-sync.ts';
+import type { ControlFeatureFactory } from './control-plane.ts';
 import { routerInterfaces } from './router-interfaces.ts';
 
 /**

@@ -5,6 +5,7 @@ import { newId } from '../ids.ts';
 import type { Deps } from '../ports/deps.ts';
 import { removePostureData } from '../posture/posture-data.ts';
 import { endSessionsOfApiSessions } from '../posture/session-lifetime.ts';
+import { type ApiSessionChangeSubject, apiSessionChangeOp } from '../store/api-session-changes.ts';
 import {
   addToSessionNumber,
   identityHasActiveSession,
@@ -20,14 +21,13 @@ import {
   tokenHashOf,
   touchSessionItem,
 } from '../store/api-session-items.ts';
-import { type ApiSessionChangeSubject, apiSessionChangeOp } from '../store/api-session-changes.ts';
 import { itemKeyOf } from '../store/derived-items.ts';
 import { ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
 import { documentOf, fitsKey, keys } from '../store/keys.ts';
 import type { ItemKey, WriteOp } from '../store/write-op.ts';
 import { type ApiSession, apiSessionSchema } from './api-session.ts';
-import { namedAuthenticatorSeen, rememberIdentity, roleAttributesSeen } from './identities-seen.ts';
 import { apiSessionTokenKey } from './api-session-token-key.ts';
+import { namedAuthenticatorSeen, rememberIdentity, roleAttributesSeen } from './identities-seen.ts';
 import { hashToken, idsOfToken, sessionToken } from './session-token.ts';
 
 /**

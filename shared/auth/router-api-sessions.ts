@@ -1,5 +1,5 @@
-import { type Authenticator, authenticators } from '../entities/authenticator.ts';
 import { apiSessionCertificateSchema, apiSessionCertificates } from '../entities/api-session-certificate.ts';
+import { type Authenticator, authenticators } from '../entities/authenticator.ts';
 import type { Identity } from '../entities/identity.ts';
 import { identities } from '../entities/identity.ts';
 import { mapBounded } from '../map-bounded.ts';
