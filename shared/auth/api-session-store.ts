@@ -59,12 +59,15 @@ export interface SessionRef {
 
 /** A session as a change for the routers names it: its token's parts and hash. */
 function changeSubjectOf(
-  session: Pick<ApiSession, 'id' | 'identityId' | 'authenticatorId' | 'tokenHash' | 'endsWithAuthenticator'>,
+  session: Pick<ApiSession, 'id' | 'identityId' | 'tokenHash'> &
+    Partial<Pick<ApiSession, 'authenticatorId' | 'endsWithAuthenticator'>>,
 ): ApiSessionChangeSubject {
   return {
     id: session.id,
     identityId: session.identityId,
-    ...(session.endsWithAuthenticator === true ? { authenticatorId: session.authenticatorId } : {}),
+    ...(session.endsWithAuthenticator === true && session.authenticatorId !== undefined
+      ? { authenticatorId: session.authenticatorId }
+      : {}),
     tokenHash: session.tokenHash,
   };
 }
@@ -512,18 +515,8 @@ function endOps(deps: Deps, sessions: readonly SessionRef[], onGone: () => ApiEr
     ...(withSessions.length > 0 || withPosture.length > 0 ? { afterCommit } : {}),
   });
   // The routers are told of every end whose token they may hold (one item for the whole transaction).
-  const told = sessions.flatMap((session) =>
-    session.identityId === undefined
-      ? []
-      : [
-          changeSubjectOf({
-            id: session.id,
-            identityId: session.identityId,
-            authenticatorId: session.authenticatorId ?? '',
-            endsWithAuthenticator: session.endsWithAuthenticator,
-            tokenHash: session.tokenHash,
-          }),
-        ],
+  const told = sessions.flatMap(({ identityId, ...session }) =>
+    identityId === undefined ? [] : [changeSubjectOf({ ...session, identityId })],
   );
   if (ops.length > 0 && told.length > 0) ops.push(apiSessionChangeOp(deps.store, 'removed', told, deps.now()));
   return ops;
