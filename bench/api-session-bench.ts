@@ -38,7 +38,7 @@ export interface LoginTimingFigures {
 /** Stores sessions straight through the store (the writes a login commits), spread over `owners`. */
 async function seedSessions(deps: Deps, owners: readonly string[], from: number, to: number): Promise<void> {
   await mapBounded(seedIndexes(from, to), SEED_CONCURRENCY, async (index) => {
-    const { ops } = createApiSessionOps(deps, {
+    const { ops } = await createApiSessionOps(deps, {
       identityId: owners[index % owners.length]!,
       authenticatorId: 'bench-seeded',
       endsWithAuthenticator: false,

@@ -25,11 +25,14 @@ export const KEY_ID_ENV: Readonly<Record<SignerRole, string>> = {
 /**
  * Which operation groups sign with which key. Only these get `kms:Sign` and `kms:GetPublicKey` on a CA key (key
  * policy and role), or may read the server key's secret: identities and routers sign the enrollment JWTs of what
- * they create (with the server key); sessions signs the session JWTs routers check; pki signs the challenge, the
- * network and CA JWTs, and (with the signing CA) the certificates it issues. The bootstrap function signs the CA and
- * server certificates and makes the server key.
+ * they create (with the server key); sessions signs the session JWTs routers check; authentication derives the API
+ * session token key from the server key (`shared/auth/api-session-token-key.ts`: a login's token is the key's MAC of
+ * the session id, which the routers' control channel endpoint derives again for the routers); pki signs the
+ * challenge, the network and CA JWTs, and (with the signing CA) the certificates it issues. The bootstrap function
+ * signs the CA and server certificates and makes the server key.
  */
 export const SIGNING_GROUPS: Readonly<Partial<Record<OperationGroup, readonly SignerRole[]>>> = {
+  authentication: ['server'],
   identities: ['server'],
   routers: ['server'],
   sessions: ['server'],

@@ -1,3 +1,4 @@
+import { apiSessionSync } from './api-session-sync.ts';
 import { circuits } from './circuits.ts';
 import type { ControlFeatureFactory } from './control-plane.ts';
 import { edgeHello } from './edge-hello.ts';
@@ -12,6 +13,7 @@ import { routerTerminators } from './terminators.ts';
 export const CONTROL_FEATURES: readonly ControlFeatureFactory[] = [
   routerInterfaces,
   edgeHello,
+  apiSessionSync,
   routerDataModel,
   routerTerminators,
   circuits,

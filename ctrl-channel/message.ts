@@ -49,7 +49,11 @@ export const ContentType = {
   clientHello: 20001,
   error: 20002,
   apiSessionAdded: 20200,
+  apiSessionUpdated: 20201,
+  apiSessionRemoved: 20202,
   apiSessionHeartbeat: 20203,
+  /** A router whose API session sync failed (a chunk missing 20 s after the first) asks for another. */
+  requestClientReSync: 20204,
   /** An SDK changed its terminator's cost or precedence (the edge's, not `ctrl_pb`'s 1018): answered by 20210 or 20002. */
   edgeUpdateTerminatorRequest: 20209,
   /** The empty answer to a 20209 that succeeded. */

@@ -1,4 +1,5 @@
 import { createApiSessionOps, sessionExpiry } from '#shared/auth/api-session-store.ts';
+import { apiSessionTokenKey } from '#shared/auth/api-session-token-key.ts';
 import type { AuthPolicy } from '#shared/entities/auth-policy.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities } from '#shared/entities/identity.ts';
@@ -112,6 +113,8 @@ async function login(request: OperationRequest, deps: Deps, method: AuthMethod):
   const body = parseWith(authenticateBodySchema, request.body);
   // Before anything of the identity is read: the session begins here (see identityCommitOps).
   const beganAt = deps.now();
+  // The token key (derived from the server key, read once per process) is made while the credentials are checked.
+  apiSessionTokenKey(deps.signers.server).catch(() => {});
 
   // Malformed credentials are a 400 that costs nothing; the rest are counted before any hash or signature is paid for
   // (the counters go out with the first reads, which need no secret checked).
@@ -148,7 +151,7 @@ async function login(request: OperationRequest, deps: Deps, method: AuthMethod):
   // TOTP is asked for when the identity has enrolled it, or its policy requires it (enrolled or not yet).
   const mfa = subject.mfa !== undefined ? subject.mfa : (await deps.store.get(mfas, identity.id))?.doc;
   const totpPending = policy.secondary.requireTotp || mfa?.isVerified === true;
-  const { token, session, ops } = createApiSessionOps(deps, {
+  const { token, session, ops } = await createApiSessionOps(deps, {
     beganAt,
     identityId: identity.id,
     authenticatorId,

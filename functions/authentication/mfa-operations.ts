@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { recordCodeMissOnSession, totpPassedOp } from '#shared/auth/api-session-store.ts';
+import { recordCodeMissOnSession, totpPassedOps } from '#shared/auth/api-session-store.ts';
 import type { Caller } from '#shared/auth/resolve-caller.ts';
 import { withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import { authPolicies } from '#shared/entities/auth-policy.ts';
@@ -90,7 +90,7 @@ function validationCodeOf(request: OperationRequest): string | undefined {
  * MFA posture check's record, in one transaction.
  */
 async function passOnSession(deps: Deps, caller: Caller, stored: Stored<Mfa>, next: Mfa): Promise<void> {
-  const ops: WriteOp[] = [...deps.store.replaceOps(mfas, stored, next), totpPassedOp(deps, caller.session)];
+  const ops: WriteOp[] = [...deps.store.replaceOps(mfas, stored, next), ...totpPassedOps(deps, caller.session)];
   await recordMfaPassed(deps, { identityId: caller.identity.id, apiSessionId: caller.session.id }, ops);
 }
 

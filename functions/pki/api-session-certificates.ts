@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { ApiSession } from '#shared/auth/api-session.ts';
 import {
+  apiSessionUpdatedOps,
   markHasSessionsOp,
   releaseEphemeralCertificateSlot,
   reserveEphemeralCertificateSlot,
@@ -96,10 +97,12 @@ async function issueEphemeralCertificate(deps: Deps, csrPem: string, session: Ap
     validTo: new Date(certificate.validTo).toISOString(),
     certificate: issued.pem,
   };
-  // Committed only while the API session exists, and marked on it so that ending it removes the certificate.
+  // Committed only while the API session exists, and marked on it so that ending it removes the certificate; the
+  // routers learn the session's new fingerprint with it.
   await deps.store.transact([
     ...deps.store.createOps(apiSessionCertificates, doc),
     markHasSessionsOp(deps, session.tokenHash),
+    ...apiSessionUpdatedOps(deps, session),
   ]);
   return {
     statusCode: 201,
@@ -137,7 +140,9 @@ export const apiSessionCertificateOperations: Record<string, Operation> = crudOp
     detail: async (request, deps) => ok(view((await ownCertificate(request, deps)).doc)),
     delete: async (request, deps) => {
       const stored = await ownCertificate(request, deps);
-      await deleteEntity(deps, apiSessionCertificates, stored, async () => []);
+      await deleteEntity(deps, apiSessionCertificates, stored, async () =>
+        apiSessionUpdatedOps(deps, callerOf(request).session),
+      );
       await releaseEphemeralCertificateSlot(deps, callerOf(request).session);
       return empty();
     },

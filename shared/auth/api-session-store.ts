@@ -5,9 +5,11 @@ import { newId } from '../ids.ts';
 import type { Deps } from '../ports/deps.ts';
 import { removePostureData } from '../posture/posture-data.ts';
 import { endSessionsOfApiSessions } from '../posture/session-lifetime.ts';
+import { type ApiSessionChangeSubject, apiSessionChangeOp } from '../store/api-session-changes.ts';
 import {
   addToSessionNumber,
   identityHasActiveSession,
+  idleSessionKeys,
   putSessionOps,
   removeSessionOps,
   sessionIdsStored,
@@ -24,8 +26,9 @@ import { ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/ent
 import { documentOf, fitsKey, keys } from '../store/keys.ts';
 import type { ItemKey, WriteOp } from '../store/write-op.ts';
 import { type ApiSession, apiSessionSchema } from './api-session.ts';
+import { apiSessionTokenKey } from './api-session-token-key.ts';
 import { namedAuthenticatorSeen, rememberIdentity, roleAttributesSeen } from './identities-seen.ts';
-import { hashToken, idsOfToken, newSessionToken } from './session-token.ts';
+import { hashToken, idsOfToken, sessionToken } from './session-token.ts';
 
 /**
  * What API sessions mean: when they expire and are revoked, what creating, using and ending one writes. Their items
@@ -48,6 +51,30 @@ export interface SessionRef {
   readonly hasSessions?: boolean;
   /** False when the session is known never to have had posture data. */
   readonly hasPosture?: boolean;
+  /** The ids its token carries, when known: the routers are told of its end by them (`api-session-changes.ts`). */
+  readonly identityId?: string;
+  readonly authenticatorId?: string;
+  readonly endsWithAuthenticator?: boolean;
+}
+
+/** A session as a change for the routers names it: its token's parts and hash. */
+function changeSubjectOf(
+  session: Pick<ApiSession, 'id' | 'identityId' | 'tokenHash'> &
+    Partial<Pick<ApiSession, 'authenticatorId' | 'endsWithAuthenticator'>>,
+): ApiSessionChangeSubject {
+  return {
+    id: session.id,
+    identityId: session.identityId,
+    ...(session.endsWithAuthenticator === true && session.authenticatorId !== undefined
+      ? { authenticatorId: session.authenticatorId }
+      : {}),
+    tokenHash: session.tokenHash,
+  };
+}
+
+/** Whether the session still waits for a second factor: routers are told of it only once it has them all. */
+function isPartial(session: Pick<ApiSession, 'isMfaRequired' | 'isMfaComplete'>): boolean {
+  return session.isMfaRequired && !session.isMfaComplete;
 }
 
 export interface NewApiSession {
@@ -152,15 +179,23 @@ function needsAuthenticator(session: ApiSession, identity: Identity | undefined)
   );
 }
 
-/** The writes that store a new session; the token is returned once and only its hash is kept. */
-export function createApiSessionOps(
+/**
+ * The writes that store a new session; the token is returned once and only its hash is kept. A session that needs no
+ * more factors is also recorded as a change for the routers (`api-session-changes.ts`), in the same transaction.
+ */
+export async function createApiSessionOps(
   deps: Deps,
   input: NewApiSession,
-): { token: string; session: ApiSession; ops: WriteOp[] } {
-  const token = newSessionToken(input.identityId, input.endsWithAuthenticator ? input.authenticatorId : undefined);
+): Promise<{ token: string; session: ApiSession; ops: WriteOp[] }> {
+  const id = newId();
+  const token = sessionToken(await apiSessionTokenKey(deps.signers.server), {
+    sessionId: id,
+    identityId: input.identityId,
+    ...(input.endsWithAuthenticator ? { authenticatorId: input.authenticatorId } : {}),
+  });
   const now = input.beganAt ?? deps.now();
   const session: ApiSession = {
-    id: newId(),
+    id,
     createdAt: now.toISOString(),
     updatedAt: now.toISOString(),
     tags: {},
@@ -180,7 +215,9 @@ export function createApiSessionOps(
     lastActivityAt: now.toISOString(),
     tokenHash: hashToken(token),
   };
-  return { token, session, ops: putSessionOps(deps.store, session, ttlEpoch(deps, now)) };
+  const ops = putSessionOps(deps.store, session, ttlEpoch(deps, now));
+  if (!isPartial(session)) ops.push(apiSessionChangeOp(deps.store, 'added', [changeSubjectOf(session)], deps.now()));
+  return { token, session, ops };
 }
 
 /** A stored session item as its document. */
@@ -473,10 +510,16 @@ function endOps(deps: Deps, sessions: readonly SessionRef[], onGone: () => ApiEr
       withPosture.length > 0 ? removePostureData(deps, withPosture) : undefined,
     ]);
   };
-  return removeSessionOps(deps.store, sessions, onGone, {
+  const ops = removeSessionOps(deps.store, sessions, onGone, {
     ...(expiredBy ? { idleBy: expiredBy } : {}),
     ...(withSessions.length > 0 || withPosture.length > 0 ? { afterCommit } : {}),
   });
+  // The routers are told of every end whose token they may hold (one item for the whole transaction).
+  const told = sessions.flatMap(({ identityId, ...session }) =>
+    identityId === undefined ? [] : [changeSubjectOf({ ...session, identityId })],
+  );
+  if (ops.length > 0 && told.length > 0) ops.push(apiSessionChangeOp(deps.store, 'removed', told, deps.now()));
+  return ops;
 }
 
 /**
@@ -495,13 +538,20 @@ export function markHasSessionsOp(deps: Deps, tokenHash: string): WriteOp {
  * its user is not sent round the login again. It also notes posture data, which the MFA posture check reads from
  * (`recordMfaPassed`, committed together: one transaction may not update the session item twice).
  */
-export function totpPassedOp(deps: Deps, session: ApiSession): WriteOp {
-  return setSessionFieldsOp(
-    deps.store,
-    session.tokenHash,
-    { totpPending: false, isMfaRequired: true, isMfaComplete: session.extJwtPending !== true, hasPosture: true },
-    () => new ApiError('UNAUTHORIZED'),
-  );
+export function totpPassedOps(deps: Deps, session: ApiSession): WriteOp[] {
+  const complete = session.extJwtPending !== true;
+  return [
+    setSessionFieldsOp(
+      deps.store,
+      session.tokenHash,
+      { totpPending: false, isMfaRequired: true, isMfaComplete: complete, hasPosture: true },
+      () => new ApiError('UNAUTHORIZED'),
+    ),
+    // The code that completes a partial session makes it usable at the routers.
+    ...(complete && isPartial(session)
+      ? [apiSessionChangeOp(deps.store, 'added', [changeSubjectOf(session)], deps.now())]
+      : []),
+  ];
 }
 
 /**
@@ -510,14 +560,26 @@ export function totpPassedOp(deps: Deps, session: ApiSession): WriteOp {
  * the token again and its views stop asking for it. Conditioned on TOTP not pending, so a session never reads as
  * complete while it still owes a code.
  */
-export function extJwtPassedOp(deps: Deps, session: ApiSession): WriteOp {
-  return setSessionFieldsOp(
-    deps.store,
-    session.tokenHash,
-    { extJwtPending: false, isMfaComplete: true },
-    () => new ApiError('UNAUTHORIZED'),
-    { totpPending: false },
-  );
+export function extJwtPassedOps(deps: Deps, session: ApiSession): WriteOp[] {
+  return [
+    setSessionFieldsOp(
+      deps.store,
+      session.tokenHash,
+      { extJwtPending: false, isMfaComplete: true },
+      () => new ApiError('UNAUTHORIZED'),
+      { totpPending: false },
+    ),
+    ...(isPartial(session) ? [apiSessionChangeOp(deps.store, 'added', [changeSubjectOf(session)], deps.now())] : []),
+  ];
+}
+
+/**
+ * The write that tells the routers a session's certificates changed (an ephemeral certificate issued or deleted),
+ * committed with that change: the routers check an SDK's certificate against the session's fingerprints. None for a
+ * partial session, which the routers do not know yet.
+ */
+export function apiSessionUpdatedOps(deps: Deps, session: ApiSession): WriteOp[] {
+  return isPartial(session) ? [] : [apiSessionChangeOp(deps.store, 'updated', [changeSubjectOf(session)], deps.now())];
 }
 
 /** The same for posture data, committed with the posture data's write. */
@@ -574,8 +636,11 @@ export async function deleteApiSession(deps: Deps, session: SessionRef): Promise
 /** Items each removed session takes in a transaction: its item and its id pointer. */
 const ITEMS_PER_SESSION = 2;
 
-/** Most sessions one transaction removes: two items each, and the counter. */
-export const SESSIONS_PER_TRANSACTION = Math.floor((MAX_TRANSACTION_ITEMS - 1) / ITEMS_PER_SESSION);
+/** Items a removal takes beside its sessions': the counter, and the change that tells the routers. */
+const ITEMS_PER_REMOVAL = 2;
+
+/** Most sessions one transaction removes: two items each, the counter and the routers' change. */
+export const SESSIONS_PER_TRANSACTION = Math.floor((MAX_TRANSACTION_ITEMS - ITEMS_PER_REMOVAL) / ITEMS_PER_SESSION);
 
 /**
  * Removes sessions met on the way (expired by `expiredBy`, or revoked), at most `SESSIONS_PER_TRANSACTION` at a time:
@@ -598,18 +663,37 @@ function ignoreGone(error: unknown): void {
   if (!(error instanceof SessionAlreadyEnded)) throw error;
 }
 
+/**
+ * Removes up to a transaction's worth of sessions idle past the timeout, oldest first (the activity index's expired
+ * keys, read again strongly): their removal tells the routers (`api-session-changes.ts`), which hold them until then.
+ */
+export async function removeExpiredSessions(deps: Deps): Promise<void> {
+  const cutoff = liveCutoff(deps);
+  const idle = await idleSessionKeys(deps.store, cutoff, SESSIONS_PER_TRANSACTION);
+  if (idle.length === 0) return;
+  const expired = (await storedSessionRefs(deps, idle)).filter((session) => session.lastActivityAt <= cutoff);
+  if (expired.length > 0) await removeSessions(deps, expired, cutoff);
+}
+
 /** What removing the sessions of these keys needs, for those still stored. */
 export async function storedSessionRefs(
   deps: Deps,
   sessionPks: readonly string[],
 ): Promise<(SessionRef & { lastActivityAt: string })[]> {
-  const items = await sessionItemsOf(deps.store, sessionPks, 'PK, id, lastActivityAt, hasSessions, hasPosture');
+  const items = await sessionItemsOf(
+    deps.store,
+    sessionPks,
+    'PK, id, lastActivityAt, hasSessions, hasPosture, identityId, authenticatorId, endsWithAuthenticator',
+  );
   return items.map((item) => ({
     tokenHash: tokenHashOf(String(item.PK)),
     id: String(item.id),
     lastActivityAt: String(item.lastActivityAt),
     hasSessions: item.hasSessions === true,
     hasPosture: item.hasPosture === true,
+    identityId: String(item.identityId),
+    authenticatorId: String(item.authenticatorId),
+    endsWithAuthenticator: item.endsWithAuthenticator === true,
   }));
 }
 
@@ -621,7 +705,7 @@ export async function storedSessionRefs(
  * list, by TTL.
  */
 export async function endSessionsOps(deps: Deps, identityId: string, room: number): Promise<WriteOp[]> {
-  const fits = Math.min(SESSIONS_PER_TRANSACTION, Math.floor((room - 1) / ITEMS_PER_SESSION));
+  const fits = Math.min(SESSIONS_PER_TRANSACTION, Math.floor((room - ITEMS_PER_REMOVAL) / ITEMS_PER_SESSION));
   if (fits <= 0) return [];
   const stored = await storedSessionRefs(deps, await sessionKeysOfIdentity(deps.store, identityId, fits));
   // Removed meanwhile by someone else: the identity's change reads its sessions again.

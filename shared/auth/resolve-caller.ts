@@ -4,7 +4,7 @@ import { bearerTokenOf } from '../ext-jwt/bearer-token.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { Route } from '../routes/route.ts';
 import type { ApiSession } from './api-session.ts';
-import { type CallerKeys, extJwtPassedOp, liveSessionOfToken, type SessionTouch } from './api-session-store.ts';
+import { type CallerKeys, extJwtPassedOps, liveSessionOfToken, type SessionTouch } from './api-session-store.ts';
 
 /** The authenticated caller of a request: its API session, the token it presented, and its identity. */
 export interface Caller {
@@ -67,7 +67,7 @@ async function completedByExtJwt(
   // Loaded by the first request that brings one: its verification (jose, the JWKS cache) is no part of a cold start.
   const { extJwtCompletesRequest } = await import('../ext-jwt/secondary-ext-jwt.ts');
   if (!(await extJwtCompletesRequest(deps, headers, identity, deps.logger))) return session;
-  await deps.store.transact([extJwtPassedOp(deps, session)]);
+  await deps.store.transact(extJwtPassedOps(deps, session));
   deps.logger.info('api session completed by its secondary ext-jwt', { apiSessionId: session.id });
   return { ...session, extJwtPending: false, isMfaComplete: true };
 }

@@ -475,3 +475,24 @@ export async function idleSessionKeys(store: Store, idleBy: string, limit?: numb
   const keysFound = oldestFirst.map((entry) => entry.pk);
   return limit === undefined ? keysFound : keysFound.slice(0, limit);
 }
+
+/**
+ * The keys of every session item (`APISESSION#<hash>`) in id order, a page of at most `pageSize` at a time, from the
+ * type index's small entries (pointers, and older session items active after `activeAfter`): what a full pass over the
+ * sessions reads without holding them all (a router's full sync).
+ */
+export async function* sessionKeyPages(
+  store: Store,
+  activeAfter: string,
+  pageSize: number,
+): AsyncGenerator<string[], void, undefined> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await store.db.send(
+      new QueryCommand({ ...typeIndexQuery(store, activeAfter), Limit: pageSize, ExclusiveStartKey: start }),
+    );
+    const found = (page.Items ?? []).map(sessionPkOfTypeEntry);
+    if (found.length > 0) yield found;
+    start = page.LastEvaluatedKey;
+  } while (start);
+}

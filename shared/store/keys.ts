@@ -52,6 +52,11 @@ export const keys = {
   apiSession: (tokenHash: string) => ({ PK: `${PREFIXES.apiSession}${tokenHash}`, SK: 'META' }),
   /** The pointer from an API session's id to its token hash (`api-session-store.ts`). */
   apiSessionPointer: (id: string) => ({ PK: `api-sessions#${id}`, SK: 'ID' }),
+  /**
+   * One time bucket of recent API session changes, for the routers' control channel endpoints to pass on
+   * (`shared/store/api-session-changes.ts`): `SESSIONCHANGES#<bucket>` / `<instant>#<id>`, gone by TTL.
+   */
+  apiSessionChanges: (bucket: number) => `${PREFIXES.apiSessionChanges}${bucket}`,
   /** An API session's posture data (`shared/posture/posture-data.ts`). */
   postureData: (apiSessionId: string) => ({ PK: `${PREFIXES.postureData}${apiSessionId}`, SK: 'DATA' }),
   /** An identity's failed service requests (`shared/posture/failed-requests.ts`). */
@@ -112,6 +117,7 @@ export const PREFIXES = {
   selection: 'SELECT#',
   changeMarker: 'CHANGED#',
   apiSession: 'APISESSION#',
+  apiSessionChanges: 'SESSIONCHANGES#',
   postureData: 'POSTURE#',
   failedRequests: 'FAILED-SESSIONS#',
   rateWindow: 'RATE#',

@@ -86,6 +86,11 @@ export const READS = {
    * runs for tens of seconds), which a view a moment late shows as truly as a strong read.
    */
   ctrlChannel: 'eventual',
+  /**
+   * The recent API session changes a control channel endpoint polls for its routers: each poll reads the last few
+   * seconds again, so a change one read missed is in the next.
+   */
+  apiSessionChanges: 'eventual',
 } as const satisfies Record<string, Consistency>;
 
 export type ReadKind = keyof typeof READS;

@@ -295,7 +295,7 @@ describe('the integrity scan', () => {
   it("removes the id pointer of an API session whose item DynamoDB's TTL deleted, and counts the session out", async () => {
     const identityId = await createdId('/identities', { name: unique('ttl'), type: 'User', isAdmin: false });
     const { deps } = controller();
-    const { session, ops } = createApiSessionOps(deps, {
+    const { session, ops } = await createApiSessionOps(deps, {
       identityId,
       authenticatorId: 'ttl',
       endsWithAuthenticator: false,
@@ -399,7 +399,7 @@ describe('the integrity scan', () => {
   it('removes an API session that outlived its TTL, and recounts', async () => {
     const deps = controller().deps;
     const identity = await createdId('/identities', { name: unique('overdue'), type: 'User', isAdmin: false });
-    const { ops, session } = createApiSessionOps(deps, {
+    const { ops, session } = await createApiSessionOps(deps, {
       identityId: identity,
       authenticatorId: 'none',
       endsWithAuthenticator: false,

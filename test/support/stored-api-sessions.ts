@@ -16,7 +16,7 @@ export function storeApiSessions(
 ): Promise<{ id: string; token: string }[]> {
   const then: Deps = { ...deps, now: () => new Date(deps.now().getTime() - idleMinutes * 60_000) };
   return mapBounded(Array.from({ length: howMany }), 8, async () => {
-    const { session, token, ops } = createApiSessionOps(then, {
+    const { session, token, ops } = await createApiSessionOps(then, {
       identityId,
       authenticatorId: authenticatorId ?? 'stored',
       endsWithAuthenticator: authenticatorId !== undefined,

@@ -1,0 +1,276 @@
+import { randomBytes } from 'node:crypto';
+import { removeExpiredSessions } from '#shared/auth/api-session-store.ts';
+import { apiSessionTokenKey } from '#shared/auth/api-session-token-key.ts';
+import {
+  type RouterApiSession,
+  removedTokensOf,
+  routerApiSessionPages,
+  routerApiSessionsOfChanged,
+} from '#shared/auth/router-api-sessions.ts';
+import {
+  type ApiSessionChange,
+  type ApiSessionChangeKind,
+  apiSessionChangesBetween,
+} from '#shared/store/api-session-changes.ts';
+import type { ConnectedRouter, ControlContext, ControlFeatureFactory } from './control-plane.ts';
+import { ContentType, Header, type OutgoingMessage } from './message.ts';
+import { decodeBody, encodeBody, MalformedBody } from './protobuf-codec.ts';
+import { recordSyncStatus } from './sync-status.ts';
+
+/**
+ * The API sessions a v2 router checks SDKs against (it looks the token an SDK presents up in what the controller
+ * pushed, and waits at most 5 s for it): every live one when the router has come online or asks again (20204), in
+ * `ApiSessionAdded` chunks the router assembles; then each login, certificate change and end as it happens, which any
+ * function may write and this endpoint learns from the table's recent changes (`api-session-changes.ts`), polled
+ * about once a second while it has routers. The tokens are derived again from the sessions (`session-token.ts`).
+ *
+ * The router's heartbeats of the sessions its SDKs use (20203) are dropped: SDKs keep their sessions alive with their
+ * own requests, and a write per session and minute would cost more than those.
+ */
+
+/** Sessions in one `ApiSessionAdded` chunk of a full sync (the reference's size). */
+export const SYNC_CHUNK_SIZE = 100;
+/** The sync strategy a chunk names (header 1013): the reference's only one. */
+const SYNC_STRATEGY = 'instant';
+/** How often the recent changes are read while this endpoint has routers. */
+export const POLL_INTERVAL_MS = 1_000;
+/**
+ * How far back each poll reads: a change is written with the instant its transaction was built, and may commit a
+ * moment later, after a poll past that instant; reading the last seconds again finds it (changes seen are skipped).
+ */
+const POLL_WINDOW_MS = 10_000;
+/** How often this endpoint removes sessions idle past the timeout, so routers are told of them (their removal). */
+const EXPIRY_SWEEP_MS = 60_000;
+
+/**
+ * A sync's id (header 1014 `id`): a UUIDv7, whose text orders as its time, since a router that is still assembling a
+ * sync drops chunks of a sync whose id compares lower, and gives up the older sync for a higher one.
+ */
+export function newSyncId(now: Date): string {
+  const bytes = randomBytes(16);
+  bytes.writeUIntBE(now.getTime(), 0, 6);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** A chunk of a full sync, headers as the router parses them (it panics on a malformed 1014). */
+export function fullSyncChunk(
+  syncId: string,
+  sequence: number,
+  isLast: boolean,
+  apiSessions: readonly RouterApiSession[],
+): OutgoingMessage {
+  return {
+    contentType: ContentType.apiSessionAdded,
+    headers: new Map([
+      [Header.syncStrategyType, Buffer.from(SYNC_STRATEGY)],
+      [Header.syncStrategyState, Buffer.from(JSON.stringify({ id: syncId, isLast, sequence }))],
+    ]),
+    body: encodeBody('edge.ApiSessionAdded', { isFullState: true, apiSessions }),
+  };
+}
+
+/**
+ * What these changes tell the routers, in their order: the sessions added or updated read again as they are now, all
+ * in one batch (a session gone, partial or ended meanwhile is left out), each removal's tokens derived; consecutive
+ * changes of one kind go in one message, as many sessions as a full sync's chunk.
+ */
+async function messagesOf(
+  context: ControlContext,
+  tokenKey: Uint8Array,
+  changes: readonly ApiSessionChange[],
+): Promise<OutgoingMessage[]> {
+  const upserted = changes.filter((change) => change.kind !== 'removed').flatMap((change) => change.sessions);
+  const current = new Map(
+    (upserted.length > 0 ? await routerApiSessionsOfChanged(context.deps, tokenKey, upserted) : []).map((session) => [
+      session.id,
+      session,
+    ]),
+  );
+  const runs: {
+    kind: ApiSessionChangeKind;
+    sessions: RouterApiSession[];
+    removed: { tokens: string[]; ids: string[] };
+  }[] = [];
+  for (const change of changes) {
+    let run = runs.at(-1);
+    const size = run ? run.sessions.length + run.removed.ids.length : 0;
+    if (!run || run.kind !== change.kind || size >= SYNC_CHUNK_SIZE) {
+      run = { kind: change.kind, sessions: [], removed: { tokens: [], ids: [] } };
+      runs.push(run);
+    }
+    if (change.kind === 'removed') {
+      const removed = removedTokensOf(tokenKey, change.sessions);
+      run.removed.tokens.push(...removed.tokens);
+      run.removed.ids.push(...removed.ids);
+    } else {
+      run.sessions.push(...change.sessions.flatMap((subject) => current.get(subject.id) ?? []));
+    }
+  }
+  return runs.flatMap((run) => {
+    const message = messageOfRun(run.kind, run.sessions, run.removed);
+    return message ? [message] : [];
+  });
+}
+
+function messageOfRun(
+  kind: ApiSessionChangeKind,
+  apiSessions: readonly RouterApiSession[],
+  removed: { tokens: string[]; ids: string[] },
+): OutgoingMessage | undefined {
+  if (kind === 'removed') {
+    if (removed.tokens.length === 0) return undefined;
+    return { contentType: ContentType.apiSessionRemoved, body: encodeBody('edge.ApiSessionRemoved', removed) };
+  }
+  if (apiSessions.length === 0) return undefined;
+  const headers = new Map([[Header.syncStrategyType, Buffer.from(SYNC_STRATEGY)]]);
+  if (kind === 'updated') {
+    return {
+      contentType: ContentType.apiSessionUpdated,
+      headers,
+      body: encodeBody('edge.ApiSessionUpdated', { apiSessions }),
+    };
+  }
+  return {
+    contentType: ContentType.apiSessionAdded,
+    headers,
+    body: encodeBody('edge.ApiSessionAdded', { isFullState: false, apiSessions }),
+  };
+}
+
+/** A router's state here: in a full sync (what the changes tell it waits until the sync is sent), or synced. */
+interface RouterSync {
+  /** Messages held while a full sync is being sent; undefined once it is. */
+  held: OutgoingMessage[] | undefined;
+  /** A resync asked for while one runs: it runs once more after. */
+  again: boolean;
+}
+
+export const apiSessionSync: ControlFeatureFactory = (context) => {
+  const { deps } = context;
+  const tokenKey = () => apiSessionTokenKey(deps.signers.server);
+  const syncs = new Map<ConnectedRouter, RouterSync>();
+  /** Changes already passed on, by key, with when they were written: the window's reads see them again. */
+  const seen = new Map<string, number>();
+  let timer: NodeJS.Timeout | undefined;
+  let lastSweep = 0;
+
+  const warn = (event: string, router: ConnectedRouter | undefined, error: unknown) =>
+    deps.logger.warn(event, {
+      ...(router ? { routerId: router.router.id } : {}),
+      detail: error instanceof Error ? error.message : String(error),
+    });
+
+  /** Sends every live session in chunks; then what changed meanwhile. Runs again if asked to while it ran. */
+  async function fullSync(router: ConnectedRouter): Promise<void> {
+    const running = syncs.get(router);
+    if (running?.held) {
+      running.again = true;
+      return;
+    }
+    const sync: RouterSync = { held: [], again: false };
+    syncs.set(router, sync);
+    try {
+      do {
+        sync.again = false;
+        await sendFullState(router);
+      } while (sync.again && router.channel.closeReason === undefined);
+    } finally {
+      for (const message of sync.held ?? []) router.channel.send(message);
+      sync.held = undefined;
+    }
+  }
+
+  async function sendFullState(router: ConnectedRouter): Promise<void> {
+    const key = await tokenKey();
+    const syncId = newSyncId(deps.now());
+    let sequence = 0;
+    let pending: RouterApiSession[] = [];
+    for await (const page of routerApiSessionPages(deps, key, SYNC_CHUNK_SIZE)) {
+      pending.push(...page);
+      // A chunk goes once more are known to follow it, so the last one is marked as such.
+      while (pending.length > SYNC_CHUNK_SIZE) {
+        router.channel.send(fullSyncChunk(syncId, sequence, false, pending.slice(0, SYNC_CHUNK_SIZE)));
+        pending = pending.slice(SYNC_CHUNK_SIZE);
+        sequence += 1;
+      }
+      if (router.channel.closeReason !== undefined) return;
+    }
+    // Sent even when empty (the reference then sends nothing): the router drops the sessions it still holds from
+    // before, which ended while it was away.
+    router.channel.send(fullSyncChunk(syncId, sequence, true, pending));
+  }
+
+  async function poll(): Promise<void> {
+    const now = deps.now();
+    const changes = await apiSessionChangesBetween(deps.store, new Date(now.getTime() - POLL_WINDOW_MS), now);
+    for (const [key, at] of seen) if (at <= now.getTime() - POLL_WINDOW_MS) seen.delete(key);
+    const fresh = changes.filter((change) => !seen.has(change.key));
+    if (fresh.length > 0) {
+      const messages = await messagesOf(context, await tokenKey(), fresh);
+      for (const change of fresh) seen.set(change.key, Date.parse(change.at));
+      for (const message of messages) passOn(message);
+    }
+    if (now.getTime() - lastSweep >= EXPIRY_SWEEP_MS) {
+      lastSweep = now.getTime();
+      await removeExpiredSessions(deps);
+    }
+  }
+
+  function passOn(message: OutgoingMessage): void {
+    for (const router of context.routers()) {
+      const held = syncs.get(router)?.held;
+      if (held) held.push(message);
+      else if (syncs.has(router)) router.channel.send(message);
+    }
+  }
+
+  /** Polls while this endpoint has routers: each poll after the last has ended, so they never overlap. */
+  function schedule(): void {
+    if (timer !== undefined) return;
+    timer = setTimeout(() => {
+      poll()
+        .catch((error: unknown) => warn('api session changes not read', undefined, error))
+        .finally(() => {
+          timer = undefined;
+          if (syncs.size > 0) schedule();
+        });
+    }, POLL_INTERVAL_MS);
+    timer.unref();
+  }
+
+  return {
+    bind(router) {
+      router.channel.handle(ContentType.requestClientReSync, (message) => {
+        try {
+          const { reason } = decodeBody<{ reason: string }>('edge.RequestClientReSync', message.body);
+          deps.logger.info('router asked for an api session resync', { routerId: router.router.id, reason });
+        } catch (error) {
+          if (!(error instanceof MalformedBody)) throw error;
+        }
+        fullSync(router).catch((error: unknown) => warn('api session resync failed', router, error));
+      });
+      router.channel.onClose(() => syncs.delete(router));
+    },
+    async start(router) {
+      if (router.channel.closeReason !== undefined) return;
+      const done = fullSync(router);
+      schedule();
+      try {
+        await done;
+      } catch (error) {
+        await recordSyncStatus(deps, router, 'SYNC_ERROR');
+        throw error;
+      }
+      // The edge sync is its API sessions (the data model follows the router's own subscription): sent, it is done.
+      await recordSyncStatus(deps, router, 'SYNC_DONE');
+    },
+    close() {
+      clearTimeout(timer);
+      timer = undefined;
+      syncs.clear();
+    },
+  };
+};

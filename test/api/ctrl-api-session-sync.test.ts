@@ -1,0 +1,330 @@
+import { X509Certificate } from 'node:crypto';
+import { generate } from 'otplib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type ChannelMessage, ContentType, Header, int32Header } from '#ctrl-channel/message.ts';
+import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
+import { useAdminController } from '../support/admin-controller.ts';
+import { type Credentials, dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
+import { enrolledDevice } from '../support/enrolled-device.ts';
+import { authPolicyBody } from '../support/management-fixtures.ts';
+import { storeApiSessions } from '../support/stored-api-sessions.ts';
+
+const { controller, call, createPolicy, userUnder, login } = useAdminController();
+const C = '/edge/client/v1';
+
+/** How long a v2 router waits for an SDK's API session to reach it (its `lookupApiSessionTimeout`). */
+const ROUTER_LOOKUP_TIMEOUT_MS = 5_000;
+
+interface ApiSession {
+  token: string;
+  certFingerprints: string[];
+  id: string;
+  identityId: string;
+}
+interface ApiSessionAdded {
+  isFullState: boolean;
+  apiSessions: ApiSession[];
+}
+
+let router: { id: string; credentials: Credentials };
+let device: { id: string; credentials: Credentials };
+let names = 0;
+const unique = (name: string) => `${name}-${++names}-${Date.now().toString(36)}`;
+
+beforeAll(async () => {
+  router = await enrolledEdgeRouter(controller, call, 'sync-router');
+  device = await enrolledDevice(controller, call, 'sync-device');
+});
+
+/** SHA-1 of the certificate's DER, lowercase hex without separators, as a router compares an SDK's certificate. */
+const sha1Of = (pem: string) => new X509Certificate(pem).fingerprint.replaceAll(':', '').toLowerCase();
+
+/** The router, connected and past its hello. */
+async function connected(): Promise<RouterEnd> {
+  const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true });
+  const answer = await end.hello(router.id);
+  expect(answer.headers.get(Header.resultSuccess)).toEqual(Buffer.from([1]));
+  return end;
+}
+
+/**
+ * The next message of `contentType` the controller sends, as a router would read on: a ServerHello is answered with a
+ * ClientHello (as a router answers it, so the sync that follows it comes), anything else is passed over.
+ */
+async function nextOf(end: RouterEnd, contentType: number, timeoutMs = 8_000): Promise<ChannelMessage> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const message = await end.next(Math.max(1, deadline - Date.now()));
+    if (message.contentType === contentType) return message;
+    if (message.contentType === ContentType.serverHello) {
+      end.send({
+        contentType: ContentType.clientHello,
+        sequence: 1_000 + message.sequence,
+        headers: new Map([[Header.replyFor, int32Header(message.sequence)]]),
+        body: encodeBody('edge.ClientHello', { version: 'v2.0.0', hostname: 'router.example.com' }),
+      });
+    }
+  }
+}
+
+interface SyncChunk {
+  body: ApiSessionAdded;
+  strategy: string;
+  state: string;
+}
+
+/** A full sync's chunks, up to the one marked last. */
+async function fullSync(end: RouterEnd): Promise<SyncChunk[]> {
+  const chunks: SyncChunk[] = [];
+  for (;;) {
+    const message = await nextOf(end, ContentType.apiSessionAdded);
+    const body = decodeBody<ApiSessionAdded>('edge.ApiSessionAdded', message.body);
+    if (!body.isFullState) continue;
+    const chunk = {
+      body,
+      strategy: message.headers.get(Header.syncStrategyType)!.toString('utf8'),
+      state: message.headers.get(Header.syncStrategyState)!.toString('utf8'),
+    };
+    chunks.push(chunk);
+    if (JSON.parse(chunk.state).isLast === true) return chunks;
+  }
+}
+
+/** The first incremental (not full-state) message of `contentType` naming the session, and how long it took. */
+async function incremental<T>(
+  end: RouterEnd,
+  contentType: number,
+  typeName: string,
+  names: (body: T) => boolean,
+  timeoutMs = 8_000,
+): Promise<{ body: T; message: ChannelMessage; afterMs: number }> {
+  const started = Date.now();
+  for (;;) {
+    const message = await nextOf(end, contentType, timeoutMs - (Date.now() - started));
+    const body = decodeBody<T & { isFullState?: boolean }>(typeName, message.body);
+    if (body.isFullState !== true && names(body)) return { body, message, afterMs: Date.now() - started };
+  }
+}
+
+const certLogin = async () => {
+  const response = await controller().call('POST', `${C}/authenticate?method=cert`, {
+    body: {},
+    cert: device.credentials,
+  });
+  expect(response.status, response.text).toBe(200);
+  return { token: response.body.data.token as string, id: response.body.data.id as string };
+};
+
+/** The session of this id among those a message names (one message may name several changed together). */
+const sessionOf = (apiSessions: readonly ApiSession[], id: string) =>
+  apiSessions.find((apiSession) => apiSession.id === id);
+
+/** The token a removal names beside this id (the router pairs `tokens[i]` with `ids[i]`). */
+function tokenRemoved(body: { tokens: string[]; ids: string[] }, id: string): string | undefined {
+  expect(body.tokens).toHaveLength(body.ids.length);
+  return body.tokens[body.ids.indexOf(id)];
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe("the routers' API sessions (ApiSessionAdded / Updated / Removed on the control channel)", () => {
+  it('sends a router that comes online every live API session, with the token the login returned and the fingerprints of its identity', async () => {
+    const session = await certLogin();
+    const end = await connected();
+
+    const chunks = await fullSync(end);
+
+    const [only] = chunks;
+    expect(chunks).toHaveLength(1);
+    expect(only!.strategy).toBe('instant');
+    const state = JSON.parse(only!.state);
+    expect(only!.state).toBe(JSON.stringify({ id: state.id, isLast: true, sequence: 0 }));
+    expect(state.id).toMatch(UUID);
+    const sent = only!.body.apiSessions.find((apiSession) => apiSession.id === session.id);
+    expect(sent).toEqual({
+      token: session.token,
+      certFingerprints: [sha1Of(device.credentials.cert)],
+      id: session.id,
+      identityId: device.id,
+    });
+    end.socket.destroy();
+  });
+
+  it('sends a login made after the router connected within the time the router waits for it, and each end of a session', async () => {
+    const end = await connected();
+    await fullSync(end);
+
+    const session = await certLogin();
+    const added = await incremental<ApiSessionAdded>(end, ContentType.apiSessionAdded, 'edge.ApiSessionAdded', (body) =>
+      body.apiSessions.some((apiSession) => apiSession.id === session.id),
+    );
+    expect(added.afterMs).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+    expect(added.message.headers.get(Header.syncStrategyType)?.toString()).toBe('instant');
+    expect(added.body.apiSessions).toEqual([
+      {
+        token: session.token,
+        certFingerprints: [sha1Of(device.credentials.cert)],
+        id: session.id,
+        identityId: device.id,
+      },
+    ]);
+
+    // Its logout.
+    const loggedOut = await controller().call('DELETE', `${C}/current-api-session`, { token: session.token });
+    expect(loggedOut.status, loggedOut.text).toBe(200);
+    const removed = await incremental<{ tokens: string[]; ids: string[] }>(
+      end,
+      ContentType.apiSessionRemoved,
+      'edge.ApiSessionRemoved',
+      (body) => body.ids.includes(session.id),
+    );
+    expect(tokenRemoved(removed.body, session.id)).toBe(session.token);
+    expect(removed.afterMs).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+
+    // An admin's delete of another.
+    const other = await certLogin();
+    await incremental<ApiSessionAdded>(end, ContentType.apiSessionAdded, 'edge.ApiSessionAdded', (body) =>
+      body.apiSessions.some((apiSession) => apiSession.id === other.id),
+    );
+    expect((await call('DELETE', `/api-sessions/${other.id}`)).status).toBe(200);
+    const deleted = await incremental<{ tokens: string[]; ids: string[] }>(
+      end,
+      ContentType.apiSessionRemoved,
+      'edge.ApiSessionRemoved',
+      (body) => body.ids.includes(other.id),
+    );
+    expect(tokenRemoved(deleted.body, other.id)).toBe(other.token);
+    end.socket.destroy();
+  });
+
+  it('sends a session that waits for its TOTP code only once the code is given', async () => {
+    const policyId = await createPolicy(authPolicyBody(unique('sync-mfa')));
+    const user = await userUnder(policyId, unique('sync-mfa-user'));
+    const first = await login(user.username, user.password);
+    const firstToken = first.body.data.token as string;
+    expect((await controller().call('POST', `${C}/current-identity/mfa`, { token: firstToken })).status).toBe(201);
+    const detail = await controller().call('GET', `${C}/current-identity/mfa`, { token: firstToken });
+    const secret = new URL(detail.body.data.provisioningUrl).searchParams.get('secret')!;
+    const codeNow = () => generate({ secret, epoch: Math.floor(controller().deps.now().getTime() / 1000) });
+    const verified = await controller().call('POST', `${C}/current-identity/mfa/verify`, {
+      token: firstToken,
+      body: { code: await codeNow() },
+    });
+    expect(verified.status, verified.text).toBe(200);
+    controller().advanceClock(30_000);
+    const end = await connected();
+    await fullSync(end);
+
+    const partial = await login(user.username, user.password);
+    const partialToken = partial.body.data.token as string;
+    const partialId = partial.body.data.id as string;
+    expect(partial.body.data.authQueries).toHaveLength(1);
+    // Not sent while it is partial: not as it is written, nor in a full sync.
+    await expect(
+      incremental<ApiSessionAdded>(
+        end,
+        ContentType.apiSessionAdded,
+        'edge.ApiSessionAdded',
+        (body) => body.apiSessions.some((apiSession) => apiSession.id === partialId),
+        2_500,
+      ),
+    ).rejects.toThrow(/no message/);
+    end.send({
+      contentType: ContentType.requestClientReSync,
+      sequence: 50,
+      body: encodeBody('edge.RequestClientReSync', { reason: 'test' }),
+    });
+    const resynced = (await fullSync(end)).flatMap((chunk) => chunk.body.apiSessions);
+    expect(resynced.map((apiSession) => apiSession.id)).not.toContain(partialId);
+
+    const passed = await controller().call('POST', `${C}/authenticate/mfa`, {
+      token: partialToken,
+      body: { code: await codeNow() },
+    });
+    expect(passed.status, passed.text).toBe(200);
+    const added = await incremental<ApiSessionAdded>(end, ContentType.apiSessionAdded, 'edge.ApiSessionAdded', (body) =>
+      body.apiSessions.some((apiSession) => apiSession.id === partialId),
+    );
+    expect(added.afterMs).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+    expect(sessionOf(added.body.apiSessions, partialId)).toEqual({
+      token: partialToken,
+      certFingerprints: [],
+      id: partialId,
+      identityId: user.identityId,
+    });
+    end.socket.destroy();
+  });
+
+  it('syncs again when the router asks (RequestClientReSync), under a sync id that orders after the first', async () => {
+    const session = await certLogin();
+    const end = await connected();
+    const [first] = await fullSync(end);
+
+    end.send({
+      contentType: ContentType.requestClientReSync,
+      sequence: 7,
+      body: encodeBody('edge.RequestClientReSync', { reason: 'error during api session sync: timeout' }),
+    });
+    const again = await fullSync(end);
+
+    const firstId = JSON.parse(first!.state).id as string;
+    const againId = JSON.parse(again[0]!.state).id as string;
+    expect(againId > firstId).toBe(true);
+    const sent = again.flatMap((chunk) => chunk.body.apiSessions).find((apiSession) => apiSession.id === session.id);
+    expect(sent?.token).toBe(session.token);
+    end.socket.destroy();
+  });
+
+  it("tells the routers of a session's new ephemeral certificate (ApiSessionUpdated with its fingerprint)", async () => {
+    const session = await certLogin();
+    const end = await connected();
+    await fullSync(end);
+    const { csrFor } = await import('../support/pki-fixtures.ts');
+    const { csr } = await csrFor(device.id);
+
+    const created = await controller().call('POST', `${C}/current-api-session/certificates`, {
+      token: session.token,
+      body: { csr },
+    });
+    expect(created.status, created.text).toBe(201);
+
+    const updated = await incremental<{ apiSessions: ApiSession[] }>(
+      end,
+      ContentType.apiSessionUpdated,
+      'edge.ApiSessionUpdated',
+      (body) => body.apiSessions.some((apiSession) => apiSession.id === session.id),
+    );
+    expect(updated.afterMs).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+    expect(sessionOf(updated.body.apiSessions, session.id)).toEqual({
+      token: session.token,
+      certFingerprints: [sha1Of(device.credentials.cert), sha1Of(created.body.data.certificate as string)],
+      id: session.id,
+      identityId: device.id,
+    });
+    end.socket.destroy();
+  });
+  it('sends more than a chunk in chunks of 100, numbered from 0, the last marked', async () => {
+    let t = Date.now();
+    const stored = await storeApiSessions(controller().deps, device.id, 150);
+    console.log('stored', Date.now() - t);
+    t = Date.now();
+    const end = await connected();
+    console.log('connected', Date.now() - t);
+    t = Date.now();
+
+    const chunks = await fullSync(end);
+    console.log('synced', Date.now() - t, chunks.length);
+
+    expect(chunks.length).toBeGreaterThanOrEqual(2);
+    const states = chunks.map((chunk) => JSON.parse(chunk.state));
+    expect(new Set(states.map((state) => state.id)).size).toBe(1);
+    expect(states.map((state) => state.sequence)).toEqual(chunks.map((_, index) => index));
+    expect(states.map((state) => state.isLast)).toEqual(chunks.map((_, index) => index === chunks.length - 1));
+    expect(chunks.every((chunk) => chunk.body.apiSessions.length <= 100)).toBe(true);
+    expect(chunks.slice(0, -1).every((chunk) => chunk.body.apiSessions.length === 100)).toBe(true);
+    const tokenById = new Map(chunks.flatMap((chunk) => chunk.body.apiSessions.map((s) => [s.id, s.token])));
+    for (const { id, token } of stored) expect(tokenById.get(id)).toBe(token);
+    end.socket.destroy();
+    // Last in the file: the sessions it stored stay, no later test reading them.
+  }, 120_000);
+});
