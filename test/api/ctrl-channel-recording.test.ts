@@ -8,7 +8,11 @@ import { useAdminController } from '../support/admin-controller.ts';
 import { type Credentials, dialCtrl, enrolledEdgeRouter } from '../support/ctrl-router.ts';
 
 const recordings = mkdtempSync(join(tmpdir(), 'ctrl-record-'));
-const { controller, call } = useAdminController({ ctrlChannelRecordDir: recordings });
+const { controller, call } = useAdminController(
+  { ctrlChannelRecordDir: recordings },
+  // The channel alone: the recorder's frames, not the control plane's messages.
+  { ctrlFeatures: [] },
+);
 
 // A recording directory that cannot be made (a file is in its way).
 const blocked = join(recordings, 'blocked');

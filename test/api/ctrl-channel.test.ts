@@ -210,8 +210,9 @@ describe("an edge router's online state, from its control channel", () => {
     const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true });
     await end.hello(router.id);
 
-    // Online from its hello; its sync status moves on with its edge hello (`ctrl-edge-hello.test.ts`).
-    for (let tries = 0; tries < 50 && (await status(router.id)).syncStatus !== 'SYNC_IN_PROGRESS'; tries++) {
+    // Online from its hello; its sync status moves on with its edge hello (`ctrl-edge-hello.test.ts`), and is done once
+    // its API sessions are sent.
+    for (let tries = 0; tries < 50 && (await status(router.id)).syncStatus !== 'SYNC_DONE'; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const connected = await status(router.id);
@@ -222,12 +223,12 @@ describe("an edge router's online state, from its control channel", () => {
     expect(before).toEqual({ isOnline: false, syncStatus: 'SYNC_UNKNOWN', version: '', os: '', arch: '' });
     expect(connected).toEqual({
       isOnline: true,
-      syncStatus: 'SYNC_IN_PROGRESS',
+      syncStatus: 'SYNC_DONE',
       version: 'v2.0.0-pre12',
       os: 'linux',
       arch: 'amd64',
     });
-    expect(inList).toMatchObject({ isOnline: true, syncStatus: 'SYNC_IN_PROGRESS', version: 'v2.0.0-pre12' });
+    expect(inList).toMatchObject({ isOnline: true, syncStatus: 'SYNC_DONE', version: 'v2.0.0-pre12' });
     expect(after).toEqual({ isOnline: false, syncStatus: 'SYNC_DISCONNECTED', version: '', os: '', arch: '' });
   });
 

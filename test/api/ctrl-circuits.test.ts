@@ -1,4 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { circuits } from '#ctrl-channel/circuits.ts';
 import {
   boolHeader,
   type ChannelMessage,
@@ -13,13 +14,19 @@ import {
   uint32Header,
 } from '#ctrl-channel/message.ts';
 import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
+import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
+import { routerTerminators } from '#ctrl-channel/terminators.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
 
 // Short heartbeats and a short route timeout, so a router that never answers a Route is given up on within the test.
 const TIMINGS = { heartbeatIntervalMs: 200, unresponsiveTimeoutMs: 2_000, replyTimeoutMs: 300, routeTimeoutMs: 400 };
-const { controller, call } = useAdminController({}, { ctrlTimings: TIMINGS });
+const { controller, call } = useAdminController(
+  {},
+  // Terminators and circuits: no edge hello, sync or data model messages between the ones these tests read.
+  { ctrlTimings: TIMINGS, ctrlFeatures: [routerInterfaces, routerTerminators, circuits] },
+);
 
 interface Route {
   circuitId: string;

@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { edgeHello } from '#ctrl-channel/edge-hello.ts';
 import { ContentType, Header, replyForOf } from '#ctrl-channel/message.ts';
 import { decodeBody } from '#ctrl-channel/protobuf-codec.ts';
+import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { putRouterConnection, readRouterConnections, recordRouterSync } from '#shared/store/router-connections.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
@@ -16,7 +18,11 @@ import {
 // The controller waits twice the reply timeout for the ClientHello: 5 s here, 10 s by default. Heartbeats as
 // the default's, so that a loaded machine does not close a router between two of them.
 const TIMINGS = { heartbeatIntervalMs: 1_000, unresponsiveTimeoutMs: 10_000, replyTimeoutMs: 2_500 };
-const { controller, call, createdId } = useAdminController({}, { ctrlTimings: TIMINGS });
+const { controller, call, createdId } = useAdminController(
+  {},
+  // The edge hello alone: its statuses are not moved on by the API session sync that follows it.
+  { ctrlTimings: TIMINGS, ctrlFeatures: [routerInterfaces, edgeHello] },
+);
 
 const C = '/edge/client/v1';
 const ADVERTISED = { tls: `tls://${TEST_ROUTER_HOSTNAME}:3022` };
