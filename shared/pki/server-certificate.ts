@@ -34,6 +34,17 @@ function alternativeNames(names: readonly string[]): X509.JsonGeneralNames {
   return names.map((name) => ({ type: isIP(name) ? ('ip' as const) : ('dns' as const), value: name }));
 }
 
+/** X.509's upper bound on a common name (`ub-common-name`), which ACM enforces on an imported certificate. */
+const COMMON_NAME_MAX = 64;
+
+/**
+ * The subject's common name: the first name that fits in one. Clients check the alternative names, never the common
+ * name, so a longer host (an NLB's generated DNS name can pass 64 characters) is named there alone.
+ */
+function commonNameOf(names: readonly string[]): string {
+  return names.find((name) => name.length <= COMMON_NAME_MAX) ?? 'ziti-controller';
+}
+
 async function issue(deps: Deps, ca: NetworkCa, names: readonly string[]): Promise<string> {
   const x509 = await x509Module();
   const spki = await spkiOf(deps.signers.server);
@@ -44,7 +55,7 @@ async function issue(deps: Deps, ca: NetworkCa, names: readonly string[]): Promi
   const certificate = await x509.X509CertificateGenerator.create(
     {
       serialNumber: newSerialNumber(),
-      subject: `CN=${names[0] ?? 'localhost'}`,
+      subject: `CN=${names.length > 0 ? commonNameOf(names) : 'localhost'}`,
       issuer: issuer.subjectName,
       notBefore: new Date(now - BACKDATE_MS),
       notAfter: new Date(now + VALIDITY_DAYS * DAY_MS),
@@ -96,7 +107,7 @@ export async function controllerNames(deps: Deps): Promise<string[]> {
 }
 
 /**
- * The server certificate for `names` (the first is its common name), issued on first use and again when the key or
+ * The server certificate for `names` (the first that fits is its common name), issued on first use and again when the key or
  * the names changed or it nears its end (one signature by the signing CA); kept in the table so that every instance
  * and every restart presents the same one.
  */
