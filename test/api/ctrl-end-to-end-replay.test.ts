@@ -189,7 +189,9 @@ describe("the reference router's recorded end-to-end run, replayed", () => {
       { contentType: ContentType.createCircuitV2Response, replyFor: 14 },
     ]);
     // The rebuilt peer data of the dial is all the recorded header held: the dialer's key and four more entries.
-    expect(uint32BytesMapHeader(dialerPeerData).length).toBe(recordedHeaderLength(recordedCircuitRequest, 10));
+    expect(uint32BytesMapHeader(dialerPeerData).length).toBe(
+      recordedHeaderLength(recordedCircuitRequest, CircuitHeader.peerData),
+    );
     expect(dialerPeerData.get(EdgeHeader.publicKey)).toHaveLength(32);
     // The host bound with its key; the route went to its terminator; the router's result and faults name the circuit.
     expect(recordedTerminator.peerData[EdgeHeader.publicKey]).toHaveLength(32);
@@ -205,7 +207,7 @@ describe("the reference router's recorded end-to-end run, replayed", () => {
     // The controller's heartbeats are answered as a live router does; the router's own are replayed as recorded.
     const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true, answerServerHello: false });
     const inbox = new Inbox(end);
-    /** The recording's circuit id, once the controller's Route named its own. */
+    /** The recording's circuit id and this run's, once the controller's Route named its own. */
     const circuitIds = new Map<string, string>();
 
     /**
@@ -250,6 +252,7 @@ describe("the reference router's recorded end-to-end run, replayed", () => {
           break;
         }
       }
+      // Every recorded header is sent (the one the recorder left out rebuilt), none added.
       expect(headers.size).toBe(frame.headers.length);
       return { ...message, headers, body };
     }
@@ -269,13 +272,12 @@ describe("the reference router's recorded end-to-end run, replayed", () => {
 
     let circuitChecked = false;
     for (const frame of frames) {
+      for (const reply of repliesBefore(frame)) await inbox.replyTo(reply.contentType, reply.replyFor!);
       if (frame.contentType === ContentType.fault && !circuitChecked) {
-        // The router ends the circuit once the SDKs are done with it: while it lives, the session shows its path.
+        // The circuit was answered; the router ends it once the SDKs are done: while it lives, its path is shown.
         circuitChecked = true;
-        await inbox.replyTo(ContentType.createCircuitV2Response, recordedCircuitRequest.sequence);
         expect((await call('GET', `/sessions/${dial.id}/route-path`)).body.data).toEqual({ routePath: [router.id] });
       }
-      for (const reply of repliesBefore(frame)) await inbox.replyTo(reply.contentType, reply.replyFor!);
       end.send(await boundToRun(frame));
     }
 
