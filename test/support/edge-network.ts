@@ -20,9 +20,15 @@ export interface EdgeClient {
 /**
  * A small network around one edge router, with its own role attributes so tests do not see each other's: a service,
  * a hosting identity that may Bind it and a dialing identity that may Dial it (both password logins, logged in), and
- * the edge router and service edge router policies that let both reach the service through `routerId`.
+ * the edge router and service edge router policies that let both reach the service through `routerId`. `service`
+ * adds fields to the service's creation (`encryptionRequired`, as a recorded network had it).
  */
-export async function edgeNetwork(controller: () => TestController, call: Call, routerId: string) {
+export async function edgeNetwork(
+  controller: () => TestController,
+  call: Call,
+  routerId: string,
+  service: Record<string, unknown> = {},
+) {
   const tag = unique('edge');
   const createdId = async (path: string, body: unknown): Promise<string> => {
     const created = await call('POST', path, body);
@@ -32,7 +38,11 @@ export async function edgeNetwork(controller: () => TestController, call: Call, 
   const router = await call('GET', `/edge-routers/${routerId}`);
   const routerAttributes = (router.body.data.roleAttributes as string[] | null) ?? [];
   await call('PATCH', `/edge-routers/${routerId}`, { roleAttributes: [...routerAttributes, `${tag}-er`] });
-  const serviceId = await createdId('/services', { name: unique('edge-svc'), roleAttributes: [`${tag}-svc`] });
+  const serviceId = await createdId('/services', {
+    name: unique('edge-svc'),
+    roleAttributes: [`${tag}-svc`],
+    ...service,
+  });
   for (const type of ['Dial', 'Bind'] as const) {
     await createdId('/service-policies', {
       name: unique(`edge-${type.toLowerCase()}`),
