@@ -94,12 +94,33 @@ const KNOWN_HEADERS: ReadonlyMap<number, { name: string; decode?: Decode; secret
   ]),
 );
 
+/**
+ * The headers whose ids mean what the hello's mean only on a hello and its answer: other messages reuse low ids for
+ * their own (a circuit request's peer data is header 10, which on a hello is the group secret). The reply-for,
+ * result and heartbeat headers are the channel's on every message.
+ */
+const HELLO_HEADERS: ReadonlySet<number> = new Set([
+  Header.connectionId,
+  Header.helloVersion,
+  Header.type,
+  Header.id,
+  Header.isGrouped,
+  Header.groupSecret,
+  Header.isFirstGroupConnection,
+  Header.underlayType,
+]);
+
+function isHelloOrAnswer(message: ChannelMessage): boolean {
+  return message.contentType === ContentType.hello || message.contentType === ContentType.result;
+}
+
 /** One frame as a recording's line holds it. */
 export function recordedFrame(direction: 'in' | 'out', atMs: number, message: ChannelMessage): RecordedFrame {
+  const helloLike = isHelloOrAnswer(message);
   const headers = [...message.headers]
     .sort(([a], [b]) => a - b)
     .map(([id, value]): RecordedHeader => {
-      const known = KNOWN_HEADERS.get(id);
+      const known = helloLike || !HELLO_HEADERS.has(id) ? KNOWN_HEADERS.get(id) : undefined;
       if (known?.secret) return { id, name: known.name, length: value.length };
       const decoded = known?.decode?.(value);
       return {
