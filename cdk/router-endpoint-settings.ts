@@ -2,8 +2,8 @@
 export interface RouterEndpointSettings {
   /**
    * Deploy the routers' control channel endpoint: a Network Load Balancer passing TLS through to an ECS Fargate
-   * service. Off by default: until terminators and circuits are served, a router that connects comes online and
-   * carries no traffic, and the endpoint costs by the hour (docs/aws.md).
+   * service: what routers need to come online and carry traffic. Off by default: the endpoint costs by the hour
+   * whether routers connect or not, which an idle network should not pay (docs/aws.md).
    */
   readonly routerEndpoint?: boolean;
   /**
