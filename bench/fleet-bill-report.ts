@@ -118,7 +118,7 @@ function authenticatedLine(measured: ReadonlyMap<FleetRequest | 'authenticated',
   if (!figures) return '';
   const backend =
     dynamoDbOnDemandPerMillion(figures.readUnits, figures.writeUnits) +
-    lambdaPerMillion(figures, functionMemoryMb('authentication'));
+    lambdaPerMillion(figures, functionMemoryMb('poll'));
   return (
     `Any authenticated request (\`GET /current-api-session\` with no touch due): ${perOp(figures.wavesPerRequest)} wave, ` +
     `RRU ${units(figures.readUnits)}, WRU ${units(figures.writeUnits)}, backend ${dollars(backend)}/M ` +

@@ -24,7 +24,7 @@ export interface FleetRequestKind {
   readonly request: FleetRequest;
   readonly label: string;
   readonly perDeviceDay: number;
-  readonly functionName: 'client' | 'authentication' | 'sessions';
+  readonly functionName: 'poll' | 'client' | 'authentication' | 'sessions';
 }
 
 /**
@@ -37,13 +37,13 @@ export const C_SDK_DAY: readonly FleetRequestKind[] = [
     request: 'poll',
     label: 'poll, `GET /current-api-session/service-updates`',
     perDeviceDay: 24 * 60,
-    functionName: 'client',
+    functionName: 'poll',
   },
   {
     request: 'refresh',
     label: 'session refresh, `GET /current-api-session`',
     perDeviceDay: (24 * 60) / 20,
-    functionName: 'authentication',
+    functionName: 'poll',
   },
   { request: 'login', label: 'certificate login', perDeviceDay: 1, functionName: 'authentication' },
   { request: 'serviceList', label: 'service list, `GET /services`', perDeviceDay: 1, functionName: 'client' },

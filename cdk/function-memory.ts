@@ -2,13 +2,16 @@
  * Each function's Lambda memory in MB, chosen by measurement (`npm run bench -- bill`: the handler's CPU time per
  * request measured in-process, its duration modelled at 256, 512 and 1,024 MB as `bench/lambda-memory.ts` says): the
  * cheapest size under which none of the function's requests is modelled past 100 ms. A fleet's requests all go to
- * `client` (its poll, its service list: 512, the list's ~19 ms of CPU being 147 ms at 256), `sessions` (its Dial
- * sessions: 512) and `authentication` (its session refresh and certificate login would take 512, but the same function
- * answers password logins, whose argon2id is ~45 ms of CPU: 155 ms at 512, so it keeps 1,024). Functions the fleet
- * never calls keep `default` until a bench measures them. The stack reads this (`functionMemoryMb`).
+ * `poll` (its poll and its session refresh: one read wave and about a millisecond of CPU each, so 256, where the
+ * duration that is mostly waiting on DynamoDB costs a quarter of 1,024's), `client` (its service list: 512, the list's
+ * ~19 ms of CPU being 147 ms at 256), `sessions` (its Dial sessions: 512) and `authentication` (its certificate login
+ * would take 512, but the same function answers password logins, whose argon2id is ~45 ms of CPU: 155 ms at 512, so it
+ * keeps 1,024). Functions the fleet never calls keep `default` until a bench measures them. The stack reads this
+ * (`functionMemoryMb`).
  */
 export const FUNCTION_MEMORY_MB = {
   default: 1_024,
+  poll: 256,
   client: 512,
   authentication: 1_024,
   sessions: 512,

@@ -30,10 +30,10 @@ export const LISTENER_RULE_LIMITS = {
 } as const;
 
 /**
- * The groups an enrolled fleet calls most, first: session and posture calls, the service list and its updates, the
- * API session's refresh and logins, the version check. The rest follow in the route table's order.
+ * The groups an enrolled fleet calls most, first: the poll and the API session's refresh, session and posture calls,
+ * the service list, logins, the version check. The rest follow in the route table's order.
  */
-const TRAFFIC_ORDER: readonly OperationGroup[] = ['sessions', 'client', 'authentication', 'info'];
+const TRAFFIC_ORDER: readonly OperationGroup[] = ['poll', 'sessions', 'client', 'authentication', 'info'];
 
 /**
  * What every enrolled SDK sends, by its path under the client API, busiest first (the C SDK's timers): the poll

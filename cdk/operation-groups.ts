@@ -61,7 +61,10 @@ export const TABLE_SCAN_ACTIONS = ['dynamodb:Scan', 'dynamodb:BatchWriteItem'] a
  *
  * No operation group reads only: every authenticated operation moves its API session's last activity (an
  * `UpdateItem`), logins count their attempts (`UpdateItem` `ADD`), and even `info` serves the admin's controller
- * settings (create, update, delete). What least privilege takes from the groups is the whole-table `Scan` (one call
+ * settings (create, update, delete). Not even `poll`, whose requests change nothing of the network: its poll refreshes
+ * the session near its expiry, its refresh every minute of use, and any of its requests that finds its session ended
+ * (its identity disabled, its authenticator deleted) removes it (a transaction: the session's items deleted, the
+ * session counter updated, the routers' notice put), as does its logout. What least privilege takes from the groups is the whole-table `Scan` (one call
  * reads every credential hash and seed the table holds) and `BatchWriteItem` (unconditional writes of 25 items), and
  * DynamoDB's streams and table description, which nothing calls.
  *

@@ -5,6 +5,7 @@ import { operations as identities } from '#functions/identities/handler.ts';
 import { operations as info } from '#functions/info/handler.ts';
 import { operations as pki } from '#functions/pki/handler.ts';
 import { operations as policies } from '#functions/policies/handler.ts';
+import { operations as poll } from '#functions/poll/handler.ts';
 import { operations as postureChecks } from '#functions/posture-checks/handler.ts';
 import { operations as routers } from '#functions/routers/handler.ts';
 import { operations as services } from '#functions/services/handler.ts';
@@ -22,6 +23,7 @@ export const GROUP_OPERATIONS: Readonly<Record<OperationGroup, OperationMap>> = 
   'posture-checks': postureChecks,
   policies,
   client,
+  poll,
   sessions,
   pki,
   database,

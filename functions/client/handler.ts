@@ -6,7 +6,6 @@ import { getCurrentIdentityEdgeRouters, listServiceEdgeRouters } from './client-
 import { detailService, listServices } from './client-services.ts';
 import { listServiceTerminators } from './client-terminators.ts';
 import { listProtocols } from './protocols.ts';
-import { listServiceUpdates } from './service-updates.ts';
 
 export const operations: OperationMap = {
   listServices,
@@ -14,7 +13,6 @@ export const operations: OperationMap = {
   listServiceEdgeRouters,
   listServiceTerminators,
   getCurrentIdentityEdgeRouters,
-  listServiceUpdates,
   listProtocols,
 };
 

@@ -7,6 +7,7 @@ import { IDENTITY_ROUTES } from './groups/identity-routes.ts';
 import { INFO_ROUTES } from './groups/info-routes.ts';
 import { PKI_ROUTES } from './groups/pki-routes.ts';
 import { POLICY_ROUTES } from './groups/policy-routes.ts';
+import { POLL_ROUTES } from './groups/poll-routes.ts';
 import { POSTURE_CHECK_ROUTES } from './groups/posture-check-routes.ts';
 import { ROUTERS_ROUTES } from './groups/routers-routes.ts';
 import { SERVICES_ROUTES } from './groups/services-routes.ts';
@@ -21,6 +22,7 @@ import type { Route } from './route.ts';
 export const ROUTES: readonly Route[] = [
   ...INFO_ROUTES,
   ...CONTROLLER_ROUTES,
+  ...POLL_ROUTES,
   ...AUTHENTICATION_ROUTES,
   ...EXTERNAL_JWT_SIGNER_ROUTES,
   ...IDENTITY_ROUTES,

@@ -20,6 +20,7 @@ export type OperationGroup =
   | 'posture-checks'
   | 'policies'
   | 'client'
+  | 'poll'
   | 'sessions'
   | 'pki'
   | 'database';

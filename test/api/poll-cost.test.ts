@@ -1,7 +1,7 @@
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { NEAR_EXPIRY_TOUCH_MS } from '#shared/auth/api-session-store.ts';
-import { SHARED_MARKER_LIFETIME_MS } from '../../functions/client/shared-markers.ts';
+import { SHARED_MARKER_LIFETIME_MS } from '../../functions/poll/shared-markers.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { recordSent, type SentCommand } from '../support/dynamodb-recorder.ts';
 import { dynamoDbTracker } from '../support/dynamodb-tracker.ts';

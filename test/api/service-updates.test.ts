@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { lastChangeAt, NEVER_CHANGED } from '../../functions/client/service-updates.ts';
-import { SHARED_MARKER_LIFETIME_MS } from '../../functions/client/shared-markers.ts';
+import { lastChangeAt, NEVER_CHANGED } from '../../functions/poll/service-updates.ts';
+import { SHARED_MARKER_LIFETIME_MS } from '../../functions/poll/shared-markers.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 

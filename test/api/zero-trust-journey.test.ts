@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SHARED_MARKER_LIFETIME_MS } from '../../functions/client/shared-markers.ts';
+import { SHARED_MARKER_LIFETIME_MS } from '../../functions/poll/shared-markers.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 
 /**

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES } from '#shared/routes/route-table.ts';
+import { functionSources, operationGroupsOf } from '../../cdk/operation-groups.ts';
 
 /**
  * The construct package as another CDK app gets it: built (`scripts/build-package.ts`), packed with `npm pack`,
@@ -129,8 +131,8 @@ describe('the construct package', () => {
     };
     const functions = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
     const controllerFunctions = functions.filter((fn) => fn.Properties.Handler === 'index.handler');
-    // The eleven operation groups, the bootstrap and the integrity scan (the provider framework's own is CDK's).
-    expect(controllerFunctions).toHaveLength(13);
+    // Every operation group's, the bootstrap's and the integrity scan's (the provider framework's own is CDK's).
+    expect(controllerFunctions).toHaveLength(functionSources(ROUTES).length);
     const manifest = JSON.parse(readFileSync(join(outdir, 'Consumer.assets.json'), 'utf8')) as {
       files: Record<string, { source: { path: string; packaging: string } }>;
     };
@@ -149,7 +151,7 @@ describe('the construct package', () => {
       expect(shipped.has(code)).toBe(true);
       deployed.add(code);
     }
-    expect(deployed.size).toBe(13);
+    expect(deployed.size).toBe(functionSources(ROUTES).length);
     // Each controller function published as a version behind its `live` alias, which is what the API invokes.
     const logicalIdOf = new Map(Object.entries(template.Resources).map(([id, resource]) => [resource, id]));
     const aliases = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Alias');
@@ -168,7 +170,7 @@ describe('the construct package', () => {
     expect(body.includes('"/edge/management/v1/identities"')).toBe(true);
     // Every integration invokes an alias (never a function's unqualified ARN): one per operation group.
     const invoked = new Set([...body.matchAll(/functions\/\$\{(\w+)\}\/invocations/g)].map((match) => match[1]));
-    expect(invoked.size).toBe(11);
+    expect(invoked.size).toBe(operationGroupsOf(ROUTES).length);
     for (const id of invoked) expect(template.Resources[id!]?.Type, id).toBe('AWS::Lambda::Alias');
     expect(Object.values(template.Resources).filter((r) => r.Type === 'AWS::DynamoDB::Table')).toHaveLength(1);
     // Stamped when the package was built: the version its functions report, on every resource.

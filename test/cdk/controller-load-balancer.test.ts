@@ -248,8 +248,8 @@ describe('the load balancer front door', () => {
 
   it("takes a fleet's requests by its first rules, within the ten a load balancer evaluates free, as the bill counts", () => {
     const fleet: [HttpMethod, string, OperationGroup][] = [
-      ['GET', '/current-api-session/service-updates', 'client'],
-      ['GET', '/current-api-session', 'authentication'],
+      ['GET', '/current-api-session/service-updates', 'poll'],
+      ['GET', '/current-api-session', 'poll'],
       ['POST', '/sessions', 'sessions'],
       ['GET', '/services', 'client'],
       ['POST', '/authenticate', 'authentication'],
@@ -262,8 +262,9 @@ describe('the load balancer front door', () => {
         expect(rule?.Priority, `${method} ${fullPath}`).toBeLessThanOrEqual(FLEET_ASSUMPTIONS.rulesPerRequest);
       }
     }
-    // The poll, a minute from every device, first of all.
+    // The poll, a minute from every device, first of all, and the refresh by the same rule: no method condition.
     expect(ruleOf(rules, 'GET', '/edge/client/v1/current-api-session/service-updates')?.Priority).toBe(1);
+    expect(ruleOf(rules, 'GET', '/edge/client/v1/current-api-session')?.Priority).toBe(1);
   });
 
   it("keeps within the load balancer's limits on rules and condition values", () => {

@@ -131,6 +131,23 @@ describe('ControllerStack', () => {
       }
     });
 
+    it("sends an SDK's poll, session refresh and logout to the poll function, at both base paths and bare", () => {
+      const served: [string, string][] = [
+        ['GET', '/edge/client/v1/current-api-session/service-updates'],
+        ['GET', '/current-api-session/service-updates'],
+        ...['/edge/client/v1', '/edge/management/v1', ''].flatMap((base) => [
+          ['GET', `${base}/current-api-session`] as [string, string],
+          ['DELETE', `${base}/current-api-session`] as [string, string],
+        ]),
+      ];
+      for (const [method, resource] of served) {
+        expect(servedBy(method, resource), `${method} ${resource}`).toEqual({
+          type: 'aws_proxy',
+          functionId: aliasLogicalId('poll'),
+        });
+      }
+    });
+
     it('has no resource the route table does not ask for', () => {
       const expected = new Set(ROUTES.flatMap((route) => resourcesOf(route).map(({ resource }) => resource)));
       expect(Object.keys(body.paths).sort()).toEqual([...expected].sort());
@@ -374,7 +391,9 @@ describe('ControllerStack', () => {
 
     it("gives the fleet's functions the memory the bench chose, the others 1,024 MB", () => {
       const memoryOf = (group: string) => resourceById(functionLogicalId(group as never)).Properties.MemorySize;
-      expect([memoryOf('client'), memoryOf('sessions'), memoryOf('authentication')]).toEqual([512, 512, 1024]);
+      expect([memoryOf('poll'), memoryOf('client'), memoryOf('sessions'), memoryOf('authentication')]).toEqual([
+        256, 512, 512, 1024,
+      ]);
       expect(memoryOf('identities')).toBe(1024);
     });
 

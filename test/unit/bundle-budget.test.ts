@@ -14,7 +14,7 @@ describe('function bundles', () => {
   const outDir = mkdtempSync(join(tmpdir(), 'bundle-budget-'));
   afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
-  // esbuild bundles all thirteen in a few seconds; a loaded two-core machine may take half a minute.
+  // esbuild bundles them all in a few seconds; a loaded two-core machine may take half a minute.
   it(`load at most ${BUNDLE_BUDGET_BYTES} bytes at a cold start`, { timeout: 180_000 }, async () => {
     const sizes = await Promise.all(functionNames().map((name) => bundleFunction(name, outDir)));
 

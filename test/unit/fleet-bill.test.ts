@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { RouteMatcher } from '#shared/routes/route-matcher.ts';
+import { ROUTES } from '#shared/routes/route-table.ts';
 import { AWS_PRICES, FLEET_PRICES, ROUTER_ENDPOINT_PRICES } from '../../bench/aws-prices.ts';
 import { costPerMillion } from '../../bench/cost-per-million.ts';
 import { dynamoDbOnDemandPerMillion } from '../../bench/dynamodb-on-demand.ts';
@@ -169,10 +171,27 @@ describe("a fleet's month", () => {
 
 describe('the cost per million of a measured operation', () => {
   it('bills Lambda at the memory of the function that answers each request, as the stack deploys it', () => {
-    expect(memoryMbOf('GET', '/edge/client/v1/current-api-session/service-updates')).toBe(512);
+    expect(memoryMbOf('GET', '/edge/client/v1/current-api-session/service-updates')).toBe(256);
+    expect(memoryMbOf('GET', '/current-api-session')).toBe(256);
+    expect(memoryMbOf('GET', '/services')).toBe(512);
     expect(memoryMbOf('POST', '/sessions?x=1')).toBe(512);
     expect(memoryMbOf('POST', '/edge/client/v1/authenticate?method=cert')).toBe(1_024);
     expect(memoryMbOf('GET', '/no-such-thing')).toBe(1_024);
+  });
+
+  it("prices each of a fleet's requests at the function the route table sends it to", () => {
+    const sent: Record<FleetRequest, [string, string]> = {
+      poll: ['GET', '/edge/client/v1/current-api-session/service-updates'],
+      refresh: ['GET', '/edge/client/v1/current-api-session'],
+      login: ['POST', '/edge/client/v1/authenticate'],
+      serviceList: ['GET', '/edge/client/v1/services'],
+      dial: ['POST', '/edge/client/v1/sessions'],
+    };
+    const routes = new RouteMatcher(ROUTES);
+    for (const kind of C_SDK_DAY) {
+      const match = routes.match(...sent[kind.request]);
+      expect(match.kind === 'found' ? match.route.group : undefined, kind.request).toBe(kind.functionName);
+    }
   });
 
   it('prices the billed GB-seconds it is given, with the invocations and the on-demand units', () => {

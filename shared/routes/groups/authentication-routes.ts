@@ -7,10 +7,8 @@ export const AUTH_POLICIES = crudResource('authentication', '/auth-policies', 'A
 
 /** Logins, API sessions, authenticators and auth policies. */
 export const AUTHENTICATION_ROUTES: readonly Route[] = [
-  // Authentication and the caller's own API session.
+  // Authentication (the caller's own API session is `POLL_ROUTES`').
   route('POST', '/authenticate', BOTH, 'authentication', 'none', 'authenticate'),
-  route('GET', '/current-api-session', BOTH, 'authentication', 'partial', 'getCurrentAPISession'),
-  route('DELETE', '/current-api-session', BOTH, 'authentication', 'partial', 'deleteCurrentApiSession'),
 
   // TOTP MFA: a partial session may enroll, verify and give its code; the rest needs the second factor given.
   route('POST', '/authenticate/mfa', BOTH, 'authentication', 'partial', 'authenticateMfa'),
