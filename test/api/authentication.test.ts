@@ -52,9 +52,10 @@ describe('POST /authenticate?method=password', () => {
 
     expect(response.status).toBe(200);
     expect(response.headers['zt-session']).toBe(response.body.data.token);
-    // A random UUID, then the session's identity id and its authenticator's (base64url): the request reads session,
-    // identity and authenticator together.
-    expect(response.body.data.token).toMatch(/^[0-9a-f-]{36}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    // The secret part (a keyed MAC of the session's id, 32 bytes base64url: what the routers' endpoint derives again),
+    // then the session's identity id and its authenticator's (base64url): the request reads session, identity and
+    // authenticator together.
+    expect(response.body.data.token).toMatch(/^[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
     expect(idsOfToken(response.body.data.token)).toEqual({
       identityId: response.body.data.identity.id,
       authenticatorId: response.body.data.authenticatorId,
