@@ -44,7 +44,8 @@ function statementsOf(resources: Record<string, CfnResource>, roleId: string): P
 const actionsOf = (statement: PolicyStatementJson) =>
   Array.isArray(statement.Action) ? statement.Action : [statement.Action];
 
-describe("the routers' control channel endpoint", () => {
+// Each test synthesizes a whole stack (the first also loads the CDK): seconds alone, a minute on a loaded 2-core machine.
+describe("the routers' control channel endpoint", { timeout: 120_000 }, () => {
   it('is not deployed unless routerEndpoint is on, and the functions name no control channel address', () => {
     const { ofType, stack } = synth();
     expect(ofType('AWS::ElasticLoadBalancingV2::LoadBalancer')).toEqual([]);
