@@ -1,8 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import { terminators } from '#shared/entities/terminator.ts';
+import { randomInt, randomUUID } from 'node:crypto';
+import { peerDataOf, type Terminator, terminators } from '#shared/entities/terminator.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { type CircuitRecord, putCircuit } from '#shared/store/circuit-items.ts';
 import { deleteEntity } from '#shared/store/delete-entity.ts';
+import { usableTerminators } from '#shared/store/usable-terminators.ts';
 import { ReplyTimeoutError } from './channel.ts';
 import { circuitEnds } from './circuit-ends.ts';
 import {
@@ -20,7 +21,6 @@ import {
 import type { ConnectedRouter, ControlContext, ControlFeatureFactory } from './control-plane.ts';
 import { type CheckedSession, checkEdgeSession, EdgeErrorCode, EdgeRefusal, RetryHint } from './edge-session-check.ts';
 import { type ChannelMessage, ContentType, EdgeHeader, MalformedHeader, type OutgoingMessage } from './message.ts';
-import { type CandidateTerminator, chooseTerminator, onlineTerminatorsOf } from './terminator-selection.ts';
 
 /** The reference's `routeTimeout`: how long a router has to set a route up (to dial the hosting SDK), per attempt. */
 const ROUTE_TIMEOUT_MS = 10_000;
@@ -29,7 +29,7 @@ const ROUTE_ATTEMPTS = 2;
 
 /** A circuit routed by this endpoint: what its answer and its stored item are made of. */
 interface Routed {
-  readonly candidate: CandidateTerminator;
+  readonly terminator: Terminator;
   readonly ingressId: string;
   readonly peerData: ReadonlyMap<number, Buffer>;
 }
@@ -87,10 +87,10 @@ async function createCircuit(
     }
     routing.add(circuitId);
     allocated = true;
-    const tags = (candidate: CandidateTerminator) => ({
+    const tags = (terminator: Terminator) => ({
       serviceId: checked.service.id,
       clientId: checked.identity.id,
-      hostId: candidate.hostId,
+      hostId: hostIdOf(terminator),
     });
     const made = await route(context, router, {
       circuitId,
@@ -102,7 +102,7 @@ async function createCircuit(
         routed = true;
       },
     });
-    const peerData = new Map([...made.candidate.peerData, ...made.peerData]);
+    const peerData = new Map([...peerDataOf(made.terminator), ...made.peerData]);
     if (checked.service.encryptionRequired && !peerData.has(EdgeHeader.publicKey)) {
       throw new EdgeRefusal(
         EdgeErrorCode.encryptionDataMissing,
@@ -113,7 +113,7 @@ async function createCircuit(
     await putCircuit(deps.store, circuitRecord(context, routerId, circuitId, checked, made), deps.now());
     router.channel.reply(
       request,
-      circuitResponse({ circuitId, ingressId: made.ingressId, peerData, tags: tags(made.candidate) }),
+      circuitResponse({ circuitId, ingressId: made.ingressId, peerData, tags: tags(made.terminator) }),
     );
   } catch (error) {
     if (routed) router.channel.send(unrouteMessage(circuitId, true));
@@ -148,9 +148,9 @@ function circuitRecord(
     sessionId: checked.session.id,
     serviceId: checked.service.id,
     path: [routerId],
-    terminatorId: made.candidate.terminator.id,
+    terminatorId: made.terminator.id,
     clientId: checked.identity.id,
-    hostId: made.candidate.hostId,
+    hostId: hostIdOf(made.terminator),
     endpointId: context.endpointId,
     createdAt: context.deps.now().toISOString(),
   };
@@ -168,7 +168,7 @@ async function route(
     readonly asked: ReadonlyMap<number, Buffer>;
     readonly instanceId: string;
     readonly checked: CheckedSession;
-    readonly tags: (candidate: CandidateTerminator) => Record<string, string>;
+    readonly tags: (terminator: Terminator) => Record<string, string>;
     readonly sent: () => void;
   },
 ): Promise<Routed> {
@@ -176,22 +176,22 @@ async function route(
   const timeoutMs = timings.routeTimeoutMs ?? ROUTE_TIMEOUT_MS;
   let lastError = '';
   for (let attempt = 0; attempt < ROUTE_ATTEMPTS; attempt++) {
-    const candidate = await terminatorOn(deps, router.router.id, circuit.checked.service.id, circuit.instanceId);
+    const terminator = await terminatorOn(deps, router.router.id, circuit.checked.service.id, circuit.instanceId);
     const addresses = { circuitId: circuit.circuitId, attempt, ingressId: randomUUID(), egressId: randomUUID() };
     circuit.sent();
     const message = routeMessage({
       ...addresses,
-      binding: candidate.terminator.binding,
-      destination: candidate.terminator.address,
+      binding: terminator.binding,
+      destination: terminator.address,
       peerData: circuit.asked,
       timeoutMs,
-      tags: circuit.tags(candidate),
+      tags: circuit.tags(terminator),
     });
     const result = await awaitRoute(router, timeoutMs, addresses, message);
-    if (result.success) return { candidate, ingressId: addresses.ingressId, peerData: result.peerData };
+    if (result.success) return { terminator, ingressId: addresses.ingressId, peerData: result.peerData };
     lastError = result.error;
-    if (result.errorCode === INVALID_TERMINATOR && candidate.terminator.binding === 'edge') {
-      await deleteInvalidTerminator(deps, candidate.terminator.id);
+    if (result.errorCode === INVALID_TERMINATOR && terminator.binding === 'edge') {
+      await deleteInvalidTerminator(deps, terminator.id);
     }
   }
   throw new CircuitFailure(
@@ -214,20 +214,23 @@ async function awaitRoute(
   }
 }
 
-/** The terminator a circuit from this router ends at: one of the service's on this router, online (it asks). */
-async function terminatorOn(
-  deps: Deps,
-  routerId: string,
-  serviceId: string,
-  instanceId: string,
-): Promise<CandidateTerminator> {
-  const online = await onlineTerminatorsOf(deps, serviceId);
-  const here = online.filter(
-    (candidate) => candidate.terminator.router === routerId && (!instanceId || candidate.instanceId === instanceId),
-  );
-  const chosen = chooseTerminator(here);
-  if (chosen) return chosen;
-  const elsewhere = online.length > here.length && !instanceId;
+/** The hosting identity a circuit names (the route's `hostId` tag); empty for a terminator made over the management API. */
+const hostIdOf = (terminator: Terminator) => terminator.hostId ?? '';
+
+/**
+ * The terminator a circuit from this router ends at: one of the service's on this router, online (`usableTerminators`,
+ * best first), of the SDK instance the dial asks for (the reference's terminator `identity` is the hosting SDK's
+ * instance id); one of the best equals at random, so hosts share the load.
+ */
+async function terminatorOn(deps: Deps, routerId: string, serviceId: string, instanceId: string): Promise<Terminator> {
+  const online = await usableTerminators(deps, serviceId, { instanceId: instanceId || undefined });
+  const here = online.filter((terminator) => terminator.router === routerId);
+  const [best] = here;
+  if (best) {
+    const equals = here.filter((t) => t.precedence === best.precedence && t.cost === best.cost);
+    return equals[randomInt(equals.length)] ?? best;
+  }
+  const elsewhere = online.length > 0 && !instanceId;
   throw new CircuitFailure(
     elsewhere
       ? `no path to service ${serviceId} from router ${routerId}: its terminators are on other routers, which this controller does not link`
