@@ -17,7 +17,7 @@ import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { routerTerminators } from '#ctrl-channel/terminators.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
+import { dialCtrl, enrolledEdgeRouter, type Route, type RouterEnd } from '../support/ctrl-router.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
 
 // Short heartbeats and a short route timeout, so a router that never answers a Route is given up on within the test.
@@ -27,15 +27,6 @@ const { controller, call } = useAdminController(
   // Terminators and circuits: no edge hello, sync or data model messages between the ones these tests read.
   { ctrlTimings: TIMINGS, ctrlFeatures: [routerInterfaces, routerTerminators, circuits] },
 );
-
-interface Route {
-  circuitId: string;
-  attempt: number;
-  egress: { binding: string; address: string; destination: string; peerData: Record<string, Buffer> };
-  forwards: { srcAddress: string; dstAddress: string; dstType: string }[];
-  timeout: number;
-  tags: Record<string, string>;
-}
 
 const EdgeHeaderPublicKey = 1003;
 const DIALER_KEY = Buffer.from('dialer-public-key');

@@ -18,7 +18,7 @@ import {
 } from '#ctrl-channel/message.ts';
 import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { type Credentials, dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
+import { type Credentials, dialCtrl, enrolledEdgeRouter, type Route, type RouterEnd } from '../support/ctrl-router.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
 
 /**
@@ -37,14 +37,6 @@ const recorded = readFileSync(RECORDING, 'utf8')
 const recordedOut = recorded.filter((frame) => frame.direction === 'out');
 const recordedIn = recorded.filter((frame) => frame.direction === 'in');
 
-interface Route {
-  circuitId: string;
-  attempt: number;
-  egress: { binding: string; address: string; destination: string; peerData: Record<string, Buffer> };
-  forwards: { srcAddress: string; dstAddress: string; dstType: string }[];
-  timeout: number;
-  tags: Record<string, string>;
-}
 interface TerminatorRequest {
   address: string;
   sessionToken: string;

@@ -93,6 +93,16 @@ export function clientHelloReply(serverHello: ChannelMessage, body: Buffer = cli
   };
 }
 
+/** A Route (1005) the controller sends a router, as `decodeBody('ctrl.Route', body)` reads it. */
+export interface Route {
+  circuitId: string;
+  attempt: number;
+  egress: { binding: string; address: string; destination: string; peerData: Record<string, Buffer> };
+  forwards: { srcAddress: string; dstAddress: string; dstType: string }[];
+  timeout: number;
+  tags: Record<string, string>;
+}
+
 /** The router's end of a control channel: it writes frames and reads the controller's, decoded. */
 export interface RouterEnd {
   readonly socket: TLSSocket;
