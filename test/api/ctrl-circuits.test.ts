@@ -363,6 +363,44 @@ describe('circuits refused', () => {
     expect((await call('GET', `/terminators/${created.body.data.id}`)).status).toBe(404);
   });
 
+  it('ends a dial naming a hosting instance (13) at its terminator, however the others rank; refuses an instance with none', async () => {
+    const own = await edgeNetwork(controller, call, routerId);
+    const terminator = (address: string, instanceId: string, precedence: string) =>
+      call('POST', '/terminators', {
+        service: own.serviceId,
+        router: routerId,
+        binding: 'edge',
+        address,
+        identity: instanceId,
+        precedence,
+      });
+    await terminator('best-address', 'web-1', 'required');
+    await terminator('named-address', 'web-2', 'failed');
+    const session = await own.dialer.session('Dial');
+    const headers = (instanceId: string) =>
+      new Map([
+        [11, Buffer.from(session.token)],
+        [14, Buffer.from(own.dialer.apiSessionToken)],
+        [13, Buffer.from(instanceId)],
+        [10, uint32BytesMapHeader(new Map([[1003, DIALER_KEY]]))],
+      ]);
+
+    askCircuit(headers('web-2'));
+    const routeMessage = await next(ContentType.route);
+    const route = decodeBody<Route>('ctrl.Route', routeMessage.body);
+    answerRoute(routeMessage, route.circuitId, 0, [
+      [1102, boolHeader(true)],
+      [1003, HOST_KEY],
+    ]);
+    await next(ContentType.createCircuitV2Response);
+    made.push(route.circuitId);
+    askCircuit(headers('web-3'));
+    const refusal = errorOf(await next(ContentType.error));
+
+    expect(route.egress.destination).toBe('named-address');
+    expect(refusal).toMatchObject({ code: 1, text: expect.stringContaining('no terminators for instance web-3') });
+  });
+
   it('gives a route that gets no result up after the route timeout, twice, and unroutes what answers late', async () => {
     const started = Date.now();
     askCircuit(await dialHeaders(await network.dialer.session('Dial')));
