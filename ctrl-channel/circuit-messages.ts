@@ -4,6 +4,7 @@ import {
   CircuitHeader,
   ContentType,
   EdgeHeader,
+  isHeaderTrue,
   MalformedHeader,
   type OutgoingMessage,
   RouteResultHeader,
@@ -136,7 +137,8 @@ export function routeResultOf(message: ChannelMessage, route: RouteAddresses): R
   if (message.body.toString() !== route.circuitId || uint32Of(message, RouteResultHeader.attempt) !== route.attempt) {
     return failed('a route result for another circuit or attempt');
   }
-  if (!message.headers.has(RouteResultHeader.success)) {
+  // A boolean as the reference reads it: the header present and true (a router may send it false with the error).
+  if (!isHeaderTrue(message, RouteResultHeader.success)) {
     return failed(
       message.headers.get(RouteResultHeader.error)?.toString() || 'route failed',
       message.headers.get(RouteResultHeader.errorCode)?.[0],

@@ -323,6 +323,18 @@ describe('circuits refused', () => {
     expect((await call('GET', `/sessions/${session.id}/route-path`)).body.data).toEqual({ routePath: [] });
   });
 
+  it('takes a route result whose success header says false for a failure, as the reference reads the boolean', async () => {
+    askCircuit(await dialHeaders(await network.dialer.session('Dial')));
+    for (const attempt of [0, 1]) {
+      const routeMessage = await next(ContentType.route);
+      const { circuitId } = decodeBody<Route>('ctrl.Route', routeMessage.body);
+      answerRoute(routeMessage, circuitId, attempt, [[1102, boolHeader(false)]]);
+    }
+
+    expect(unrouteOf(await next(ContentType.unroute)).now).toBe(true);
+    expect(errorOf(await next(ContentType.error)).code).toBe(1);
+  });
+
   it('refuses a service without terminators on the router; deletes one its router says is invalid, then finds none', async () => {
     const own = await edgeNetwork(controller, call, routerId);
     const session = await own.dialer.session('Dial');
