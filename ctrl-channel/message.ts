@@ -105,13 +105,6 @@ export const Header = {
   routerDataModelSubscriptionId: 1026,
 } as const;
 
-/**
- * The SDK error code of a 20002 Error answer (u32 LE; the SDK's edge header, reused on the control channel). Its id is
- * the sync strategy state's (1014) on other messages, so it stays out of `Header`, whose ids each name one header in
- * the recordings.
- */
-export const ERROR_CODE_HEADER = 1014;
-
 /** Headers a reply carries back unchanged (a latency probe's send time, a trace's id). */
 const REFLECTED_FIRST = 128;
 const REFLECTED_LAST = 255;
@@ -215,7 +208,11 @@ export const RouteResultHeader = {
   errorCode: 1104,
 } as const;
 
-/** The SDK's edge headers the control plane reads or writes (the `edge_client_pb` HeaderId values). */
+/**
+ * The SDK's edge headers the control plane reads or writes (the `edge_client_pb` HeaderId values), reused on the
+ * control channel. Their ids mean other things on other messages (1014 is the sync strategy state on a hello's
+ * answer), so they stay out of `Header`, whose ids each name one header in the recordings.
+ */
 export const EdgeHeader = {
   /** The dialer's or host's public key, for end-to-end encryption. */
   publicKey: 1003,
