@@ -175,23 +175,29 @@ export function resultMessage(success: boolean, text = '', headers: ReadonlyMap<
 }
 
 /**
- * The headers of a circuit's creation (`ctrl_msg`): a router's CreateCircuitV2Request (20218) carries its fields as
- * headers, no body, and the answer (20219) too. The ids restart below 1000 per message type, so they overlap the
- * channel's hello headers (which never ride on these messages) and the request's and response's own.
+ * The headers of a router's CreateCircuitV2Request (20218, `ctrl_msg`): its fields are headers, no body. The ids
+ * restart below 1000 per message type, so they overlap the channel's hello headers (which never ride on it) and the
+ * response's ({@link CircuitResponseHeader}).
  */
-export const CircuitHeader = {
-  /** The dialer's (request) or the terminating side's (response) peer data: a u32 → bytes map. */
+export const CircuitRequestHeader = {
+  /** The dialer's peer data: a u32 → bytes map. */
   peerData: 10,
   sessionToken: 11,
   /** The SDK's certificate fingerprints: a string slice. */
   fingerprints: 12,
   terminatorInstanceId: 13,
   apiSessionToken: 14,
-  responseCircuitId: 11,
+} as const;
+
+/** The headers of the answer to a CreateCircuitV2Request (20219): its fields are headers too, no body. */
+export const CircuitResponseHeader = {
+  /** The terminating side's peer data: a u32 → bytes map. */
+  peerData: 10,
+  circuitId: 11,
   /** The ingress address the router binds the dialer's side to: the start of the route's forwards. */
-  responseAddress: 12,
+  address: 12,
   /** The circuit's tags: a string → string map. */
-  responseTags: 13,
+  tags: 13,
 } as const;
 
 /**
@@ -255,7 +261,9 @@ class HeaderReader {
 
   count(): number {
     const count = this.uint32('count');
-    if (count > MAX_COLLECTION_ENTRIES) throw new MalformedHeader(this.key, `${count} entries, at most 128`);
+    if (count > MAX_COLLECTION_ENTRIES) {
+      throw new MalformedHeader(this.key, `${count} entries, at most ${MAX_COLLECTION_ENTRIES}`);
+    }
     return count;
   }
 
