@@ -1,7 +1,8 @@
 import { EdgeErrorCode } from './edge-session-check.ts';
 import {
   type ChannelMessage,
-  CircuitHeader,
+  CircuitRequestHeader,
+  CircuitResponseHeader,
   ContentType,
   EdgeHeader,
   isHeaderTrue,
@@ -30,14 +31,14 @@ export interface CircuitRequest {
 /** Reads a CreateCircuitV2Request; a {@link MalformedHeader} when a header is not what its id says, or no session token. */
 export function circuitRequestOf(message: ChannelMessage): CircuitRequest {
   const text = (key: number) => message.headers.get(key)?.toString() ?? '';
-  const sessionToken = text(CircuitHeader.sessionToken);
-  if (!sessionToken) throw new MalformedHeader(CircuitHeader.sessionToken, 'no session token');
+  const sessionToken = text(CircuitRequestHeader.sessionToken);
+  if (!sessionToken) throw new MalformedHeader(CircuitRequestHeader.sessionToken, 'no session token');
   return {
     sessionToken,
-    apiSessionToken: text(CircuitHeader.apiSessionToken),
-    fingerprints: stringSliceOf(message, CircuitHeader.fingerprints),
-    terminatorInstanceId: text(CircuitHeader.terminatorInstanceId),
-    peerData: uint32BytesMapOf(message, CircuitHeader.peerData),
+    apiSessionToken: text(CircuitRequestHeader.apiSessionToken),
+    fingerprints: stringSliceOf(message, CircuitRequestHeader.fingerprints),
+    terminatorInstanceId: text(CircuitRequestHeader.terminatorInstanceId),
+    peerData: uint32BytesMapOf(message, CircuitRequestHeader.peerData),
   };
 }
 
@@ -51,10 +52,10 @@ export function circuitResponse(circuit: {
   return {
     contentType: ContentType.createCircuitV2Response,
     headers: new Map([
-      [CircuitHeader.responseCircuitId, Buffer.from(circuit.circuitId)],
-      [CircuitHeader.responseAddress, Buffer.from(circuit.ingressId)],
-      [CircuitHeader.peerData, uint32BytesMapHeader(circuit.peerData)],
-      [CircuitHeader.responseTags, stringMapHeader(circuit.tags)],
+      [CircuitResponseHeader.circuitId, Buffer.from(circuit.circuitId)],
+      [CircuitResponseHeader.address, Buffer.from(circuit.ingressId)],
+      [CircuitResponseHeader.peerData, uint32BytesMapHeader(circuit.peerData)],
+      [CircuitResponseHeader.tags, stringMapHeader(circuit.tags)],
     ]),
   };
 }

@@ -105,13 +105,6 @@ export const Header = {
   routerDataModelSubscriptionId: 1026,
 } as const;
 
-/**
- * The SDK error code of a 20002 Error answer (u32 LE; the SDK's edge header, reused on the control channel). Its id is
- * the sync strategy state's (1014) on other messages, so it stays out of `Header`, whose ids each name one header in
- * the recordings.
- */
-export const ERROR_CODE_HEADER = 1014;
-
 /** Headers a reply carries back unchanged (a latency probe's send time, a trace's id). */
 const REFLECTED_FIRST = 128;
 const REFLECTED_LAST = 255;
@@ -182,23 +175,29 @@ export function resultMessage(success: boolean, text = '', headers: ReadonlyMap<
 }
 
 /**
- * The headers of a circuit's creation (`ctrl_msg`): a router's CreateCircuitV2Request (20218) carries its fields as
- * headers, no body, and the answer (20219) too. The ids restart below 1000 per message type, so they overlap the
- * channel's hello headers (which never ride on these messages) and the request's and response's own.
+ * The headers of a router's CreateCircuitV2Request (20218, `ctrl_msg`): its fields are headers, no body. The ids
+ * restart below 1000 per message type, so they overlap the channel's hello headers (which never ride on it) and the
+ * response's ({@link CircuitResponseHeader}).
  */
-export const CircuitHeader = {
-  /** The dialer's (request) or the terminating side's (response) peer data: a u32 → bytes map. */
+export const CircuitRequestHeader = {
+  /** The dialer's peer data: a u32 → bytes map. */
   peerData: 10,
   sessionToken: 11,
   /** The SDK's certificate fingerprints: a string slice. */
   fingerprints: 12,
   terminatorInstanceId: 13,
   apiSessionToken: 14,
-  responseCircuitId: 11,
+} as const;
+
+/** The headers of the answer to a CreateCircuitV2Request (20219): its fields are headers too, no body. */
+export const CircuitResponseHeader = {
+  /** The terminating side's peer data: a u32 → bytes map. */
+  peerData: 10,
+  circuitId: 11,
   /** The ingress address the router binds the dialer's side to: the start of the route's forwards. */
-  responseAddress: 12,
+  address: 12,
   /** The circuit's tags: a string → string map. */
-  responseTags: 13,
+  tags: 13,
 } as const;
 
 /**
@@ -215,7 +214,11 @@ export const RouteResultHeader = {
   errorCode: 1104,
 } as const;
 
-/** The SDK's edge headers the control plane reads or writes (the `edge_client_pb` HeaderId values). */
+/**
+ * The SDK's edge headers the control plane reads or writes (the `edge_client_pb` HeaderId values), reused on the
+ * control channel. Their ids mean other things on other messages (1014 is the sync strategy state on a hello's
+ * answer), so they stay out of `Header`, whose ids each name one header in the recordings.
+ */
 export const EdgeHeader = {
   /** The dialer's or host's public key, for end-to-end encryption. */
   publicKey: 1003,
@@ -258,7 +261,9 @@ class HeaderReader {
 
   count(): number {
     const count = this.uint32('count');
-    if (count > MAX_COLLECTION_ENTRIES) throw new MalformedHeader(this.key, `${count} entries, at most 128`);
+    if (count > MAX_COLLECTION_ENTRIES) {
+      throw new MalformedHeader(this.key, `${count} entries, at most ${MAX_COLLECTION_ENTRIES}`);
+    }
     return count;
   }
 

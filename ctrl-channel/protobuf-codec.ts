@@ -43,6 +43,26 @@ export function encodeBody(typeName: string, value: object): Buffer {
   return Buffer.from(type.encode(message).finish());
 }
 
+/**
+ * Encodes a message whose repeated message field `field` is given already encoded (each element as {@link encodeBody}
+ * made it), the other fields from `rest`: elements encoded once to be measured or hashed are not encoded again. The
+ * bytes are {@link encodeBody}'s for the whole message (fields in number order when `field` is the first).
+ */
+export function encodeBodyWithEncoded(
+  typeName: string,
+  field: string,
+  encoded: readonly Uint8Array[],
+  rest: object,
+): Buffer {
+  const type = typeOf(typeName);
+  const fieldId = type.fields[field]?.id;
+  if (fieldId === undefined) throw new TypeError(`${typeName} has no field ${field}`);
+  const writer = protobuf.Writer.create();
+  // Each element as a length-delimited field (wire type 2) of its number, as a repeated message field is written.
+  for (const element of encoded) writer.uint32((fieldId << 3) | 2).bytes(element);
+  return Buffer.concat([writer.finish(), encodeBody(typeName, rest)]);
+}
+
 /** Decodes a body of the schema into a plain object (see {@link DECODE_OPTIONS}); a malformed one is a MalformedBody. */
 export function decodeBody<T>(typeName: string, body: Uint8Array): T {
   const type = typeOf(typeName);

@@ -1,7 +1,7 @@
 import type { ControlFeatureFactory } from './control-plane.ts';
 import { ROUTER_FRAME_LIMITS } from './frame-codec.ts';
 import { ContentType, Header } from './message.ts';
-import { decodeBody, encodeBody, MalformedBody } from './protobuf-codec.ts';
+import { decodeBody, encodeBodyWithEncoded, MalformedBody } from './protobuf-codec.ts';
 import { buildRouterDataState, timelineIdOf } from './router-data-state.ts';
 
 /** A router's request for the data model (20505): right after it connects, then renewed every five minutes. */
@@ -59,7 +59,7 @@ export const routerDataModel: ControlFeatureFactory = ({ deps }) => ({
             ? [[Header.routerDataModelSubscriptionId, Buffer.from(request.subscriptionId, 'utf8')]]
             : [],
         ),
-        body: encodeDataState(state.events, endIndex, timelineId),
+        body: encodeBodyWithEncoded('edge.DataState', 'events', state.encodedEvents, { endIndex, timelineId }),
       });
       sent = { subscriptionId: request.subscriptionId, timelineId, endIndex, digest: state.digest };
       const detail = {
@@ -96,7 +96,3 @@ export const routerDataModel: ControlFeatureFactory = ({ deps }) => ({
     });
   },
 });
-
-function encodeDataState(events: readonly object[], endIndex: number, timelineId: string): Buffer {
-  return encodeBody('edge.DataState', { events, endIndex, timelineId });
-}

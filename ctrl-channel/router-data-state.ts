@@ -19,6 +19,8 @@ export type DataEvent = { readonly action: 'Create'; readonly isSynthetic?: bool
 /** What a router's data model holds, built for one router: its events, and what tells one build from the next. */
 export interface RouterDataState {
   readonly events: readonly DataEvent[];
+  /** Each event as encoded to measure it (`edge.DataEvent`), in order: the DataState's body is made of them. */
+  readonly encodedEvents: readonly Buffer[];
   /** A hash of the encoded events: equal builds have equal digests, so an unchanged model need not be sent again. */
   readonly digest: string;
   readonly identityCount: number;
@@ -177,5 +179,5 @@ export async function buildRouterDataState(
   }
   const digest = createHash('sha256');
   for (const bytes of encoded) digest.update(bytes);
-  return { events, digest: digest.digest('base64url'), identityCount, omittedIdentities };
+  return { events, encodedEvents: encoded, digest: digest.digest('base64url'), identityCount, omittedIdentities };
 }

@@ -5,7 +5,7 @@ import { referrerIds } from '#shared/store/index-queries.ts';
 import type { Channel } from './channel.ts';
 import type { ConnectedRouter, ControlFeatureFactory } from './control-plane.ts';
 import { type CheckedSession, checkEdgeSession, EdgeErrorCode, EdgeRefusal, RetryHint } from './edge-session-check.ts';
-import { type ChannelMessage, ContentType, ERROR_CODE_HEADER, resultMessage, uint32Header } from './message.ts';
+import { type ChannelMessage, ContentType, EdgeHeader, resultMessage, uint32Header } from './message.ts';
 import { decodeBody, encodeBody } from './protobuf-codec.ts';
 
 /** The binding of the terminators an edge router hosts for its SDKs. */
@@ -263,7 +263,7 @@ export function terminatorsFeature(
         logRefusal(connected, 'terminator update refused', terminatorId, refusal, error);
         channel.reply(message, {
           contentType: ContentType.error,
-          headers: new Map([[ERROR_CODE_HEADER, uint32Header(refusal.code)]]),
+          headers: new Map([[EdgeHeader.errorCode, uint32Header(refusal.code)]]),
           body: Buffer.from(refusal.message),
         });
       }

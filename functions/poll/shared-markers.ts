@@ -1,4 +1,5 @@
 import { RecentMap } from '#shared/recent-map.ts';
+import { itemKeyOf } from '#shared/store/derived-items.ts';
 import type { ItemKey } from '#shared/store/write-op.ts';
 
 /**
@@ -26,13 +27,9 @@ interface Kept {
 
 const kept = new RecentMap<string, Kept>(MAX_SHARED_MARKERS);
 
-function keyOf(key: ItemKey): string {
-  return `${String(key.PK)}|${String(key.SK)}`;
-}
-
 /** The marker as read less than the lifetime before `now` (undefined `item`: none was stored); undefined if none is. */
 export function keptMarker(key: ItemKey, now: Date): Kept | undefined {
-  const found = kept.get(keyOf(key));
+  const found = kept.get(itemKeyOf(key));
   const age = found ? now.getTime() - found.readAt : Number.NaN;
   // A clock moved back (a test's) trusts nothing it cannot date.
   return found && age >= 0 && age < SHARED_MARKER_LIFETIME_MS ? found : undefined;
@@ -43,10 +40,10 @@ export function keptMarker(key: ItemKey, now: Date): Kept | undefined {
  * at that instant), so a lifetime that ends during the request does not cost it a second read wave.
  */
 export function lastKeptMarker(key: ItemKey): Kept | undefined {
-  return kept.get(keyOf(key));
+  return kept.get(itemKeyOf(key));
 }
 
 /** Keeps markers just read (undefined: none stored), forgetting the oldest past the bound. */
 export function keepMarkers(read: readonly (readonly [ItemKey, Item | undefined])[], now: Date): void {
-  for (const [key, item] of read) kept.set(keyOf(key), { item, readAt: now.getTime() });
+  for (const [key, item] of read) kept.set(itemKeyOf(key), { item, readAt: now.getTime() });
 }

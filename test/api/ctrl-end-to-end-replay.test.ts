@@ -6,7 +6,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { messageOfRecord, type RecordedFrame } from '#ctrl-channel/frame-recorder.ts';
 import {
   type ChannelMessage,
-  CircuitHeader,
+  CircuitRequestHeader,
+  CircuitResponseHeader,
   ContentType,
   EdgeHeader,
   Header,
@@ -182,7 +183,7 @@ describe("the reference router's recorded end-to-end run, replayed", () => {
     ]);
     // The rebuilt peer data of the dial is all the recorded header held: the dialer's key and four more entries.
     expect(uint32BytesMapHeader(dialerPeerData).length).toBe(
-      recordedHeaderLength(recordedCircuitRequest, CircuitHeader.peerData),
+      recordedHeaderLength(recordedCircuitRequest, CircuitRequestHeader.peerData),
     );
     expect(dialerPeerData.get(EdgeHeader.publicKey)).toHaveLength(32);
     // The host bound with its key; the route went to its terminator; the router's result and faults name the circuit.
@@ -224,9 +225,9 @@ describe("the reference router's recorded end-to-end run, replayed", () => {
           break;
         }
         case ContentType.createCircuitV2Request:
-          headers.set(CircuitHeader.peerData, uint32BytesMapHeader(dialerPeerData));
-          headers.set(CircuitHeader.sessionToken, Buffer.from(dial.token));
-          headers.set(CircuitHeader.apiSessionToken, Buffer.from(network.dialer.apiSessionToken));
+          headers.set(CircuitRequestHeader.peerData, uint32BytesMapHeader(dialerPeerData));
+          headers.set(CircuitRequestHeader.sessionToken, Buffer.from(dial.token));
+          headers.set(CircuitRequestHeader.apiSessionToken, Buffer.from(network.dialer.apiSessionToken));
           break;
         case ContentType.routeResult: {
           const { circuitId } = decodeBody<Route>('ctrl.Route', answered!.body);
@@ -388,15 +389,15 @@ describe("the reference router's recorded end-to-end run, replayed", () => {
 
     // The circuit: its id, the ingress address (the route's start), the host's key as the dialer's peer data, the tags.
     const response = await inbox.replyTo(ContentType.createCircuitV2Response, recordedCircuitRequest.sequence);
-    expect(response.headers.get(CircuitHeader.responseCircuitId)?.toString()).toBe(route.circuitId);
-    expect(response.headers.get(CircuitHeader.responseAddress)?.toString()).toBe(toIngress!.dstAddress);
-    expect(uint32BytesMapOf(response, CircuitHeader.peerData)).toEqual(
+    expect(response.headers.get(CircuitResponseHeader.circuitId)?.toString()).toBe(route.circuitId);
+    expect(response.headers.get(CircuitResponseHeader.address)?.toString()).toBe(toIngress!.dstAddress);
+    expect(uint32BytesMapOf(response, CircuitResponseHeader.peerData)).toEqual(
       new Map([[EdgeHeader.publicKey, recordedTerminator.peerData[EdgeHeader.publicKey]]]),
     );
-    expect(response.headers.get(CircuitHeader.peerData)).toHaveLength(
-      recordedHeaderLength(recordedCircuitResponse, CircuitHeader.peerData)!,
+    expect(response.headers.get(CircuitResponseHeader.peerData)).toHaveLength(
+      recordedHeaderLength(recordedCircuitResponse, CircuitResponseHeader.peerData)!,
     );
-    expect(Object.fromEntries(stringMapOf(response, CircuitHeader.responseTags))).toEqual(route.tags);
+    expect(Object.fromEntries(stringMapOf(response, CircuitResponseHeader.tags))).toEqual(route.tags);
 
     // Its end: the first fault unroutes it (not at once), the second changes nothing; no path is left.
     const unroute = await inbox.nth(ContentType.unroute);

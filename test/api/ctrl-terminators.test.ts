@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_FEATURES } from '#ctrl-channel/control-features.ts';
-import { ContentType, ERROR_CODE_HEADER, Header, replyForOf } from '#ctrl-channel/message.ts';
+import { ContentType, EdgeHeader, Header, replyForOf } from '#ctrl-channel/message.ts';
 import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerTerminators, terminatorsFeature } from '#ctrl-channel/terminators.ts';
 import { peerDataOf } from '#shared/entities/terminator.ts';
@@ -246,7 +246,7 @@ describe("a router's terminators (a hosting SDK binds through it)", () => {
       precedence: 'required',
     });
     expect(unknown.contentType).toBe(ContentType.error);
-    expect(unknown.headers.get(ERROR_CODE_HEADER)?.readUInt32LE(0)).toBe(8);
+    expect(unknown.headers.get(EdgeHeader.errorCode)?.readUInt32LE(0)).toBe(8);
     expect(unknown.body.toString()).toMatch(/not found/);
     end.socket.destroy();
   });
