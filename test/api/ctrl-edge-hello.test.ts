@@ -12,6 +12,7 @@ import {
   dialCtrl,
   enrolledEdgeRouter,
   type RouterEnd,
+  routerConnectionOf,
   TEST_ROUTER_HOSTNAME,
 } from '../support/ctrl-router.ts';
 
@@ -269,20 +270,8 @@ describe("the edge hello: the controller's ServerHello and the router's ClientHe
   it("never lets a replaced connection's late write overwrite what the router's newer connection recorded", async () => {
     const router = await enrolledEdgeRouter(controller, call, 'eh-replaced-router');
     const { store } = controller().deps;
-    const connection = (connectionId: string) => ({
-      routerId: router.id,
-      endpointId: 'an-endpoint',
-      connectionId,
-      connectedAt: new Date().toISOString(),
-      leaseExpiresAt: Date.now() + 60_000,
-      version: 'v2.0.0-pre12',
-      revision: 'r',
-      buildDate: 'd',
-      os: 'linux',
-      arch: 'amd64',
-    });
-    await putRouterConnection(store, 'edge-routers', connection('old'));
-    await putRouterConnection(store, 'edge-routers', connection('new'));
+    await putRouterConnection(store, 'edge-routers', routerConnectionOf(router.id, 'old'));
+    await putRouterConnection(store, 'edge-routers', routerConnectionOf(router.id, 'new'));
     const newer = { hostname: 'new.example', supportedProtocols: { tls: 'tls://new.example:3022' } };
     await recordRouterSync(store, 'edge-routers', router.id, 'new', { syncStatus: 'SYNC_DONE', listeners: newer });
 
