@@ -67,3 +67,18 @@ export async function routerStatuses(
   const now = deps.now();
   return routerIds.map((id) => routerStatusOf(connections.get(id), now));
 }
+
+/** A page of routers of one collection, each shown by `view` with its status (`routerStatuses`: one batch). */
+export async function withRouterStatuses<R extends { readonly id: string }, V>(
+  deps: Deps,
+  collection: 'edge-routers' | 'routers',
+  routers: readonly R[],
+  view: (router: R, status: RouterStatus) => V,
+): Promise<V[]> {
+  const statuses = await routerStatuses(
+    deps,
+    collection,
+    routers.map((router) => router.id),
+  );
+  return routers.map((router, index) => view(router, statuses[index]!));
+}
