@@ -5,7 +5,7 @@ import { listEntitiesAmong } from '#shared/list/list-entities.ts';
 import { parseListParams } from '#shared/list/list-params.ts';
 import { edgeRoutersFor, edgeRoutersOfIdentity, selectable } from '#shared/policy/access.ts';
 import { clientEdgeRouterView, currentIdentityEdgeRouterView } from '#shared/views/client-edge-router-view.ts';
-import { routerStatuses } from '#shared/views/router-status.ts';
+import { withRouterStatuses } from '#shared/views/router-status.ts';
 import { reachableService } from './reachable-service.ts';
 import { checkSessionToken } from './session-token-header.ts';
 
@@ -20,13 +20,8 @@ export const getCurrentIdentityEdgeRouters = documented(async (request, deps) =>
   const params = parseListParams(request.query, edgeRouters.filterable);
   const ids = await edgeRoutersOfIdentity(deps.store, selectable(caller.identity));
   const page = await listEntitiesAmong(deps, edgeRouters, ids, params);
-  const statuses = await routerStatuses(
-    deps,
-    'edge-routers',
-    page.items.map((router) => router.id),
-  );
   return list(
-    page.items.map((router, index) => currentIdentityEdgeRouterView(router, statuses[index]!)),
+    await withRouterStatuses(deps, 'edge-routers', page.items, currentIdentityEdgeRouterView),
     page.pagination,
     Object.keys(edgeRouters.filterable),
   );
@@ -46,10 +41,5 @@ export const listServiceEdgeRouters = documented(async (request, deps) => {
   ]);
   const ids = await edgeRoutersFor(deps.store, selectable(caller.identity), selectable(service));
   const page = await listEntitiesAmong(deps, edgeRouters, ids, params);
-  const statuses = await routerStatuses(
-    deps,
-    'edge-routers',
-    page.items.map((router) => router.id),
-  );
-  return ok({ edgeRouters: page.items.map((router, index) => clientEdgeRouterView(router, statuses[index]!)) });
+  return ok({ edgeRouters: await withRouterStatuses(deps, 'edge-routers', page.items, clientEdgeRouterView) });
 }, standardList);

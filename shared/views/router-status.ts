@@ -1,5 +1,5 @@
 import type { Deps } from '../ports/deps.ts';
-import { type RouterConnection, readRouterConnections } from '../store/router-connections.ts';
+import { isConnectedAt, type RouterConnection, readRouterConnections } from '../store/router-connections.ts';
 
 /**
  * What a router view shows of the router's control channel: whether it is connected, its sync, its build, and where
@@ -17,10 +17,19 @@ export interface RouterStatus {
   readonly arch: string;
 }
 
-const NO_BUILD = { version: '', revision: '', buildDate: '', os: '', arch: '', hostname: '', supportedProtocols: {} };
+/** What only a connected router reports: its build, host name and listeners. */
+const NOTHING_REPORTED = {
+  version: '',
+  revision: '',
+  buildDate: '',
+  os: '',
+  arch: '',
+  hostname: '',
+  supportedProtocols: {},
+};
 
 /** A router that never connected. */
-export const OFFLINE_UNKNOWN: RouterStatus = { isOnline: false, syncStatus: 'SYNC_UNKNOWN', ...NO_BUILD };
+const OFFLINE_UNKNOWN: RouterStatus = { isOnline: false, syncStatus: 'SYNC_UNKNOWN', ...NOTHING_REPORTED };
 
 /**
  * A router's status from its connection item, in the reference's terms: never connected, `SYNC_UNKNOWN`; connected
@@ -31,8 +40,8 @@ export const OFFLINE_UNKNOWN: RouterStatus = { isOnline: false, syncStatus: 'SYN
  */
 export function routerStatusOf(connection: RouterConnection | undefined, now: Date): RouterStatus {
   if (!connection) return OFFLINE_UNKNOWN;
-  if (connection.leaseExpiresAt <= now.getTime()) {
-    return { isOnline: false, syncStatus: 'SYNC_DISCONNECTED', ...NO_BUILD };
+  if (!isConnectedAt(connection, now)) {
+    return { isOnline: false, syncStatus: 'SYNC_DISCONNECTED', ...NOTHING_REPORTED };
   }
   const { version, revision, buildDate, os, arch } = connection;
   return {
@@ -57,4 +66,19 @@ export async function routerStatuses(
   const connections = await readRouterConnections(deps.store, collection, routerIds);
   const now = deps.now();
   return routerIds.map((id) => routerStatusOf(connections.get(id), now));
+}
+
+/** A page of routers of one collection, each shown by `view` with its status (`routerStatuses`: one batch). */
+export async function withRouterStatuses<R extends { readonly id: string }, V>(
+  deps: Deps,
+  collection: 'edge-routers' | 'routers',
+  routers: readonly R[],
+  view: (router: R, status: RouterStatus) => V,
+): Promise<V[]> {
+  const statuses = await routerStatuses(
+    deps,
+    collection,
+    routers.map((router) => router.id),
+  );
+  return routers.map((router, index) => view(router, statuses[index]!));
 }

@@ -2,7 +2,7 @@ import type { EdgeRouter } from '../entities/edge-router.ts';
 import type { TransitRouter } from '../entities/router.ts';
 import type { Deps } from '../ports/deps.ts';
 import { selfLinks } from './entity-ref.ts';
-import { type RouterStatus, routerStatuses } from './router-status.ts';
+import { type RouterStatus, withRouterStatuses } from './router-status.ts';
 
 /**
  * What a router does not report to this controller yet (a certificate awaiting verification): shown empty, rather
@@ -55,11 +55,6 @@ export function edgeRouterView(router: EdgeRouter, status: RouterStatus) {
 }
 
 /** Edge routers' management views with their statuses, read in one batch for the page. */
-export async function edgeRouterViews(deps: Deps, routers: readonly EdgeRouter[]) {
-  const statuses = await routerStatuses(
-    deps,
-    'edge-routers',
-    routers.map((router) => router.id),
-  );
-  return routers.map((router, index) => edgeRouterView(router, statuses[index]!));
+export function edgeRouterViews(deps: Deps, routers: readonly EdgeRouter[]) {
+  return withRouterStatuses(deps, 'edge-routers', routers, edgeRouterView);
 }

@@ -4,7 +4,13 @@ import { ReplyTimeoutError } from '#ctrl-channel/channel.ts';
 import { ContentType, Header, int32Header, replyForOf, uint64Header } from '#ctrl-channel/message.ts';
 import { putRouterConnection, readRouterConnections } from '#shared/store/router-connections.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { type Credentials, dialCtrl, enrolledEdgeRouter, routerHelloHeaders } from '../support/ctrl-router.ts';
+import {
+  type Credentials,
+  dialCtrl,
+  enrolledEdgeRouter,
+  routerConnectionOf,
+  routerHelloHeaders,
+} from '../support/ctrl-router.ts';
 import { recordSent } from '../support/dynamodb-recorder.ts';
 import { enrolledDevice } from '../support/enrolled-device.ts';
 import { issue, makeCa } from '../support/pki-fixtures.ts';
@@ -259,21 +265,9 @@ describe("an edge router's online state, from its control channel", () => {
     const router = await enrolledEdgeRouter(controller, call, 'ctrl-deleted-early');
     expect((await call('DELETE', `/edge-routers/${router.id}`)).status).toBe(200);
     const { store } = controller().deps;
-    const connection = {
-      routerId: router.id,
-      endpointId: 'an-endpoint',
-      connectionId: 'a-connection',
-      connectedAt: new Date().toISOString(),
-      leaseExpiresAt: Date.now() + 60_000,
-      version: 'v2.0.0-pre12',
-      revision: 'r',
-      buildDate: 'd',
-      os: 'linux',
-      arch: 'amd64',
-    };
 
     // What the endpoint writes once the hello is accepted, as if the delete had come just before it.
-    expect(await putRouterConnection(store, 'edge-routers', connection)).toBe(false);
+    expect(await putRouterConnection(store, 'edge-routers', routerConnectionOf(router.id))).toBe(false);
     expect((await readRouterConnections(store, 'edge-routers', [router.id])).size).toBe(0);
   });
 

@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { edgeHello } from '#ctrl-channel/edge-hello.ts';
 import { ContentType, Header, replyForOf } from '#ctrl-channel/message.ts';
 import { decodeBody } from '#ctrl-channel/protobuf-codec.ts';
@@ -7,18 +7,21 @@ import { putRouterConnection, readRouterConnections, recordRouterSync } from '#s
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import {
+  type Credentials,
   clientHelloBody,
   clientHelloReply,
   dialCtrl,
   enrolledEdgeRouter,
   type RouterEnd,
+  routerConnectionOf,
   TEST_ROUTER_HOSTNAME,
 } from '../support/ctrl-router.ts';
+import { edgeNetwork } from '../support/edge-network.ts';
 
 // The controller waits twice the reply timeout for the ClientHello: 5 s here, 10 s by default. Heartbeats as
 // the default's, so that a loaded machine does not close a router between two of them.
 const TIMINGS = { heartbeatIntervalMs: 1_000, unresponsiveTimeoutMs: 10_000, replyTimeoutMs: 2_500 };
-const { controller, call, createdId } = useAdminController(
+const { controller, call } = useAdminController(
   {},
   // The edge hello alone: its statuses are not moved on by the API session sync that follows it.
   { ctrlTimings: TIMINGS, ctrlFeatures: [routerInterfaces, edgeHello] },
@@ -26,9 +29,6 @@ const { controller, call, createdId } = useAdminController(
 
 const C = '/edge/client/v1';
 const ADVERTISED = { tls: `tls://${TEST_ROUTER_HOSTNAME}:3022` };
-
-let counter = 0;
-const unique = (name: string) => `${name}-${++counter}-${Date.now().toString(36)}`;
 
 /** What `GET /edge-routers/{id}` shows of the router's edge hello. */
 async function shown(id: string) {
@@ -56,54 +56,25 @@ async function serverHelloOf(end: RouterEnd) {
   return message;
 }
 
-/** A connected router that received the ServerHello and has not answered it. */
-async function connectedUnanswered(name: string, roleAttributes: string[] = []) {
-  const router = await enrolledEdgeRouter(controller, call, name);
-  expect((await call('PATCH', `/edge-routers/${router.id}`, { roleAttributes })).status).toBe(200);
+/** A router connected, that received the ServerHello and has not answered it. */
+async function unanswered(router: { id: string; credentials: Credentials }) {
   const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true, answerServerHello: false });
   await end.hello(router.id);
-  return { router, end, serverHello: await serverHelloOf(end) };
+  return { end, serverHello: await serverHelloOf(end) };
+}
+
+/** A new edge router, connected, that received the ServerHello and has not answered it. */
+async function connectedUnanswered(name: string) {
+  const router = await enrolledEdgeRouter(controller, call, name);
+  return { router, ...(await unanswered(router)) };
 }
 
 describe("the edge hello: the controller's ServerHello and the router's ClientHello", () => {
-  const tag = unique('eh');
-  let token: string;
-  let serviceId: string;
-
-  beforeAll(async () => {
-    serviceId = await createdId('/services', { name: unique('eh-svc'), roleAttributes: [`${tag}-svc`] });
-    await createdId('/service-policies', {
-      name: unique('eh-sp'),
-      semantic: 'AnyOf',
-      type: 'Dial',
-      identityRoles: [`#${tag}-users`],
-      serviceRoles: [`#${tag}-svc`],
-    });
-    await createdId('/edge-router-policies', {
-      name: unique('eh-erp'),
-      semantic: 'AnyOf',
-      identityRoles: [`#${tag}-users`],
-      edgeRouterRoles: [`#${tag}-er`],
-    });
-    await createdId('/service-edge-router-policies', {
-      name: unique('eh-serp'),
-      semantic: 'AnyOf',
-      serviceRoles: [`#${tag}-svc`],
-      edgeRouterRoles: [`#${tag}-er`],
-    });
-    const name = unique('eh-user');
-    const identityId = await createdId('/identities', {
-      name,
-      type: 'User',
-      isAdmin: false,
-      roleAttributes: [`${tag}-users`],
-    });
-    await createdId('/authenticators', { identityId, method: 'updb', username: name, password: `${name}-Pw1!` });
-    token = await controller().login(name, `${name}-Pw1!`);
-  });
-
   it("sends the ServerHello; the router's listeners then show on the router, the client's routers and a Dial session's router", async () => {
-    const { router, end, serverHello } = await connectedUnanswered('eh-router', [`${tag}-er`]);
+    const router = await enrolledEdgeRouter(controller, call, 'eh-router');
+    const { serviceId, dialer } = await edgeNetwork(controller, call, router.id);
+    const token = dialer.apiSessionToken;
+    const { end, serverHello } = await unanswered(router);
 
     // As the reference's instant sync sends it: the router data model announced in header 1024 and in the data.
     expect(serverHello.headers.get(Header.routerDataModel)).toEqual(Buffer.from([1]));
@@ -269,20 +240,8 @@ describe("the edge hello: the controller's ServerHello and the router's ClientHe
   it("never lets a replaced connection's late write overwrite what the router's newer connection recorded", async () => {
     const router = await enrolledEdgeRouter(controller, call, 'eh-replaced-router');
     const { store } = controller().deps;
-    const connection = (connectionId: string) => ({
-      routerId: router.id,
-      endpointId: 'an-endpoint',
-      connectionId,
-      connectedAt: new Date().toISOString(),
-      leaseExpiresAt: Date.now() + 60_000,
-      version: 'v2.0.0-pre12',
-      revision: 'r',
-      buildDate: 'd',
-      os: 'linux',
-      arch: 'amd64',
-    });
-    await putRouterConnection(store, 'edge-routers', connection('old'));
-    await putRouterConnection(store, 'edge-routers', connection('new'));
+    await putRouterConnection(store, 'edge-routers', routerConnectionOf(router.id, 'old'));
+    await putRouterConnection(store, 'edge-routers', routerConnectionOf(router.id, 'new'));
     const newer = { hostname: 'new.example', supportedProtocols: { tls: 'tls://new.example:3022' } };
     await recordRouterSync(store, 'edge-routers', router.id, 'new', { syncStatus: 'SYNC_DONE', listeners: newer });
 

@@ -10,6 +10,7 @@ import {
   uint64Header,
 } from '#ctrl-channel/message.ts';
 import { encodeBody } from '#ctrl-channel/protobuf-codec.ts';
+import type { RouterConnection } from '#shared/store/router-connections.ts';
 import type { HttpResponse } from './https-client.ts';
 import { csrFor } from './pki-fixtures.ts';
 import type { TestController } from './test-controller.ts';
@@ -37,6 +38,25 @@ export async function enrolledEdgeRouter(
   });
   if (enrolled.status !== 200) throw new Error(`erott of ${name}: ${enrolled.status} ${enrolled.text}`);
   return { id, credentials: { cert: enrolled.body.data.cert as string, key: client.key } };
+}
+
+/**
+ * A connection item as an endpoint writes it once a router's hello is accepted (its lease running a minute), for
+ * tests that write the table as an endpoint would, without a channel.
+ */
+export function routerConnectionOf(routerId: string, connectionId = 'a-connection'): RouterConnection {
+  return {
+    routerId,
+    endpointId: 'an-endpoint',
+    connectionId,
+    connectedAt: new Date().toISOString(),
+    leaseExpiresAt: Date.now() + 60_000,
+    version: 'v2.0.0-pre12',
+    revision: 'r',
+    buildDate: 'd',
+    os: 'linux',
+    arch: 'amd64',
+  };
 }
 
 /** The reference router's hello headers (`router.GetChannelHeaders` and its control channel dialer). */
