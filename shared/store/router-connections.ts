@@ -156,13 +156,21 @@ export async function recordRouterSync(
     values[':protocols'] = update.listeners.supportedProtocols;
   }
   if (sets.length === 0) return true;
+  // A sync that failed (its ClientHello refused, or none came) stays failed: a later feature's "done" does not hide it.
+  const keepsFailure = update.syncStatus === 'SYNC_DONE';
+  if (keepsFailure) {
+    values[':error'] = 'SYNC_ERROR';
+    values[':timeout'] = 'SYNC_HELLO_TIMEOUT';
+  }
   const recorded = await unlessConditionFails(
     store.db.send(
       new UpdateCommand({
         TableName: store.tableName,
         Key: keys.ctrlChannel(collection, routerId),
         UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: 'connectionId = :connection',
+        ConditionExpression: keepsFailure
+          ? 'connectionId = :connection AND NOT syncStatus IN (:error, :timeout)'
+          : 'connectionId = :connection',
         ExpressionAttributeValues: values,
       }),
     ),

@@ -210,6 +210,23 @@ describe("an edge router's online state, from its control channel", () => {
     return status(id);
   };
 
+  it('stays SYNC_ERROR after a ClientHello it could not read, though the API session sync that follows is sent', async () => {
+    const router = await enrolledEdgeRouter(controller, call, 'ctrl-bad-client-hello');
+    const end = await dialCtrl(controller(), router.credentials, {
+      answerHeartbeats: true,
+      clientHello: Buffer.from([0x0a, 0x50]),
+    });
+    await end.hello(router.id);
+
+    let message = await end.next();
+    while (message.contentType !== ContentType.apiSessionAdded) message = await end.next();
+    // The sync's own status write follows its last chunk: give it the time a write takes.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    expect((await status(router.id)).syncStatus).toBe('SYNC_ERROR');
+    end.socket.destroy();
+  });
+
   it('is unknown until the router connects, online with its build while connected, disconnected after', async () => {
     const router = await enrolledEdgeRouter(controller, call, 'ctrl-online');
     const before = await status(router.id);
