@@ -72,8 +72,12 @@ function changeSubjectOf(
   };
 }
 
-/** Whether the session still waits for a second factor: routers are told of it only once it has them all. */
-function isPartial(session: Pick<ApiSession, 'isMfaRequired' | 'isMfaComplete'>): boolean {
+/**
+ * Whether the session still waits for a second factor (partial): requests that need a full session are refused, an
+ * eventual read of one is read again (the factor may have just been given), and routers are told of it only once it
+ * has them all.
+ */
+export function owesSecondFactor(session: Pick<ApiSession, 'isMfaRequired' | 'isMfaComplete'>): boolean {
   return session.isMfaRequired && !session.isMfaComplete;
 }
 
@@ -216,7 +220,8 @@ export async function createApiSessionOps(
     tokenHash: hashToken(token),
   };
   const ops = putSessionOps(deps.store, session, ttlEpoch(deps, now));
-  if (!isPartial(session)) ops.push(apiSessionChangeOp(deps.store, 'added', [changeSubjectOf(session)], deps.now()));
+  if (!owesSecondFactor(session))
+    ops.push(apiSessionChangeOp(deps.store, 'added', [changeSubjectOf(session)], deps.now()));
   return { token, session, ops };
 }
 
@@ -325,11 +330,6 @@ export async function liveSessionOfToken(
     return undefined;
   }
   return settled(deps, { ...read, identity: read.identity }, reading);
-}
-
-/** A session that waits for a second factor: it may have just been given, which an eventual read can miss. */
-function owesSecondFactor(session: ApiSession): boolean {
-  return session.isMfaRequired && !session.isMfaComplete;
 }
 
 /** What a read of the caller found: the session (undefined when none or not this token's) and what it stands on. */
@@ -548,7 +548,7 @@ export function totpPassedOps(deps: Deps, session: ApiSession): WriteOp[] {
       () => new ApiError('UNAUTHORIZED'),
     ),
     // The code that completes a partial session makes it usable at the routers.
-    ...(complete && isPartial(session)
+    ...(complete && owesSecondFactor(session)
       ? [apiSessionChangeOp(deps.store, 'added', [changeSubjectOf(session)], deps.now())]
       : []),
   ];
@@ -569,7 +569,9 @@ export function extJwtPassedOps(deps: Deps, session: ApiSession): WriteOp[] {
       () => new ApiError('UNAUTHORIZED'),
       { totpPending: false },
     ),
-    ...(isPartial(session) ? [apiSessionChangeOp(deps.store, 'added', [changeSubjectOf(session)], deps.now())] : []),
+    ...(owesSecondFactor(session)
+      ? [apiSessionChangeOp(deps.store, 'added', [changeSubjectOf(session)], deps.now())]
+      : []),
   ];
 }
 
@@ -579,7 +581,9 @@ export function extJwtPassedOps(deps: Deps, session: ApiSession): WriteOp[] {
  * partial session, which the routers do not know yet.
  */
 export function apiSessionUpdatedOps(deps: Deps, session: ApiSession): WriteOp[] {
-  return isPartial(session) ? [] : [apiSessionChangeOp(deps.store, 'updated', [changeSubjectOf(session)], deps.now())];
+  return owesSecondFactor(session)
+    ? []
+    : [apiSessionChangeOp(deps.store, 'updated', [changeSubjectOf(session)], deps.now())];
 }
 
 /** The same for posture data, committed with the posture data's write. */
