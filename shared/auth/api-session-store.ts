@@ -51,8 +51,8 @@ export interface SessionRef {
   readonly hasSessions?: boolean;
   /** False when the session is known never to have had posture data. */
   readonly hasPosture?: boolean;
-  /** The ids its token carries, when known: the routers are told of its end by them (`api-session-changes.ts`). */
-  readonly identityId?: string;
+  /** The ids its token carries: the routers are told of its end by them (`api-session-changes.ts`). */
+  readonly identityId: string;
   readonly authenticatorId?: string;
   readonly endsWithAuthenticator?: boolean;
 }
@@ -515,10 +515,9 @@ function endOps(deps: Deps, sessions: readonly SessionRef[], onGone: () => ApiEr
     ...(withSessions.length > 0 || withPosture.length > 0 ? { afterCommit } : {}),
   });
   // The routers are told of every end whose token they may hold (one item for the whole transaction).
-  const told = sessions.flatMap(({ identityId, ...session }) =>
-    identityId === undefined ? [] : [changeSubjectOf({ ...session, identityId })],
-  );
-  if (ops.length > 0 && told.length > 0) ops.push(apiSessionChangeOp(deps.store, 'removed', told, deps.now()));
+  if (sessions.length > 0) {
+    ops.push(apiSessionChangeOp(deps.store, 'removed', sessions.map(changeSubjectOf), deps.now()));
+  }
   return ops;
 }
 
