@@ -72,6 +72,11 @@ function changeSubjectOf(
   };
 }
 
+/** The write, for the session's own transaction, that tells the routers it was added or updated. */
+function sessionChangeOp(deps: Deps, kind: 'added' | 'updated', session: ApiSession): WriteOp {
+  return apiSessionChangeOp(deps.store, kind, [changeSubjectOf(session)], deps.now());
+}
+
 /**
  * Whether the session still waits for a second factor (partial): requests that need a full session are refused, an
  * eventual read of one is read again (the factor may have just been given), and routers are told of it only once it
@@ -220,8 +225,7 @@ export async function createApiSessionOps(
     tokenHash: hashToken(token),
   };
   const ops = putSessionOps(deps.store, session, ttlEpoch(deps, now));
-  if (!owesSecondFactor(session))
-    ops.push(apiSessionChangeOp(deps.store, 'added', [changeSubjectOf(session)], deps.now()));
+  if (!owesSecondFactor(session)) ops.push(sessionChangeOp(deps, 'added', session));
   return { token, session, ops };
 }
 
@@ -547,9 +551,7 @@ export function totpPassedOps(deps: Deps, session: ApiSession): WriteOp[] {
       () => new ApiError('UNAUTHORIZED'),
     ),
     // The code that completes a partial session makes it usable at the routers.
-    ...(complete && owesSecondFactor(session)
-      ? [apiSessionChangeOp(deps.store, 'added', [changeSubjectOf(session)], deps.now())]
-      : []),
+    ...(complete && owesSecondFactor(session) ? [sessionChangeOp(deps, 'added', session)] : []),
   ];
 }
 
@@ -568,9 +570,7 @@ export function extJwtPassedOps(deps: Deps, session: ApiSession): WriteOp[] {
       () => new ApiError('UNAUTHORIZED'),
       { totpPending: false },
     ),
-    ...(owesSecondFactor(session)
-      ? [apiSessionChangeOp(deps.store, 'added', [changeSubjectOf(session)], deps.now())]
-      : []),
+    ...(owesSecondFactor(session) ? [sessionChangeOp(deps, 'added', session)] : []),
   ];
 }
 
@@ -580,9 +580,7 @@ export function extJwtPassedOps(deps: Deps, session: ApiSession): WriteOp[] {
  * partial session, which the routers do not know yet.
  */
 export function apiSessionUpdatedOps(deps: Deps, session: ApiSession): WriteOp[] {
-  return owesSecondFactor(session)
-    ? []
-    : [apiSessionChangeOp(deps.store, 'updated', [changeSubjectOf(session)], deps.now())];
+  return owesSecondFactor(session) ? [] : [sessionChangeOp(deps, 'updated', session)];
 }
 
 /** The same for posture data, committed with the posture data's write. */
