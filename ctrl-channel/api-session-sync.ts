@@ -7,12 +7,13 @@ import {
   routerApiSessionPages,
   routerApiSessionsOfChanged,
 } from '#shared/auth/router-api-sessions.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import {
   type ApiSessionChange,
   type ApiSessionChangeKind,
   apiSessionChangesBetween,
 } from '#shared/store/api-session-changes.ts';
-import type { ConnectedRouter, ControlContext, ControlFeatureFactory } from './control-plane.ts';
+import type { ConnectedRouter, ControlFeatureFactory } from './control-plane.ts';
 import { ContentType, Header, type OutgoingMessage } from './message.ts';
 import { decodeBody, encodeBody, MalformedBody } from './protobuf-codec.ts';
 import { recordSyncStatus } from './sync-status.ts';
@@ -78,13 +79,13 @@ export function fullSyncChunk(
  * changes of one kind go in one message, as many sessions as a full sync's chunk.
  */
 async function messagesOf(
-  context: ControlContext,
+  deps: Deps,
   tokenKey: Uint8Array,
   changes: readonly ApiSessionChange[],
 ): Promise<OutgoingMessage[]> {
   const upserted = changes.filter((change) => change.kind !== 'removed').flatMap((change) => change.sessions);
   const current = new Map(
-    (upserted.length > 0 ? await routerApiSessionsOfChanged(context.deps, tokenKey, upserted) : []).map((session) => [
+    (upserted.length > 0 ? await routerApiSessionsOfChanged(deps, tokenKey, upserted) : []).map((session) => [
       session.id,
       session,
     ]),
@@ -209,7 +210,7 @@ export const apiSessionSync: ControlFeatureFactory = (context) => {
     for (const [key, at] of seen) if (at <= now.getTime() - POLL_WINDOW_MS) seen.delete(key);
     const fresh = changes.filter((change) => !seen.has(change.key));
     if (fresh.length > 0) {
-      const messages = await messagesOf(context, await tokenKey(), fresh);
+      const messages = await messagesOf(deps, await tokenKey(), fresh);
       for (const change of fresh) seen.set(change.key, Date.parse(change.at));
       for (const message of messages) passOn(message);
     }

@@ -51,8 +51,8 @@ export interface SessionRef {
   readonly hasSessions?: boolean;
   /** False when the session is known never to have had posture data. */
   readonly hasPosture?: boolean;
-  /** The ids its token carries, when known: the routers are told of its end by them (`api-session-changes.ts`). */
-  readonly identityId?: string;
+  /** The ids its token carries: the routers are told of its end by them (`api-session-changes.ts`). */
+  readonly identityId: string;
   readonly authenticatorId?: string;
   readonly endsWithAuthenticator?: boolean;
 }
@@ -72,8 +72,17 @@ function changeSubjectOf(
   };
 }
 
-/** Whether the session still waits for a second factor: routers are told of it only once it has them all. */
-function isPartial(session: Pick<ApiSession, 'isMfaRequired' | 'isMfaComplete'>): boolean {
+/** The write, for the session's own transaction, that tells the routers it was added or updated. */
+function sessionChangeOp(deps: Deps, kind: 'added' | 'updated', session: ApiSession): WriteOp {
+  return apiSessionChangeOp(deps.store, kind, [changeSubjectOf(session)], deps.now());
+}
+
+/**
+ * Whether the session still waits for a second factor (partial): requests that need a full session are refused, an
+ * eventual read of one is read again (the factor may have just been given), and routers are told of it only once it
+ * has them all.
+ */
+export function owesSecondFactor(session: Pick<ApiSession, 'isMfaRequired' | 'isMfaComplete'>): boolean {
   return session.isMfaRequired && !session.isMfaComplete;
 }
 
@@ -216,7 +225,7 @@ export async function createApiSessionOps(
     tokenHash: hashToken(token),
   };
   const ops = putSessionOps(deps.store, session, ttlEpoch(deps, now));
-  if (!isPartial(session)) ops.push(apiSessionChangeOp(deps.store, 'added', [changeSubjectOf(session)], deps.now()));
+  if (!owesSecondFactor(session)) ops.push(sessionChangeOp(deps, 'added', session));
   return { token, session, ops };
 }
 
@@ -325,11 +334,6 @@ export async function liveSessionOfToken(
     return undefined;
   }
   return settled(deps, { ...read, identity: read.identity }, reading);
-}
-
-/** A session that waits for a second factor: it may have just been given, which an eventual read can miss. */
-function owesSecondFactor(session: ApiSession): boolean {
-  return session.isMfaRequired && !session.isMfaComplete;
 }
 
 /** What a read of the caller found: the session (undefined when none or not this token's) and what it stands on. */
@@ -515,10 +519,9 @@ function endOps(deps: Deps, sessions: readonly SessionRef[], onGone: () => ApiEr
     ...(withSessions.length > 0 || withPosture.length > 0 ? { afterCommit } : {}),
   });
   // The routers are told of every end whose token they may hold (one item for the whole transaction).
-  const told = sessions.flatMap(({ identityId, ...session }) =>
-    identityId === undefined ? [] : [changeSubjectOf({ ...session, identityId })],
-  );
-  if (ops.length > 0 && told.length > 0) ops.push(apiSessionChangeOp(deps.store, 'removed', told, deps.now()));
+  if (sessions.length > 0) {
+    ops.push(apiSessionChangeOp(deps.store, 'removed', sessions.map(changeSubjectOf), deps.now()));
+  }
   return ops;
 }
 
@@ -548,9 +551,7 @@ export function totpPassedOps(deps: Deps, session: ApiSession): WriteOp[] {
       () => new ApiError('UNAUTHORIZED'),
     ),
     // The code that completes a partial session makes it usable at the routers.
-    ...(complete && isPartial(session)
-      ? [apiSessionChangeOp(deps.store, 'added', [changeSubjectOf(session)], deps.now())]
-      : []),
+    ...(complete && owesSecondFactor(session) ? [sessionChangeOp(deps, 'added', session)] : []),
   ];
 }
 
@@ -569,7 +570,7 @@ export function extJwtPassedOps(deps: Deps, session: ApiSession): WriteOp[] {
       () => new ApiError('UNAUTHORIZED'),
       { totpPending: false },
     ),
-    ...(isPartial(session) ? [apiSessionChangeOp(deps.store, 'added', [changeSubjectOf(session)], deps.now())] : []),
+    ...(owesSecondFactor(session) ? [sessionChangeOp(deps, 'added', session)] : []),
   ];
 }
 
@@ -579,7 +580,7 @@ export function extJwtPassedOps(deps: Deps, session: ApiSession): WriteOp[] {
  * partial session, which the routers do not know yet.
  */
 export function apiSessionUpdatedOps(deps: Deps, session: ApiSession): WriteOp[] {
-  return isPartial(session) ? [] : [apiSessionChangeOp(deps.store, 'updated', [changeSubjectOf(session)], deps.now())];
+  return owesSecondFactor(session) ? [] : [sessionChangeOp(deps, 'updated', session)];
 }
 
 /** The same for posture data, committed with the posture data's write. */

@@ -9,7 +9,7 @@ import { sessionItemsOf, sessionKeyPages } from '../store/api-session-items.ts';
 import { listChildren, validChildren } from '../store/children.ts';
 import { keys } from '../store/keys.ts';
 import type { ApiSession } from './api-session.ts';
-import { isLive, isRevoked, liveCutoff, toSession } from './api-session-store.ts';
+import { isLive, isRevoked, liveCutoff, owesSecondFactor, toSession } from './api-session-store.ts';
 import { derivedSessionToken } from './session-token.ts';
 
 /**
@@ -39,7 +39,7 @@ export async function routerApiSessionsOf(
 ): Promise<RouterApiSession[]> {
   const now = deps.now();
   const candidates = sessions.flatMap((session) => {
-    if (!isLive(deps, session) || (session.isMfaRequired && !session.isMfaComplete)) return [];
+    if (!isLive(deps, session) || owesSecondFactor(session)) return [];
     const token = derivedSessionToken(tokenKey, tokenPartsOf(session));
     return token === undefined ? [] : [{ session, token }];
   });

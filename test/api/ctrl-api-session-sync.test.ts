@@ -202,6 +202,29 @@ describe("the routers' API sessions (ApiSessionAdded / Updated / Removed on the 
     end.socket.destroy();
   });
 
+  it('tells the routers of the sessions a deleted identity ends (the removal is written with the deletion)', async () => {
+    const policyId = await createPolicy(authPolicyBody(unique('sync-delete')));
+    const user = await userUnder(policyId, unique('sync-delete-user'));
+    const end = await connected();
+    await fullSync(end);
+    const loggedIn = await login(user.username, user.password);
+    expect(loggedIn.status, loggedIn.text).toBe(200);
+    const sessionId = loggedIn.body.data.id as string;
+    await incremental<ApiSessionAdded>(end, ContentType.apiSessionAdded, 'edge.ApiSessionAdded', (body) =>
+      body.apiSessions.some((apiSession) => apiSession.id === sessionId),
+    );
+
+    expect((await call('DELETE', `/identities/${user.identityId}`)).status).toBe(200);
+    const removed = await incremental<{ tokens: string[]; ids: string[] }>(
+      end,
+      ContentType.apiSessionRemoved,
+      'edge.ApiSessionRemoved',
+      (body) => body.ids.includes(sessionId),
+    );
+    expect(tokenRemoved(removed.body, sessionId)).toBe(loggedIn.body.data.token);
+    end.socket.destroy();
+  });
+
   it('sends a session that waits for its TOTP code only once the code is given', async () => {
     const policyId = await createPolicy(authPolicyBody(unique('sync-mfa')));
     const user = await userUnder(policyId, unique('sync-mfa-user'));
