@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { endSessionsOps, sessionsEndedWith } from '#shared/auth/api-session-store.ts';
 import { hashAllowedPassword } from '#shared/auth/password-policy.ts';
 import { entityApi } from '#shared/crud/entity-api.ts';
 import { viewsSharing } from '#shared/crud/page-views.ts';
@@ -63,6 +64,8 @@ export const authenticatorApi = entityApi({
   }),
   replace: (before, input, { deps }) => replaceCredentials(deps, before, input),
   patch: (before, input, sent, { deps }) => patchCredentials(deps, before, input, sent),
+  // The sessions it opened end with it (`isRevoked`): removed with it, so the routers drop them at once.
+  deleteOps: (deps, stored, room) => endSessionsOps(deps, sessionsEndedWith(deps, stored.doc), room),
   ...viewsSharing(
     (deps) => nameLookup(deps, identities),
     async (doc: Authenticator, identityName) => authenticatorView(doc, await identityName(doc.identityId)),

@@ -40,7 +40,11 @@ export const disableIdentity: Operation = async (request, deps) => {
     const ops = deps.store.replaceOps(identities, stored, next);
     await deps.store.transact([
       ...ops,
-      ...(await endSessionsOps(deps, stored.doc.id, MAX_TRANSACTION_ITEMS - ops.length)),
+      ...(await endSessionsOps(
+        deps,
+        { identityId: stored.doc.id, endedAt: next.sessionsValidFrom },
+        MAX_TRANSACTION_ITEMS - ops.length,
+      )),
     ]);
   });
   request.logger.info('identity disabled', { id: request.pathParameters.id, durationMinutes });

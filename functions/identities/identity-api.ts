@@ -62,5 +62,6 @@ export const identityApi = entityApi({
     }
   },
   // Authenticators and enrollments are `cascade` children the kit deletes with the identity; its API sessions end too.
-  deleteOps: (deps, stored, room) => endSessionsOps(deps, stored.doc.id, room),
+  deleteOps: (deps, stored, room) =>
+    endSessionsOps(deps, { identityId: stored.doc.id, endedAt: deps.now().toISOString() }, room),
 });

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { endSessionsOps, sessionsEndedWith } from '#shared/auth/api-session-store.ts';
 import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { enrollments } from '#shared/entities/enrollment.ts';
@@ -11,6 +12,7 @@ import { newId } from '#shared/ids.ts';
 import { fingerprintOf, firstCertificateOf } from '#shared/pki/certificates.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { expiresAtField } from '#shared/schemas/common-fields.ts';
+import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
 import { requestedEnrollment } from './enrollment-api.ts';
 import { caBundlePem, certificateForCsr } from './enrollment-token.ts';
 
@@ -18,7 +20,8 @@ const reEnrollSchema = z.object({ expiresAt: expiresAtField });
 
 /**
  * `POST /authenticators/{id}/re-enroll {expiresAt}`: the authenticator is deleted and an enrollment of the matching
- * method made in the same transaction (updb → updb with its username, a CA's certificate → ottca, else ott).
+ * method made in the same transaction (updb → updb with its username, a CA's certificate → ottca, else ott); the
+ * sessions it opened end with it, removed with it so the routers drop them (`endSessionsOps`).
  */
 const reEnrollAuthenticator: Operation = documented(
   async (request, deps) => {
@@ -39,9 +42,13 @@ const reEnrollAuthenticator: Operation = documented(
         },
       );
       // The username frees up in this transaction, so no check that it is free (it is this authenticator's).
-      await deps.store.transact([
+      const ops = [
         ...deps.store.deleteOps(authenticators, authenticator, stored.version),
         ...deps.store.createOps(enrollments, doc),
+      ];
+      await deps.store.transact([
+        ...ops,
+        ...(await endSessionsOps(deps, sessionsEndedWith(deps, authenticator), MAX_TRANSACTION_ITEMS - ops.length)),
       ]);
     });
     request.logger.info('authenticator reverted to enrollment', { id: request.pathParameters.id, enrollmentId });

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { deleteApiSession, getApiSessionById } from '#shared/auth/api-session-store.ts';
+import { deleteApiSession, endSessionsOps, getApiSessionById } from '#shared/auth/api-session-store.ts';
 import { crudOperations, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import { identities } from '#shared/entities/identity.ts';
@@ -11,6 +11,7 @@ import { REVOCATIONS } from '#shared/routes/groups/pki-routes.ts';
 import { idField, tagsField } from '#shared/schemas/common-fields.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
+import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
 
 /** Long enough to outlive every credential a revocation covers: the certificates the network issues last a year. */
 const REVOCATION_LIFETIME_MS = 366 * 24 * 3600_000;
@@ -25,7 +26,8 @@ const revocationApi: EntityApi<Revocation, never, never, never> = {
 /**
  * `POST /revocations {id, type}`: stored under the revoked id (a second revocation of it moves its time forward). An
  * IDENTITY revocation also ends the identity's API sessions at once (its `sessionsValidFrom`, in the same
- * transaction); an API_SESSION one ends that session. Cert login reads revocations by key (`certificate-login.ts`).
+ * transaction, which removes them too, so the routers drop them: `endSessionsOps`); an API_SESSION one ends that
+ * session. Cert login reads revocations by key (`certificate-login.ts`).
  */
 const createRevocation: Operation = documented(
   async (request, deps) => {
@@ -54,6 +56,8 @@ const createRevocation: Operation = documented(
               updatedAt: doc.createdAt,
             }),
           );
+          const ended = { identityId: identity.doc.id, endedAt: doc.createdAt };
+          ops.push(...(await endSessionsOps(deps, ended, MAX_TRANSACTION_ITEMS - ops.length)));
         }
       }
       await deps.store.transact(ops);

@@ -26,7 +26,8 @@ async function deleteRouterIdentityOps(deps: Deps, identity: Stored<Identity>, r
     if (link.onTargetDelete !== 'cascade' || !def) continue;
     for (const child of await deps.store.getMany(def, [link.id])) ops.push(...deps.store.deleteOps(def, child));
   }
-  return [...ops, ...(await endSessionsOps(deps, identity.doc.id, room - ops.length))];
+  const ended = { identityId: identity.doc.id, endedAt: deps.now().toISOString() };
+  return [...ops, ...(await endSessionsOps(deps, ended, room - ops.length))];
 }
 
 /**

@@ -16,7 +16,7 @@ import {
   sessionItemById,
   sessionItemOf,
   sessionItemsOf,
-  sessionKeysOfIdentity,
+  sessionKeyPagesOfIdentity,
   setSessionFieldsOp,
   tokenHashOf,
   touchSessionItem,
@@ -501,9 +501,15 @@ class SessionAlreadyEnded extends ApiError {}
 
 /**
  * The writes that remove sessions: each item (only if still there, and `expiredBy` a cutoff when given) and id pointer,
- * and the counter down by as many. A failed condition cancels all of them and answers `onGone`'s error.
+ * the counter down by as many, and the change that tells the routers; `then` follows the commit. A failed condition
+ * cancels all of them and answers `onGone`'s error.
  */
-function endOps(deps: Deps, sessions: readonly SessionRef[], onGone: () => ApiError, expiredBy?: string): WriteOp[] {
+function endOps(
+  deps: Deps,
+  sessions: readonly SessionRef[],
+  onGone: () => ApiError,
+  options: { readonly expiredBy?: string; readonly then?: () => Promise<void> } = {},
+): WriteOp[] {
   // Once the removal has committed, the sessions' sessions (Dial/Bind) end and their posture data goes: both only
   // where the session may have any (flags set by the writes that add them).
   const withSessions = sessions.filter((session) => session.hasSessions !== false).map((session) => session.id);
@@ -515,12 +521,15 @@ function endOps(deps: Deps, sessions: readonly SessionRef[], onGone: () => ApiEr
     ]);
   };
   const ops = removeSessionOps(deps.store, sessions, onGone, {
-    ...(expiredBy ? { idleBy: expiredBy } : {}),
+    ...(options.expiredBy ? { idleBy: options.expiredBy } : {}),
     ...(withSessions.length > 0 || withPosture.length > 0 ? { afterCommit } : {}),
   });
   // The routers are told of every end whose token they may hold (one item for the whole transaction).
   if (sessions.length > 0) {
-    ops.push(apiSessionChangeOp(deps.store, 'removed', sessions.map(changeSubjectOf), deps.now()));
+    ops.push({
+      ...apiSessionChangeOp(deps.store, 'removed', sessions.map(changeSubjectOf), deps.now()),
+      ...(options.then ? { afterCommit: options.then } : {}),
+    });
   }
   return ops;
 }
@@ -651,11 +660,11 @@ export async function removeSessions(deps: Deps, sessions: readonly SessionRef[]
   const batch = sessions.slice(0, SESSIONS_PER_TRANSACTION);
   const gone = () => new SessionAlreadyEnded('NOT_FOUND');
   try {
-    await deps.store.transact(endOps(deps, batch, gone, expiredBy));
+    await deps.store.transact(endOps(deps, batch, gone, expiredBy ? { expiredBy } : {}));
   } catch (error) {
     if (!(error instanceof SessionAlreadyEnded) || batch.length === 1) return ignoreGone(error);
     for (const session of batch) {
-      await deps.store.transact(endOps(deps, [session], gone, expiredBy)).catch(ignoreGone);
+      await deps.store.transact(endOps(deps, [session], gone, expiredBy ? { expiredBy } : {})).catch(ignoreGone);
     }
   }
 }
@@ -699,22 +708,74 @@ export async function storedSessionRefs(
 }
 
 /**
- * The writes that remove an identity's stored sessions, to commit with a change of the identity (disable, delete)
- * that leaves `room` items in its transaction: as many as fit, whatever their number, so the change costs the same
- * with 5 or 5,000 sessions. Ending them does not depend on these writes (the identity's delete, or the
- * `sessionsValidFrom` its disable sets, stops every session at once); the rest are removed when met: on use, by the
- * list, by TTL.
+ * The sessions a change of their identity ends (`isRevoked`): those created before `endedAt`, all of them (a disable,
+ * a lockout, an IDENTITY revocation, the identity's delete) or those one authenticator opened and ends with (its delete).
  */
-export async function endSessionsOps(deps: Deps, identityId: string, room: number): Promise<WriteOp[]> {
+export interface EndedSessions {
+  readonly identityId: string;
+  readonly endedAt: string;
+  readonly authenticatorId?: string;
+}
+
+/** The sessions an authenticator's delete ends now: those it opened (`endsWithAuthenticator`). */
+export function sessionsEndedWith(deps: Deps, authenticator: Pick<Authenticator, 'id' | 'identityId'>): EndedSessions {
+  return { identityId: authenticator.identityId, authenticatorId: authenticator.id, endedAt: deps.now().toISOString() };
+}
+
+/**
+ * The writes that remove the sessions a change ends, to commit with that change when it leaves `room` items in its
+ * transaction: as many as fit, so the routers are told of them (`api-session-changes.ts`) with the change itself.
+ * Ending them does not depend on these writes (the change stops every one of them at once, `isRevoked`); but a router
+ * accepts an SDK's connections for as long as it holds the session's token, so the rest are removed, and the routers
+ * told, right after the commit (`removeRestOf`). None fit when `room` is that small: those then end as before, met on
+ * use, by the list, or at the idle sweep.
+ */
+export async function endSessionsOps(deps: Deps, ended: EndedSessions, room: number): Promise<WriteOp[]> {
   const fits = Math.min(SESSIONS_PER_TRANSACTION, Math.floor((room - ITEMS_PER_REMOVAL) / ITEMS_PER_SESSION));
   if (fits <= 0) return [];
-  const stored = await storedSessionRefs(deps, await sessionKeysOfIdentity(deps.store, identityId, fits));
-  // Removed meanwhile by someone else: the identity's change reads its sessions again.
+  const filter = {
+    createdBefore: ended.endedAt,
+    ...(ended.authenticatorId === undefined ? {} : { openedBy: ended.authenticatorId }),
+  };
+  const pages = sessionKeyPagesOfIdentity(deps.store, ended.identityId, filter, fits);
+  const found: SessionRef[] = [];
+  let exhausted = false;
+  while (found.length < fits && !exhausted) {
+    const page = await pages.next();
+    if (page.done) exhausted = true;
+    else found.push(...(await storedSessionRefs(deps, page.value)));
+  }
+  if (found.length === 0) return [];
+  // Removed meanwhile by someone else: the change reads its sessions again.
   const concurrentlyEnded = () =>
     new ConcurrentModificationError('SERVER_TOO_MANY_REQUESTS', {
       message: 'An API session of the identity ended at the same time; retry.',
     });
-  return endOps(deps, stored, concurrentlyEnded);
+  const rest = found.slice(fits);
+  return endOps(deps, found.slice(0, fits), concurrentlyEnded, {
+    ...(exhausted && rest.length === 0 ? {} : { then: () => removeRestOf(deps, rest, pages) }),
+  });
+}
+
+/**
+ * Removes, after the change that ended them has committed, the sessions its transaction had no room for: an
+ * identity's sessions are not bounded in number (each login adds one), so however many there are they go in batches
+ * of a transaction each (`SESSIONS_PER_TRANSACTION`, every batch writing the change that tells the routers), one
+ * after another, the keys read a page at a time, so no batch and no read grows with their number.
+ */
+async function removeRestOf(
+  deps: Deps,
+  found: readonly SessionRef[],
+  pages: AsyncGenerator<string[], void, undefined>,
+): Promise<void> {
+  const pending = [...found];
+  for await (const page of pages) {
+    pending.push(...(await storedSessionRefs(deps, page)));
+    while (pending.length >= SESSIONS_PER_TRANSACTION) {
+      await removeSessions(deps, pending.splice(0, SESSIONS_PER_TRANSACTION));
+    }
+  }
+  while (pending.length > 0) await removeSessions(deps, pending.splice(0, SESSIONS_PER_TRANSACTION));
 }
 
 /** Whether the identity has a session it has not revoked and not yet idle past the timeout. */

@@ -304,19 +304,43 @@ export function tokenHashOf(sessionPk: string): string {
   return sessionPk.slice(PREFIXES.apiSession.length);
 }
 
-/** Up to `limit` keys of an identity's session items (its index partition; it may still name a removed one). */
-export async function sessionKeysOfIdentity(store: Store, identityId: string, limit: number): Promise<string[]> {
-  const { Items = [] } = await store.db.send(
-    new QueryCommand({
-      TableName: store.tableName,
-      IndexName: 'GSI2',
-      KeyConditionExpression: 'GSI2PK = :sessions',
-      ExpressionAttributeValues: { ':sessions': keys.sessionsIndex(identityId) },
-      ProjectionExpression: 'PK',
-      Limit: limit,
-    }),
-  );
-  return Items.map((item) => String(item.PK));
+/** Which of an identity's session items a read takes: those created before `createdBefore`, and opened by `openedBy`. */
+export interface IdentitySessionFilter {
+  readonly createdBefore: string;
+  /** When given: only sessions this authenticator opened and that end with it. */
+  readonly openedBy?: string;
+}
+
+/**
+ * The keys of the identity's session items the filter takes, a page of at most `pageSize` read at a time (its index
+ * partition, which may still name a removed one), in id order.
+ */
+export async function* sessionKeyPagesOfIdentity(
+  store: Store,
+  identityId: string,
+  filter: IdentitySessionFilter,
+  pageSize: number,
+): AsyncGenerator<string[], void, undefined> {
+  const query: QueryCommandInput = {
+    TableName: store.tableName,
+    IndexName: 'GSI2',
+    KeyConditionExpression: 'GSI2PK = :sessions',
+    // ISO-8601 UTC timestamps of one length order as text the way they order in time.
+    FilterExpression: `createdAt < :before${
+      filter.openedBy === undefined ? '' : ' AND authenticatorId = :authenticator AND endsWithAuthenticator = :ends'
+    }`,
+    ExpressionAttributeValues: {
+      ':sessions': keys.sessionsIndex(identityId),
+      ':before': filter.createdBefore,
+      ...(filter.openedBy === undefined ? {} : { ':authenticator': filter.openedBy, ':ends': true }),
+    },
+    ProjectionExpression: 'PK',
+    Limit: pageSize,
+  };
+  for await (const page of paginateQuery({ client: store.db }, query)) {
+    const found = (page.Items ?? []).map((item) => String(item.PK));
+    if (found.length > 0) yield found;
+  }
 }
 
 /** Whether the identity has a session active after `activeAfter`, and created at or after `createdFrom` when given. */
