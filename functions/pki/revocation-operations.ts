@@ -9,9 +9,9 @@ import { documented, type Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { REVOCATIONS } from '#shared/routes/groups/pki-routes.ts';
 import { idField, tagsField } from '#shared/schemas/common-fields.ts';
+import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
-import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
 
 /** Long enough to outlive every credential a revocation covers: the certificates the network issues last a year. */
 const REVOCATION_LIFETIME_MS = 366 * 24 * 3600_000;

@@ -1,0 +1,210 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { apiSessionSync } from '#ctrl-channel/api-session-sync.ts';
+import { circuits } from '#ctrl-channel/circuits.ts';
+import { type ChannelMessage, ContentType, Header, replyForOf } from '#ctrl-channel/message.ts';
+import { decodeBody } from '#ctrl-channel/protobuf-codec.ts';
+import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
+import { useAdminController } from '../support/admin-controller.ts';
+import { type Credentials, dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
+import { edgeNetwork } from '../support/edge-network.ts';
+import { authPolicyBody } from '../support/management-fixtures.ts';
+import { storeApiSessions } from '../support/stored-api-sessions.ts';
+
+/**
+ * API sessions that end without an end of their own (their identity disabled, locked out, revoked or deleted, the
+ * authenticator that opened them deleted): a router that holds one hears of it as of a logout, within the time of a
+ * poll of the changes, not only once the session would have gone idle.
+ */
+const { controller, call, createPolicy, userUnder, login } = useAdminController(
+  {},
+  // The sync and circuits alone: no edge hello or data model messages between the ones these tests read.
+  { ctrlFeatures: [routerInterfaces, apiSessionSync, circuits] },
+);
+const C = '/edge/client/v1';
+
+/** How long a v2 router waits for an SDK's API session to reach it: its end should reach it as soon. */
+const ROUTER_LOOKUP_TIMEOUT_MS = 5_000;
+/** More sessions than one transaction removes (two items each): some are left past the ending change's own. */
+const MORE_THAN_A_TRANSACTION = 60;
+
+let router: { id: string; credentials: Credentials };
+let names = 0;
+const unique = (name: string) => `${name}-${++names}-${Date.now().toString(36)}`;
+
+beforeAll(async () => {
+  router = await enrolledEdgeRouter(controller, call, 'ended-router');
+});
+
+/** The router, connected, past its hello and its first full sync (so it holds every live session). */
+async function syncedRouter(): Promise<RouterEnd> {
+  const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true });
+  const answer = await end.hello(router.id);
+  expect(answer.headers.get(Header.resultSuccess)).toEqual(Buffer.from([1]));
+  for (;;) {
+    const message = await end.next(8_000);
+    if (message.contentType !== ContentType.apiSessionAdded) continue;
+    const state = message.headers.get(Header.syncStrategyState)?.toString('utf8');
+    if (state && JSON.parse(state).isLast === true) return end;
+  }
+}
+
+/**
+ * Reads the router's messages until ApiSessionRemoved has named every one of `ids` with its token; answers how long
+ * that took. Fails when they are not all named within `timeoutMs`.
+ */
+async function removalsOf(end: RouterEnd, sessions: readonly { id: string; token: string }[], timeoutMs = 8_000) {
+  const started = Date.now();
+  const waiting = new Map(sessions.map((session) => [session.id, session.token]));
+  while (waiting.size > 0) {
+    const message = await end.next(Math.max(1, timeoutMs - (Date.now() - started))).catch(() => {
+      throw new Error(`not removed within ${timeoutMs} ms: ${waiting.size} of ${sessions.length} sessions`);
+    });
+    if (message.contentType !== ContentType.apiSessionRemoved) continue;
+    const body = decodeBody<{ tokens: string[]; ids: string[] }>('edge.ApiSessionRemoved', message.body);
+    for (const [index, id] of body.ids.entries()) {
+      if (waiting.has(id)) {
+        expect(body.tokens[index]).toBe(waiting.get(id));
+        waiting.delete(id);
+      }
+    }
+  }
+  return Date.now() - started;
+}
+
+/** Whether the router is told nothing of these sessions' removal within `ms`. */
+async function noRemovalOf(end: RouterEnd, ids: readonly string[], ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  for (;;) {
+    let message: ChannelMessage;
+    try {
+      message = await end.next(Math.max(1, until - Date.now()));
+    } catch {
+      return true;
+    }
+    if (message.contentType !== ContentType.apiSessionRemoved) continue;
+    const body = decodeBody<{ ids: string[] }>('edge.ApiSessionRemoved', message.body);
+    if (body.ids.some((id) => ids.includes(id))) return false;
+  }
+}
+
+/** A user under its own policy (`updb` its password settings), with a password session and `stored` more. */
+async function userWithSessions(stored: number, updb: Record<string, unknown> = {}) {
+  const policyId = await createPolicy(authPolicyBody(unique('ended-policy'), updb));
+  const user = await userUnder(policyId, unique('ended-user'));
+  const loggedIn = await login(user.username, user.password);
+  expect(loggedIn.status, loggedIn.text).toBe(200);
+  const session = { id: loggedIn.body.data.id as string, token: loggedIn.body.data.token as string };
+  return { ...user, session, stored: await storeApiSessions(controller().deps, user.identityId, stored) };
+}
+
+describe('API sessions that end without being removed reach the routers when they end', () => {
+  it("tells a router of every session of a disabled identity, more than the disable's transaction removes", async () => {
+    const user = await userWithSessions(MORE_THAN_A_TRANSACTION);
+    const end = await syncedRouter();
+
+    const disabled = await call('POST', `/identities/${user.identityId}/disable`, { durationMinutes: 0 });
+    expect(disabled.status, disabled.text).toBe(200);
+
+    expect(await removalsOf(end, [user.session, ...user.stored])).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+    end.socket.destroy();
+  });
+
+  it('tells a router of every session of a deleted identity, more than the delete transaction removes', async () => {
+    const user = await userWithSessions(MORE_THAN_A_TRANSACTION);
+    const end = await syncedRouter();
+
+    const deleted = await call('DELETE', `/identities/${user.identityId}`);
+    expect(deleted.status, deleted.text).toBe(200);
+
+    expect(await removalsOf(end, [user.session, ...user.stored])).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+    end.socket.destroy();
+  });
+
+  it('tells a router of the sessions of an identity locked out by wrong passwords', async () => {
+    const user = await userWithSessions(1, { maxAttempts: 2, lockoutDurationMinutes: 0 });
+    const end = await syncedRouter();
+
+    for (let attempt = 0; attempt < 2; attempt++) {
+      expect((await login(user.username, 'not-the-password')).status).toBe(401);
+    }
+
+    expect(await removalsOf(end, [user.session, ...user.stored])).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+    const identity = await call('GET', `/identities/${user.identityId}`);
+    expect(identity.body.data.disabled).toBe(true);
+    end.socket.destroy();
+  });
+
+  it('tells a router of the sessions an IDENTITY revocation ends, and keeps a login made after it', async () => {
+    const user = await userWithSessions(1);
+    const end = await syncedRouter();
+
+    const revoked = await call('POST', '/revocations', { id: user.identityId, type: 'IDENTITY' });
+    expect(revoked.status, revoked.text).toBe(201);
+
+    expect(await removalsOf(end, [user.session, ...user.stored])).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+    const after = await login(user.username, user.password);
+    expect(after.status, after.text).toBe(200);
+    const current = await controller().call('GET', `${C}/current-api-session`, { token: after.body.data.token });
+    expect(current.status, current.text).toBe(200);
+    end.socket.destroy();
+  });
+
+  it('tells a router of the sessions a deleted authenticator opened, and of none its identity opened otherwise', async () => {
+    // The stored sessions were opened by no authenticator of the identity: they do not end with the password's.
+    const user = await userWithSessions(2);
+    const end = await syncedRouter();
+
+    const deleted = await call('DELETE', `/authenticators/${user.authenticatorId}`);
+    expect(deleted.status, deleted.text).toBe(200);
+
+    expect(await removalsOf(end, [user.session])).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+    expect(
+      await noRemovalOf(
+        end,
+        user.stored.map((session) => session.id),
+        2_000,
+      ),
+    ).toBe(true);
+    for (const session of user.stored) {
+      const current = await controller().call('GET', `${C}/current-api-session`, { token: session.token });
+      expect(current.status, current.text).toBe(200);
+    }
+    end.socket.destroy();
+  });
+
+  it('tells a router of the sessions of an authenticator reverted to an enrollment (re-enroll)', async () => {
+    const user = await userWithSessions(0);
+    const end = await syncedRouter();
+
+    const expiresAt = new Date(controller().deps.now().getTime() + 3_600_000).toISOString();
+    const reEnrolled = await call('POST', `/authenticators/${user.authenticatorId}/re-enroll`, { expiresAt });
+    expect(reEnrolled.status, reEnrolled.text).toBe(201);
+
+    expect(await removalsOf(end, [user.session])).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+    end.socket.destroy();
+  });
+
+  it("refuses a router's Dial on behalf of a disabled identity's session at once, whatever the router holds", async () => {
+    const network = await edgeNetwork(controller, call, router.id);
+    const end = await syncedRouter();
+    const dial = await network.dialer.session('Dial');
+
+    const disabled = await call('POST', `/identities/${network.dialer.identityId}/disable`, { durationMinutes: 0 });
+    expect(disabled.status, disabled.text).toBe(200);
+    end.send({
+      contentType: ContentType.createCircuitV2Request,
+      sequence: 900,
+      headers: new Map([
+        [11, Buffer.from(dial.token)],
+        [14, Buffer.from(network.dialer.apiSessionToken)],
+      ]),
+    });
+
+    let refusal = await end.next(5_000);
+    while (refusal.contentType !== ContentType.error) refusal = await end.next(5_000);
+    expect(replyForOf(refusal)).toBe(900);
+    // 2: invalid API session (the SDK's edge error code), the check reading the session and its identity as they are.
+    expect(refusal.headers.get(1014)?.readUInt32LE(0)).toBe(2);
+    end.socket.destroy();
+  });
+});
