@@ -501,14 +501,14 @@ class SessionAlreadyEnded extends ApiError {}
 
 /**
  * The writes that remove sessions: each item (only if still there, and `expiredBy` a cutoff when given) and id pointer,
- * the counter down by as many, and the change that tells the routers; `then` follows the commit. A failed condition
+ * the counter down by as many, and the change that tells the routers; `followedBy` follows the commit. A failed condition
  * cancels all of them and answers `onGone`'s error.
  */
 function endOps(
   deps: Deps,
   sessions: readonly SessionRef[],
   onGone: () => ApiError,
-  options: { readonly expiredBy?: string; readonly then?: () => Promise<void> } = {},
+  options: { readonly expiredBy?: string; readonly followedBy?: () => Promise<void> } = {},
 ): WriteOp[] {
   // Once the removal has committed, the sessions' sessions (Dial/Bind) end and their posture data goes: both only
   // where the session may have any (flags set by the writes that add them).
@@ -528,7 +528,7 @@ function endOps(
   if (sessions.length > 0) {
     ops.push({
       ...apiSessionChangeOp(deps.store, 'removed', sessions.map(changeSubjectOf), deps.now()),
-      ...(options.then ? { afterCommit: options.then } : {}),
+      ...(options.followedBy ? { afterCommit: options.followedBy } : {}),
     });
   }
   return ops;
@@ -753,7 +753,7 @@ export async function endSessionsOps(deps: Deps, ended: EndedSessions, room: num
     });
   const rest = found.slice(fits);
   return endOps(deps, found.slice(0, fits), concurrentlyEnded, {
-    ...(exhausted && rest.length === 0 ? {} : { then: () => removeRestOf(deps, rest, pages) }),
+    ...(exhausted && rest.length === 0 ? {} : { followedBy: () => removeRestOf(deps, rest, pages) }),
   });
 }
 
