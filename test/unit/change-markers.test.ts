@@ -88,7 +88,8 @@ describe('change markers', () => {
     expect(unwrittenIdentityKeys([other], markers)).toEqual([IDENTITY, { PK: 'identities#i2', SK: 'META' }]);
 
     const items = moved([other], markers, ['identities#i1']);
-    const byKey = new Map(items.map((op) => [JSON.stringify(Object.values(op.item)[0]!.Key), op]));
+    const keyOf = ({ item }: WriteOp) => (item.Update ?? item.ConditionCheck ?? item.Delete)?.Key;
+    const byKey = new Map(items.map((op) => [JSON.stringify(keyOf(op)), op]));
     const storedMove = byKey.get(JSON.stringify(IDENTITY))!;
     expect(storedMove.item.Update?.ConditionExpression).toBe('attribute_exists(PK)');
     expect(storedMove.onConditionFailed).toBe(race);
