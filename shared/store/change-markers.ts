@@ -16,7 +16,8 @@ import type { ItemKey, WriteOp } from './write-op.ts';
  * A move of a marker on an identity's item must never create that item (an update of a missing key would: a ghost
  * identity with nothing but `changedAt`), and a transaction may name an item once: so a transaction's moves are
  * folded into its own write of the identity (`withMarkerMoves`), and the others are conditioned on the identity being
- * stored. A policy may name `@<id>` of no identity (role ids are not checked): that marker is not moved at all.
+ * stored. A policy may still name `@<id>` of an identity that is not stored (its role ids are checked when added, but
+ * one deleted outside the API, or named before the check, stays named): that marker is not moved at all.
  *
  * Tables written before this kept identities' markers as items of their own (`CHANGED#service-access:@<id>`): no
  * longer read or written, and removed by the integrity fix (`isRetiredOwnMarker`).
@@ -102,8 +103,8 @@ export function unwrittenIdentityKeys(ops: readonly WriteOp[], markers: Iterable
  * transaction's own write of it (its Put sets the attribute; its update sets it too; its check becomes an update with
  * the same condition and error; its delete takes the marker with it). An identity the transaction does not write is
  * moved when `stored` (the item keys found just before) holds it, conditioned on it still being stored, and checked
- * still missing when not, so an identity created or deleted since the read cancels the change with `onRace` (retried
- * by the caller) rather than leave its marker unmoved or make a ghost of it.
+ * still missing when not, so an identity created or deleted since the read cancels the change with `onRace` (the
+ * retryable concurrent-modification error) rather than leave its marker unmoved or make a ghost of it.
  */
 export function withMarkerMoves(
   tableName: string,
