@@ -2,8 +2,8 @@ import { identityRoleMarker, serviceAccessMarkersOf } from '#shared/entities/pol
 import { ok } from '#shared/http/envelope.ts';
 import { callerOf, type Operation } from '#shared/http/operation.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import { changeMarkerKey, type MarkerItemKey } from '#shared/store/change-markers.ts';
 import { itemKeyOf } from '#shared/store/derived-items.ts';
-import { fitsKey, keys } from '#shared/store/keys.ts';
 import type { ItemKey } from '#shared/store/write-op.ts';
 import { keepMarkers, keptMarker, lastKeptMarker } from './shared-markers.ts';
 
@@ -15,17 +15,21 @@ import { keepMarkers, keptMarker, lastKeptMarker } from './shared-markers.ts';
 export const NEVER_CHANGED = new Date(0).toISOString();
 
 type Item = Record<string, unknown>;
-type MarkerKey = ReturnType<typeof keys.changeMarker>;
-
-/** The keys of the markers that can be stored (an id too long for a key names no marker). */
-function markerKeys(markers: readonly string[]): MarkerKey[] {
-  return markers.map((marker) => keys.changeMarker(marker)).filter((key) => fitsKey(key.PK));
+/**
+ * The keys of the items that hold the markers that can be stored (an id too long for a key names no marker): an
+ * identity's own is its identity's item, which the poll reads anyway.
+ */
+function markerKeys(markers: readonly string[]): MarkerItemKey[] {
+  return markers.flatMap((marker) => {
+    const key = changeMarkerKey(marker);
+    return key ? [key] : [];
+  });
 }
 
 /** The markers' items: those `known` already holds (read with the caller), the rest read now in one batch. */
 async function markerItems(
   deps: Deps,
-  wanted: readonly MarkerKey[],
+  wanted: readonly MarkerItemKey[],
   known: ReadonlyMap<string, Item | undefined>,
 ): Promise<Map<string, Item | undefined>> {
   const unread = wanted.filter((key) => !known.has(itemKeyOf(key)));
@@ -79,8 +83,8 @@ function markerKeysToRead(
  * never moves its `lastChangeAt` (`SERVICE_ACCESS_MARKER`).
  *
  * It is an SDK's poll (the C SDK's once a minute per device: most of a fleet's requests), so it costs one read wave
- * and no write: the caller's own marker (`@id`) is read in the batch that reads its session and identity
- * (`callerReads`), with the markers it shares with other identities (the global one, one per role attribute) unless
+ * and no write: the caller's own marker (`@id`) is on its identity's item (`change-markers.ts`), read in the batch
+ * that reads its session (`callerReads`: the batch reads the item once and hands it back as the marker too), with the markers it shares with other identities (the global one, one per role attribute) unless
  * this instance read them less than `SHARED_MARKER_LIFETIME_MS` ago (`shared-markers.ts`); the poll refreshes the
  * session's activity only near its expiry (`NEAR_EXPIRY_TOUCH_MS`).
  */

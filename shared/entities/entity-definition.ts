@@ -139,13 +139,12 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
   /** For policies: the role fields that select entities of other types (see `Selections`). */
   readonly selects?: Selections<D>;
   /**
-   * Change markers (`keys.changeMarker`) every create, replace and delete of this type moves in its own transaction:
-   * what readers poll to learn that something they derive from these entities may have changed (the client's
-   * `lastChangeAt` of its services). Fixed, or derived from the document (a replace moves those of both versions).
+   * Change markers every create, replace and delete of this type moves in its own transaction: what readers poll to
+   * learn that something they derive from these entities may have changed (the client's `lastChangeAt` of its
+   * services). Fixed, or derived from the document (a replace moves those of both versions). Where each is stored (an
+   * identity's own on its item) is `shared/store/change-markers.ts`'s.
    */
   readonly changeMarkers?: readonly string[] | ((doc: D) => readonly string[]);
-  /** The change marker that belongs to the entity alone (an identity's `@id`): deleted with it rather than moved. */
-  readonly ownChangeMarker?: (doc: D) => string;
 }
 
 /** Where an entity's id is held while it lives (`EntityDefinition.namedOn`): a field of another entity's item. */

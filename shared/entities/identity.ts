@@ -90,7 +90,6 @@ export const identities: EntityDefinition<Identity> = {
   },
   roleAttributesField: 'roleAttributes',
   changeMarkers: (doc) => [identityRoleMarker(`@${doc.id}`)],
-  ownChangeMarker: (doc) => identityRoleMarker(`@${doc.id}`),
   namesLive: [
     { field: 'updbAuthenticatorId', collection: 'authenticators' },
     { field: 'certAuthenticatorId', collection: 'authenticators' },

@@ -13,7 +13,8 @@ import { POLICY_SEMANTICS } from './policy-semantics.ts';
  * Change markers of what identities see of services (the client's `lastChangeAt`). An identity polls only the
  * markers of the roles it answers to — `#all`, its `@id`, each `#attribute` — plus one global marker, so a change
  * moves `lastChangeAt` only for identities that may see it: a service policy moves the markers of its identity roles,
- * an identity (or its service-config overrides) its own `@id`, and a service, config or posture check the identity
+ * an identity (or its service-config overrides) its own `@id` (kept on the identity's item, where every poll reads it:
+ * `shared/store/change-markers.ts`), and a service, config or posture check the identity
  * roles of the service policies that grant it (`shared/policy/service-access-fan-out.ts`). Config types, whose
  * names key every service's configs, and whatever moves `#all`'s marker move the global one.
  */

@@ -5,6 +5,7 @@ import type { BaseDocument, EntityDefinition } from '../entities/entity-definiti
 import { mapBounded } from '../map-bounded.ts';
 import type { Deps } from '../ports/deps.ts';
 import { isSessionPointer } from '../store/api-session-items.ts';
+import { isRetiredOwnMarker } from '../store/change-markers.ts';
 import {
   type DerivedItem,
   derivedItems,
@@ -416,14 +417,15 @@ async function checkDerived(scan: Scan, derived: readonly Item[]): Promise<Set<s
 }
 
 /**
- * Filter packs, retired (records live on the id-order items alone, `filter-records.ts`): nothing reads them, so each
- * left in a table from before is a finding (fix: remove it).
+ * Items of a retired layout that nothing reads or writes any more, so each left in a table from before is a finding
+ * (fix: remove it): filter packs (records live on the id-order items alone, `filter-records.ts`), and identities'
+ * own change markers as items of their own (the marker lives on the identity's item, `change-markers.ts`).
  */
-async function checkRetiredPacks(scan: Scan, packs: readonly Item[]): Promise<void> {
-  for (const pack of packs) {
-    await repair(scan, `${pack.PK} / ${pack.SK} is a retired filter pack`, () => [
-      // Removing a pack already gone is no failure: a retry finds nothing left to do.
-      itemOps.remove(scan.deps.store.tableName, { PK: pack.PK, SK: pack.SK }),
+async function checkRetired(scan: Scan, items: readonly Item[], what: string): Promise<void> {
+  for (const item of items) {
+    await repair(scan, `${item.PK} / ${item.SK} is a retired ${what}`, () => [
+      // Removing an item already gone is no failure: a retry finds nothing left to do.
+      itemOps.remove(scan.deps.store.tableName, { PK: item.PK, SK: item.SK }),
     ]);
   }
 }
@@ -594,6 +596,7 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
   const documents: { item: Item; entity: Entity }[] = [];
   const derived: Item[] = [];
   const packs: Item[] = [];
+  const ownMarkers: Item[] = [];
   const catalog: Item[] = [];
   const members: Item[] = [];
   const apiSessions: Item[] = [];
@@ -614,6 +617,7 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
     } else if (kind === 'apiSession') apiSessions.push(item);
     else if (isSessionPointer(item)) sessionPointers.push(item);
     else if (kind === 'retiredFilterPack') packs.push(item);
+    else if (isRetiredOwnMarker(item)) ownMarkers.push(item);
     else if (ownedKindOf(item)) ownedItems.push(item);
     else if (kind === 'roleCatalog') catalog.push(item);
     else if (derivedKindOf(item)) {
@@ -627,7 +631,8 @@ async function checkPage(scan: Scan, items: readonly Item[]): Promise<void> {
   // A stale member says nothing of the catalog: its removal prunes the entry when nobody else holds it.
   const liveMembers = members.filter((member) => !stale.has(itemKeyOf(member as { PK: string; SK: string })));
   if (liveMembers.length > 0) await checkCatalogOfMembers(scan, liveMembers);
-  await checkRetiredPacks(scan, packs);
+  await checkRetired(scan, packs, 'filter pack');
+  await checkRetired(scan, ownMarkers, "identity's change marker item");
   if (ownedItems.length > 0) await checkOwnedItems(scan, ownedItems);
   await checkCatalogEntries(scan, catalog);
   if (sessionPointers.length > 0) await checkSessionPointers(scan, sessionPointers);

@@ -5,11 +5,13 @@ import {
   GetCommand,
   TransactWriteCommand,
   UpdateCommand,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { BaseDocument, EntityDefinition, Reference, ReferenceField } from '../entities/entity-definition.ts';
 import { ApiError, invalidField } from '../errors/api-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { mapBounded } from '../map-bounded.ts';
+import { markerMove, unwrittenIdentityKeys, withMarkerMoves } from './change-markers.ts';
 import {
   derivedItemOps,
   documentIndexKeys,
@@ -281,9 +283,6 @@ export class Store implements TableClient {
     ops.push(this.countOp(def, -1));
     ops.push(...markerOps(this.tableName, def, [doc]));
     ops.push(...namingOps(this.tableName, def, doc, 'remove'));
-    for (const marker of def.ownChangeMarker ? [def.ownChangeMarker(doc)] : []) {
-      ops.push({ ...markerMove(this.tableName, marker), changeMarker: marker, changeMarkerEnds: true });
-    }
     return ops;
   }
 
@@ -446,12 +445,14 @@ export class Store implements TableClient {
 
   /**
    * Moves change markers to now, each its own small update, a few at a time: for markers a write's own transaction
-   * cannot name because finding them needs reads (the identity roles a service's policies grant it to).
+   * cannot name because finding them needs reads (the identity roles a service's policies grant it to). The marker of
+   * an identity that is not stored (a policy may name `@<id>` of none) is not moved: its update is conditioned on the
+   * identity's item (`markerMove`), so it never creates one.
    */
   async moveChangeMarkers(names: Iterable<string>): Promise<void> {
     await mapBounded([...new Set(names)], AFTER_COMMIT_CONCURRENCY, async (name) => {
-      const update = markerMove(this.tableName, name).item.Update!;
-      await this.db.send(new UpdateCommand(update as ConstructorParameters<typeof UpdateCommand>[0]));
+      const update = markerMove(this.tableName, name)?.item.Update;
+      if (update) await unlessConditionFails(this.db.send(new UpdateCommand(update as UpdateCommandInput)));
     });
   }
 
@@ -464,7 +465,7 @@ export class Store implements TableClient {
    * retry a create that already happened.
    */
   async transact(unmerged: readonly WriteOp[]): Promise<void> {
-    const ops = mergeNamings(mergeCounters(this.tableName, unmerged));
+    const ops = await this.withMarkerMoves(mergeNamings(mergeCounters(this.tableName, unmerged)), unmerged);
     if (ops.length > MAX_TRANSACTION_ITEMS) throw new TransactionTooLargeError(ops.length);
     if (ops.length > 0) await this.send(ops);
     const followUps = unmerged.flatMap((op) => (op.afterCommit ? [op.afterCommit] : []));
@@ -475,6 +476,24 @@ export class Store implements TableClient {
         }),
       ),
     );
+  }
+
+  /**
+   * The merged transaction with the change-marker moves its writes asked for (`change-markers.ts`): identities whose
+   * own marker moves but which the transaction does not write are read first (strongly, keys only), since a policy may
+   * name `@<id>` of an identity that does not exist, whose marker must then not be written at all.
+   */
+  private async withMarkerMoves(ops: readonly WriteOp[], unmerged: readonly WriteOp[]): Promise<WriteOp[]> {
+    const markers = new Set(unmerged.flatMap((op) => (op.changeMarker === undefined ? [] : [op.changeMarker])));
+    if (markers.size === 0) return [...ops];
+    const unwritten = unwrittenIdentityKeys(ops, markers);
+    const stored = unwritten.length > 0 ? await this.batchGet(unwritten, 'PK, SK', 'entity') : [];
+    const storedKeys = new Set(stored.map((item) => itemKeyOf(item as { PK: unknown; SK: unknown })));
+    const identityRace = () =>
+      new ConcurrentModificationError('SERVER_TOO_MANY_REQUESTS', {
+        message: 'An identity the change concerns was created or deleted at the same time; retry.',
+      });
+    return withMarkerMoves(this.tableName, ops, markers, storedKeys, identityRace);
   }
 
   private async send(ops: readonly WriteOp[]): Promise<void> {
@@ -572,22 +591,18 @@ function counterUpdate(tableName: string, collection: string, delta: number): Wr
   };
 }
 
-/** One counter update per type (deltas summed) and one move per change marker, so a transaction never names the same item twice. */
+/**
+ * One counter update per type (deltas summed), so a transaction never names the same item twice; change-marker moves
+ * are left out, for `withMarkerMoves` to add once the rest of the transaction is known.
+ */
 function mergeCounters(tableName: string, ops: readonly WriteOp[]): WriteOp[] {
   const deltas = new Map<string, number>();
-  const markers = new Set<string>();
-  const endedMarkers = new Set<string>();
   const others: WriteOp[] = [];
   for (const op of ops) {
     if (op.counter) deltas.set(op.counter.collection, (deltas.get(op.counter.collection) ?? 0) + op.counter.delta);
-    else if (op.changeMarker !== undefined) (op.changeMarkerEnds ? endedMarkers : markers).add(op.changeMarker);
-    else others.push(op);
+    else if (op.changeMarker === undefined) others.push(op);
   }
   for (const [collection, delta] of deltas) if (delta !== 0) others.push(counterUpdate(tableName, collection, delta));
-  for (const marker of markers) if (!endedMarkers.has(marker)) others.push(markerMove(tableName, marker));
-  for (const marker of endedMarkers) {
-    others.push({ item: { Delete: { TableName: tableName, Key: keys.changeMarker(marker) } } });
-  }
   return others;
 }
 
@@ -603,24 +618,12 @@ export function markerOps<D extends BaseDocument>(
   const declared = def.changeMarkers;
   if (!declared) return [];
   const names = new Set(typeof declared === 'function' ? docs.flatMap((doc) => declared(doc)) : declared);
-  return [...names].map((marker) => ({ ...markerMove(tableName, marker), changeMarker: marker }));
-}
-
-/**
- * Sets a change marker to now. Markers are scoped (an identity role, or the one global marker moved only by rare
- * config type changes), so concurrent writers seldom share one.
- */
-export function markerMove(tableName: string, marker: string): WriteOp {
-  return {
-    item: {
-      Update: {
-        TableName: tableName,
-        Key: keys.changeMarker(marker),
-        UpdateExpression: 'SET changedAt = :now',
-        ExpressionAttributeValues: { ':now': new Date().toISOString() },
-      },
-    },
-  };
+  // Markers are scoped (an identity role, or the one global marker moved only by rare config type changes), so
+  // concurrent writers seldom share one. Tagged, each is added once by `transact` (`withMarkerMoves`).
+  return [...names].flatMap((marker) => {
+    const move = markerMove(tableName, marker);
+    return move ? [{ ...move, changeMarker: marker }] : [];
+  });
 }
 
 /** A version-checked write lost to a concurrent writer; the read-modify-write that made it may simply run again. */

@@ -166,6 +166,8 @@ const LAYOUT_ATTRIBUTES: ReadonlySet<string> = new Set([
   ...DOCUMENT_INDEX_KEYS,
   'version',
   'expiresAtEpoch',
+  // An identity's own change marker, on its item (`change-markers.ts`): what polls read, not the identity's document.
+  'changedAt',
 ]);
 
 /**

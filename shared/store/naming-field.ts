@@ -90,8 +90,8 @@ function updateOf(
   };
 }
 
-/** The key of the item a transaction item writes or checks. */
-function keyOf(item: TransactItem): string | undefined {
+/** The key of the item a transaction item writes or checks (`itemKeyOf`). */
+export function transactItemKey(item: TransactItem): string | undefined {
   const key = item.Put?.Item ?? item.Update?.Key ?? item.Delete?.Key ?? item.ConditionCheck?.Key;
   return key ? itemKeyOf(key as { PK: unknown; SK: unknown }) : undefined;
 }
@@ -114,7 +114,7 @@ export function mergeNamings(ops: readonly WriteOp[]): WriteOp[] {
   const handled = new Set<string>();
   for (const op of ops) {
     if (op.naming) continue;
-    const key = keyOf(op.item);
+    const key = transactItemKey(op.item);
     const namings = key === undefined ? undefined : byHolder.get(key);
     if (!namings || key === undefined) {
       merged.push(op);

@@ -1,9 +1,8 @@
-import { identityRoleMarker } from '../entities/policies.ts';
 import { keys, PREFIXES } from './keys.ts';
 
 /**
  * Items kept per owner outside the kit, which go with their owner: an API session's posture data, an identity's failed
- * service requests and its own change marker. Each kind names its owner and where the owner is stored, so the
+ * service requests, a router's control channel connection. Each kind names its owner and where the owner is stored, so the
  * integrity scan can tell one left behind (its owner gone) without code of its own per kind.
  */
 export interface OwnedKind {
@@ -32,15 +31,9 @@ const OWNED_KINDS: readonly OwnedKind[] = [
   routerConnectionKind('edge-routers'),
   routerConnectionKind('routers'),
   { prefix: PREFIXES.postureData, what: 'posture data', owner: 'API session', ownerKey: keys.apiSessionPointer },
+  // An identity's own change marker is no item of its own but an attribute of the identity's item
+  // (`change-markers.ts`); the markers of roles (`#…`) and the global one belong to nobody.
   { prefix: PREFIXES.failedRequests, what: 'failed service requests', owner: 'identity', ownerKey: identityKey },
-  {
-    // `CHANGED#service-access:@<id>`: an identity's delete removes it; the markers of roles (`#…`) and the global one
-    // belong to nobody.
-    prefix: keys.changeMarker(identityRoleMarker('@')).PK,
-    what: 'change marker',
-    owner: 'identity',
-    ownerKey: identityKey,
-  },
 ];
 
 /** The kind of an owned item and its owner's id (from its key); undefined for items of other kinds. */

@@ -13,10 +13,11 @@ export interface WriteOp {
    * a transaction into one per type before sending it.
    */
   readonly counter?: { readonly collection: string; readonly delta: number };
-  /** Set on change-marker moves, merged the same way: one move per marker and transaction. */
+  /**
+   * Set on change-marker moves, merged the same way: one move per marker and transaction, folded into the
+   * transaction's own write of the item that holds it (`change-markers.ts`).
+   */
   readonly changeMarker?: string;
-  /** With `changeMarker`: the marker's owner is deleted, so the marker goes too (a delete wins over a move). */
-  readonly changeMarkerEnds?: boolean;
   /**
    * Set on the change of a field naming a live entity on another's item (`naming-field.ts`): merged into the
    * transaction's own write of that item, since one transaction may not touch an item twice.

@@ -437,29 +437,48 @@ describe('the integrity scan', () => {
     );
   });
 
-  it('removes the change marker of an identity item deleted by hand, and leaves those of live identities alone', async () => {
-    const identity = () => ({ name: unique('marked-identity'), type: 'User', isAdmin: false });
-    const gone = await createdId('/identities', identity());
-    const live = await createdId('/identities', identity());
-    const markerOf = (id: string) => ({ PK: `CHANGED#service-access:@${id}`, SK: 'SHARD#0' });
-    const stored = async (key: { PK: string; SK: string }) =>
-      (await db().send(new GetCommand({ TableName: TableName(), Key: key }))).Item !== undefined;
-    expect(await stored(markerOf(gone))).toBe(true);
-    expect(await stored(markerOf(live))).toBe(true);
-    expect(await run('check')).toEqual([]);
+  it('finds nothing left of an identity deleted with its overrides and a policy naming it', async () => {
+    const id = await createdId('/identities', { name: unique('deleted-identity'), type: 'User', isAdmin: false });
+    const typeId = await createdId('/config-types', { name: unique('deleted-type'), schema: {} });
+    const config = await createdId('/configs', { name: unique('deleted-config'), configTypeId: typeId, data: {} });
+    const service = await createdId('/services', { name: unique('deleted-service'), configs: [config] });
+    await createdId('/service-policies', {
+      name: unique('deleted-policy'),
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: [`@${id}`],
+      serviceRoles: [`@${service}`],
+    });
+    const pair = [{ serviceId: service, configId: config }];
+    expect((await call('POST', `/identities/${id}/service-configs`, pair)).status).toBe(200);
+    expect((await call('PATCH', `/identities/${id}`, { roleAttributes: ['deleted'] })).status).toBe(200);
 
-    await del(`identities#${gone}`, 'META');
+    expect((await call('DELETE', `/identities/${id}`)).status).toBe(200);
+
+    expect(await run('check')).toEqual([]);
+  });
+
+  it("removes identities' change markers kept as items of their own by earlier versions, live or gone", async () => {
+    const live = await createdId('/identities', { name: unique('marked-identity'), type: 'User', isAdmin: false });
+    const legacy = (id: string) => ({ PK: `CHANGED#service-access:@${id}`, SK: 'SHARD#0' });
+    await putItem({ ...legacy(live), changedAt: new Date().toISOString() });
+    await putItem({ ...legacy('gone-identity'), changedAt: new Date().toISOString() });
+
     const found = (await run('check')).map((finding) => finding.description);
     const fixed = await run('fix');
 
-    expect(found).toContain(
-      `change marker CHANGED#service-access:@${gone} belongs to identity ${gone}, which no longer exists`,
+    expect(found.sort()).toEqual(
+      [live, 'gone-identity']
+        .map((id) => `CHANGED#service-access:@${id} / SHARD#0 is a retired identity's change marker item`)
+        .sort(),
     );
-    expect(found.filter((description) => description.includes(live))).toEqual([]);
     expectAllFixed(fixed);
     expect(await run('check')).toEqual([]);
-    expect(await stored(markerOf(gone))).toBe(false);
-    expect(await stored(markerOf(live))).toBe(true);
+    // The markers shared by many identities are no identity's: left alone.
+    const shared = await db().send(
+      new GetCommand({ TableName: TableName(), Key: { PK: 'CHANGED#service-access', SK: 'SHARD#0' } }),
+    );
+    expect(shared.Item).toBeDefined();
   });
 
   it('removes a role catalog entry nobody holds, and restores one in use', async () => {

@@ -3,14 +3,15 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { NEAR_EXPIRY_TOUCH_MS } from '#shared/auth/api-session-store.ts';
 import { SHARED_MARKER_LIFETIME_MS } from '../../functions/poll/shared-markers.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { dynamoDbReadUnits } from '../support/dynamodb-read-units.ts';
 import { recordSent, type SentCommand } from '../support/dynamodb-recorder.ts';
 import { dynamoDbTracker } from '../support/dynamodb-tracker.ts';
 import { integrityRun } from '../support/integrity.ts';
 
 /**
  * What an SDK's poll (`GET /current-api-session/service-updates`, once a minute per device: most of a fleet's
- * requests) costs, and how a polling device keeps its session: one eventually consistent read wave (the session, the
- * identity and the caller's own change marker in one batch; the markers it shares with other identities once per
+ * requests) costs, and how a polling device keeps its session: one eventually consistent read wave (the session and
+ * the identity, whose item holds the caller's own change marker, in one batch; the markers it shares with other identities once per
  * `SHARED_MARKER_LIFETIME_MS` and instance), no write until the session nears its expiry.
  */
 const TIMEOUT_MINUTES = 30;
@@ -82,14 +83,14 @@ describe('an SDK poll', () => {
     expect(Object.values(batch!.input.RequestItems as Record<string, { ConsistentRead?: boolean }>)).toEqual([
       expect.objectContaining({ ConsistentRead: false }),
     ]);
-    // The session, the identity, the global marker (`#all`'s too), the identity's own and one per attribute: no `#all`
-    // marker of its own, and not the authenticator that opened the session (the identity names it while it lives).
+    // The session, the identity (which holds its own marker), the global marker (`#all`'s too) and one per attribute:
+    // no `#all` marker of its own, and not the authenticator that opened the session (the identity names it while it
+    // lives).
     expect(batchKeys(batch!)).toEqual(
       [
         'APISESSION#',
         `identities#${polling.identityId}`,
         'CHANGED#service-access',
-        `CHANGED#service-access:@${polling.identityId}`,
         'CHANGED#service-access:#poll-a',
         'CHANGED#service-access:#poll-b',
       ].sort(),
@@ -115,12 +116,14 @@ describe('an SDK poll', () => {
       serviceRoles: ['#poll-shared-service'],
     });
 
-    // Within the lifetime: its session, its identity and its own marker only.
+    // Within the lifetime: its session and its identity only, which holds its own marker: two items, one read unit.
     const within = await sentByPoll(polling.token);
     expect(within.status).toBe(200);
-    expect(within.sent.map(batchKeys)).toEqual([
-      ['APISESSION#', `CHANGED#service-access:@${polling.identityId}`, `identities#${polling.identityId}`],
-    ]);
+    expect(within.sent.map(batchKeys)).toEqual([['APISESSION#', `identities#${polling.identityId}`]]);
+    expect(await dynamoDbReadUnits(controller().deps.store.db).measure(() => poll(polling.token))).toEqual({
+      readUnits: 1,
+      keysRead: 2,
+    });
 
     // A lifetime on, the shared markers are read again, and the policy's change is answered.
     const after = await sentByPollAfterLifetime(polling.token);
@@ -129,7 +132,6 @@ describe('an SDK poll', () => {
         'APISESSION#',
         'CHANGED#service-access',
         'CHANGED#service-access:#poll-shared',
-        `CHANGED#service-access:@${polling.identityId}`,
         `identities#${polling.identityId}`,
       ],
     ]);

@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { lastChangeAt, NEVER_CHANGED } from '../../functions/poll/service-updates.ts';
 import { SHARED_MARKER_LIFETIME_MS } from '../../functions/poll/shared-markers.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { integrityRun } from '../support/integrity.ts';
 
 const C = '/edge/client/v1';
 const { controller, call, createdId, userUnder } = useAdminController();
@@ -150,6 +152,86 @@ describe('client GET /current-api-session/service-updates', () => {
       await call('DELETE', `/service-policies/${policy}`);
       await call('DELETE', `/services/${service}`);
     });
+  });
+
+  it('moves for what names the caller by id: policies, its overrides, and what those policies grant', async () => {
+    const byId = `@${frank.identityId}`;
+    const check = await createdId('/posture-checks', { name: 'su-id-check', typeId: 'DOMAIN', domains: ['x'] });
+    const typeId = await createdId('/config-types', { name: 'su-id-type', schema: {} });
+    const config = await createdId('/configs', { name: 'su-id-config', configTypeId: typeId, data: { a: 1 } });
+    const override = await createdId('/configs', { name: 'su-id-override', configTypeId: typeId, data: { a: 9 } });
+    let policy = '';
+    await expectMovedBy('a policy naming the caller by id created', async () => {
+      policy = await createdId('/service-policies', {
+        name: 'su-id-policy',
+        type: 'Dial',
+        semantic: 'AnyOf',
+        identityRoles: [byId],
+        serviceRoles: ['#su-id'],
+        postureCheckRoles: [`@${check}`],
+      });
+    });
+    await expectMovedBy('that policy changed', async () =>
+      expect((await call('PATCH', `/service-policies/${policy}`, { name: 'su-id-policy-2' })).status).toBe(200),
+    );
+    let service = '';
+    await expectMovedBy('a service that policy grants created', async () => {
+      service = await createdId('/services', { name: 'su-id-service', roleAttributes: ['su-id'], configs: [config] });
+    });
+    await expectMovedBy('that service changed', async () =>
+      expect((await call('PATCH', `/services/${service}`, { name: 'su-id-service-2' })).status).toBe(200),
+    );
+    await expectMovedBy('a config of that service changed', async () =>
+      expect((await call('PATCH', `/configs/${config}`, { data: { a: 2 } })).status).toBe(200),
+    );
+    await expectMovedBy('a posture check of that policy changed', async () =>
+      expect((await call('PATCH', `/posture-checks/${check}`, { typeId: 'DOMAIN', domains: ['y'] })).status).toBe(200),
+    );
+    const pair = [{ serviceId: service, configId: override }];
+    await expectMovedBy('an override of the caller created', async () =>
+      expect((await call('POST', `/identities/${frank.identityId}/service-configs`, pair)).status).toBe(200),
+    );
+    await expectMovedBy('that override deleted', async () =>
+      expect((await call('DELETE', `/identities/${frank.identityId}/service-configs`, pair)).status).toBe(200),
+    );
+    await expectMovedBy('the policy deleted', async () =>
+      expect((await call('DELETE', `/service-policies/${policy}`)).status).toBe(200),
+    );
+  });
+
+  it('moves the markers of the identities a policy names that exist, and makes no identity of one that does not', async () => {
+    // A policy can name only identities that exist (`@id` roles are checked), but one deleted outside the API stays
+    // named: as in a table from before the check.
+    const gone = await createdId('/identities', { name: 'su-gone', type: 'User', isAdmin: false });
+    const body = {
+      name: 'su-gone-policy',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: [`@${gone}`, `@${frank.identityId}`],
+      serviceRoles: ['#su-gone'],
+    };
+    const policy = await createdId('/service-policies', body);
+    const { deps } = controller();
+    const identityItem = { TableName: deps.store.tableName, Key: { PK: `identities#${gone}`, SK: 'META' } };
+    await deps.store.db.send(new DeleteCommand(identityItem));
+
+    await expectMovedBy('that policy changed', async () => {
+      const renamed = await call('PATCH', `/service-policies/${policy}`, { name: 'su-gone-policy-2' });
+      expect(renamed.status, renamed.text).toBe(200);
+    });
+    // A service it grants moves the markers of its roles once the service's own write has committed.
+    await expectMovedBy('a service it grants created', () =>
+      createdId('/services', { name: 'su-gone-service', roleAttributes: ['su-gone'] }),
+    );
+    await expectMovedBy('that policy deleted', async () =>
+      expect((await call('DELETE', `/service-policies/${policy}`)).status).toBe(200),
+    );
+
+    expect((await deps.store.db.send(new GetCommand(identityItem))).Item).toBeUndefined();
+    expect((await call('GET', `/identities/${gone}`)).status).toBe(404);
+    // No change marker of an identity is an item of its own, for it or anyone.
+    const findings = await integrityRun(deps, 'check');
+    expect(findings.filter((finding) => finding.description.includes('CHANGED#'))).toEqual([]);
   });
 
   it('does not move on reads', async () => {
