@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { removeExpiredSessions } from '#shared/auth/api-session-store.ts';
 import { apiSessionTokenKey } from '#shared/auth/api-session-token-key.ts';
 import {
@@ -13,7 +14,7 @@ import {
   type ApiSessionChangeKind,
   apiSessionChangesBetween,
 } from '#shared/store/api-session-changes.ts';
-import type { ConnectedRouter, ControlFeatureFactory } from './control-plane.ts';
+import type { ConnectedRouter, ControlContext, ControlFeature, ControlFeatureFactory } from './control-plane.ts';
 import { ContentType, Header, type OutgoingMessage } from './message.ts';
 import { decodeBody, encodeBody, MalformedBody } from './protobuf-codec.ts';
 import { recordSyncStatus } from './sync-status.ts';
@@ -23,7 +24,8 @@ import { recordSyncStatus } from './sync-status.ts';
  * pushed, and waits at most 5 s for it): every live one when the router has come online or asks again (20204), in
  * `ApiSessionAdded` chunks the router assembles; then each login, certificate change and end as it happens, which any
  * function may write and this endpoint learns from the table's recent changes (`api-session-changes.ts`), polled
- * about once a second while it has routers. The tokens are derived again from the sessions (`session-token.ts`).
+ * about once a second while it has routers. A full sync whose reads fail is tried again a few times, then the
+ * channel is closed so the router connects and syncs again. The tokens are derived again from the sessions (`session-token.ts`).
  *
  * The router's heartbeats of the sessions its SDKs use (20203) are dropped: SDKs keep their sessions alive with their
  * own requests, and a write per session and minute would cost more than those.
@@ -141,6 +143,14 @@ function messageOfRun(
   };
 }
 
+/** How a failed full sync is tried again: the waits before each further attempt (one attempt more than waits). */
+export interface ApiSessionSyncOptions {
+  readonly fullSyncRetryDelaysMs: readonly number[];
+}
+
+/** Back-off of a full sync's reads: throttling or a failing dependency passes in seconds or is not passing soon. */
+export const DEFAULT_FULL_SYNC_RETRY_DELAYS_MS: readonly number[] = [1_000, 2_000, 4_000];
+
 /** A router's state here: in a full sync (what the changes tell it waits until the sync is sent), or synced. */
 interface RouterSync {
   /** Messages held while a full sync is being sent; undefined once it is. */
@@ -149,11 +159,28 @@ interface RouterSync {
   again: boolean;
 }
 
-export const apiSessionSync: ControlFeatureFactory = (context) => {
+/**
+ * The feature. A full sync whose reads fail (throttling, any read error) is tried again after each of
+ * `fullSyncRetryDelaysMs`, under a new sync id (the router gives up a partial sync for a higher id); what changed
+ * meanwhile stays held, and is sent only after a full state. When every attempt failed, the channel is closed: the
+ * router would otherwise stay connected and shown online without its sessions, refusing the SDKs it lacks, and with
+ * nothing sent it never asks again itself (it asks only when a sync it assembles stalls). Closed, it reconnects with
+ * its own back-off and the new connection, perhaps on another endpoint task, syncs from the start; the changes held
+ * for it are dropped (the new full state has them), never sent on top of a state it did not get.
+ */
+export function apiSessionSyncFeature(
+  options: ApiSessionSyncOptions = { fullSyncRetryDelaysMs: DEFAULT_FULL_SYNC_RETRY_DELAYS_MS },
+): ControlFeatureFactory {
+  return (context) => syncFeature(context, options);
+}
+
+export const apiSessionSync: ControlFeatureFactory = apiSessionSyncFeature();
+
+function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): ControlFeature {
   const { deps } = context;
   const tokenKey = () => apiSessionTokenKey(deps.signers.server);
   const syncs = new Map<ConnectedRouter, RouterSync>();
-  /** Changes already passed on, by key, with when they were written: the window's reads see them again. */
+  /** Changes already passed on, by key, with when they were written: the grace's reads see them again. */
   const seen = new Map<string, number>();
   let timer: NodeJS.Timeout | undefined;
   let lastSweep = 0;
@@ -176,12 +203,37 @@ export const apiSessionSync: ControlFeatureFactory = (context) => {
     try {
       do {
         sync.again = false;
-        await sendFullState(router);
+        await sendFullStateRetrying(router);
       } while (sync.again && router.channel.closeReason === undefined);
-    } finally {
-      for (const message of sync.held ?? []) router.channel.send(message);
-      sync.held = undefined;
+    } catch (error) {
+      if (syncs.get(router) === sync) syncs.delete(router);
+      throw error;
     }
+    const held = sync.held ?? [];
+    sync.held = undefined;
+    for (const message of held) router.channel.send(message);
+  }
+
+  /** The full state, tried again after each of the back-off's waits; the last attempt's failure is thrown. */
+  async function sendFullStateRetrying(router: ConnectedRouter): Promise<void> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await sendFullState(router);
+        return;
+      } catch (error) {
+        const delayMs = options.fullSyncRetryDelaysMs[attempt];
+        if (delayMs === undefined || router.channel.closeReason !== undefined) throw error;
+        warn('api session full sync failed, trying again', router, error);
+        await sleep(delayMs, undefined, { ref: false });
+        if (router.channel.closeReason !== undefined) return;
+      }
+    }
+  }
+
+  /** Closes the channel of a router whose full sync failed, so that it connects and syncs again (see the feature). */
+  function closeUnsynced(router: ConnectedRouter, error: unknown): void {
+    warn('api session full sync failed, closing the channel', router, error);
+    router.channel.close('the API session sync failed: the router is to connect and sync again');
   }
 
   async function sendFullState(router: ConnectedRouter): Promise<void> {
@@ -251,7 +303,7 @@ export const apiSessionSync: ControlFeatureFactory = (context) => {
         } catch (error) {
           if (!(error instanceof MalformedBody)) throw error;
         }
-        fullSync(router).catch((error: unknown) => warn('api session resync failed', router, error));
+        fullSync(router).catch((error: unknown) => closeUnsynced(router, error));
       });
       router.channel.onClose(() => syncs.delete(router));
     },
@@ -263,7 +315,8 @@ export const apiSessionSync: ControlFeatureFactory = (context) => {
         await done;
       } catch (error) {
         await recordSyncStatus(deps, router, 'SYNC_ERROR');
-        throw error;
+        closeUnsynced(router, error);
+        return;
       }
       // The edge sync is its API sessions (the data model follows the router's own subscription): sent, it is done.
       await recordSyncStatus(deps, router, 'SYNC_DONE');
@@ -274,4 +327,4 @@ export const apiSessionSync: ControlFeatureFactory = (context) => {
       syncs.clear();
     },
   };
-};
+}
