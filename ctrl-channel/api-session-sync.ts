@@ -12,7 +12,7 @@ import type { Deps } from '#shared/ports/deps.ts';
 import {
   type ApiSessionChange,
   type ApiSessionChangeKind,
-  apiSessionChangesBetween,
+  apiSessionChangePages,
 } from '#shared/store/api-session-changes.ts';
 import type { ConnectedRouter, ControlContext, ControlFeature, ControlFeatureFactory } from './control-plane.ts';
 import { ContentType, Header, type OutgoingMessage } from './message.ts';
@@ -38,10 +38,18 @@ const SYNC_STRATEGY = 'instant';
 /** How often the recent changes are read while this endpoint has routers. */
 export const POLL_INTERVAL_MS = 1_000;
 /**
- * How far back each poll reads: a change is written with the instant its transaction was built, and may commit a
- * moment later, after a poll past that instant; reading the last seconds again finds it (changes seen are skipped).
+ * How far before the last poll's instant each poll reads again: a change is written with the instant its transaction
+ * was built (by its writer's clock), and may commit and become readable a moment later, after a poll past that
+ * instant; this covers the transaction's own latency and retries, the eventually consistent read, and the writers'
+ * clocks differing from this one's. Changes seen are skipped, so each is passed on once; each is read a few times.
+ * The last poll's instant, not the newest change seen, is the mark: the last changes of a burst would otherwise be
+ * read again by every poll until a newer change came.
  */
+export const POLL_GRACE_MS = 3_000;
+/** How far back a poll reads at most: the first, and one after polls failed or the endpoint had no routers. */
 const POLL_WINDOW_MS = 10_000;
+/** The changes a poll reads in one page (each page passed on before the next is read). */
+export const CHANGE_PAGE_SIZE = 100;
 /** How often this endpoint removes sessions idle past the timeout, so routers are told of them (their removal). */
 const EXPIRY_SWEEP_MS = 60_000;
 
@@ -182,6 +190,8 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
   const syncs = new Map<ConnectedRouter, RouterSync>();
   /** Changes already passed on, by key, with when they were written: the grace's reads see them again. */
   const seen = new Map<string, number>();
+  /** Where the next poll reads from (epoch ms): the last poll's instant less the grace; undefined before the first. */
+  let readFrom: number | undefined;
   let timer: NodeJS.Timeout | undefined;
   let lastSweep = 0;
 
@@ -191,7 +201,10 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
       detail: error instanceof Error ? error.message : String(error),
     });
 
-  /** Sends every live session in chunks; then what changed meanwhile. Runs again if asked to while it ran. */
+  /**
+   * Sends every live session in chunks; then what changed meanwhile. Runs again if asked to while it ran. Throws when
+   * the full state could not be sent: the router is then left out of what the polls pass on, its held changes dropped.
+   */
   async function fullSync(router: ConnectedRouter): Promise<void> {
     const running = syncs.get(router);
     if (running?.held) {
@@ -256,18 +269,22 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
     router.channel.send(fullSyncChunk(syncId, sequence, true, pending));
   }
 
+  /** Passes on the changes written since the last poll (less the grace), each once, a page at a time. */
   async function poll(): Promise<void> {
-    const now = deps.now();
-    const changes = await apiSessionChangesBetween(deps.store, new Date(now.getTime() - POLL_WINDOW_MS), now);
-    for (const [key, at] of seen) if (at <= now.getTime() - POLL_WINDOW_MS) seen.delete(key);
-    const fresh = changes.filter((change) => !seen.has(change.key));
-    if (fresh.length > 0) {
+    const now = deps.now().getTime();
+    const from = Math.max(readFrom ?? 0, now - POLL_WINDOW_MS);
+    for await (const changes of apiSessionChangePages(deps.store, new Date(from), new Date(now), CHANGE_PAGE_SIZE)) {
+      const fresh = changes.filter((change) => !seen.has(change.key));
+      if (fresh.length === 0) continue;
       const messages = await messagesOf(deps, await tokenKey(), fresh);
       for (const change of fresh) seen.set(change.key, Date.parse(change.at));
       for (const message of messages) passOn(message);
     }
-    if (now.getTime() - lastSweep >= EXPIRY_SWEEP_MS) {
-      lastSweep = now.getTime();
+    // Moved on only once every page was passed on: after a failed poll the next reads the same changes again.
+    readFrom = now - POLL_GRACE_MS;
+    for (const [key, at] of seen) if (at < readFrom) seen.delete(key);
+    if (now - lastSweep >= EXPIRY_SWEEP_MS) {
+      lastSweep = now;
       await removeExpiredSessions(deps);
     }
   }
