@@ -1,11 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { removeExpiredSessions } from '#shared/auth/api-session-store.ts';
 import { apiSessionTokenKey } from '#shared/auth/api-session-token-key.ts';
 import {
   type RouterApiSession,
   removedTokensOf,
-  routerApiSessionPages,
   routerApiSessionsOfChanged,
 } from '#shared/auth/router-api-sessions.ts';
 import type { Deps } from '#shared/ports/deps.ts';
@@ -15,6 +13,7 @@ import {
   apiSessionChangePages,
 } from '#shared/store/api-session-changes.ts';
 import type { ConnectedRouter, ControlContext, ControlFeature, ControlFeatureFactory } from './control-plane.ts';
+import { SYNC_CHUNK_SIZE, SYNC_STRATEGY, sharedFullStateSends } from './full-state-sends.ts';
 import { ContentType, Header, type OutgoingMessage } from './message.ts';
 import { decodeBody, encodeBody, MalformedBody } from './protobuf-codec.ts';
 import { recordSyncStatus } from './sync-status.ts';
@@ -25,16 +24,13 @@ import { recordSyncStatus } from './sync-status.ts';
  * `ApiSessionAdded` chunks the router assembles; then each login, certificate change and end as it happens, which any
  * function may write and this endpoint learns from the table's recent changes (`api-session-changes.ts`), polled
  * about once a second while it has routers. A full sync whose reads fail is tried again a few times, then the
- * channel is closed so the router connects and syncs again. The tokens are derived again from the sessions (`session-token.ts`).
+ * channel is closed so the router connects and syncs again; full syncs starting together share one read
+ * (`full-state-sends.ts`). The tokens are derived again from the sessions (`session-token.ts`).
  *
  * The router's heartbeats of the sessions its SDKs use (20203) are dropped: SDKs keep their sessions alive with their
  * own requests, and a write per session and minute would cost more than those.
  */
 
-/** Sessions in one `ApiSessionAdded` chunk of a full sync (the reference's size). */
-export const SYNC_CHUNK_SIZE = 100;
-/** The sync strategy a chunk names (header 1013): the reference's only one. */
-const SYNC_STRATEGY = 'instant';
 /** How often the recent changes are read while this endpoint has routers. */
 export const POLL_INTERVAL_MS = 1_000;
 /**
@@ -52,36 +48,6 @@ const POLL_WINDOW_MS = 10_000;
 export const CHANGE_PAGE_SIZE = 100;
 /** How often this endpoint removes sessions idle past the timeout, so routers are told of them (their removal). */
 const EXPIRY_SWEEP_MS = 60_000;
-
-/**
- * A sync's id (header 1014 `id`): a UUIDv7, whose text orders as its time, since a router that is still assembling a
- * sync drops chunks of a sync whose id compares lower, and gives up the older sync for a higher one.
- */
-export function newSyncId(now: Date): string {
-  const bytes = randomBytes(16);
-  bytes.writeUIntBE(now.getTime(), 0, 6);
-  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
-/** A chunk of a full sync, headers as the router parses them (it panics on a malformed 1014). */
-export function fullSyncChunk(
-  syncId: string,
-  sequence: number,
-  isLast: boolean,
-  apiSessions: readonly RouterApiSession[],
-): OutgoingMessage {
-  return {
-    contentType: ContentType.apiSessionAdded,
-    headers: new Map([
-      [Header.syncStrategyType, Buffer.from(SYNC_STRATEGY)],
-      [Header.syncStrategyState, Buffer.from(JSON.stringify({ id: syncId, isLast, sequence }))],
-    ]),
-    body: encodeBody('edge.ApiSessionAdded', { isFullState: true, apiSessions }),
-  };
-}
 
 /**
  * What these changes tell the routers, in their order: the sessions added or updated read again as they are now, all
@@ -151,13 +117,19 @@ function messageOfRun(
   };
 }
 
-/** How a failed full sync is tried again: the waits before each further attempt (one attempt more than waits). */
 export interface ApiSessionSyncOptions {
+  /** How a failed full sync is tried again: the waits before each further attempt (one attempt more than waits). */
   readonly fullSyncRetryDelaysMs: readonly number[];
+  /** How long a full sync waits for others starting after it, to send them all from one read. */
+  readonly fullSyncGatherMs: number;
 }
 
-/** Back-off of a full sync's reads: throttling or a failing dependency passes in seconds or is not passing soon. */
-export const DEFAULT_FULL_SYNC_RETRY_DELAYS_MS: readonly number[] = [1_000, 2_000, 4_000];
+const DEFAULT_OPTIONS: ApiSessionSyncOptions = {
+  // Throttling or a failing dependency passes in seconds, or is not passing soon.
+  fullSyncRetryDelaysMs: [1_000, 2_000, 4_000],
+  // Short beside the 5 s a router waits for an SDK's session; long enough for routers reconnecting together.
+  fullSyncGatherMs: 250,
+};
 
 /** A router's state here: in a full sync (what the changes tell it waits until the sync is sent), or synced. */
 interface RouterSync {
@@ -176,10 +148,8 @@ interface RouterSync {
  * its own back-off and the new connection, perhaps on another endpoint task, syncs from the start; the changes held
  * for it are dropped (the new full state has them), never sent on top of a state it did not get.
  */
-export function apiSessionSyncFeature(
-  options: ApiSessionSyncOptions = { fullSyncRetryDelaysMs: DEFAULT_FULL_SYNC_RETRY_DELAYS_MS },
-): ControlFeatureFactory {
-  return (context) => syncFeature(context, options);
+export function apiSessionSyncFeature(options: Partial<ApiSessionSyncOptions> = {}): ControlFeatureFactory {
+  return (context) => syncFeature(context, { ...DEFAULT_OPTIONS, ...options });
 }
 
 export const apiSessionSync: ControlFeatureFactory = apiSessionSyncFeature();
@@ -187,6 +157,7 @@ export const apiSessionSync: ControlFeatureFactory = apiSessionSyncFeature();
 function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): ControlFeature {
   const { deps } = context;
   const tokenKey = () => apiSessionTokenKey(deps.signers.server);
+  const sendFullState = sharedFullStateSends(deps, tokenKey, options.fullSyncGatherMs);
   const syncs = new Map<ConnectedRouter, RouterSync>();
   /** Changes already passed on, by key, with when they were written: the grace's reads see them again. */
   const seen = new Map<string, number>();
@@ -247,26 +218,6 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
   function closeUnsynced(router: ConnectedRouter, error: unknown): void {
     warn('api session full sync failed, closing the channel', router, error);
     router.channel.close('the API session sync failed: the router is to connect and sync again');
-  }
-
-  async function sendFullState(router: ConnectedRouter): Promise<void> {
-    const key = await tokenKey();
-    const syncId = newSyncId(deps.now());
-    let sequence = 0;
-    let pending: RouterApiSession[] = [];
-    for await (const page of routerApiSessionPages(deps, key, SYNC_CHUNK_SIZE)) {
-      pending.push(...page);
-      // A chunk goes once more are known to follow it, so the last one is marked as such.
-      while (pending.length > SYNC_CHUNK_SIZE) {
-        router.channel.send(fullSyncChunk(syncId, sequence, false, pending.slice(0, SYNC_CHUNK_SIZE)));
-        pending = pending.slice(SYNC_CHUNK_SIZE);
-        sequence += 1;
-      }
-      if (router.channel.closeReason !== undefined) return;
-    }
-    // Sent even when empty (the reference then sends nothing): the router drops the sessions it still holds from
-    // before, which ended while it was away.
-    router.channel.send(fullSyncChunk(syncId, sequence, true, pending));
   }
 
   /** Passes on the changes written since the last poll (less the grace), each once, a page at a time. */

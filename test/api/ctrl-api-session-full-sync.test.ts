@@ -8,14 +8,22 @@ import { keys } from '#shared/store/keys.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { type Credentials, dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
 import { type RequestMatcher, refuseRequests } from '../support/dynamodb-faults.ts';
+import { recordSent, type SentCommand } from '../support/dynamodb-recorder.ts';
 import { enrolledDevice } from '../support/enrolled-device.ts';
 
-/** The waits before a failed full sync's further attempts: three attempts in about two seconds. */
+/** The waits before a failed full sync's further attempts: three attempts. */
 const RETRY_DELAYS_MS = [1_000, 1_000];
+/** Long enough for routers dialed together to start their syncs within it, however loaded the machine. */
+const GATHER_MS = 1_000;
 
 const { controller, call } = useAdminController(
   {},
-  { ctrlFeatures: [routerInterfaces, apiSessionSyncFeature({ fullSyncRetryDelaysMs: RETRY_DELAYS_MS })] },
+  {
+    ctrlFeatures: [
+      routerInterfaces,
+      apiSessionSyncFeature({ fullSyncRetryDelaysMs: RETRY_DELAYS_MS, fullSyncGatherMs: GATHER_MS }),
+    ],
+  },
 );
 
 interface ApiSessionAdded {
@@ -38,9 +46,9 @@ const fullSyncRead: RequestMatcher = (command, input) =>
   (input.ExpressionAttributeValues as Record<string, unknown>)[':partition'] ===
     keys.typeIndex(API_SESSIONS_COLLECTION);
 
-async function connected(): Promise<RouterEnd> {
-  const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true });
-  const answer = await end.hello(router.id);
+async function connected(as = router): Promise<RouterEnd> {
+  const end = await dialCtrl(controller(), as.credentials, { answerHeartbeats: true });
+  const answer = await end.hello(as.id);
   expect(answer.headers.get(Header.resultSuccess)).toEqual(Buffer.from([1]));
   return end;
 }
@@ -54,9 +62,9 @@ const certLogin = async () => {
   return { token: response.body.data.token as string, id: response.body.data.id as string };
 };
 
-/** The sessions of a full sync, its chunks read up to the one marked last. */
-async function fullState(end: RouterEnd): Promise<ApiSessionAdded['apiSessions']> {
-  const sessions: ApiSessionAdded['apiSessions'] = [];
+/** The sessions of a full sync, its chunks read up to the one marked last, and its id. */
+async function fullState(end: RouterEnd): Promise<ApiSessionAdded['apiSessions'] & { syncId?: string }> {
+  const sessions: ApiSessionAdded['apiSessions'] & { syncId?: string } = [];
   for (;;) {
     const message = await end.next(10_000);
     if (message.contentType !== ContentType.apiSessionAdded) continue;
@@ -64,6 +72,7 @@ async function fullState(end: RouterEnd): Promise<ApiSessionAdded['apiSessions']
     if (!body.isFullState) continue;
     sessions.push(...body.apiSessions);
     const state = JSON.parse(message.headers.get(Header.syncStrategyState)!.toString('utf8'));
+    sessions.syncId = state.id;
     if (state.isLast === true) return sessions;
   }
 }
@@ -126,7 +135,7 @@ describe('a full API session sync whose reads fail', () => {
     // Written while the sync fails: the poll (each second) holds it for the router, whose full state never goes.
     const session = await certLogin();
 
-    const sent = await untilClosed(end, 10_000);
+    const sent = await untilClosed(end, 15_000);
 
     expect(fault.refused).toBe(1 + RETRY_DELAYS_MS.length);
     expect(sent.filter((message) => API_SESSION_MESSAGES.includes(message.contentType))).toEqual([]);
@@ -136,5 +145,37 @@ describe('a full API session sync whose reads fail', () => {
     expect(sessions.find((apiSession) => apiSession.id === session.id)?.token).toBe(session.token);
     expect(await eventually(syncStatus, (status) => status === 'SYNC_DONE')).toBe('SYNC_DONE');
     again.socket.destroy();
+  });
+});
+
+describe('full API session syncs that start together on an endpoint', () => {
+  it('are sent from one read of the sessions, each router getting all of them', async () => {
+    const session = await certLogin();
+    const others = [
+      await enrolledEdgeRouter(controller, call, 'sync-together-a'),
+      await enrolledEdgeRouter(controller, call, 'sync-together-b'),
+    ];
+    const db = controller().deps.store.db;
+    const fullSyncReads = (sent: readonly SentCommand[]) =>
+      sent.filter(({ command, input }) => fullSyncRead(command, input)).length;
+    const alone = await recordSent(db, async () => {
+      const end = await connected();
+      await fullState(end);
+      end.socket.destroy();
+    });
+
+    let states: Awaited<ReturnType<typeof fullState>>[] = [];
+    const together = await recordSent(db, async () => {
+      const ends = await Promise.all([router, ...others].map((each) => connected(each)));
+      states = await Promise.all(ends.map(fullState));
+      for (const end of ends) end.socket.destroy();
+    });
+
+    expect(fullSyncReads(alone)).toBeGreaterThan(0);
+    expect(fullSyncReads(together)).toBe(fullSyncReads(alone));
+    for (const state of states) {
+      expect(state.find((apiSession) => apiSession.id === session.id)?.token).toBe(session.token);
+    }
+    expect(new Set(states.map((state) => state.syncId)).size).toBe(1);
   });
 });
