@@ -1,19 +1,19 @@
-import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { removeExpiredSessions } from '#shared/auth/api-session-store.ts';
 import { apiSessionTokenKey } from '#shared/auth/api-session-token-key.ts';
 import {
   type RouterApiSession,
   removedTokensOf,
-  routerApiSessionPages,
   routerApiSessionsOfChanged,
 } from '#shared/auth/router-api-sessions.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import {
   type ApiSessionChange,
   type ApiSessionChangeKind,
-  apiSessionChangesBetween,
+  apiSessionChangePages,
 } from '#shared/store/api-session-changes.ts';
-import type { ConnectedRouter, ControlFeatureFactory } from './control-plane.ts';
+import type { ConnectedRouter, ControlContext, ControlFeature, ControlFeatureFactory } from './control-plane.ts';
+import { SYNC_CHUNK_SIZE, SYNC_STRATEGY, sharedFullStateSends } from './full-state-sends.ts';
 import { ContentType, Header, type OutgoingMessage } from './message.ts';
 import { decodeBody, encodeBody, MalformedBody } from './protobuf-codec.ts';
 import { recordSyncStatus } from './sync-status.ts';
@@ -23,55 +23,31 @@ import { recordSyncStatus } from './sync-status.ts';
  * pushed, and waits at most 5 s for it): every live one when the router has come online or asks again (20204), in
  * `ApiSessionAdded` chunks the router assembles; then each login, certificate change and end as it happens, which any
  * function may write and this endpoint learns from the table's recent changes (`api-session-changes.ts`), polled
- * about once a second while it has routers. The tokens are derived again from the sessions (`session-token.ts`).
+ * about once a second while it has routers. A full sync whose reads fail is tried again a few times, then the
+ * channel is closed so the router connects and syncs again; full syncs starting together share one read
+ * (`full-state-sends.ts`). The tokens are derived again from the sessions (`session-token.ts`).
  *
  * The router's heartbeats of the sessions its SDKs use (20203) are dropped: SDKs keep their sessions alive with their
  * own requests, and a write per session and minute would cost more than those.
  */
 
-/** Sessions in one `ApiSessionAdded` chunk of a full sync (the reference's size). */
-export const SYNC_CHUNK_SIZE = 100;
-/** The sync strategy a chunk names (header 1013): the reference's only one. */
-const SYNC_STRATEGY = 'instant';
 /** How often the recent changes are read while this endpoint has routers. */
 export const POLL_INTERVAL_MS = 1_000;
 /**
- * How far back each poll reads: a change is written with the instant its transaction was built, and may commit a
- * moment later, after a poll past that instant; reading the last seconds again finds it (changes seen are skipped).
+ * How far before the last poll's instant each poll reads again: a change is written with the instant its transaction
+ * was built (by its writer's clock), and may commit and become readable a moment later, after a poll past that
+ * instant; this covers the transaction's own latency and retries, the eventually consistent read, and the writers'
+ * clocks differing from this one's. Changes seen are skipped, so each is passed on once; each is read a few times.
+ * The last poll's instant, not the newest change seen, is the mark: the last changes of a burst would otherwise be
+ * read again by every poll until a newer change came.
  */
+export const POLL_GRACE_MS = 3_000;
+/** How far back a poll reads at most: the first, and one after polls failed or the endpoint had no routers. */
 const POLL_WINDOW_MS = 10_000;
+/** The changes a poll reads in one page (each page passed on before the next is read). */
+export const CHANGE_PAGE_SIZE = 100;
 /** How often this endpoint removes sessions idle past the timeout, so routers are told of them (their removal). */
 const EXPIRY_SWEEP_MS = 60_000;
-
-/**
- * A sync's id (header 1014 `id`): a UUIDv7, whose text orders as its time, since a router that is still assembling a
- * sync drops chunks of a sync whose id compares lower, and gives up the older sync for a higher one.
- */
-export function newSyncId(now: Date): string {
-  const bytes = randomBytes(16);
-  bytes.writeUIntBE(now.getTime(), 0, 6);
-  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
-/** A chunk of a full sync, headers as the router parses them (it panics on a malformed 1014). */
-export function fullSyncChunk(
-  syncId: string,
-  sequence: number,
-  isLast: boolean,
-  apiSessions: readonly RouterApiSession[],
-): OutgoingMessage {
-  return {
-    contentType: ContentType.apiSessionAdded,
-    headers: new Map([
-      [Header.syncStrategyType, Buffer.from(SYNC_STRATEGY)],
-      [Header.syncStrategyState, Buffer.from(JSON.stringify({ id: syncId, isLast, sequence }))],
-    ]),
-    body: encodeBody('edge.ApiSessionAdded', { isFullState: true, apiSessions }),
-  };
-}
 
 /**
  * What these changes tell the routers, in their order: the sessions added or updated read again as they are now, all
@@ -141,6 +117,20 @@ function messageOfRun(
   };
 }
 
+export interface ApiSessionSyncOptions {
+  /** How a failed full sync is tried again: the waits before each further attempt (one attempt more than waits). */
+  readonly fullSyncRetryDelaysMs: readonly number[];
+  /** How long a full sync waits for others starting after it, to send them all from one read. */
+  readonly fullSyncGatherMs: number;
+}
+
+const DEFAULT_OPTIONS: ApiSessionSyncOptions = {
+  // Throttling or a failing dependency passes in seconds, or is not passing soon.
+  fullSyncRetryDelaysMs: [1_000, 2_000, 4_000],
+  // Short beside the 5 s a router waits for an SDK's session; long enough for routers reconnecting together.
+  fullSyncGatherMs: 250,
+};
+
 /** A router's state here: in a full sync (what the changes tell it waits until the sync is sent), or synced. */
 interface RouterSync {
   /** Messages held while a full sync is being sent; undefined once it is. */
@@ -149,12 +139,30 @@ interface RouterSync {
   again: boolean;
 }
 
-export const apiSessionSync: ControlFeatureFactory = (context) => {
+/**
+ * The feature. A full sync whose reads fail (throttling, any read error) is tried again after each of
+ * `fullSyncRetryDelaysMs`, under a new sync id (the router gives up a partial sync for a higher id); what changed
+ * meanwhile stays held, and is sent only after a full state. When every attempt failed, the channel is closed: the
+ * router would otherwise stay connected and shown online without its sessions, refusing the SDKs it lacks, and with
+ * nothing sent it never asks again itself (it asks only when a sync it assembles stalls). Closed, it reconnects with
+ * its own back-off and the new connection, perhaps on another endpoint task, syncs from the start; the changes held
+ * for it are dropped (the new full state has them), never sent on top of a state it did not get.
+ */
+export function apiSessionSyncFeature(options: Partial<ApiSessionSyncOptions> = {}): ControlFeatureFactory {
+  return (context) => syncFeature(context, { ...DEFAULT_OPTIONS, ...options });
+}
+
+export const apiSessionSync: ControlFeatureFactory = apiSessionSyncFeature();
+
+function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): ControlFeature {
   const { deps } = context;
   const tokenKey = () => apiSessionTokenKey(deps.signers.server);
+  const sendFullState = sharedFullStateSends(deps, tokenKey, options.fullSyncGatherMs);
   const syncs = new Map<ConnectedRouter, RouterSync>();
-  /** Changes already passed on, by key, with when they were written: the window's reads see them again. */
+  /** Changes already passed on, by key, with when they were written: the grace's reads see them again. */
   const seen = new Map<string, number>();
+  /** Where the next poll reads from (epoch ms): the last poll's instant less the grace; undefined before the first. */
+  let readFrom: number | undefined;
   let timer: NodeJS.Timeout | undefined;
   let lastSweep = 0;
 
@@ -164,7 +172,10 @@ export const apiSessionSync: ControlFeatureFactory = (context) => {
       detail: error instanceof Error ? error.message : String(error),
     });
 
-  /** Sends every live session in chunks; then what changed meanwhile. Runs again if asked to while it ran. */
+  /**
+   * Sends every live session in chunks; then what changed meanwhile. Runs again if asked to while it ran. Throws when
+   * the full state could not be sent: the router is then left out of what the polls pass on, its held changes dropped.
+   */
   async function fullSync(router: ConnectedRouter): Promise<void> {
     const running = syncs.get(router);
     if (running?.held) {
@@ -176,46 +187,55 @@ export const apiSessionSync: ControlFeatureFactory = (context) => {
     try {
       do {
         sync.again = false;
-        await sendFullState(router);
+        await sendFullStateRetrying(router);
       } while (sync.again && router.channel.closeReason === undefined);
-    } finally {
-      for (const message of sync.held ?? []) router.channel.send(message);
-      sync.held = undefined;
+    } catch (error) {
+      if (syncs.get(router) === sync) syncs.delete(router);
+      throw error;
     }
+    const held = sync.held ?? [];
+    sync.held = undefined;
+    for (const message of held) router.channel.send(message);
   }
 
-  async function sendFullState(router: ConnectedRouter): Promise<void> {
-    const key = await tokenKey();
-    const syncId = newSyncId(deps.now());
-    let sequence = 0;
-    let pending: RouterApiSession[] = [];
-    for await (const page of routerApiSessionPages(deps, key, SYNC_CHUNK_SIZE)) {
-      pending.push(...page);
-      // A chunk goes once more are known to follow it, so the last one is marked as such.
-      while (pending.length > SYNC_CHUNK_SIZE) {
-        router.channel.send(fullSyncChunk(syncId, sequence, false, pending.slice(0, SYNC_CHUNK_SIZE)));
-        pending = pending.slice(SYNC_CHUNK_SIZE);
-        sequence += 1;
+  /** The full state, tried again after each of the back-off's waits; the last attempt's failure is thrown. */
+  async function sendFullStateRetrying(router: ConnectedRouter): Promise<void> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await sendFullState(router);
+        return;
+      } catch (error) {
+        const delayMs = options.fullSyncRetryDelaysMs[attempt];
+        if (delayMs === undefined || router.channel.closeReason !== undefined) throw error;
+        warn('api session full sync failed, trying again', router, error);
+        await sleep(delayMs, undefined, { ref: false });
+        if (router.channel.closeReason !== undefined) return;
       }
-      if (router.channel.closeReason !== undefined) return;
     }
-    // Sent even when empty (the reference then sends nothing): the router drops the sessions it still holds from
-    // before, which ended while it was away.
-    router.channel.send(fullSyncChunk(syncId, sequence, true, pending));
   }
 
+  /** Closes the channel of a router whose full sync failed, so that it connects and syncs again (see the feature). */
+  function closeUnsynced(router: ConnectedRouter, error: unknown): void {
+    warn('api session full sync failed, closing the channel', router, error);
+    router.channel.close('the API session sync failed: the router is to connect and sync again');
+  }
+
+  /** Passes on the changes written since the last poll (less the grace), each once, a page at a time. */
   async function poll(): Promise<void> {
-    const now = deps.now();
-    const changes = await apiSessionChangesBetween(deps.store, new Date(now.getTime() - POLL_WINDOW_MS), now);
-    for (const [key, at] of seen) if (at <= now.getTime() - POLL_WINDOW_MS) seen.delete(key);
-    const fresh = changes.filter((change) => !seen.has(change.key));
-    if (fresh.length > 0) {
+    const now = deps.now().getTime();
+    const from = Math.max(readFrom ?? 0, now - POLL_WINDOW_MS);
+    for await (const changes of apiSessionChangePages(deps.store, new Date(from), new Date(now), CHANGE_PAGE_SIZE)) {
+      const fresh = changes.filter((change) => !seen.has(change.key));
+      if (fresh.length === 0) continue;
       const messages = await messagesOf(deps, await tokenKey(), fresh);
       for (const change of fresh) seen.set(change.key, Date.parse(change.at));
       for (const message of messages) passOn(message);
     }
-    if (now.getTime() - lastSweep >= EXPIRY_SWEEP_MS) {
-      lastSweep = now.getTime();
+    // Moved on only once every page was passed on: after a failed poll the next reads the same changes again.
+    readFrom = now - POLL_GRACE_MS;
+    for (const [key, at] of seen) if (at < readFrom) seen.delete(key);
+    if (now - lastSweep >= EXPIRY_SWEEP_MS) {
+      lastSweep = now;
       await removeExpiredSessions(deps);
     }
   }
@@ -251,7 +271,7 @@ export const apiSessionSync: ControlFeatureFactory = (context) => {
         } catch (error) {
           if (!(error instanceof MalformedBody)) throw error;
         }
-        fullSync(router).catch((error: unknown) => warn('api session resync failed', router, error));
+        fullSync(router).catch((error: unknown) => closeUnsynced(router, error));
       });
       router.channel.onClose(() => syncs.delete(router));
     },
@@ -263,7 +283,8 @@ export const apiSessionSync: ControlFeatureFactory = (context) => {
         await done;
       } catch (error) {
         await recordSyncStatus(deps, router, 'SYNC_ERROR');
-        throw error;
+        closeUnsynced(router, error);
+        return;
       }
       // The edge sync is its API sessions (the data model follows the router's own subscription): sent, it is done.
       await recordSyncStatus(deps, router, 'SYNC_DONE');
@@ -274,4 +295,4 @@ export const apiSessionSync: ControlFeatureFactory = (context) => {
       syncs.clear();
     },
   };
-};
+}

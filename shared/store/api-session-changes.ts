@@ -10,8 +10,8 @@ import type { WriteOp } from './write-op.ts';
  * pushed to it, and waits at most 5 s for it. A router's control channel lives in one endpoint process, a login in
  * any function; so every write that makes a session usable (a login that needs no more factors, the factor that
  * completes one), changes what a router checks of it (its certificates) or ends it also puts one small item here, in
- * its own transaction, and each endpoint with routers reads the last seconds of them about once a second
- * (`ctrl-channel/api-session-sync.ts`). The items are grouped in buckets of {@link BUCKET_MS} (one partition each:
+ * its own transaction, and each endpoint with routers reads those written since its last read (less a grace) about
+ * once a second (`ctrl-channel/api-session-sync.ts`). The items are grouped in buckets of {@link BUCKET_MS} (one partition each:
  * a poll reads one, two across a boundary) and go by TTL after {@link CHANGE_TTL_SECONDS}. They hold no secret: the
  * endpoint derives the token from the session's ids (`session-token.ts`) and checks it against the hash.
  */
@@ -72,21 +72,29 @@ export function apiSessionChangeOp(
   };
 }
 
-/** The changes written after `after` (exclusive) up to `until`, oldest first. */
-export async function apiSessionChangesBetween(store: Store, after: Date, until: Date): Promise<ApiSessionChange[]> {
-  const changes: ApiSessionChange[] = [];
+/**
+ * The changes written after `after` (exclusive), oldest first, a page of at most `pageSize` at a time: from the bucket
+ * of `after` up to that of `until` (a change in a later bucket is read by the next poll, whose buckets reach it).
+ */
+export async function* apiSessionChangePages(
+  store: Store,
+  after: Date,
+  until: Date,
+  pageSize: number,
+): AsyncGenerator<ApiSessionChange[], void, undefined> {
   for (let bucket = bucketOf(after.getTime()); bucket <= bucketOf(until.getTime()); bucket += 1) {
     const query = {
       TableName: store.tableName,
       KeyConditionExpression: 'PK = :bucket AND SK > :after',
       ExpressionAttributeValues: { ':bucket': keys.apiSessionChanges(bucket), ':after': after.toISOString() },
+      Limit: pageSize,
       ...readOptions('apiSessionChanges'),
     };
     for await (const page of paginateQuery({ client: store.db }, query)) {
-      for (const item of page.Items ?? []) changes.push(changeOf(item));
+      const changes = (page.Items ?? []).map(changeOf);
+      if (changes.length > 0) yield changes;
     }
   }
-  return changes;
 }
 
 function changeOf(item: Record<string, unknown>): ApiSessionChange {

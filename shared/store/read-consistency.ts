@@ -87,8 +87,8 @@ export const READS = {
    */
   ctrlChannel: 'eventual',
   /**
-   * The recent API session changes a control channel endpoint polls for its routers: each poll reads the last few
-   * seconds again, so a change one read missed is in the next.
+   * The recent API session changes a control channel endpoint polls for its routers: each poll reads the seconds
+   * before the last one's instant again, so a change one read missed is in the next.
    */
   apiSessionChanges: 'eventual',
 } as const satisfies Record<string, Consistency>;

@@ -1,12 +1,13 @@
 import { X509Certificate } from 'node:crypto';
 import { generate } from 'otplib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiSessionSync } from '#ctrl-channel/api-session-sync.ts';
+import { apiSessionSync, CHANGE_PAGE_SIZE, POLL_GRACE_MS, POLL_INTERVAL_MS } from '#ctrl-channel/api-session-sync.ts';
 import { type ChannelMessage, ContentType, Header, int32Header } from '#ctrl-channel/message.ts';
 import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { type Credentials, dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
+import { recordSent } from '../support/dynamodb-recorder.ts';
 import { enrolledDevice } from '../support/enrolled-device.ts';
 import { authPolicyBody } from '../support/management-fixtures.ts';
 import { storeApiSessions } from '../support/stored-api-sessions.ts';
@@ -20,6 +21,9 @@ const C = '/edge/client/v1';
 
 /** How long a v2 router waits for an SDK's API session to reach it (its `lookupApiSessionTimeout`). */
 const ROUTER_LOOKUP_TIMEOUT_MS = 5_000;
+/** Sessions stored at once, and how long their changes are watched after (about ten polls). */
+const BURST_SIZE = 30;
+const BURST_WATCH_MS = 12_000;
 
 interface ApiSession {
   token: string;
@@ -331,6 +335,50 @@ describe("the routers' API sessions (ApiSessionAdded / Updated / Removed on the 
     });
     end.socket.destroy();
   });
+  it('passes each change of a burst on once, reading it a bounded number of times however many polls run', async () => {
+    const end = await connected();
+    await fullSync(end);
+    const deliveries = new Map<string, number>();
+    let burst: { id: string }[] = [];
+
+    const sent = await recordSent(controller().deps.store.db, async () => {
+      burst = await storeApiSessions(controller().deps, device.id, BURST_SIZE);
+      // Long past the grace: every poll of this span could read the burst again if each read its whole window.
+      const until = Date.now() + BURST_WATCH_MS;
+      for (;;) {
+        const left = until - Date.now();
+        if (left <= 0) break;
+        const message = await end.next(left).catch(() => undefined);
+        if (message?.contentType !== ContentType.apiSessionAdded) continue;
+        const body = decodeBody<ApiSessionAdded>('edge.ApiSessionAdded', message.body);
+        if (body.isFullState) continue;
+        for (const { id } of body.apiSessions) deliveries.set(id, (deliveries.get(id) ?? 0) + 1);
+      }
+    });
+
+    const burstIds = new Set(burst.map(({ id }) => id));
+    expect(burst.map(({ id }) => deliveries.get(id))).toEqual(burst.map(() => 1));
+    const polls = sent.filter(
+      ({ command, input }) =>
+        command === 'QueryCommand' &&
+        String((input.ExpressionAttributeValues as Record<string, unknown>)[':bucket']).startsWith('SESSIONCHANGES#'),
+    );
+    expect(polls.length).toBeGreaterThanOrEqual(BURST_WATCH_MS / POLL_INTERVAL_MS / 2);
+    expect(polls.every(({ input }) => input.Limit === CHANGE_PAGE_SIZE)).toBe(true);
+    const readsOf = new Map<string, number>();
+    for (const { output } of polls) {
+      for (const item of (output?.Items ?? []) as { sessions: { id: string }[] }[]) {
+        const id = item.sessions[0]!.id;
+        if (burstIds.has(id)) readsOf.set(id, (readsOf.get(id) ?? 0) + 1);
+      }
+    }
+    // Read by the polls within the grace of its writing (and one more across a poll's own span), not by every poll.
+    const mostReads = Math.ceil(POLL_GRACE_MS / POLL_INTERVAL_MS) + 2;
+    expect(Math.max(...readsOf.values())).toBeLessThanOrEqual(mostReads);
+    expect(readsOf.size).toBe(BURST_SIZE);
+    end.socket.destroy();
+  }, 60_000);
+
   it('sends more than a chunk in chunks of 100, numbered from 0, the last marked', async () => {
     let t = Date.now();
     const stored = await storeApiSessions(controller().deps, device.id, 150);
