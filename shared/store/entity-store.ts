@@ -464,7 +464,7 @@ export class Store implements TableClient {
    * retry a create that already happened.
    */
   async transact(unmerged: readonly WriteOp[]): Promise<void> {
-    const ops = mergeNamings(mergeCounters(this.tableName, unmerged));
+    const ops = this.merged(unmerged);
     if (ops.length > MAX_TRANSACTION_ITEMS) throw new TransactionTooLargeError(ops.length);
     if (ops.length > 0) await this.send(ops);
     const followUps = unmerged.flatMap((op) => (op.afterCommit ? [op.afterCommit] : []));
@@ -475,6 +475,15 @@ export class Store implements TableClient {
         }),
       ),
     );
+  }
+
+  /** How many items `ops` write as one transaction: counters, markers and namings merged as `transact` merges them. */
+  transactionItemCount(ops: readonly WriteOp[]): number {
+    return this.merged(ops).length;
+  }
+
+  private merged(ops: readonly WriteOp[]): WriteOp[] {
+    return mergeNamings(mergeCounters(this.tableName, ops));
   }
 
   private async send(ops: readonly WriteOp[]): Promise<void> {
