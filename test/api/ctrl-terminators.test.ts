@@ -274,6 +274,29 @@ describe("a router's terminators (a hosting SDK binds through it)", () => {
     }
   });
 
+  it('refuses undecoded a removal past 64 KiB (the router sends 50 ids), and the channel goes on', async () => {
+    const bind = await createRequest(network.host);
+    const end = await connect(router);
+    expect((await create(end, bind)).result).toBe('Success');
+    // 2,000 ids of 36 characters: 76 KB, a body protobuf would otherwise decode on the endpoint's event loop.
+    const oversize = [bind.address, ...Array.from({ length: 1_999 }, () => randomUUID())];
+    const body = encodeBody('ctrl.RemoveTerminatorsRequest', { terminatorIds: oversize });
+    expect(body.length).toBeGreaterThan(64 * 1024);
+
+    const refused = await ask(end, ContentType.removeTerminatorsRequest, body);
+
+    expect(refused.headers.get(Header.resultSuccess)).toEqual(Buffer.from([0]));
+    expect((await call('GET', `/terminators/${bind.address}`)).status).toBe(200);
+    const removed = await ask(
+      end,
+      ContentType.removeTerminatorsRequest,
+      encodeBody('ctrl.RemoveTerminatorsRequest', { terminatorIds: [bind.address] }),
+    );
+    expect(removed.headers.get(Header.resultSuccess)).toEqual(Buffer.from([1]));
+    expect((await call('GET', `/terminators/${bind.address}`)).status).toBe(404);
+    end.socket.destroy();
+  });
+
   it("updates a terminator's cost and precedence as the update's flags say (20209), and refuses an unknown one", async () => {
     const end = await connect(router);
     const request = await createRequest(network.host, { cost: 3 });
