@@ -81,7 +81,9 @@ export const edgeHello: ControlFeatureFactory = ({ deps }) => {
     async start(connected) {
       if (connected.router.kind !== 'edge-router') return;
       const { channel } = connected;
-      await recordSyncStatus(deps, connected, 'SYNC_HELLO');
+      // Written while the ServerHello goes out, not before it: a write's latency less per connection. A later status
+      // (the ClientHello's, a failure) may land first; this one never replaces it (`recordRouterSync`).
+      const helloRecorded = recordSyncStatus(deps, connected, 'SYNC_HELLO');
       const answered = await new Promise<'heard' | 'closed' | 'timeout'>((resolve) => {
         const timer = setTimeout(() => {
           waiting.delete(connected);
@@ -98,6 +100,7 @@ export const edgeHello: ControlFeatureFactory = ({ deps }) => {
         });
         channel.send(serverHello());
       });
+      await helloRecorded;
       if (answered !== 'timeout') return;
       deps.logger.warn('edge router sent no ClientHello in time', { routerId: connected.router.id });
       await recordSyncStatus(deps, connected, 'SYNC_HELLO_TIMEOUT');
