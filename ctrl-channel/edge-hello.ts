@@ -21,12 +21,6 @@ function serverHello(): OutgoingMessage {
 }
 
 /**
- * The largest ClientHello read. A router's is a few hundred bytes (a listener or two); a body of megabytes (the
- * channel takes up to 4 MiB) would hold the endpoint's event loop for seconds while protobuf decodes it.
- */
-export const MAX_CLIENT_HELLO_BYTES = 64 * 1024;
-
-/**
  * The edge hello: once an edge router's hello is accepted, the controller sends its ServerHello and waits for the
  * router's ClientHello (a reply to it), the only place a router says where SDKs reach it; its host name and edge
  * listeners go to its connection item (`GET /edge-routers`' `hostname` and `supportedProtocols`, a session's router
@@ -55,12 +49,9 @@ export const edgeHello: ControlFeatureFactory = ({ deps }) => {
         deps.logger.warn('ctrl channel refused a ClientHello', { routerId, reason });
         if (inTime) await recordSyncStatus(deps, connected, 'SYNC_ERROR');
       };
-      if (message.body.length > MAX_CLIENT_HELLO_BYTES) {
-        await refuse(`${message.body.length} bytes, more than ${MAX_CLIENT_HELLO_BYTES}`);
-        return;
-      }
       let hello: ClientHello;
       try {
+        // One of more than 64 KiB is refused undecoded, as malformed (`protobuf-codec.ts`).
         hello = decodeBody<ClientHello>('edge.ClientHello', message.body);
       } catch (error) {
         if (!(error instanceof MalformedBody)) throw error;
@@ -90,7 +81,9 @@ export const edgeHello: ControlFeatureFactory = ({ deps }) => {
     async start(connected) {
       if (connected.router.kind !== 'edge-router') return;
       const { channel } = connected;
-      await recordSyncStatus(deps, connected, 'SYNC_HELLO');
+      // Written while the ServerHello goes out, not before it: a write's latency less per connection. A later status
+      // (the ClientHello's, a failure) may land first; this one never replaces it (`recordRouterSync`).
+      const helloRecorded = recordSyncStatus(deps, connected, 'SYNC_HELLO');
       const answered = await new Promise<'heard' | 'closed' | 'timeout'>((resolve) => {
         const timer = setTimeout(() => {
           waiting.delete(connected);
@@ -107,6 +100,7 @@ export const edgeHello: ControlFeatureFactory = ({ deps }) => {
         });
         channel.send(serverHello());
       });
+      await helloRecorded;
       if (answered !== 'timeout') return;
       deps.logger.warn('edge router sent no ClientHello in time', { routerId: connected.router.id });
       await recordSyncStatus(deps, connected, 'SYNC_HELLO_TIMEOUT');

@@ -3,7 +3,16 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { FrameDecoder, ROUTER_FRAME_LIMITS } from './frame-codec.ts';
-import { type ChannelMessage, ContentType, Header, replyForOf } from './message.ts';
+import {
+  type ChannelMessage,
+  CircuitRequestHeader,
+  CircuitResponseHeader,
+  ContentType,
+  EdgeHeader,
+  Header,
+  RouteResultHeader,
+  replyForOf,
+} from './message.ts';
 
 /**
  * A recording of a router connection's frames, one JSON line each, for test data (the replay tests) and for seeing
@@ -45,6 +54,8 @@ export interface RecordedUndecodable {
 type Decode = (value: Buffer) => string | number | boolean | readonly number[] | undefined;
 const text: Decode = (value) => value.toString('utf8');
 const int32: Decode = (value) => (value.length === 4 ? value.readInt32LE(0) : undefined);
+const uint32: Decode = (value) => (value.length === 4 ? value.readUInt32LE(0) : undefined);
+const byte: Decode = (value) => (value.length === 1 ? value[0] : undefined);
 const uint64: Decode = (value) => (value.length === 8 ? value.readBigUInt64LE(0).toString() : undefined);
 const bool: Decode = (value) => (value.length === 1 ? value[0] === 1 : undefined);
 /** A `big.Int` mask, big-endian: the numbers of its set bits. */
@@ -63,14 +74,39 @@ const CONTENT_TYPE_NAMES: ReadonlyMap<number, string> = new Map(
   Object.entries(ContentType).map(([name, contentType]) => [contentType, referenceName(name)]),
 );
 
-/** How each known header's value reads; the group secret, a credential of the router's underlays, is not recorded. */
-const HEADER_VALUES: { readonly [name in keyof typeof Header]: { decode?: Decode; secret?: true } } = {
-  connectionId: { decode: text },
+/** How a known header's value reads; a secret one (a credential) is recorded as its length alone. */
+interface HeaderValue {
+  readonly decode?: Decode;
+  readonly secret?: true;
+}
+
+type HeaderTable = ReadonlyMap<number, HeaderValue & { readonly name: string }>;
+
+/** The headers of `ids` (a header constants object of `message.ts`) that `values` says how to read, by id. */
+function headerTable<Ids extends Readonly<Record<string, number>>>(
+  ids: Ids,
+  values: { readonly [name in keyof Ids]?: HeaderValue },
+): HeaderTable {
+  return new Map(
+    Object.entries(values).map(([name, value]) => [ids[name] as number, { name: referenceName(name), ...value }]),
+  );
+}
+
+/** The channel's headers, which mean the same on every message. */
+const CHANNEL_HEADERS = headerTable(Header, {
   replyFor: { decode: int32 },
   resultSuccess: { decode: bool },
-  helloVersion: { decode: text },
   heartbeat: { decode: uint64 },
   heartbeatResponse: { decode: uint64 },
+});
+
+/**
+ * The hello's headers, on a hello and its answer only. The group secret, a credential of the router's underlays, is
+ * not recorded.
+ */
+const HELLO_HEADERS = headerTable(Header, {
+  connectionId: { decode: text },
+  helloVersion: { decode: text },
   type: { decode: text },
   id: { decode: text },
   isGrouped: { decode: bool },
@@ -80,47 +116,75 @@ const HEADER_VALUES: { readonly [name in keyof typeof Header]: { decode?: Decode
   listeners: {},
   capabilities: { decode: bits },
   ctrlChanListeners: {},
+});
+
+const SYNC_HEADERS = headerTable(Header, {
   syncStrategyType: { decode: text },
   syncStrategyState: { decode: text },
-  routerDataModel: { decode: bool },
-  routerDataModelIndex: { decode: uint64 },
-  routerDataModelSubscriptionId: { decode: text },
-};
+});
 
-const KNOWN_HEADERS: ReadonlyMap<number, { name: string; decode?: Decode; secret?: true }> = new Map(
-  Object.entries(HEADER_VALUES).map(([name, value]) => [
-    Header[name as keyof typeof Header],
-    { name: referenceName(name), ...value },
-  ]),
-);
+const DATA_MODEL_HEADERS = headerTable(Header, { routerDataModelSubscriptionId: { decode: text } });
+
+const CIRCUIT_REQUEST_HEADERS = headerTable(CircuitRequestHeader, {
+  peerData: {},
+  sessionToken: { decode: text },
+  fingerprints: {},
+  terminatorInstanceId: { decode: text },
+  apiSessionToken: { decode: text },
+});
 
 /**
- * The headers whose ids mean what the hello's mean only on a hello and its answer: other messages reuse low ids for
- * their own (a circuit request's peer data is header 10, which on a hello is the group secret). The reply-for,
- * result and heartbeat headers are the channel's on every message.
+ * The headers each content type names, beside the channel's: header ids from 1000 are each message type's own (1014
+ * is the sync strategy's state on an API session message and the SDK's error code on an Error), and those below 128
+ * the channel's or, on a hello, the hello's (10 is a hello's group secret and a circuit request's peer data). A header
+ * a message's table does not name is recorded by its number.
  */
-const HELLO_HEADERS: ReadonlySet<number> = new Set([
-  Header.connectionId,
-  Header.helloVersion,
-  Header.type,
-  Header.id,
-  Header.isGrouped,
-  Header.groupSecret,
-  Header.isFirstGroupConnection,
-  Header.underlayType,
+const HEADERS_OF: ReadonlyMap<number, HeaderTable> = new Map([
+  [ContentType.hello, HELLO_HEADERS],
+  [ContentType.result, HELLO_HEADERS],
+  [ContentType.serverHello, headerTable(Header, { routerDataModel: { decode: bool } })],
+  [
+    ContentType.clientHello,
+    headerTable(Header, { routerDataModel: { decode: bool }, routerDataModelIndex: { decode: uint64 } }),
+  ],
+  [ContentType.error, headerTable(EdgeHeader, { errorCode: { decode: uint32 }, circuitId: { decode: text } })],
+  [ContentType.apiSessionAdded, SYNC_HEADERS],
+  [ContentType.apiSessionUpdated, SYNC_HEADERS],
+  [ContentType.apiSessionRemoved, SYNC_HEADERS],
+  [ContentType.dataState, DATA_MODEL_HEADERS],
+  [ContentType.dataStateChangeSet, DATA_MODEL_HEADERS],
+  [ContentType.currentIndexMessage, headerTable(Header, { routerDataModelIndex: { decode: uint64 } })],
+  [ContentType.createCircuitV2Request, CIRCUIT_REQUEST_HEADERS],
+  [
+    ContentType.createCircuitV2Response,
+    headerTable(CircuitResponseHeader, {
+      peerData: {},
+      circuitId: { decode: text },
+      address: { decode: text },
+      tags: {},
+    }),
+  ],
+  [
+    ContentType.routeResult,
+    headerTable(RouteResultHeader, {
+      attempt: { decode: uint32 },
+      success: {},
+      error: { decode: text },
+      errorCode: { decode: byte },
+    }),
+  ],
 ]);
 
-function isHelloOrAnswer(message: ChannelMessage): boolean {
-  return message.contentType === ContentType.hello || message.contentType === ContentType.result;
+function knownHeader(contentType: number, id: number) {
+  return HEADERS_OF.get(contentType)?.get(id) ?? CHANNEL_HEADERS.get(id);
 }
 
 /** One frame as a recording's line holds it. */
 export function recordedFrame(direction: 'in' | 'out', atMs: number, message: ChannelMessage): RecordedFrame {
-  const helloLike = isHelloOrAnswer(message);
   const headers = [...message.headers]
     .sort(([a], [b]) => a - b)
     .map(([id, value]): RecordedHeader => {
-      const known = helloLike || !HELLO_HEADERS.has(id) ? KNOWN_HEADERS.get(id) : undefined;
+      const known = knownHeader(message.contentType, id);
       if (known?.secret) return { id, name: known.name, length: value.length };
       const decoded = known?.decode?.(value);
       return {

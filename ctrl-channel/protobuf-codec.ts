@@ -1,4 +1,5 @@
 import protobuf from 'protobufjs';
+import { ROUTER_FRAME_LIMITS } from './frame-codec.ts';
 import { CTRL_SCHEMA, EDGE_SCHEMA } from './wire-schema.ts';
 
 /** A message body that is not what its content type says (truncated, or a wrong wire type): refused, never thrown on. */
@@ -63,23 +64,69 @@ export function encodeBodyWithEncoded(
   return Buffer.concat([writer.finish(), encodeBody(typeName, rest)]);
 }
 
-/** Decodes a body of the schema into a plain object (see {@link DECODE_OPTIONS}); a malformed one is a MalformedBody. */
+const KiB = 1024;
+
+/**
+ * The largest body decoded of each message a router sends, far above what the reference's router sends (its largest
+ * in the recordings of `test/data/ctrl-channel/` in the comments) yet far below the channel's 4 MiB: protobuf decodes
+ * on the event loop, and a body of megabytes would hold every other router's channel for as long as it takes.
+ */
+const ROUTER_BODY_LIMITS: Readonly<Record<string, number>> = {
+  // 144 bytes: a host name and a listener or two; the controller reads 16 listeners at most.
+  'edge.ClientHello': 64 * KiB,
+  // 14 bytes.
+  'edge.SubscribeToDataModelRequest': 4 * KiB,
+  // 699 bytes: two tokens, the host's public key; what a terminator keeps of the rest is bounded to about 8 KiB.
+  'edge.CreateTerminatorV2Request': 64 * KiB,
+  // Not recorded: two tokens, fingerprints and a terminator id.
+  'edge.UpdateTerminatorRequest': 16 * KiB,
+  // Not recorded: the router sends at most 50 terminator ids (under 2 KiB) a request.
+  'ctrl.RemoveTerminatorsRequest': 64 * KiB,
+  // A reason's text.
+  'edge.RequestClientReSync': 4 * KiB,
+  // 40 bytes; a forwarding fault names its circuits' ids, batched by the router: tens of thousands fit.
+  'ctrl.Fault': 1024 * KiB,
+  // Not recorded: every circuit idle on the router, unbatched, about 40 bytes each: tens of thousands fit.
+  'ctrl.CircuitConfirmation': 1024 * KiB,
+};
+
+/**
+ * The controller's own messages, which no router sends (only tests decode them): as large as the frame. Their writers
+ * keep them below it (a DataState holds at most 4 MiB of identities, API sessions go in chunks).
+ */
+const OWN_BODY_LIMITS: Readonly<Record<string, number>> = Object.fromEntries(
+  [
+    'edge.DataState',
+    'edge.DataChangeSet',
+    'edge.ApiSessionAdded',
+    'edge.ApiSessionUpdated',
+    'edge.ApiSessionRemoved',
+  ].map((typeName) => [typeName, ROUTER_FRAME_LIMITS.maxBodyBytes]),
+);
+
+/** The cap of a message type in neither table: one a router comes to send is bounded before anyone thinks of it. */
+const DEFAULT_BODY_LIMIT = 64 * KiB;
+
+/** The largest body of `typeName` that {@link decodeBody} decodes. */
+export function maxBodyBytes(typeName: string): number {
+  return ROUTER_BODY_LIMITS[typeName] ?? OWN_BODY_LIMITS[typeName] ?? DEFAULT_BODY_LIMIT;
+}
+
+/**
+ * Decodes a body of the schema into a plain object (see {@link DECODE_OPTIONS}); a malformed one, or one past its
+ * type's cap ({@link maxBodyBytes}, refused undecoded), is a MalformedBody. Bytes come as Buffers (views of the body's
+ * memory, as protobufjs reads a Buffer), so callers compare and print them.
+ */
 export function decodeBody<T>(typeName: string, body: Uint8Array): T {
   const type = typeOf(typeName);
+  const limit = maxBodyBytes(typeName);
+  if (body.length > limit) {
+    throw new MalformedBody(typeName, new Error(`${body.length} bytes, more than the ${limit} read`));
+  }
+  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   try {
-    const decoded = type.toObject(type.decode(body), DECODE_OPTIONS);
-    return toBuffers(decoded) as T;
+    return type.toObject(type.decode(bytes), DECODE_OPTIONS) as T;
   } catch (error) {
     throw new MalformedBody(typeName, error as Error);
   }
-}
-
-/** protobufjs hands bytes over as Uint8Array views in some paths: Buffers everywhere, so callers compare and print. */
-function toBuffers(value: unknown): unknown {
-  if (value instanceof Uint8Array) return Buffer.isBuffer(value) ? value : Buffer.from(value);
-  if (Array.isArray(value)) return value.map(toBuffers);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, toBuffers(field)]));
-  }
-  return value;
 }

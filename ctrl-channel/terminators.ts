@@ -2,6 +2,7 @@ import { withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import { MAX_PEER_DATA_BYTES, type Terminator, terminators } from '#shared/entities/terminator.ts';
 import { ConcurrentModificationError, type Stored } from '#shared/store/entity-store.ts';
 import { referrerIds } from '#shared/store/index-queries.ts';
+import { packTransactions } from '#shared/store/pack-transactions.ts';
 import type { Channel } from './channel.ts';
 import type { ConnectedRouter, ControlFeatureFactory } from './control-plane.ts';
 import { type CheckedSession, checkEdgeSession, EdgeErrorCode, EdgeRefusal, RetryHint } from './edge-session-check.ts';
@@ -271,7 +272,11 @@ export function terminatorsFeature(
 
     /**
      * Deletes the named terminators this router hosts: an id of another router's is left alone (the reference deletes
-     * whatever is named; a router has no business with another's), an unknown one is already gone.
+     * whatever is named; a router has no business with another's), an unknown one is already gone. The batch (the
+     * reference's router sends up to 50) goes in as few transactions as fit, so one that fits commits all or nothing;
+     * each delete is version-checked, and a terminator changed meanwhile has the batch read again. The router hears
+     * of success only once every transaction committed; after a failure it sends the batch again, and the terminators
+     * an earlier transaction deleted are then unknown, which is no failure.
      */
     async function removeTerminators(
       channel: Channel,
@@ -286,10 +291,15 @@ export function terminatorsFeature(
         );
         // A create still being written would land after this delete and outlive its SDK's unbind: it goes first.
         await Promise.all(terminatorIds.map((id) => creating.get(id)));
-        const ours = (await deps.store.getMany(terminators, terminatorIds)).filter((t) => t.router === routerId);
-        for (const terminator of ours) await deps.store.transact(deps.store.deleteOps(terminators, terminator));
-        if (ours.length > 0)
-          deps.logger.info('terminators removed', { routerId, terminatorIds: ours.map((t) => t.id) });
+        const removed = await withOptimisticRetry(async () => {
+          const ours = (await deps.store.getManyStored(terminators, terminatorIds)).filter(
+            ({ doc }) => doc.router === routerId,
+          );
+          const deletes = ours.map(({ doc, version }) => deps.store.deleteOps(terminators, doc, version));
+          for (const transaction of packTransactions(deps.store, deletes)) await deps.store.transact(transaction);
+          return ours.map(({ doc }) => doc.id);
+        });
+        if (removed.length > 0) deps.logger.info('terminators removed', { routerId, terminatorIds: removed });
         channel.reply(message, resultMessage(true));
       } catch (error) {
         deps.logger.warn('terminators not removed', { routerId, detail: (error as Error).message });

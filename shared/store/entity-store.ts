@@ -465,7 +465,7 @@ export class Store implements TableClient {
    * retry a create that already happened.
    */
   async transact(unmerged: readonly WriteOp[]): Promise<void> {
-    const ops = await this.withMarkerMoves(mergeNamings(mergeCounters(this.tableName, unmerged)), unmerged);
+    const ops = await this.withMarkerMoves(this.merged(unmerged), unmerged);
     if (ops.length > MAX_TRANSACTION_ITEMS) throw new TransactionTooLargeError(ops.length);
     if (ops.length > 0) await this.send(ops);
     const followUps = unmerged.flatMap((op) => (op.afterCommit ? [op.afterCommit] : []));
@@ -476,6 +476,19 @@ export class Store implements TableClient {
         }),
       ),
     );
+  }
+
+  /**
+   * How many items `ops` write as one transaction: counters and namings merged as `transact` merges them. Change-marker
+   * moves are not counted (adding them may take a read, `withMarkerMoves`): callers pack only writes of types that
+   * move none (terminators).
+   */
+  transactionItemCount(ops: readonly WriteOp[]): number {
+    return this.merged(ops).length;
+  }
+
+  private merged(ops: readonly WriteOp[]): WriteOp[] {
+    return mergeNamings(mergeCounters(this.tableName, ops));
   }
 
   /**

@@ -135,7 +135,8 @@ export async function endRouterConnection(
 /**
  * Records a connection's sync status and what its router said of its listeners, either or both; false, nothing
  * written, when the connection is no longer this one (replaced by a newer one, or the router deleted), so a late write
- * of a replaced connection never overwrites what a newer one recorded.
+ * of a replaced connection never overwrites what a newer one recorded. `SYNC_HELLO` is written only as the first
+ * status, and `SYNC_DONE` never over a failure.
  */
 export async function recordRouterSync(
   store: Store,
@@ -162,6 +163,8 @@ export async function recordRouterSync(
     values[':error'] = 'SYNC_ERROR';
     values[':timeout'] = 'SYNC_HELLO_TIMEOUT';
   }
+  // The first status, written beside the ServerHello: it may land after any later one, which it never replaces.
+  const isFirst = update.syncStatus === 'SYNC_HELLO';
   const recorded = await unlessConditionFails(
     store.db.send(
       new UpdateCommand({
@@ -170,7 +173,9 @@ export async function recordRouterSync(
         UpdateExpression: `SET ${sets.join(', ')}`,
         ConditionExpression: keepsFailure
           ? 'connectionId = :connection AND NOT syncStatus IN (:error, :timeout)'
-          : 'connectionId = :connection',
+          : isFirst
+            ? 'connectionId = :connection AND attribute_not_exists(syncStatus)'
+            : 'connectionId = :connection',
         ExpressionAttributeValues: values,
       }),
     ),

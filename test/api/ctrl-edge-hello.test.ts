@@ -1,3 +1,4 @@
+import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { edgeHello } from '#ctrl-channel/edge-hello.ts';
 import { ContentType, Header, replyForOf } from '#ctrl-channel/message.ts';
@@ -82,7 +83,8 @@ describe("the edge hello: the controller's ServerHello and the router's ClientHe
       version: 'v2.0.0',
       data: { instant: 'true', routerModel: 'true' },
     });
-    expect(await shown(router.id)).toMatchObject({ isOnline: true, syncStatus: 'SYNC_HELLO', supportedProtocols: {} });
+    // Written beside the ServerHello, not before it.
+    expect(await shownOnce(router.id, 'SYNC_HELLO')).toMatchObject({ isOnline: true, supportedProtocols: {} });
     end.send({ ...clientHelloReply(serverHello), sequence: 10 });
 
     const answered = await shownOnce(router.id, 'SYNC_IN_PROGRESS');
@@ -252,5 +254,51 @@ describe("the edge hello: the controller's ServerHello and the router's ClientHe
 
     expect(late).toBe(false);
     expect(await shown(router.id)).toEqual({ isOnline: true, syncStatus: 'SYNC_DONE', ...newer });
+  });
+
+  it('sends the ServerHello without waiting for SYNC_HELLO to be written, which never replaces a later status', async () => {
+    const router = await enrolledEdgeRouter(controller, call, 'eh-slow-status-router');
+    const { db } = controller().deps.store;
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let held: Promise<unknown> | undefined;
+    // DynamoDB slow to write this router's SYNC_HELLO, until the test lets it through.
+    db.middlewareStack.add(
+      (next) => async (args) => {
+        const input = args.input as UpdateCommandInput;
+        const status = input.ExpressionAttributeValues?.[':status'];
+        if (status !== 'SYNC_HELLO' || !String(input.Key?.PK).includes(router.id)) return next(args);
+        held = released.then(() => next(args));
+        return held as ReturnType<typeof next>;
+      },
+      { step: 'initialize', name: 'holdSyncHello' },
+    );
+    try {
+      const { end, serverHello } = await unanswered(router);
+      expect(held).toBeDefined();
+
+      end.send({ ...clientHelloReply(serverHello), sequence: 10 });
+      expect((await shownOnce(router.id, 'SYNC_IN_PROGRESS')).syncStatus).toBe('SYNC_IN_PROGRESS');
+      release();
+
+      // The late SYNC_HELLO is refused by its condition: a status is already there.
+      await expect(held).rejects.toThrow('The conditional request failed');
+
+      expect((await shown(router.id)).syncStatus).toBe('SYNC_IN_PROGRESS');
+      const [connection] = (await readRouterConnections(controller().deps.store, 'edge-routers', [router.id])).values();
+      const { store } = controller().deps;
+      await recordRouterSync(store, 'edge-routers', router.id, connection!.connectionId, { syncStatus: 'SYNC_DONE' });
+      const regressed = await recordRouterSync(store, 'edge-routers', router.id, connection!.connectionId, {
+        syncStatus: 'SYNC_HELLO',
+      });
+      expect(regressed).toBe(false);
+      expect((await shown(router.id)).syncStatus).toBe('SYNC_DONE');
+      end.socket.destroy();
+    } finally {
+      release();
+      db.middlewareStack.remove('holdSyncHello');
+    }
   });
 });

@@ -1,17 +1,20 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_FEATURES } from '#ctrl-channel/control-features.ts';
 import { ContentType, EdgeHeader, Header, replyForOf } from '#ctrl-channel/message.ts';
 import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerTerminators, terminatorsFeature } from '#ctrl-channel/terminators.ts';
 import { peerDataOf } from '#shared/entities/terminator.ts';
+import { keys } from '#shared/store/keys.ts';
 import { usableTerminators } from '#shared/store/usable-terminators.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { type Credentials, dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
 import { type EdgeClient, edgeNetwork } from '../support/edge-network.ts';
 
-// Short heartbeats, so a router that goes away is seen offline within the test; a short grace for re-sent terminators.
-const TIMINGS = { heartbeatIntervalMs: 100, unresponsiveTimeoutMs: 600, replyTimeoutMs: 300 };
+// Short heartbeats, so a router that goes away is seen offline within the test (a closed socket at once; one that
+// stops answering within 3 s, so that a loaded machine's pauses close none); a short grace for re-sent terminators.
+const TIMINGS = { heartbeatIntervalMs: 100, unresponsiveTimeoutMs: 3_000, replyTimeoutMs: 300 };
 const RECONFIRM_GRACE_MS = 1_500;
 const { controller, call } = useAdminController(
   {},
@@ -220,6 +223,78 @@ describe("a router's terminators (a hosting SDK binds through it)", () => {
     expect((await call('GET', `/terminators/${theirs.address}`)).status).toBe(200);
     end.socket.destroy();
     other.socket.destroy();
+  });
+
+  it("removes a router's batch all or nothing: a failed transaction leaves every terminator, the retry removes all at once", async () => {
+    const bind = await createRequest(network.host);
+    const requests = [1, 2, 3, 4].map(() => ({ ...bind, address: randomUUID() }));
+    const end = await connect(router);
+    for (const request of requests) expect((await create(end, request)).result).toBe('Success');
+    const ids = requests.map((request) => request.address);
+    const remove = () =>
+      ask(
+        end,
+        ContentType.removeTerminatorsRequest,
+        encodeBody('ctrl.RemoveTerminatorsRequest', { terminatorIds: ids }),
+      );
+    const { db } = controller().deps.store;
+    const last = keys.entity('terminators', ids.at(-1)!);
+    let failing = true;
+    let transactions = 0;
+    // DynamoDB failing the write that deletes the batch's last terminator (throttled, say), until told otherwise.
+    db.middlewareStack.add(
+      (next, context) => async (args) => {
+        // The document client's input (keys as plain values), under its underlying command's name.
+        if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
+        const items = (args.input as TransactWriteCommandInput).TransactItems ?? [];
+        if (!items.some(({ Delete }) => Delete?.Key?.PK === last.PK && Delete.Key.SK === last.SK)) return next(args);
+        transactions++;
+        if (failing) throw new Error('injected: the transaction failed');
+        return next(args);
+      },
+      { step: 'initialize', name: 'failTerminatorDeletes' },
+    );
+    try {
+      const refused = await remove();
+
+      expect(refused.headers.get(Header.resultSuccess)).toEqual(Buffer.from([0]));
+      for (const id of ids) expect((await call('GET', `/terminators/${id}`)).status).toBe(200);
+
+      failing = false;
+      transactions = 0;
+      const removed = await remove();
+
+      expect(removed.headers.get(Header.resultSuccess)).toEqual(Buffer.from([1]));
+      for (const id of ids) expect((await call('GET', `/terminators/${id}`)).status).toBe(404);
+      // The four deletes went in one transaction.
+      expect(transactions).toBe(1);
+    } finally {
+      db.middlewareStack.remove('failTerminatorDeletes');
+      end.socket.destroy();
+    }
+  });
+
+  it('refuses undecoded a removal past 64 KiB (the router sends 50 ids), and the channel goes on', async () => {
+    const bind = await createRequest(network.host);
+    const end = await connect(router);
+    expect((await create(end, bind)).result).toBe('Success');
+    // 2,000 ids of 36 characters: 76 KB, a body protobuf would otherwise decode on the endpoint's event loop.
+    const oversize = [bind.address, ...Array.from({ length: 1_999 }, () => randomUUID())];
+    const body = encodeBody('ctrl.RemoveTerminatorsRequest', { terminatorIds: oversize });
+    expect(body.length).toBeGreaterThan(64 * 1024);
+
+    const refused = await ask(end, ContentType.removeTerminatorsRequest, body);
+
+    expect(refused.headers.get(Header.resultSuccess)).toEqual(Buffer.from([0]));
+    expect((await call('GET', `/terminators/${bind.address}`)).status).toBe(200);
+    const removed = await ask(
+      end,
+      ContentType.removeTerminatorsRequest,
+      encodeBody('ctrl.RemoveTerminatorsRequest', { terminatorIds: [bind.address] }),
+    );
+    expect(removed.headers.get(Header.resultSuccess)).toEqual(Buffer.from([1]));
+    expect((await call('GET', `/terminators/${bind.address}`)).status).toBe(404);
+    end.socket.destroy();
   });
 
   it("updates a terminator's cost and precedence as the update's flags say (20209), and refuses an unknown one", async () => {
