@@ -1,7 +1,7 @@
-import { withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import { MAX_PEER_DATA_BYTES, type Terminator, terminators } from '#shared/entities/terminator.ts';
 import { ConcurrentModificationError, type Stored } from '#shared/store/entity-store.ts';
 import { referrerIds } from '#shared/store/index-queries.ts';
+import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 import { packTransactions } from '#shared/store/pack-transactions.ts';
 import type { Channel } from './channel.ts';
 import type { ConnectedRouter, ControlFeatureFactory } from './control-plane.ts';

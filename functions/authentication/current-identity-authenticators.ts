@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { verifyPassword } from '#shared/auth/password-hash.ts';
-import { withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import { sentKeys } from '#shared/crud/patch-body.ts';
 import { authPolicies } from '#shared/entities/auth-policy.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
@@ -16,6 +15,7 @@ import { limitPasswordAttempt } from '#shared/rate-limit/login-limits.ts';
 import { passwordField } from '#shared/schemas/credential-fields.ts';
 import { listChildren } from '#shared/store/children.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
+import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 import { authenticatorView } from '#shared/views/authenticator-view.ts';
 import {
   credentialsPatchSchema,

@@ -1,7 +1,6 @@
 import * as z from 'zod';
 import { recordCodeMissOnSession, totpPassedOps } from '#shared/auth/api-session-store.ts';
 import type { Caller } from '#shared/auth/resolve-caller.ts';
-import { withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import { authPolicies } from '#shared/entities/auth-policy.ts';
 import { type Mfa, mfas } from '#shared/entities/mfa.ts';
 import { ApiError, notFound } from '#shared/errors/api-error.ts';
@@ -14,6 +13,7 @@ import type { Deps } from '#shared/ports/deps.ts';
 import { recordMfaPassed } from '#shared/posture/posture-data.ts';
 import { limitMfaAttempt } from '#shared/rate-limit/login-limits.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
+import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { recordFailedPassword } from './password-lockout.ts';
 

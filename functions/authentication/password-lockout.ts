@@ -1,11 +1,11 @@
 import { endSessionsOps } from '#shared/auth/api-session-store.ts';
-import { withOptimisticRetry } from '#shared/crud/crud-operations.ts';
 import type { AuthPolicy } from '#shared/entities/auth-policy.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities } from '#shared/entities/identity.ts';
 import { ApiError } from '#shared/errors/api-error.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
+import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 import {
   addToCounter,
   type CounterHolder,

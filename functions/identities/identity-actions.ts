@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { endSessionsOps } from '#shared/auth/api-session-store.ts';
-import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import { getOrNotFound } from '#shared/crud/crud-operations.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { mfas } from '#shared/entities/mfa.ts';
 import { ApiError, notFound } from '#shared/errors/api-error.ts';
@@ -8,6 +8,7 @@ import { empty } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
+import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 
 const disableSchema = z.object({
   durationMinutes: z

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import { getOrNotFound } from '#shared/crud/crud-operations.ts';
 import { configs } from '#shared/entities/config.ts';
 import { configTypes } from '#shared/entities/config-type.ts';
 import { identities } from '#shared/entities/identity.ts';
@@ -16,6 +16,7 @@ import { parseWith } from '#shared/http/validate.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import type { Stored } from '#shared/store/entity-store.ts';
 import { referrerIds } from '#shared/store/index-queries.ts';
+import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { entityRef } from '#shared/views/entity-ref.ts';
 

@@ -1,11 +1,12 @@
 import * as z from 'zod';
-import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import { getOrNotFound } from '#shared/crud/crud-operations.ts';
 import { type IdentityTracing, identities } from '#shared/entities/identity.ts';
 import { invalidField } from '#shared/errors/api-error.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { documented } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { newToken } from '#shared/ids.ts';
+import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 
 /** The longest trace an admin may ask for: tracing is a debugging aid, not a standing setting. */
 export const MAX_TRACE_MS = 24 * 60 * 60 * 1000;

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import { getOrNotFound } from '#shared/crud/crud-operations.ts';
 import { sentKeys } from '#shared/crud/patch-body.ts';
 import { type ControllerSetting, controllerSettings, GLOBAL_SETTINGS_ID } from '#shared/entities/controller-setting.ts';
 import { ApiError, invalidField, notFound } from '#shared/errors/api-error.ts';
@@ -11,6 +11,7 @@ import { parseListParams } from '#shared/list/list-params.ts';
 import { pageInMemory } from '#shared/list/page-in-memory.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { tagsField } from '#shared/schemas/common-fields.ts';
+import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
 
 const uri = z

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { endSessionsOps, sessionsEndedWith } from '#shared/auth/api-session-store.ts';
-import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import { getOrNotFound } from '#shared/crud/crud-operations.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { enrollments } from '#shared/entities/enrollment.ts';
 import { ApiError, invalidField, notFound } from '#shared/errors/api-error.ts';
@@ -13,6 +13,7 @@ import { fingerprintOf, firstCertificateOf } from '#shared/pki/certificates.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { expiresAtField } from '#shared/schemas/common-fields.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
+import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 import { requestedEnrollment } from './enrollment-api.ts';
 import { caBundlePem, certificateForCsr } from './enrollment-token.ts';
 

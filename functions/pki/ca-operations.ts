@@ -1,4 +1,4 @@
-import { crudOperations, getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import { crudOperations, getOrNotFound } from '#shared/crud/crud-operations.ts';
 import { cas } from '#shared/entities/ca.ts';
 import { ApiError } from '#shared/errors/api-error.ts';
 import { empty } from '#shared/http/envelope.ts';
@@ -9,6 +9,7 @@ import { issuerBaseUrl, signCaJwt } from '#shared/pki/enrollment-jwt.ts';
 import { refreshTruststore } from '#shared/pki/trusted-cas.ts';
 import { RecentMap } from '#shared/recent-map.ts';
 import { CAS } from '#shared/routes/groups/pki-routes.ts';
+import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 import { caApi } from './ca-api.ts';
 
 /** The certificate a verify request carries, or the reference's 400 for what it is instead. */

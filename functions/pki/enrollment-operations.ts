@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { crudOperations, getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import { crudOperations, getOrNotFound } from '#shared/crud/crud-operations.ts';
 import { enrollments } from '#shared/entities/enrollment.ts';
 import { ok } from '#shared/http/envelope.ts';
 import { documented, type Operation } from '#shared/http/operation.ts';
@@ -9,6 +9,7 @@ import { withEnrollmentJwt } from '#shared/pki/enrollment-jwt.ts';
 import { futureExpiry } from '#shared/pki/new-enrollment.ts';
 import { ENROLLMENTS } from '#shared/routes/groups/pki-routes.ts';
 import { expiresAtField } from '#shared/schemas/common-fields.ts';
+import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 import { enrollmentApi } from './enrollment-api.ts';
 
 const refreshSchema = z.object({ expiresAt: expiresAtField });

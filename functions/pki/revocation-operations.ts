@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { deleteApiSession, endSessionsOps, getApiSessionById } from '#shared/auth/api-session-store.ts';
-import { crudOperations, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import { crudOperations } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { REVOCATION_TYPES, type Revocation, revocations } from '#shared/entities/revocation.ts';
@@ -10,6 +10,7 @@ import { parseWith } from '#shared/http/validate.ts';
 import { REVOCATIONS } from '#shared/routes/groups/pki-routes.ts';
 import { idField, tagsField } from '#shared/schemas/common-fields.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
+import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
 

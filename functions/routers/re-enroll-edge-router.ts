@@ -1,7 +1,8 @@
-import { getOrNotFound, withOptimisticRetry } from '#shared/crud/crud-operations.ts';
+import { getOrNotFound } from '#shared/crud/crud-operations.ts';
 import { edgeRouters } from '#shared/entities/edge-router.ts';
 import { empty } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
+import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 import { newRouterEnrollment } from './router-fields.ts';
 
 /**

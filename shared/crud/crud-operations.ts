@@ -11,7 +11,8 @@ import { moveServiceAccessMarkers } from '../policy/service-access-fan-out.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { CrudAction, CrudResource } from '../routes/crud-resource.ts';
 import { deleteEntity } from '../store/delete-entity.ts';
-import { backOff, ConcurrentModificationError, MAX_TRANSACTION_ITEMS, type Stored } from '../store/entity-store.ts';
+import { MAX_TRANSACTION_ITEMS, type Stored } from '../store/entity-store.ts';
+import { withOptimisticRetry } from '../store/optimistic-retry.ts';
 import type { WriteOp } from '../store/write-op.ts';
 import type { EntityApi, WriteContext } from './entity-api.ts';
 import { pageViews } from './page-views.ts';
@@ -25,12 +26,6 @@ import {
   tagsOf,
 } from './patch-body.ts';
 import { checkedVariant, patchedVariant } from './variants.ts';
-
-/**
- * How often a read-modify-write that lost to a concurrent writer runs again (with back-off): bursts of a few dozen
- * updates of one entity from clients that do not retry (the ziti CLI, Terraform) all get through.
- */
-const OPTIMISTIC_ATTEMPTS = 12;
 
 /** The request body as an object: a missing body is validated as `{}` so the schema names the missing fields. */
 function bodyOf(request: OperationRequest): unknown {
@@ -46,18 +41,6 @@ export async function getOrNotFound<D extends BaseDocument>(
   const stored = await deps.store.get(def, id);
   if (!stored) throw notFound(def.label, id);
   return stored;
-}
-
-/** Runs a read-modify-write again when a concurrent writer got there first. */
-export async function withOptimisticRetry<T>(attempt: () => Promise<T>): Promise<T> {
-  for (let tries = 1; ; tries++) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (!(error instanceof ConcurrentModificationError) || tries >= OPTIMISTIC_ATTEMPTS) throw error;
-      await backOff(tries - 1);
-    }
-  }
 }
 
 function context(request: OperationRequest, deps: Deps): WriteContext {
