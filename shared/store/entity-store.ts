@@ -479,12 +479,12 @@ export class Store implements TableClient {
   }
 
   /**
-   * How many items `ops` write as one transaction: counters and namings merged as `transact` merges them. Change-marker
-   * moves are not counted (adding them may take a read, `withMarkerMoves`): callers pack only writes of types that
-   * move none (terminators).
+   * How many items `ops` write as one transaction, as `transact` sends them: counters and namings merged, and the
+   * change-marker moves added. Whether an identity whose marker moves is stored decides only which item its move is
+   * (an update or a check), never how many, so the count needs no read.
    */
   transactionItemCount(ops: readonly WriteOp[]): number {
-    return this.merged(ops).length;
+    return withMarkerMoves(this.tableName, this.merged(ops), markersOf(ops), new Set(), identityRace).length;
   }
 
   private merged(ops: readonly WriteOp[]): WriteOp[] {
@@ -497,15 +497,11 @@ export class Store implements TableClient {
    * name `@<id>` of an identity that does not exist, whose marker must then not be written at all.
    */
   private async withMarkerMoves(ops: readonly WriteOp[], unmerged: readonly WriteOp[]): Promise<WriteOp[]> {
-    const markers = new Set(unmerged.flatMap((op) => (op.changeMarker === undefined ? [] : [op.changeMarker])));
+    const markers = markersOf(unmerged);
     if (markers.size === 0) return [...ops];
     const unwritten = unwrittenIdentityKeys(ops, markers);
     const stored = unwritten.length > 0 ? await this.batchGet(unwritten, 'PK, SK', 'entity') : [];
     const storedKeys = new Set(stored.map((item) => itemKeyOf(item as { PK: unknown; SK: unknown })));
-    const identityRace = () =>
-      new ConcurrentModificationError('SERVER_TOO_MANY_REQUESTS', {
-        message: 'An identity the change concerns was created or deleted at the same time; retry.',
-      });
     return withMarkerMoves(this.tableName, ops, markers, storedKeys, identityRace);
   }
 
@@ -636,6 +632,18 @@ export function markerOps<D extends BaseDocument>(
   return [...names].flatMap((marker) => {
     const move = markerMove(tableName, marker);
     return move ? [{ ...move, changeMarker: marker }] : [];
+  });
+}
+
+/** The change markers the writes move (`markerOps`), each once. */
+function markersOf(ops: readonly WriteOp[]): Set<string> {
+  return new Set(ops.flatMap((op) => (op.changeMarker === undefined ? [] : [op.changeMarker])));
+}
+
+/** An identity whose marker a transaction moves was created or deleted since the store read whether it is stored. */
+function identityRace(): ConcurrentModificationError {
+  return new ConcurrentModificationError('SERVER_TOO_MANY_REQUESTS', {
+    message: 'An identity the change concerns was created or deleted at the same time; retry.',
   });
 }
 

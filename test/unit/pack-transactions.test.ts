@@ -1,5 +1,6 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { type ServicePolicy, servicePolicies } from '#shared/entities/policies.ts';
 import { type Terminator, terminators } from '#shared/entities/terminator.ts';
 import { MAX_TRANSACTION_ITEMS, Store } from '#shared/store/entity-store.ts';
 import { keys } from '#shared/store/keys.ts';
@@ -61,5 +62,42 @@ describe('packTransactions', () => {
 
     expect(packTransactions(store, groups)).toEqual([groups.flat()]);
     expect(packTransactions(store, [])).toEqual([]);
+  });
+
+  it('counts the items of writes that move change markers as the transaction sends them', async () => {
+    // A store whose table holds identity i1 alone, recording the transaction it sends.
+    const sent: unknown[][] = [];
+    const db = {
+      send: async (command: unknown) => {
+        if (command instanceof BatchGetCommand) return { Responses: { t: [{ PK: 'identities#i1', SK: 'META' }] } };
+        if (command instanceof TransactWriteCommand) sent.push(command.input.TransactItems ?? []);
+        return {};
+      },
+    };
+    const recording = new Store(db as unknown as DynamoDBDocumentClient, 't');
+    const policy = (id: string, identityRoles: string[]): ServicePolicy => ({
+      id,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+      tags: {},
+      name: id,
+      semantic: 'AnyOf',
+      type: 'Dial',
+      identityRoles,
+      serviceRoles: [],
+      postureCheckRoles: [],
+    });
+    // Markers of a stored identity, of one not stored, and of a role, one of them named by both policies.
+    const groups = [
+      recording.createOps(servicePolicies, policy('p1', ['@i1', '@i2', '#web'])),
+      recording.createOps(servicePolicies, policy('p2', ['@i1', '#db'])),
+    ];
+
+    const [transaction, ...more] = packTransactions(recording, groups);
+    expect(more).toEqual([]);
+    await recording.transact(transaction!);
+
+    expect(sent).toHaveLength(1);
+    expect(recording.transactionItemCount(transaction!)).toBe(sent[0]!.length);
   });
 });
