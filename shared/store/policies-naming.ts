@@ -1,8 +1,9 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { definitionOf, ENTITY_DEFINITIONS } from '../entities/definitions.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
-import { MAX_TRANSACTION_ITEMS, type Store } from './entity-store.ts';
+import type { Store } from './entity-store.ts';
 import { keys } from './keys.ts';
+import { packTransactions } from './pack-transactions.ts';
 import { readOptions } from './read-consistency.ts';
 import type { WriteOp } from './write-op.ts';
 
@@ -111,21 +112,6 @@ export function itemCount(writes: readonly PolicyWrites[]): number {
   return writes.reduce((total, { ops }) => total + ops.length, 0);
 }
 
-/** Policies' writes packed into transactions of at most `MAX_TRANSACTION_ITEMS`, each policy whole in one. */
-function transactionsOf(writes: readonly PolicyWrites[]): WriteOp[][] {
-  const transactions: WriteOp[][] = [];
-  let current: WriteOp[] = [];
-  for (const { ops } of writes) {
-    if (current.length > 0 && current.length + ops.length > MAX_TRANSACTION_ITEMS) {
-      transactions.push(current);
-      current = [];
-    }
-    current = [...current, ...ops];
-  }
-  if (current.length > 0) transactions.push(current);
-  return transactions;
-}
-
 /** The writes of a page of the policies naming `named` (see `namingPage`). */
 async function pageOfWrites(store: Store, named: readonly NamedEntity[]) {
   const naming = named.filter(({ collection }) => selectable(collection));
@@ -161,7 +147,12 @@ export async function takeOutNamedRoles(
     if (complete && itemCount(writes) <= room) return writes;
     // A page of nothing but stale selection items: no write of ours takes them out.
     if (writes.length === 0) return [];
-    for (const transaction of transactionsOf(writes)) await store.transact(transaction);
+    // Each policy whole in one transaction, as few as DynamoDB's item limit allows.
+    const transactions = packTransactions(
+      store,
+      writes.map(({ ops }) => ops),
+    );
+    for (const transaction of transactions) await store.transact(transaction);
   }
 }
 

@@ -67,6 +67,7 @@ function storeNaming(count: number) {
       Array.from({ length: 7 }, () => ({
         item: { Delete: { TableName: 't', Key: { PK: `edge-router-policies#${stored.doc.id}`, SK: 'META' } } },
       })),
+    transactionItemCount: (ops: readonly WriteOp[]) => ops.length,
     transact: async (ops: readonly WriteOp[]) => {
       transactions.push(ops.length);
       for (const op of ops) naming.delete(String(op.item.Delete?.Key?.PK).slice('edge-router-policies#'.length));
