@@ -1,8 +1,10 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { definitionOf, ENTITY_DEFINITIONS } from '../entities/definitions.ts';
 import type { BaseDocument, EntityDefinition } from '../entities/entity-definition.ts';
+import { itemKeyOf } from './derived-items.ts';
 import type { Store } from './entity-store.ts';
 import { keys } from './keys.ts';
+import { transactItemKey } from './naming-field.ts';
 import { packTransactions } from './pack-transactions.ts';
 import { readOptions } from './read-consistency.ts';
 import type { WriteOp } from './write-op.ts';
@@ -100,8 +102,10 @@ async function policyWrites(
     for (const stored of await store.getManyStored(def, ids)) {
       const after = withoutNamedRoles(def, stored.doc, named);
       if (after === stored.doc) continue;
-      const { PK, SK } = keys.entity(collection, stored.doc.id);
-      writes.push({ key: `${PK}|${SK}`, ops: store.replaceOps(def, stored, after) });
+      writes.push({
+        key: itemKeyOf(keys.entity(collection, stored.doc.id)),
+        ops: store.replaceOps(def, stored, after),
+      });
     }
   }
   return writes;
@@ -156,17 +160,11 @@ export async function takeOutNamedRoles(
   }
 }
 
-/** The `PK|SK` of the item a write touches. */
-function touchedKey({ item }: WriteOp): string | undefined {
-  const key = item.Put?.Item ?? item.Delete?.Key ?? item.Update?.Key ?? item.ConditionCheck?.Key;
-  return key ? `${String(key.PK)}|${String(key.SK)}` : undefined;
-}
-
 /**
  * The policies' writes, less those of policies that other writes of the same transaction already touch (a router's
  * system policy, deleted with it): one transaction may touch an item once.
  */
 export function writesBeside(writes: readonly PolicyWrites[], others: readonly WriteOp[]): WriteOp[] {
-  const touched = new Set(others.map(touchedKey));
+  const touched = new Set(others.map(({ item }) => transactItemKey(item)));
   return writes.filter(({ key }) => !touched.has(key)).flatMap(({ ops }) => ops);
 }
