@@ -15,6 +15,7 @@ import { keepMarkers, keptMarker, lastKeptMarker } from './shared-markers.ts';
 export const NEVER_CHANGED = new Date(0).toISOString();
 
 type Item = Record<string, unknown>;
+
 /**
  * The keys of the items that hold the markers that can be stored (an id too long for a key names no marker): an
  * identity's own is its identity's item, which the poll reads anyway.
@@ -84,9 +85,10 @@ function markerKeysToRead(
  *
  * It is an SDK's poll (the C SDK's once a minute per device: most of a fleet's requests), so it costs one read wave
  * and no write: the caller's own marker (`@id`) is on its identity's item (`change-markers.ts`), read in the batch
- * that reads its session (`callerReads`: the batch reads the item once and hands it back as the marker too), with the markers it shares with other identities (the global one, one per role attribute) unless
- * this instance read them less than `SHARED_MARKER_LIFETIME_MS` ago (`shared-markers.ts`); the poll refreshes the
- * session's activity only near its expiry (`NEAR_EXPIRY_TOUCH_MS`).
+ * that reads its session (`callerReads`: the batch reads the item once and hands it back as the marker too), with the
+ * markers it shares with other identities (the global one, one per role attribute) unless this instance read them
+ * less than `SHARED_MARKER_LIFETIME_MS` ago (`shared-markers.ts`); the poll refreshes the session's activity only near
+ * its expiry (`NEAR_EXPIRY_TOUCH_MS`).
  */
 export const listServiceUpdates: Operation = Object.assign(
   async (request: Parameters<Operation>[0], deps: Deps) => {

@@ -2,8 +2,8 @@ import { keys, PREFIXES } from './keys.ts';
 
 /**
  * Items kept per owner outside the kit, which go with their owner: an API session's posture data, an identity's failed
- * service requests, a router's control channel connection. Each kind names its owner and where the owner is stored, so the
- * integrity scan can tell one left behind (its owner gone) without code of its own per kind.
+ * service requests, a router's control channel connection. Each kind names its owner and where the owner is stored, so
+ * the integrity scan can tell one left behind (its owner gone) without code of its own per kind.
  */
 export interface OwnedKind {
   /** The partition key of every item of the kind, up to the owner's id, which ends it. */

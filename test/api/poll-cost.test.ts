@@ -11,8 +11,8 @@ import { integrityRun } from '../support/integrity.ts';
 /**
  * What an SDK's poll (`GET /current-api-session/service-updates`, once a minute per device: most of a fleet's
  * requests) costs, and how a polling device keeps its session: one eventually consistent read wave (the session and
- * the identity, whose item holds the caller's own change marker, in one batch; the markers it shares with other identities once per
- * `SHARED_MARKER_LIFETIME_MS` and instance), no write until the session nears its expiry.
+ * the identity, whose item holds the caller's own change marker, in one batch; the markers it shares with other
+ * identities once per `SHARED_MARKER_LIFETIME_MS` and instance), no write until the session nears its expiry.
  */
 const TIMEOUT_MINUTES = 30;
 const { controller, call, userUnder, relogin } = useAdminController({ apiSessionTimeoutMinutes: TIMEOUT_MINUTES });
