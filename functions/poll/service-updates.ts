@@ -2,7 +2,7 @@ import { identityRoleMarker, serviceAccessMarkersOf } from '#shared/entities/pol
 import { ok } from '#shared/http/envelope.ts';
 import { callerOf, type Operation } from '#shared/http/operation.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import { changeMarkerKey, type MarkerItemKey } from '#shared/store/change-markers.ts';
+import { CHANGED_AT, changeMarkerKey, type MarkerItemKey } from '#shared/store/change-markers.ts';
 import { itemKeyOf } from '#shared/store/derived-items.ts';
 import type { ItemKey } from '#shared/store/write-op.ts';
 import { keepMarkers, keptMarker, lastKeptMarker } from './shared-markers.ts';
@@ -34,7 +34,7 @@ async function markerItems(
   known: ReadonlyMap<string, Item | undefined>,
 ): Promise<Map<string, Item | undefined>> {
   const unread = wanted.filter((key) => !known.has(itemKeyOf(key)));
-  const read = unread.length > 0 ? await deps.store.batchGet(unread, 'PK, SK, changedAt', 'clientGrants') : [];
+  const read = unread.length > 0 ? await deps.store.batchGet(unread, `PK, SK, ${CHANGED_AT}`, 'clientGrants') : [];
   const found = new Map(read.map((item) => [itemKeyOf(item as { PK: unknown; SK: unknown }), item]));
   return new Map(wanted.map((key) => [itemKeyOf(key), known.get(itemKeyOf(key)) ?? found.get(itemKeyOf(key))]));
 }
@@ -43,7 +43,7 @@ async function markerItems(
 function latestOf(items: Iterable<Item | undefined>): string {
   let latest = NEVER_CHANGED;
   for (const item of items) {
-    const changedAt = item?.changedAt;
+    const changedAt = item?.[CHANGED_AT];
     if (typeof changedAt === 'string' && changedAt > latest) latest = changedAt;
   }
   return latest;
