@@ -32,6 +32,9 @@ export const CHANGED_AT = 'changedAt';
 /** The assignment a move adds to an update (its own placeholders, so it joins any other expression). */
 const SET_CHANGED_AT = '#markerChangedAt = :markerChangedAt';
 
+/** The start of an update expression's SET clause: DynamoDB reads its keywords in any case. */
+const SET_CLAUSE = /(^|\s)SET\s/i;
+
 /** What every identity's own marker starts with (`service-access:@`), its id after it. */
 const OWN_MARKER_PREFIX = identityRoleMarker('@');
 
@@ -140,9 +143,9 @@ function movedWithin(op: WriteOp, at: string): WriteOp {
   if (Delete) return op;
   if (Update) {
     const expression = Update.UpdateExpression ?? '';
-    // An update expression has at most one SET clause: the move joins it, or opens one.
-    const UpdateExpression = /(^|\s)SET\s/.test(expression)
-      ? expression.replace(/(^|\s)SET\s/, `$1SET ${SET_CHANGED_AT}, `)
+    // An update expression has at most one SET clause (its keywords in any case): the move joins it, or opens one.
+    const UpdateExpression = SET_CLAUSE.test(expression)
+      ? expression.replace(SET_CLAUSE, `$1SET ${SET_CHANGED_AT}, `)
       : `SET ${SET_CHANGED_AT} ${expression}`.trim();
     return {
       ...op,

@@ -47,6 +47,10 @@ describe('change markers', () => {
     expect(expressionOf(moved([update('SET #f0 = :f0 ADD version :one')], [OWN])[0])).toBe(
       'SET #markerChangedAt = :markerChangedAt, #f0 = :f0 ADD version :one',
     );
+    // DynamoDB reads an expression's keywords in any case: a second SET clause would fail the whole transaction.
+    expect(expressionOf(moved([update('set #f0 = :f0 add version :one')], [OWN])[0])).toBe(
+      'SET #markerChangedAt = :markerChangedAt, #f0 = :f0 add version :one',
+    );
     const [added] = moved([update('ADD version :one')], [OWN]);
     expect(expressionOf(added)).toBe('SET #markerChangedAt = :markerChangedAt ADD version :one');
     expect(added!.item.Update).toMatchObject({
