@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { apiSessionSyncFeature } from '#ctrl-channel/api-session-sync.ts';
 import { type ChannelMessage, ContentType, Header } from '#ctrl-channel/message.ts';
@@ -177,5 +178,22 @@ describe('full API session syncs that start together on an endpoint', () => {
       expect(state.find((apiSession) => apiSession.id === session.id)?.token).toBe(session.token);
     }
     expect(new Set(states.map((state) => state.syncId)).size).toBe(1);
+  });
+
+  it('reads nothing for a router that went away while its sync waited for others', async () => {
+    const db = controller().deps.store.db;
+    const sent = await recordSent(db, async () => {
+      const end = await connected();
+      // Online: its sync has started, and waits the gathering's time for others.
+      await eventually(
+        async () => (await call('GET', `/edge-routers/${router.id}`)).body.data.isOnline as boolean,
+        (online) => online,
+      );
+      end.socket.destroy();
+      await end.closed;
+      await sleep(GATHER_MS + 500);
+    });
+
+    expect(sent.filter(({ command, input }) => fullSyncRead(command, input))).toEqual([]);
   });
 });
