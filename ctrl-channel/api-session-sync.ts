@@ -282,10 +282,13 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
       try {
         await done;
       } catch (error) {
+        if (router.channel.closeReason !== undefined) return;
         await recordSyncStatus(deps, router, 'SYNC_ERROR');
         closeUnsynced(router, error);
         return;
       }
+      // A sync ends early, unsent, when the channel closes: the connection is over, with no status to record.
+      if (router.channel.closeReason !== undefined) return;
       // The edge sync is its API sessions (the data model follows the router's own subscription): sent, it is done.
       await recordSyncStatus(deps, router, 'SYNC_DONE');
     },

@@ -180,7 +180,7 @@ describe('full API session syncs that start together on an endpoint', () => {
     expect(new Set(states.map((state) => state.syncId)).size).toBe(1);
   });
 
-  it('reads nothing for a router that went away while its sync waited for others', async () => {
+  it('reads nothing for a router that went away while its sync waited for others, nor records its sync done', async () => {
     const db = controller().deps.store.db;
     const sent = await recordSent(db, async () => {
       const end = await connected();
@@ -195,5 +195,10 @@ describe('full API session syncs that start together on an endpoint', () => {
     });
 
     expect(sent.filter(({ command, input }) => fullSyncRead(command, input))).toEqual([]);
+    const statusWrites = sent.filter(({ input }) => {
+      const values = input.ExpressionAttributeValues as Record<string, unknown> | undefined;
+      return values?.[':status'] !== undefined;
+    });
+    expect(statusWrites).toEqual([]);
   });
 });
