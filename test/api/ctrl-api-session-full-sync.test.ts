@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { apiSessionSyncFeature } from '#ctrl-channel/api-session-sync.ts';
 import { type ChannelMessage, ContentType, Header } from '#ctrl-channel/message.ts';
 import { decodeBody } from '#ctrl-channel/protobuf-codec.ts';
@@ -116,6 +116,8 @@ describe('a full API session sync whose reads fail', () => {
   it('is tried again after a wait, and the router gets the full state and SYNC_DONE once the reads pass', async () => {
     const session = await certLogin();
     const fault = refuseRequests(controller().deps.store.db, fullSyncRead, 2);
+    // Lifted however the test ends: a fault left on would fail the later tests' syncs.
+    onTestFinished(fault.stop);
     const end = await connected();
 
     const sessions = await fullState(end);
@@ -128,6 +130,7 @@ describe('a full API session sync whose reads fail', () => {
 
   it('closes the channel after its last attempt, sending none of the changes held meanwhile, and the reconnected router is synced', async () => {
     const fault = refuseRequests(controller().deps.store.db, fullSyncRead);
+    onTestFinished(fault.stop);
     const end = await connected();
     await eventually(
       async () => fault.refused,
