@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { apiSessionSyncFeature } from '#ctrl-channel/api-session-sync.ts';
 import { type ChannelMessage, ContentType, Header } from '#ctrl-channel/message.ts';
-import { decodeBody } from '#ctrl-channel/protobuf-codec.ts';
+import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { API_SESSIONS_COLLECTION } from '#shared/store/api-session-items.ts';
 import { keys } from '#shared/store/keys.ts';
@@ -106,6 +106,13 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
 
 const syncStatus = async () => (await call('GET', `/edge-routers/${router.id}`)).body.data.syncStatus as string;
 
+/** The sync statuses written to connection items. */
+const statusesWritten = (sent: readonly SentCommand[]) =>
+  sent.flatMap(({ input }) => {
+    const status = (input.ExpressionAttributeValues as Record<string, unknown> | undefined)?.[':status'];
+    return status === undefined ? [] : [status];
+  });
+
 const API_SESSION_MESSAGES: readonly number[] = [
   ContentType.apiSessionAdded,
   ContentType.apiSessionUpdated,
@@ -149,6 +156,27 @@ describe('a full API session sync whose reads fail', () => {
     expect(sessions.find((apiSession) => apiSession.id === session.id)?.token).toBe(session.token);
     expect(await eventually(syncStatus, (status) => status === 'SYNC_DONE')).toBe('SYNC_DONE');
     again.socket.destroy();
+  });
+
+  it('has the start wait for a resync the router asked for before it came online, recording no SYNC_DONE when it fails', async () => {
+    const db = controller().deps.store.db;
+    const fault = refuseRequests(db, fullSyncRead);
+    onTestFinished(fault.stop);
+    const sent = await recordSent(db, async () => {
+      const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true });
+      const answer = end.hello(router.id);
+      // Behind the hello, handled while the router is written online: its sync runs when the start's begins.
+      end.send({
+        contentType: ContentType.requestClientReSync,
+        sequence: 1,
+        body: encodeBody('edge.RequestClientReSync', { reason: 'a test asks at once' }),
+      });
+      expect((await answer).headers.get(Header.resultSuccess)).toEqual(Buffer.from([1]));
+      await untilClosed(end, 15_000);
+    });
+
+    expect(fault.refused).toBe(1 + RETRY_DELAYS_MS.length);
+    expect(statusesWritten(sent)).not.toContain('SYNC_DONE');
   });
 });
 
@@ -198,10 +226,6 @@ describe('full API session syncs that start together on an endpoint', () => {
     });
 
     expect(sent.filter(({ command, input }) => fullSyncRead(command, input))).toEqual([]);
-    const statusWrites = sent.filter(({ input }) => {
-      const values = input.ExpressionAttributeValues as Record<string, unknown> | undefined;
-      return values?.[':status'] !== undefined;
-    });
-    expect(statusWrites).toEqual([]);
+    expect(statusesWritten(sent)).toEqual([]);
   });
 });
