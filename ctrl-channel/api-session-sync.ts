@@ -137,6 +137,8 @@ interface RouterSync {
   held: OutgoingMessage[] | undefined;
   /** A resync asked for while one runs: it runs once more after. */
   again: boolean;
+  /** Settles once the full state and what was held are sent (or the channel closed), or rejects when it failed. */
+  done: Promise<void>;
 }
 
 /**
@@ -173,17 +175,24 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
     });
 
   /**
-   * Sends every live session in chunks; then what changed meanwhile. Runs again if asked to while it ran. Throws when
-   * the full state could not be sent: the router is then left out of what the polls pass on, its held changes dropped.
+   * Sends every live session in chunks; then what changed meanwhile. Asked for while one runs, it runs once more
+   * after, and the asker waits for that same sync: a start that meets a resync the router asked for before it came
+   * online records the sync's outcome, not SYNC_DONE at once. Rejects when the full state could not be sent: the
+   * router is then left out of what the polls pass on, its held changes dropped.
    */
-  async function fullSync(router: ConnectedRouter): Promise<void> {
+  function fullSync(router: ConnectedRouter): Promise<void> {
     const running = syncs.get(router);
     if (running?.held) {
       running.again = true;
-      return;
+      return running.done;
     }
-    const sync: RouterSync = { held: [], again: false };
+    const sync: RouterSync = { held: [], again: false, done: Promise.resolve() };
     syncs.set(router, sync);
+    sync.done = sendUntilSynced(router, sync);
+    return sync.done;
+  }
+
+  async function sendUntilSynced(router: ConnectedRouter, sync: RouterSync): Promise<void> {
     try {
       do {
         sync.again = false;
@@ -216,6 +225,8 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
 
   /** Closes the channel of a router whose full sync failed, so that it connects and syncs again (see the feature). */
   function closeUnsynced(router: ConnectedRouter, error: unknown): void {
+    // The start and a resync asked for meanwhile both wait for one sync, and hear of its failure both.
+    if (router.channel.closeReason !== undefined) return;
     warn('api session full sync failed, closing the channel', router, error);
     router.channel.close('the API session sync failed: the router is to connect and sync again');
   }
@@ -282,10 +293,13 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
       try {
         await done;
       } catch (error) {
+        if (router.channel.closeReason !== undefined) return;
         await recordSyncStatus(deps, router, 'SYNC_ERROR');
         closeUnsynced(router, error);
         return;
       }
+      // A sync ends early, unsent, when the channel closes: the connection is over, with no status to record.
+      if (router.channel.closeReason !== undefined) return;
       // The edge sync is its API sessions (the data model follows the router's own subscription): sent, it is done.
       await recordSyncStatus(deps, router, 'SYNC_DONE');
     },

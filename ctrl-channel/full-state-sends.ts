@@ -58,6 +58,8 @@ export function sharedFullStateSends(deps: Deps, tokenKey: () => Promise<Uint8Ar
     const send = (message: OutgoingMessage) => {
       for (const router of open()) router.channel.send(message);
     };
+    // Every router of the gathering may have gone while it waited: nothing is read for none.
+    if (open().length === 0) return;
     const key = await tokenKey();
     const syncId = newSyncId(deps.now());
     let sequence = 0;

@@ -1,7 +1,8 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { apiSessionSyncFeature } from '#ctrl-channel/api-session-sync.ts';
 import { type ChannelMessage, ContentType, Header } from '#ctrl-channel/message.ts';
-import { decodeBody } from '#ctrl-channel/protobuf-codec.ts';
+import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { API_SESSIONS_COLLECTION } from '#shared/store/api-session-items.ts';
 import { keys } from '#shared/store/keys.ts';
@@ -105,6 +106,13 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
 
 const syncStatus = async () => (await call('GET', `/edge-routers/${router.id}`)).body.data.syncStatus as string;
 
+/** The sync statuses written to connection items. */
+const statusesWritten = (sent: readonly SentCommand[]) =>
+  sent.flatMap(({ input }) => {
+    const status = (input.ExpressionAttributeValues as Record<string, unknown> | undefined)?.[':status'];
+    return status === undefined ? [] : [status];
+  });
+
 const API_SESSION_MESSAGES: readonly number[] = [
   ContentType.apiSessionAdded,
   ContentType.apiSessionUpdated,
@@ -115,6 +123,8 @@ describe('a full API session sync whose reads fail', () => {
   it('is tried again after a wait, and the router gets the full state and SYNC_DONE once the reads pass', async () => {
     const session = await certLogin();
     const fault = refuseRequests(controller().deps.store.db, fullSyncRead, 2);
+    // Lifted however the test ends: a fault left on would fail the later tests' syncs.
+    onTestFinished(fault.stop);
     const end = await connected();
 
     const sessions = await fullState(end);
@@ -127,6 +137,7 @@ describe('a full API session sync whose reads fail', () => {
 
   it('closes the channel after its last attempt, sending none of the changes held meanwhile, and the reconnected router is synced', async () => {
     const fault = refuseRequests(controller().deps.store.db, fullSyncRead);
+    onTestFinished(fault.stop);
     const end = await connected();
     await eventually(
       async () => fault.refused,
@@ -145,6 +156,27 @@ describe('a full API session sync whose reads fail', () => {
     expect(sessions.find((apiSession) => apiSession.id === session.id)?.token).toBe(session.token);
     expect(await eventually(syncStatus, (status) => status === 'SYNC_DONE')).toBe('SYNC_DONE');
     again.socket.destroy();
+  });
+
+  it('has the start wait for a resync the router asked for before it came online, recording no SYNC_DONE when it fails', async () => {
+    const db = controller().deps.store.db;
+    const fault = refuseRequests(db, fullSyncRead);
+    onTestFinished(fault.stop);
+    const sent = await recordSent(db, async () => {
+      const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true });
+      const answer = end.hello(router.id);
+      // Behind the hello, handled while the router is written online: its sync runs when the start's begins.
+      end.send({
+        contentType: ContentType.requestClientReSync,
+        sequence: 1,
+        body: encodeBody('edge.RequestClientReSync', { reason: 'a test asks at once' }),
+      });
+      expect((await answer).headers.get(Header.resultSuccess)).toEqual(Buffer.from([1]));
+      await untilClosed(end, 15_000);
+    });
+
+    expect(fault.refused).toBe(1 + RETRY_DELAYS_MS.length);
+    expect(statusesWritten(sent)).not.toContain('SYNC_DONE');
   });
 });
 
@@ -177,5 +209,23 @@ describe('full API session syncs that start together on an endpoint', () => {
       expect(state.find((apiSession) => apiSession.id === session.id)?.token).toBe(session.token);
     }
     expect(new Set(states.map((state) => state.syncId)).size).toBe(1);
+  });
+
+  it('reads nothing for a router that went away while its sync waited for others, nor records its sync done', async () => {
+    const db = controller().deps.store.db;
+    const sent = await recordSent(db, async () => {
+      const end = await connected();
+      // Online: its sync has started, and waits the gathering's time for others.
+      await eventually(
+        async () => (await call('GET', `/edge-routers/${router.id}`)).body.data.isOnline as boolean,
+        (online) => online,
+      );
+      end.socket.destroy();
+      await end.closed;
+      await sleep(GATHER_MS + 500);
+    });
+
+    expect(sent.filter(({ command, input }) => fullSyncRead(command, input))).toEqual([]);
+    expect(statusesWritten(sent)).toEqual([]);
   });
 });
