@@ -733,11 +733,7 @@ export function sessionsEndedWith(deps: Deps, authenticator: Pick<Authenticator,
 export async function endSessionsOps(deps: Deps, ended: EndedSessions, room: number): Promise<WriteOp[]> {
   const fits = Math.min(SESSIONS_PER_TRANSACTION, Math.floor((room - ITEMS_PER_REMOVAL) / ITEMS_PER_SESSION));
   if (fits <= 0) return [];
-  const filter = {
-    createdBefore: ended.endedAt,
-    ...(ended.authenticatorId === undefined ? {} : { openedBy: ended.authenticatorId }),
-  };
-  const pages = sessionKeyPagesOfIdentity(deps.store, ended.identityId, filter, fits);
+  const pages = endedSessionKeyPages(deps, ended, fits);
   const found: SessionRef[] = [];
   let exhausted = false;
   while (found.length < fits && !exhausted) {
@@ -755,6 +751,24 @@ export async function endSessionsOps(deps: Deps, ended: EndedSessions, room: num
   return endOps(deps, found.slice(0, fits), concurrentlyEnded, {
     ...(exhausted && rest.length === 0 ? {} : { followedBy: () => removeRestOf(deps, rest, pages) }),
   });
+}
+
+/**
+ * Removes every session a committed change ended, a transaction at a time (`removeRestOf`): for a change that must
+ * commit whatever its sessions do meanwhile (a lockout, which a session ended at the same time must never hold back,
+ * as it would the change that removes it in its own transaction).
+ */
+export function removeEndedSessions(deps: Deps, ended: EndedSessions): Promise<void> {
+  return removeRestOf(deps, [], endedSessionKeyPages(deps, ended, SESSIONS_PER_TRANSACTION));
+}
+
+/** The keys of the sessions a change ends, a page of at most `pageSize` read at a time. */
+function endedSessionKeyPages(deps: Deps, ended: EndedSessions, pageSize: number) {
+  const filter = {
+    createdBefore: ended.endedAt,
+    ...(ended.authenticatorId === undefined ? {} : { openedBy: ended.authenticatorId }),
+  };
+  return sessionKeyPagesOfIdentity(deps.store, ended.identityId, filter, pageSize);
 }
 
 /**

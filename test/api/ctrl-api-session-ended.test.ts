@@ -134,6 +134,36 @@ describe('API sessions that end without being removed reach the routers when the
     end.socket.destroy();
   });
 
+  it('locks out an identity whose sessions end at the same time, and still tells a router of them', async () => {
+    // More sessions than the lockout's retries: a lock that removed them in its own transaction lost to each end.
+    const user = await userWithSessions(15, { maxAttempts: 2, lockoutDurationMinutes: 0 });
+    const end = await syncedRouter();
+    const { db } = controller().deps.store;
+    // Just before a transaction that locks the identity and removes its sessions, one of them is logged out.
+    db.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = JSON.stringify(args.input);
+        const ending = /api-sessions#([^"#]+)/.exec(input)?.[1];
+        if (String(context.commandName).startsWith('TransactWrite') && input.includes('sessionsValidFrom') && ending) {
+          expect((await call('DELETE', `/api-sessions/${ending}`)).status).toBe(200);
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'sessionEndsBeforeTheLock' },
+    );
+    try {
+      expect((await login(user.username, 'not-the-password')).status).toBe(401);
+      const locking = await login(user.username, 'not-the-password');
+      expect(locking.status, locking.text).toBe(401);
+    } finally {
+      db.middlewareStack.remove('sessionEndsBeforeTheLock');
+    }
+
+    expect((await call('GET', `/identities/${user.identityId}`)).body.data.disabled).toBe(true);
+    expect(await removalsOf(end, [user.session, ...user.stored])).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+    end.socket.destroy();
+  });
+
   it('tells a router of the sessions an IDENTITY revocation ends, and keeps a login made after it', async () => {
     const user = await userWithSessions(1);
     const end = await syncedRouter();
