@@ -6,6 +6,7 @@ import { decodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { type Credentials, dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
+import { refuseRequests } from '../support/dynamodb-faults.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
 import { authPolicyBody } from '../support/management-fixtures.ts';
 import { storeApiSessions } from '../support/stored-api-sessions.ts';
@@ -106,6 +107,34 @@ describe('API sessions that end without being removed reach the routers when the
     expect(disabled.status, disabled.text).toBe(200);
 
     expect(await removalsOf(end, [user.session, ...user.stored])).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+    end.socket.destroy();
+  });
+
+  it('refuses the sessions a failed removal after a disable left, and tells a router of each once it is met', async () => {
+    const user = await userWithSessions(MORE_THAN_A_TRANSACTION);
+    const sessions = [user.session, ...user.stored];
+    const end = await syncedRouter();
+    // Every removal transaction after the disable's own fails: the rest of its sessions stay stored.
+    const fault = refuseRequests(controller().deps.store.db, (command, input) => {
+      const text = JSON.stringify(input);
+      return (
+        command === 'TransactWriteItemsCommand' && text.includes(user.identityId) && !text.includes('sessionsValidFrom')
+      );
+    });
+    let disabled: Awaited<ReturnType<typeof call>>;
+    try {
+      disabled = await call('POST', `/identities/${user.identityId}/disable`, { durationMinutes: 0 });
+    } finally {
+      fault.stop();
+    }
+    expect(disabled.status, disabled.text).toBe(200);
+    expect(fault.refused).toBeGreaterThan(0);
+
+    for (const session of sessions) {
+      const current = await controller().call('GET', `${C}/current-api-session`, { token: session.token });
+      expect(current.status, current.text).toBe(401);
+    }
+    expect(await removalsOf(end, sessions)).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
     end.socket.destroy();
   });
 
