@@ -659,12 +659,13 @@ export const SESSIONS_PER_TRANSACTION = Math.floor((MAX_TRANSACTION_ITEMS - ITEM
 export async function removeSessions(deps: Deps, sessions: readonly SessionRef[], expiredBy?: string): Promise<void> {
   const batch = sessions.slice(0, SESSIONS_PER_TRANSACTION);
   const gone = () => new SessionAlreadyEnded('NOT_FOUND');
+  const options = expiredBy ? { expiredBy } : {};
   try {
-    await deps.store.transact(endOps(deps, batch, gone, expiredBy ? { expiredBy } : {}));
+    await deps.store.transact(endOps(deps, batch, gone, options));
   } catch (error) {
     if (!(error instanceof SessionAlreadyEnded) || batch.length === 1) return ignoreGone(error);
     for (const session of batch) {
-      await deps.store.transact(endOps(deps, [session], gone, expiredBy ? { expiredBy } : {})).catch(ignoreGone);
+      await deps.store.transact(endOps(deps, [session], gone, options)).catch(ignoreGone);
     }
   }
 }
@@ -763,7 +764,11 @@ export function removeEndedSessions(deps: Deps, ended: EndedSessions): Promise<v
 }
 
 /** The keys of the sessions a change ends, a page of at most `pageSize` read at a time. */
-function endedSessionKeyPages(deps: Deps, ended: EndedSessions, pageSize: number) {
+function endedSessionKeyPages(
+  deps: Deps,
+  ended: EndedSessions,
+  pageSize: number,
+): AsyncGenerator<string[], void, undefined> {
   const filter = {
     createdBefore: ended.endedAt,
     ...(ended.authenticatorId === undefined ? {} : { openedBy: ended.authenticatorId }),
