@@ -231,6 +231,24 @@ describe('API sessions that end without being removed reach the routers when the
     end.socket.destroy();
   });
 
+  it('tells a router of every session a deleted authenticator opened, more than its delete transaction removes', async () => {
+    const user = await userWithSessions(0);
+    const opened = await storeApiSessions(
+      controller().deps,
+      user.identityId,
+      MORE_THAN_A_TRANSACTION,
+      0,
+      user.authenticatorId,
+    );
+    const end = await syncedRouter();
+
+    const deleted = await call('DELETE', `/authenticators/${user.authenticatorId}`);
+    expect(deleted.status, deleted.text).toBe(200);
+
+    expect(await removalsOf(end, [user.session, ...opened])).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+    end.socket.destroy();
+  });
+
   it('tells a router of the sessions of an authenticator reverted to an enrollment (re-enroll)', async () => {
     const user = await userWithSessions(0);
     const end = await syncedRouter();
