@@ -754,6 +754,15 @@ export async function endSessionsOps(deps: Deps, ended: EndedSessions, room: num
   });
 }
 
+/** A change's writes with the removal of the sessions it ends, as many as the room they leave (`endSessionsOps`). */
+export async function withSessionsEndedOps(
+  deps: Deps,
+  ops: readonly WriteOp[],
+  ended: EndedSessions,
+): Promise<WriteOp[]> {
+  return [...ops, ...(await endSessionsOps(deps, ended, MAX_TRANSACTION_ITEMS - ops.length))];
+}
+
 /**
  * Removes every session a committed change ended, a transaction at a time (`removeRestOf`): for a change that must
  * commit whatever its sessions do meanwhile (a lockout, which a session ended at the same time must never hold back,
