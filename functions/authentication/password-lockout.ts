@@ -1,11 +1,9 @@
-import { endSessionsOps } from '#shared/auth/api-session-store.ts';
+import { removeEndedSessions } from '#shared/auth/api-session-store.ts';
 import type { AuthPolicy } from '#shared/entities/auth-policy.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities } from '#shared/entities/identity.ts';
 import { ApiError } from '#shared/errors/api-error.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
-import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 import {
   addToCounter,
   type CounterHolder,
@@ -60,8 +58,8 @@ export async function recordFailedPassword(
  * Disables the identity for the lockout and resets the count, in one transaction. The update never shortens a disable
  * already in force (an admin's indefinite one, or a longer lock): it goes through only when the identity is enabled,
  * or disabled until an earlier time. The version moves, so a concurrent admin edit retries instead of undoing the
- * lock; sessions from before the lock stay dead even after an admin enables the identity early, and are removed with
- * the lock so the routers drop them at once (`endSessionsOps`; one removed concurrently has the lock written again).
+ * lock; sessions from before the lock stay dead even after an admin enables the identity early, and are removed right
+ * after the lock commits so the routers drop them at once (`removeEndedSessions`).
  */
 async function lockOut(deps: Deps, counter: MissCounter, identity: Identity, minutes: number): Promise<void> {
   const now = deps.now();
@@ -77,15 +75,14 @@ async function lockOut(deps: Deps, counter: MissCounter, identity: Identity, min
   const lockNotNeeded = () => new LockNotNeeded('INVALID_AUTH');
   const at = now.toISOString();
   const changes = { disabled: true, disabledAt: at, disabledUntil: until, sessionsValidFrom: at, updatedAt: at };
+  // The sessions go once the lock has committed, not in its transaction: one ended meanwhile (by its owner, who may
+  // be the one guessing MFA codes) would cancel the lock, and again on each retry.
+  const removeLockedSessions = () => removeEndedSessions(deps, { identityId: identity.id, endedAt: at });
   try {
-    await withOptimisticRetry(async () => {
-      const ops = [
-        ...partialUpdateOps(deps.store, identities, identity, changes, notLockedLonger, lockNotNeeded),
-        setCounterOp(deps.store, counter, FAILED_ATTEMPTS, 0, lockNotNeeded),
-      ];
-      const ended = { identityId: identity.id, endedAt: at };
-      await deps.store.transact([...ops, ...(await endSessionsOps(deps, ended, MAX_TRANSACTION_ITEMS - ops.length))]);
-    });
+    await deps.store.transact([
+      ...partialUpdateOps(deps.store, identities, identity, changes, notLockedLonger, lockNotNeeded),
+      { ...setCounterOp(deps.store, counter, FAILED_ATTEMPTS, 0, lockNotNeeded), afterCommit: removeLockedSessions },
+    ]);
   } catch (error) {
     if (error instanceof LockNotNeeded) return;
     throw error;

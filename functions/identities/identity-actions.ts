@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { endSessionsOps } from '#shared/auth/api-session-store.ts';
+import { withSessionsEndedOps } from '#shared/auth/api-session-store.ts';
 import { getOrNotFound } from '#shared/crud/crud-operations.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { mfas } from '#shared/entities/mfa.ts';
@@ -7,7 +7,6 @@ import { ApiError, notFound } from '#shared/errors/api-error.ts';
 import { empty } from '#shared/http/envelope.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
-import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
 import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 
 const disableSchema = z.object({
@@ -39,14 +38,8 @@ export const disableIdentity: Operation = async (request, deps) => {
       updatedAt: now.toISOString(),
     };
     const ops = deps.store.replaceOps(identities, stored, next);
-    await deps.store.transact([
-      ...ops,
-      ...(await endSessionsOps(
-        deps,
-        { identityId: stored.doc.id, endedAt: next.sessionsValidFrom },
-        MAX_TRANSACTION_ITEMS - ops.length,
-      )),
-    ]);
+    const ended = { identityId: stored.doc.id, endedAt: next.sessionsValidFrom };
+    await deps.store.transact(await withSessionsEndedOps(deps, ops, ended));
   });
   request.logger.info('identity disabled', { id: request.pathParameters.id, durationMinutes });
   return empty();

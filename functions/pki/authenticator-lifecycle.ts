@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { endSessionsOps, sessionsEndedWith } from '#shared/auth/api-session-store.ts';
+import { sessionsEndedWith, withSessionsEndedOps } from '#shared/auth/api-session-store.ts';
 import { getOrNotFound } from '#shared/crud/crud-operations.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { enrollments } from '#shared/entities/enrollment.ts';
@@ -12,7 +12,6 @@ import { newId } from '#shared/ids.ts';
 import { fingerprintOf, firstCertificateOf } from '#shared/pki/certificates.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { expiresAtField } from '#shared/schemas/common-fields.ts';
-import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
 import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 import { requestedEnrollment } from './enrollment-api.ts';
 import { caBundlePem, certificateForCsr } from './enrollment-token.ts';
@@ -47,10 +46,7 @@ const reEnrollAuthenticator: Operation = documented(
         ...deps.store.deleteOps(authenticators, authenticator, stored.version),
         ...deps.store.createOps(enrollments, doc),
       ];
-      await deps.store.transact([
-        ...ops,
-        ...(await endSessionsOps(deps, sessionsEndedWith(deps, authenticator), MAX_TRANSACTION_ITEMS - ops.length)),
-      ]);
+      await deps.store.transact(await withSessionsEndedOps(deps, ops, sessionsEndedWith(deps, authenticator)));
     });
     request.logger.info('authenticator reverted to enrollment', { id: request.pathParameters.id, enrollmentId });
     return created('enrollments', enrollmentId);

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { deleteApiSession, endSessionsOps, getApiSessionById } from '#shared/auth/api-session-store.ts';
+import { deleteApiSession, getApiSessionById, withSessionsEndedOps } from '#shared/auth/api-session-store.ts';
 import { crudOperations } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import { identities } from '#shared/entities/identity.ts';
@@ -9,7 +9,6 @@ import { documented, type Operation } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
 import { REVOCATIONS } from '#shared/routes/groups/pki-routes.ts';
 import { idField, tagsField } from '#shared/schemas/common-fields.ts';
-import { MAX_TRANSACTION_ITEMS } from '#shared/store/entity-store.ts';
 import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { selfLinks } from '#shared/views/entity-ref.ts';
@@ -47,21 +46,17 @@ const createRevocation: Operation = documented(
       const ops: WriteOp[] = existing
         ? deps.store.replaceOps(revocations, existing, doc)
         : deps.store.createOps(revocations, doc);
-      if (input.type === 'IDENTITY') {
-        const identity = await deps.store.get(identities, input.id);
-        if (identity) {
-          ops.push(
-            ...deps.store.replaceOps(identities, identity, {
-              ...identity.doc,
-              sessionsValidFrom: doc.createdAt,
-              updatedAt: doc.createdAt,
-            }),
-          );
-          const ended = { identityId: identity.doc.id, endedAt: doc.createdAt };
-          ops.push(...(await endSessionsOps(deps, ended, MAX_TRANSACTION_ITEMS - ops.length)));
-        }
-      }
-      await deps.store.transact(ops);
+      const identity = input.type === 'IDENTITY' ? await deps.store.get(identities, input.id) : undefined;
+      if (!identity) return await deps.store.transact(ops);
+      ops.push(
+        ...deps.store.replaceOps(identities, identity, {
+          ...identity.doc,
+          sessionsValidFrom: doc.createdAt,
+          updatedAt: doc.createdAt,
+        }),
+      );
+      const ended = { identityId: identity.doc.id, endedAt: doc.createdAt };
+      await deps.store.transact(await withSessionsEndedOps(deps, ops, ended));
     });
     if (input.type === 'API_SESSION') {
       const session = await getApiSessionById(deps, input.id);

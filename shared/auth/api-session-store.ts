@@ -659,12 +659,13 @@ export const SESSIONS_PER_TRANSACTION = Math.floor((MAX_TRANSACTION_ITEMS - ITEM
 export async function removeSessions(deps: Deps, sessions: readonly SessionRef[], expiredBy?: string): Promise<void> {
   const batch = sessions.slice(0, SESSIONS_PER_TRANSACTION);
   const gone = () => new SessionAlreadyEnded('NOT_FOUND');
+  const options = expiredBy ? { expiredBy } : {};
   try {
-    await deps.store.transact(endOps(deps, batch, gone, expiredBy ? { expiredBy } : {}));
+    await deps.store.transact(endOps(deps, batch, gone, options));
   } catch (error) {
     if (!(error instanceof SessionAlreadyEnded) || batch.length === 1) return ignoreGone(error);
     for (const session of batch) {
-      await deps.store.transact(endOps(deps, [session], gone, expiredBy ? { expiredBy } : {})).catch(ignoreGone);
+      await deps.store.transact(endOps(deps, [session], gone, options)).catch(ignoreGone);
     }
   }
 }
@@ -733,11 +734,7 @@ export function sessionsEndedWith(deps: Deps, authenticator: Pick<Authenticator,
 export async function endSessionsOps(deps: Deps, ended: EndedSessions, room: number): Promise<WriteOp[]> {
   const fits = Math.min(SESSIONS_PER_TRANSACTION, Math.floor((room - ITEMS_PER_REMOVAL) / ITEMS_PER_SESSION));
   if (fits <= 0) return [];
-  const filter = {
-    createdBefore: ended.endedAt,
-    ...(ended.authenticatorId === undefined ? {} : { openedBy: ended.authenticatorId }),
-  };
-  const pages = sessionKeyPagesOfIdentity(deps.store, ended.identityId, filter, fits);
+  const pages = endedSessionKeyPages(deps, ended, fits);
   const found: SessionRef[] = [];
   let exhausted = false;
   while (found.length < fits && !exhausted) {
@@ -755,6 +752,37 @@ export async function endSessionsOps(deps: Deps, ended: EndedSessions, room: num
   return endOps(deps, found.slice(0, fits), concurrentlyEnded, {
     ...(exhausted && rest.length === 0 ? {} : { followedBy: () => removeRestOf(deps, rest, pages) }),
   });
+}
+
+/** A change's writes with the removal of the sessions it ends, as many as the room they leave (`endSessionsOps`). */
+export async function withSessionsEndedOps(
+  deps: Deps,
+  ops: readonly WriteOp[],
+  ended: EndedSessions,
+): Promise<WriteOp[]> {
+  return [...ops, ...(await endSessionsOps(deps, ended, MAX_TRANSACTION_ITEMS - ops.length))];
+}
+
+/**
+ * Removes every session a committed change ended, a transaction at a time (`removeRestOf`): for a change that must
+ * commit whatever its sessions do meanwhile (a lockout, which a session ended at the same time must never hold back,
+ * as it would the change that removes it in its own transaction).
+ */
+export function removeEndedSessions(deps: Deps, ended: EndedSessions): Promise<void> {
+  return removeRestOf(deps, [], endedSessionKeyPages(deps, ended, SESSIONS_PER_TRANSACTION));
+}
+
+/** The keys of the sessions a change ends, a page of at most `pageSize` read at a time. */
+function endedSessionKeyPages(
+  deps: Deps,
+  ended: EndedSessions,
+  pageSize: number,
+): AsyncGenerator<string[], void, undefined> {
+  const filter = {
+    createdBefore: ended.endedAt,
+    ...(ended.authenticatorId === undefined ? {} : { openedBy: ended.authenticatorId }),
+  };
+  return sessionKeyPagesOfIdentity(deps.store, ended.identityId, filter, pageSize);
 }
 
 /**

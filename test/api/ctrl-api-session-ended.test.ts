@@ -6,6 +6,7 @@ import { decodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { type Credentials, dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
+import { refuseRequests } from '../support/dynamodb-faults.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
 import { authPolicyBody } from '../support/management-fixtures.ts';
 import { storeApiSessions } from '../support/stored-api-sessions.ts';
@@ -109,6 +110,34 @@ describe('API sessions that end without being removed reach the routers when the
     end.socket.destroy();
   });
 
+  it('refuses the sessions a failed removal after a disable left, and tells a router of each once it is met', async () => {
+    const user = await userWithSessions(MORE_THAN_A_TRANSACTION);
+    const sessions = [user.session, ...user.stored];
+    const end = await syncedRouter();
+    // Every removal transaction after the disable's own fails: the rest of its sessions stay stored.
+    const fault = refuseRequests(controller().deps.store.db, (command, input) => {
+      const text = JSON.stringify(input);
+      return (
+        command === 'TransactWriteItemsCommand' && text.includes(user.identityId) && !text.includes('sessionsValidFrom')
+      );
+    });
+    let disabled: Awaited<ReturnType<typeof call>>;
+    try {
+      disabled = await call('POST', `/identities/${user.identityId}/disable`, { durationMinutes: 0 });
+    } finally {
+      fault.stop();
+    }
+    expect(disabled.status, disabled.text).toBe(200);
+    expect(fault.refused).toBeGreaterThan(0);
+
+    for (const session of sessions) {
+      const current = await controller().call('GET', `${C}/current-api-session`, { token: session.token });
+      expect(current.status, current.text).toBe(401);
+    }
+    expect(await removalsOf(end, sessions)).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+    end.socket.destroy();
+  });
+
   it('tells a router of every session of a deleted identity, more than the delete transaction removes', async () => {
     const user = await userWithSessions(MORE_THAN_A_TRANSACTION);
     const end = await syncedRouter();
@@ -131,6 +160,36 @@ describe('API sessions that end without being removed reach the routers when the
     expect(await removalsOf(end, [user.session, ...user.stored])).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
     const identity = await call('GET', `/identities/${user.identityId}`);
     expect(identity.body.data.disabled).toBe(true);
+    end.socket.destroy();
+  });
+
+  it('locks out an identity whose sessions end at the same time, and still tells a router of them', async () => {
+    // More sessions than the lockout's retries: a lock that removed them in its own transaction lost to each end.
+    const user = await userWithSessions(15, { maxAttempts: 2, lockoutDurationMinutes: 0 });
+    const end = await syncedRouter();
+    const { db } = controller().deps.store;
+    // Just before a transaction that locks the identity and removes its sessions, one of them is logged out.
+    db.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = JSON.stringify(args.input);
+        const ending = /api-sessions#([^"#]+)/.exec(input)?.[1];
+        if (String(context.commandName).startsWith('TransactWrite') && input.includes('sessionsValidFrom') && ending) {
+          expect((await call('DELETE', `/api-sessions/${ending}`)).status).toBe(200);
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'sessionEndsBeforeTheLock' },
+    );
+    try {
+      expect((await login(user.username, 'not-the-password')).status).toBe(401);
+      const locking = await login(user.username, 'not-the-password');
+      expect(locking.status, locking.text).toBe(401);
+    } finally {
+      db.middlewareStack.remove('sessionEndsBeforeTheLock');
+    }
+
+    expect((await call('GET', `/identities/${user.identityId}`)).body.data.disabled).toBe(true);
+    expect(await removalsOf(end, [user.session, ...user.stored])).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
     end.socket.destroy();
   });
 
@@ -169,6 +228,24 @@ describe('API sessions that end without being removed reach the routers when the
       const current = await controller().call('GET', `${C}/current-api-session`, { token: session.token });
       expect(current.status, current.text).toBe(200);
     }
+    end.socket.destroy();
+  });
+
+  it('tells a router of every session a deleted authenticator opened, more than its delete transaction removes', async () => {
+    const user = await userWithSessions(0);
+    const opened = await storeApiSessions(
+      controller().deps,
+      user.identityId,
+      MORE_THAN_A_TRANSACTION,
+      0,
+      user.authenticatorId,
+    );
+    const end = await syncedRouter();
+
+    const deleted = await call('DELETE', `/authenticators/${user.authenticatorId}`);
+    expect(deleted.status, deleted.text).toBe(200);
+
+    expect(await removalsOf(end, [user.session, ...opened])).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
     end.socket.destroy();
   });
 
