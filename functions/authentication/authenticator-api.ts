@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { endSessionsOps, sessionsEndedWith } from '#shared/auth/api-session-store.ts';
+import { removeEndedSessions, sessionsEndedWith } from '#shared/auth/api-session-store.ts';
 import { hashAllowedPassword } from '#shared/auth/password-policy.ts';
 import { entityApi } from '#shared/crud/entity-api.ts';
 import { viewsSharing } from '#shared/crud/page-views.ts';
@@ -64,8 +64,9 @@ export const authenticatorApi = entityApi({
   }),
   replace: (before, input, { deps }) => replaceCredentials(deps, before, input),
   patch: (before, input, sent, { deps }) => patchCredentials(deps, before, input, sent),
-  // The sessions it opened end with it (`isRevoked`): removed with it, so the routers drop them at once.
-  deleteOps: (deps, stored, room) => endSessionsOps(deps, sessionsEndedWith(deps, stored.doc), room),
+  // The sessions it opened end with it (`isRevoked`: its identity no longer names it), from the commit on; they are
+  // removed right after, so the routers drop them.
+  afterDelete: (deps, deleted) => removeEndedSessions(deps, sessionsEndedWith(deps, deleted)),
   ...viewsSharing(
     (deps) => nameLookup(deps, identities),
     async (doc: Authenticator, identityName) => authenticatorView(doc, await identityName(doc.identityId)),

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { withSessionsEndedOps } from '#shared/auth/api-session-store.ts';
+import { withEndedSessionsRemoved } from '#shared/auth/api-session-store.ts';
 import { getOrNotFound } from '#shared/crud/crud-operations.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { mfas } from '#shared/entities/mfa.ts';
@@ -17,7 +17,10 @@ const disableSchema = z.object({
     .max(525_600 * 100),
 });
 
-/** `POST /identities/{id}/disable {durationMinutes}`: 0 disables until enabled; its API sessions end at once. */
+/**
+ * `POST /identities/{id}/disable {durationMinutes}`: 0 disables until enabled; its API sessions end at once (refused
+ * from the commit on, `isRevoked`) and are removed right after it, so the routers drop them.
+ */
 export const disableIdentity: Operation = async (request, deps) => {
   const { durationMinutes } = parseWith(disableSchema, request.body ?? {});
   await withOptimisticRetry(async () => {
@@ -39,7 +42,7 @@ export const disableIdentity: Operation = async (request, deps) => {
     };
     const ops = deps.store.replaceOps(identities, stored, next);
     const ended = { identityId: stored.doc.id, endedAt: next.sessionsValidFrom };
-    await deps.store.transact(await withSessionsEndedOps(deps, ops, ended));
+    await deps.store.transact(withEndedSessionsRemoved(deps, ops, ended));
   });
   request.logger.info('identity disabled', { id: request.pathParameters.id, durationMinutes });
   return empty();

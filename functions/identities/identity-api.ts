@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { endSessionsOps } from '#shared/auth/api-session-store.ts';
+import { removeEndedSessions } from '#shared/auth/api-session-store.ts';
 import { entityApi } from '#shared/crud/entity-api.ts';
 import { DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
 import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
@@ -61,7 +61,8 @@ export const identityApi = entityApi({
       throw new ApiError('ENTITY_CAN_NOT_BE_DELETED', { message: 'The default admin cannot be deleted.' });
     }
   },
-  // Authenticators and enrollments are `cascade` children the kit deletes with the identity; its API sessions end too.
-  deleteOps: (deps, stored, room) =>
-    endSessionsOps(deps, { identityId: stored.doc.id, endedAt: deps.now().toISOString() }, room),
+  // Authenticators and enrollments are `cascade` children the kit deletes with the identity; its API sessions end with
+  // it (refused from the commit on, their identity gone) and are removed right after, so the routers drop them.
+  afterDelete: (deps, deleted) =>
+    removeEndedSessions(deps, { identityId: deleted.id, endedAt: deps.now().toISOString() }),
 });

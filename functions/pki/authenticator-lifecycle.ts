@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { sessionsEndedWith, withSessionsEndedOps } from '#shared/auth/api-session-store.ts';
+import { sessionsEndedWith, withEndedSessionsRemoved } from '#shared/auth/api-session-store.ts';
 import { getOrNotFound } from '#shared/crud/crud-operations.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { enrollments } from '#shared/entities/enrollment.ts';
@@ -21,7 +21,7 @@ const reEnrollSchema = z.object({ expiresAt: expiresAtField });
 /**
  * `POST /authenticators/{id}/re-enroll {expiresAt}`: the authenticator is deleted and an enrollment of the matching
  * method made in the same transaction (updb → updb with its username, a CA's certificate → ottca, else ott); the
- * sessions it opened end with it, removed with it so the routers drop them (`endSessionsOps`).
+ * sessions it opened end with it, removed right after it so the routers drop them (`withEndedSessionsRemoved`).
  */
 const reEnrollAuthenticator: Operation = documented(
   async (request, deps) => {
@@ -46,7 +46,7 @@ const reEnrollAuthenticator: Operation = documented(
         ...deps.store.deleteOps(authenticators, authenticator, stored.version),
         ...deps.store.createOps(enrollments, doc),
       ];
-      await deps.store.transact(await withSessionsEndedOps(deps, ops, sessionsEndedWith(deps, authenticator)));
+      await deps.store.transact(withEndedSessionsRemoved(deps, ops, sessionsEndedWith(deps, authenticator)));
     });
     request.logger.info('authenticator reverted to enrollment', { id: request.pathParameters.id, enrollmentId });
     return created('enrollments', enrollmentId);

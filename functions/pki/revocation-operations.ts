@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { deleteApiSession, getApiSessionById, withSessionsEndedOps } from '#shared/auth/api-session-store.ts';
+import { deleteApiSession, getApiSessionById, withEndedSessionsRemoved } from '#shared/auth/api-session-store.ts';
 import { crudOperations } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import { identities } from '#shared/entities/identity.ts';
@@ -26,7 +26,7 @@ const revocationApi: EntityApi<Revocation, never, never, never> = {
 /**
  * `POST /revocations {id, type}`: stored under the revoked id (a second revocation of it moves its time forward). An
  * IDENTITY revocation also ends the identity's API sessions at once (its `sessionsValidFrom`, in the same
- * transaction, which removes them too, so the routers drop them: `endSessionsOps`); an API_SESSION one ends that
+ * transaction; they are removed right after it, so the routers drop them: `withEndedSessionsRemoved`); an API_SESSION one ends that
  * session. Cert login reads revocations by key (`certificate-login.ts`).
  */
 const createRevocation: Operation = documented(
@@ -56,7 +56,7 @@ const createRevocation: Operation = documented(
         }),
       );
       const ended = { identityId: identity.doc.id, endedAt: doc.createdAt };
-      await deps.store.transact(await withSessionsEndedOps(deps, ops, ended));
+      await deps.store.transact(withEndedSessionsRemoved(deps, ops, ended));
     });
     if (input.type === 'API_SESSION') {
       const session = await getApiSessionById(deps, input.id);

@@ -45,15 +45,15 @@ export const edgeRouterApi = entityApi({
     return { doc, ops: [nameFreeAmong(context.deps, transitRouters.collection, doc.name), ...tunneling] };
   },
   replace: (_before, input) => edgeFields(input),
-  updateOps: async (_before, after, { deps, now, room }) => [
+  updateOps: async (_before, after, { deps, now }) => [
     nameFreeAmong(deps, transitRouters.collection, after.name),
-    ...(await syncTunnelingOps(deps, after.id, after, room - 1, now)),
+    ...(await syncTunnelingOps(deps, after.id, after, now)),
   ],
   view: async (deps, doc) => (await edgeRouterViews(deps, [doc]))[0],
   viewPage: edgeRouterViews,
-  deleteOps: async (deps, stored, room) => [
+  deleteOps: async (deps, stored) => [
     deleteRouterConnectionOp(deps.store, 'edge-routers', stored.doc.id),
-    ...(await syncTunnelingOps(deps, stored.doc.id, undefined, room - 1)),
+    ...(await syncTunnelingOps(deps, stored.doc.id, undefined)),
   ],
   // Its router identity (same id) goes with it, so policies naming that identity by `@id` lose it too.
   namedWith: (router) => [{ collection: identities.collection, id: router.id }],

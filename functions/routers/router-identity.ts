@@ -1,4 +1,4 @@
-import { endSessionsOps } from '#shared/auth/api-session-store.ts';
+import { withEndedSessionsRemoved } from '#shared/auth/api-session-store.ts';
 import { definitionOf } from '#shared/entities/definitions.ts';
 import type { EdgeRouter } from '#shared/entities/edge-router.ts';
 import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
@@ -19,7 +19,7 @@ export function createRouterIdentityOps(deps: Deps, router: Pick<EdgeRouter, 'id
 }
 
 /** Deleting the router identity with what goes with an identity: its `cascade` children and its API sessions. */
-async function deleteRouterIdentityOps(deps: Deps, identity: Stored<Identity>, room: number): Promise<WriteOp[]> {
+async function deleteRouterIdentityOps(deps: Deps, identity: Stored<Identity>): Promise<WriteOp[]> {
   const ops = deps.store.deleteOps(identities, identity.doc, identity.version);
   for (const link of await referencesTo(deps.store, identities.collection, identity.doc.id)) {
     const def = definitionOf(link.collection);
@@ -27,7 +27,8 @@ async function deleteRouterIdentityOps(deps: Deps, identity: Stored<Identity>, r
     for (const child of await deps.store.getMany(def, [link.id])) ops.push(...deps.store.deleteOps(def, child));
   }
   const ended = { identityId: identity.doc.id, endedAt: deps.now().toISOString() };
-  return [...ops, ...(await endSessionsOps(deps, ended, room - ops.length))];
+  // Refused from the commit on (their identity gone), removed right after it so the routers drop them.
+  return withEndedSessionsRemoved(deps, ops, ended);
 }
 
 /**
@@ -40,7 +41,6 @@ export async function syncRouterIdentityOps(
   routerId: string,
   after: EdgeRouter | undefined,
   now: string,
-  room: number,
 ): Promise<WriteOp[]> {
   const identity = await deps.store.get(identities, routerId);
   const isRouterIdentity = identity?.doc.typeId === 'Router';
@@ -51,5 +51,5 @@ export async function syncRouterIdentityOps(
     }
     return [];
   }
-  return identity && isRouterIdentity ? deleteRouterIdentityOps(deps, identity, room) : [];
+  return identity && isRouterIdentity ? deleteRouterIdentityOps(deps, identity) : [];
 }

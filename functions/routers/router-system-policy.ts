@@ -7,9 +7,6 @@ import type { Stored } from '#shared/store/entity-store.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 
-/** Transaction items the system policy's writes may take (its item, name marker, two selection items, id order). */
-export const SYSTEM_POLICY_ROOM = 10;
-
 /** The reference's name for a tunneling router's system edge router policy. */
 export function systemPolicyName(routerId: string): string {
   return `edge-router-${routerId}-system`;

@@ -1,10 +1,10 @@
 import type { EdgeRouter } from '#shared/entities/edge-router.ts';
 import { identities } from '#shared/entities/identity.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import { itemCount, namedRoleWrites, writesBeside } from '#shared/store/policies-naming.ts';
+import { namedRoleWrites, writesBeside } from '#shared/store/policies-naming.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { createRouterIdentityOps, syncRouterIdentityOps } from './router-identity.ts';
-import { createSystemPolicyOps, SYSTEM_POLICY_ROOM, syncSystemPolicyOps } from './router-system-policy.ts';
+import { createSystemPolicyOps, syncSystemPolicyOps } from './router-system-policy.ts';
 
 /** What tunneling gives a new router, written in its own transaction: its router identity and system policy. */
 export function createTunnelingOps(deps: Deps, routerId: string, name: string, now: string): WriteOp[] {
@@ -19,7 +19,6 @@ export async function syncTunnelingOps(
   deps: Deps,
   routerId: string,
   after: EdgeRouter | undefined,
-  room: number,
   now = deps.now().toISOString(),
 ): Promise<WriteOp[]> {
   // Turning tunneling off deletes the router identity, so the policies naming it by `@id` lose it in the same change
@@ -30,8 +29,7 @@ export async function syncTunnelingOps(
       : [];
   const [policyOps, identityOps] = await Promise.all([
     syncSystemPolicyOps(deps, routerId, after, now),
-    // The policy's writes are few (a handful of items); the identity's API sessions take what room is left.
-    syncRouterIdentityOps(deps, routerId, after, now, room - SYSTEM_POLICY_ROOM - itemCount(naming)),
+    syncRouterIdentityOps(deps, routerId, after, now),
   ]);
   const ops = [...identityOps, ...policyOps];
   return [...ops, ...writesBeside(naming, ops)];

@@ -22,7 +22,7 @@ import {
   touchSessionItem,
 } from '../store/api-session-items.ts';
 import { itemKeyOf } from '../store/derived-items.ts';
-import { ConcurrentModificationError, MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
+import { MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
 import { documentOf, fitsKey, keys } from '../store/keys.ts';
 import type { ItemKey, WriteOp } from '../store/write-op.ts';
 import { type ApiSession, apiSessionSchema } from './api-session.ts';
@@ -501,14 +501,14 @@ class SessionAlreadyEnded extends ApiError {}
 
 /**
  * The writes that remove sessions: each item (only if still there, and `expiredBy` a cutoff when given) and id pointer,
- * the counter down by as many, and the change that tells the routers; `followedBy` follows the commit. A failed condition
- * cancels all of them and answers `onGone`'s error.
+ * the counter down by as many, and the change that tells the routers. A failed condition cancels all of them and
+ * answers `onGone`'s error.
  */
 function endOps(
   deps: Deps,
   sessions: readonly SessionRef[],
   onGone: () => ApiError,
-  options: { readonly expiredBy?: string; readonly followedBy?: () => Promise<void> } = {},
+  options: { readonly expiredBy?: string } = {},
 ): WriteOp[] {
   // Once the removal has committed, the sessions' sessions (Dial/Bind) end and their posture data goes: both only
   // where the session may have any (flags set by the writes that add them).
@@ -526,10 +526,7 @@ function endOps(
   });
   // The routers are told of every end whose token they may hold (one item for the whole transaction).
   if (sessions.length > 0) {
-    ops.push({
-      ...apiSessionChangeOp(deps.store, 'removed', sessions.map(changeSubjectOf), deps.now()),
-      ...(options.followedBy ? { afterCommit: options.followedBy } : {}),
-    });
+    ops.push(apiSessionChangeOp(deps.store, 'removed', sessions.map(changeSubjectOf), deps.now()));
   }
   return ops;
 }
@@ -724,52 +721,46 @@ export function sessionsEndedWith(deps: Deps, authenticator: Pick<Authenticator,
 }
 
 /**
- * The writes that remove the sessions a change ends, to commit with that change when it leaves `room` items in its
- * transaction: as many as fit, so the routers are told of them (`api-session-changes.ts`) with the change itself.
- * Ending them does not depend on these writes (the change stops every one of them at once, `isRevoked`); but a router
- * accepts an SDK's connections for as long as it holds the session's token, so the rest are removed, and the routers
- * told, right after the commit (`removeRestOf`). None fit when `room` is that small: those then end as before, met on
- * use, by the list, or at the idle sweep.
+ * A change's writes, followed once they commit by the removal of the sessions the change ends
+ * (`removeEndedSessions`), and never in the change's own transaction: a session ended meanwhile (by its owner logging
+ * out, who may be the one the change is against) would cancel the change there, and again at each retry.
  */
-export async function endSessionsOps(deps: Deps, ended: EndedSessions, room: number): Promise<WriteOp[]> {
-  const fits = Math.min(SESSIONS_PER_TRANSACTION, Math.floor((room - ITEMS_PER_REMOVAL) / ITEMS_PER_SESSION));
-  if (fits <= 0) return [];
-  const pages = endedSessionKeyPages(deps, ended, fits);
-  const found: SessionRef[] = [];
-  let exhausted = false;
-  while (found.length < fits && !exhausted) {
-    const page = await pages.next();
-    if (page.done) exhausted = true;
-    else found.push(...(await storedSessionRefs(deps, page.value)));
-  }
-  if (found.length === 0) return [];
-  // Removed meanwhile by someone else: the change reads its sessions again.
-  const concurrentlyEnded = () =>
-    new ConcurrentModificationError('SERVER_TOO_MANY_REQUESTS', {
-      message: 'An API session of the identity ended at the same time; retry.',
-    });
-  const rest = found.slice(fits);
-  return endOps(deps, found.slice(0, fits), concurrentlyEnded, {
-    ...(exhausted && rest.length === 0 ? {} : { followedBy: () => removeRestOf(deps, rest, pages) }),
-  });
-}
-
-/** A change's writes with the removal of the sessions it ends, as many as the room they leave (`endSessionsOps`). */
-export async function withSessionsEndedOps(
-  deps: Deps,
-  ops: readonly WriteOp[],
-  ended: EndedSessions,
-): Promise<WriteOp[]> {
-  return [...ops, ...(await endSessionsOps(deps, ended, MAX_TRANSACTION_ITEMS - ops.length))];
+export function withEndedSessionsRemoved(deps: Deps, ops: readonly WriteOp[], ended: EndedSessions): WriteOp[] {
+  const [first, ...rest] = ops;
+  if (!first) return [];
+  const removal = () => removeEndedSessions(deps, ended);
+  const before = first.afterCommit;
+  const afterCommit = before ? () => Promise.all([before(), removal()]).then(() => undefined) : removal;
+  return [{ ...first, afterCommit }, ...rest];
 }
 
 /**
- * Removes every session a committed change ended, a transaction at a time (`removeRestOf`): for a change that must
- * commit whatever its sessions do meanwhile (a lockout, which a session ended at the same time must never hold back,
- * as it would the change that removes it in its own transaction).
+ * Removes every session a committed change ended, a transaction at a time, so the routers are told
+ * (`api-session-changes.ts`): a router accepts an SDK's connections for as long as it holds the session's token. The
+ * sessions ended with the commit, not with their removal: from then on the controller refuses every one of them
+ * (`verdictOf` → `isRevoked`: the identity disabled, or its `sessionsValidFrom` past their creation; the identity gone;
+ * the authenticator that opened them gone from its identity), so a session removed a moment later has served nothing
+ * in between. An identity's sessions are not bounded in number (each login adds one): they go in batches of
+ * `SESSIONS_PER_TRANSACTION`, the keys read a page at a time, so no batch and no read grows with their number; one
+ * already gone (logged out meanwhile) is passed over (`removeSessions`). A failure is logged, not thrown: the change
+ * is committed, and what is left is removed on use, by the list, or at the idle sweep.
  */
-export function removeEndedSessions(deps: Deps, ended: EndedSessions): Promise<void> {
-  return removeRestOf(deps, [], endedSessionKeyPages(deps, ended, SESSIONS_PER_TRANSACTION));
+export async function removeEndedSessions(deps: Deps, ended: EndedSessions): Promise<void> {
+  try {
+    const pending: SessionRef[] = [];
+    for await (const page of endedSessionKeyPages(deps, ended, SESSIONS_PER_TRANSACTION)) {
+      pending.push(...(await storedSessionRefs(deps, page)));
+      while (pending.length >= SESSIONS_PER_TRANSACTION) {
+        await removeSessions(deps, pending.splice(0, SESSIONS_PER_TRANSACTION));
+      }
+    }
+    while (pending.length > 0) await removeSessions(deps, pending.splice(0, SESSIONS_PER_TRANSACTION));
+  } catch (error) {
+    deps.logger.warn('could not remove the API sessions a committed change ended', {
+      identityId: ended.identityId,
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
 }
 
 /** The keys of the sessions a change ends, a page of at most `pageSize` read at a time. */
@@ -783,27 +774,6 @@ function endedSessionKeyPages(
     ...(ended.authenticatorId === undefined ? {} : { openedBy: ended.authenticatorId }),
   };
   return sessionKeyPagesOfIdentity(deps.store, ended.identityId, filter, pageSize);
-}
-
-/**
- * Removes, after the change that ended them has committed, the sessions its transaction had no room for: an
- * identity's sessions are not bounded in number (each login adds one), so however many there are they go in batches
- * of a transaction each (`SESSIONS_PER_TRANSACTION`, every batch writing the change that tells the routers), one
- * after another, the keys read a page at a time, so no batch and no read grows with their number.
- */
-async function removeRestOf(
-  deps: Deps,
-  found: readonly SessionRef[],
-  pages: AsyncGenerator<string[], void, undefined>,
-): Promise<void> {
-  const pending = [...found];
-  for await (const page of pages) {
-    pending.push(...(await storedSessionRefs(deps, page)));
-    while (pending.length >= SESSIONS_PER_TRANSACTION) {
-      await removeSessions(deps, pending.splice(0, SESSIONS_PER_TRANSACTION));
-    }
-  }
-  while (pending.length > 0) await removeSessions(deps, pending.splice(0, SESSIONS_PER_TRANSACTION));
 }
 
 /** Whether the identity has a session it has not revoked and not yet idle past the timeout. */
