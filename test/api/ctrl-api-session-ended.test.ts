@@ -4,6 +4,7 @@ import { circuits } from '#ctrl-channel/circuits.ts';
 import { type ChannelMessage, ContentType, Header, replyForOf } from '#ctrl-channel/message.ts';
 import { decodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
+import { storedApiSessionIds } from '#shared/auth/api-session-store.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { type Credentials, dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
 import { refuseRequests } from '../support/dynamodb-faults.ts';
@@ -283,5 +284,109 @@ describe('API sessions that end without being removed reach the routers when the
     // 2: invalid API session (the SDK's edge error code), the check reading the session and its identity as they are.
     expect(refusal.headers.get(1014)?.readUInt32LE(0)).toBe(2);
     end.socket.destroy();
+  });
+});
+
+/** More sessions than a change's optimistic retries: one is logged out before each attempt of the change. */
+const MORE_THAN_THE_RETRIES = 15;
+
+/**
+ * Runs `change` while, just before each transaction it sends (one whose input names `marker`), its owner logs out
+ * one more of `sessions`: a change that removed them in its own transaction, conditioned on each being there, was
+ * cancelled by every such logout, and answered 429 once its retries were spent. Answers the change's response and how
+ * many sessions were logged out meanwhile.
+ */
+async function whileLoggingOut<T>(
+  marker: (input: string) => boolean,
+  sessions: readonly { token: string }[],
+  change: () => Promise<T>,
+): Promise<{ response: T; loggedOut: number }> {
+  const { db } = controller().deps.store;
+  const left = [...sessions];
+  let loggedOut = 0;
+  db.middlewareStack.add(
+    (next, context) => async (args) => {
+      const changing = String(context.commandName).startsWith('TransactWrite') && marker(JSON.stringify(args.input));
+      const session = changing ? left.pop() : undefined;
+      if (session) {
+        const logout = await controller().call('DELETE', `${C}/current-api-session`, { token: session.token });
+        expect(logout.status, logout.text).toBe(200);
+        loggedOut += 1;
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'ownerLogsOutDuringTheChange' },
+  );
+  try {
+    return { response: await change(), loggedOut };
+  } finally {
+    db.middlewareStack.remove('ownerLogsOutDuringTheChange');
+  }
+}
+
+/** Whether every one of the sessions is refused and none is stored any more. */
+async function allEnded(sessions: readonly { id: string; token: string }[]): Promise<void> {
+  for (const session of sessions) {
+    const current = await controller().call('GET', `${C}/current-api-session`, { token: session.token });
+    expect(current.status, current.text).toBe(401);
+  }
+  const stored = await storedApiSessionIds(
+    controller().deps,
+    sessions.map((session) => session.id),
+  );
+  expect([...stored]).toEqual([]);
+}
+
+describe("an identity's own logouts do not hold off the change that ends its sessions", () => {
+  it('disables an identity whose sessions are logged out one by one while the disable runs', async () => {
+    const user = await userWithSessions(MORE_THAN_THE_RETRIES);
+    const sessions = [user.session, ...user.stored];
+
+    const { response, loggedOut } = await whileLoggingOut(
+      (input) => input.includes(user.identityId) && input.includes('sessionsValidFrom'),
+      sessions,
+      () => call('POST', `/identities/${user.identityId}/disable`, { durationMinutes: 0 }),
+    );
+
+    expect(response.status, response.text).toBe(200);
+    expect(loggedOut).toBe(1);
+    await allEnded(sessions);
+  });
+
+  it('revokes an identity whose sessions are logged out one by one while the revocation runs', async () => {
+    const user = await userWithSessions(MORE_THAN_THE_RETRIES);
+    const sessions = [user.session, ...user.stored];
+
+    const { response, loggedOut } = await whileLoggingOut(
+      (input) => input.includes(user.identityId) && input.includes('sessionsValidFrom'),
+      sessions,
+      () => call('POST', '/revocations', { id: user.identityId, type: 'IDENTITY' }),
+    );
+
+    expect(response.status, response.text).toBe(201);
+    expect(loggedOut).toBe(1);
+    await allEnded(sessions);
+  });
+
+  it('deletes an authenticator whose sessions are logged out one by one while the delete runs', async () => {
+    const user = await userWithSessions(0);
+    const opened = await storeApiSessions(
+      controller().deps,
+      user.identityId,
+      MORE_THAN_THE_RETRIES,
+      0,
+      user.authenticatorId,
+    );
+    const sessions = [user.session, ...opened];
+
+    const { response, loggedOut } = await whileLoggingOut(
+      (input) => input.includes(user.authenticatorId) && input.includes('updbAuthenticatorId'),
+      sessions,
+      () => call('DELETE', `/authenticators/${user.authenticatorId}`),
+    );
+
+    expect(response.status, response.text).toBe(200);
+    expect(loggedOut).toBe(1);
+    await allEnded(sessions);
   });
 });
