@@ -26,8 +26,8 @@ const revocationApi: EntityApi<Revocation, never, never, never> = {
 /**
  * `POST /revocations {id, type}`: stored under the revoked id (a second revocation of it moves its time forward). An
  * IDENTITY revocation also ends the identity's API sessions at once (its `sessionsValidFrom`, in the same
- * transaction; they are removed right after it, so the routers drop them: `withEndedSessionsRemoved`); an API_SESSION one ends that
- * session. Cert login reads revocations by key (`certificate-login.ts`).
+ * transaction, refused from the commit on by `isRevoked`; they are removed right after it, so the routers drop them:
+ * `withEndedSessionsRemoved`); an API_SESSION one ends that session. Cert login reads revocations by key (`certificate-login.ts`).
  */
 const createRevocation: Operation = documented(
   async (request, deps) => {
