@@ -1,5 +1,7 @@
 import * as z from 'zod';
+import { removeEndedSessions, sessionsEndedWith } from '#shared/auth/api-session-store.ts';
 import { entityApi } from '#shared/crud/entity-api.ts';
+import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { cas, DEFAULT_IDENTITY_NAME_FORMAT, externalIdClaimSchema } from '#shared/entities/ca.ts';
 import { invalidField } from '#shared/errors/api-error.ts';
 import { newToken } from '#shared/ids.ts';
@@ -54,7 +56,8 @@ function settingsOf(input: z.infer<typeof replaceSchema> | z.infer<typeof create
 /**
  * Third-party CAs (`/cas`). A CA is created unverified with a verification token (`verifyCa` in `ca-operations.ts`);
  * its certificate never changes (register another CA instead). Deleting it deletes its ottca enrollments and the
- * authenticators it issued (kit `cascade` references on `caId`) and takes it out of the mTLS truststore.
+ * authenticators it issued (kit `cascade` references on `caId`), removes the sessions those opened, and takes it out
+ * of the mTLS truststore.
  */
 export const caApi = entityApi({
   def: cas,
@@ -70,6 +73,13 @@ export const caApi = entityApi({
   // Only verified CAs are in the mTLS truststore.
   afterDelete: async (deps, ca) => {
     if (ca.isVerified) await refreshTruststore(deps);
+  },
+  // The sessions each authenticator it issued opened end with it, from its commit on; they are removed right after, so
+  // the routers drop them, as when an authenticator is deleted itself (`authenticatorApi`).
+  afterChildDelete: async (deps, collection, child) => {
+    if (collection === authenticators.collection) {
+      await removeEndedSessions(deps, sessionsEndedWith(deps, child as Authenticator));
+    }
   },
   // A CA may have issued the certificates of thousands of identities.
   manyChildren: true,

@@ -26,8 +26,25 @@ function referencedError(label: string, id: string, referrers: readonly Referrer
   });
 }
 
-/** The deletes of the children that go with their parent (`cascade` links), with everything the kit keeps for them. */
-async function cascadeOps(deps: StoreContext, children: readonly Referrer[]): Promise<WriteOp[]> {
+/** What follows the committed delete of one `cascade` child, outside its transaction. */
+export type AfterChildDelete = (collection: string, child: BaseDocument) => Promise<void>;
+
+/** The op with `work` added to what follows its transaction's commit. */
+function followedBy(op: WriteOp, work: () => Promise<void>): WriteOp {
+  const before = op.afterCommit;
+  const afterCommit = before ? () => Promise.all([before(), work()]).then(() => undefined) : work;
+  return { ...op, afterCommit };
+}
+
+/**
+ * The deletes of the children that go with their parent (`cascade` links), with everything the kit keeps for them;
+ * `afterDelete` follows the commit of whichever transaction deletes each child (a drain's or the parent's own).
+ */
+async function cascadeOps(
+  deps: StoreContext,
+  children: readonly Referrer[],
+  afterDelete?: AfterChildDelete,
+): Promise<WriteOp[]> {
   const byCollection = new Map<string, string[]>();
   for (const child of children)
     byCollection.set(child.collection, [...(byCollection.get(child.collection) ?? []), child.id]);
@@ -36,7 +53,10 @@ async function cascadeOps(deps: StoreContext, children: readonly Referrer[]): Pr
     const def = definitionOf(collection);
     if (!def) throw new Error(`a cascade link names ${collection}, which is not a declared entity type`);
     // One level: a child type that has children of its own needs them declared as children of the parent too.
-    for (const doc of await deps.store.getMany(def, ids)) ops.push(...deps.store.deleteOps(def, doc));
+    for (const doc of await deps.store.getMany(def, ids)) {
+      const [first, ...rest] = deps.store.deleteOps(def, doc);
+      if (first) ops.push(afterDelete ? followedBy(first, () => afterDelete(collection, doc)) : first, ...rest);
+    }
   }
   return ops;
 }
@@ -51,7 +71,12 @@ const DRAIN_PAGE = 50;
  * transaction. The mark stops new links from being added meanwhile; each child goes whole (its own items all in one
  * transaction), so a drain that stops half way leaves fewer children and nothing broken, and the next delete goes on.
  */
-async function drainCascadeChildren(deps: StoreContext, def: EntityDefinition, id: string): Promise<void> {
+async function drainCascadeChildren(
+  deps: StoreContext,
+  def: EntityDefinition,
+  id: string,
+  afterDelete?: AfterChildDelete,
+): Promise<void> {
   for (;;) {
     const links = await referencesTo(deps.store, def.collection, id, DRAIN_PAGE);
     if (links.some((link) => link.onTargetDelete !== 'cascade')) return;
@@ -61,7 +86,7 @@ async function drainCascadeChildren(deps: StoreContext, def: EntityDefinition, i
     }
     let batch: WriteOp[] = [];
     for (const link of links) {
-      const ops = await cascadeOps(deps, [link]);
+      const ops = await cascadeOps(deps, [link], afterDelete);
       if (batch.length + ops.length > DRAIN_ROOM) break;
       batch = [...batch, ...ops];
     }
@@ -76,6 +101,8 @@ export interface DeleteOptions {
   readonly drainCascades?: boolean;
   /** Other entities its `dependents` delete with it (a tunneling router's identity), whose `@id` policies lose too. */
   readonly namedWith?: readonly NamedEntity[];
+  /** What follows each `cascade` child's committed delete (the sessions a CA's authenticators opened end with them). */
+  readonly afterChildDelete?: AfterChildDelete;
 }
 
 /**
@@ -95,7 +122,9 @@ export async function deleteEntity<D extends BaseDocument>(
   const marked = await deps.store.markDeleting(def, stored);
   try {
     // A parent of many children (a CA's authenticators) sheds them in transactions of their own first.
-    if (options.drainCascades) await drainCascadeChildren(deps, def as unknown as EntityDefinition, stored.doc.id);
+    if (options.drainCascades) {
+      await drainCascadeChildren(deps, def as unknown as EntityDefinition, stored.doc.id, options.afterChildDelete);
+    }
     // One more than a transaction holds: past that the delete is refused as too large anyway.
     const links = await referencesTo(deps.store, def.collection, stored.doc.id, MAX_TRANSACTION_ITEMS + 1);
     const refusing = links.filter((link) => link.onTargetDelete !== 'cascade');
@@ -105,6 +134,7 @@ export async function deleteEntity<D extends BaseDocument>(
       ...(await cascadeOps(
         deps,
         links.filter((link) => link.onTargetDelete === 'cascade'),
+        options.afterChildDelete,
       )),
     ];
     // Refused before any policy is touched: a delete that cannot commit must not take its `@id` out of them.

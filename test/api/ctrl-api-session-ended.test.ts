@@ -10,6 +10,7 @@ import { type Credentials, dialCtrl, enrolledEdgeRouter, type RouterEnd } from '
 import { refuseRequests } from '../support/dynamodb-faults.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
 import { authPolicyBody } from '../support/management-fixtures.ts';
+import { issue, makeCa } from '../support/pki-fixtures.ts';
 import { storeApiSessions } from '../support/stored-api-sessions.ts';
 
 /**
@@ -17,7 +18,7 @@ import { storeApiSessions } from '../support/stored-api-sessions.ts';
  * authenticator that opened them deleted): a router that holds one hears of it as of a logout, within the time of a
  * poll of the changes, not only once the session would have gone idle.
  */
-const { controller, call, createPolicy, userUnder, login } = useAdminController(
+const { controller, admin, call, createdId, createPolicy, userUnder, login } = useAdminController(
   {},
   // The sync and circuits alone: no edge hello or data model messages between the ones these tests read.
   { ctrlFeatures: [routerInterfaces, apiSessionSync, circuits] },
@@ -259,6 +260,41 @@ describe('API sessions that end without being removed reach the routers when the
     expect(reEnrolled.status, reEnrolled.text).toBe(201);
 
     expect(await removalsOf(end, [user.session])).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+    end.socket.destroy();
+  });
+
+  it('tells a router of the sessions the authenticators a deleted CA issued opened', async () => {
+    const ca = await makeCa(unique('ended-ca'));
+    const caId = await createdId('/cas', {
+      name: unique('ended-ca'),
+      certPem: ca.pem,
+      isAutoCaEnrollmentEnabled: true,
+      isOttCaEnrollmentEnabled: false,
+      isAuthEnabled: true,
+      identityRoles: [],
+    });
+    const proof = await issue(ca, (await call('GET', `/cas/${caId}`)).body.data.verificationToken);
+    const verified = await controller().call('POST', `/edge/management/v1/cas/${caId}/verify`, {
+      token: admin(),
+      rawBody: proof.cert,
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(verified.status, verified.text).toBe(200);
+    const sessions = [];
+    for (const name of ['north', 'south']) {
+      const device = await issue(ca, unique(name));
+      const enrolled = await controller().call('POST', `${C}/enroll/ca`, { body: {}, cert: device });
+      expect(enrolled.status, enrolled.text).toBe(200);
+      const loggedIn = await controller().call('POST', `${C}/authenticate?method=cert`, { body: {}, cert: device });
+      expect(loggedIn.status, loggedIn.text).toBe(200);
+      sessions.push({ id: loggedIn.body.data.id as string, token: loggedIn.body.data.token as string });
+    }
+    const end = await syncedRouter();
+
+    const deleted = await call('DELETE', `/cas/${caId}`);
+    expect(deleted.status, deleted.text).toBe(200);
+
+    expect(await removalsOf(end, sessions)).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
     end.socket.destroy();
   });
 
