@@ -48,6 +48,8 @@ const POLL_WINDOW_MS = 10_000;
 export const CHANGE_PAGE_SIZE = 100;
 /** How often this endpoint removes sessions idle past the timeout, so routers are told of them (their removal). */
 const EXPIRY_SWEEP_MS = 60_000;
+/** The most messages kept for the syncs starting (each of up to a full sync's chunk of sessions); the oldest go first. */
+const RECENT_MESSAGES_CAP = 100;
 
 /**
  * What these changes tell the routers, in their order: the sessions added or updated read again as they are now, all
@@ -122,6 +124,13 @@ export interface ApiSessionSyncOptions {
   readonly fullSyncRetryDelaysMs: readonly number[];
   /** How long a full sync waits for others starting after it, to send them all from one read. */
   readonly fullSyncGatherMs: number;
+  /**
+   * How long what a poll passed on is kept for the full syncs starting after it (by this endpoint's clock, from when
+   * it was passed on): the full state's read of the sessions (an index, eventually consistent) may not show a session
+   * written a moment before it, whose change the routers already synced were told of and a router starting its sync
+   * was not.
+   */
+  readonly recentChangesMs: number;
 }
 
 const DEFAULT_OPTIONS: ApiSessionSyncOptions = {
@@ -129,11 +138,16 @@ const DEFAULT_OPTIONS: ApiSessionSyncOptions = {
   fullSyncRetryDelaysMs: [1_000, 2_000, 4_000],
   // Short beside the 5 s a router waits for an SDK's session; long enough for routers reconnecting together.
   fullSyncGatherMs: 250,
+  // The poll's grace: a write that old is read by the index as surely as by the poll.
+  recentChangesMs: POLL_GRACE_MS,
 };
 
 /** A router's state here: in a full sync (what the changes tell it waits until the sync is sent), or synced. */
 interface RouterSync {
-  /** Messages held while a full sync is being sent; undefined once it is. */
+  /**
+   * Messages held while a full sync is being sent, from what the polls passed on just before it started (which its
+   * read may not show yet); undefined once it is.
+   */
   held: OutgoingMessage[] | undefined;
   /** A resync asked for while one runs: it runs once more after. */
   again: boolean;
@@ -163,6 +177,14 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
   const syncs = new Map<ConnectedRouter, RouterSync>();
   /** Changes already passed on, by key, with when they were written: the grace's reads see them again. */
   const seen = new Map<string, number>();
+  /**
+   * What the polls passed on in the last `recentChangesMs`, oldest first, with when: a full sync that starts holds
+   * it, to send after its full state. Sent again to a router whose state already has it, it is harmless (as the
+   * reference router v2.0.0-pre12 treats them, `router/state`): an `ApiSessionAdded` or `Updated` sets the session by
+   * its token, replacing the same session; an `ApiSessionRemoved` of a token it does not hold is ignored. In the order
+   * passed on, a session added then removed stays removed.
+   */
+  const recent: { at: number; message: OutgoingMessage }[] = [];
   /** Where the next poll reads from (epoch ms): the last poll's instant less the grace; undefined before the first. */
   let readFrom: number | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -186,7 +208,7 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
       running.again = true;
       return running.done;
     }
-    const sync: RouterSync = { held: [], again: false, done: Promise.resolve() };
+    const sync: RouterSync = { held: recentMessages(), again: false, done: Promise.resolve() };
     syncs.set(router, sync);
     sync.done = sendUntilSynced(router, sync);
     return sync.done;
@@ -245,13 +267,29 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
     // Moved on only once every page was passed on: after a failed poll the next reads the same changes again.
     readFrom = now - POLL_GRACE_MS;
     for (const [key, at] of seen) if (at < readFrom) seen.delete(key);
+    forgetOldRecent();
     if (now - lastSweep >= EXPIRY_SWEEP_MS) {
       lastSweep = now;
       await removeExpiredSessions(deps);
     }
   }
 
+  /** Drops what the polls passed on longer ago than `recentChangesMs`. */
+  function forgetOldRecent(): void {
+    const since = deps.now().getTime() - options.recentChangesMs;
+    const kept = recent.findIndex((entry) => entry.at >= since);
+    recent.splice(0, kept === -1 ? recent.length : kept);
+  }
+
+  /** What the polls passed on within `recentChangesMs`, for a full sync starting: held, sent after its state. */
+  function recentMessages(): OutgoingMessage[] {
+    forgetOldRecent();
+    return recent.map((entry) => entry.message);
+  }
+
   function passOn(message: OutgoingMessage): void {
+    recent.push({ at: deps.now().getTime(), message });
+    if (recent.length > RECENT_MESSAGES_CAP) recent.splice(0, recent.length - RECENT_MESSAGES_CAP);
     for (const router of context.routers()) {
       const held = syncs.get(router)?.held;
       if (held) held.push(message);
@@ -307,6 +345,7 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
       clearTimeout(timer);
       timer = undefined;
       syncs.clear();
+      recent.length = 0;
     },
   };
 }

@@ -4,11 +4,12 @@ import { apiSessionSyncFeature } from '#ctrl-channel/api-session-sync.ts';
 import { type ChannelMessage, ContentType, Header } from '#ctrl-channel/message.ts';
 import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
+import { hashToken } from '#shared/auth/session-token.ts';
 import { API_SESSIONS_COLLECTION } from '#shared/store/api-session-items.ts';
 import { keys } from '#shared/store/keys.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { type Credentials, dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
-import { type RequestMatcher, refuseRequests } from '../support/dynamodb-faults.ts';
+import { hideItems, type RequestMatcher, refuseRequests } from '../support/dynamodb-faults.ts';
 import { recordSent, type SentCommand } from '../support/dynamodb-recorder.ts';
 import { enrolledDevice } from '../support/enrolled-device.ts';
 
@@ -16,13 +17,19 @@ import { enrolledDevice } from '../support/enrolled-device.ts';
 const RETRY_DELAYS_MS = [1_000, 1_000];
 /** Long enough for routers dialed together to start their syncs within it, however loaded the machine. */
 const GATHER_MS = 1_000;
+/** What a poll passed on is kept for the syncs starting after it: long enough for a router to connect meanwhile. */
+const RECENT_CHANGES_MS = 20_000;
 
 const { controller, call } = useAdminController(
   {},
   {
     ctrlFeatures: [
       routerInterfaces,
-      apiSessionSyncFeature({ fullSyncRetryDelaysMs: RETRY_DELAYS_MS, fullSyncGatherMs: GATHER_MS }),
+      apiSessionSyncFeature({
+        fullSyncRetryDelaysMs: RETRY_DELAYS_MS,
+        fullSyncGatherMs: GATHER_MS,
+        recentChangesMs: RECENT_CHANGES_MS,
+      }),
     ],
   },
 );
@@ -227,5 +234,46 @@ describe('full API session syncs that start together on an endpoint', () => {
 
     expect(sent.filter(({ command, input }) => fullSyncRead(command, input))).toEqual([]);
     expect(statusesWritten(sent)).toEqual([]);
+  });
+});
+
+describe('a session written just before a router starts its full sync', () => {
+  /** The next incremental `ApiSessionAdded` naming the session, the full state's chunks and other messages passed over. */
+  async function addedLater(end: RouterEnd, sessionId: string): Promise<ApiSessionAdded['apiSessions'][number]> {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const message = await end.next(Math.max(1, deadline - Date.now()));
+      if (message.contentType !== ContentType.apiSessionAdded) continue;
+      const body = decodeBody<ApiSessionAdded>('edge.ApiSessionAdded', message.body);
+      const found = body.isFullState ? undefined : body.apiSessions.find((apiSession) => apiSession.id === sessionId);
+      if (found) return found;
+    }
+  }
+
+  it('reaches the router after its full state when the full read does not show it yet', async () => {
+    const synced = await connected();
+    await fullState(synced);
+    const session = await certLogin();
+    // The poll passed it on to the router already synced: it is not read as a change again.
+    await addedLater(synced, session.id);
+    // The index has not caught up with the session's write: the full sync's read leaves it out.
+    const tokenHash = hashToken(session.token);
+    const lag = hideItems(
+      controller().deps.store.db,
+      fullSyncRead,
+      (item) => item.tokenHash === tokenHash || item.PK === `APISESSION#${tokenHash}`,
+    );
+    onTestFinished(lag.stop);
+    const other = await enrolledEdgeRouter(controller, call, 'sync-after-change');
+    const starting = await connected(other);
+
+    const sessions = await fullState(starting);
+    const added = await addedLater(starting, session.id);
+
+    expect(lag.hidden).toBeGreaterThan(0);
+    expect(sessions.map((apiSession) => apiSession.id)).not.toContain(session.id);
+    expect(added.token).toBe(session.token);
+    synced.socket.destroy();
+    starting.socket.destroy();
   });
 });

@@ -67,3 +67,44 @@ export function refuseRequests(db: DynamoDBDocumentClient, matches: RequestMatch
     stop: () => active.delete(fault),
   };
 }
+
+/** Names each hiding's middleware apart, so that its `stop` removes it alone. */
+let hiders = 0;
+
+/**
+ * Leaves out of the answers to the requests `db` sends that `matches` picks the items `hides` picks, as an index that
+ * has not caught up with a write yet would (until `stop`): the request reaches the table, its answer is cut.
+ */
+export function hideItems(
+  db: DynamoDBDocumentClient,
+  matches: RequestMatcher,
+  hides: (item: Readonly<Record<string, unknown>>) => boolean,
+): { readonly hidden: number; stop(): void } {
+  let hidden = 0;
+  let active = true;
+  const name = `testDynamoDbHidden${++hiders}`;
+  db.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      if (!active || !matches(String(context.commandName), args.input as Record<string, unknown>)) return result;
+      const output = result.output as { Items?: Record<string, unknown>[]; Count?: number };
+      const items = output.Items ?? [];
+      const kept = items.filter((item) => !hides(item));
+      hidden += items.length - kept.length;
+      output.Items = kept;
+      output.Count = kept.length;
+      return result;
+    },
+    // The answer as the caller reads it (unmarshalled), after the client's retries.
+    { step: 'initialize', name },
+  );
+  return {
+    get hidden() {
+      return hidden;
+    },
+    stop() {
+      active = false;
+      db.middlewareStack.remove(name);
+    },
+  };
+}
