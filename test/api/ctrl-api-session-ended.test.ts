@@ -27,7 +27,7 @@ const C = '/edge/client/v1';
 
 /** How long a v2 router waits for an SDK's API session to reach it: its end should reach it as soon. */
 const ROUTER_LOOKUP_TIMEOUT_MS = 5_000;
-/** More sessions than one transaction removes (two items each): some are left past the ending change's own. */
+/** More sessions than one removal transaction holds (two items each): the removal after the commit takes several. */
 const MORE_THAN_A_TRANSACTION = 60;
 
 let router: { id: string; credentials: Credentials };
@@ -101,7 +101,7 @@ async function userWithSessions(stored: number, updb: Record<string, unknown> = 
 }
 
 describe('API sessions that end without being removed reach the routers when they end', () => {
-  it("tells a router of every session of a disabled identity, more than the disable's transaction removes", async () => {
+  it('tells a router of every session of a disabled identity, more than one removal transaction holds', async () => {
     const user = await userWithSessions(MORE_THAN_A_TRANSACTION);
     const end = await syncedRouter();
 
@@ -140,7 +140,7 @@ describe('API sessions that end without being removed reach the routers when the
     end.socket.destroy();
   });
 
-  it('tells a router of every session of a deleted identity, more than the delete transaction removes', async () => {
+  it('tells a router of every session of a deleted identity, more than one removal transaction holds', async () => {
     const user = await userWithSessions(MORE_THAN_A_TRANSACTION);
     const end = await syncedRouter();
 
@@ -233,7 +233,7 @@ describe('API sessions that end without being removed reach the routers when the
     end.socket.destroy();
   });
 
-  it('tells a router of every session a deleted authenticator opened, more than its delete transaction removes', async () => {
+  it('tells a router of every session a deleted authenticator opened, more than one removal transaction holds', async () => {
     const user = await userWithSessions(0);
     const opened = await storeApiSessions(
       controller().deps,
