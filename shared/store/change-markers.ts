@@ -136,6 +136,15 @@ export function withMarkerMoves(
   return merged;
 }
 
+/**
+ * An update's condition that also requires the item stored, so a move folded into it can never create the identity's
+ * item, whatever the op it joins checked (an update without a condition, a check that the identity is absent).
+ */
+function requiringStored(condition: string | undefined): string {
+  if (condition === undefined) return 'attribute_exists(PK)';
+  return /attribute_exists\(\s*PK\s*\)/.test(condition) ? condition : `(${condition}) AND attribute_exists(PK)`;
+}
+
 /** The transaction's own write of an identity's item, now also moving its marker to `at`. */
 function movedWithin(op: WriteOp, at: string): WriteOp {
   const { Put, Update, ConditionCheck, Delete } = op.item;
@@ -153,6 +162,7 @@ function movedWithin(op: WriteOp, at: string): WriteOp {
         Update: {
           ...Update,
           UpdateExpression,
+          ConditionExpression: requiringStored(Update.ConditionExpression),
           ExpressionAttributeNames: { ...Update.ExpressionAttributeNames, '#markerChangedAt': CHANGED_AT },
           ExpressionAttributeValues: { ...Update.ExpressionAttributeValues, ':markerChangedAt': at },
         },
@@ -167,7 +177,7 @@ function movedWithin(op: WriteOp, at: string): WriteOp {
         TableName: check.TableName,
         Key: check.Key,
         UpdateExpression: `SET ${SET_CHANGED_AT}`,
-        ConditionExpression: check.ConditionExpression,
+        ConditionExpression: requiringStored(check.ConditionExpression),
         ExpressionAttributeNames: { ...check.ExpressionAttributeNames, '#markerChangedAt': CHANGED_AT },
         ExpressionAttributeValues: { ...check.ExpressionAttributeValues, ':markerChangedAt': at },
       },

@@ -86,6 +86,18 @@ describe('change markers', () => {
     });
   });
 
+  it('never folds a move into an op on the identity whose condition would let the update create it', () => {
+    const conditionOf = (op: WriteOp) => moved([op], [OWN])[0]?.item.Update?.ConditionExpression;
+    const unconditioned: WriteOp = {
+      item: { Update: { TableName: TABLE, Key: IDENTITY, UpdateExpression: 'SET #f0 = :f0' } },
+    };
+    expect(conditionOf(unconditioned)).toBe('attribute_exists(PK)');
+    const absent: WriteOp = {
+      item: { ConditionCheck: { TableName: TABLE, Key: IDENTITY, ConditionExpression: 'attribute_not_exists(PK)' } },
+    };
+    expect(conditionOf(absent)).toBe('(attribute_not_exists(PK)) AND attribute_exists(PK)');
+  });
+
   it('moves an identity the transaction does not write only if stored, and checks one not stored stays so', () => {
     const other: WriteOp = { item: { Delete: { TableName: TABLE, Key: { PK: 'services#s1', SK: 'META' } } } };
     const markers = [OWN, 'service-access:@i2', 'service-access:#web'];
