@@ -1,4 +1,4 @@
-import { removeEndedSessions } from '#shared/auth/api-session-store.ts';
+import { withEndedSessionsRemoved } from '#shared/auth/api-session-store.ts';
 import type { AuthPolicy } from '#shared/entities/auth-policy.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities } from '#shared/entities/identity.ts';
@@ -77,12 +77,17 @@ async function lockOut(deps: Deps, counter: MissCounter, identity: Identity, min
   const changes = { disabled: true, disabledAt: at, disabledUntil: until, sessionsValidFrom: at, updatedAt: at };
   // The sessions go once the lock has committed, not in its transaction: one ended meanwhile (by its owner, who may
   // be the one guessing MFA codes) would cancel the lock, and again on each retry.
-  const removeLockedSessions = () => removeEndedSessions(deps, { identityId: identity.id, endedAt: at });
   try {
-    await deps.store.transact([
-      ...partialUpdateOps(deps.store, identities, identity, changes, notLockedLonger, lockNotNeeded),
-      { ...setCounterOp(deps.store, counter, FAILED_ATTEMPTS, 0, lockNotNeeded), afterCommit: removeLockedSessions },
-    ]);
+    await deps.store.transact(
+      withEndedSessionsRemoved(
+        deps,
+        [
+          ...partialUpdateOps(deps.store, identities, identity, changes, notLockedLonger, lockNotNeeded),
+          setCounterOp(deps.store, counter, FAILED_ATTEMPTS, 0, lockNotNeeded),
+        ],
+        { identityId: identity.id, endedAt: at },
+      ),
+    );
   } catch (error) {
     if (error instanceof LockNotNeeded) return;
     throw error;

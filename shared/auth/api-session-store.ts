@@ -24,7 +24,7 @@ import {
 import { itemKeyOf } from '../store/derived-items.ts';
 import { MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
 import { documentOf, fitsKey, keys } from '../store/keys.ts';
-import type { ItemKey, WriteOp } from '../store/write-op.ts';
+import { followedBy, type ItemKey, type WriteOp } from '../store/write-op.ts';
 import { type ApiSession, apiSessionSchema } from './api-session.ts';
 import { apiSessionTokenKey } from './api-session-token-key.ts';
 import { namedAuthenticatorSeen, rememberIdentity, roleAttributesSeen } from './identities-seen.ts';
@@ -727,11 +727,7 @@ export function sessionsEndedWith(deps: Deps, authenticator: Pick<Authenticator,
  */
 export function withEndedSessionsRemoved(deps: Deps, ops: readonly WriteOp[], ended: EndedSessions): WriteOp[] {
   const [first, ...rest] = ops;
-  if (!first) return [];
-  const removal = () => removeEndedSessions(deps, ended);
-  const before = first.afterCommit;
-  const afterCommit = before ? () => Promise.all([before(), removal()]).then(() => undefined) : removal;
-  return [{ ...first, afterCommit }, ...rest];
+  return first ? [followedBy(first, () => removeEndedSessions(deps, ended)), ...rest] : [];
 }
 
 /**

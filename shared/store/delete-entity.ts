@@ -5,7 +5,7 @@ import { MAX_TRANSACTION_ITEMS, type Stored, TransactionTooLargeError } from './
 import { type Referrer, referencesTo } from './index-queries.ts';
 import { itemCount, type NamedEntity, takeOutNamedRoles, writesBeside } from './policies-naming.ts';
 import type { StoreContext } from './store-context.ts';
-import type { WriteOp } from './write-op.ts';
+import { followedBy, type WriteOp } from './write-op.ts';
 
 /**
  * Writes that go with a delete beyond the kit's own (an identity's API sessions), given how many transaction items
@@ -28,13 +28,6 @@ function referencedError(label: string, id: string, referrers: readonly Referrer
 
 /** What follows the committed delete of one `cascade` child, outside its transaction. */
 export type AfterChildDelete = (collection: string, child: BaseDocument) => Promise<void>;
-
-/** The op with `work` added to what follows its transaction's commit. */
-function followedBy(op: WriteOp, work: () => Promise<void>): WriteOp {
-  const before = op.afterCommit;
-  const afterCommit = before ? () => Promise.all([before(), work()]).then(() => undefined) : work;
-  return { ...op, afterCommit };
-}
 
 /**
  * The deletes of the children that go with their parent (`cascade` links), with everything the kit keeps for them;
