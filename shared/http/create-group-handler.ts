@@ -1,6 +1,5 @@
 import middy from '@middy/core';
 import httpEventNormalizer from '@middy/http-event-normalizer';
-import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { ALBEvent, ALBResult, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError } from '../errors/api-error.ts';
 import { tracingMiddleware } from '../log/tracing.ts';
@@ -14,6 +13,7 @@ import { albEvents } from './middleware/alb-events.ts';
 import { authentication } from './middleware/authentication.ts';
 import type { ControllerContext } from './middleware/controller-context.ts';
 import { errorEnvelope } from './middleware/error-envelope.ts';
+import { lowercaseHeaders } from './middleware/lowercase-headers.ts';
 import { lambdaContextLogging, metricsFlushing } from './middleware/powertools.ts';
 import { requestBody } from './middleware/request-body.ts';
 import { requestLogging } from './middleware/request-logging.ts';
@@ -83,7 +83,7 @@ export function createGroupHandler(
     .use(requestLogging(deps))
     .use(albEvents(deps))
     .use(httpEventNormalizer())
-    .use(httpHeaderNormalizer())
+    .use(lowercaseHeaders())
     .use(routeResolution(group, matcher))
     .use(requestBody())
     .use(authentication(deps, operations))
