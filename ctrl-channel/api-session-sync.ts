@@ -1,123 +1,54 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { removeExpiredSessions } from '#shared/auth/api-session-store.ts';
 import { apiSessionTokenKey } from '#shared/auth/api-session-token-key.ts';
-import {
-  type RouterApiSession,
-  removedTokensOf,
-  routerApiSessionsOfChanged,
-} from '#shared/auth/router-api-sessions.ts';
-import type { Deps } from '#shared/ports/deps.ts';
-import {
-  type ApiSessionChange,
-  type ApiSessionChangeKind,
-  apiSessionChangePages,
-} from '#shared/store/api-session-changes.ts';
+import { removedApiSessionPagesOfIdentity, routerApiSessionPagesOfIdentity } from '#shared/auth/router-api-sessions.ts';
+import type { CtrlChange, EndedSessions } from '#shared/store/ctrl-changes.ts';
+import { messagesFor, type SessionChange, type SessionEvent, sessionEventsOf } from './api-session-events.ts';
 import type { ConnectedRouter, ControlContext, ControlFeature, ControlFeatureFactory } from './control-plane.ts';
-import { SYNC_CHUNK_SIZE, SYNC_STRATEGY, sharedFullStateSends } from './full-state-sends.ts';
-import { ContentType, Header, type OutgoingMessage } from './message.ts';
-import { decodeBody, encodeBody, MalformedBody } from './protobuf-codec.ts';
+import { POLL_GRACE_MS } from './ctrl-change-poll.ts';
+import { sharedFullStateSends } from './full-state-sends.ts';
+import { ContentType } from './message.ts';
+import { decodeBody, MalformedBody } from './protobuf-codec.ts';
+import { identitiesReaching, routersReachedBy } from './router-reach.ts';
 import { recordSyncStatus } from './sync-status.ts';
 
 /**
  * The API sessions a v2 router checks SDKs against (it looks the token an SDK presents up in what the controller
- * pushed, and waits at most 5 s for it): every live one when the router has come online or asks again (20204), in
- * `ApiSessionAdded` chunks the router assembles; then each login, certificate change and end as it happens, which any
- * function may write and this endpoint learns from the table's recent changes (`api-session-changes.ts`), polled
- * about once a second while it has routers. A full sync whose reads fail is tried again a few times, then the
- * channel is closed so the router connects and syncs again; full syncs starting together share one read
- * (`full-state-sends.ts`). The tokens are derived again from the sessions (`session-token.ts`).
+ * pushed, and waits at most 5 s for it). A router is sent only what it can be asked to check: the sessions opened on
+ * the client API (`mayReachRouters`) of the identities its edge router policies let use it (`router-reach.ts`, the
+ * same identities as its data model), never another's, never an admin tool's. Every such live session when the router
+ * has come online or asks again (20204), in `ApiSessionAdded` chunks the router assembles; then, from the routers'
+ * change log (`ctrl-change-poll.ts`), each login, certificate change and end as it happens, and the sessions of an
+ * identity that comes to be allowed to use the router (or the removal of those of one that no longer is). A full sync
+ * whose reads fail is tried again a few times, then the channel is closed so the router connects and syncs again;
+ * full syncs starting together share one read (`full-state-sends.ts`). The tokens are derived again from the sessions
+ * (`session-token.ts`).
  *
  * The router's heartbeats of the sessions its SDKs use (20203) are dropped: SDKs keep their sessions alive with their
  * own requests, and a write per session and minute would cost more than those.
  */
 
-/** How often the recent changes are read while this endpoint has routers. */
-export const POLL_INTERVAL_MS = 1_000;
-/**
- * How far before the last poll's instant each poll reads again: a change is written with the instant its transaction
- * was built (by its writer's clock), and may commit and become readable a moment later, after a poll past that
- * instant; this covers the transaction's own latency and retries, the eventually consistent read, and the writers'
- * clocks differing from this one's. Changes seen are skipped, so each is passed on once; each is read a few times.
- * The last poll's instant, not the newest change seen, is the mark: the last changes of a burst would otherwise be
- * read again by every poll until a newer change came.
- */
-export const POLL_GRACE_MS = 3_000;
-/** How far back a poll reads at most: the first, and one after polls failed or the endpoint had no routers. */
-const POLL_WINDOW_MS = 10_000;
-/** The changes a poll reads in one page (each page passed on before the next is read). */
-export const CHANGE_PAGE_SIZE = 100;
 /** How often this endpoint removes sessions idle past the timeout, so routers are told of them (their removal). */
 const EXPIRY_SWEEP_MS = 60_000;
-/** The most messages kept for the syncs starting (each of up to a full sync's chunk of sessions); the oldest go first. */
-const RECENT_MESSAGES_CAP = 100;
-
+/** The most events kept for the syncs starting (each of up to a full sync's chunk of sessions); the oldest go first. */
+const RECENT_EVENTS_CAP = 100;
 /**
- * What these changes tell the routers, in their order: the sessions added or updated read again as they are now, all
- * in one batch (a session gone, partial or ended meanwhile is left out), each removal's tokens derived; consecutive
- * changes of one kind go in one message, as many sessions as a full sync's chunk.
+ * How many identities may enter or leave a router's reach at once and be told one by one (each an index read of its
+ * sessions); more, and the router is sent a full state of its new reach (one read of every session) instead.
  */
-async function messagesOf(
-  deps: Deps,
-  tokenKey: Uint8Array,
-  changes: readonly ApiSessionChange[],
-): Promise<OutgoingMessage[]> {
-  const upserted = changes.filter((change) => change.kind !== 'removed').flatMap((change) => change.sessions);
-  const current = new Map(
-    (upserted.length > 0 ? await routerApiSessionsOfChanged(deps, tokenKey, upserted) : []).map((session) => [
-      session.id,
-      session,
-    ]),
-  );
-  const runs: {
-    kind: ApiSessionChangeKind;
-    sessions: RouterApiSession[];
-    removed: { tokens: string[]; ids: string[] };
-  }[] = [];
-  for (const change of changes) {
-    let run = runs.at(-1);
-    const size = run ? run.sessions.length + run.removed.ids.length : 0;
-    if (!run || run.kind !== change.kind || size >= SYNC_CHUNK_SIZE) {
-      run = { kind: change.kind, sessions: [], removed: { tokens: [], ids: [] } };
-      runs.push(run);
-    }
-    if (change.kind === 'removed') {
-      const removed = removedTokensOf(tokenKey, change.sessions);
-      run.removed.tokens.push(...removed.tokens);
-      run.removed.ids.push(...removed.ids);
-    } else {
-      run.sessions.push(...change.sessions.flatMap((subject) => current.get(subject.id) ?? []));
-    }
-  }
-  return runs.flatMap((run) => {
-    const message = messageOfRun(run.kind, run.sessions, run.removed);
-    return message ? [message] : [];
-  });
-}
-
-function messageOfRun(
-  kind: ApiSessionChangeKind,
-  apiSessions: readonly RouterApiSession[],
-  removed: { tokens: string[]; ids: string[] },
-): OutgoingMessage | undefined {
-  if (kind === 'removed') {
-    if (removed.tokens.length === 0) return undefined;
-    return { contentType: ContentType.apiSessionRemoved, body: encodeBody('edge.ApiSessionRemoved', removed) };
-  }
-  if (apiSessions.length === 0) return undefined;
-  const headers = new Map([[Header.syncStrategyType, Buffer.from(SYNC_STRATEGY)]]);
-  if (kind === 'updated') {
-    return {
-      contentType: ContentType.apiSessionUpdated,
-      headers,
-      body: encodeBody('edge.ApiSessionUpdated', { apiSessions }),
-    };
-  }
-  return {
-    contentType: ContentType.apiSessionAdded,
-    headers,
-    body: encodeBody('edge.ApiSessionAdded', { isFullState: false, apiSessions }),
-  };
-}
+const REACH_STEPS_MAX = 100;
+/**
+ * How long a router is still told of the ends of an identity's sessions after it left its reach: past the log's
+ * grace and a poll, by when every end written before it left has been passed on.
+ */
+const LEFT_KEPT_MS = 60_000;
+/** Sessions of one identity read per page when they are all sent or removed at once. */
+const IDENTITY_SESSION_PAGE = 500;
+/**
+ * How often every router's reach is computed again, whatever the log said: what a missed or early-read change of
+ * policies left behind is mended within this (as a router's data model renewal mends its identities).
+ */
+const REACH_REFRESH_MS = 5 * 60_000;
 
 export interface ApiSessionSyncOptions {
   /** How a failed full sync is tried again: the waits before each further attempt (one attempt more than waits). */
@@ -125,12 +56,17 @@ export interface ApiSessionSyncOptions {
   /** How long a full sync waits for others starting after it, to send them all from one read. */
   readonly fullSyncGatherMs: number;
   /**
-   * How long what a poll passed on is kept for the full syncs starting after it (by this endpoint's clock, from when
+   * How long what the log passed on is kept for the full syncs starting after it (by this endpoint's clock, from when
    * it was passed on): the full state's read of the sessions (an index, eventually consistent) may not show a session
    * written a moment before it, whose change the routers already synced were told of and a router starting its sync
    * was not.
    */
   readonly recentChangesMs: number;
+  /**
+   * How long after a change of policies, of an identity's reach or a change that ended sessions it is handled once
+   * more: the indexes it reads (policies, an identity's sessions) may lag a moment behind the write that logged it.
+   */
+  readonly settleMs: number;
 }
 
 const DEFAULT_OPTIONS: ApiSessionSyncOptions = {
@@ -140,16 +76,27 @@ const DEFAULT_OPTIONS: ApiSessionSyncOptions = {
   fullSyncGatherMs: 250,
   // The poll's grace: a write that old is read by the index as surely as by the poll.
   recentChangesMs: POLL_GRACE_MS,
+  settleMs: POLL_GRACE_MS,
 };
 
-/** A router's state here: in a full sync (what the changes tell it waits until the sync is sent), or synced. */
+/**
+ * A router's state here: in a full sync (what the log tells it waits until the sync is sent), or synced, with the
+ * identities whose sessions it holds.
+ */
 interface RouterSync {
   /**
-   * Messages held while a full sync is being sent, from what the polls passed on just before it started (which its
-   * read may not show yet); undefined once it is.
+   * The identities the router may be asked to check, whose sessions it is sent: set by each full sync as it reads the
+   * state, then kept in step with the log's changes of reach. Undefined until the first full sync has read it.
    */
-  held: OutgoingMessage[] | undefined;
-  /** A resync asked for while one runs: it runs once more after. */
+  reach: Set<string> | undefined;
+  /** Identities that left the reach lately, with when (`RouterReach.left`); forgotten after `LEFT_KEPT_MS`. */
+  readonly left: Map<string, number>;
+  /**
+   * Events held while a full sync is being sent, from what the log passed on just before it started (which its read
+   * may not show yet); undefined once it is. Each is filtered by the reach the full state was sent with.
+   */
+  held: SessionEvent[] | undefined;
+  /** A resync asked for while one runs (by the router, or by a change of its reach): it runs once more after. */
   again: boolean;
   /** Settles once the full state and what was held are sent (or the channel closed), or rejects when it failed. */
   done: Promise<void>;
@@ -161,7 +108,7 @@ interface RouterSync {
  * meanwhile stays held, and is sent only after a full state. When every attempt failed, the channel is closed: the
  * router would otherwise stay connected and shown online without its sessions, refusing the SDKs it lacks, and with
  * nothing sent it never asks again itself (it asks only when a sync it assembles stalls). Closed, it reconnects with
- * its own back-off and the new connection, perhaps on another endpoint task, syncs from the start; the changes held
+ * its own back-off and the new connection, perhaps on another endpoint task, syncs from the start; the events held
  * for it are dropped (the new full state has them), never sent on top of a state it did not get.
  */
 export function apiSessionSyncFeature(options: Partial<ApiSessionSyncOptions> = {}): ControlFeatureFactory {
@@ -175,20 +122,17 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
   const tokenKey = () => apiSessionTokenKey(deps.signers.server);
   const sendFullState = sharedFullStateSends(deps, tokenKey, options.fullSyncGatherMs);
   const syncs = new Map<ConnectedRouter, RouterSync>();
-  /** Changes already passed on, by key, with when they were written: the grace's reads see them again. */
-  const seen = new Map<string, number>();
   /**
-   * What the polls passed on in the last `recentChangesMs`, oldest first, with when: a full sync that starts holds
-   * it, to send after its full state. Sent again to a router whose state already has it, it is harmless (as the
-   * reference router v2.0.0-pre12 treats them, `router/state`): an `ApiSessionAdded` or `Updated` sets the session by
-   * its token, replacing the same session; an `ApiSessionRemoved` of a token it does not hold is ignored. In the order
-   * passed on, a session added then removed stays removed.
+   * What the log passed on in the last `recentChangesMs`, oldest first, with when: a full sync that starts holds it,
+   * to send after its full state. Sent again to a router whose state already has it, it is harmless (as the reference
+   * router v2.0.0-pre12 treats them, `router/state`): an `ApiSessionAdded` or `Updated` sets the session by its token,
+   * replacing the same session; an `ApiSessionRemoved` of a token it does not hold is ignored. In the order passed
+   * on, a session added then removed stays removed.
    */
-  const recent: { at: number; message: OutgoingMessage }[] = [];
-  /** Where the next poll reads from (epoch ms): the last poll's instant less the grace; undefined before the first. */
-  let readFrom: number | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  const recent: { at: number; event: SessionEvent }[] = [];
   let lastSweep = 0;
+  let lastReachRefresh = deps.now().getTime();
+  const timers = new Set<NodeJS.Timeout>();
 
   const warn = (event: string, router: ConnectedRouter | undefined, error: unknown) =>
     deps.logger.warn(event, {
@@ -196,11 +140,21 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
       detail: error instanceof Error ? error.message : String(error),
     });
 
+  /** Runs `task` once more after `settleMs` (the indexes it reads may lag the write it follows). */
+  function settleLater(event: string, task: () => Promise<void>): void {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      task().catch((error: unknown) => warn(event, undefined, error));
+    }, options.settleMs);
+    timer.unref();
+    timers.add(timer);
+  }
+
   /**
-   * Sends every live session in chunks; then what changed meanwhile. Asked for while one runs, it runs once more
-   * after, and the asker waits for that same sync: a start that meets a resync the router asked for before it came
-   * online records the sync's outcome, not SYNC_DONE at once. Rejects when the full state could not be sent: the
-   * router is then left out of what the polls pass on, its held changes dropped.
+   * Sends every live session the router may hold in chunks; then what changed meanwhile. Asked for while one runs, it
+   * runs once more after, and the asker waits for that same sync: a start that meets a resync the router asked for
+   * before it came online records the sync's outcome, not SYNC_DONE at once. Rejects when the full state could not be
+   * sent: the router is then left out of what the log passes on, its held events dropped.
    */
   function fullSync(router: ConnectedRouter): Promise<void> {
     const running = syncs.get(router);
@@ -208,7 +162,13 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
       running.again = true;
       return running.done;
     }
-    const sync: RouterSync = { held: recentMessages(), again: false, done: Promise.resolve() };
+    const sync: RouterSync = {
+      reach: running?.reach,
+      left: running?.left ?? new Map(),
+      held: recentEvents(),
+      again: false,
+      done: Promise.resolve(),
+    };
     syncs.set(router, sync);
     sync.done = sendUntilSynced(router, sync);
     return sync.done;
@@ -218,7 +178,7 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
     try {
       do {
         sync.again = false;
-        await sendFullStateRetrying(router);
+        await sendFullStateRetrying(router, sync);
       } while (sync.again && router.channel.closeReason === undefined);
     } catch (error) {
       if (syncs.get(router) === sync) syncs.delete(router);
@@ -226,14 +186,19 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
     }
     const held = sync.held ?? [];
     sync.held = undefined;
-    for (const message of held) router.channel.send(message);
+    const reach = { reach: sync.reach ?? new Set<string>(), left: sync.left };
+    for (const event of held) for (const message of messagesFor(reach, event)) router.channel.send(message);
   }
 
-  /** The full state, tried again after each of the back-off's waits; the last attempt's failure is thrown. */
-  async function sendFullStateRetrying(router: ConnectedRouter): Promise<void> {
+  /**
+   * The router's reach read again and its full state sent, tried again after each of the back-off's waits; the last
+   * attempt's failure is thrown.
+   */
+  async function sendFullStateRetrying(router: ConnectedRouter, sync: RouterSync): Promise<void> {
     for (let attempt = 0; ; attempt += 1) {
       try {
-        await sendFullState(router);
+        sync.reach = new Set(await identitiesReaching(deps, router.router));
+        await sendFullState(router, sync.reach);
         return;
       } catch (error) {
         const delayMs = options.fullSyncRetryDelaysMs[attempt];
@@ -253,63 +218,212 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
     router.channel.close('the API session sync failed: the router is to connect and sync again');
   }
 
-  /** Passes on the changes written since the last poll (less the grace), each once, a page at a time. */
-  async function poll(): Promise<void> {
-    const now = deps.now().getTime();
-    const from = Math.max(readFrom ?? 0, now - POLL_WINDOW_MS);
-    for await (const changes of apiSessionChangePages(deps.store, new Date(from), new Date(now), CHANGE_PAGE_SIZE)) {
-      const fresh = changes.filter((change) => !seen.has(change.key));
-      if (fresh.length === 0) continue;
-      const messages = await messagesOf(deps, await tokenKey(), fresh);
-      for (const change of fresh) seen.set(change.key, Date.parse(change.at));
-      for (const message of messages) passOn(message);
-    }
-    // Moved on only once every page was passed on: after a failed poll the next reads the same changes again.
-    readFrom = now - POLL_GRACE_MS;
-    for (const [key, at] of seen) if (at < readFrom) seen.delete(key);
-    forgetOldRecent();
-    if (now - lastSweep >= EXPIRY_SWEEP_MS) {
-      lastSweep = now;
-      await removeExpiredSessions(deps);
-    }
+  /** A full sync the controller starts (the router's reach changed); a failure closes the channel, as any. */
+  function resync(router: ConnectedRouter): void {
+    fullSync(router).catch((error: unknown) => closeUnsynced(router, error));
   }
 
-  /** Drops what the polls passed on longer ago than `recentChangesMs`. */
+  /** Drops what the log passed on longer ago than `recentChangesMs`. */
   function forgetOldRecent(): void {
     const since = deps.now().getTime() - options.recentChangesMs;
     const kept = recent.findIndex((entry) => entry.at >= since);
     recent.splice(0, kept === -1 ? recent.length : kept);
   }
 
-  /** What the polls passed on within `recentChangesMs`, for a full sync starting: held, sent after its state. */
-  function recentMessages(): OutgoingMessage[] {
+  /** What the log passed on within `recentChangesMs`, for a full sync starting: held, sent after its state. */
+  function recentEvents(): SessionEvent[] {
     forgetOldRecent();
-    return recent.map((entry) => entry.message);
+    return recent.map((entry) => entry.event);
   }
 
-  function passOn(message: OutgoingMessage): void {
-    recent.push({ at: deps.now().getTime(), message });
-    if (recent.length > RECENT_MESSAGES_CAP) recent.splice(0, recent.length - RECENT_MESSAGES_CAP);
-    for (const router of context.routers()) {
-      const held = syncs.get(router)?.held;
-      if (held) held.push(message);
-      else if (syncs.has(router)) router.channel.send(message);
+  /** Tells one router an event: held while its full state is being sent, else sent as its reach filters it. */
+  function tell(router: ConnectedRouter, event: SessionEvent): void {
+    const sync = syncs.get(router);
+    if (!sync) return;
+    if (sync.held) sync.held.push(event);
+    else {
+      const reach = { reach: sync.reach ?? new Set<string>(), left: sync.left };
+      for (const message of messagesFor(reach, event)) router.channel.send(message);
     }
   }
 
-  /** Polls while this endpoint has routers: each poll after the last has ended, so they never overlap. */
-  function schedule(): void {
-    if (timer !== undefined) return;
-    timer = setTimeout(() => {
-      poll()
-        .catch((error: unknown) => warn('api session changes not read', undefined, error))
-        .finally(() => {
-          timer = undefined;
-          if (syncs.size > 0) schedule();
-        });
-    }, POLL_INTERVAL_MS);
-    timer.unref();
+  /** Tells every router an event (each what its reach takes of it), and keeps it for the syncs starting. */
+  function passOn(event: SessionEvent): void {
+    recent.push({ at: deps.now().getTime(), event });
+    if (recent.length > RECENT_EVENTS_CAP) recent.splice(0, recent.length - RECENT_EVENTS_CAP);
+    for (const router of syncs.keys()) tell(router, event);
   }
+
+  /** Whether a router here may hold sessions of the identity (a router still reading its reach may). */
+  function anyRouterReaches(identityId: string): boolean {
+    return [...syncs.values()].some(
+      (sync) => sync.reach === undefined || sync.reach.has(identityId) || sync.left.has(identityId),
+    );
+  }
+
+  /** Tells the routers of sessions a committed change ended: the identity's, found in its index partition. */
+  async function tellEnded(ended: EndedSessions): Promise<void> {
+    if (!anyRouterReaches(ended.identityId)) return;
+    const filter = {
+      ...(ended.endedAt === undefined ? {} : { createdBefore: ended.endedAt }),
+      ...(ended.authenticatorId === undefined ? {} : { openedBy: ended.authenticatorId }),
+    };
+    const key = await tokenKey();
+    for await (const sessions of removedApiSessionPagesOfIdentity(
+      deps,
+      key,
+      ended.identityId,
+      filter,
+      IDENTITY_SESSION_PAGE,
+    )) {
+      passOn({ kind: 'removed', sessions });
+    }
+  }
+
+  /** Tells the routers the sessions of an identity whose certificate changed, with their certificates now. */
+  async function tellCertificates(identityId: string): Promise<void> {
+    if (!anyRouterReaches(identityId)) return;
+    const key = await tokenKey();
+    for await (const sessions of routerApiSessionPagesOfIdentity(deps, key, identityId, IDENTITY_SESSION_PAGE)) {
+      passOn({ kind: 'updated', sessions });
+    }
+  }
+
+  /** Tells routers to drop an identity's sessions, then stops sending them its sessions (it no longer reaches them). */
+  async function identityLeft(routers: readonly ConnectedRouter[], identityId: string): Promise<void> {
+    const key = await tokenKey();
+    for await (const sessions of removedApiSessionPagesOfIdentity(deps, key, identityId, {}, IDENTITY_SESSION_PAGE)) {
+      for (const router of routers) tell(router, { kind: 'removed', sessions });
+    }
+    // After the removals, which the reach filters: the routers held these sessions until now. Ends of theirs come on
+    // for a while (a session removed just before this read, whose end the log has not passed on yet).
+    const now = deps.now().getTime();
+    for (const router of routers) {
+      const sync = syncs.get(router);
+      sync?.reach?.delete(identityId);
+      sync?.left.set(identityId, now);
+    }
+  }
+
+  /** Sends routers an identity's sessions from now on, starting with those it has (it came to reach them). */
+  async function identityEntered(routers: readonly ConnectedRouter[], identityId: string): Promise<void> {
+    for (const router of routers) syncs.get(router)?.reach?.add(identityId);
+    const key = await tokenKey();
+    for await (const sessions of routerApiSessionPagesOfIdentity(deps, key, identityId, IDENTITY_SESSION_PAGE)) {
+      for (const router of routers) tell(router, { kind: 'added', sessions });
+    }
+  }
+
+  /**
+   * Brings the routers here in step with which of them the identity may use now: a router it came to reach is sent its
+   * sessions, one it no longer reaches told to drop them. A router in a full sync syncs once more after it instead,
+   * with its reach read again.
+   */
+  async function applyIdentityReach(identityId: string): Promise<void> {
+    if (syncs.size === 0) return;
+    const reached = await routersReachedBy(deps, identityId);
+    const entering: ConnectedRouter[] = [];
+    const leaving: ConnectedRouter[] = [];
+    for (const [router, sync] of syncs) {
+      const allowed = reached.has(router.router.id);
+      if (sync.reach === undefined || allowed === sync.reach.has(identityId)) continue;
+      if (sync.held) sync.again = true;
+      else (allowed ? entering : leaving).push(router);
+    }
+    if (leaving.length > 0) await identityLeft(leaving, identityId);
+    if (entering.length > 0) await identityEntered(entering, identityId);
+  }
+
+  /**
+   * Reads every router's reach again (a policy or a router's attributes changed, or it is time) and brings each in
+   * step: the identities that left or entered it one by one, as an identity's own change does, or, past
+   * `REACH_STEPS_MAX` of them (a new policy for everyone), a full state of its new reach, which drops at once what it
+   * should no longer hold.
+   */
+  async function refreshReach(): Promise<void> {
+    lastReachRefresh = deps.now().getTime();
+    for (const [router, sync] of [...syncs]) {
+      if (sync.held) {
+        sync.again = true;
+        continue;
+      }
+      const reach = new Set(await identitiesReaching(deps, router.router));
+      const current = syncs.get(router);
+      if (current !== sync || current.held || current.reach === undefined) continue;
+      const known = current.reach;
+      const leaving = [...known].filter((identityId) => !reach.has(identityId));
+      const entering = [...reach].filter((identityId) => !known.has(identityId));
+      if (leaving.length + entering.length > REACH_STEPS_MAX) {
+        resync(router);
+        continue;
+      }
+      for (const identityId of leaving) await identityLeft([router], identityId);
+      for (const identityId of entering) await identityEntered([router], identityId);
+    }
+  }
+
+  /** Passes one page of the log on, in its order: runs of session changes as events, the rest one by one. */
+  async function handleChanges(changes: readonly CtrlChange[]): Promise<void> {
+    let run: SessionChange[] = [];
+    const flush = async () => {
+      if (run.length === 0) return;
+      const events = await sessionEventsOf(deps, await tokenKey(), run);
+      run = [];
+      for (const event of events) passOn(event);
+    };
+    for (const change of changes) {
+      switch (change.kind) {
+        case 'added':
+        case 'updated':
+        case 'removed':
+          run.push(change);
+          break;
+        case 'ended':
+          await flush();
+          await tellEnded(change.ended);
+          settleLater('ended api sessions not passed on', () => tellEnded(change.ended));
+          break;
+        case 'certificates':
+          await flush();
+          await tellCertificates(change.identityId);
+          break;
+        case 'reach': {
+          await flush();
+          const { identityId } = change;
+          if (identityId === undefined) {
+            await refreshReach();
+            settleLater('router reach not refreshed', refreshReach);
+          } else {
+            await applyIdentityReach(identityId);
+            settleLater('identity reach not applied', () => applyIdentityReach(identityId));
+          }
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    await flush();
+  }
+
+  /** After each poll: the idle sessions' sweep, and every router's reach read again, each when due. */
+  async function afterPoll(): Promise<void> {
+    forgetOldRecent();
+    const leftBefore = deps.now().getTime() - LEFT_KEPT_MS;
+    for (const sync of syncs.values()) {
+      for (const [identityId, at] of sync.left) if (at < leftBefore) sync.left.delete(identityId);
+    }
+    if (syncs.size === 0) return;
+    const now = deps.now().getTime();
+    if (now - lastSweep >= EXPIRY_SWEEP_MS) {
+      lastSweep = now;
+      await removeExpiredSessions(deps);
+    }
+    if (now - lastReachRefresh >= REACH_REFRESH_MS) await refreshReach();
+  }
+
+  context.changes.listen(handleChanges);
+  context.changes.afterEachPoll(afterPoll);
 
   return {
     bind(router) {
@@ -320,14 +434,13 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
         } catch (error) {
           if (!(error instanceof MalformedBody)) throw error;
         }
-        fullSync(router).catch((error: unknown) => closeUnsynced(router, error));
+        resync(router);
       });
       router.channel.onClose(() => syncs.delete(router));
     },
     async start(router) {
       if (router.channel.closeReason !== undefined) return;
       const done = fullSync(router);
-      schedule();
       try {
         await done;
       } catch (error) {
@@ -342,8 +455,8 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
       await recordSyncStatus(deps, router, 'SYNC_DONE');
     },
     close() {
-      clearTimeout(timer);
-      timer = undefined;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
       syncs.clear();
       recent.length = 0;
     },

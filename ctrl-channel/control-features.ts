@@ -4,6 +4,7 @@ import type { ControlFeatureFactory } from './control-plane.ts';
 import { edgeHello } from './edge-hello.ts';
 import { routerDataModel } from './router-data-model.ts';
 import { routerInterfaces } from './router-interfaces.ts';
+import { routerRevocation } from './router-revocation.ts';
 import { routerTerminators } from './terminators.ts';
 
 /**
@@ -11,6 +12,7 @@ import { routerTerminators } from './terminators.ts';
  * what another learns (the router's edge listeners, from its ClientHello) comes after it.
  */
 export const CONTROL_FEATURES: readonly ControlFeatureFactory[] = [
+  routerRevocation,
   routerInterfaces,
   edgeHello,
   apiSessionSync,

@@ -1,5 +1,6 @@
 import type { Deps } from '#shared/ports/deps.ts';
 import type { Channel, ChannelTimings } from './channel.ts';
+import type { CtrlChangePoll } from './ctrl-change-poll.ts';
 import type { ConnectingRouter } from './router-certificate.ts';
 import type { VersionInfo } from './version-info.ts';
 
@@ -22,6 +23,8 @@ export interface ControlContext {
   readonly timings: ChannelTimings;
   /** The routers connected to this endpoint now. */
   routers(): Iterable<ConnectedRouter>;
+  /** The routers' change log as this endpoint reads it while it has routers: features listen to it. */
+  readonly changes: CtrlChangePoll;
   connected(routerId: string): ConnectedRouter | undefined;
 }
 

@@ -6,6 +6,7 @@ import { endRouterConnection, putRouterConnection, renewRouterLease } from '#sha
 import { Channel, type ChannelTimings, DEFAULT_CHANNEL_TIMINGS, endSocket } from './channel.ts';
 import { CONTROL_FEATURES } from './control-features.ts';
 import { type ConnectedRouter, type ControlFeatureFactory, createControlPlane } from './control-plane.ts';
+import { createCtrlChangePoll } from './ctrl-change-poll.ts';
 import { recordFrames } from './frame-recorder.ts';
 import { helloAccepted, helloIdOf, helloRefused, readHello } from './hello.ts';
 import { Header } from './message.ts';
@@ -57,8 +58,16 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
   const pending = new Set<TLSSocket>();
   const log = (event: string, detail: Record<string, unknown>) => deps.logger.info(event, detail);
   const endpointId = options.endpointId ?? randomUUID();
+  const changes = createCtrlChangePoll(deps, () => routers.size > 0);
   const controlPlane = createControlPlane(
-    { deps, endpointId, timings, routers: () => routers.values(), connected: (routerId) => routers.get(routerId) },
+    {
+      deps,
+      endpointId,
+      timings,
+      routers: () => routers.values(),
+      connected: (routerId) => routers.get(routerId),
+      changes,
+    },
     options.features ?? CONTROL_FEATURES,
   );
   // A lease is renewed on every other answered heartbeat, not on each (half the writes of a connected router): it
@@ -72,22 +81,27 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
 
   /**
    * Records the router online in the table and keeps it so while the channel lives; offline when it closes. False, the
-   * channel closed, when the router was deleted since its certificate was checked.
+   * channel closed, when the router was deleted, disabled or re-enrolled since its certificate was checked.
    */
   async function recordOnline(connected: ConnectedRouter): Promise<boolean> {
     const { router, channel, versionInfo, connectionId } = connected;
     const collection = router.kind === 'edge-router' ? 'edge-routers' : 'routers';
     let leaseExpiresAt = deps.now().getTime() + leaseMs;
-    const stored = await putRouterConnection(deps.store, collection, {
-      routerId: router.id,
-      endpointId,
-      connectionId,
-      connectedAt: connected.connectedAt.toISOString(),
-      leaseExpiresAt,
-      ...versionInfo,
-    });
+    const stored = await putRouterConnection(
+      deps.store,
+      collection,
+      {
+        routerId: router.id,
+        endpointId,
+        connectionId,
+        connectedAt: connected.connectedAt.toISOString(),
+        leaseExpiresAt,
+        ...versionInfo,
+      },
+      router.fingerprint,
+    );
     if (!stored) {
-      channel.close('the router was deleted while it connected');
+      channel.close('the router was deleted, disabled or re-enrolled while it connected');
       return false;
     }
     channel.onAlive(() => {
@@ -163,6 +177,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
     // A router reconnecting before its old connection was seen to drop replaces it.
     routers.get(router.id)?.channel.close('the router connected again');
     routers.set(router.id, connected);
+    changes.wake();
     channel.onClose((reason) => {
       if (routers.get(router.id) === connected) routers.delete(router.id);
       log('ctrl channel closed', { routerId: router.id, reason });
@@ -190,6 +205,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
     },
     connected: (routerId) => routers.get(routerId),
     close() {
+      changes.close();
       controlPlane.close();
       for (const socket of pending) socket.destroy();
       for (const { channel } of routers.values()) channel.close('the controller is closing');

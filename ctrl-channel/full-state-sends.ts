@@ -24,6 +24,29 @@ export function newSyncId(now: Date): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/**
+ * The id of a full state's last entry, above every id this controller makes (`newId`'s alphabet tops out at `z`).
+ */
+export const PLACEHOLDER_SESSION_ID = '~';
+
+/**
+ * The last entry of every full state: no session, but what makes the router drop every session the state leaves out.
+ * The reference router, once it has a full state, drops the sessions missing from it whose id compares at or below
+ * the highest id in it (the reference's ids grow with time, so one logged in during the sync is kept: the router
+ * counts what it is told during a sync as part of it). This controller's ids are random, so the highest would leave
+ * the sessions of higher id where they were: one of another identity's that ended, or one no longer the router's to
+ * hold. This entry's id compares above all of them, and its token is random, never a session's (no SDK can present
+ * it); it is removed right after the state.
+ */
+function dropEverythingElse(): RouterApiSession {
+  return {
+    token: randomBytes(32).toString('base64url'),
+    certFingerprints: [],
+    id: PLACEHOLDER_SESSION_ID,
+    identityId: '',
+  };
+}
+
 /** A chunk of a full sync, headers as the router parses them (it panics on a malformed 1014). */
 export function fullSyncChunk(
   syncId: string,
@@ -41,50 +64,68 @@ export function fullSyncChunk(
   };
 }
 
-/** Sends a router every live session: done once the last chunk is sent (or its channel closed); throws if a read fails. */
-export type FullStateSend = (router: ConnectedRouter) => Promise<void>;
+/**
+ * Sends a router every live session of the identities it may be asked to check (`reach`): done once the last chunk is
+ * sent (or its channel closed); throws if a read fails.
+ */
+export type FullStateSend = (router: ConnectedRouter, reach: ReadonlySet<string>) => Promise<void>;
+
+/** One router's share of a full state being sent: what it may hold, its chunks' count, and what waits for a chunk. */
+interface Recipient {
+  readonly reach: ReadonlySet<string>;
+  sequence: number;
+  pending: RouterApiSession[];
+}
 
 /**
  * Full states sent from one read: the full syncs that start within `gatherMs` of the first on this endpoint wait
- * for it, then take the same chunks, under one sync id, as the read goes (a page at a time, never every session held
- * at once). Routers reconnecting together, as after an endpoint task restarted, would otherwise each read every
- * session. A failed read fails each of its syncs, which each try again on their own (and so may share again).
+ * for it, then each takes the sessions of its own reach from the same read, under one sync id, as the read goes (a
+ * page at a time, never every session held at once). Routers reconnecting together, as after an endpoint task
+ * restarted, would otherwise each read every session. A failed read fails each of its syncs, which each try again on
+ * their own (and so may share again).
  */
 export function sharedFullStateSends(deps: Deps, tokenKey: () => Promise<Uint8Array>, gatherMs: number): FullStateSend {
-  let gathering: { readonly routers: Set<ConnectedRouter>; readonly sent: Promise<void> } | undefined;
+  let gathering: { readonly routers: Map<ConnectedRouter, Recipient>; readonly sent: Promise<void> } | undefined;
 
-  async function sendToAll(routers: ReadonlySet<ConnectedRouter>): Promise<void> {
-    const open = () => [...routers].filter((router) => router.channel.closeReason === undefined);
-    const send = (message: OutgoingMessage) => {
-      for (const router of open()) router.channel.send(message);
-    };
+  async function sendToAll(recipients: ReadonlyMap<ConnectedRouter, Recipient>): Promise<void> {
+    const open = () => [...recipients].filter(([router]) => router.channel.closeReason === undefined);
     // Every router of the gathering may have gone while it waited: nothing is read for none.
     if (open().length === 0) return;
     const key = await tokenKey();
     const syncId = newSyncId(deps.now());
-    let sequence = 0;
-    let pending: RouterApiSession[] = [];
     for await (const page of routerApiSessionPages(deps, key, SYNC_CHUNK_SIZE)) {
-      pending.push(...page);
-      // A chunk goes once more are known to follow it, so the last one is marked as such.
-      while (pending.length > SYNC_CHUNK_SIZE) {
-        send(fullSyncChunk(syncId, sequence, false, pending.slice(0, SYNC_CHUNK_SIZE)));
-        pending = pending.slice(SYNC_CHUNK_SIZE);
-        sequence += 1;
+      for (const [router, recipient] of open()) {
+        recipient.pending.push(...page.filter((session) => recipient.reach.has(session.identityId)));
+        // A chunk goes once more are known to follow it, so the last one is marked as such.
+        while (recipient.pending.length > SYNC_CHUNK_SIZE) {
+          router.channel.send(
+            fullSyncChunk(syncId, recipient.sequence, false, recipient.pending.slice(0, SYNC_CHUNK_SIZE)),
+          );
+          recipient.pending = recipient.pending.slice(SYNC_CHUNK_SIZE);
+          recipient.sequence += 1;
+        }
       }
       if (open().length === 0) return;
     }
-    // Sent even when empty (the reference then sends nothing): the router drops the sessions it still holds from
-    // before, which ended while it was away.
-    send(fullSyncChunk(syncId, sequence, true, pending));
+    // Sent even when empty (the reference then sends nothing), and closed by the placeholder: the router drops every
+    // session it still holds that the state leaves out (ended while it was away, or no longer its to hold).
+    for (const [router, recipient] of open()) {
+      const placeholder = dropEverythingElse();
+      router.channel.send(fullSyncChunk(syncId, recipient.sequence, true, [...recipient.pending, placeholder]));
+      router.channel.send({
+        contentType: ContentType.apiSessionRemoved,
+        body: encodeBody('edge.ApiSessionRemoved', { tokens: [placeholder.token], ids: [placeholder.id] }),
+      });
+    }
   }
 
-  return (router) => {
+  return (router, reach) => {
+    const recipient: Recipient = { reach, sequence: 0, pending: [] };
     if (gathering) {
-      gathering.routers.add(router);
+      gathering.routers.set(router, recipient);
       return gathering.sent;
     }
-    const routers = new Set([router]);
+    const routers = new Map([[router, recipient]]);
     const sent = sleep(gatherMs, undefined, { ref: false }).then(() => {
       gathering = undefined;
       return sendToAll(routers);

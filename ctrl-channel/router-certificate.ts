@@ -11,6 +11,8 @@ export interface ConnectingRouter {
   readonly id: string;
   readonly name: string;
   readonly kind: 'edge-router' | 'transit-router';
+  /** The SHA-1 fingerprint of the certificate it connected with: its connection counts only while the router's is it. */
+  readonly fingerprint: string;
 }
 
 /** Why a router is refused; `reason` goes back to the router and into the log (it names nothing secret). */
@@ -57,7 +59,7 @@ export async function routerOfCertificate(
       throw new RouterRefused("the hello's router id is not the id of the router the certificate was issued to");
     }
     if (router.disabled) throw new RouterRefused('the router is disabled');
-    return { id: router.id, name: router.name, kind };
+    return { id: router.id, name: router.name, kind, fingerprint };
   }
   throw new RouterRefused("the client certificate is not an enrolled router's");
 }

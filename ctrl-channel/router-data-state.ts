@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
-import { edgeRouters } from '#shared/entities/edge-router.ts';
 import { type Identity, identities, isDisabledAt } from '#shared/entities/identity.ts';
 import { CONTROLLER_ID } from '#shared/ids.ts';
 import { certificatesOf, fingerprintOf } from '#shared/pki/certificates.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
 import { sessionJwtVerificationKey } from '#shared/pki/session-jwt.ts';
-import { identitiesOfEdgeRouter, selectable } from '#shared/policy/access.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { encodeBody } from './protobuf-codec.ts';
 import type { ConnectingRouter } from './router-certificate.ts';
+import { identitiesReaching } from './router-reach.ts';
 
 /** One event of a DataState (`edge.DataEvent`): a create of one model, as a full state lists them. */
 export type DataEvent = { readonly action: 'Create'; readonly isSynthetic?: boolean } & (
@@ -129,20 +128,8 @@ function boundedEvents<E>(
 }
 
 /**
- * The ids of the identities that may use this router (its edge router policies; none for a transit router), sorted:
- * an identity no policy lets use the router is never offered it (its sessions list only its policies' routers), so it
- * needs no place in the router's model.
- */
-async function identityIdsOf(deps: Deps, router: ConnectingRouter): Promise<string[]> {
-  if (router.kind !== 'edge-router') return [];
-  const stored = await deps.store.get(edgeRouters, router.id);
-  if (!stored) return [];
-  return identitiesOfEdgeRouter(deps.store, selectable(stored.doc));
-}
-
-/**
- * The router's data model as this controller keeps it: the public keys, then the identities that may use the router,
- * read a page at a time and as many as fit in `maxBodyBytes` (the rest are counted and left out). No services, service policies or posture
+ * The router's data model as this controller keeps it: the public keys, then the identities that may use the router
+ * (`router-reach.ts`), read a page at a time and as many as fit in `maxBodyBytes` (the rest are counted and left out). No services, service policies or posture
  * checks: the API sessions are legacy ones, for which the router leaves access checks to the controller, and a
  * partial policy model would make it close connections for access it finds missing.
  */
@@ -151,7 +138,7 @@ export async function buildRouterDataState(
   router: ConnectingRouter,
   maxBodyBytes: number,
 ): Promise<RouterDataState> {
-  const [keys, identityIds] = await Promise.all([publicKeyEvents(deps), identityIdsOf(deps, router)]);
+  const [keys, identityIds] = await Promise.all([publicKeyEvents(deps), identitiesReaching(deps, router)]);
   const encoded = keys.map(encodedEvent);
   let budget = maxBodyBytes - STATE_OVERHEAD_BYTES - encoded.reduce((sum, bytes) => sum + bytes.length, 0);
   const events: DataEvent[] = [...keys];

@@ -1,3 +1,4 @@
+import { removeEndedSessionsOnCommit } from '#shared/auth/api-session-store.ts';
 import { type ControllerConfig, loadConfig } from '#shared/config.ts';
 import { depsFromConfig } from '#shared/deps-from-config.ts';
 import type { Deps } from '#shared/ports/deps.ts';
@@ -16,4 +17,12 @@ let cached: Deps | undefined;
 export function defaultDeps(): Deps {
   cached ??= createDeps();
   return cached;
+}
+
+/**
+ * The deps of the functions whose changes end sessions (identities, authentication, pki, routers): the first of the
+ * sessions a change ends leave the table right after it commits (`removeEndedSessionsOnCommit`).
+ */
+export function sessionEndingDeps(): Deps {
+  return removeEndedSessionsOnCommit(defaultDeps());
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createCtrlEndpoint } from '#ctrl-channel/ctrl-endpoint.ts';
 import { createDeps } from '#functions/create-deps.ts';
+import { removeEndedSessionsOnCommit } from '#shared/auth/api-session-store.ts';
 import { bootstrap, isDefaultAdminPassword, setDefaultAdminPassword } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
 import { ctrlAddressOf } from '#shared/net/ctrl-address.ts';
@@ -20,6 +21,7 @@ import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { type LocalServer, type LocalServerOptions, startLocalServer } from './local-server.ts';
 import { localStateMachine } from './local-state-machine.ts';
 import { privateDirectory } from './private-directory.ts';
+import { startScheduledTasks } from './scheduled-tasks.ts';
 import { localServerNames, serverTls } from './server-tls.ts';
 
 /** A start that cannot go on, for a reason the person starting it can fix: its message alone is shown. */
@@ -107,6 +109,8 @@ async function main(): Promise<void> {
     stateMachine: localStateMachine(() => deps),
     truststore: { publish: async (bundlePem) => mtlsServer?.trust(bundlePem) },
   };
+  // One process serves every function: the sessions a change ends leave the table as in the functions that end them.
+  removeEndedSessionsOnCommit(deps);
   await ensureTable(deps.store.db, config.tableName);
 
   const adminPassword = configuredPassword || randomBytes(18).toString('base64url');
@@ -129,6 +133,7 @@ async function main(): Promise<void> {
   const tls = await serverTls(deps, names);
   // The routers' control channel, on the listener that asks for client certificates (ALPN `ziti-ctrl`).
   const ctrlEndpoint = createCtrlEndpoint({ deps });
+  const scheduled = startScheduledTasks(deps);
   const server = await listen(
     {
       deps,
@@ -194,6 +199,7 @@ async function main(): Promise<void> {
 
   const shutdown = async () => {
     ctrlEndpoint.close();
+    scheduled.stop();
     await server.close();
     await mtlsServer?.close();
     await sdkServer?.close();

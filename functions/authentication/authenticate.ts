@@ -157,6 +157,7 @@ async function login(request: OperationRequest, deps: Deps, method: AuthMethod):
     authenticatorId,
     endsWithAuthenticator,
     ipAddress: request.sourceIp,
+    openedOn: request.api,
     configTypes: body.configTypes ?? [],
     totpPending,
     extJwtPending,

@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import { removeEndedSessions, sessionsEndedWith } from '#shared/auth/api-session-store.ts';
 import { hashAllowedPassword } from '#shared/auth/password-policy.ts';
 import { entityApi } from '#shared/crud/entity-api.ts';
 import { viewsSharing } from '#shared/crud/page-views.ts';
@@ -64,9 +63,8 @@ export const authenticatorApi = entityApi({
   }),
   replace: (before, input, { deps }) => replaceCredentials(deps, before, input),
   patch: (before, input, sent, { deps }) => patchCredentials(deps, before, input, sent),
-  // The sessions it opened end with it (`isRevoked`: its identity no longer names it), from the commit on; they are
-  // removed right after, so the routers drop them.
-  afterDelete: (deps, deleted) => removeEndedSessions(deps, sessionsEndedWith(deps, deleted)),
+  // The sessions it opened end with it (`isRevoked`: its identity no longer names it), from the commit on; its `ended`
+  // notice has the routers drop them.
   ...viewsSharing(
     (deps) => nameLookup(deps, identities),
     async (doc: Authenticator, identityName) => authenticatorView(doc, await identityName(doc.identityId)),

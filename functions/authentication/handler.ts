@@ -1,4 +1,4 @@
-import { defaultDeps } from '#functions/create-deps.ts';
+import { sessionEndingDeps } from '#functions/create-deps.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { loadedOnUse, type OperationMap } from '#shared/http/operation.ts';
 import { AUTH_POLICIES, AUTHENTICATION_ROUTES, AUTHENTICATORS } from '#shared/routes/groups/authentication-routes.ts';
@@ -46,4 +46,4 @@ export const operations: OperationMap = {
 /** The routes this function serves: its part of the route table (`shared/routes/route-table.ts`). */
 export const routes = [...AUTHENTICATION_ROUTES, ...EXTERNAL_JWT_SIGNER_ROUTES];
 
-export const handler = createGroupHandler('authentication', routes, operations, defaultDeps);
+export const handler = createGroupHandler('authentication', routes, operations, sessionEndingDeps);

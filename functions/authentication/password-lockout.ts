@@ -1,4 +1,3 @@
-import { withEndedSessionsRemoved } from '#shared/auth/api-session-store.ts';
 import type { AuthPolicy } from '#shared/entities/auth-policy.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities } from '#shared/entities/identity.ts';
@@ -58,8 +57,9 @@ export async function recordFailedPassword(
  * Disables the identity for the lockout and resets the count, in one transaction. The update never shortens a disable
  * already in force (an admin's indefinite one, or a longer lock): it goes through only when the identity is enabled,
  * or disabled until an earlier time. The version moves, so a concurrent admin edit retries instead of undoing the
- * lock; sessions from before the lock stay dead even after an admin enables the identity early, and are removed right
- * after the lock commits so the routers drop them at once (`removeEndedSessions`).
+ * lock; sessions from before the lock stay dead even after an admin enables the identity early; the identity's `ended`
+ * notice, written with the lock, has the routers drop them at once. Nothing of them is in the lock's transaction: a
+ * session ended meanwhile (by its owner, who may be the one guessing) cannot cancel the lock.
  */
 async function lockOut(deps: Deps, counter: MissCounter, identity: Identity, minutes: number): Promise<void> {
   const now = deps.now();
@@ -75,19 +75,11 @@ async function lockOut(deps: Deps, counter: MissCounter, identity: Identity, min
   const lockNotNeeded = () => new LockNotNeeded('INVALID_AUTH');
   const at = now.toISOString();
   const changes = { disabled: true, disabledAt: at, disabledUntil: until, sessionsValidFrom: at, updatedAt: at };
-  // The sessions go once the lock has committed, not in its transaction: one ended meanwhile (by its owner, who may
-  // be the one guessing MFA codes) would cancel the lock, and again on each retry.
   try {
-    await deps.store.transact(
-      withEndedSessionsRemoved(
-        deps,
-        [
-          ...partialUpdateOps(deps.store, identities, identity, changes, notLockedLonger, lockNotNeeded),
-          setCounterOp(deps.store, counter, FAILED_ATTEMPTS, 0, lockNotNeeded),
-        ],
-        { identityId: identity.id, endedAt: at },
-      ),
-    );
+    await deps.store.transact([
+      ...partialUpdateOps(deps.store, identities, identity, changes, notLockedLonger, lockNotNeeded),
+      setCounterOp(deps.store, counter, FAILED_ATTEMPTS, 0, lockNotNeeded),
+    ]);
   } catch (error) {
     if (error instanceof LockNotNeeded) return;
     throw error;

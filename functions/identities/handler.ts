@@ -1,4 +1,4 @@
-import { defaultDeps } from '#functions/create-deps.ts';
+import { sessionEndingDeps } from '#functions/create-deps.ts';
 import { crudOperations } from '#shared/crud/crud-operations.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { ok } from '#shared/http/envelope.ts';
@@ -30,4 +30,4 @@ export const operations: OperationMap = {
 /** The routes this function serves: its part of the route table (`shared/routes/route-table.ts`). */
 export const routes = IDENTITY_ROUTES;
 
-export const handler = createGroupHandler('identities', routes, operations, defaultDeps);
+export const handler = createGroupHandler('identities', routes, operations, sessionEndingDeps);

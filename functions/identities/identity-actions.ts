@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import { withEndedSessionsRemoved } from '#shared/auth/api-session-store.ts';
 import { getOrNotFound } from '#shared/crud/crud-operations.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { mfas } from '#shared/entities/mfa.ts';
@@ -19,7 +18,8 @@ const disableSchema = z.object({
 
 /**
  * `POST /identities/{id}/disable {durationMinutes}`: 0 disables until enabled; its API sessions end at once (refused
- * from the commit on, `isRevoked`) and are removed right after it, so the routers drop them.
+ * from the commit on, `isRevoked`), the routers drop them within a second or two and a sweep removes them from the
+ * table, however many (the identity's `ended` notice, `shared/entities/router-notice.ts`).
  */
 export const disableIdentity: Operation = async (request, deps) => {
   const { durationMinutes } = parseWith(disableSchema, request.body ?? {});
@@ -40,9 +40,7 @@ export const disableIdentity: Operation = async (request, deps) => {
       sessionsValidFrom: now.toISOString(),
       updatedAt: now.toISOString(),
     };
-    const ops = deps.store.replaceOps(identities, stored, next);
-    const ended = { identityId: stored.doc.id, endedAt: next.sessionsValidFrom };
-    await deps.store.transact(withEndedSessionsRemoved(deps, ops, ended));
+    await deps.store.transact(deps.store.replaceOps(identities, stored, next));
   });
   request.logger.info('identity disabled', { id: request.pathParameters.id, durationMinutes });
   return empty();

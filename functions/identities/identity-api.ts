@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import { removeEndedSessions } from '#shared/auth/api-session-store.ts';
 import { entityApi } from '#shared/crud/entity-api.ts';
 import { DEFAULT_AUTH_POLICY_ID } from '#shared/entities/auth-policy.ts';
 import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
@@ -62,7 +61,5 @@ export const identityApi = entityApi({
     }
   },
   // Authenticators and enrollments are `cascade` children the kit deletes with the identity; its API sessions end with
-  // it (refused from the commit on, their identity gone) and are removed right after, so the routers drop them.
-  afterDelete: (deps, deleted) =>
-    removeEndedSessions(deps, { identityId: deleted.id, endedAt: deps.now().toISOString() }),
+  // it (refused from the commit on, their identity gone), and its `ended` notice has the routers drop them.
 });

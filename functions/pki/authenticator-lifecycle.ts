@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import { sessionsEndedWith, withEndedSessionsRemoved } from '#shared/auth/api-session-store.ts';
 import { getOrNotFound } from '#shared/crud/crud-operations.ts';
 import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { enrollments } from '#shared/entities/enrollment.ts';
@@ -46,7 +45,7 @@ const reEnrollAuthenticator: Operation = documented(
         ...deps.store.deleteOps(authenticators, authenticator, stored.version),
         ...deps.store.createOps(enrollments, doc),
       ];
-      await deps.store.transact(withEndedSessionsRemoved(deps, ops, sessionsEndedWith(deps, authenticator)));
+      await deps.store.transact(ops);
     });
     request.logger.info('authenticator reverted to enrollment', { id: request.pathParameters.id, enrollmentId });
     return created('enrollments', enrollmentId);

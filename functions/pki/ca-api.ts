@@ -1,7 +1,5 @@
 import * as z from 'zod';
-import { removeEndedSessions, sessionsEndedWith } from '#shared/auth/api-session-store.ts';
 import { entityApi } from '#shared/crud/entity-api.ts';
-import { type Authenticator, authenticators } from '#shared/entities/authenticator.ts';
 import { cas, DEFAULT_IDENTITY_NAME_FORMAT, externalIdClaimSchema } from '#shared/entities/ca.ts';
 import { invalidField } from '#shared/errors/api-error.ts';
 import { newToken } from '#shared/ids.ts';
@@ -74,13 +72,8 @@ export const caApi = entityApi({
   afterDelete: async (deps, ca) => {
     if (ca.isVerified) await refreshTruststore(deps);
   },
-  // The sessions each authenticator it issued opened end with it, from its commit on; they are removed right after, so
-  // the routers drop them, as when an authenticator is deleted itself (`authenticatorApi`).
-  afterChildDelete: async (deps, collection, child) => {
-    if (collection === authenticators.collection) {
-      await removeEndedSessions(deps, sessionsEndedWith(deps, child as Authenticator));
-    }
-  },
+  // The sessions each authenticator it issued opened end with it, from its commit on: each authenticator's delete
+  // carries its `ended` notice, however many transactions the cascade takes.
   // A CA may have issued the certificates of thousands of identities.
   manyChildren: true,
 });

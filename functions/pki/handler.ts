@@ -1,4 +1,4 @@
-import { defaultDeps } from '#functions/create-deps.ts';
+import { sessionEndingDeps } from '#functions/create-deps.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import { loadedOnUse, type OperationMap } from '#shared/http/operation.ts';
 import { lazyS3Truststore } from '#shared/pki/create-truststore.ts';
@@ -63,7 +63,7 @@ let cached: Deps | undefined;
 /** The group's deps: the shared ones, with the S3 truststore of the mTLS domain when the stack gives one. */
 function pkiDeps(): Deps {
   if (!cached) {
-    const deps = defaultDeps();
+    const deps = sessionEndingDeps();
     const truststore = deps.config.truststore;
     cached = truststore ? { ...deps, truststore: lazyS3Truststore(truststore, deps.config.region) } : deps;
   }

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { deleteApiSession, getApiSessionById, withEndedSessionsRemoved } from '#shared/auth/api-session-store.ts';
+import { deleteApiSession, getApiSessionById } from '#shared/auth/api-session-store.ts';
 import { crudOperations } from '#shared/crud/crud-operations.ts';
 import type { EntityApi } from '#shared/crud/entity-api.ts';
 import { identities } from '#shared/entities/identity.ts';
@@ -26,8 +26,8 @@ const revocationApi: EntityApi<Revocation, never, never, never> = {
 /**
  * `POST /revocations {id, type}`: stored under the revoked id (a second revocation of it moves its time forward). An
  * IDENTITY revocation also ends the identity's API sessions at once (its `sessionsValidFrom`, in the same
- * transaction, refused from the commit on by `isRevoked`; they are removed right after it, so the routers drop them:
- * `withEndedSessionsRemoved`); an API_SESSION one ends that session. Cert login reads revocations by key (`certificate-login.ts`).
+ * transaction, refused from the commit on by `isRevoked`; the identity's `ended` notice has the routers drop them and
+ * the sweep remove them); an API_SESSION one ends that session. Cert login reads revocations by key (`certificate-login.ts`).
  */
 const createRevocation: Operation = documented(
   async (request, deps) => {
@@ -55,8 +55,7 @@ const createRevocation: Operation = documented(
           updatedAt: doc.createdAt,
         }),
       );
-      const ended = { identityId: identity.doc.id, endedAt: doc.createdAt };
-      await deps.store.transact(withEndedSessionsRemoved(deps, ops, ended));
+      await deps.store.transact(ops);
     });
     if (input.type === 'API_SESSION') {
       const session = await getApiSessionById(deps, input.id);

@@ -1,4 +1,4 @@
-import { defaultDeps } from '#functions/create-deps.ts';
+import { sessionEndingDeps } from '#functions/create-deps.ts';
 import { crudOperations } from '#shared/crud/crud-operations.ts';
 import { listRoleAttributes } from '#shared/crud/list-role-attributes.ts';
 import { edgeRouters } from '#shared/entities/edge-router.ts';
@@ -31,4 +31,4 @@ export const operations: OperationMap = {
 /** The routes this function serves: its part of the route table (`shared/routes/route-table.ts`). */
 export const routes = ROUTERS_ROUTES;
 
-export const handler = createGroupHandler('routers', routes, operations, defaultDeps);
+export const handler = createGroupHandler('routers', routes, operations, sessionEndingDeps);

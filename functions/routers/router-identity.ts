@@ -1,4 +1,3 @@
-import { withEndedSessionsRemoved } from '#shared/auth/api-session-store.ts';
 import { definitionOf } from '#shared/entities/definitions.ts';
 import type { EdgeRouter } from '#shared/entities/edge-router.ts';
 import { type Identity, identities, newIdentity } from '#shared/entities/identity.ts';
@@ -26,9 +25,8 @@ async function deleteRouterIdentityOps(deps: Deps, identity: Stored<Identity>): 
     if (link.onTargetDelete !== 'cascade' || !def) continue;
     for (const child of await deps.store.getMany(def, [link.id])) ops.push(...deps.store.deleteOps(def, child));
   }
-  const ended = { identityId: identity.doc.id, endedAt: deps.now().toISOString() };
-  // Refused from the commit on (their identity gone), removed right after it so the routers drop them.
-  return withEndedSessionsRemoved(deps, ops, ended);
+  // Its sessions are refused from the commit on (their identity gone); its `ended` notice has the routers drop them.
+  return ops;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Identity } from '#shared/entities/identity.ts';
+import { actsAsAdmin, type Caller } from '#shared/auth/resolve-caller.ts';
 import { type Session, sessions } from '#shared/entities/session.ts';
 import { notFound } from '#shared/errors/api-error.ts';
 import { empty, list, ok } from '#shared/http/envelope.ts';
@@ -31,9 +31,12 @@ async function sessionIdsOfIdentity(deps: Deps, identityId: string): Promise<str
   return lists.flat();
 }
 
-/** Whether the caller may see a session on this API: the management API (admins) or its own on the client API. */
-function mayRead(request: OperationRequest, identity: Identity, session: Session): boolean {
-  return request.api === 'management' || identity.isAdmin || session.identityId === identity.id;
+/**
+ * Whether the caller may see a session on this API: the management API (admins) or its own on the client API, or
+ * any for an admin there whose session acts as one (`actsAsAdmin`: not a session routers hold).
+ */
+function mayRead(request: OperationRequest, caller: Caller, session: Session): boolean {
+  return request.api === 'management' || actsAsAdmin(caller) || session.identityId === caller.identity.id;
 }
 
 /**
@@ -42,28 +45,29 @@ function mayRead(request: OperationRequest, identity: Identity, session: Session
  */
 export const listSessions: Operation = documented(
   async (request, deps) => {
-    const { identity } = callerOf(request);
+    const caller = callerOf(request);
+    const { identity } = caller;
     const parsed = parseListParams(request.query, sessions.filterable);
     const params = { ...parsed, where: parsed.where && tokensAsSignatures(parsed.where) };
     const page =
-      request.api === 'management' || identity.isAdmin
+      request.api === 'management' || actsAsAdmin(caller)
         ? await listEntities(deps, sessions, params)
         : await listEntitiesAmong(deps, sessions, await sessionIdsOfIdentity(deps, identity.id), params, (record) =>
             // The index lags behind: a session read by key is checked to be the caller's again.
             record.identityId === undefined ? true : record.identityId === identity.id,
           );
     const items =
-      request.api === 'client' ? page.items.filter((session) => mayRead(request, identity, session)) : page.items;
+      request.api === 'client' ? page.items.filter((session) => mayRead(request, caller, session)) : page.items;
     return list(await sessionViews(deps, items, request.api, request.baseUrl), page.pagination, SHOWN_FILTERABLE);
   },
   { list: { roleFilter: false } },
 );
 
 async function readableSession(request: OperationRequest, deps: Deps) {
-  const { identity } = callerOf(request);
+  const caller = callerOf(request);
   const id = request.pathParameters.id ?? '';
   const stored = await deps.store.get(sessions, id);
-  if (!stored || !mayRead(request, identity, stored.doc)) throw notFound('session', id);
+  if (!stored || !mayRead(request, caller, stored.doc)) throw notFound('session', id);
   return stored;
 }
 

@@ -83,7 +83,7 @@ export async function listLiveApiSessions(
   const sweep = stillStored.filter((session) => session.lastActivityAt <= cutoff);
   const dangling = read.dangling ?? [];
   await Promise.all([
-    removeSessions(deps, sweep, cutoff),
+    removeSessions(deps, sweep, { expiredBy: cutoff }),
     removeSessions(deps, revoked),
     removeDanglingPointers(deps, dangling),
   ]);

@@ -5,7 +5,7 @@ import { newId } from '../ids.ts';
 import type { Deps } from '../ports/deps.ts';
 import { removePostureData } from '../posture/posture-data.ts';
 import { endSessionsOfApiSessions } from '../posture/session-lifetime.ts';
-import { type ApiSessionChangeSubject, apiSessionChangeOp } from '../store/api-session-changes.ts';
+import type { Api } from '../routes/route.ts';
 import {
   addToSessionNumber,
   identityHasActiveSession,
@@ -21,10 +21,11 @@ import {
   tokenHashOf,
   touchSessionItem,
 } from '../store/api-session-items.ts';
+import { type ApiSessionChangeSubject, apiSessionChangeOp, type EndedSessions } from '../store/ctrl-changes.ts';
 import { itemKeyOf } from '../store/derived-items.ts';
 import { MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
 import { documentOf, fitsKey, keys } from '../store/keys.ts';
-import { followedBy, type ItemKey, type WriteOp } from '../store/write-op.ts';
+import type { ItemKey, WriteOp } from '../store/write-op.ts';
 import { type ApiSession, apiSessionSchema } from './api-session.ts';
 import { apiSessionTokenKey } from './api-session-token-key.ts';
 import { namedAuthenticatorSeen, rememberIdentity, roleAttributesSeen } from './identities-seen.ts';
@@ -55,6 +56,8 @@ export interface SessionRef {
   readonly identityId: string;
   readonly authenticatorId?: string;
   readonly endsWithAuthenticator?: boolean;
+  /** The API it was opened on: the management API's sessions never reach routers, so their end is not told. */
+  readonly openedOn?: Api;
 }
 
 /** A session as a change for the routers names it: its token's parts and hash. */
@@ -72,9 +75,9 @@ function changeSubjectOf(
   };
 }
 
-/** The write, for the session's own transaction, that tells the routers it was added or updated. */
-function sessionChangeOp(deps: Deps, kind: 'added' | 'updated', session: ApiSession): WriteOp {
-  return apiSessionChangeOp(deps.store, kind, [changeSubjectOf(session)], deps.now());
+/** The write, for the session's own transaction, that tells the routers it was added or updated (if they may hold it). */
+function sessionChangeOps(deps: Deps, kind: 'added' | 'updated', session: ApiSession): WriteOp[] {
+  return mayReachRouters(session) ? [apiSessionChangeOp(deps.store, kind, [changeSubjectOf(session)], deps.now())] : [];
 }
 
 /**
@@ -84,6 +87,15 @@ function sessionChangeOp(deps: Deps, kind: 'added' | 'updated', session: ApiSess
  */
 export function owesSecondFactor(session: Pick<ApiSession, 'isMfaRequired' | 'isMfaComplete'>): boolean {
   return session.isMfaRequired && !session.isMfaComplete;
+}
+
+/**
+ * Whether routers may ever hold the session: any not opened on the management API (a session from before the API was
+ * recorded included). The management API's sessions are the admin tools' (the `ziti` CLI, the console, Terraform),
+ * which never connect to a router, and only they act as admins (`actsAsAdmin`): no router is sent their tokens.
+ */
+export function mayReachRouters(session: { readonly openedOn?: unknown }): boolean {
+  return session.openedOn !== 'management';
 }
 
 export interface NewApiSession {
@@ -97,6 +109,8 @@ export interface NewApiSession {
   /** Whether `authenticatorId` names a stored authenticator, which the session then lives no longer than. */
   readonly endsWithAuthenticator: boolean;
   readonly ipAddress: string;
+  /** The API the login came on: only the management API's sessions act as admins, only the client API's reach routers. */
+  readonly openedOn: Api;
   readonly configTypes: readonly string[];
   /** The second factors still to give; the session is partial until both are given. */
   readonly totpPending: boolean;
@@ -212,6 +226,7 @@ export async function createApiSessionOps(
     authenticatorId: input.authenticatorId,
     endsWithAuthenticator: input.endsWithAuthenticator,
     ipAddress: input.ipAddress,
+    openedOn: input.openedOn,
     configTypes: [...input.configTypes],
     isMfaRequired: input.totpPending || input.extJwtPending,
     isMfaComplete: false,
@@ -225,7 +240,7 @@ export async function createApiSessionOps(
     tokenHash: hashToken(token),
   };
   const ops = putSessionOps(deps.store, session, ttlEpoch(deps, now));
-  if (!owesSecondFactor(session)) ops.push(sessionChangeOp(deps, 'added', session));
+  if (!owesSecondFactor(session)) ops.push(...sessionChangeOps(deps, 'added', session));
   return { token, session, ops };
 }
 
@@ -499,6 +514,11 @@ export async function storedApiSessionIds(deps: Deps, ids: readonly string[]): P
 /** A removal that found its session already gone: someone else removed it, and counted it down. */
 class SessionAlreadyEnded extends ApiError {}
 
+/** How sessions are ended: only if idle by `expiredBy` (the sweep of idle ones). */
+interface EndOptions {
+  readonly expiredBy?: string;
+}
+
 /**
  * The writes that remove sessions: each item (only if still there, and `expiredBy` a cutoff when given) and id pointer,
  * the counter down by as many, and the change that tells the routers. A failed condition cancels all of them and
@@ -508,7 +528,7 @@ function endOps(
   deps: Deps,
   sessions: readonly SessionRef[],
   onGone: () => ApiError,
-  options: { readonly expiredBy?: string } = {},
+  options: EndOptions = {},
 ): WriteOp[] {
   // Once the removal has committed, the sessions' sessions (Dial/Bind) end and their posture data goes: both only
   // where the session may have any (flags set by the writes that add them).
@@ -524,10 +544,10 @@ function endOps(
     ...(options.expiredBy ? { idleBy: options.expiredBy } : {}),
     ...(withSessions.length > 0 || withPosture.length > 0 ? { afterCommit } : {}),
   });
-  // The routers are told of every end whose token they may hold (one item for the whole transaction).
-  if (sessions.length > 0) {
-    ops.push(apiSessionChangeOp(deps.store, 'removed', sessions.map(changeSubjectOf), deps.now()));
-  }
+  // The routers are told of every end whose token they may hold (one item for the whole transaction): again, for the
+  // sessions a change ended, whose notice told them already (the routers' read of them may have come after this).
+  const held = sessions.filter(mayReachRouters);
+  if (held.length > 0) ops.push(apiSessionChangeOp(deps.store, 'removed', held.map(changeSubjectOf), deps.now()));
   return ops;
 }
 
@@ -557,7 +577,7 @@ export function totpPassedOps(deps: Deps, session: ApiSession): WriteOp[] {
       () => new ApiError('UNAUTHORIZED'),
     ),
     // The code that completes a partial session makes it usable at the routers.
-    ...(complete && owesSecondFactor(session) ? [sessionChangeOp(deps, 'added', session)] : []),
+    ...(complete && owesSecondFactor(session) ? sessionChangeOps(deps, 'added', session) : []),
   ];
 }
 
@@ -576,7 +596,7 @@ export function extJwtPassedOps(deps: Deps, session: ApiSession): WriteOp[] {
       () => new ApiError('UNAUTHORIZED'),
       { totpPending: false },
     ),
-    ...(owesSecondFactor(session) ? [sessionChangeOp(deps, 'added', session)] : []),
+    ...(owesSecondFactor(session) ? sessionChangeOps(deps, 'added', session) : []),
   ];
 }
 
@@ -586,7 +606,7 @@ export function extJwtPassedOps(deps: Deps, session: ApiSession): WriteOp[] {
  * partial session, which the routers do not know yet.
  */
 export function apiSessionUpdatedOps(deps: Deps, session: ApiSession): WriteOp[] {
-  return owesSecondFactor(session) ? [] : [sessionChangeOp(deps, 'updated', session)];
+  return owesSecondFactor(session) ? [] : sessionChangeOps(deps, 'updated', session);
 }
 
 /** The same for posture data, committed with the posture data's write. */
@@ -650,13 +670,16 @@ const ITEMS_PER_REMOVAL = 2;
 export const SESSIONS_PER_TRANSACTION = Math.floor((MAX_TRANSACTION_ITEMS - ITEMS_PER_REMOVAL) / ITEMS_PER_SESSION);
 
 /**
- * Removes sessions met on the way (expired by `expiredBy`, or revoked), at most `SESSIONS_PER_TRANSACTION` at a time:
- * one transaction, or one per session when another request removed some of them first.
+ * Removes sessions met on the way (expired by `options.expiredBy`, or revoked), at most `SESSIONS_PER_TRANSACTION` at
+ * a time: one transaction, or one per session when another request removed some of them first.
  */
-export async function removeSessions(deps: Deps, sessions: readonly SessionRef[], expiredBy?: string): Promise<void> {
+export async function removeSessions(
+  deps: Deps,
+  sessions: readonly SessionRef[],
+  options: EndOptions = {},
+): Promise<void> {
   const batch = sessions.slice(0, SESSIONS_PER_TRANSACTION);
   const gone = () => new SessionAlreadyEnded('NOT_FOUND');
-  const options = expiredBy ? { expiredBy } : {};
   try {
     await deps.store.transact(endOps(deps, batch, gone, options));
   } catch (error) {
@@ -680,7 +703,7 @@ export async function removeExpiredSessions(deps: Deps): Promise<void> {
   const idle = await idleSessionKeys(deps.store, cutoff, SESSIONS_PER_TRANSACTION);
   if (idle.length === 0) return;
   const expired = (await storedSessionRefs(deps, idle)).filter((session) => session.lastActivityAt <= cutoff);
-  if (expired.length > 0) await removeSessions(deps, expired, cutoff);
+  if (expired.length > 0) await removeSessions(deps, expired, { expiredBy: cutoff });
 }
 
 /** What removing the sessions of these keys needs, for those still stored. */
@@ -691,7 +714,7 @@ export async function storedSessionRefs(
   const items = await sessionItemsOf(
     deps.store,
     sessionPks,
-    'PK, id, lastActivityAt, hasSessions, hasPosture, identityId, authenticatorId, endsWithAuthenticator',
+    'PK, id, lastActivityAt, hasSessions, hasPosture, identityId, authenticatorId, endsWithAuthenticator, openedOn',
   );
   return items.map((item) => ({
     tokenHash: tokenHashOf(String(item.PK)),
@@ -702,74 +725,53 @@ export async function storedSessionRefs(
     identityId: String(item.identityId),
     authenticatorId: String(item.authenticatorId),
     endsWithAuthenticator: item.endsWithAuthenticator === true,
+    ...(item.openedOn === 'management' ? { openedOn: 'management' as const } : {}),
   }));
 }
 
-/**
- * The sessions a change of their identity ends (`isRevoked`): those created before `endedAt`, all of them (a disable,
- * a lockout, an IDENTITY revocation, the identity's delete) or those one authenticator opened and ends with (its delete).
- */
-export interface EndedSessions {
-  readonly identityId: string;
-  readonly endedAt: string;
-  readonly authenticatorId?: string;
-}
-
-/** The sessions an authenticator's delete ends now: those it opened (`endsWithAuthenticator`). */
-export function sessionsEndedWith(deps: Deps, authenticator: Pick<Authenticator, 'id' | 'identityId'>): EndedSessions {
-  return { identityId: authenticator.identityId, authenticatorId: authenticator.id, endedAt: deps.now().toISOString() };
-}
+export type { EndedSessions };
 
 /**
- * A change's writes, followed once they commit by the removal of the sessions the change ends
- * (`removeEndedSessions`), and never in the change's own transaction: a session ended meanwhile (by its owner logging
- * out, who may be the one the change is against) would cancel the change there, and again at each retry.
- */
-export function withEndedSessionsRemoved(deps: Deps, ops: readonly WriteOp[], ended: EndedSessions): WriteOp[] {
-  const [first, ...rest] = ops;
-  return first ? [followedBy(first, () => removeEndedSessions(deps, ended)), ...rest] : [];
-}
-
-/**
- * Removes every session a committed change ended, a transaction at a time, so the routers are told
- * (`api-session-changes.ts`): a router accepts an SDK's connections for as long as it holds the session's token. The
- * sessions ended with the commit, not with their removal: from then on the controller refuses every one of them
- * (`verdictOf` → `isRevoked`: the identity disabled, or its `sessionsValidFrom` past their creation; the identity gone;
- * the authenticator that opened them gone from its identity), so a session removed a moment later has served nothing
- * in between. An identity's sessions are not bounded in number (each login adds one): they go in batches of
+ * Removes from the table the sessions a committed change ended (its `ended` notice), a transaction at a time: all of
+ * them for the sweep (`ended-sessions-sweep.ts`), the first `atMost` right after the change commits
+ * (`removeEndedSessionsOnCommit`). The sessions ended with the commit, not with their removal: from then on the
+ * controller refuses every one of them (`verdictOf` → `isRevoked`: the identity disabled, or its `sessionsValidFrom`
+ * past their creation; the identity gone; the authenticator that opened them gone from its identity), and the routers
+ * were told by the notice itself (`ctrl-channel/api-session-sync.ts`); each removal tells them again (an endpoint
+ * that reads the identity's sessions after this removed them finds them gone). An
+ * identity's sessions are not bounded in number (each login adds one): they go in batches of
  * `SESSIONS_PER_TRANSACTION`, the keys read a page at a time, so no batch and no read grows with their number; one
- * already gone (logged out meanwhile) is passed over (`removeSessions`). A failure is logged, not thrown: the change
- * is committed, and what is left is removed on use, by the list, or at the idle sweep.
+ * already gone (logged out meanwhile) is passed over (`removeSessions`). A failure is thrown.
  */
-export async function removeEndedSessions(deps: Deps, ended: EndedSessions): Promise<void> {
-  try {
-    const pending: SessionRef[] = [];
-    for await (const page of endedSessionKeyPages(deps, ended, SESSIONS_PER_TRANSACTION)) {
-      pending.push(...(await storedSessionRefs(deps, page)));
-      while (pending.length >= SESSIONS_PER_TRANSACTION) {
-        await removeSessions(deps, pending.splice(0, SESSIONS_PER_TRANSACTION));
-      }
-    }
-    while (pending.length > 0) await removeSessions(deps, pending.splice(0, SESSIONS_PER_TRANSACTION));
-  } catch (error) {
-    deps.logger.warn('could not remove the API sessions a committed change ended', {
-      identityId: ended.identityId,
-      error: error instanceof Error ? error.message : String(error),
-    });
-  }
-}
-
-/** The keys of the sessions a change ends, a page of at most `pageSize` read at a time. */
-function endedSessionKeyPages(
+export async function removeEndedSessions(
   deps: Deps,
   ended: EndedSessions,
-  pageSize: number,
-): AsyncGenerator<string[], void, undefined> {
+  options: { readonly atMost?: number } = {},
+): Promise<void> {
   const filter = {
-    createdBefore: ended.endedAt,
+    ...(ended.endedAt === undefined ? {} : { createdBefore: ended.endedAt }),
     ...(ended.authenticatorId === undefined ? {} : { openedBy: ended.authenticatorId }),
   };
-  return sessionKeyPagesOfIdentity(deps.store, ended.identityId, filter, pageSize);
+  const pending: SessionRef[] = [];
+  const removeBatch = () => removeSessions(deps, pending.splice(0, SESSIONS_PER_TRANSACTION));
+  let read = 0;
+  for await (const page of sessionKeyPagesOfIdentity(deps.store, ended.identityId, filter, SESSIONS_PER_TRANSACTION)) {
+    pending.push(...(await storedSessionRefs(deps, page)));
+    while (pending.length >= SESSIONS_PER_TRANSACTION) await removeBatch();
+    read += page.length;
+    if (options.atMost !== undefined && read >= options.atMost) break;
+  }
+  while (pending.length > 0) await removeBatch();
+}
+
+/**
+ * Has the functions that end sessions remove, right after each change that ends some commits, the first
+ * transaction's worth of them (most identities have no more), so they leave the table and its lists with the change;
+ * the request never waits for more, however many (the sweep removes the rest). A failure is logged: the sweep tries.
+ */
+export function removeEndedSessionsOnCommit(deps: Deps): Deps {
+  deps.store.afterSessionsEnded = (ended) => removeEndedSessions(deps, ended, { atMost: SESSIONS_PER_TRANSACTION });
+  return deps;
 }
 
 /** Whether the identity has a session it has not revoked and not yet idle past the timeout. */

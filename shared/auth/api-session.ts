@@ -34,6 +34,14 @@ export const apiSessionSchema = z.object({
    * (`isRevoked`). Absent on sessions stored before, which end only with their identity. Never shown.
    */
   endsWithAuthenticator: z.boolean().optional(),
+  /**
+   * The API the session was opened on (`POST /authenticate` of the client or the management API). Only a session
+   * opened on the management API acts as an admin, and only one opened on the client API is ever sent to routers
+   * (`router-api-sessions.ts`): the tokens routers hold, which one stolen router gives away, never carry admin power.
+   * Absent on sessions stored before it was kept: those are taken as the client API's (every router was sent them).
+   * Never shown.
+   */
+  openedOn: z.enum(['client', 'management']).optional(),
   /** sha256 of the token: the key of the session item, and the only form of the token at rest. */
   tokenHash: z.string(),
 });

@@ -109,8 +109,25 @@ export async function resolveCaller(
   if (session.isMfaRequired && !session.isMfaComplete) {
     throw unauthorized(undefined, 'The API session must complete its second factor (MFA) first.');
   }
-  if (level === 'admin' && !identity.isAdmin) {
-    throw unauthorized(undefined, 'This operation requires an administrator.');
+  if (level === 'admin' && !actsAsAdmin(caller)) {
+    throw unauthorized(undefined, ADMIN_REQUIRED, identity.isAdmin ? CLIENT_SESSION_CAUSE : undefined);
   }
   return caller;
+}
+
+const ADMIN_REQUIRED = 'This operation requires an administrator.';
+
+// An admin whose session was opened on the client API learns why, and where to log in instead.
+const CLIENT_SESSION_CAUSE = {
+  message: 'a client API session never acts as an admin: log in with POST /edge/management/v1/authenticate',
+};
+
+/**
+ * Whether the caller acts as an admin: an admin identity whose session was opened on the management API. A session
+ * opened on the client API (and one stored before the API was recorded) is an SDK's: routers are sent its token, to
+ * check the SDKs that present it, so a stolen router must not hold a token with admin power (docs/security.md,
+ * "What a router holds"). The identity's own operations do not need it.
+ */
+export function actsAsAdmin(caller: Pick<Caller, 'identity' | 'session'>): boolean {
+  return caller.identity.isAdmin && caller.session.openedOn === 'management';
 }

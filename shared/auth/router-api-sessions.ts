@@ -4,12 +4,18 @@ import type { Identity } from '../entities/identity.ts';
 import { identities } from '../entities/identity.ts';
 import { mapBounded } from '../map-bounded.ts';
 import type { Deps } from '../ports/deps.ts';
-import type { ApiSessionChangeSubject } from '../store/api-session-changes.ts';
-import { sessionItemsOf, sessionKeyPages } from '../store/api-session-items.ts';
+import {
+  type IdentitySessionFilter,
+  sessionItemPagesOfIdentity,
+  sessionItemsOf,
+  sessionKeyPages,
+  tokenHashOf,
+} from '../store/api-session-items.ts';
 import { listChildren, validChildren } from '../store/children.ts';
+import type { ApiSessionChangeSubject } from '../store/ctrl-changes.ts';
 import { keys } from '../store/keys.ts';
 import type { ApiSession } from './api-session.ts';
-import { isLive, isRevoked, liveCutoff, owesSecondFactor, toSession } from './api-session-store.ts';
+import { isLive, isRevoked, liveCutoff, mayReachRouters, owesSecondFactor, toSession } from './api-session-store.ts';
 import { derivedSessionToken } from './session-token.ts';
 
 /**
@@ -28,8 +34,10 @@ export interface RouterApiSession {
 const CERTIFICATE_READS = 8;
 
 /**
- * The sessions a router may hold, as it holds them: live, not partial, not ended (`isRevoked`), and with a token this
- * key derives (a session from before tokens were derivable is left out: its holder logs in again). Their identities
+ * The sessions a router may hold, as it holds them: opened on the client API (`mayReachRouters`), live, not partial,
+ * not ended (`isRevoked`), and with a token this key derives (a session from before tokens were derivable is left out:
+ * its holder logs in again). Which router may hold which of them (its edge router policies) is the endpoint's to
+ * decide (`ctrl-channel/router-session-reach.ts`). Their identities
  * and the authenticators they end with are one batch read.
  */
 export async function routerApiSessionsOf(
@@ -39,7 +47,7 @@ export async function routerApiSessionsOf(
 ): Promise<RouterApiSession[]> {
   const now = deps.now();
   const candidates = sessions.flatMap((session) => {
-    if (!isLive(deps, session) || owesSecondFactor(session)) return [];
+    if (!mayReachRouters(session) || !isLive(deps, session) || owesSecondFactor(session)) return [];
     const token = derivedSessionToken(tokenKey, tokenPartsOf(session));
     return token === undefined ? [] : [{ session, token }];
   });
@@ -126,13 +134,64 @@ export async function routerApiSessionsOfChanged(
 }
 
 /** The tokens of removed sessions a router may hold: those this key derives (no other was ever sent). */
-export function removedTokensOf(
+export function removedSessionsOf(
   tokenKey: Uint8Array,
   subjects: readonly ApiSessionChangeSubject[],
-): { tokens: string[]; ids: string[] } {
-  const removed = subjects.flatMap((subject) => {
+): RemovedRouterApiSession[] {
+  return subjects.flatMap((subject) => {
     const token = derivedSessionToken(tokenKey, { ...subject, sessionId: subject.id });
-    return token === undefined ? [] : [{ token, id: subject.id }];
+    return token === undefined ? [] : [{ token, id: subject.id, identityId: subject.identityId }];
   });
-  return { tokens: removed.map(({ token }) => token), ids: removed.map(({ id }) => id) };
+}
+
+/**
+ * The sessions of one identity a router may hold, as it holds them, a page at a time (at most `pageSize` read per
+ * page): what a router is sent when the identity comes to be allowed to use it, or when its certificate changed.
+ */
+export async function* routerApiSessionPagesOfIdentity(
+  deps: Deps,
+  tokenKey: Uint8Array,
+  identityId: string,
+  pageSize: number,
+): AsyncGenerator<RouterApiSession[], void, undefined> {
+  for await (const items of sessionItemPagesOfIdentity(deps.store, identityId, {}, pageSize)) {
+    const kept = await routerApiSessionsOf(deps, tokenKey, items.map(toSession));
+    if (kept.length > 0) yield kept;
+  }
+}
+
+/** A session a router is told to drop: its token, and the ids it is known by. */
+export interface RemovedRouterApiSession {
+  readonly token: string;
+  readonly id: string;
+  readonly identityId: string;
+}
+
+/**
+ * The tokens of one identity's sessions that `filter` takes (all of them, or those a change ended), a page at a time,
+ * for the routers to drop: those routers may hold (`mayReachRouters`) and this key derives. Read from the identity's
+ * index partition, which may lag a moment behind a session just written: callers that must miss none read again
+ * after a grace.
+ */
+export async function* removedApiSessionPagesOfIdentity(
+  deps: Deps,
+  tokenKey: Uint8Array,
+  identityId: string,
+  filter: IdentitySessionFilter,
+  pageSize: number,
+): AsyncGenerator<RemovedRouterApiSession[], void, undefined> {
+  for await (const items of sessionItemPagesOfIdentity(deps.store, identityId, filter, pageSize)) {
+    const subjects = items.filter(mayReachRouters).map(subjectOfItem);
+    const removed = removedSessionsOf(tokenKey, subjects);
+    if (removed.length > 0) yield removed;
+  }
+}
+
+function subjectOfItem(item: Record<string, unknown>): ApiSessionChangeSubject {
+  return {
+    id: String(item.id),
+    identityId: String(item.identityId),
+    ...(item.endsWithAuthenticator === true ? { authenticatorId: String(item.authenticatorId) } : {}),
+    tokenHash: tokenHashOf(String(item.PK)),
+  };
 }

@@ -113,9 +113,6 @@ const KIT_OPERATIONS: {
         await deleteEntity(deps, def, stored, (room) => api.deleteOps?.(deps, stored, room) ?? Promise.resolve([]), {
           drainCascades: api.manyChildren === true,
           namedWith: api.namedWith?.(stored.doc) ?? [],
-          ...(api.afterChildDelete && {
-            afterChildDelete: (collection, child) => api.afterChildDelete!(deps, collection, child),
-          }),
         });
         return stored.doc;
       });

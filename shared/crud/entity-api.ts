@@ -91,11 +91,6 @@ export interface EntityApi<D extends BaseDocument, C, R, P> {
   /** What follows a committed delete outside the table (a deleted CA leaves the mTLS truststore). */
   afterDelete?(deps: Deps, deleted: D): Promise<void>;
   /**
-   * What follows the committed delete of each of its `cascade` children, outside the table (a CA's authenticators end
-   * the sessions they opened); it runs once the transaction that deleted the child commits, which may be a drain's.
-   */
-  afterChildDelete?(deps: Deps, collection: string, child: BaseDocument): Promise<void>;
-  /**
    * Its `cascade` children may be more than one transaction holds (a CA's authenticators): a delete removes them in
    * transactions of their own first (`deleteEntity`'s drain).
    */

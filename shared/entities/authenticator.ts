@@ -54,6 +54,21 @@ export const authenticators: EntityDefinition<Authenticator> = {
   ],
   // A login by username or certificate fingerprint learns the identity from the marker: the authenticator, its
   // identity and the identity's MFA are then one batch read.
+  // The sessions it opened end with it (its delete, however reached: its own, a re-enroll, its identity's or CA's
+  // cascade). The routers check an SDK's certificate against its identity's certificate authenticator's fingerprint:
+  // when that changes (an enrollment, an extension, a delete), the identity's sessions are sent again.
+  routerNotices: (before, after) => {
+    const identityId = (after ?? before)?.identityId;
+    if (identityId === undefined) return [];
+    const certificateChanged =
+      (before?.method === 'cert' || after?.method === 'cert') && before?.fingerprint !== after?.fingerprint;
+    return [
+      ...(before !== undefined && after === undefined
+        ? [{ kind: 'ended' as const, ended: { identityId, authenticatorId: before.id } }]
+        : []),
+      ...(certificateChanged ? [{ kind: 'certificates' as const, identityId }] : []),
+    ];
+  },
   markerCarries: (doc) => ({ identityId: doc.identityId }),
   references: [
     { field: 'identityId', collection: 'identities', onTargetDelete: 'cascade' },

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { ApiError } from '../errors/api-error.ts';
 import type { FilterableFields } from '../query/filterable-fields.ts';
+import type { RouterNotice } from './router-notice.ts';
 
 /** Tag values are limited to strings, booleans and null. */
 export type Tags = Record<string, string | boolean | null>;
@@ -145,6 +146,12 @@ export interface EntityDefinition<D extends BaseDocument = BaseDocument> {
    * identity's own on its item) is `shared/store/change-markers.ts`'s.
    */
   readonly changeMarkers?: readonly string[] | ((doc: D) => readonly string[]);
+  /**
+   * What a create (no `before`), replace or delete (no `after`) of this type tells the routers' control channel
+   * endpoints (`RouterNotice`: which identities may use which router, an identity's certificate, a router ended),
+   * recorded in the write's own transaction (`shared/store/ctrl-changes.ts`), so no path of the kit misses it.
+   */
+  readonly routerNotices?: (before: D | undefined, after: D | undefined) => readonly RouterNotice[];
 }
 
 /** Where an entity's id is held while it lives (`EntityDefinition.namedOn`): a field of another entity's item. */

@@ -3,6 +3,7 @@ import { appDataSchema, mapOf } from '../schemas/map-field.ts';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
 import { identityRoleMarker } from './policies.ts';
+import { identityEndedNotices, rolesDiffer } from './router-notice.ts';
 
 export const PRECEDENCES = ['default', 'required', 'failed'] as const;
 
@@ -90,6 +91,15 @@ export const identities: EntityDefinition<Identity> = {
   },
   roleAttributesField: 'roleAttributes',
   changeMarkers: (doc) => [identityRoleMarker(`@${doc.id}`)],
+  // A new identity, or new role attributes, may change which routers its edge router policies let it use (and so
+  // which are sent its sessions); a delete, a disable or a revocation ends its sessions (however the write is made:
+  // the kit's, or a partial update's such as a lockout).
+  routerNotices: (before, after) => [
+    ...(after !== undefined && (before === undefined || rolesDiffer(before, after))
+      ? [{ kind: 'reach' as const, identityId: after.id }]
+      : []),
+    ...identityEndedNotices(before, after),
+  ],
   namesLive: [
     { field: 'updbAuthenticatorId', collection: 'authenticators' },
     { field: 'certAuthenticatorId', collection: 'authenticators' },

@@ -134,6 +134,8 @@ export const edgeRouterPolicies: EntityDefinition<EdgeRouterPolicy> = {
     recordOf: (doc) => edgeRouterPolicyRecord.parse(doc),
     recordFields: recordFieldsOf(edgeRouterPolicyRecord),
   },
+  // Which identities may use which router: what each router is sent of API sessions follows it.
+  routerNotices: () => [{ kind: 'reach' }],
 };
 
 export const serviceEdgeRouterPolicySchema = z.object({

@@ -306,7 +306,8 @@ export function tokenHashOf(sessionPk: string): string {
 
 /** Which of an identity's session items a read takes: those created before `createdBefore`, and opened by `openedBy`. */
 export interface IdentitySessionFilter {
-  readonly createdBefore: string;
+  /** When given: only sessions created before this instant (ISO-8601). */
+  readonly createdBefore?: string;
   /** When given: only sessions this authenticator opened and that end with it. */
   readonly openedBy?: string;
 }
@@ -321,24 +322,51 @@ export async function* sessionKeyPagesOfIdentity(
   filter: IdentitySessionFilter,
   pageSize: number,
 ): AsyncGenerator<string[], void, undefined> {
+  for await (const items of sessionIndexPages(store, identityId, filter, pageSize, 'PK')) {
+    yield items.map((item) => String(item.PK));
+  }
+}
+
+/**
+ * The identity's session items the filter takes, as its index partition holds them (the whole item is projected
+ * there, eventually consistent: it may still hold a removed session, or an older activity), a page at a time.
+ */
+export function sessionItemPagesOfIdentity(
+  store: Store,
+  identityId: string,
+  filter: IdentitySessionFilter,
+  pageSize: number,
+): AsyncGenerator<Record<string, unknown>[], void, undefined> {
+  return sessionIndexPages(store, identityId, filter, pageSize);
+}
+
+async function* sessionIndexPages(
+  store: Store,
+  identityId: string,
+  filter: IdentitySessionFilter,
+  pageSize: number,
+  projection?: string,
+): AsyncGenerator<Record<string, unknown>[], void, undefined> {
+  const conditions = [
+    ...(filter.createdBefore === undefined ? [] : ['createdAt < :before']),
+    ...(filter.openedBy === undefined ? [] : ['authenticatorId = :authenticator', 'endsWithAuthenticator = :ends']),
+  ];
   const query: QueryCommandInput = {
     TableName: store.tableName,
     IndexName: 'GSI2',
     KeyConditionExpression: 'GSI2PK = :sessions',
     // ISO-8601 UTC timestamps of one length order as text the way they order in time.
-    FilterExpression: `createdAt < :before${
-      filter.openedBy === undefined ? '' : ' AND authenticatorId = :authenticator AND endsWithAuthenticator = :ends'
-    }`,
+    ...(conditions.length > 0 ? { FilterExpression: conditions.join(' AND ') } : {}),
     ExpressionAttributeValues: {
       ':sessions': keys.sessionsIndex(identityId),
-      ':before': filter.createdBefore,
+      ...(filter.createdBefore === undefined ? {} : { ':before': filter.createdBefore }),
       ...(filter.openedBy === undefined ? {} : { ':authenticator': filter.openedBy, ':ends': true }),
     },
-    ProjectionExpression: 'PK',
+    ...(projection === undefined ? {} : { ProjectionExpression: projection }),
     Limit: pageSize,
   };
   for await (const page of paginateQuery({ client: store.db }, query)) {
-    const found = (page.Items ?? []).map((item) => String(item.PK));
+    const found = page.Items ?? [];
     if (found.length > 0) yield found;
   }
 }

@@ -5,7 +5,7 @@ import { MAX_TRANSACTION_ITEMS, type Stored, TransactionTooLargeError } from './
 import { type Referrer, referencesTo } from './index-queries.ts';
 import { itemCount, type NamedEntity, takeOutNamedRoles, writesBeside } from './policies-naming.ts';
 import type { StoreContext } from './store-context.ts';
-import { followedBy, type WriteOp } from './write-op.ts';
+import type { WriteOp } from './write-op.ts';
 
 /**
  * Writes that go with a delete beyond the kit's own (an identity's API sessions), given how many transaction items
@@ -26,18 +26,8 @@ function referencedError(label: string, id: string, referrers: readonly Referrer
   });
 }
 
-/** What follows the committed delete of one `cascade` child, outside its transaction. */
-export type AfterChildDelete = (collection: string, child: BaseDocument) => Promise<void>;
-
-/**
- * The deletes of the children that go with their parent (`cascade` links), with everything the kit keeps for them;
- * `afterDelete` follows the commit of whichever transaction deletes each child (a drain's or the parent's own).
- */
-async function cascadeOps(
-  deps: StoreContext,
-  children: readonly Referrer[],
-  afterDelete?: AfterChildDelete,
-): Promise<WriteOp[]> {
+/** The deletes of the children that go with their parent (`cascade` links), with everything the kit keeps for them. */
+async function cascadeOps(deps: StoreContext, children: readonly Referrer[]): Promise<WriteOp[]> {
   const byCollection = new Map<string, string[]>();
   for (const child of children)
     byCollection.set(child.collection, [...(byCollection.get(child.collection) ?? []), child.id]);
@@ -46,10 +36,7 @@ async function cascadeOps(
     const def = definitionOf(collection);
     if (!def) throw new Error(`a cascade link names ${collection}, which is not a declared entity type`);
     // One level: a child type that has children of its own needs them declared as children of the parent too.
-    for (const doc of await deps.store.getMany(def, ids)) {
-      const [first, ...rest] = deps.store.deleteOps(def, doc);
-      if (first) ops.push(afterDelete ? followedBy(first, () => afterDelete(collection, doc)) : first, ...rest);
-    }
+    for (const doc of await deps.store.getMany(def, ids)) ops.push(...deps.store.deleteOps(def, doc));
   }
   return ops;
 }
@@ -64,12 +51,7 @@ const DRAIN_PAGE = 50;
  * transaction. The mark stops new links from being added meanwhile; each child goes whole (its own items all in one
  * transaction), so a drain that stops half way leaves fewer children and nothing broken, and the next delete goes on.
  */
-async function drainCascadeChildren(
-  deps: StoreContext,
-  def: EntityDefinition,
-  id: string,
-  afterDelete?: AfterChildDelete,
-): Promise<void> {
+async function drainCascadeChildren(deps: StoreContext, def: EntityDefinition, id: string): Promise<void> {
   for (;;) {
     const links = await referencesTo(deps.store, def.collection, id, DRAIN_PAGE);
     if (links.some((link) => link.onTargetDelete !== 'cascade')) return;
@@ -79,7 +61,7 @@ async function drainCascadeChildren(
     }
     let batch: WriteOp[] = [];
     for (const link of links) {
-      const ops = await cascadeOps(deps, [link], afterDelete);
+      const ops = await cascadeOps(deps, [link]);
       if (batch.length + ops.length > DRAIN_ROOM) break;
       batch = [...batch, ...ops];
     }
@@ -94,8 +76,6 @@ export interface DeleteOptions {
   readonly drainCascades?: boolean;
   /** Other entities its `dependents` delete with it (a tunneling router's identity), whose `@id` policies lose too. */
   readonly namedWith?: readonly NamedEntity[];
-  /** What follows each `cascade` child's committed delete (the sessions a CA's authenticators opened end with them). */
-  readonly afterChildDelete?: AfterChildDelete;
 }
 
 /**
@@ -116,7 +96,7 @@ export async function deleteEntity<D extends BaseDocument>(
   try {
     // A parent of many children (a CA's authenticators) sheds them in transactions of their own first.
     if (options.drainCascades) {
-      await drainCascadeChildren(deps, def as unknown as EntityDefinition, stored.doc.id, options.afterChildDelete);
+      await drainCascadeChildren(deps, def as unknown as EntityDefinition, stored.doc.id);
     }
     // One more than a transaction holds: past that the delete is refused as too large anyway.
     const links = await referencesTo(deps.store, def.collection, stored.doc.id, MAX_TRANSACTION_ITEMS + 1);
@@ -127,7 +107,6 @@ export async function deleteEntity<D extends BaseDocument>(
       ...(await cascadeOps(
         deps,
         links.filter((link) => link.onTargetDelete === 'cascade'),
-        options.afterChildDelete,
       )),
     ];
     // Refused before any policy is touched: a delete that cannot commit must not take its `@id` out of them.

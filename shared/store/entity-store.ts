@@ -12,6 +12,7 @@ import { ApiError, invalidField } from '../errors/api-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { mapBounded } from '../map-bounded.ts';
 import { markerMove, unwrittenIdentityKeys, withMarkerMoves } from './change-markers.ts';
+import { ctrlChangeOp, type EndedSessions } from './ctrl-changes.ts';
 import {
   derivedItemOps,
   documentIndexKeys,
@@ -157,6 +158,12 @@ export class Store implements TableClient {
   readonly db: DynamoDBDocumentClient;
   readonly tableName: string;
   private readonly logger: Pick<Logger, 'warn'> | undefined;
+  /**
+   * What follows the commit of a transaction that ended sessions (its `ended` notice), in the request: the functions
+   * that end sessions remove the first of them at once (`removeEndedSessionsOnCommit`), so an identity's few sessions
+   * leave the table with the change; the sweep removes the rest, and everything when this is unset.
+   */
+  afterSessionsEnded: ((ended: EndedSessions) => Promise<void>) | undefined;
 
   constructor(db: DynamoDBDocumentClient, tableName: string, logger?: Pick<Logger, 'warn'>) {
     this.db = db;
@@ -232,6 +239,7 @@ export class Store implements TableClient {
       this.countOp(def, 1),
       ...markerOps(this.tableName, def, [parsed]),
       ...namingOps(this.tableName, def, parsed, 'set'),
+      ...this.routerNoticeOps(def, undefined, parsed),
     ];
   }
 
@@ -254,6 +262,7 @@ export class Store implements TableClient {
       ...derivedItemOps(this, def, before.doc, parsed),
       ...markerOps(this.tableName, def, [before.doc, parsed]),
       ...renamingOps(this.tableName, def, before.doc, parsed),
+      ...this.routerNoticeOps(def, before.doc, parsed),
     ];
   }
 
@@ -283,6 +292,7 @@ export class Store implements TableClient {
     ops.push(this.countOp(def, -1));
     ops.push(...markerOps(this.tableName, def, [doc]));
     ops.push(...namingOps(this.tableName, def, doc, 'remove'));
+    ops.push(...this.routerNoticeOps(def, doc, undefined));
     return ops;
   }
 
@@ -574,6 +584,20 @@ export class Store implements TableClient {
       }
     }
     return ops;
+  }
+
+  /** The routers' change log entries a write of `def` makes (`EntityDefinition.routerNotices`), one item each. */
+  routerNoticeOps<D extends BaseDocument>(
+    def: EntityDefinition<D>,
+    before: D | undefined,
+    after: D | undefined,
+  ): WriteOp[] {
+    const now = new Date();
+    return (def.routerNotices?.(before, after) ?? []).map((notice) => {
+      const op = ctrlChangeOp(this, notice, now);
+      if (notice.kind !== 'ended') return op;
+      return { ...op, afterCommit: async () => this.afterSessionsEnded?.(notice.ended) };
+    });
   }
 
   private countOp<D extends BaseDocument>(def: EntityDefinition<D>, delta: number): WriteOp {

@@ -53,10 +53,11 @@ export const keys = {
   /** The pointer from an API session's id to its token hash (`api-session-store.ts`). */
   apiSessionPointer: (id: string) => ({ PK: `api-sessions#${id}`, SK: 'ID' }),
   /**
-   * One time bucket of recent API session changes, for the routers' control channel endpoints to pass on
-   * (`shared/store/api-session-changes.ts`): `SESSIONCHANGES#<bucket>` / `<instant>#<id>`, gone by TTL.
+   * One time bucket of recent changes for the routers' control channel endpoints to pass on
+   * (`shared/store/ctrl-changes.ts`): `SESSIONCHANGES#<bucket>` / `<instant>#<id>`, gone by TTL. The prefix is the
+   * one the log had when it held API session changes alone: kept, so an upgrade reads what was written before it.
    */
-  apiSessionChanges: (bucket: number) => `${PREFIXES.apiSessionChanges}${bucket}`,
+  ctrlChanges: (bucket: number) => `${PREFIXES.ctrlChanges}${bucket}`,
   /** An API session's posture data (`shared/posture/posture-data.ts`). */
   postureData: (apiSessionId: string) => ({ PK: `${PREFIXES.postureData}${apiSessionId}`, SK: 'DATA' }),
   /** An identity's failed service requests (`shared/posture/failed-requests.ts`). */
@@ -97,7 +98,12 @@ export const keys = {
 } as const;
 
 /** The controller's singleton items (`keys.system`). */
-export type SystemItem = 'network-ca' | 'server-certificate' | 'server-certificate-import' | 'default-admin';
+export type SystemItem =
+  | 'network-ca'
+  | 'server-certificate'
+  | 'server-certificate-import'
+  | 'default-admin'
+  | 'ended-sessions-sweep';
 
 /**
  * The partition-key prefixes of every item kind the table holds, but entities and reference links (whose partition
@@ -117,7 +123,7 @@ export const PREFIXES = {
   selection: 'SELECT#',
   changeMarker: 'CHANGED#',
   apiSession: 'APISESSION#',
-  apiSessionChanges: 'SESSIONCHANGES#',
+  ctrlChanges: 'SESSIONCHANGES#',
   postureData: 'POSTURE#',
   failedRequests: 'FAILED-SESSIONS#',
   rateWindow: 'RATE#',

@@ -101,6 +101,7 @@ export function partialUpdateOps<D extends BaseDocument>(
       onConditionFailed: onFailed,
     },
     ...store.filterRecordOps(def, { ...current, ...changes }),
+    ...store.routerNoticeOps(def, current, { ...current, ...changes }),
   ];
 }
 

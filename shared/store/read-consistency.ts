@@ -87,10 +87,10 @@ export const READS = {
    */
   ctrlChannel: 'eventual',
   /**
-   * The recent API session changes a control channel endpoint polls for its routers: each poll reads the seconds
+   * The recent changes a control channel endpoint polls for its routers: each poll reads the seconds
    * before the last one's instant again, so a change one read missed is in the next.
    */
-  apiSessionChanges: 'eventual',
+  ctrlChanges: 'eventual',
 } as const satisfies Record<string, Consistency>;
 
 export type ReadKind = keyof typeof READS;

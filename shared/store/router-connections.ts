@@ -51,13 +51,16 @@ type RouterCollection = 'edge-routers' | 'routers';
 
 /**
  * Records a connection, replacing whatever the router had (a reconnect to this or another endpoint wins); false, and
- * nothing written, when the router is no longer stored: a delete between the hello's certificate check and this write
- * would otherwise leave a connection of a router nobody can see, its lease renewed for as long as the channel lives.
+ * nothing written, when the router is no longer stored, is disabled, or no longer has the certificate it connected
+ * with (`fingerprint`: re-enrolled): a delete, disable or re-enroll between the hello's certificate check and this
+ * write would otherwise leave a connection the change did not end (its notice may have been read before the channel
+ * was there to close), its lease renewed for as long as the channel lives.
  */
 export async function putRouterConnection(
   store: Store,
   collection: RouterCollection,
   connection: RouterConnection,
+  fingerprint: string,
 ): Promise<boolean> {
   try {
     await store.db.send(
@@ -67,7 +70,9 @@ export async function putRouterConnection(
             ConditionCheck: {
               TableName: store.tableName,
               Key: keys.entity(collection, connection.routerId),
-              ConditionExpression: 'attribute_exists(PK)',
+              ConditionExpression:
+                'attribute_exists(PK) AND (attribute_not_exists(disabled) OR disabled = :no) AND fingerprint = :fingerprint',
+              ExpressionAttributeValues: { ':no': false, ':fingerprint': fingerprint },
             },
           },
           {

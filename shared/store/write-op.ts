@@ -78,10 +78,3 @@ export function conflictedWithAnotherTransaction(error: unknown): boolean {
     (error.CancellationReasons ?? []).some((reason) => reason.Code === 'TransactionConflict')
   );
 }
-
-/** The op with `work` added to what follows its transaction's commit (beside any work it already had). */
-export function followedBy(op: WriteOp, work: () => Promise<void>): WriteOp {
-  const before = op.afterCommit;
-  const afterCommit = before ? () => Promise.all([before(), work()]).then(() => undefined) : work;
-  return { ...op, afterCommit };
-}

@@ -13,6 +13,7 @@ export function apiSessionView(session: ApiSession, identityName: string, token 
     totpPending: _totp,
     extJwtPending: _extJwt,
     endsWithAuthenticator: _endsWithAuthenticator,
+    openedOn: _openedOn,
     ...rest
   } = session;
   return {

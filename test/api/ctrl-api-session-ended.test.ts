@@ -5,9 +5,17 @@ import { type ChannelMessage, ContentType, Header, replyForOf } from '#ctrl-chan
 import { decodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { storedApiSessionIds } from '#shared/auth/api-session-store.ts';
+import { sweepEndedSessions } from '#shared/auth/ended-sessions-sweep.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { type Credentials, dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
+import {
+  type Credentials,
+  dialCtrl,
+  enrolledEdgeRouter,
+  everyIdentityUsesEveryRouter,
+  type RouterEnd,
+} from '../support/ctrl-router.ts';
 import { refuseRequests } from '../support/dynamodb-faults.ts';
+import { recordSent } from '../support/dynamodb-recorder.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
 import { authPolicyBody } from '../support/management-fixtures.ts';
 import { issue, makeCa } from '../support/pki-fixtures.ts';
@@ -18,7 +26,7 @@ import { storeApiSessions } from '../support/stored-api-sessions.ts';
  * authenticator that opened them deleted): a router that holds one hears of it as of a logout, within the time of a
  * poll of the changes, not only once the session would have gone idle.
  */
-const { controller, admin, call, createdId, createPolicy, userUnder, login } = useAdminController(
+const { controller, admin, call, createdId, createPolicy, userUnder, clientLogin } = useAdminController(
   {},
   // The sync and circuits alone: no edge hello or data model messages between the ones these tests read.
   { ctrlFeatures: [routerInterfaces, apiSessionSync, circuits] },
@@ -29,6 +37,10 @@ const C = '/edge/client/v1';
 const ROUTER_LOOKUP_TIMEOUT_MS = 5_000;
 /** More sessions than one removal transaction holds (two items each): the removal after the commit takes several. */
 const MORE_THAN_A_TRANSACTION = 60;
+/** An identity with many sessions: its disable must answer as fast as any, whatever their number. */
+const MANY_SESSIONS = 5_000;
+/** How long after its instant the sweep first takes a notice (`ended-sessions-sweep.ts`'s settle), and a margin. */
+const SWEEP_SETTLE_MS = 5_500;
 
 let router: { id: string; credentials: Credentials };
 let names = 0;
@@ -36,6 +48,7 @@ const unique = (name: string) => `${name}-${++names}-${Date.now().toString(36)}`
 
 beforeAll(async () => {
   router = await enrolledEdgeRouter(controller, call, 'ended-router');
+  await everyIdentityUsesEveryRouter(call);
 });
 
 /** The router, connected, past its hello and its first full sync (so it holds every live session). */
@@ -94,7 +107,7 @@ async function noRemovalOf(end: RouterEnd, ids: readonly string[], ms: number): 
 async function userWithSessions(stored: number, updb: Record<string, unknown> = {}) {
   const policyId = await createPolicy(authPolicyBody(unique('ended-policy'), updb));
   const user = await userUnder(policyId, unique('ended-user'));
-  const loggedIn = await login(user.username, user.password);
+  const loggedIn = await clientLogin(user.username, user.password);
   expect(loggedIn.status, loggedIn.text).toBe(200);
   const session = { id: loggedIn.body.data.id as string, token: loggedIn.body.data.token as string };
   return { ...user, session, stored: await storeApiSessions(controller().deps, user.identityId, stored) };
@@ -112,32 +125,54 @@ describe('API sessions that end without being removed reach the routers when the
     end.socket.destroy();
   });
 
-  it('refuses the sessions a failed removal after a disable left, and tells a router of each once it is met', async () => {
-    const user = await userWithSessions(MORE_THAN_A_TRANSACTION);
+  it('answers a disable of an identity with 5,000 sessions with two transactions; the routers hear of every session and the sweep removes each', async () => {
+    const user = await userWithSessions(MANY_SESSIONS - 1);
     const sessions = [user.session, ...user.stored];
     const end = await syncedRouter();
-    // Every removal transaction after the disable's own fails: the rest of its sessions stay stored.
-    const fault = refuseRequests(controller().deps.store.db, (command, input) => {
-      const text = JSON.stringify(input);
-      return (
-        command === 'TransactWriteItemsCommand' && text.includes(user.identityId) && !text.includes('sessionsValidFrom')
-      );
-    });
-    let disabled: Awaited<ReturnType<typeof call>>;
-    try {
-      disabled = await call('POST', `/identities/${user.identityId}/disable`, { durationMinutes: 0 });
-    } finally {
-      fault.stop();
-    }
-    expect(disabled.status, disabled.text).toBe(200);
-    expect(fault.refused).toBeGreaterThan(0);
 
-    for (const session of sessions) {
+    const sent = await recordSent(controller().deps.store.db, async () => {
+      const disabled = await call('POST', `/identities/${user.identityId}/disable`, { durationMinutes: 0 });
+      expect(disabled.status, disabled.text).toBe(200);
+    });
+    // The request wrote the disable and removed one transaction's worth of sessions, however many there are: the rest
+    // are not its work.
+    const written = sent.filter((request) => request.user === 'identities' && request.command.startsWith('Transact'));
+    expect(written).toHaveLength(2);
+    for (const session of [sessions[0]!, sessions.at(-1)!]) {
       const current = await controller().call('GET', `${C}/current-api-session`, { token: session.token });
       expect(current.status, current.text).toBe(401);
     }
-    expect(await removalsOf(end, sessions)).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+
+    expect(await removalsOf(end, sessions, 30_000)).toBeLessThan(30_000);
     end.socket.destroy();
+    // Still stored until the sweep takes the notice, once settled: refused all the same.
+    const ids = sessions.map((session) => session.id);
+    expect((await storedApiSessionIds(controller().deps, ids)).size).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, SWEEP_SETTLE_MS));
+    await sweepEndedSessions(controller().deps);
+    expect((await storedApiSessionIds(controller().deps, ids)).size).toBe(0);
+  }, 120_000);
+
+  it('sweeps again what a failed sweep left: the notice is kept until its sessions are removed', async () => {
+    const user = await userWithSessions(MORE_THAN_A_TRANSACTION);
+    const ids = [user.session, ...user.stored].map((session) => session.id);
+    expect((await call('POST', `/identities/${user.identityId}/disable`, { durationMinutes: 0 })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, SWEEP_SETTLE_MS));
+
+    // The sweep's removals: transactions that delete session items (`APISESSION#…`).
+    const fault = refuseRequests(
+      controller().deps.store.db,
+      (command, input) => command === 'TransactWriteItemsCommand' && JSON.stringify(input).includes('APISESSION#'),
+    );
+    try {
+      await expect(sweepEndedSessions(controller().deps)).rejects.toThrow();
+    } finally {
+      fault.stop();
+    }
+    expect((await storedApiSessionIds(controller().deps, ids)).size).toBeGreaterThan(0);
+
+    await sweepEndedSessions(controller().deps);
+    expect((await storedApiSessionIds(controller().deps, ids)).size).toBe(0);
   });
 
   it('tells a router of every session of a deleted identity, more than one removal transaction holds', async () => {
@@ -156,7 +191,7 @@ describe('API sessions that end without being removed reach the routers when the
     const end = await syncedRouter();
 
     for (let attempt = 0; attempt < 2; attempt++) {
-      expect((await login(user.username, 'not-the-password')).status).toBe(401);
+      expect((await clientLogin(user.username, 'not-the-password')).status).toBe(401);
     }
 
     expect(await removalsOf(end, [user.session, ...user.stored])).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
@@ -183,8 +218,8 @@ describe('API sessions that end without being removed reach the routers when the
       { step: 'initialize', name: 'sessionEndsBeforeTheLock' },
     );
     try {
-      expect((await login(user.username, 'not-the-password')).status).toBe(401);
-      const locking = await login(user.username, 'not-the-password');
+      expect((await clientLogin(user.username, 'not-the-password')).status).toBe(401);
+      const locking = await clientLogin(user.username, 'not-the-password');
       expect(locking.status, locking.text).toBe(401);
     } finally {
       db.middlewareStack.remove('sessionEndsBeforeTheLock');
@@ -203,7 +238,7 @@ describe('API sessions that end without being removed reach the routers when the
     expect(revoked.status, revoked.text).toBe(201);
 
     expect(await removalsOf(end, [user.session, ...user.stored])).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
-    const after = await login(user.username, user.password);
+    const after = await clientLogin(user.username, user.password);
     expect(after.status, after.text).toBe(200);
     const current = await controller().call('GET', `${C}/current-api-session`, { token: after.body.data.token });
     expect(current.status, current.text).toBe(200);

@@ -8,7 +8,13 @@ import { hashToken } from '#shared/auth/session-token.ts';
 import { API_SESSIONS_COLLECTION } from '#shared/store/api-session-items.ts';
 import { keys } from '#shared/store/keys.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { type Credentials, dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
+import {
+  type Credentials,
+  dialCtrl,
+  enrolledEdgeRouter,
+  everyIdentityUsesEveryRouter,
+  type RouterEnd,
+} from '../support/ctrl-router.ts';
 import { hideItems, type RequestMatcher, refuseRequests } from '../support/dynamodb-faults.ts';
 import { recordSent, type SentCommand } from '../support/dynamodb-recorder.ts';
 import { enrolledDevice } from '../support/enrolled-device.ts';
@@ -44,6 +50,7 @@ let device: { id: string; credentials: Credentials };
 
 beforeAll(async () => {
   router = await enrolledEdgeRouter(controller, call, 'sync-recovery-router');
+  await everyIdentityUsesEveryRouter(call);
   device = await enrolledDevice(controller, call, 'sync-recovery-device');
 });
 

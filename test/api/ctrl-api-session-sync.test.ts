@@ -1,18 +1,25 @@
 import { X509Certificate } from 'node:crypto';
 import { generate } from 'otplib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiSessionSync, CHANGE_PAGE_SIZE, POLL_GRACE_MS, POLL_INTERVAL_MS } from '#ctrl-channel/api-session-sync.ts';
+import { apiSessionSync } from '#ctrl-channel/api-session-sync.ts';
+import { CHANGE_PAGE_SIZE, POLL_GRACE_MS, POLL_INTERVAL_MS } from '#ctrl-channel/ctrl-change-poll.ts';
 import { type ChannelMessage, ContentType, Header, int32Header } from '#ctrl-channel/message.ts';
 import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { type Credentials, dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
+import {
+  type Credentials,
+  dialCtrl,
+  enrolledEdgeRouter,
+  everyIdentityUsesEveryRouter,
+  type RouterEnd,
+} from '../support/ctrl-router.ts';
 import { recordSent } from '../support/dynamodb-recorder.ts';
 import { enrolledDevice } from '../support/enrolled-device.ts';
 import { authPolicyBody } from '../support/management-fixtures.ts';
 import { storeApiSessions } from '../support/stored-api-sessions.ts';
 
-const { controller, call, createPolicy, userUnder, login } = useAdminController(
+const { controller, call, createPolicy, userUnder, clientLogin } = useAdminController(
   {},
   // The sync alone: no edge hello or data model messages between the ones these tests read.
   { ctrlFeatures: [routerInterfaces, apiSessionSync] },
@@ -43,6 +50,7 @@ const unique = (name: string) => `${name}-${++names}-${Date.now().toString(36)}`
 
 beforeAll(async () => {
   router = await enrolledEdgeRouter(controller, call, 'sync-router');
+  await everyIdentityUsesEveryRouter(call);
   device = await enrolledDevice(controller, call, 'sync-device');
 });
 
@@ -211,7 +219,7 @@ describe("the routers' API sessions (ApiSessionAdded / Updated / Removed on the 
     const user = await userUnder(policyId, unique('sync-delete-user'));
     const end = await connected();
     await fullSync(end);
-    const loggedIn = await login(user.username, user.password);
+    const loggedIn = await clientLogin(user.username, user.password);
     expect(loggedIn.status, loggedIn.text).toBe(200);
     const sessionId = loggedIn.body.data.id as string;
     await incremental<ApiSessionAdded>(end, ContentType.apiSessionAdded, 'edge.ApiSessionAdded', (body) =>
@@ -232,7 +240,7 @@ describe("the routers' API sessions (ApiSessionAdded / Updated / Removed on the 
   it('sends a session that waits for its TOTP code only once the code is given', async () => {
     const policyId = await createPolicy(authPolicyBody(unique('sync-mfa')));
     const user = await userUnder(policyId, unique('sync-mfa-user'));
-    const first = await login(user.username, user.password);
+    const first = await clientLogin(user.username, user.password);
     const firstToken = first.body.data.token as string;
     expect((await controller().call('POST', `${C}/current-identity/mfa`, { token: firstToken })).status).toBe(201);
     const detail = await controller().call('GET', `${C}/current-identity/mfa`, { token: firstToken });
@@ -247,7 +255,7 @@ describe("the routers' API sessions (ApiSessionAdded / Updated / Removed on the 
     const end = await connected();
     await fullSync(end);
 
-    const partial = await login(user.username, user.password);
+    const partial = await clientLogin(user.username, user.password);
     const partialToken = partial.body.data.token as string;
     const partialId = partial.body.data.id as string;
     expect(partial.body.data.authQueries).toHaveLength(1);

@@ -8,6 +8,7 @@ import {
   type Credentials,
   dialCtrl,
   enrolledEdgeRouter,
+  fingerprintOfCredentials,
   routerConnectionOf,
   routerHelloHeaders,
 } from '../support/ctrl-router.ts';
@@ -284,7 +285,14 @@ describe("an edge router's online state, from its control channel", () => {
     const { store } = controller().deps;
 
     // What the endpoint writes once the hello is accepted, as if the delete had come just before it.
-    expect(await putRouterConnection(store, 'edge-routers', routerConnectionOf(router.id))).toBe(false);
+    expect(
+      await putRouterConnection(
+        store,
+        'edge-routers',
+        routerConnectionOf(router.id),
+        fingerprintOfCredentials(router.credentials),
+      ),
+    ).toBe(false);
     expect((await readRouterConnections(store, 'edge-routers', [router.id])).size).toBe(0);
   });
 

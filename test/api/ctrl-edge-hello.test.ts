@@ -13,6 +13,7 @@ import {
   clientHelloReply,
   dialCtrl,
   enrolledEdgeRouter,
+  fingerprintOfCredentials,
   type RouterEnd,
   routerConnectionOf,
   TEST_ROUTER_HOSTNAME,
@@ -242,8 +243,9 @@ describe("the edge hello: the controller's ServerHello and the router's ClientHe
   it("never lets a replaced connection's late write overwrite what the router's newer connection recorded", async () => {
     const router = await enrolledEdgeRouter(controller, call, 'eh-replaced-router');
     const { store } = controller().deps;
-    await putRouterConnection(store, 'edge-routers', routerConnectionOf(router.id, 'old'));
-    await putRouterConnection(store, 'edge-routers', routerConnectionOf(router.id, 'new'));
+    const fingerprint = fingerprintOfCredentials(router.credentials);
+    await putRouterConnection(store, 'edge-routers', routerConnectionOf(router.id, 'old'), fingerprint);
+    await putRouterConnection(store, 'edge-routers', routerConnectionOf(router.id, 'new'), fingerprint);
     const newer = { hostname: 'new.example', supportedProtocols: { tls: 'tls://new.example:3022' } };
     await recordRouterSync(store, 'edge-routers', router.id, 'new', { syncStatus: 'SYNC_DONE', listeners: newer });
 

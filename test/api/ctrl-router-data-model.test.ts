@@ -241,7 +241,7 @@ describe('the router data model (SubscribeToDataModelRequest → DataState)', ()
         }),
       );
     }
-    const asRouter = { id: crowded.id, name: 'crowded', kind: 'edge-router' } as const;
+    const asRouter = { id: crowded.id, name: 'crowded', kind: 'edge-router', fingerprint: '' } as const;
     const encoded = (events: readonly object[]) =>
       encodeBody('edge.DataState', { events, endIndex: Date.now(), timelineId: 'x'.repeat(22) });
     const full = await buildRouterDataState(controller().deps, asRouter, ROUTER_FRAME_LIMITS.maxBodyBytes);

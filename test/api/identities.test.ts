@@ -337,7 +337,7 @@ async function itemsNaming(id: string) {
  * happened, not state of the identity, which expires by itself within the hour (TTL).
  */
 function isSessionChange(item: Record<string, unknown>): boolean {
-  return String(item.PK).startsWith(PREFIXES.apiSessionChanges);
+  return String(item.PK).startsWith(PREFIXES.ctrlChanges);
 }
 
 describe('delete', () => {

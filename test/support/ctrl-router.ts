@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { connect, type TLSSocket } from 'node:tls';
 import { encodeMessage, FrameDecoder, ROUTER_FRAME_LIMITS } from '#ctrl-channel/frame-codec.ts';
 import {
@@ -10,6 +11,7 @@ import {
   uint64Header,
 } from '#ctrl-channel/message.ts';
 import { encodeBody } from '#ctrl-channel/protobuf-codec.ts';
+import { fingerprintOf } from '#shared/pki/certificates.ts';
 import type { RouterConnection } from '#shared/store/router-connections.ts';
 import type { HttpResponse } from './https-client.ts';
 import { csrFor } from './pki-fixtures.ts';
@@ -19,6 +21,29 @@ import type { TestController } from './test-controller.ts';
 export interface Credentials {
   readonly cert: string;
   readonly key: string;
+}
+
+/**
+ * An edge router policy letting every identity use every edge router: a router is sent the API sessions of the
+ * identities its policies let use it, and none other.
+ */
+export async function everyIdentityUsesEveryRouter(
+  call: (method: string, path: string, body?: unknown) => Promise<HttpResponse>,
+  name = `every-identity-every-router-${Date.now().toString(36)}`,
+): Promise<string> {
+  const created = await call('POST', '/edge-router-policies', {
+    name,
+    semantic: 'AnyOf',
+    identityRoles: ['#all'],
+    edgeRouterRoles: ['#all'],
+  });
+  if (created.status !== 201) throw new Error(`edge router policy ${name}: ${created.status} ${created.text}`);
+  return created.body.data.id as string;
+}
+
+/** The SHA-1 fingerprint of a router's enrolled certificate, as the controller stores and checks it. */
+export function fingerprintOfCredentials(credentials: Credentials): string {
+  return fingerprintOf(new X509Certificate(credentials.cert));
 }
 
 /** An edge router created over the management API and enrolled with `POST /enroll/erott`, as `ziti router` does. */

@@ -57,5 +57,8 @@ export function managementFixtures(controller: () => TestController, admin: () =
     },
     login: (username: string, password: string) =>
       controller().call('POST', `${M}/authenticate?method=password`, { body: { username, password } }),
+    /** A password login on the client API, as an SDK logs in: only such sessions reach routers. */
+    clientLogin: (username: string, password: string) =>
+      controller().call('POST', '/edge/client/v1/authenticate?method=password', { body: { username, password } }),
   };
 }

@@ -11,6 +11,7 @@ import { ensureTable } from '#local/create-table.ts';
 import { type LocalServer, startLocalServer } from '#local/local-server.ts';
 import { localStateMachine } from '#local/local-state-machine.ts';
 import { localServerNames, serverTls } from '#local/server-tls.ts';
+import { removeEndedSessionsOnCommit } from '#shared/auth/api-session-store.ts';
 import { bootstrap } from '#shared/bootstrap.ts';
 import { type ControllerConfig, loadConfig } from '#shared/config.ts';
 import { INTEGRITY_CORE, type IntegrityCore } from '#shared/integrity/integrity-run.ts';
@@ -123,6 +124,8 @@ export async function startTestController(
   };
   let mtls: LocalServer | undefined;
   let sdk: LocalServer | undefined;
+  // As the functions that end sessions: the first of them leave the table right after the change.
+  removeEndedSessionsOnCommit(deps);
   await ensureTable(deps.store.db, config.tableName);
   const tableRefusals = holdToTableGrants(deps.store.db);
   await asTableUser('bootstrap', () =>

@@ -1,0 +1,71 @@
+/**
+ * What a write tells the routers' control channel endpoints beside its own items (`shared/store/ctrl-changes.ts`
+ * records it in the write's transaction), for what they hold for their routers that the write may make stale:
+ *
+ * - `reach`: which identities edge router policies let use which edge routers may have changed, so which API
+ *   sessions each router is to hold: one identity's (its role attributes, or it is new), or anyone's (an edge router
+ *   policy, an edge router's role attributes) when no identity is named.
+ * - `certificates`: an identity's certificate changed, and with it the fingerprints routers check its SDKs' against.
+ * - `router-ended`: a router was disabled, re-enrolled or deleted; its open control channel is to close.
+ * - `ended`: the sessions of an identity a committed change ended (a disable, a lockout, a revocation, the identity's
+ *   delete, or an authenticator's delete for those it opened), however many: the routers drop them at once, and a
+ *   sweep removes them from the table (`shared/auth/ended-sessions-sweep.ts`).
+ *
+ * Entity types declare theirs (`EntityDefinition.routerNotices`), so every write of the type, by any path of the kit,
+ * makes them.
+ */
+/**
+ * The sessions a change of their identity ends (`isRevoked`): all of the identity's (its delete) or those one
+ * authenticator opened and ends with (its delete, a re-enroll), or those created before `endedAt` (a disable, a
+ * lockout, an IDENTITY revocation: sessions created after may live).
+ */
+export interface EndedSessions {
+  readonly identityId: string;
+  readonly endedAt?: string;
+  readonly authenticatorId?: string;
+}
+
+export type RouterNotice =
+  | { readonly kind: 'ended'; readonly ended: EndedSessions }
+  | { readonly kind: 'reach'; readonly identityId?: string }
+  | { readonly kind: 'certificates'; readonly identityId: string }
+  | { readonly kind: 'router-ended'; readonly routerId: string };
+
+/** Whether two role attribute lists differ, order aside (what edge router policies select by). */
+export function rolesDiffer(
+  before: { readonly roleAttributes?: readonly string[] },
+  after: { readonly roleAttributes?: readonly string[] },
+): boolean {
+  const sorted = (roles: readonly string[] = []) => JSON.stringify([...roles].sort());
+  return sorted(before.roleAttributes) !== sorted(after.roleAttributes);
+}
+
+/**
+ * A router's channel ends when the router is deleted, disabled, or loses the certificate it enrolled with (a
+ * re-enroll clears it). An extension (a new fingerprint) does not end it: the router extended its own certificate,
+ * and the channel it holds is still its own.
+ */
+export function routerEndedNotices(
+  before: { readonly id: string; readonly disabled: boolean; readonly fingerprint: string | null } | undefined,
+  after: { readonly disabled: boolean; readonly fingerprint: string | null } | undefined,
+): RouterNotice[] {
+  const ended =
+    !after || (after.disabled && !before?.disabled) || (before?.fingerprint != null && after.fingerprint === null);
+  return before && ended ? [{ kind: 'router-ended', routerId: before.id }] : [];
+}
+
+/**
+ * The sessions an identity's change ends: all of them when it is deleted; those created before a new
+ * `sessionsValidFrom` (a disable, a lockout, an IDENTITY revocation: each sets it).
+ */
+export function identityEndedNotices(
+  before: { readonly id: string; readonly sessionsValidFrom?: string | null } | undefined,
+  after: { readonly sessionsValidFrom?: string | null } | undefined,
+): RouterNotice[] {
+  if (!before) return [];
+  const endedAt = after?.sessionsValidFrom;
+  if (!after) return [{ kind: 'ended', ended: { identityId: before.id } }];
+  return endedAt && endedAt !== before.sessionsValidFrom
+    ? [{ kind: 'ended', ended: { identityId: before.id, endedAt } }]
+    : [];
+}
