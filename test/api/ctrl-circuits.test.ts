@@ -506,6 +506,41 @@ describe("circuits: a router not on a circuit's path changes nothing of it", () 
     expect(unrouteOf(await next(ContentType.unroute))).toEqual({ circuitId, now: false });
   });
 
+  it('cannot answer a route awaited from another router: its result unroutes on itself, the awaited one decides', async () => {
+    askCircuit(await dialHeaders(await network.dialer.session('Dial')));
+    const first = await next(ContentType.route);
+    const { circuitId } = decodeBody<Route>('ctrl.Route', first.body);
+
+    // The intruder answers first, with success and a key of its own, as if the Route had been sent to it.
+    intruderSends(
+      ContentType.routeResult,
+      Buffer.from(circuitId),
+      new Map([
+        [Header.replyFor, int32Header(first.sequence)],
+        [1101, uint32Header(0)],
+        [1102, boolHeader(true)],
+        [EdgeHeaderPublicKey, Buffer.from('intruder-key')],
+      ]),
+    );
+    const ownUnroute = unrouteOf(await next(ContentType.unroute, 5_000, intruder));
+    answerRoute(first, circuitId, 0, [
+      [1103, Buffer.from('dial refused')],
+      [1104, Buffer.from([3])],
+    ]);
+    const second = await next(ContentType.route);
+    answerRoute(second, circuitId, 1, [
+      [1102, boolHeader(true)],
+      [EdgeHeaderPublicKey, HOST_KEY],
+    ]);
+    const response = await next(ContentType.createCircuitV2Response);
+    made.push(circuitId);
+
+    expect(ownUnroute).toEqual({ circuitId, now: true });
+    expect(decodeBody<Route>('ctrl.Route', second.body).attempt).toBe(1);
+    expect(uint32BytesMapOf(response, 10)).toEqual(new Map([[EdgeHeaderPublicKey, HOST_KEY]]));
+    expect(await silence(400, intruder)).toBe(true);
+  });
+
   it("moves no circuit's expiry by its confirmation, which unroutes the circuit on itself only", async () => {
     const { route } = await madeCircuit();
     const { circuitId } = route;
