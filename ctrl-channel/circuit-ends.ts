@@ -1,4 +1,4 @@
-import { CIRCUIT_TTL_MS, extendCircuit, removeCircuit, storedCircuits } from '#shared/store/circuit-items.ts';
+import { CIRCUIT_TTL_MS, extendCircuit, isOnPath, removeCircuit, storedCircuits } from '#shared/store/circuit-items.ts';
 import { unrouteMessage } from './circuit-messages.ts';
 import type { ConnectedRouter, ControlContext } from './control-plane.ts';
 import { ContentType } from './message.ts';
@@ -27,6 +27,11 @@ const MAX_FAULT_IDS = 1000;
  * A CircuitConfirmation (1034), a router's list of its idle circuits, gets the unknown ones unrouted at once (left
  * over from a lost fault or a circuit this controller never made); the known ones stay, their item's expiry moved on.
  * Link faults are ignored: this controller makes no links.
+ *
+ * Only a router on a circuit's path speaks for it. To any other router, whose certificate may be an attacker's, a
+ * circuit it names is as unknown as an id nobody made: its fault or confirmation removes, unroutes and extends
+ * nothing, and what it is sent back (an unroute of the id, at once, for a forward fault or a confirmation) concerns
+ * its own forwarding table only.
  */
 export function circuitEnds(context: ControlContext) {
   const { deps } = context;
@@ -39,14 +44,14 @@ export function circuitEnds(context: ControlContext) {
 
   async function fault(router: ConnectedRouter, fault: Fault): Promise<void> {
     if (CIRCUIT_END_SUBJECTS.has(fault.subject)) {
-      const removed = await removeCircuit(deps.store, fault.id, deps.now());
+      const removed = await removeCircuit(deps.store, fault.id, router.router.id, deps.now());
       if (removed) unroute(router, removed.id, removed.path, false);
       return;
     }
     if (!FORWARD_FAULT_SUBJECTS.has(fault.subject)) return;
     const ids = [...new Set(fault.id.split(' ').filter((id) => id !== ''))].slice(0, MAX_FAULT_IDS);
     for (const id of ids) {
-      const removed = await removeCircuit(deps.store, id, deps.now());
+      const removed = await removeCircuit(deps.store, id, router.router.id, deps.now());
       unroute(router, id, removed?.path ?? [], true);
     }
   }
@@ -58,7 +63,7 @@ export function circuitEnds(context: ControlContext) {
     const known = await storedCircuits(deps.store, ids, now);
     for (const id of ids) {
       const stored = known.get(id);
-      if (!stored) router.channel.send(unrouteMessage(id, true));
+      if (!stored || !isOnPath(stored.circuit, router.router.id)) router.channel.send(unrouteMessage(id, true));
       // Idle but there: kept past its TTL, its item's expiry moved on once half of it is spent.
       else if (stored.expiresAtMs - now.getTime() < CIRCUIT_TTL_MS / 2) await extendCircuit(deps.store, id, now);
     }

@@ -44,9 +44,12 @@ interface Routed {
  * service reached through another router's terminators has no path.
  */
 export const circuits: ControlFeatureFactory = (context) => {
-  // The circuits whose route this endpoint awaits: a RouteResult for another (one that came after its wait ended) is
-  // unrouted, as the reference does.
-  const routing = new Set<string>();
+  // The circuits whose route this endpoint awaits, each with the routers it was sent to (the one asking, while paths
+  // are one router). Each router's result comes back as the reply to its Route, on its own channel; any other
+  // RouteResult (one after its wait ended, or from a router the route was not sent to) answers nothing and is
+  // unrouted on its sender, as the reference unroutes a result it does not await. So another router can neither
+  // decide a route nor learn that one is awaited.
+  const routing = new Map<string, ReadonlySet<string>>();
   const ends = circuitEnds(context);
   return {
     bind(router) {
@@ -55,7 +58,9 @@ export const circuits: ControlFeatureFactory = (context) => {
       );
       router.channel.handle(ContentType.routeResult, (result) => {
         const circuitId = result.body.toString();
-        if (circuitId && !routing.has(circuitId)) router.channel.send(unrouteMessage(circuitId, true));
+        if (circuitId && !routing.get(circuitId)?.has(router.router.id)) {
+          router.channel.send(unrouteMessage(circuitId, true));
+        }
       });
       ends.bind(router);
     },
@@ -66,7 +71,7 @@ async function createCircuit(
   context: ControlContext,
   router: ConnectedRouter,
   request: ChannelMessage,
-  routing: Set<string>,
+  routing: Map<string, ReadonlySet<string>>,
 ): Promise<void> {
   const { deps } = context;
   const routerId = router.router.id;
@@ -85,7 +90,7 @@ async function createCircuit(
         'encryption required on service, initiator did not send public header',
       );
     }
-    routing.add(circuitId);
+    routing.set(circuitId, new Set([routerId]));
     allocated = true;
     const tags = (terminator: Terminator) => ({
       serviceId: checked.service.id,

@@ -97,21 +97,18 @@ function refusalOf(error: unknown): EdgeRefusal {
 }
 
 /**
- * Whether an existing terminator is the one this Bind re-sends (a reconnecting router re-sends every terminator it
- * hosts): the same binding, service, router and hosting identity. Anything else is an id conflict, never retried.
+ * Whether a stored terminator is one this router may re-send or update for the SDK whose session it presents: an
+ * `edge` terminator on this router, of the session's service and hosting identity. Every other is refused with the
+ * same words whoever holds it (another router, service, identity, or an administrator's binding), so a router, whose
+ * certificate may be an attacker's, learns nothing of the terminators that are not its SDKs'.
  */
-function checkSameTerminator(existing: Terminator, routerId: string, checked: CheckedSession): void {
-  const conflict =
-    existing.binding !== EDGE_BINDING
-      ? 'binding'
-      : existing.service !== checked.service.id
-        ? 'service'
-        : existing.router !== routerId
-          ? 'router'
-          : existing.hostId !== checked.identity.id
-            ? 'identity'
-            : undefined;
-  if (conflict) refuse(EdgeErrorCode.internal, `the terminator id conflicts with a terminator of another ${conflict}`);
+function isOwnTerminator(terminator: Terminator, routerId: string, checked: CheckedSession): boolean {
+  return (
+    terminator.binding === EDGE_BINDING &&
+    terminator.router === routerId &&
+    terminator.service === checked.service.id &&
+    terminator.hostId === checked.identity.id
+  );
 }
 
 /**
@@ -145,8 +142,10 @@ export function terminatorsFeature(
           `the instance secret is longer than ${MAX_INSTANCE_SECRET_BYTES} bytes`,
         );
       }
+      // A reconnecting router re-sends every terminator it hosts: an id of another's is taken, never retried.
       const resent = async (stored: Stored<Terminator>) => {
-        checkSameTerminator(stored.doc, routerId, checked);
+        if (!isOwnTerminator(stored.doc, routerId, checked))
+          refuse(EdgeErrorCode.internal, 'the terminator id is taken');
         const current = { cost, precedence, connectionId: connected.connectionId };
         const doc = stored.doc;
         if (doc.cost === cost && doc.precedence === precedence && doc.connectionId === connected.connectionId) return;
@@ -229,17 +228,13 @@ export function terminatorsFeature(
     }
 
     async function updateTerminator(connected: ConnectedRouter, request: UpdateTerminatorRequest): Promise<void> {
-      await checkEdgeSession(deps, connected.router.id, request, 'Bind');
+      const checked = await checkEdgeSession(deps, connected.router.id, request, 'Bind');
       const cost = request.updateCost ? checkedCost(request.cost) : undefined;
       const precedence = request.updatePrecedence ? checkedPrecedence(request.precedence) : undefined;
       await withOptimisticRetry(async () => {
         const stored = await deps.store.get(terminators, request.terminatorId);
-        if (!stored) return refuse(EdgeErrorCode.invalidTerminator, 'invalid terminator: not found');
-        if (stored.doc.router !== connected.router.id) {
-          refuse(EdgeErrorCode.invalidTerminator, 'the terminator is on another router');
-        }
-        if (stored.doc.binding !== EDGE_BINDING) {
-          refuse(EdgeErrorCode.invalidTerminator, `the terminator's binding is not ${EDGE_BINDING}`);
+        if (!stored || !isOwnTerminator(stored.doc, connected.router.id, checked)) {
+          return refuse(EdgeErrorCode.invalidTerminator, 'invalid terminator: not found');
         }
         const changed = {
           ...stored.doc,

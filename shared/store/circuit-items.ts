@@ -60,14 +60,31 @@ export async function putCircuit(store: Store, circuit: CircuitRecord, now: Date
   );
 }
 
-/** Removes a circuit and returns it; undefined when it was not stored (or another fault removed it first). */
-export async function removeCircuit(store: Store, circuitId: string, now: Date): Promise<CircuitRecord | undefined> {
+/**
+ * Whether a router is on a circuit's path: only such a router's word (its fault, its confirmation that the circuit
+ * is idle) counts for the circuit. Another router names it only by mistake or in attack.
+ */
+export const isOnPath = (circuit: CircuitRecord, routerId: string): boolean => circuit.path.includes(routerId);
+
+/**
+ * Removes a circuit a router on its path reports ended ({@link isOnPath}, checked in the delete's condition) and
+ * returns it; undefined when it was not stored, another fault removed it first, or the router is not on its path.
+ */
+export async function removeCircuit(
+  store: Store,
+  circuitId: string,
+  reportedBy: string,
+  now: Date,
+): Promise<CircuitRecord | undefined> {
   const removed = await unlessConditionFails(
     store.db.send(
       new DeleteCommand({
         TableName: store.tableName,
         Key: keys.circuit(circuitId),
-        ConditionExpression: 'attribute_exists(PK)',
+        // A list's `contains` is true only when the list is stored and holds the router's id.
+        ConditionExpression: 'contains(#path, :reportedBy)',
+        ExpressionAttributeNames: { '#path': 'path' },
+        ExpressionAttributeValues: { ':reportedBy': reportedBy },
         ReturnValues: 'ALL_OLD',
       }),
     ),

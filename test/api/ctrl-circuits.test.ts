@@ -16,6 +16,7 @@ import {
 import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { routerTerminators } from '#ctrl-channel/terminators.ts';
+import { CIRCUIT_TTL_MS, storedCircuits } from '#shared/store/circuit-items.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { dialCtrl, enrolledEdgeRouter, type Route, type RouterEnd } from '../support/ctrl-router.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
@@ -110,16 +111,16 @@ async function dialHeaders(
 }
 
 /** The next message of a type from the controller, skipping others (none is expected; a stray one would show here). */
-async function next(contentType: number, timeoutMs = 5_000): Promise<ChannelMessage> {
-  const message = await router.next(timeoutMs);
+async function next(contentType: number, timeoutMs = 5_000, end: RouterEnd = router): Promise<ChannelMessage> {
+  const message = await end.next(timeoutMs);
   expect(message.contentType).toBe(contentType);
   return message;
 }
 
-/** Whether the controller sends nothing more within a while. */
-async function silence(ms = 400): Promise<boolean> {
+/** Whether the controller sends a router (by default the circuits') nothing more within a while. */
+async function silence(ms = 400, end: RouterEnd = router): Promise<boolean> {
   try {
-    await router.next(ms);
+    await end.next(ms);
     return false;
   } catch {
     return true;
@@ -456,5 +457,115 @@ describe('circuits refused', () => {
     }
     expect(await silence()).toBe(true);
     expect((await madeCircuit()).response.contentType).toBe(ContentType.createCircuitV2Response);
+  });
+});
+
+describe("circuits: a router not on a circuit's path changes nothing of it", () => {
+  // Another enrolled router, connected: the one whose certificate and key an attacker holds, say.
+  let intruder: RouterEnd;
+  beforeAll(async () => {
+    const enrolled = await enrolledEdgeRouter(controller, call, 'circuit-intruder');
+    intruder = await dialCtrl(controller(), enrolled.credentials, { answerHeartbeats: true });
+    await intruder.hello(enrolled.id);
+  });
+
+  const intruderSends = (contentType: number, body: Buffer, headers = new Map<number, Buffer>()) =>
+    intruder.send({ contentType, sequence: ++sequence, headers, body });
+  const byCircuitId = (a: { circuitId: string }, b: { circuitId: string }) => a.circuitId.localeCompare(b.circuitId);
+
+  it('neither ends nor unroutes a circuit by its faults; its forward faults unroute the named circuits on itself only', async () => {
+    const { session, route } = await madeCircuit();
+    const { circuitId } = route;
+    const fault = (subject: string, id: string) =>
+      intruderSends(ContentType.fault, encodeBody('ctrl.Fault', { subject, id }));
+
+    fault('IngressFault', circuitId);
+    fault('EgressFault', circuitId);
+    fault('ForwardFault', `${circuitId} unknown-circuit`);
+    fault('UnknownOwnerForwardFault', circuitId);
+    const ownUnroutes = [];
+    for (let i = 0; i < 3; i++) ownUnroutes.push(unrouteOf(await next(ContentType.unroute, 5_000, intruder)));
+
+    // What the intruder hears is what it hears of an id nobody knows: its own forwarding entries are dropped.
+    expect(ownUnroutes.sort(byCircuitId)).toEqual(
+      [
+        { circuitId, now: true },
+        { circuitId, now: true },
+        { circuitId: 'unknown-circuit', now: true },
+      ].sort(byCircuitId),
+    );
+    expect(await silence(400, intruder)).toBe(true);
+    expect(await silence()).toBe(true);
+    expect((await call('GET', `/sessions/${session.id}/route-path`)).body.data).toEqual({ routePath: [routerId] });
+    // Still its own router's to end.
+    router.send({
+      contentType: ContentType.fault,
+      sequence: ++sequence,
+      body: encodeBody('ctrl.Fault', { subject: 'IngressFault', id: circuitId }),
+    });
+    expect(unrouteOf(await next(ContentType.unroute))).toEqual({ circuitId, now: false });
+  });
+
+  it('cannot answer a route awaited from another router: its result unroutes on itself, the awaited one decides', async () => {
+    askCircuit(await dialHeaders(await network.dialer.session('Dial')));
+    const first = await next(ContentType.route);
+    const { circuitId } = decodeBody<Route>('ctrl.Route', first.body);
+
+    // The intruder answers first, with success and a key of its own, as if the Route had been sent to it.
+    intruderSends(
+      ContentType.routeResult,
+      Buffer.from(circuitId),
+      new Map([
+        [Header.replyFor, int32Header(first.sequence)],
+        [1101, uint32Header(0)],
+        [1102, boolHeader(true)],
+        [EdgeHeaderPublicKey, Buffer.from('intruder-key')],
+      ]),
+    );
+    const ownUnroute = unrouteOf(await next(ContentType.unroute, 5_000, intruder));
+    answerRoute(first, circuitId, 0, [
+      [1103, Buffer.from('dial refused')],
+      [1104, Buffer.from([3])],
+    ]);
+    const second = await next(ContentType.route);
+    answerRoute(second, circuitId, 1, [
+      [1102, boolHeader(true)],
+      [EdgeHeaderPublicKey, HOST_KEY],
+    ]);
+    const response = await next(ContentType.createCircuitV2Response);
+    made.push(circuitId);
+
+    expect(ownUnroute).toEqual({ circuitId, now: true });
+    expect(decodeBody<Route>('ctrl.Route', second.body).attempt).toBe(1);
+    expect(uint32BytesMapOf(response, 10)).toEqual(new Map([[EdgeHeaderPublicKey, HOST_KEY]]));
+    expect(await silence(400, intruder)).toBe(true);
+  });
+
+  it("moves no circuit's expiry by its confirmation, which unroutes the circuit on itself only", async () => {
+    const { route } = await madeCircuit();
+    const { circuitId } = route;
+    const expiry = async () =>
+      (await storedCircuits(controller().deps.store, [circuitId], controller().deps.now())).get(circuitId)?.expiresAtMs;
+    const confirmation = encodeBody('ctrl.CircuitConfirmation', {
+      circuitIds: [circuitId],
+      idleTimes: { [circuitId]: 61e9 },
+    });
+    const madeExpiry = await expiry();
+    // Past half of the circuit's TTL, when a confirmation from its own router moves its expiry on.
+    const later = CIRCUIT_TTL_MS / 2 + 60_000;
+    controller().advanceClock(later);
+    try {
+      intruderSends(ContentType.circuitConfirmation, confirmation);
+      const ownUnroute = unrouteOf(await next(ContentType.unroute, 5_000, intruder));
+      const expiryAfterIntruder = await expiry();
+      router.send({ contentType: ContentType.circuitConfirmation, sequence: ++sequence, body: confirmation });
+
+      expect(ownUnroute).toEqual({ circuitId, now: true });
+      expect(expiryAfterIntruder).toBe(madeExpiry);
+      expect(await silence()).toBe(true);
+      expect(await expiry()).toBeGreaterThan(madeExpiry!);
+    } finally {
+      controller().advanceClock(-later);
+    }
   });
 });

@@ -201,6 +201,77 @@ describe("a router's terminators (a hosting SDK binds through it)", () => {
     end.socket.destroy();
   });
 
+  it("refuses a terminator id the router does not own alike whoever owns it (an update as an unknown id's), naming none", async () => {
+    const end = await connect(router);
+    const ours = await createRequest(network.host);
+    expect((await create(end, ours)).result).toBe('Success');
+    // A second router, in this network's policies too (so its sessions for the service pass), hosting a service of its
+    // own; and a second service on the first router.
+    const stranger = await enrolledEdgeRouter(controller, call, 'terminators-stranger');
+    const strangerNetwork = await edgeNetwork(controller, call, stranger.id);
+    const attributes = (await call('GET', `/edge-routers/${stranger.id}`)).body.data.roleAttributes as string[];
+    await call('PATCH', `/edge-routers/${stranger.id}`, { roleAttributes: [...attributes, `${network.tag}-er`] });
+    const sideNetwork = await edgeNetwork(controller, call, router.id);
+    const other = await connect(stranger);
+    const taken = { address: ours.address };
+
+    const creates = [
+      await create(other, await createRequest(network.host, taken)),
+      await create(other, await createRequest(strangerNetwork.host, taken)),
+      await create(end, await createRequest(sideNetwork.host, taken)),
+    ];
+    const updateOf = async (end: RouterEnd, host: EdgeClient, terminatorId: string) => {
+      const answer = await update(end, {
+        sessionToken: (await host.session('Bind')).token,
+        apiSessionToken: host.apiSessionToken,
+        terminatorId,
+        cost: 60_000,
+        updateCost: true,
+      });
+      return {
+        contentType: answer.contentType,
+        errorCode: answer.headers.get(EdgeHeader.errorCode)?.readUInt32LE(0),
+        text: answer.body.toString(),
+      };
+    };
+    const unknownUpdate = await updateOf(other, network.host, randomUUID());
+    const updates = [
+      await updateOf(other, network.host, ours.address),
+      await updateOf(other, strangerNetwork.host, ours.address),
+      await updateOf(end, sideNetwork.host, ours.address),
+    ];
+    const removal = async (terminatorId: string) =>
+      (
+        await ask(
+          other,
+          ContentType.removeTerminatorsRequest,
+          encodeBody('ctrl.RemoveTerminatorsRequest', { terminatorIds: [terminatorId] }),
+        )
+      ).headers.get(Header.resultSuccess);
+
+    for (const refused of creates) {
+      expect(refused).toEqual(creates[0]);
+      expect(refused).toMatchObject({ result: 'FailedOther', errorCode: 1, retryHint: 3 });
+    }
+    for (const refused of updates) expect(refused).toEqual(unknownUpdate);
+    expect(unknownUpdate).toMatchObject({ contentType: ContentType.error, errorCode: 8 });
+    for (const text of [creates[0]!.msg, unknownUpdate.text]) {
+      expect(text).not.toMatch(/service|router|identity|binding/i);
+      const services = [network, strangerNetwork, sideNetwork].map(({ serviceId }) => serviceId);
+      for (const named of [router.id, stranger.id, ...services, 'terminators-', 'edge-svc-']) {
+        expect(text).not.toContain(named);
+      }
+    }
+    expect(await removal(ours.address)).toEqual(await removal(randomUUID()));
+    expect((await call('GET', `/terminators/${ours.address}`)).body.data).toMatchObject({
+      serviceId: network.serviceId,
+      routerId: router.id,
+      cost: 0,
+    });
+    end.socket.destroy();
+    other.socket.destroy();
+  });
+
   it('removes the terminators a router names (1038), its own only; unknown ids are no failure', async () => {
     const end = await connect(router);
     const elsewhere = await enrolledEdgeRouter(controller, call, 'terminators-remover');

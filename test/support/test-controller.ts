@@ -42,7 +42,7 @@ export interface TestController {
   /** Every log line the controller wrote, for asserting that no secret reaches a log. */
   readonly logLines: readonly string[];
   call(method: string, path: string, options?: RequestOptions): Promise<HttpResponse>;
-  /** Moves the controller's clock forward (session expiry, disabled-until). */
+  /** Moves the controller's clock forward (session expiry, disabled-until), or back again by a negative amount. */
   advanceClock(ms: number): void;
   /**
    * Stops the controller's clock at this instant (it moves only by `advanceClock`) until the returned function is
