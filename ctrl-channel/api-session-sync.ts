@@ -15,7 +15,7 @@ import {
 import type { ConnectedRouter, ControlContext, ControlFeature, ControlFeatureFactory } from './control-plane.ts';
 import { SYNC_CHUNK_SIZE, SYNC_STRATEGY, sharedFullStateSends } from './full-state-sends.ts';
 import { ContentType, Header, type OutgoingMessage } from './message.ts';
-import { decodeBody, encodeBody, MalformedBody } from './protobuf-codec.ts';
+import { decodeBody, encodeBody } from './protobuf-codec.ts';
 import { recordSyncStatus } from './sync-status.ts';
 
 /**
@@ -50,6 +50,8 @@ export const CHANGE_PAGE_SIZE = 100;
 const EXPIRY_SWEEP_MS = 60_000;
 /** The most messages kept for the syncs starting (each of up to a full sync's chunk of sessions); the oldest go first. */
 const RECENT_MESSAGES_CAP = 100;
+/** The reference router's reasons are a sentence; a router's text is not logged past this. */
+const MAX_REASON_LOGGED = 256;
 
 /**
  * What these changes tell the routers, in their order: the sessions added or updated read again as they are now, all
@@ -190,11 +192,9 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
   let timer: NodeJS.Timeout | undefined;
   let lastSweep = 0;
 
-  const warn = (event: string, router: ConnectedRouter | undefined, error: unknown) =>
-    deps.logger.warn(event, {
-      ...(router ? { routerId: router.router.id } : {}),
-      detail: error instanceof Error ? error.message : String(error),
-    });
+  const detailOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+  const warn = (event: string, router: ConnectedRouter, error: unknown) =>
+    router.channel.log.failed(event, { detail: detailOf(error) });
 
   /**
    * Sends every live session in chunks; then what changed meanwhile. Asked for while one runs, it runs once more
@@ -302,7 +302,7 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
     if (timer !== undefined) return;
     timer = setTimeout(() => {
       poll()
-        .catch((error: unknown) => warn('api session changes not read', undefined, error))
+        .catch((error: unknown) => deps.logger.warn('api session changes not read', { detail: detailOf(error) }))
         .finally(() => {
           timer = undefined;
           if (syncs.size > 0) schedule();
@@ -314,12 +314,11 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
   return {
     bind(router) {
       router.channel.handle(ContentType.requestClientReSync, (message) => {
-        try {
-          const { reason } = decodeBody<{ reason: string }>('edge.RequestClientReSync', message.body);
-          deps.logger.info('router asked for an api session resync', { routerId: router.router.id, reason });
-        } catch (error) {
-          if (!(error instanceof MalformedBody)) throw error;
-        }
+        // A request that does not decode is dropped, as the reference drops it, and counted by the channel.
+        const { reason } = decodeBody<{ reason: string }>('edge.RequestClientReSync', message.body);
+        router.channel.log.info('router asked for an api session resync', {
+          reason: reason.slice(0, MAX_REASON_LOGGED),
+        });
         fullSync(router).catch((error: unknown) => closeUnsynced(router, error));
       });
       router.channel.onClose(() => syncs.delete(router));
