@@ -52,8 +52,9 @@ export interface CtrlEndpoint {
 
 export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
   const endpointId = options.endpointId ?? randomUUID();
-  // Every line of the endpoint names it; a router's lines also name the router and its connection.
-  const deps: Deps = { ...options.deps, logger: options.deps.logger.child({ endpointId }) };
+  // Every line of the endpoint names it (a router's also the router and its connection), and none carries the context
+  // of a function's invocation: locally the endpoint shares its process and its deps with the HTTP server.
+  const deps: Deps = { ...options.deps, logger: options.deps.logger.detached({ endpointId }) };
   const timings = options.timings ?? DEFAULT_CHANNEL_TIMINGS;
   const routers = new Map<string, ConnectedRouter>();
   const pending = new Set<TLSSocket>();

@@ -9,6 +9,18 @@ const { controller, call } = useAdminController();
 
 type Line = Record<string, unknown>;
 
+/** What an HTTP request's lines carry and no line about a router may: its ids, its caller, its Lambda context. */
+const REQUEST_FIELDS = [
+  'requestId',
+  'identityId',
+  'function_request_id',
+  'function_name',
+  'function_arn',
+  'function_memory_size',
+  'cold_start',
+  'xray_trace_id',
+];
+
 let counter = 0;
 const unique = (name: string) => `${name}-${++counter}-${Date.now().toString(36)}`;
 
@@ -118,6 +130,38 @@ describe("a router's control channel lines", () => {
     for (const line of routerLines) {
       expect(line).toMatchObject({ routerId: chatty.id, connectionId: connection?.connectionId });
       expect(line.endpointId).toEqual(expect.any(String));
+    }
+    end.socket.destroy();
+  });
+
+  it('never carry the context of the HTTP requests run before them or beside them', async () => {
+    const before = controller().logLines.length;
+    expect((await call('GET', '/edge-routers')).status).toBe(200);
+    const from = controller().logLines.length;
+    // The request's own lines carry its context: there is a context to leak.
+    expect(linesSince(before)).toContainEqual(
+      expect.objectContaining({ requestId: expect.any(String), function_request_id: expect.any(String) }),
+    );
+
+    const end = await connected(chatty);
+    const [listed, answer] = await Promise.all([
+      call('GET', '/edge-routers'),
+      (async () => {
+        end.send({ contentType: ContentType.fault, sequence: 20, body: TRUNCATED });
+        end.send({ contentType: ContentType.updateRouterInterfaces, sequence: 21, body: Buffer.alloc(0) });
+        return nextOf(end, ContentType.result);
+      })(),
+    ]);
+    await sleep(200);
+
+    expect(listed.status).toBe(200);
+    expect(replyForOf(answer)).toBe(21);
+    const routerLines = linesSince(from).filter((line) => line.routerId === chatty.id);
+    expect(routerLines.map((line) => line.message)).toEqual(
+      expect.arrayContaining(['ctrl channel opened', 'ctrl channel refused a malformed message']),
+    );
+    for (const line of routerLines) {
+      for (const field of REQUEST_FIELDS) expect(line, `${line.message} carries ${field}`).not.toHaveProperty(field);
     }
     end.socket.destroy();
   });
