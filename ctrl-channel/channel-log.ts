@@ -21,7 +21,8 @@ type Kind = 'malformed' | 'failed' | 'told';
  * Lines in full per period and kind. A healthy router's channel says a few things a minute (its ClientHello, a data
  * model sent, terminators as its SDKs bind); the first few lines of a kind show what went wrong, the rest would only
  * repeat it, so they are counted into the period's summary instead: at most 16 lines and a summary a minute per
- * channel, whatever the router sends and however the table fails.
+ * channel (besides its opened and closed lines, and debug lines), whatever the router sends and however the table
+ * fails.
  */
 const LINES_IN_FULL: Readonly<Record<Kind, number>> = { malformed: 3, failed: 3, told: 10 };
 /** How often the lines held back are summarised (and the allowances start again). */
