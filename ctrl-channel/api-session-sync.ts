@@ -8,7 +8,7 @@ import type { ConnectedRouter, ControlContext, ControlFeature, ControlFeatureFac
 import { POLL_GRACE_MS } from './ctrl-change-poll.ts';
 import { sharedFullStateSends } from './full-state-sends.ts';
 import { ContentType } from './message.ts';
-import { decodeBody, MalformedBody } from './protobuf-codec.ts';
+import { decodeBody } from './protobuf-codec.ts';
 import { identitiesReaching, routersReachedBy } from './router-reach.ts';
 import { recordSyncStatus } from './sync-status.ts';
 
@@ -28,6 +28,8 @@ import { recordSyncStatus } from './sync-status.ts';
  * own requests, and a write per session and minute would cost more than those.
  */
 
+/** The reference router's reasons are a sentence; a router's text is not logged past this. */
+const MAX_REASON_LOGGED = 256;
 /** How often this endpoint removes sessions idle past the timeout, so routers are told of them (their removal). */
 const EXPIRY_SWEEP_MS = 60_000;
 /** The most events kept for the syncs starting (each of up to a full sync's chunk of sessions); the oldest go first. */
@@ -134,17 +136,16 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
   let lastReachRefresh = deps.now().getTime();
   const timers = new Set<NodeJS.Timeout>();
 
-  const warn = (event: string, router: ConnectedRouter | undefined, error: unknown) =>
-    deps.logger.warn(event, {
-      ...(router ? { routerId: router.router.id } : {}),
-      detail: error instanceof Error ? error.message : String(error),
-    });
+  const detailOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+  /** A failure serving one router: its channel's bounded log. */
+  const warn = (event: string, router: ConnectedRouter, error: unknown) =>
+    router.channel.log.failed(event, { detail: detailOf(error) });
 
   /** Runs `task` once more after `settleMs` (the indexes it reads may lag the write it follows). */
   function settleLater(event: string, task: () => Promise<void>): void {
     const timer = setTimeout(() => {
       timers.delete(timer);
-      task().catch((error: unknown) => warn(event, undefined, error));
+      task().catch((error: unknown) => deps.logger.warn(event, { detail: detailOf(error) }));
     }, options.settleMs);
     timer.unref();
     timers.add(timer);
@@ -428,12 +429,11 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
   return {
     bind(router) {
       router.channel.handle(ContentType.requestClientReSync, (message) => {
-        try {
-          const { reason } = decodeBody<{ reason: string }>('edge.RequestClientReSync', message.body);
-          deps.logger.info('router asked for an api session resync', { routerId: router.router.id, reason });
-        } catch (error) {
-          if (!(error instanceof MalformedBody)) throw error;
-        }
+        // A request that does not decode is dropped, as the reference drops it, and counted by the channel.
+        const { reason } = decodeBody<{ reason: string }>('edge.RequestClientReSync', message.body);
+        router.channel.log.info('router asked for an api session resync', {
+          reason: reason.slice(0, MAX_REASON_LOGGED),
+        });
         resync(router);
       });
       router.channel.onClose(() => syncs.delete(router));

@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import type { Logger } from '#shared/log/logger.ts';
+import { ChannelLog, type LineWriter } from './channel-log.ts';
 import {
   encodeMessage,
   type FrameDecoder,
@@ -47,10 +47,6 @@ export class ReplyTimeoutError extends Error {
   }
 }
 
-/** Where a channel says what went wrong: the endpoint's logger (a router may send many messages; drops are debug). */
-export type ChannelLogger = Pick<Logger, 'debug' | 'warn' | 'error'>;
-const SILENT: ChannelLogger = { debug: () => {}, warn: () => {}, error: () => {} };
-
 type Handler = (message: ChannelMessage, channel: Channel) => void | Promise<void>;
 
 interface Waiting {
@@ -75,8 +71,15 @@ export function endSocket(socket: Duplex, last?: Buffer): void {
  * content type to the handlers registered for it (the higher-level control messages plug in here) and replies to
  * the requests waiting for them, answers heartbeats and latency probes, sends heartbeats of its own and closes when
  * they go unanswered. Messages of a type nobody handles are dropped (metrics, traces: the controller needs none).
+ * What its handlers say goes through its bounded {@link log}; a handler that throws on a malformed message has it
+ * counted there as the router's doing, any other failure as the controller's own.
  */
 export class Channel {
+  /**
+   * Every line about what the peer's messages cause, bounded per channel (`channel-log.ts`): the features log
+   * through it, never through a logger of their own.
+   */
+  readonly log: ChannelLog;
   private readonly handlers = new Map<number, Handler>();
   private readonly waiting = new Map<number, Waiting>();
   private readonly closeListeners: ((reason: string) => void)[] = [];
@@ -90,18 +93,12 @@ export class Channel {
   private readonly socket: Duplex;
   private readonly decoder: FrameDecoder;
   private readonly timings: ChannelTimings;
-  private readonly logger: ChannelLogger;
 
-  constructor(
-    socket: Duplex,
-    decoder: FrameDecoder,
-    timings: ChannelTimings = DEFAULT_CHANNEL_TIMINGS,
-    logger: ChannelLogger = SILENT,
-  ) {
+  constructor(socket: Duplex, decoder: FrameDecoder, timings: ChannelTimings, writer: LineWriter) {
     this.socket = socket;
     this.decoder = decoder;
     this.timings = timings;
-    this.logger = logger;
+    this.log = new ChannelLog(writer, (reason) => this.close(reason));
     decoder.setLimits(ROUTER_FRAME_LIMITS);
     // As the reference does, a new peer gets twice the timeout to answer its first heartbeat.
     this.lastAnswerAt = Date.now() + timings.unresponsiveTimeoutMs;
@@ -183,6 +180,7 @@ export class Channel {
     }
     this.waiting.clear();
     endSocket(this.socket);
+    this.log.flush();
     for (const listener of this.closeListeners.splice(0)) listener(reason);
   }
 
@@ -203,7 +201,7 @@ export class Channel {
       messages = this.decoder.push(chunk);
     } catch (error) {
       if (error instanceof FrameError && error.badMagic) this.socket.write(unknownVersionReply());
-      this.logger.warn('ctrl channel refused a frame', { reason: (error as Error).message });
+      this.log.warn('ctrl channel refused a frame', { reason: (error as Error).message });
       this.close(`protocol error: ${(error as Error).message}`);
       return;
     }
@@ -241,17 +239,12 @@ export class Channel {
     const handler = this.handlers.get(message.contentType);
     if (!handler) {
       // What the controller needs none of (metrics, traces, what is not built): one debug line, never more.
-      this.logger.debug('ctrl channel dropped a message', { contentType: message.contentType });
+      this.log.debug('ctrl channel dropped a message', { contentType: message.contentType });
       return;
     }
     Promise.resolve()
       .then(() => handler(message, this))
-      .catch((error: unknown) =>
-        this.logger.error('ctrl channel handler failed', {
-          contentType: message.contentType,
-          detail: (error as Error).message,
-        }),
-      );
+      .catch((error: unknown) => this.log.failure(message, 'ctrl channel handler failed', error));
   }
 
   private takeSequence(): number {

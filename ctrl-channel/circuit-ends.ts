@@ -1,7 +1,7 @@
 import { CIRCUIT_TTL_MS, extendCircuit, isOnPath, removeCircuit, storedCircuits } from '#shared/store/circuit-items.ts';
 import { unrouteMessage } from './circuit-messages.ts';
 import type { ConnectedRouter, ControlContext } from './control-plane.ts';
-import { ContentType } from './message.ts';
+import { type ChannelMessage, ContentType } from './message.ts';
 import { decodeBody } from './protobuf-codec.ts';
 
 interface Fault {
@@ -69,14 +69,17 @@ export function circuitEnds(context: ControlContext) {
     }
   }
 
-  /** A handler whose failure (a malformed body, a table error) is logged: the router does not wait for an answer. */
+  /**
+   * A handler whose failure is logged (a malformed body as the router's, a table error as the controller's): the
+   * router does not wait for an answer.
+   */
   const handled =
     (router: ConnectedRouter, event: string, handle: (body: Buffer) => Promise<void>) =>
-    async (message: { readonly body: Buffer }) => {
+    async (message: ChannelMessage) => {
       try {
         await handle(message.body);
       } catch (error) {
-        deps.logger.warn(event, { routerId: router.router.id, detail: (error as Error).message });
+        router.channel.log.failure(message, event, error);
       }
     };
 

@@ -123,7 +123,11 @@ async function createCircuit(
   } catch (error) {
     if (routed) router.channel.send(unrouteMessage(circuitId, true));
     const { message, code } = refusalOf(error);
-    deps.logger.warn('ctrl channel refused a circuit', { routerId, circuitId, reason: (error as Error).message });
+    if (error instanceof EdgeRefusal || error instanceof CircuitFailure) {
+      router.channel.log.warn('ctrl channel refused a circuit', { circuitId, reason: error.message });
+    } else {
+      router.channel.log.failure(request, 'ctrl channel refused a circuit', error, { circuitId });
+    }
     router.channel.reply(request, circuitError(message, code, allocated ? circuitId : undefined));
   } finally {
     routing.delete(circuitId);
@@ -196,7 +200,7 @@ async function route(
     if (result.success) return { terminator, ingressId: addresses.ingressId, peerData: result.peerData };
     lastError = result.error;
     if (result.errorCode === INVALID_TERMINATOR && terminator.binding === 'edge') {
-      await deleteInvalidTerminator(deps, terminator.id);
+      await deleteInvalidTerminator(deps, router, terminator.id);
     }
   }
   throw new CircuitFailure(
@@ -244,12 +248,15 @@ async function terminatorOn(deps: Deps, routerId: string, serviceId: string, ins
 }
 
 /** A terminator its router no longer hosts (the reference deletes an edge one): gone already is as good. */
-async function deleteInvalidTerminator(deps: Deps, terminatorId: string): Promise<void> {
+async function deleteInvalidTerminator(deps: Deps, router: ConnectedRouter, terminatorId: string): Promise<void> {
   const stored = await deps.store.get(terminators, terminatorId);
   if (!stored) return;
   try {
     await deleteEntity(deps, terminators, stored);
   } catch (error) {
-    deps.logger.warn('could not delete an invalid terminator', { terminatorId, detail: (error as Error).message });
+    router.channel.log.failed('could not delete an invalid terminator', {
+      terminatorId,
+      detail: (error as Error).message,
+    });
   }
 }

@@ -30,7 +30,10 @@ export interface ControlContext {
 
 /**
  * One capability of the control plane (the edge hello, API session sync, the router data model, terminators,
- * circuits, ...), in a module of its own. Each router is bound in two steps, so no message is lost between them:
+ * circuits, ...), in a module of its own. What it says about a router goes through the router's `channel.log`, bounded
+ * per channel; a handler lets a malformed message's `MalformedMessage` reach the channel, which counts it (or hands
+ * it to `channel.log.failure` when it answers the router first). Each router is bound in two steps, so no message is
+ * lost between them:
  * every feature's `bind` registers its message handlers before any message after the hello is delivered, then
  * each feature's `start` runs, in the order of the list (`control-features.ts`), each awaited before the next (the API
  * sessions are synced after the router's ClientHello, as the reference does).
@@ -65,10 +68,7 @@ export function createControlPlane(context: ControlContext, factories: readonly 
         try {
           await feature.start?.(router);
         } catch (error) {
-          context.deps.logger.warn('ctrl channel feature failed to start', {
-            routerId: router.router.id,
-            detail: (error as Error).message,
-          });
+          router.channel.log.failed('ctrl channel feature failed to start', { detail: (error as Error).message });
         }
       }
     },

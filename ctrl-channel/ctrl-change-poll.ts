@@ -28,6 +28,9 @@ const POLL_WINDOW_MS = 10_000;
 /** The changes a poll reads in one page (each page passed on before the next is read). */
 export const CHANGE_PAGE_SIZE = 100;
 
+/** One line of every this many failed polls in a row (a minute's worth). */
+const FAILURES_LOGGED_EVERY = 60;
+
 /** A feature's handling of a page of changes, in the order written; a rejection fails the poll (read again next). */
 export type CtrlChangeListener = (changes: readonly CtrlChange[]) => Promise<void>;
 
@@ -50,6 +53,8 @@ export function createCtrlChangePoll(deps: Deps, hasRouters: () => boolean): Ctr
   let readFrom: number | undefined;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
+  /** Polls failed in a row. */
+  let failures = 0;
 
   async function poll(): Promise<void> {
     const now = deps.now().getTime();
@@ -71,9 +76,18 @@ export function createCtrlChangePoll(deps: Deps, hasRouters: () => boolean): Ctr
     if (timer !== undefined || closed) return;
     timer = setTimeout(() => {
       poll()
-        .catch((error: unknown) =>
-          deps.logger.warn('ctrl changes not read', { detail: error instanceof Error ? error.message : String(error) }),
-        )
+        .then(() => {
+          failures = 0;
+        })
+        .catch((error: unknown) => {
+          // A table that fails does so at every poll: its first failure, then one line a minute.
+          if (failures++ % FAILURES_LOGGED_EVERY === 0) {
+            deps.logger.warn('ctrl changes not read', {
+              failedPolls: failures,
+              detail: error instanceof Error ? error.message : String(error),
+            });
+          }
+        })
         .finally(() => {
           timer = undefined;
           if (hasRouters()) schedule();

@@ -52,12 +52,14 @@ export interface CtrlEndpoint {
 }
 
 export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
-  const { deps } = options;
+  const endpointId = options.endpointId ?? randomUUID();
+  // Every line of the endpoint names it (a router's also the router and its connection), and none carries the context
+  // of a function's invocation: locally the endpoint shares its process and its deps with the HTTP server.
+  const deps: Deps = { ...options.deps, logger: options.deps.logger.detached({ endpointId }) };
   const timings = options.timings ?? DEFAULT_CHANNEL_TIMINGS;
   const routers = new Map<string, ConnectedRouter>();
   const pending = new Set<TLSSocket>();
   const log = (event: string, detail: Record<string, unknown>) => deps.logger.info(event, detail);
-  const endpointId = options.endpointId ?? randomUUID();
   const changes = createCtrlChangePoll(deps, () => routers.size > 0);
   const controlPlane = createControlPlane(
     {
@@ -116,13 +118,12 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
         .catch((error: Error) => {
           // Not moved on: the next answer tries again.
           leaseExpiresAt = 0;
-          deps.logger.warn('ctrl channel lease renewal failed', { routerId: router.id, detail: error.message });
+          channel.log.failed('ctrl channel lease renewal failed', { detail: error.message });
         });
     });
     channel.onClose(() => {
       endRouterConnection(deps.store, collection, router.id, connectionId, deps.now().toISOString()).catch(
-        (error: Error) =>
-          deps.logger.warn('ctrl channel end not recorded', { routerId: router.id, detail: error.message }),
+        (error: Error) => channel.log.failed('ctrl channel end not recorded', { detail: error.message }),
       );
     });
     return true;
@@ -166,28 +167,26 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
         capabilities: CONTROLLER_CAPABILITIES,
       }),
     );
-    const channel = new Channel(socket, decoder, timings, deps.logger);
-    const connected: ConnectedRouter = {
-      router,
-      channel,
-      versionInfo,
-      connectionId: randomUUID(),
-      connectedAt: deps.now(),
-    };
+    const connectionId = randomUUID();
+    // The connection's own lines (opened, closed: once each) are written whole; what its messages cause goes through
+    // the channel's bounded log, with the same context.
+    const routerLogger = deps.logger.child({ routerId: router.id, connectionId });
+    const channel = new Channel(socket, decoder, timings, routerLogger);
+    const connected: ConnectedRouter = { router, channel, versionInfo, connectionId, connectedAt: deps.now() };
     // A router reconnecting before its old connection was seen to drop replaces it.
     routers.get(router.id)?.channel.close('the router connected again');
     routers.set(router.id, connected);
     changes.wake();
     channel.onClose((reason) => {
       if (routers.get(router.id) === connected) routers.delete(router.id);
-      log('ctrl channel closed', { routerId: router.id, reason });
+      routerLogger.info('ctrl channel closed', { reason });
     });
     // Bound before anything is awaited: the router speaks as soon as it has the answer to its hello, and a message
     // arriving before its handler would be dropped.
     controlPlane.bind(connected);
     channel.deliver(following);
     if (!(await recordOnline(connected))) return;
-    log('ctrl channel opened', { routerId: router.id, version: versionInfo.version });
+    routerLogger.info('ctrl channel opened', { version: versionInfo.version });
     await controlPlane.start(connected);
   }
 

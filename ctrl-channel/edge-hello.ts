@@ -36,31 +36,27 @@ export const edgeHello: ControlFeatureFactory = ({ deps }) => {
   const heard = new WeakSet<ConnectedRouter>();
 
   async function hear(connected: ConnectedRouter, message: ChannelMessage): Promise<void> {
-    const routerId = connected.router.id;
+    const { log } = connected.channel;
     if (heard.has(connected)) {
-      deps.logger.debug('ctrl channel dropped a repeated ClientHello', { routerId });
+      log.debug('ctrl channel dropped a repeated ClientHello');
       return;
     }
     heard.add(connected);
     const inTime = waiting.get(connected);
     waiting.delete(connected);
     try {
-      const refuse = async (reason: string) => {
-        deps.logger.warn('ctrl channel refused a ClientHello', { routerId, reason });
-        if (inTime) await recordSyncStatus(deps, connected, 'SYNC_ERROR');
-      };
       let hello: ClientHello;
       try {
         // One of more than 64 KiB is refused undecoded, as malformed (`protobuf-codec.ts`).
         hello = decodeBody<ClientHello>('edge.ClientHello', message.body);
       } catch (error) {
         if (!(error instanceof MalformedBody)) throw error;
-        await refuse(error.message);
+        log.malformed(message.contentType, error);
+        if (inTime) await recordSyncStatus(deps, connected, 'SYNC_ERROR');
         return;
       }
       const listeners = listenersOf(hello);
-      deps.logger.info('edge router sent its ClientHello', {
-        routerId,
+      log.info('edge router sent its ClientHello', {
         version: hello.version.slice(0, 64),
         hostname: listeners.hostname,
         protocols: Object.keys(listeners.supportedProtocols),
@@ -102,7 +98,7 @@ export const edgeHello: ControlFeatureFactory = ({ deps }) => {
       });
       await helloRecorded;
       if (answered !== 'timeout') return;
-      deps.logger.warn('edge router sent no ClientHello in time', { routerId: connected.router.id });
+      channel.log.warn('edge router sent no ClientHello in time');
       await recordSyncStatus(deps, connected, 'SYNC_HELLO_TIMEOUT');
     },
   };

@@ -234,8 +234,15 @@ export function uint32Of(message: ChannelMessage, key: number): number | undefin
   return value?.length === 4 ? value.readUInt32LE(0) : undefined;
 }
 
+/**
+ * A message of a handled type that is not what its type says (a header or a body that does not read): the router's
+ * doing, never the controller's. The channel counts these, and closes a router that keeps sending them
+ * (`channel-log.ts`).
+ */
+export class MalformedMessage extends Error {}
+
 /** A header that is not what its key says (a count past the end, an entry too long): the message is refused. */
-export class MalformedHeader extends Error {
+export class MalformedHeader extends MalformedMessage {
   constructor(key: number, reason: string) {
     super(`malformed header ${key}: ${reason}`);
     this.name = 'MalformedHeader';

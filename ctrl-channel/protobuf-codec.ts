@@ -1,9 +1,10 @@
 import protobuf from 'protobufjs';
 import { ROUTER_FRAME_LIMITS } from './frame-codec.ts';
+import { MalformedMessage } from './message.ts';
 import { CTRL_SCHEMA, EDGE_SCHEMA } from './wire-schema.ts';
 
 /** A message body that is not what its content type says (truncated, or a wrong wire type): refused, never thrown on. */
-export class MalformedBody extends Error {
+export class MalformedBody extends MalformedMessage {
   constructor(typeName: string, cause: Error) {
     super(`malformed ${typeName} body: ${cause.message}`);
     this.name = 'MalformedBody';

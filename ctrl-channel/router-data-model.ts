@@ -1,7 +1,7 @@
 import type { ControlFeatureFactory } from './control-plane.ts';
 import { ROUTER_FRAME_LIMITS } from './frame-codec.ts';
 import { ContentType, Header } from './message.ts';
-import { decodeBody, encodeBodyWithEncoded, MalformedBody } from './protobuf-codec.ts';
+import { decodeBody, encodeBodyWithEncoded } from './protobuf-codec.ts';
 import { buildRouterDataState, timelineIdOf } from './router-data-state.ts';
 
 /** A router's request for the data model (20505): right after it connects, then renewed every five minutes. */
@@ -63,34 +63,24 @@ export const routerDataModel: ControlFeatureFactory = ({ deps }) => ({
       });
       sent = { subscriptionId: request.subscriptionId, timelineId, endIndex, digest: state.digest };
       const detail = {
-        routerId: router.id,
         endIndex,
         renew: request.renew,
         identities: state.identityCount,
         omittedIdentities: state.omittedIdentities,
       };
-      if (state.omittedIdentities > 0) deps.logger.warn('router data model too large: identities left out', detail);
-      else deps.logger.info('router data model sent', detail);
+      if (state.omittedIdentities > 0) channel.log.warn('router data model too large: identities left out', detail);
+      else channel.log.info('router data model sent', detail);
     }
 
     channel.handle(ContentType.subscribeToDataModelRequest, (message) => {
-      let request: SubscribeToDataModelRequest;
-      try {
-        request = decodeBody<SubscribeToDataModelRequest>('edge.SubscribeToDataModelRequest', message.body);
-      } catch (error) {
-        if (!(error instanceof MalformedBody)) throw error;
-        // As the reference: logged and dropped, the channel kept (the router subscribes again within five minutes).
-        deps.logger.warn('ctrl channel refused a data model subscription', {
-          routerId: router.id,
-          detail: error.message,
-        });
-        return;
-      }
+      // As the reference, a request that does not decode is dropped and the channel kept (the router subscribes again
+      // within five minutes): the channel logs and counts it (`channel-log.ts`).
+      const request = decodeBody<SubscribeToDataModelRequest>('edge.SubscribeToDataModelRequest', message.body);
       answering = answering
         .then(() => answer(request))
         .catch((error: Error) =>
           // Not sent: the router's next renewal is answered with a full state (nothing was recorded as sent).
-          deps.logger.warn('router data model not sent', { routerId: router.id, detail: error.message }),
+          channel.log.failed('router data model not sent', { detail: error.message }),
         );
       return answering;
     });

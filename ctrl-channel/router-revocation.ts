@@ -15,9 +15,7 @@ export const routerRevocation: ControlFeatureFactory = (context) => {
       if (change.kind !== 'router-ended') continue;
       const connected = context.connected(change.routerId);
       if (!connected) continue;
-      context.deps.logger.info('ctrl channel closed: the router was disabled, re-enrolled or deleted', {
-        routerId: change.routerId,
-      });
+      connected.channel.log.info('ctrl channel closing: the router was disabled, re-enrolled or deleted');
       connected.channel.close('the router was disabled, re-enrolled or deleted');
     }
   });

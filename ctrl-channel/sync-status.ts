@@ -10,7 +10,7 @@ import type { ConnectedRouter } from './control-plane.ts';
  */
 export async function recordSyncStatus(
   deps: Deps,
-  { router, connectionId }: ConnectedRouter,
+  { router, channel, connectionId }: ConnectedRouter,
   syncStatus: RouterSyncStatus | undefined,
   listeners?: RouterListeners,
 ): Promise<void> {
@@ -21,10 +21,6 @@ export async function recordSyncStatus(
       ...(listeners ? { listeners } : {}),
     });
   } catch (error) {
-    deps.logger.warn('ctrl channel sync status not recorded', {
-      routerId: router.id,
-      syncStatus,
-      detail: (error as Error).message,
-    });
+    channel.log.failed('ctrl channel sync status not recorded', { syncStatus, detail: (error as Error).message });
   }
 }

@@ -3,7 +3,6 @@ import { ConcurrentModificationError, type Stored } from '#shared/store/entity-s
 import { referrerIds } from '#shared/store/index-queries.ts';
 import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 import { packTransactions } from '#shared/store/pack-transactions.ts';
-import type { Channel } from './channel.ts';
 import type { ConnectedRouter, ControlFeatureFactory } from './control-plane.ts';
 import { type CheckedSession, checkEdgeSession, EdgeErrorCode, EdgeRefusal, RetryHint } from './edge-session-check.ts';
 import { type ChannelMessage, ContentType, EdgeHeader, resultMessage, uint32Header } from './message.ts';
@@ -186,7 +185,7 @@ export function terminatorsFeature(
           if (!raced) throw error;
           return resent(raced);
         }
-        deps.logger.info('terminator created', { terminatorId: address, routerId, serviceId: doc.service });
+        connected.channel.log.info('terminator created', { terminatorId: address, serviceId: doc.service });
       });
     }
 
@@ -196,8 +195,8 @@ export function terminatorsFeature(
       creating: Map<string, Promise<void>>,
     ): Promise<void> {
       const { channel } = connected;
-      // A body that does not decode names no terminator to answer for: dropped (the channel logs it), as the
-      // reference drops it; the router asks again later.
+      // A body that does not decode names no terminator to answer for: dropped (the channel logs and counts it), as
+      // the reference drops it; the router asks again later.
       const request = decodeBody<CreateTerminatorV2Request>('edge.CreateTerminatorV2Request', message.body);
       let response: object;
       const created = createTerminator(connected, request);
@@ -211,7 +210,7 @@ export function terminatorsFeature(
         response = { terminatorId: request.address, result: 'Success' };
       } catch (error) {
         const refusal = refusalOf(error);
-        logRefusal(connected, 'terminator refused', request.address, refusal, error);
+        logRefusal(connected, message, 'terminator refused', request.address, refusal, error);
         response = {
           terminatorId: request.address,
           result: refusal.retryHint === RetryHint.tooBusy ? 'FailedBusy' : 'FailedOther',
@@ -256,7 +255,7 @@ export function terminatorsFeature(
         channel.reply(message, { contentType: ContentType.edgeUpdateTerminatorResponse });
       } catch (error) {
         const refusal = refusalOf(error);
-        logRefusal(connected, 'terminator update refused', terminatorId, refusal, error);
+        logRefusal(connected, message, 'terminator update refused', terminatorId, refusal, error);
         channel.reply(message, {
           contentType: ContentType.error,
           headers: new Map([[EdgeHeader.errorCode, uint32Header(refusal.code)]]),
@@ -274,11 +273,12 @@ export function terminatorsFeature(
      * an earlier transaction deleted are then unknown, which is no failure.
      */
     async function removeTerminators(
-      channel: Channel,
-      routerId: string,
+      connected: ConnectedRouter,
       message: ChannelMessage,
       creating: ReadonlyMap<string, Promise<void>>,
     ): Promise<void> {
+      const { channel } = connected;
+      const routerId = connected.router.id;
       try {
         const { terminatorIds } = decodeBody<{ terminatorIds: string[] }>(
           'ctrl.RemoveTerminatorsRequest',
@@ -294,10 +294,10 @@ export function terminatorsFeature(
           for (const transaction of packTransactions(deps.store, deletes)) await deps.store.transact(transaction);
           return ours.map(({ doc }) => doc.id);
         });
-        if (removed.length > 0) deps.logger.info('terminators removed', { routerId, terminatorIds: removed });
+        if (removed.length > 0) channel.log.info('terminators removed', { terminatorIds: removed });
         channel.reply(message, resultMessage(true));
       } catch (error) {
-        deps.logger.warn('terminators not removed', { routerId, detail: (error as Error).message });
+        channel.log.failure(message, 'terminators not removed', error);
         channel.reply(message, resultMessage(false, 'the terminators could not be removed: try again'));
       }
     }
@@ -320,22 +320,30 @@ export function terminatorsFeature(
         }
       }
       if (stale.length > 0) {
-        deps.logger.info('terminators not re-sent by their router deleted', {
-          routerId,
+        connected.channel.log.info('terminators not re-sent by their router deleted', {
           terminatorIds: stale.map(({ doc }) => doc.id),
         });
       }
     }
 
+    /**
+     * A refusal on the request's merits (its session, its fields, a lost race) is the router's news; a malformed
+     * request is the router's fault, counted by the channel; anything else is the controller's own failure.
+     */
     function logRefusal(
       connected: ConnectedRouter,
+      message: ChannelMessage,
       event: string,
       terminatorId: string,
       refusal: EdgeRefusal,
       cause: unknown,
     ): void {
-      const detail = cause === refusal ? refusal.message : (cause as Error).message;
-      deps.logger.info(event, { routerId: connected.router.id, terminatorId, code: refusal.code, detail });
+      const { log } = connected.channel;
+      if (cause === refusal || cause instanceof ConcurrentModificationError) {
+        log.info(event, { terminatorId, code: refusal.code, detail: (cause as Error).message });
+      } else {
+        log.failure(message, event, cause, { terminatorId, code: refusal.code });
+      }
     }
 
     return {
@@ -348,7 +356,7 @@ export function terminatorsFeature(
         channel.handle(ContentType.createTerminatorV2Request, (message) => answerCreate(connected, message, creating));
         channel.handle(ContentType.edgeUpdateTerminatorRequest, (message) => answerUpdate(connected, message));
         channel.handle(ContentType.removeTerminatorsRequest, (message) =>
-          removeTerminators(channel, connected.router.id, message, creating),
+          removeTerminators(connected, message, creating),
         );
         // Health events (20214) are not handled: the reference only counts them in its metrics, and so does nothing
         // this controller shows; the channel drops them.
@@ -357,7 +365,7 @@ export function terminatorsFeature(
         const timer = setTimeout(() => {
           sweeps.delete(timer);
           sweepUnconfirmed(connected).catch((error: Error) =>
-            deps.logger.warn('terminators not swept', { routerId: connected.router.id, detail: error.message }),
+            connected.channel.log.failed('terminators not swept', { detail: error.message }),
           );
         }, options.reconfirmGraceMs);
         sweeps.add(timer);

@@ -41,6 +41,14 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
   /** A logger whose lines also carry `context` (secrets redacted like any field). */
   child(context: Record<string, unknown>): Logger;
+  /**
+   * A logger like {@link child} whose lines go through a Powertools instance of their own, so they never carry the
+   * Lambda context an invocation gives this one: for what runs beside the invocations in one process (locally, the
+   * routers' control channel next to the HTTP server's functions). `injectLambdaContext` keeps an invocation's
+   * context on the instance after the invocation has ended (Powertools scopes it to the invocation only in Lambda's
+   * concurrent mode), so every later line of the shared instance carries the last request's ids.
+   */
+  detached(context: Record<string, unknown>): Logger;
   /** The Powertools logger every line goes through: what `injectLambdaContext` is given. */
   readonly powertools: PowertoolsLogger;
 }
@@ -80,7 +88,11 @@ function levelOf(options: LoggerOptions): string {
  * the shared Powertools instance: the local server runs a function's requests concurrently, and appended keys
  * would leak from one request's lines into another's.
  */
-function wrap(powertools: PowertoolsLogger, context: Record<string, unknown>): Logger {
+function wrap(
+  powertools: PowertoolsLogger,
+  context: Record<string, unknown>,
+  newPowertools: () => PowertoolsLogger,
+): Logger {
   const fieldsOf = (fields?: Record<string, unknown>) => ({
     ...context,
     ...(fields ? (redact(fields) as object) : {}),
@@ -90,7 +102,8 @@ function wrap(powertools: PowertoolsLogger, context: Record<string, unknown>): L
     info: (message, fields) => powertools.info(message, fieldsOf(fields)),
     warn: (message, fields) => powertools.warn(message, fieldsOf(fields)),
     error: (message, fields) => powertools.error(message, fieldsOf(fields)),
-    child: (more) => wrap(powertools, { ...context, ...(redact(more) as object) }),
+    child: (more) => wrap(powertools, { ...context, ...(redact(more) as object) }, newPowertools),
+    detached: (more) => wrap(newPowertools(), { ...context, ...(redact(more) as object) }, newPowertools),
     powertools,
   };
 }
@@ -101,6 +114,7 @@ export function createLogger(context: Record<string, unknown> = {}, options: Log
     serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? DEFAULT_SERVICE_NAME,
     logLevel: levelOf(options) as 'INFO',
   };
-  const powertools = options.write ? loggerWritingTo(options.write, settings) : new PowertoolsLogger(settings);
-  return wrap(powertools, redact(context) as Record<string, unknown>);
+  const newPowertools = () =>
+    options.write ? loggerWritingTo(options.write, settings) : new PowertoolsLogger(settings);
+  return wrap(newPowertools(), redact(context) as Record<string, unknown>, newPowertools);
 }

@@ -275,8 +275,17 @@ describe('the router data model (SubscribeToDataModelRequest → DataState)', ()
     const answer = await nextDataState(end);
 
     expect(answer.subscriptionId).toBe('sub-after-bad');
-    const logged = controller().logLines.slice(linesBefore).join('\n');
-    expect(logged).toContain('ctrl channel refused a data model subscription');
+    const logged = controller()
+      .logLines.slice(linesBefore)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    // Logged by the channel, as every malformed message of a handled type is (`ctrl-channel-logs.test.ts`).
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        message: 'ctrl channel refused a malformed message',
+        contentType: ContentType.subscribeToDataModelRequest,
+        routerId: router.id,
+      }),
+    );
     expect(controller().ctrl.connected(router.id)?.channel.closeReason).toBeUndefined();
     end.socket.destroy();
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '#shared/log/logger.ts';
+import { lambdaContext } from '../support/lambda-event.ts';
 
 describe('createLogger', () => {
   it('writes one JSON line with the context and fields', () => {
@@ -37,5 +38,21 @@ describe('createLogger', () => {
     logger.error('loud');
 
     expect(lines.map((line) => JSON.parse(line).message)).toEqual(['loud']);
+  });
+
+  it('keeps a detached logger apart from the Lambda context an invocation gives the shared one', () => {
+    const lines: string[] = [];
+    const logger = createLogger({}, { write: (line) => lines.push(line) });
+    const detached = logger.detached({ endpointId: 'e1' });
+
+    logger.powertools.addContext(lambdaContext({ awsRequestId: 'invocation-1', functionName: 'local-routers' }));
+    logger.info('in the invocation');
+    detached.info('beside it');
+
+    const [invocation, beside] = lines.map((line) => JSON.parse(line));
+    expect(invocation).toMatchObject({ function_request_id: 'invocation-1' });
+    expect(beside).toMatchObject({ message: 'beside it', endpointId: 'e1' });
+    expect(beside).not.toHaveProperty('function_request_id');
+    expect(beside).not.toHaveProperty('function_name');
   });
 });
