@@ -117,7 +117,11 @@ class RouterView {
    */
   private applyFullState(): void {
     const known = new Set(this.fullStateParts.map((session) => session.token));
-    const highest = this.fullStateParts.map((session) => session.id).sort().at(-1) ?? '';
+    const highest =
+      this.fullStateParts
+        .map((session) => session.id)
+        .sort()
+        .at(-1) ?? '';
     for (const [token, session] of this.held) {
       if (!known.has(token) && (highest === '' || session.id <= highest)) this.held.delete(token);
     }
