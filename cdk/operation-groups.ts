@@ -6,11 +6,12 @@ export function operationGroupsOf(routes: readonly Route[]): OperationGroup[] {
 }
 
 /**
- * The source of every function the stack deploys: one per operation group of the route table, the bootstrap and the
- * integrity scan's (what the construct package ships built, and what the bundle budget and the bench measure).
+ * The source of every function the stack deploys: one per operation group of the route table, the bootstrap, the
+ * integrity scan's and the ended sessions' sweep (what the construct package ships built, and what the bundle budget
+ * and the bench measure).
  */
 export function functionSources(routes: readonly Route[]): string[] {
-  return [...operationGroupsOf(routes), 'bootstrap', 'integrity'];
+  return [...operationGroupsOf(routes), 'bootstrap', 'integrity', 'session-sweep'];
 }
 
 /** A construct id for a group's function: `edge-routers` → `EdgeRoutersFunction`. */
