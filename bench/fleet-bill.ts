@@ -93,6 +93,7 @@ export const WEB_ACL_RULES = 5;
  * counts them in the synthesised templates of both doors, with and without the web ACL.
  */
 export function alarmCount(door: Door): number {
+  // Errors and throttles of every function but the sweep, whose own reserved concurrency throttles it: errors only.
   const perFunction = 2 * functionSources(ROUTES).length - 1;
   const always = 1 + 2 + 1 + 1;
   const routerEndpoint = door.routerEndpoint ? ROUTER_ENDPOINT_ALARMS : 0;
