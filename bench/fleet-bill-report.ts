@@ -267,7 +267,8 @@ export function fleetBillReport(rows: readonly FleetRow[]): string {
     '',
     logsLine(measured),
     '',
-    `Idle network (no traffic; on-demand DynamoDB, Lambda, API Gateway and logs cost nothing idle), a month: ${idle}.`,
+    'Idle network (no traffic; on-demand DynamoDB, Lambda, API Gateway and logs cost nothing idle but for the ended ' +
+      `sessions' sweep's runs, a fixed item), a month: ${idle}.`,
     '',
     `Assumed, not measured: ${FLEET_ASSUMPTIONS.bytesPerRequest.toLocaleString('en-US')} bytes and ` +
       `${FLEET_ASSUMPTIONS.newConnectionsPerRequest} new connection per request at the load balancer (the binding LCU ` +

@@ -97,6 +97,8 @@ export interface ControllerFunctionProps {
   readonly memorySize?: number;
   /** How its log group is kept. */
   readonly logs?: FunctionLogOptions;
+  /** At most this many invocations at once, reserved out of the account's concurrency; unset: none reserved. */
+  readonly reservedConcurrentExecutions?: number;
 }
 
 /** How a function's log group is kept. */
@@ -175,6 +177,9 @@ export class ControllerFunction extends NodejsFunction {
       logGroup,
       role,
       tracing: Tracing.ACTIVE,
+      ...(props.reservedConcurrentExecutions !== undefined
+        ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
+        : {}),
       // Kept when a later deploy publishes the next one, so that a rollback can move the alias back to it.
       currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },
     });

@@ -33,6 +33,12 @@ export interface MonitoredFunction {
   readonly logGroup: ILogGroup;
   /** Whether it calls KMS (signs with a CA key, reads the server key's secret, seals or opens stored secrets). */
   readonly usesKms: boolean;
+  /**
+   * Whether its throttles raise an alarm (the default). Not for a function whose own reserved concurrency throttles it on
+   * purpose (the ended sessions' sweep, one run at a time): a throttle there is a run waiting for the one before, and
+   * the account's concurrency running out never throttles a function with concurrency reserved.
+   */
+  readonly alarmOnThrottles?: boolean;
 }
 
 export interface ControllerMonitoringProps {
@@ -241,12 +247,13 @@ export class ControllerMonitoring extends Construct {
       });
     }
 
-    for (const { name, function: fn } of props.functions) {
+    for (const { name, function: fn, alarmOnThrottles } of props.functions) {
       alarm(`${pascal(name)}Errors`, `The ${name} function failed an invocation (Lambda Errors)`, {
         name: `${name}-errors`,
         metric: fn.metricErrors({ period: PERIOD, statistic: 'Sum' }),
         threshold: ALARM_THRESHOLDS.functionErrors,
       });
+      if (alarmOnThrottles === false) continue;
       alarm(`${pascal(name)}Throttles`, `Lambda refused to run the ${name} function (Throttles)`, {
         name: `${name}-throttles`,
         metric: fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }),

@@ -1,6 +1,6 @@
 import { type CfnResource, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AttributeType, type ITable, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
-import type { Grant, IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TABLE_KEYS } from '#shared/store/table-definition.ts';
 import { autoScaleTable, indexCapacityProps, type TableCapacity, tableBillingProps } from './table-capacity.ts';
@@ -58,9 +58,19 @@ export function controllerTable(
 /**
  * Lets `grantee` use the table and its indexes with `actions` (`tableActionsOf`: reads and writes, the scan only for
  * the integrity run), and acknowledges the `<table>/index/*` resource the grant adds to its policy: it matches only
- * this table's own global secondary indexes.
+ * this table's own global secondary indexes. With `indexes` (`tableIndexesOf`), the table and those indexes alone,
+ * by name.
  */
-export function grantTableData(table: ITable, grantee: IGrantable, actions: readonly string[]): Grant {
+export function grantTableData(
+  table: ITable,
+  grantee: IGrantable,
+  actions: readonly string[],
+  indexes?: readonly string[],
+): Grant {
+  if (indexes !== undefined) {
+    const resourceArns = [table.tableArn, ...indexes.map((index) => `${table.tableArn}/index/${index}`)];
+    return Grant.addToPrincipal({ grantee, actions: [...actions], resourceArns });
+  }
   const grant = table.grant(grantee, ...actions);
   if (Construct.isConstruct(grantee.grantPrincipal)) {
     Validations.of(grantee.grantPrincipal).acknowledge({

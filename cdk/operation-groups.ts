@@ -6,11 +6,12 @@ export function operationGroupsOf(routes: readonly Route[]): OperationGroup[] {
 }
 
 /**
- * The source of every function the stack deploys: one per operation group of the route table, the bootstrap and the
- * integrity scan's (what the construct package ships built, and what the bundle budget and the bench measure).
+ * The source of every function the stack deploys: one per operation group of the route table, the bootstrap, the
+ * integrity scan's and the ended sessions' sweep (what the construct package ships built, and what the bundle budget
+ * and the bench measure).
  */
 export function functionSources(routes: readonly Route[]): string[] {
-  return [...operationGroupsOf(routes), 'bootstrap', 'integrity'];
+  return [...operationGroupsOf(routes), 'bootstrap', 'integrity', 'session-sweep'];
 }
 
 /** A construct id for a group's function: `edge-routers` → `EdgeRoutersFunction`. */
@@ -20,10 +21,10 @@ export function functionIdOf(group: OperationGroup): string {
 }
 
 /**
- * What uses the table: a function per operation group, the bootstrap and the integrity scan, and the routers'
- * endpoint tasks.
+ * What uses the table: a function per operation group, the bootstrap, the integrity scan, the ended sessions' sweep,
+ * and the routers' endpoint tasks.
  */
-export type TableUser = OperationGroup | 'bootstrap' | 'integrity' | 'router-endpoint';
+export type TableUser = OperationGroup | 'bootstrap' | 'integrity' | 'session-sweep' | 'router-endpoint';
 
 /**
  * What the store's reads need: `GetCommand`, `BatchGetCommand` and `QueryCommand` (shared/store/), on the table and
@@ -57,6 +58,7 @@ export const TABLE_SCAN_ACTIONS = ['dynamodb:Scan', 'dynamodb:BatchWriteItem'] a
  * | every operation group | yes | yes | no |
  * | bootstrap | yes | yes | no |
  * | integrity | yes | yes (repairs) | yes |
+ * | session-sweep | yes (GSI2 its only index) | yes (removals, its mark) | no |
  * | router-endpoint (ECS tasks) | yes | yes (router connections and their leases) | no |
  *
  * No operation group reads only: every authenticated operation moves its API session's last activity (an
@@ -73,4 +75,15 @@ export const TABLE_SCAN_ACTIONS = ['dynamodb:Scan', 'dynamodb:BatchWriteItem'] a
  */
 export function tableActionsOf(user: TableUser): readonly string[] {
   return [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS, ...(user === 'integrity' ? TABLE_SCAN_ACTIONS : [])];
+}
+
+/**
+ * The indexes a function is granted by name, where it queries fewer than all of them; undefined: every index
+ * (`<table>/index/*`). The ended sessions' sweep queries only GSI2 (an identity's sessions, `removeEndedSessions`,
+ * and the Dial sessions of each API session it removes); the rest it reads is the table's own (its mark, the routers'
+ * change log, the sessions read again). Its writes need every write action (a Dial session's removal may check that
+ * an identity is still missing, `ConditionCheckItem`), so its grant is narrowed by index rather than by action.
+ */
+export function tableIndexesOf(user: TableUser): readonly string[] | undefined {
+  return user === 'session-sweep' ? ['GSI2'] : undefined;
 }

@@ -19,6 +19,7 @@ import { ControllerLoadBalancer, clientCertificateHeaderName } from './controlle
 import { ControllerMonitoring, type MonitoredFunction } from './controller-monitoring.ts';
 import { ControllerMtlsDomain } from './controller-mtls-domain.ts';
 import { ControllerRouterEndpoint } from './controller-router-endpoint.ts';
+import { ControllerSessionSweep } from './controller-session-sweep.ts';
 import {
   type ApiLimits,
   type ControllerSettings,
@@ -67,9 +68,10 @@ export interface ZitiControllerProps extends Partial<Omit<ControllerSettings, ke
 /**
  * The whole controller as one construct: one table (or an existing one, `tableName`), one function per operation
  * group of the route table behind its `live` alias, one front door behind a web ACL (the REST API, or with
- * `frontDoor: 'load-balancer'` an Application Load Balancer), the PKI keys, the bootstrap and the integrity run, the
- * alarms and dashboard, and with `domainName` (and for the REST API `mtlsDomainName`, `sdkDomainName`) the custom
- * domains serving the controller's server certificate. One per stack: its names derive from the stack's.
+ * `frontDoor: 'load-balancer'` an Application Load Balancer), the PKI keys, the bootstrap, the integrity run and the
+ * ended sessions' sweep, the alarms and dashboard, and with `domainName` (and for the REST API `mtlsDomainName`,
+ * `sdkDomainName`) the custom domains serving the controller's server certificate. One per stack: its names derive
+ * from the stack's.
  */
 export class ZitiController extends Construct {
   readonly environment: string;
@@ -85,6 +87,8 @@ export class ZitiController extends Construct {
   readonly bootstrap: ControllerBootstrap;
   readonly keys: ControllerKeys;
   readonly integrity?: ControllerIntegrity;
+  /** The ended sessions' sweep: a function run every minute. */
+  readonly sessionSweep: ControllerSessionSweep;
   /** The truststore and the mTLS domain of the REST API; absent with the load balancer, which passes chains through. */
   readonly mtls?: ControllerMtlsDomain;
   readonly domain?: ControllerDomain;
@@ -199,6 +203,13 @@ export class ZitiController extends Construct {
         logs,
       });
     }
+    // The ended sessions' sweep: what changes that end sessions leave in the table, removed every minute.
+    this.sessionSweep = new ControllerSessionSweep(this, 'SessionSweep', {
+      table: this.table,
+      buildStamp: this.buildStamp,
+      ...(memorySize ? { memorySize } : {}),
+      logs,
+    });
 
     const aliases = new Map([...functions].map(([group, fn]) => [group, fn.live]));
     if (frontDoor === 'rest-api') {
@@ -345,6 +356,13 @@ export class ZitiController extends Construct {
             },
           ]
         : []),
+      {
+        name: 'session-sweep',
+        function: this.sessionSweep.function,
+        logGroup: this.sessionSweep.function.logGroup,
+        usesKms: false,
+        alarmOnThrottles: false,
+      },
     ];
     this.monitoring = new ControllerMonitoring(this, 'Monitoring', {
       ...(this.api ? { stage: this.api.restApi.deploymentStage } : {}),

@@ -109,7 +109,7 @@ describe('the construct package', () => {
     const files = filesUnder(installed);
     expect(files).toEqual(expect.arrayContaining(['package.json', 'index.js', 'types/cdk/index.d.ts']));
     expect(files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
-    for (const fn of ['info', 'identities', 'pki', 'bootstrap', 'integrity']) {
+    for (const fn of ['info', 'identities', 'pki', 'bootstrap', 'integrity', 'session-sweep']) {
       expect(files, fn).toContain(`functions/${fn}/index.mjs`);
     }
     const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
@@ -131,7 +131,8 @@ describe('the construct package', () => {
     };
     const functions = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
     const controllerFunctions = functions.filter((fn) => fn.Properties.Handler === 'index.handler');
-    // Every operation group's, the bootstrap's and the integrity scan's (the provider framework's own is CDK's).
+    // Every operation group's, the bootstrap's, the integrity scan's and the ended sessions' sweep's (the provider
+    // framework's own is CDK's).
     expect(controllerFunctions).toHaveLength(functionSources(ROUTES).length);
     const manifest = JSON.parse(readFileSync(join(outdir, 'Consumer.assets.json'), 'utf8')) as {
       files: Record<string, { source: { path: string; packaging: string } }>;

@@ -196,6 +196,7 @@ describe('releases', () => {
       ...stack.controller.functions.values(),
       stack.controller.bootstrap.function,
       stack.controller.integrity!.function,
+      stack.controller.sessionSweep.function,
     ];
     for (const fn of functions) {
       const alias = resources[logicalId(fn.live)]!;

@@ -286,8 +286,9 @@ describe("the functions' log groups", () => {
   it('are each encrypted under the logs key, which CloudWatch Logs may use for log groups of the account only', () => {
     const logsKeyId = logicalId(stack.controller.keys.logs);
     const groups = functionLogGroups(resources);
-    // One per operation group, the bootstrap, the integrity scan and the bootstrap's provider.
-    expect(groups).toHaveLength(stack.controller.functions.size + 3);
+    // One per operation group, the bootstrap, the integrity scan, the ended sessions' sweep and the bootstrap's
+    // provider.
+    expect(groups).toHaveLength(stack.controller.functions.size + 4);
     for (const [id, logGroup] of groups) {
       expect(logGroup.Properties.KmsKeyId, id).toEqual({ 'Fn::GetAtt': [logsKeyId, 'Arn'] });
     }

@@ -132,12 +132,16 @@ describe('the alarms', () => {
   });
 
   it("fire on any error or throttle of each function, the bootstrap's and integrity scan's included", () => {
-    const functions = [
+    const throttled = [
       ...stack.controller.functions.values(),
       stack.controller.bootstrap.function,
       ...(stack.controller.integrity ? [stack.controller.integrity.function] : []),
     ];
-    for (const kind of ['Errors', 'Throttles'] as const) {
+    const failing = [...throttled, stack.controller.sessionSweep.function];
+    for (const [kind, functions] of [
+      ['Errors', failing],
+      ['Throttles', throttled],
+    ] as const) {
       const watched = [...alarms.values()]
         .flatMap(metricsOf)
         .filter((metric) => metric.namespace === 'AWS/Lambda' && metric.name === kind)
@@ -147,6 +151,19 @@ describe('the alarms', () => {
     }
     expect(alarm('database-errors').Threshold).toBe(1);
     expect(alarm('database-throttles').Threshold).toBe(1);
+  });
+
+  it("fire on any failed run of the ended sessions' sweep, and not on its throttles: it runs one at a time", () => {
+    const failed = alarm('session-sweep-errors');
+    expect(failed.Threshold).toBe(ALARM_THRESHOLDS.functionErrors);
+    expect(metricsOf(failed)).toEqual([
+      {
+        namespace: 'AWS/Lambda',
+        name: 'Errors',
+        dimensions: [{ Name: 'FunctionName', Value: { Ref: logicalId(stack.controller.sessionSweep.function) } }],
+      },
+    ]);
+    expect(alarms.has('MonitoredController-session-sweep-throttles')).toBe(false);
   });
 
   it('fire on throttling of the table or any index for two periods in a row, and on its system errors', () => {

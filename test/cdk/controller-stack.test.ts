@@ -429,7 +429,8 @@ describe('ControllerStack', () => {
       const controllerFunctions = resourcesOfType('AWS::Lambda::Function').filter(
         ([, fn]) => fn.Properties.Handler === 'index.handler',
       );
-      expect(controllerFunctions).toHaveLength(groups.length + 2);
+      // One per group, the bootstrap, the integrity scan's and the ended sessions' sweep.
+      expect(controllerFunctions).toHaveLength(groups.length + 3);
       for (const [, fn] of controllerFunctions) {
         expect((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
           POWERTOOLS_SERVICE_NAME: 'TestController',
@@ -445,8 +446,8 @@ describe('ControllerStack', () => {
       const controllerFunctions = resourcesOfType('AWS::Lambda::Function').filter(
         ([, fn]) => fn.Properties.Handler === 'index.handler',
       );
-      // One per group, the bootstrap and the integrity scan's.
-      expect(controllerFunctions).toHaveLength(groups.length + 2);
+      // One per group, the bootstrap, the integrity scan's and the ended sessions' sweep.
+      expect(controllerFunctions).toHaveLength(groups.length + 3);
       const logGroups = controllerFunctions.map(
         ([, fn]) => (fn.Properties.LoggingConfig as { LogGroup: Intrinsic }).LogGroup.Ref,
       );

@@ -69,7 +69,7 @@ describe('npm run synth:template', () => {
     const [stack] = stacks;
     const template = JSON.parse(readFileSync(join(out, stack!.template), 'utf8')) as Template;
     const functions = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
-    // Every operation group's, the bootstrap's, the integrity scan's and the custom resource provider's.
+    // Every operation group's, the bootstrap's, the integrity scan's, the sweep's and the custom resource provider's.
     expect(functions).toHaveLength(functionSources(ROUTES).length + 1);
     const uploads = new Map(stack!.uploads.map((upload) => [`${upload.bucket}/${upload.key}`, upload]));
     for (const [id, fn] of functions) {

@@ -199,7 +199,9 @@ export async function startTestController(
       await sdk?.close();
       deps.store.db.destroy();
       if (tableRefusals.length > 0) {
-        const refused = tableRefusals.map(({ user, action, command }) => `${user}: ${action} (${command})`);
+        const refused = tableRefusals.map(
+          ({ user, action, command, index }) => `${user}: ${action}${index ? ` on index ${index}` : ''} (${command})`,
+        );
         throw new Error(`IAM would have refused what functions sent to the table: ${[...new Set(refused)].join('; ')}`);
       }
     },

@@ -22,6 +22,8 @@ import {
   PLATFORM_LINES_LOGGED,
   restApiMonth,
   routerEndpointItems,
+  SESSION_SWEEP_RUN,
+  sessionSweepMonth,
 } from '../../bench/fleet-bill.ts';
 import { cheapestMemory, lambdaPerMillion, modelledMs } from '../../bench/lambda-memory.ts';
 import { memoryMbOf } from '../../bench/server-timer.ts';
@@ -159,6 +161,19 @@ describe("a fleet's month", () => {
     );
     expect(fixedMonth(added)).toBeGreaterThan(40);
     expect(fixedMonth(added)).toBeLessThan(50);
+  });
+
+  it("counts the ended sessions' sweep a fixed item: a run a minute at 256 MB, its units on demand, its log line", () => {
+    // 43,200 runs; each 6 ms of CPU stretched to 256 MB and four 4 ms waves, billed 58 ms of a quarter GB.
+    const lambda = AWS_PRICES.lambda.requests + 0.058 * 0.25 * AWS_PRICES.lambda.arm64GbSecond * 1e6;
+    const units = 2 * AWS_PRICES.dynamoDb.readRequestUnit + AWS_PRICES.dynamoDb.writeRequestUnit;
+    const logs = (SESSION_SWEEP_RUN.logBytes / 1e9) * FLEET_PRICES.cloudWatch.logsIngestedGb;
+    expect(sessionSweepMonth()).toBeCloseTo(43_200 * ((lambda + units) / 1e6 + logs), 9);
+    expect(sessionSweepMonth()).toBeLessThan(0.1);
+    for (const door of [REST, ALB, ALB_ALONE]) {
+      const sweep = fixedItems(door).filter((item) => item.item.startsWith("ended sessions' sweep"));
+      expect(sweep.map((item) => item.count * item.monthly)).toEqual([sessionSweepMonth()]);
+    }
   });
 
   it('costs only the fixed items idle on the REST API, and the load balancer hours beside them', () => {
