@@ -3,6 +3,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Construct } from 'constructs';
+import { SWEEP_LEASE_MS } from '#shared/auth/ended-sessions-sweep.ts';
 import type { BuildStamp } from './build-stamp.ts';
 import { ControllerFunction, type FunctionLogOptions } from './controller-function.ts';
 import { grantTableData } from './controller-table.ts';
@@ -15,7 +16,8 @@ export const SESSION_SWEEP_INTERVAL = Duration.minutes(1);
  * How long one run may take: Lambda's most. A run writes its mark only at its end, so one cut short leaves the next to
  * start again from the same mark; a backlog (thousands of identities disabled at once) must fit in one run.
  */
-const SESSION_SWEEP_TIMEOUT = Duration.minutes(15);
+/** A run's longest: the sweep's lease, so a run that dies frees the sweep when it times out. */
+const SESSION_SWEEP_TIMEOUT = Duration.millis(SWEEP_LEASE_MS);
 
 export interface ControllerSessionSweepProps {
   readonly table: ITable;
@@ -43,10 +45,8 @@ export class ControllerSessionSweep extends Construct {
       description: 'Ziti controller: removes the API sessions that changes ended (every minute)',
       timeout: SESSION_SWEEP_TIMEOUT,
       environment: { TABLE_NAME: props.table.tableName },
-      // One run at a time. Two at once would read the same notices and remove the same sessions: their transactions
-      // would cancel each other's (each then removing one session at a time), doubling the work and the failures. A
-      // run still going when the next minute's event comes (a backlog) makes that event wait, not start another run.
-      reservedConcurrentExecutions: 1,
+      // One run at a time, by a lease in the table (`sweepEndedSessions`), not by reserved concurrency: an account
+      // whose concurrency quota is the default of a new one (10) refuses any reservation, and the stack with it.
       asynchronousWithoutDeadLetterQueue:
         'Invoked asynchronously by its schedule alone, whose event carries nothing: what a run that failed or never ' +
         "ran left is the next minute's run's, which resumes from the sweep's mark in the table; a dead-letter queue " +

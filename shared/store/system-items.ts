@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Store } from './entity-store.ts';
 import { keys, type SystemItem } from './keys.ts';
 import { readOptions } from './read-consistency.ts';
@@ -57,4 +57,70 @@ export function createSystemItemOp(
     },
     ...(onExists ? { onConditionFailed: onExists } : {}),
   };
+}
+
+/**
+ * Takes a singleton's lease for `holder` until `until` (epoch ms): when nobody holds it, or its holder's ran out (a
+ * run that died). False when another holds it now. The item is created if missing.
+ */
+export async function takeSystemLease(
+  store: Store,
+  name: SystemItem,
+  holder: string,
+  until: number,
+  now: number,
+): Promise<boolean> {
+  const taken = await unlessConditionFails(
+    store.db.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: keys.system(name),
+        UpdateExpression: 'SET leaseHolder = :holder, leaseUntil = :until',
+        ConditionExpression: 'attribute_not_exists(leaseUntil) OR leaseUntil < :now',
+        ExpressionAttributeValues: { ':holder': holder, ':until': until, ':now': now },
+      }),
+    ),
+  );
+  return taken !== undefined;
+}
+
+/** Sets fields of a singleton while `holder` holds its lease; false, nothing written, once it does not. */
+export async function setWhileLeased(
+  store: Store,
+  name: SystemItem,
+  holder: string,
+  fields: Readonly<Record<string, unknown>>,
+): Promise<boolean> {
+  const names = Object.keys(fields);
+  const written = await unlessConditionFails(
+    store.db.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: keys.system(name),
+        UpdateExpression: `SET ${names.map((_, index) => `#f${index} = :f${index}`).join(', ')}`,
+        ConditionExpression: 'leaseHolder = :holder',
+        ExpressionAttributeNames: Object.fromEntries(names.map((field, index) => [`#f${index}`, field])),
+        ExpressionAttributeValues: {
+          ':holder': holder,
+          ...Object.fromEntries(names.map((field, index) => [`:f${index}`, fields[field]])),
+        },
+      }),
+    ),
+  );
+  return written !== undefined;
+}
+
+/** Gives a singleton's lease back, if `holder` still holds it. */
+export async function releaseSystemLease(store: Store, name: SystemItem, holder: string): Promise<void> {
+  await unlessConditionFails(
+    store.db.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: keys.system(name),
+        UpdateExpression: 'REMOVE leaseHolder, leaseUntil',
+        ConditionExpression: 'leaseHolder = :holder',
+        ExpressionAttributeValues: { ':holder': holder },
+      }),
+    ),
+  );
 }

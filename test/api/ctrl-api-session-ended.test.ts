@@ -6,6 +6,8 @@ import { decodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { storedApiSessionIds } from '#shared/auth/api-session-store.ts';
 import { sweepEndedSessions } from '#shared/auth/ended-sessions-sweep.ts';
+import { hashToken } from '#shared/auth/session-token.ts';
+import { releaseSystemLease, takeSystemLease } from '#shared/store/system-items.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import {
   type Credentials,
@@ -153,25 +155,51 @@ describe('API sessions that end without being removed reach the routers when the
     expect((await storedApiSessionIds(controller().deps, ids)).size).toBe(0);
   }, 120_000);
 
-  it('sweeps again what a failed sweep left: the notice is kept until its sessions are removed', async () => {
+  it('sweeps the notices after one that fails, and that one again at the next run', async () => {
+    const failing = await userWithSessions(MORE_THAN_A_TRANSACTION);
+    const passing = await userWithSessions(MORE_THAN_A_TRANSACTION);
+    const idsOf = (user: typeof failing) => [user.session, ...user.stored].map((session) => session.id);
+    for (const user of [failing, passing]) {
+      expect((await call('POST', `/identities/${user.identityId}/disable`, { durationMinutes: 0 })).status).toBe(200);
+    }
+    await new Promise((resolve) => setTimeout(resolve, SWEEP_SETTLE_MS));
+
+    // The sweep's removals of the failing identity's sessions (their items are keyed by their tokens' hashes).
+    const hashes = [failing.session, ...failing.stored].map((session) => hashToken(session.token));
+    const fault = refuseRequests(
+      controller().deps.store.db,
+      (command, input) =>
+        command === 'TransactWriteItemsCommand' && hashes.some((hash) => JSON.stringify(input).includes(hash)),
+    );
+    let first: Awaited<ReturnType<typeof sweepEndedSessions>>;
+    try {
+      first = await sweepEndedSessions(controller().deps);
+    } finally {
+      fault.stop();
+    }
+    expect(first.failed).toBe(1);
+    expect((await storedApiSessionIds(controller().deps, idsOf(failing))).size).toBeGreaterThan(0);
+    expect((await storedApiSessionIds(controller().deps, idsOf(passing))).size).toBe(0);
+
+    const second = await sweepEndedSessions(controller().deps);
+    expect(second.failed).toBe(0);
+    expect((await storedApiSessionIds(controller().deps, idsOf(failing))).size).toBe(0);
+  });
+
+  it('runs one sweep at a time: a run that finds the sweep held does nothing', async () => {
     const user = await userWithSessions(MORE_THAN_A_TRANSACTION);
     const ids = [user.session, ...user.stored].map((session) => session.id);
     expect((await call('POST', `/identities/${user.identityId}/disable`, { durationMinutes: 0 })).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, SWEEP_SETTLE_MS));
+    const { store } = controller().deps;
+    const now = Date.now();
+    expect(await takeSystemLease(store, 'ended-sessions-sweep', 'another-run', now + 60_000, now)).toBe(true);
 
-    // The sweep's removals: transactions that delete session items (`APISESSION#…`).
-    const fault = refuseRequests(
-      controller().deps.store.db,
-      (command, input) => command === 'TransactWriteItemsCommand' && JSON.stringify(input).includes('APISESSION#'),
-    );
-    try {
-      await expect(sweepEndedSessions(controller().deps)).rejects.toThrow();
-    } finally {
-      fault.stop();
-    }
+    expect(await sweepEndedSessions(controller().deps)).toEqual({ notices: 0, failed: 0, busy: true });
     expect((await storedApiSessionIds(controller().deps, ids)).size).toBeGreaterThan(0);
 
-    await sweepEndedSessions(controller().deps);
+    await releaseSystemLease(store, 'ended-sessions-sweep', 'another-run');
+    expect((await sweepEndedSessions(controller().deps)).busy).toBeUndefined();
     expect((await storedApiSessionIds(controller().deps, ids)).size).toBe(0);
   });
 

@@ -160,10 +160,17 @@ describe('the test controller', () => {
     const removals = sent.filter((each) => each.command === 'TransactWriteItemsCommand').map((each) => each.input);
     expect(JSON.stringify(removals)).toContain(user.dialSessionId);
     expect(new Set(sent.map((each) => each.user))).toEqual(new Set(['session-sweep']));
-    // Its mark, the change log, the identity's and the API session's index partitions, the sessions read again, their
-    // removals (the Dial session's with its API session's), its new mark; of the indexes GSI2 alone.
+    // Its lease and mark, the change log, the identity's and the API session's index partitions, the sessions read
+    // again, their removals (the Dial session's with its API session's), its new mark and the lease given back; of the
+    // indexes GSI2 alone.
     expect(new Set(sent.map((each) => each.command))).toEqual(
-      new Set(['GetItemCommand', 'QueryCommand', 'BatchGetItemCommand', 'TransactWriteItemsCommand', 'PutItemCommand']),
+      new Set([
+        'GetItemCommand',
+        'QueryCommand',
+        'BatchGetItemCommand',
+        'TransactWriteItemsCommand',
+        'UpdateItemCommand',
+      ]),
     );
     expect(new Set(sent.flatMap((each) => each.input.IndexName ?? []))).toEqual(new Set(['GSI2']));
   });

@@ -60,10 +60,11 @@ describe("the ended sessions' sweep", () => {
     ]);
   });
 
-  it('runs one run at a time, for up to 15 minutes, never retried by Lambda, with a log group of its own', () => {
+  it('runs for up to 15 minutes (the sweep lease), never retried by Lambda, reserving no concurrency, with a log group of its own', () => {
     const fn = resources[functionId]!;
+    // One run at a time is the sweep's lease in the table: a reservation would fail a new account's deploy.
+    expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
     expect(fn.Properties).toMatchObject({
-      ReservedConcurrentExecutions: 1,
       Timeout: 900,
       MemorySize: 256,
       Handler: 'index.handler',
