@@ -20,7 +20,7 @@ const reEnrollSchema = z.object({ expiresAt: expiresAtField });
 /**
  * `POST /authenticators/{id}/re-enroll {expiresAt}`: the authenticator is deleted and an enrollment of the matching
  * method made in the same transaction (updb → updb with its username, a CA's certificate → ottca, else ott); the
- * sessions it opened end with it, removed right after it so the routers drop them (`withEndedSessionsRemoved`).
+ * sessions it opened end with it (its delete's `ended` notice: the routers drop them, the table loses them).
  */
 const reEnrollAuthenticator: Operation = documented(
   async (request, deps) => {

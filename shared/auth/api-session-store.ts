@@ -52,7 +52,7 @@ export interface SessionRef {
   readonly hasSessions?: boolean;
   /** False when the session is known never to have had posture data. */
   readonly hasPosture?: boolean;
-  /** The ids its token carries: the routers are told of its end by them (`api-session-changes.ts`). */
+  /** The ids its token carries: the routers are told of its end by them (`ctrl-changes.ts`). */
   readonly identityId: string;
   readonly authenticatorId?: string;
   readonly endsWithAuthenticator?: boolean;
@@ -204,7 +204,7 @@ function needsAuthenticator(session: ApiSession, identity: Identity | undefined)
 
 /**
  * The writes that store a new session; the token is returned once and only its hash is kept. A session that needs no
- * more factors is also recorded as a change for the routers (`api-session-changes.ts`), in the same transaction.
+ * more factors is also recorded as a change for the routers (`ctrl-changes.ts`), in the same transaction.
  */
 export async function createApiSessionOps(
   deps: Deps,
@@ -696,7 +696,7 @@ function ignoreGone(error: unknown): void {
 
 /**
  * Removes up to a transaction's worth of sessions idle past the timeout, oldest first (the activity index's expired
- * keys, read again strongly): their removal tells the routers (`api-session-changes.ts`), which hold them until then.
+ * keys, read again strongly): their removal tells the routers (`ctrl-changes.ts`), which hold them until then.
  */
 export async function removeExpiredSessions(deps: Deps): Promise<void> {
   const cutoff = liveCutoff(deps);
