@@ -30,13 +30,22 @@ export function newSyncId(now: Date): string {
 export const PLACEHOLDER_SESSION_ID = '~';
 
 /**
+ * How long after a full state its placeholder's removal is sent. The reference router handles each `ApiSessionAdded`
+ * and `ApiSessionRemoved` in a goroutine of its own, so a removal sent with the state is, one time in three, handled
+ * before the state adds the placeholder (and the placeholder stays until the next full state, harmless but there); it
+ * applies a full state about a second after its last chunk.
+ */
+export const PLACEHOLDER_REMOVAL_DELAY_MS = 5_000;
+
+/**
  * The last entry of every full state: no session, but what makes the router drop every session the state leaves out.
  * The reference router, once it has a full state, drops the sessions missing from it whose id compares at or below
  * the highest id in it (the reference's ids grow with time, so one logged in during the sync is kept: the router
  * counts what it is told during a sync as part of it). This controller's ids are random, so the highest would leave
  * the sessions of higher id where they were: one of another identity's that ended, or one no longer the router's to
  * hold. This entry's id compares above all of them, and its token is random, never a session's (no SDK can present
- * it); it is removed right after the state.
+ * it, and with no certificate fingerprint no SDK's certificate matches it); it is removed once the router has applied
+ * the state ({@link PLACEHOLDER_REMOVAL_DELAY_MS}).
  */
 function dropEverythingElse(): RouterApiSession {
   return {
@@ -112,10 +121,12 @@ export function sharedFullStateSends(deps: Deps, tokenKey: () => Promise<Uint8Ar
     for (const [router, recipient] of open()) {
       const placeholder = dropEverythingElse();
       router.channel.send(fullSyncChunk(syncId, recipient.sequence, true, [...recipient.pending, placeholder]));
-      router.channel.send({
+      const removal = {
         contentType: ContentType.apiSessionRemoved,
         body: encodeBody('edge.ApiSessionRemoved', { tokens: [placeholder.token], ids: [placeholder.id] }),
-      });
+      };
+      // Not awaited: the sync is done once its state is sent. A channel closed meanwhile sends nothing.
+      setTimeout(() => router.channel.send(removal), PLACEHOLDER_REMOVAL_DELAY_MS).unref();
     }
   }
 
