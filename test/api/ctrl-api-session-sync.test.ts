@@ -17,6 +17,7 @@ import {
 import { recordSent } from '../support/dynamodb-recorder.ts';
 import { enrolledDevice } from '../support/enrolled-device.ts';
 import { authPolicyBody } from '../support/management-fixtures.ts';
+import { csrFor, leafOf } from '../support/pki-fixtures.ts';
 import { storeApiSessions } from '../support/stored-api-sessions.ts';
 
 const { controller, call, createPolicy, userUnder, clientLogin } = useAdminController(
@@ -341,6 +342,49 @@ describe("the routers' API sessions (ApiSessionAdded / Updated / Removed on the 
       id: session.id,
       identityId: device.id,
     });
+    end.socket.destroy();
+  });
+  it("tells the routers of an identity's extended certificate: each of its sessions again, with the new fingerprint", async () => {
+    const renewing = await enrolledDevice(controller, call, unique('sync-renewing-device'));
+    const login = await controller().call('POST', `${C}/authenticate?method=cert`, {
+      body: {},
+      cert: renewing.credentials,
+    });
+    expect(login.status, login.text).toBe(200);
+    const session = { token: login.body.data.token as string, id: login.body.data.id as string };
+    const end = await connected();
+    await fullSync(end);
+    const authenticators = await controller().call('GET', `${C}/current-identity/authenticators`, {
+      token: session.token,
+    });
+    const authenticatorId = authenticators.body.data.find((each: { method: string }) => each.method === 'cert').id;
+    const extendPath = `${C}/current-identity/authenticators/${authenticatorId}`;
+    const next = await csrFor('sync-renewed');
+    const extended = await controller().call('POST', `${extendPath}/extend`, {
+      token: session.token,
+      cert: renewing.credentials,
+      body: { clientCertCsr: next.csr },
+    });
+    expect(extended.status, extended.text).toBe(200);
+    const renewed = { key: next.key, cert: leafOf(extended.body.data.clientCert) };
+    const verified = await controller().call('POST', `${extendPath}/extend-verify`, {
+      token: session.token,
+      cert: renewed,
+      body: { clientCert: renewed.cert },
+    });
+    expect(verified.status, verified.text).toBe(200);
+
+    const updated = await incremental<{ apiSessions: ApiSession[] }>(
+      end,
+      ContentType.apiSessionUpdated,
+      'edge.ApiSessionUpdated',
+      (body) =>
+        body.apiSessions.some(
+          (apiSession) => apiSession.id === session.id && apiSession.certFingerprints.includes(sha1Of(renewed.cert)),
+        ),
+    );
+    expect(updated.afterMs).toBeLessThan(ROUTER_LOOKUP_TIMEOUT_MS);
+    expect(sessionOf(updated.body.apiSessions, session.id)?.certFingerprints).toEqual([sha1Of(renewed.cert)]);
     end.socket.destroy();
   });
   it('passes each change of a burst on once, reading it a bounded number of times however many polls run', async () => {
