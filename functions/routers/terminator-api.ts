@@ -2,12 +2,12 @@ import * as z from 'zod';
 import { entityApi } from '#shared/crud/entity-api.ts';
 import { viewsSharing } from '#shared/crud/page-views.ts';
 import { edgeRouters } from '#shared/entities/edge-router.ts';
-import { PRECEDENCES } from '#shared/entities/identity.ts';
 import { transitRouters } from '#shared/entities/router.ts';
 import { type Terminator, terminators } from '#shared/entities/terminator.ts';
 import { invalidField } from '#shared/errors/api-error.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { costField, idField, tagsField } from '#shared/schemas/common-fields.ts';
+import { PRECEDENCES } from '#shared/schemas/precedence.ts';
 import { terminatorNames, terminatorView } from '#shared/views/terminator-view.ts';
 
 const addressField = z.string().min(1).max(4096);

@@ -1,11 +1,10 @@
 import * as z from 'zod';
 import { appDataSchema, mapOf } from '../schemas/map-field.ts';
+import { PRECEDENCES } from '../schemas/precedence.ts';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
 import { identityRoleMarker } from './policies.ts';
 import { identityEndedNotices, rolesDiffer } from './router-notice.ts';
-
-export const PRECEDENCES = ['default', 'required', 'failed'] as const;
 
 export const envInfoSchema = z.object({
   arch: z.string().optional(),

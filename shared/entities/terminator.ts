@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import { mapOf } from '../schemas/map-field.ts';
+import { PRECEDENCES } from '../schemas/precedence.ts';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
-import { PRECEDENCES } from './identity.ts';
 
 /** The most bytes of peer data a terminator keeps (the reference's hosting SDKs send a 32-byte public key). */
 export const MAX_PEER_DATA_BYTES = 4096;

@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { PRECEDENCES } from '../entities/identity.ts';
 import { mapOf, tagValue } from './map-field.ts';
+import { PRECEDENCES } from './precedence.ts';
 import { roleAttributeProblem } from './role-attribute.ts';
 
 /** Request-side field schemas shared by every entity type. */
