@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isRfc3339DateTime, isUuid } from './formats.ts';
 import { toJsonSchema } from './swagger-schema.ts';
@@ -118,12 +118,24 @@ describe('spec location', () => {
   });
 
   it('reads <repo>/../shared/openziti-spec when OPENZITI_SPEC_DIR is unset and that copy is there', async () => {
-    vi.stubEnv('OPENZITI_SPEC_DIR', '');
+    const { locateSpecDir, specLock } = await import('./pinned-spec.ts');
     const { specDir } = await import('./spec-source.ts');
-    const repo = fileURLToPath(new URL('../../', import.meta.url));
-    const sibling = resolve(repo, '..', 'shared', 'openziti-spec');
-    if (existsSync(sibling)) expect(resolve(specDir())).toBe(sibling);
-    else expect(resolve(specDir())).not.toBe(sibling);
+    // A clone's layout, built here: whatever this run found the documents in, they are copied beside a clone.
+    const root = mkdtempSync(join(tmpdir(), 'spec-layout-'));
+    try {
+      const sibling = join(root, 'shared', 'openziti-spec');
+      for (const path of Object.keys(specLock().files)) {
+        mkdirSync(dirname(join(sibling, path)), { recursive: true });
+        copyFileSync(join(specDir(), path), join(sibling, path));
+      }
+      const options = { env: {}, siblingDir: sibling, cacheRoot: join(root, 'no-cache') };
+      expect(locateSpecDir(options)).toBe(sibling);
+      // Without it, and nothing in the cache, the run is told where the documents are looked for.
+      rmSync(sibling, { recursive: true });
+      expect(() => locateSpecDir(options)).toThrow(/OPENZITI_SPEC_DIR/);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('honours OPENZITI_SPEC_DIR and says so when the document is missing there', async () => {
