@@ -10,6 +10,7 @@ import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { loadConfig } from '#shared/config.ts';
 import { createDocumentClient } from '#shared/store/dynamo-client.ts';
 import { PRIVATE_UMASK, privateDirectory } from './private-directory.ts';
+import { StartRefused } from './start-refused.ts';
 
 /** A running DynamoDB Local (AWS's own jar, run with `java` directly). */
 export interface DynamoDbLocal {
@@ -79,12 +80,13 @@ async function loopbackLauncher(jar: string): Promise<string> {
     // Another start may have compiled it first.
     if (existsSync(join(classes, `${LAUNCHER_CLASS}.class`))) return classes;
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new Error(
-      missing
-        ? 'javac was not found: DynamoDB Local is started through a small launcher that binds it to loopback, ' +
-            'compiled with the JDK (17 or later) — install one, or set DYNAMODB_ENDPOINT to a DynamoDB you run.'
-        : `compiling ${LAUNCHER_SOURCE} failed: ${(error as Error).message}`,
-    );
+    if (missing) {
+      throw new StartRefused(
+        'javac was not found: DynamoDB Local is started through a small launcher that binds it to loopback, ' +
+          'compiled with the JDK (17 or later) — install one, or set DYNAMODB_ENDPOINT to a DynamoDB you run.',
+      );
+    }
+    throw new Error(`compiling ${LAUNCHER_SOURCE} failed: ${(error as Error).message}`);
   }
   return classes;
 }
@@ -107,10 +109,13 @@ async function waitUntilReady(
   child: ChildProcess,
   output: () => string,
   timeoutMs: number,
+  spawnFailure: () => Error | undefined,
 ): Promise<void> {
   const client = createDocumentClient({ ...loadConfig({}), dynamoDbEndpoint: endpoint });
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    const failed = spawnFailure();
+    if (failed) throw failed;
     if (child.exitCode !== null) throw new Error(`DynamoDB Local exited (${child.exitCode}):\n${output()}`);
     try {
       await client.send(new ListTablesCommand({ Limit: 1 }));
@@ -162,6 +167,17 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   } finally {
     process.umask(umask);
   }
+  // `java` missing (or not runnable) is an 'error' event, not an exit: one line that says what to install.
+  let spawnFailure: Error | undefined;
+  child.once('error', (error: NodeJS.ErrnoException) => {
+    spawnFailure =
+      error.code === 'ENOENT'
+        ? new StartRefused(
+            'java was not found: DynamoDB Local runs on a JDK (17 or later) — install one, or set DYNAMODB_ENDPOINT ' +
+              'to a DynamoDB you run.',
+          )
+        : new StartRefused(`java could not be started for DynamoDB Local: ${error.message}`);
+  });
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   child.once('exit', () => process.removeListener('exit', killOnExit));
@@ -173,7 +189,13 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   child.stderr?.on('data', collect);
   const endpoint = `http://${DYNAMODB_LOCAL_HOST}:${port}`;
   try {
-    await waitUntilReady(endpoint, child, () => output, timeoutMs);
+    await waitUntilReady(
+      endpoint,
+      child,
+      () => output,
+      timeoutMs,
+      () => spawnFailure,
+    );
   } catch (error) {
     child.kill('SIGKILL');
     throw error;

@@ -23,24 +23,15 @@ import { localStateMachine } from './local-state-machine.ts';
 import { privateDirectory } from './private-directory.ts';
 import { startScheduledTasks } from './scheduled-tasks.ts';
 import { localServerNames, serverTls } from './server-tls.ts';
+import { checkPortsFree, lockDataDirectory, portRefusal } from './start-checks.ts';
+import { StartRefused } from './start-refused.ts';
 
-/** A start that cannot go on, for a reason the person starting it can fix: its message alone is shown. */
-class StartRefused extends Error {}
-
-/** Starts a listener; a port taken or not allowed names the setting that chooses it. */
+/** Starts a listener; a port taken meanwhile, or not allowed, names the setting that chooses it. */
 async function listen(options: LocalServerOptions, setting: string): Promise<LocalServer> {
   try {
     return await startLocalServer(options);
   } catch (error) {
-    const where = `port ${options.port} on ${options.host ?? '127.0.0.1'}`;
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') {
-      throw new StartRefused(`${where} is in use: set ${setting} to a free port, or stop what listens there.`);
-    }
-    if (code === 'EACCES') {
-      throw new StartRefused(`${where} needs privileges this process lacks: set ${setting} to a port above 1023.`);
-    }
-    throw error;
+    throw portRefusal(error as NodeJS.ErrnoException, options.port, options.host ?? '127.0.0.1', setting);
   }
 }
 
@@ -64,6 +55,13 @@ async function main(): Promise<void> {
   const configuredPassword = process.env.CONTROLLER_ADMIN_PASSWORD;
   const resetPassword = process.argv.slice(2).includes(RESET_FLAG);
   const passwordFile = resolve(dataDir, ADMIN_PASSWORD_FILE);
+  // Before anything changes: no other controller on this data directory, and every port free.
+  lockDataDirectory(dataDir);
+  await checkPortsFree([
+    { port, host, setting: 'CONTROLLER_PORT' },
+    ...(mtlsPort ? [{ port: mtlsPort, host, setting: 'CONTROLLER_MTLS_PORT' }] : []),
+    ...(sdkPort ? [{ port: sdkPort, host, setting: 'CONTROLLER_SDK_PORT' }] : []),
+  ]);
 
   // Until the controller serves, an interrupt still stops what has started.
   const stopStarting = async () => {

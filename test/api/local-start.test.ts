@@ -188,6 +188,62 @@ describe('npm start', () => {
     expect(answer.data[0]?.ctrlAddress).toBe(`tls:localhost:${mtlsPort}`);
   }, 300_000);
 
+  it("refuses a second controller on a running one's data directory before it changes anything, in one line", async () => {
+    const dataDir = join(scratch, 'locked');
+    const env = { CONTROLLER_DATA_DIR: dataDir, DYNAMODB_ENDPOINT: dynamoEndpoint, TABLE_NAME: 'local-start-locked' };
+    const running = start(env);
+    await banner(running);
+    const passwordFile = join(dataDir, 'admin-password');
+    const password = readFileSync(passwordFile, 'utf8');
+
+    // Another port, the same data directory, and a password reset: refused at once, the password as it was.
+    const second = start({ ...env, CONTROLLER_PORT: String(await freePort()) }, ['--reset-admin-password']);
+    expect(await second.exited).not.toBe(0);
+    expect(second.stderr.trim().split('\n')).toEqual([
+      `controller failed to start: another controller (pid ${running.child.pid}) runs on the data directory ${dataDir}: stop it, or set CONTROLLER_DATA_DIR to another directory.`,
+    ]);
+    expect(readFileSync(passwordFile, 'utf8')).toBe(password);
+    await stop(running);
+
+    // Stopped, it gives the directory back: the next start takes it.
+    const after = start(env);
+    await banner(after);
+    await stop(after);
+  }, 300_000);
+
+  it.runIf(process.platform === 'linux')(
+    'refuses a busy port before a password reset changes anything, starting no DynamoDB Local',
+    async () => {
+      const busy: Server = createServer();
+      await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+      const port = (busy.address() as { port: number }).port;
+      const dataDir = join(scratch, 'busy-before-reset');
+      try {
+        const run = start({ CONTROLLER_DATA_DIR: dataDir, CONTROLLER_PORT: String(port) }, ['--reset-admin-password']);
+        expect(await run.exited).not.toBe(0);
+        expect(run.stderr.trim().split('\n')).toEqual([
+          `controller failed to start: port ${port} on 127.0.0.1 is in use: set CONTROLLER_PORT to a free port, or stop what listens there.`,
+        ]);
+        // Nothing was made: no password, no table, no DynamoDB Local.
+        expect(readdirSync(dataDir).filter((entry) => entry !== 'controller.lock')).toEqual([]);
+        expect(processesNaming(dataDir)).toEqual([]);
+      } finally {
+        busy.close();
+      }
+    },
+    300_000,
+  );
+
+  it('says in one line that java is missing', async () => {
+    const dataDir = join(scratch, 'no-java');
+    // Node is run by its path; nothing else is on this PATH, java least of all (the launcher is compiled already).
+    const run = start({ CONTROLLER_DATA_DIR: dataDir, PATH: mkdtempSync(join(tmpdir(), 'empty-path-')) });
+    expect(await run.exited).not.toBe(0);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      'controller failed to start: java was not found: DynamoDB Local runs on a JDK (17 or later) — install one, or set DYNAMODB_ENDPOINT to a DynamoDB you run.',
+    ]);
+  }, 120_000);
+
   it.runIf(process.platform === 'linux')(
     'refuses a busy CONTROLLER_PORT in one line and leaves no DynamoDB Local behind',
     async () => {
