@@ -93,6 +93,8 @@ async function main(): Promise<void> {
     // With an mTLS listener the control channel is served there alone (the plain one refuses `ziti-ctrl`), so that is
     // the address routers are told of, not the API's the request came in on.
     ctrlAddress: loaded.ctrlAddress ?? (mtlsPort && mtlsBaseUrl ? ctrlAddressOf(undefined, mtlsBaseUrl) : undefined),
+    // A router on this machine may listen on 127.0.0.1 (no name of its own, no /etc/hosts edit); only here.
+    loopbackRouters: true,
     // Snapshots are JSON Lines exports beside the table.
     snapshots: process.env.SNAPSHOT_DIR
       ? loaded.snapshots

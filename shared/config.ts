@@ -124,6 +124,12 @@ export interface ControllerConfig {
    * only: the frames carry what a router is told (API session tokens).
    */
   readonly ctrlChannelRecordDir: string | undefined;
+  /**
+   * Whether a router's server certificate may name a loopback address (127.0.0.1, ::1), so a router on the same
+   * machine as a local controller needs no name of its own. Set by `npm start` alone, never from the environment: a
+   * deployed controller refuses loopback names, which on a shared machine let one process impersonate another.
+   */
+  readonly loopbackRouters: boolean;
   readonly frontDoor: FrontDoor;
   /**
    * With the `alb` front door: the (lower-case) name the load balancer forwards the client's certificate chain under
@@ -272,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     sdkBaseUrl: env.SDK_BASE_URL ? new URL(env.SDK_BASE_URL).origin : undefined,
     ctrlAddress: ctrlAddressSetting(env.CTRL_ADDRESS),
     ctrlChannelRecordDir: env.CTRL_CHANNEL_RECORD || undefined,
+    loopbackRouters: false,
     frontDoor,
     albClientCertHeader: albClientCertHeaderSetting(env, frontDoor),
     pkiKeys: pkiKeysOf(env),

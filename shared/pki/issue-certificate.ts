@@ -66,6 +66,8 @@ export interface IssueOptions {
   readonly kind?: 'client' | 'server';
   /** With `server`: the names the controller answers to (`controllerNames`), which the certificate may not name. */
   readonly controllerNames?: readonly string[];
+  /** With `server`: loopback addresses allowed (a router beside `npm start`'s controller, `loopbackRouters`). */
+  readonly loopback?: boolean;
   /** How long the certificate is valid; a year unless said (ephemeral certificates are short-lived). */
   readonly validityMs?: number;
 }
@@ -84,10 +86,11 @@ function requestedServerNames(
   x509: typeof X509,
   csr: X509.Pkcs10CertificateRequest,
   controllerNames: readonly string[],
+  loopback: boolean,
 ): X509.JsonGeneralNames {
   const names = csr.extensions.find((extension) => extension instanceof x509.SubjectAlternativeNameExtension);
   const requested = names ? names.names.toJSON() : [];
-  const problem = serverNamesProblem(requested, controllerNames);
+  const problem = serverNamesProblem(requested, controllerNames, { loopback });
   if (problem) throw new UnusableCsrError(problem);
   return requested;
 }
@@ -104,7 +107,7 @@ export async function issueClientCertificate(
   const server = options.kind === 'server';
   const names: X509.JsonGeneralNames = [
     { type: 'url', value: spiffeIdOf(options.subject) },
-    ...(server ? requestedServerNames(x509, csr, options.controllerNames ?? []) : []),
+    ...(server ? requestedServerNames(x509, csr, options.controllerNames ?? [], options.loopback === true) : []),
   ];
   const validityMs = options.validityMs ?? CLIENT_CERT_DAYS * 24 * 3600_000;
   const crypto = signerCrypto(signingCa);

@@ -28,10 +28,20 @@ const METADATA_NAMES: ReadonlySet<string> = new Set([
   'instance-data.ec2.internal',
 ]);
 
+/** How the names are judged: `loopback`, a router beside `npm start`'s controller may name 127.0.0.1 or ::1 (as IP addresses). */
+export interface ServerNameRules {
+  readonly loopback?: boolean;
+}
+
+/** Whether the address is a loopback address a local router may name (`ServerNameRules.loopback`). */
+function isAllowedLoopback(address: string, rules: ServerNameRules): boolean {
+  return rules.loopback === true && addressKindOf(address) === 'loopback';
+}
+
 /** Why a router may not name this address, or undefined: a kind it never listens on. */
-function addressProblem(quoted: string, address: string): string | undefined {
+function addressProblem(quoted: string, address: string, rules: ServerNameRules): string | undefined {
   const kind = addressKindOf(address);
-  if (kind === undefined || ROUTER_MAY_LISTEN_ON.has(kind)) return undefined;
+  if (kind === undefined || ROUTER_MAY_LISTEN_ON.has(kind) || isAllowedLoopback(address, rules)) return undefined;
   return `${quoted} is ${describeKind(kind)}, not one a router listens on`;
 }
 
@@ -44,16 +54,17 @@ function dnsNameProblem(value: string): string | undefined {
   if (!HOST_NAME.test(value)) return `${quoted} is not a host name (no wildcard, no trailing dot)`;
   const host = canonicalHost(value);
   if (host === undefined) return `${quoted} is neither a host name nor an IPv4 address`;
-  if (isIP(host)) return addressProblem(`${quoted} (${host})`, host);
+  // A host name that spells an address never counts as the loopback allowance's (that is for IP addresses alone).
+  if (isIP(host)) return addressProblem(`${quoted} (${host})`, host, {});
   if (LOOPBACK_NAME.test(host)) return `${quoted} names the loopback interface`;
   if (METADATA_NAMES.has(host)) return `${quoted} names a cloud metadata service`;
   return undefined;
 }
 
-function ipAddressProblem(value: string): string | undefined {
+function ipAddressProblem(value: string, rules: ServerNameRules): string | undefined {
   const quoted = `the server address '${value}'`;
   if (isIP(value) === 0) return `${quoted} is not an IP address`;
-  return addressProblem(quoted, value);
+  return addressProblem(quoted, value, rules);
 }
 
 /**
@@ -61,21 +72,26 @@ function ipAddressProblem(value: string): string | undefined {
  * (no wildcard) and IP addresses a router can listen on, at most {@link MAX_SERVER_NAMES}, none of them one of
  * `controllerNames`. The signing CA's certificate for a name is trusted wherever the network CA is: SDKs trust it for
  * the controller (at its configured names, and at `localhost` locally), so a router certificate for one of those, for
- * `*.example.com` or for the metadata service would let the router impersonate what it is not.
+ * `*.example.com` or for the metadata service would let the router impersonate what it is not. `rules.loopback`
+ * (`npm start`'s controller alone) lets a router on the controller's own machine name 127.0.0.1 or ::1, which the
+ * local controller answers at too: a development network on one machine.
  */
 export function serverNamesProblem(
   names: readonly { type: string; value: string }[],
   controllerNames: readonly string[],
+  rules: ServerNameRules = {},
 ): string | undefined {
   if (names.length > MAX_SERVER_NAMES) return `a router's server certificate takes at most ${MAX_SERVER_NAMES} names`;
   const controllers = new Set(controllerNames.map(canonicalHost));
   for (const name of names) {
     let problem: string | undefined;
     if (name.type === 'dns') problem = dnsNameProblem(name.value);
-    else if (name.type === 'ip') problem = ipAddressProblem(name.value);
+    else if (name.type === 'ip') problem = ipAddressProblem(name.value, rules);
     else return `a router's server certificate names only host names and IP addresses, not ${name.type}`;
     if (problem) return problem;
-    if (controllers.has(canonicalHost(name.value))) {
+    // The local controller answers at 127.0.0.1 too; on its own machine a router may share that address.
+    const sharedLoopback = name.type === 'ip' && isAllowedLoopback(name.value, rules);
+    if (controllers.has(canonicalHost(name.value)) && !sharedLoopback) {
       return `the server name '${name.value}' is one of the controller's own names`;
     }
   }
