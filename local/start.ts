@@ -6,6 +6,7 @@ import { removeEndedSessionsOnCommit } from '#shared/auth/api-session-store.ts';
 import { bootstrap, isDefaultAdminPassword, setDefaultAdminPassword } from '#shared/bootstrap.ts';
 import { loadConfig } from '#shared/config.ts';
 import { ctrlAddressOf } from '#shared/net/ctrl-address.ts';
+import { networkCa } from '#shared/pki/network-ca.ts';
 import { truststoreBundle } from '#shared/pki/trusted-cas.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import {
@@ -18,6 +19,7 @@ import {
 } from './admin-login.ts';
 import { ensureTable } from './create-table.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
+import { ROUTER_FLAG, startLocalRouter, zitiBinary } from './local-router.ts';
 import { type LocalServer, type LocalServerOptions, startLocalServer } from './local-server.ts';
 import { localStateMachine } from './local-state-machine.ts';
 import { privateDirectory } from './private-directory.ts';
@@ -54,6 +56,9 @@ async function main(): Promise<void> {
   const adminUsername = process.env.CONTROLLER_ADMIN_USERNAME || 'admin';
   const configuredPassword = process.env.CONTROLLER_ADMIN_PASSWORD;
   const resetPassword = process.argv.slice(2).includes(RESET_FLAG);
+  // `--router`: OpenZiti's router beside the controller, found before anything starts (one line when it is missing).
+  const zitiBin = process.argv.slice(2).includes(ROUTER_FLAG) ? zitiBinary() : undefined;
+  const routerPort = Number(process.env.CONTROLLER_ROUTER_PORT || 3022);
   const passwordFile = resolve(dataDir, ADMIN_PASSWORD_FILE);
   // Before anything changes: no other controller on this data directory, and every port free.
   lockDataDirectory(dataDir);
@@ -61,6 +66,7 @@ async function main(): Promise<void> {
     { port, host, setting: 'CONTROLLER_PORT' },
     ...(mtlsPort ? [{ port: mtlsPort, host, setting: 'CONTROLLER_MTLS_PORT' }] : []),
     ...(sdkPort ? [{ port: sdkPort, host, setting: 'CONTROLLER_SDK_PORT' }] : []),
+    ...(zitiBin ? [{ port: routerPort, host: '127.0.0.1', setting: 'CONTROLLER_ROUTER_PORT' }] : []),
   ]);
 
   // Until the controller serves, an interrupt still stops what has started.
@@ -162,6 +168,17 @@ async function main(): Promise<void> {
   }
 
   const origin = `https://localhost:${server.port}`;
+  const router = zitiBin
+    ? await startLocalRouter({
+        deps,
+        zitiBin,
+        dataDir,
+        apiOrigin: origin,
+        caPem: (await networkCa(deps)).rootCertPem,
+        ctrlEndpoint: ctrlAddressOf(config.ctrlAddress, origin),
+        edgePort: routerPort,
+      })
+    : undefined;
   const lines = [
     '',
     'Ziti serverless controller (local) is running',
@@ -177,6 +194,7 @@ async function main(): Promise<void> {
     `  data directory  ${dataDir}  (DynamoDB: ${config.dynamoDbEndpoint}, PKI keys: ${config.pkiKeys.kind})`,
     `  TLS             a certificate for ${names.join(', ')} from the network CA; trust the network with:`,
     `                  curl -sk ${origin}/.well-known/est/cacerts | openssl base64 -d | openssl pkcs7 -inform DER -print_certs > ziti-network-ca.pem`,
+    ...(router?.lines ?? []),
     '',
   ];
   const username = result.adminUsername ?? adminUsername;
@@ -198,6 +216,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 
   const shutdown = async () => {
+    await router?.stop();
     ctrlEndpoint.close();
     scheduled.stop();
     await server.close();

@@ -1,3 +1,4 @@
+import { createApiSessionOps, deleteApiSession } from './auth/api-session-store.ts';
 import { hashPassword, verifyPassword } from './auth/password-hash.ts';
 import { type AuthPolicy, authPolicies, DEFAULT_AUTH_POLICY_ID } from './entities/auth-policy.ts';
 import { type Authenticator, authenticators } from './entities/authenticator.ts';
@@ -143,6 +144,27 @@ export async function isDefaultAdminPassword(deps: Deps, password: string): Prom
   const stored = await defaultAdminAuthenticator(deps);
   if (!stored) throw noAdminPassword();
   return stored.doc.passwordHash !== undefined && verifyPassword(password, stored.doc.passwordHash);
+}
+
+/**
+ * A management-API session of the default admin, made without its password, and the way to end it: for what the
+ * controller's own process does through its API (`npm start` setting up its local router), never served to anyone.
+ */
+export async function defaultAdminSession(deps: Deps): Promise<{ token: string; end(): Promise<void> }> {
+  const stored = await defaultAdminAuthenticator(deps);
+  if (!stored) throw noAdminPassword();
+  const { token, session, ops } = await createApiSessionOps(deps, {
+    identityId: stored.doc.identityId,
+    authenticatorId: stored.doc.id,
+    endsWithAuthenticator: true,
+    ipAddress: '127.0.0.1',
+    openedOn: 'management',
+    configTypes: [],
+    totpPending: false,
+    extJwtPending: false,
+  });
+  await deps.store.transact(ops);
+  return { token, end: async () => void (await deleteApiSession(deps, session)) };
 }
 
 /**

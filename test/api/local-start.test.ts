@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { get as httpsGet } from 'node:https';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { adminLoginLines } from '#local/admin-login.ts';
 
 const START = fileURLToPath(new URL('../../local/start.ts', import.meta.url));
+const FAKE_ZITI = fileURLToPath(new URL('../support/fake-ziti.ts', import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), 'local-start-'));
 const started: ChildProcess[] = [];
 
@@ -233,6 +234,52 @@ describe('npm start', () => {
     },
     300_000,
   );
+
+  it('runs a router beside the controller with --router: enrolled once, online, stopped with it; a restart runs it again', async () => {
+    const dataDir = join(scratch, 'with-router');
+    const bin = mkdtempSync(join(tmpdir(), 'fake-ziti-'));
+    const calls = join(bin, 'calls');
+    writeFileSync(join(bin, 'ziti'), `#!/bin/sh\nexec '${process.execPath}' '${FAKE_ZITI}' "$@"\n`, { mode: 0o755 });
+    const env = {
+      CONTROLLER_DATA_DIR: dataDir,
+      DYNAMODB_ENDPOINT: dynamoEndpoint,
+      TABLE_NAME: 'local-start-router',
+      CONTROLLER_PORT: String(await freePort()),
+      CONTROLLER_ROUTER_PORT: String(await freePort()),
+      PATH: `${bin}:${process.env.PATH}`,
+      FAKE_ZITI_CALLS: calls,
+    };
+
+    const first = start(env, ['--router']);
+    const printed = await banner(first);
+    expect(printed).toMatch(/router {10}local-router \(\S+\), edge listener tls:127\.0\.0\.1:\d+, online/);
+    const config = readFileSync(join(dataDir, 'router', 'config.yml'), 'utf8');
+    expect(config).toContain(`address: tls:127.0.0.1:${env.CONTROLLER_ROUTER_PORT}`);
+    const routerPid = Number(readFileSync(`${calls}.pid`, 'utf8'));
+    await stop(first);
+    // Stopped with the controller: the router it ran is gone.
+    expect(() => process.kill(routerPid, 0)).toThrow();
+
+    const second = start(env, ['--router']);
+    expect(await banner(second)).toContain(', online');
+    await stop(second);
+    expect(readFileSync(calls, 'utf8').trim().split('\n')).toEqual([
+      'router enroll config.yml --jwt router.jwt',
+      'router run config.yml',
+      'router run config.yml',
+    ]);
+  }, 300_000);
+
+  it('says in one line where to get ziti when --router cannot find it', async () => {
+    const run = start(
+      { CONTROLLER_DATA_DIR: join(scratch, 'no-ziti'), PATH: mkdtempSync(join(tmpdir(), 'no-ziti-')) },
+      ['--router'],
+    );
+    expect(await run.exited).not.toBe(0);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      "controller failed to start: --router runs OpenZiti's router, the `ziti` binary, which is not on PATH: get it from https://github.com/openziti/ziti/releases (one binary in the archive for your platform), or set ZITI_BIN to it.",
+    ]);
+  });
 
   it('says in one line that java is missing', async () => {
     const dataDir = join(scratch, 'no-java');
