@@ -143,6 +143,7 @@ export async function certificateForCsr(
     const issued = await issueClientCertificate(deps.signers.signingCa, ca.signingCertPem, csr, deps.now(), {
       ...options,
       controllerNames: refused,
+      loopback: deps.config.loopbackRouters,
       subject,
     });
     return { ...issued, chainPem: `${issued.pem.trim()}\n${ca.signingCertPem.trim()}\n`, ca };
