@@ -1,8 +1,11 @@
 #!/bin/sh
-# The README's "Your first network" as one script that can run again: two identities, a service, its Dial and Bind
-# policies, the two router policies, then the laptop enrolled by a certificate signing request and logged in, seeing
-# the service it may dial. Each entity is looked up by name first and reused when it exists, so a second run ends
-# where the first did, with the same ids.
+# The README's "Your first network" as one script that can run again: two identities, a service hosted by a
+# server on 127.0.0.1 (its host.v1 config), its Dial and Bind policies, the two router policies, then the laptop
+# enrolled by a certificate signing request and logged in, seeing the service it may dial; and, with `ziti` on PATH
+# and an edge router online (`npm start -- --router`), a line through the service and back: an echo server, web-server
+# hosting it with `ziti tunnel host`, laptop reaching it with `ziti tunnel proxy`. Each entity is looked up by name
+# first and reused when it exists, so a second run ends where the first did, with the same ids; an error stops it
+# with what the controller said (nothing answering: that the controller is not running).
 #
 #   ZITI_PASSWORD='<admin password>' sh examples/first-network.sh
 #
@@ -12,27 +15,36 @@
 #   ZITI_CTRL      the controller's address (default https://localhost:1280)
 #   ZITI_CACERT    a PEM file of the CA that signs the controller's server certificate; without it the certificate is
 #                  not checked (curl -k), as the README does for `npm start`'s local one
+#   WEB_PORT       the port of the echo server on 127.0.0.1 that hosts web (default 8000)
+#   PROXY_PORT     the port laptop's proxy listens on, on 127.0.0.1 (default 8080)
 #
+# Run it in a directory of its own (the repository's .gitignore keeps these out of git if it is the clone's root).
 # Writes into the current directory, each file only once it is complete:
 #   web-server.jwt          web-server's enrollment token, for `ziti edge enroll` (not written once it is used)
 #   laptop.key, laptop.pem  laptop's key and the certificate its enrollment brought
+#   web-server.json         with `ziti`: web-server's identity file, enrolled by `ziti edge enroll`
+#   laptop.json             with `ziti`: laptop's identity file, from laptop.key, laptop.pem and the network's CAs
 # Needs curl, node and openssl (no jq); runs in any POSIX shell (dash, bash).
 set -eu
 umask 077
 
 ZITI_CTRL=${ZITI_CTRL:-https://localhost:1280}
+WEB_PORT=${WEB_PORT:-8000}
+PROXY_PORT=${PROXY_PORT:-8080}
 ZITI_USERNAME=${ZITI_USERNAME:-admin}
 if [ -z "${ZITI_PASSWORD:-}" ]; then
   echo 'first-network: set ZITI_PASSWORD to the admin password (npm start prints it on its first start)' >&2
   exit 2
 fi
-export ZITI_USERNAME ZITI_PASSWORD
+export ZITI_USERNAME ZITI_PASSWORD ZITI_CTRL
 MGMT=$ZITI_CTRL/edge/management/v1
 CLIENT=$ZITI_CTRL/edge/client/v1
 
 # Files are made here, beside their final place, and moved there only when complete: a failed step leaves none.
 WORK=$(mktemp -d ./.first-network.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+# What the traffic part starts (the echo server, the tunnelers), stopped with the script however it ends.
+PIDS=''
+trap 'if [ -n "$PIDS" ]; then kill $PIDS 2> /dev/null || true; fi; rm -rf "$WORK"' EXIT
 trap 'exit 1' INT TERM
 
 # What the script is doing, for its error messages.
@@ -49,6 +61,10 @@ json() {
     const [path, optional] = process.argv.slice(1);
     const step = `first-network: ${process.env.STEP}`;
     const text = require("node:fs").readFileSync(0, "utf8");
+    if (text === "") {
+      console.error(`${step}: no answer from ${process.env.ZITI_CTRL}: is the controller running (npm start)?`);
+      process.exit(1);
+    }
     let answer;
     try {
       answer = JSON.parse(text);
@@ -125,7 +141,13 @@ LAPTOP=$ID
 ensure identities web-server '{"name":"web-server","type":"Default","isAdmin":false,
   "roleAttributes":["servers"],"enrollment":{"ott":true}}'
 SERVER=$ID
-ensure services web '{"name":"web","roleAttributes":["demo"],"encryptionRequired":true}'
+STEP='looking up the host.v1 config type'
+HOST_V1=$(api -G "$MGMT/config-types" --data-urlencode 'filter=name="host.v1"' | json data.0.id)
+ensure configs web-host "{\"name\":\"web-host\",\"configTypeId\":\"$HOST_V1\",
+  \"data\":{\"protocol\":\"tcp\",\"address\":\"127.0.0.1\",\"port\":$WEB_PORT}}"
+CONFIG=$ID
+ensure services web "{\"name\":\"web\",\"roleAttributes\":[\"demo\"],\"encryptionRequired\":true,
+  \"configs\":[\"$CONFIG\"]}"
 ensure service-policies web-dial '{"name":"web-dial","type":"Dial","semantic":"AnyOf",
   "identityRoles":["#clients"],"serviceRoles":["#demo"]}'
 ensure service-policies web-bind '{"name":"web-bind","type":"Bind","semantic":"AnyOf",
@@ -185,3 +207,95 @@ ZC=$(https --cert laptop.pem --key laptop.key -X POST "$CLIENT/authenticate?meth
 STEP='listing the services laptop sees'
 SERVICES=$(https -H "zt-session: $ZC" "$CLIENT/services")
 echo "laptop sees: $(printf %s "$SERVICES" | json 'data.*.name'), permissions $(printf %s "$SERVICES" | json 'data.*.permissions')"
+
+# The traffic: a line through web and back, with `ziti` (its tunnelers) and an edge router online.
+if ! command -v ziti > /dev/null 2>&1; then
+  echo 'traffic: skipped: no `ziti` on PATH (https://github.com/openziti/ziti/releases); with it and `npm start -- --router`, a line goes through web'
+  exit 0
+fi
+STEP='looking for an edge router online'
+ONLINE=$(api "$MGMT/edge-routers" | node -e '
+  const routers = JSON.parse(require("node:fs").readFileSync(0, "utf8")).data ?? [];
+  process.stdout.write(routers.filter((router) => router.isOnline).map((router) => router.name).join(", "));')
+if [ -z "$ONLINE" ]; then
+  echo 'traffic: skipped: no edge router is online (start the controller with `npm start -- --router`)'
+  exit 0
+fi
+echo "traffic: through $ONLINE"
+
+# web-server's identity file: enrolled from its token, once (a second run reuses the file; lost, it is enrolled anew).
+if [ ! -s web-server.json ]; then
+  if [ ! -s web-server.jwt ]; then
+    STEP='re-enrolling web-server'
+    AUTHENTICATOR=$(api "$MGMT/identities/$SERVER/authenticators" | json data.0.id)
+    EXPIRES=$(node -e 'process.stdout.write(new Date(Date.now() + 24 * 3600 * 1000).toISOString())')
+    api -X POST "$MGMT/authenticators/$AUTHENTICATOR/re-enroll" -d "{\"expiresAt\":\"$EXPIRES\"}" | json data.id > /dev/null
+    api "$MGMT/identities/$SERVER" | json data.enrollment.ott.jwt > "$WORK/web-server.jwt"
+    keep web-server.jwt
+  fi
+  STEP='enrolling web-server with ziti edge enroll'
+  ziti edge enroll web-server.jwt -o "$WORK/web-server.json" > "$WORK/enroll.log" 2>&1 || {
+    cat "$WORK/enroll.log" >&2
+    exit 1
+  }
+  keep web-server.json
+  echo 'web-server: enrolled: web-server.json'
+fi
+
+# laptop's identity file: what `ziti edge enroll` would have written, from the key and certificate it already has.
+STEP='writing laptop.json'
+https "$ZITI_CTRL/.well-known/est/cacerts" | openssl base64 -d | openssl pkcs7 -inform DER -print_certs > "$WORK/ca.pem"
+node -e '
+  const fs = require("node:fs");
+  const pem = (file) => `pem:${fs.readFileSync(file, "utf8")}`;
+  const [key, cert, ca, api] = process.argv.slice(1);
+  const identity = { ztAPI: api, ztAPIs: null, configTypes: null, id: { key: pem(key), cert: pem(cert), ca: pem(ca) }, enableHa: false };
+  fs.writeFileSync(process.argv[5], JSON.stringify(identity, null, 2));
+' laptop.key laptop.pem "$WORK/ca.pem" "$CLIENT" "$WORK/laptop.json"
+keep laptop.json
+
+STEP='checking the ports of the echo server and the proxy'
+node -e '
+  const net = require("node:net");
+  const check = ([port, setting]) => new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once("error", () => {
+      console.error(`first-network: port ${port} on 127.0.0.1 is in use: set ${setting} to a free port`);
+      process.exit(1);
+    });
+    probe.listen(Number(port), "127.0.0.1", () => probe.close(resolve));
+  });
+  (async () => { for (const pair of [[process.argv[1], "WEB_PORT"], [process.argv[2], "PROXY_PORT"]]) await check(pair); })();
+' "$WEB_PORT" "$PROXY_PORT"
+
+STEP='starting the echo server, the host and the proxy'
+node -e "require('net').createServer((c) => c.pipe(c)).listen($WEB_PORT, '127.0.0.1')" & PIDS="$PIDS $!"
+ziti tunnel host -i web-server.json > "$WORK/host.log" 2>&1 & PIDS="$PIDS $!"
+ziti tunnel proxy -i laptop.json "web:$PROXY_PORT" > "$WORK/proxy.log" 2>&1 & PIDS="$PIDS $!"
+
+# A line through the proxy, tried for up to 30 s: the host needs a few seconds to bind web.
+STEP='sending a line through web'
+ANSWER=$(node -e '
+  const net = require("node:net");
+  const line = "hello through ziti";
+  const deadline = Date.now() + 30000;
+  const attempt = () => {
+    const socket = net.connect(Number(process.argv[1]), "127.0.0.1", () => socket.write(`${line}\n`));
+    let got = "";
+    socket.setTimeout(3000);
+    socket.on("data", (data) => {
+      got += data;
+      if (got.includes("\n")) { process.stdout.write(got.trim()); process.exit(0); }
+    });
+    const again = () => { socket.destroy(); if (Date.now() > deadline) process.exit(1); setTimeout(attempt, 1000); };
+    socket.on("error", again);
+    socket.on("timeout", again);
+    socket.on("end", () => { if (!got.includes("\n")) again(); });
+  };
+  attempt();
+' "$PROXY_PORT") || {
+  echo "first-network: $STEP: nothing came back within 30 s; the tunnelers said:" >&2
+  tail -n 5 "$WORK/host.log" "$WORK/proxy.log" >&2
+  exit 1
+}
+echo "traffic: web answered through ziti: $ANSWER"

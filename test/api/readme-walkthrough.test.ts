@@ -12,21 +12,24 @@ const SECTION = '## Your first network';
 
 /**
  * The shell of the README's first-network walkthrough, as a reader pastes it, pointed at this controller. The
- * `ziti edge enroll` lines are left out: the CLI is not on the machines the tests run on (the walkthrough gives the
- * same enrollment by CSR, which runs here).
+ * `ziti edge enroll` lines and the traffic's block (`ziti tunnel`, and the router `npm start -- --router` runs) are
+ * left out: the CLI is not on the machines the tests run on (the walkthrough gives the same enrollment by CSR, which
+ * runs here; the traffic was run by hand against the reference binary, docs/routers.md).
  */
 async function walkthrough(origin: string): Promise<{ script: string; setUp: string; expected: string[] }> {
   const readme = await readFile(README, 'utf8');
   const start = readme.indexOf(SECTION);
   const section = readme.slice(start, readme.indexOf('\n## ', start + SECTION.length));
-  const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((block) =>
-    block[1]!
-      .split('\n')
-      .filter((line) => !line.startsWith('ziti '))
-      .join('\n')
-      .replaceAll('https://localhost:1280', origin)
-      .replaceAll('<password>', ADMIN_PASSWORD),
-  );
+  const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)]
+    .filter((block) => !block[1]!.includes('ziti tunnel'))
+    .map((block) =>
+      block[1]!
+        .split('\n')
+        .filter((line) => !line.startsWith('ziti '))
+        .join('\n')
+        .replaceAll('https://localhost:1280', origin)
+        .replaceAll('<password>', ADMIN_PASSWORD),
+    );
   // What the README says the checks print: `# [ … ]`, after a command or on a line of its own.
   const expected = blocks.flatMap((block) => [...block.matchAll(/# (\[.*\])\s*$/gm)].map((match) => match[1]!));
   // The first block: the management URL, `field`, the admin's session and `api`.
@@ -63,6 +66,16 @@ describe('the README first-network walkthrough', () => {
       const claims = JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString());
       expect(claims).toMatchObject({ em: 'ott', iss: controller().origin });
     }
+  });
+
+  it('says the controller is not there when nothing answers, rather than a JSON parse error', async () => {
+    const { setUp } = await walkthrough('https://127.0.0.1:9');
+
+    const unanswered = promisify(execFile)('sh', ['-e', '-c', setUp], { cwd: workDir, env });
+
+    await expect(unanswered).rejects.toMatchObject({
+      stderr: expect.stringMatching(/^no answer: is the controller running \(npm start\)\?\n$/),
+    });
   });
 
   it("prints an error's cause: a name created twice is refused as a duplicate value", async () => {
