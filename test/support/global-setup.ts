@@ -15,8 +15,9 @@ declare module 'vitest' {
  * this machine), and one in-memory DynamoDB Local; each test file creates its own table in it.
  */
 export default async function setup(project: TestProject) {
-  // Without the documents only the tests that read them can fail, each with the same one-line instruction.
-  await ensureSpecDir().catch((error: unknown) => console.warn((error as Error).message));
+  // Without the documents the run stops here, once, with the one-line instruction (the variable to set, the download
+  // it tried): hundreds of tests read them, and each failing alike would bury it.
+  await ensureSpecDir();
   const dynamo = await startDynamoDbLocal();
   project.provide('dynamoEndpoint', dynamo.endpoint);
   project.provide('dynamoPid', dynamo.pid);
