@@ -64,7 +64,7 @@ async function circuitView(circuit: CircuitRecord, names: CircuitNames) {
 }
 
 /** `GET /circuits`: the live circuits, filtered, sorted and paged in memory (`everyCircuit` reads them whole). */
-export const listCircuits: Operation = documented(
+export const listFabricCircuits: Operation = documented(
   (request, deps) =>
     listInMemory(request, {
       fields: CIRCUIT_FILTERABLE,
@@ -79,7 +79,7 @@ export const listCircuits: Operation = documented(
 );
 
 /** `GET /circuits/{id}`: one live circuit; 404 once it ended. */
-export const detailCircuit: Operation = async (request, deps) => {
+export const detailFabricCircuit: Operation = async (request, deps) => {
   const id = request.pathParameters.id ?? '';
   const circuit = await readCircuit(deps.store, id, deps.now());
   if (!circuit) throw notFound('circuit', id);

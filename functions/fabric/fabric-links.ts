@@ -63,7 +63,7 @@ async function linkView(link: LinkRecord, routers: NameLookup) {
 }
 
 /** `GET /links`: the links the routers reported, filtered, sorted and paged in memory (`everyLink` reads them whole). */
-export const listLinks: Operation = documented(
+export const listFabricLinks: Operation = documented(
   (request, deps) =>
     listInMemory(request, {
       fields: LINK_FILTERABLE,
@@ -78,7 +78,7 @@ export const listLinks: Operation = documented(
 );
 
 /** `GET /links/{id}`: one link. */
-export const detailLink: Operation = async (request, deps) => {
+export const detailFabricLink: Operation = async (request, deps) => {
   const id = request.pathParameters.id ?? '';
   const link = await readLink(deps.store, id);
   if (!link) throw notFound('link', id);

@@ -2,8 +2,8 @@ import { defaultDeps } from '#functions/create-deps.ts';
 import { createGroupHandler } from '#shared/http/create-group-handler.ts';
 import type { OperationMap } from '#shared/http/operation.ts';
 import { FABRIC_ROUTES } from '#shared/routes/groups/fabric-routes.ts';
-import { detailCircuit, listCircuits } from './fabric-circuits.ts';
-import { detailLink, listLinks } from './fabric-links.ts';
+import { detailFabricCircuit, listFabricCircuits } from './fabric-circuits.ts';
+import { detailFabricLink, listFabricLinks } from './fabric-links.ts';
 import { detailFabricRouter, listFabricRouters } from './fabric-routers.ts';
 import { fabricServiceOperations } from './fabric-services.ts';
 import { fabricTerminatorOperations } from './fabric-terminators.ts';
@@ -13,10 +13,10 @@ export const operations: OperationMap = {
   listRouters: listFabricRouters,
   detailRouter: detailFabricRouter,
   ...fabricTerminatorOperations,
-  listLinks,
-  detailLink,
-  listCircuits,
-  detailCircuit,
+  listLinks: listFabricLinks,
+  detailLink: detailFabricLink,
+  listCircuits: listFabricCircuits,
+  detailCircuit: detailFabricCircuit,
 };
 
 /** The routes this function serves: its part of the route table (`shared/routes/route-table.ts`). */
