@@ -139,7 +139,7 @@ export class ControllerApi extends Construct {
 
     this.restApi = new SpecRestApi(this, 'RestApi', {
       restApiName,
-      description: 'OpenZiti Edge client and management APIs',
+      description: 'OpenZiti Edge client and management APIs, and the fabric API',
       apiDefinition: ApiDefinition.fromInline(this.definition),
       // Warnings are what API Gateway skipped while importing: a route it would silently not serve.
       failOnWarnings: true,

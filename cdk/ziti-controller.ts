@@ -387,6 +387,10 @@ export class ZitiController extends Construct {
       description: 'Base URL of the Edge management API',
       value: urlOf(API_BASE_PATHS.management),
     });
+    new CfnOutput(this, 'FabricApiUrl', {
+      description: "Base URL of the fabric API (read only, the management API's admin sessions)",
+      value: urlOf(API_BASE_PATHS.fabric),
+    });
     if (this.routerEndpoint) {
       new CfnOutput(this, 'RouterCtrlAddress', {
         description: "Where routers dial the control channel (router enrollment JWTs' ctrls)",

@@ -1,6 +1,7 @@
 import { operations as authentication } from '#functions/authentication/handler.ts';
 import { operations as client } from '#functions/client/handler.ts';
 import { operations as database } from '#functions/database/handler.ts';
+import { operations as fabric } from '#functions/fabric/handler.ts';
 import { operations as identities } from '#functions/identities/handler.ts';
 import { operations as info } from '#functions/info/handler.ts';
 import { operations as pki } from '#functions/pki/handler.ts';
@@ -27,4 +28,5 @@ export const GROUP_OPERATIONS: Readonly<Record<OperationGroup, OperationMap>> = 
   sessions,
   pki,
   database,
+  fabric,
 };

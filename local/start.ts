@@ -184,6 +184,7 @@ async function main(): Promise<void> {
     'Ziti serverless controller (local) is running',
     `  management API  ${origin}/edge/management/v1`,
     `  client API      ${origin}/edge/client/v1`,
+    `  fabric API      ${origin}/fabric/v1  (ziti fabric list ..., with the management API's admin session)`,
     `  version         ${origin}/version`,
     ...(mtlsServer
       ? [

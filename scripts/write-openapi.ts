@@ -8,11 +8,12 @@ import type { Api } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
 
 /**
- * `npm run openapi`: writes our two OpenAPI documents to `shared/openapi/generated/<api>.json`.
+ * `npm run openapi`: writes our OpenAPI documents (the edge client and management APIs, the fabric API) to
+ * `shared/openapi/generated/<api>.json`.
  *
  * Why generated ahead and committed rather than built when served: the request schemas live in every group's
  * operations, and reaching them at run time would pull every group's code into the `info` function that serves
- * `/specs`. The info function imports these two JSON files instead, and `test/unit/openapi.test.ts` fails when they
+ * `/specs`. The info function imports the edge APIs' JSON files instead, and `test/unit/openapi.test.ts` fails when they
  * are not what this script writes from the current route table and operations (run it again after changing routes
  * or request schemas). Tools (code generators, API explorers) read the same files. They are formatted by biome like
  * every file of the repository, so the test compares their content, not their text.
@@ -20,9 +21,13 @@ import { ROUTES } from '#shared/routes/route-table.ts';
 export const OPENAPI_FILES: Readonly<Record<Api, URL>> = {
   client: new URL('../shared/openapi/generated/client.json', import.meta.url),
   management: new URL('../shared/openapi/generated/management.json', import.meta.url),
+  fabric: new URL('../shared/openapi/generated/fabric.json', import.meta.url),
 };
 
-/** Both documents, from the route table and what each group's operations say about themselves. */
+/** Every API, in the order the documents are written. */
+export const APIS: readonly Api[] = ['client', 'management', 'fabric'];
+
+/** Every document, from the route table and what each group's operations say about themselves. */
 export async function generateOpenApiDocuments(): Promise<Record<Api, OpenApiDocument>> {
   const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   // Operations loaded on first use carry their docs in their module: load those first.
@@ -38,13 +43,14 @@ export async function generateOpenApiDocuments(): Promise<Record<Api, OpenApiDoc
   return {
     client: buildOpenApi('client', ROUTES, docsOf, pkg.version),
     management: buildOpenApi('management', ROUTES, docsOf, pkg.version),
+    fabric: buildOpenApi('fabric', ROUTES, docsOf, pkg.version),
   };
 }
 
 if (import.meta.main) {
   const documents = await generateOpenApiDocuments();
-  const files = (['client', 'management'] as const).map((api) => fileURLToPath(OPENAPI_FILES[api]));
-  for (const [index, api] of (['client', 'management'] as const).entries()) {
+  const files = APIS.map((api) => fileURLToPath(OPENAPI_FILES[api]));
+  for (const [index, api] of APIS.entries()) {
     await writeFile(files[index]!, `${JSON.stringify(documents[api], null, 2)}\n`);
   }
   const biome = fileURLToPath(new URL('../node_modules/@biomejs/biome/bin/biome', import.meta.url));

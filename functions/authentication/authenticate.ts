@@ -157,7 +157,8 @@ async function login(request: OperationRequest, deps: Deps, method: AuthMethod):
     authenticatorId,
     endsWithAuthenticator,
     ipAddress: request.sourceIp,
-    openedOn: request.api,
+    // Only the client and management APIs serve logins; the fabric API is read with the management API's sessions.
+    openedOn: request.api === 'management' ? 'management' : 'client',
     configTypes: body.configTypes ?? [],
     totpPending,
     extJwtPending,

@@ -45,6 +45,7 @@ export function controllerView(deps: Deps, baseUrl: string, api: Api) {
         : {
             'edge-client': address(API_BASE_PATHS.client),
             'edge-management': address(API_BASE_PATHS.management),
+            fabric: address(API_BASE_PATHS.fabric),
           },
     ...(api === 'management' ? { ctrlAddress: ctrlAddressOf(deps.config.ctrlAddress, baseUrl) } : {}),
   };

@@ -27,6 +27,7 @@ export function versionInfo(deps: Deps, baseUrl: string) {
       edge: binding(baseUrl, API_BASE_PATHS.client),
       'edge-client': binding(baseUrl, API_BASE_PATHS.client),
       'edge-management': binding(baseUrl, API_BASE_PATHS.management),
+      fabric: binding(baseUrl, API_BASE_PATHS.fabric),
     },
   };
 }

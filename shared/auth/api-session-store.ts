@@ -5,7 +5,6 @@ import { newId } from '../ids.ts';
 import type { Deps } from '../ports/deps.ts';
 import { removePostureData } from '../posture/posture-data.ts';
 import { endSessionsOfApiSessions } from '../posture/session-lifetime.ts';
-import type { Api } from '../routes/route.ts';
 import {
   addToSessionNumber,
   identityHasActiveSession,
@@ -26,7 +25,7 @@ import { itemKeyOf } from '../store/derived-items.ts';
 import { MAX_TRANSACTION_ITEMS } from '../store/entity-store.ts';
 import { documentOf, fitsKey, keys } from '../store/keys.ts';
 import type { ItemKey, WriteOp } from '../store/write-op.ts';
-import { type ApiSession, apiSessionSchema } from './api-session.ts';
+import { type ApiSession, apiSessionSchema, type SessionApi } from './api-session.ts';
 import { apiSessionTokenKey } from './api-session-token-key.ts';
 import { namedAuthenticatorSeen, rememberIdentity, roleAttributesSeen } from './identities-seen.ts';
 import { hashToken, idsOfToken, sessionToken } from './session-token.ts';
@@ -57,7 +56,7 @@ export interface SessionRef {
   readonly authenticatorId?: string;
   readonly endsWithAuthenticator?: boolean;
   /** The API it was opened on: the management API's sessions never reach routers, so their end is not told. */
-  readonly openedOn?: Api;
+  readonly openedOn?: SessionApi;
 }
 
 /** A session as a change for the routers names it: its token's parts and hash. */
@@ -110,7 +109,7 @@ export interface NewApiSession {
   readonly endsWithAuthenticator: boolean;
   readonly ipAddress: string;
   /** The API the login came on: only the management API's sessions act as admins, only the client API's reach routers. */
-  readonly openedOn: Api;
+  readonly openedOn: SessionApi;
   readonly configTypes: readonly string[];
   /** The second factors still to give; the session is partial until both are given. */
   readonly totpPending: boolean;

@@ -46,6 +46,8 @@ export const apiSessionSchema = z.object({
   tokenHash: z.string(),
 });
 export type ApiSession = z.infer<typeof apiSessionSchema>;
+/** The APIs a session is opened on: those that serve `POST /authenticate` (the fabric API uses the management API's). */
+export type SessionApi = NonNullable<ApiSession['openedOn']>;
 
 export { API_SESSIONS_COLLECTION };
 

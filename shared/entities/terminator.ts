@@ -28,8 +28,8 @@ export const terminatorSchema = z.object({
   precedence: z.enum(PRECEDENCES),
   /**
    * The identity whose SDK hosts the terminator (the reference's `hostId`), for a terminator a router made for an
-   * SDK's Bind: a circuit names it in its tags, and a router's re-sent create must come from it. Never shown, as the
-   * reference shows it nowhere.
+   * SDK's Bind: a circuit names it in its tags, and a router's re-sent create must come from it. Shown by the fabric
+   * API only (`hostId`), as the reference's edge APIs leave it out and its fabric API shows it.
    */
   hostId: z.string().optional(),
   /**

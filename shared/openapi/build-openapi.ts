@@ -42,8 +42,19 @@ export interface OpenApiOperation {
 /** What the builder is told about each route's operation (the kit's `docs`); absent for hand-written operations. */
 export type DocsLookup = (route: Route) => OperationDocs | undefined;
 
-/** The id each API's document is listed under at `/specs`, as the reference names them. */
-export const SPEC_IDS: Readonly<Record<Api, string>> = { client: 'edge-client', management: 'edge-management' };
+/** The id each API's document is known by, as the reference names them (the edge APIs' are listed at `/specs`). */
+export const SPEC_IDS: Readonly<Record<Api, string>> = {
+  client: 'edge-client',
+  management: 'edge-management',
+  fabric: 'fabric',
+};
+
+/** Each document's title. */
+const TITLES: Readonly<Record<Api, string>> = {
+  client: 'Ziti Edge Client API',
+  management: 'Ziti Edge Management API',
+  fabric: 'Ziti Fabric API',
+};
 
 const SECURITY_SCHEME = 'ztSession';
 
@@ -236,6 +247,26 @@ function operationObject(route: Route, docs: OperationDocs | undefined): OpenApi
   };
 }
 
+/** The names of the component schemas `value` points at (`$ref: #/components/schemas/<name>`). */
+function schemaRefsIn(value: unknown): string[] {
+  return [...JSON.stringify(value).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]!);
+}
+
+/**
+ * The shared shapes the paths point at, directly or through each other: an API that creates nothing (the fabric's,
+ * read only) has no use for the created envelope, and a document listing it would carry a component nobody uses.
+ */
+function schemasUsedBy(paths: unknown): Record<string, unknown> {
+  const used = new Set<string>();
+  const pending = schemaRefsIn(paths);
+  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+    if (used.has(name)) continue;
+    used.add(name);
+    pending.push(...schemaRefsIn(COMPONENT_SCHEMAS[name]));
+  }
+  return Object.fromEntries(Object.entries(COMPONENT_SCHEMAS).filter(([name]) => used.has(name)));
+}
+
 /** The document of one API from the routes it serves, in the table's order. */
 export function buildOpenApi(api: Api, routes: readonly Route[], docsOf: DocsLookup, version: string): OpenApiDocument {
   const paths: Record<string, Record<string, OpenApiOperation>> = {};
@@ -246,7 +277,7 @@ export function buildOpenApi(api: Api, routes: readonly Route[], docsOf: DocsLoo
   return {
     openapi: '3.0.3',
     info: {
-      title: `Ziti Edge ${api === 'client' ? 'Client' : 'Management'} API (serverless controller)`,
+      title: `${TITLES[api]} (serverless controller)`,
       version,
       description:
         'Generated from the route table of the serverless controller (`npm run openapi`). Errors are `{error: {code, message, requestId, cause}, meta}`.',
@@ -256,7 +287,7 @@ export function buildOpenApi(api: Api, routes: readonly Route[], docsOf: DocsLoo
     paths,
     components: {
       securitySchemes: { [SECURITY_SCHEME]: { type: 'apiKey', in: 'header', name: 'zt-session' } },
-      schemas: COMPONENT_SCHEMAS,
+      schemas: schemasUsedBy(paths),
     },
   };
 }

@@ -3,6 +3,7 @@ import type { Api, AuthLevel, HttpMethod, OperationGroup, Route } from './route.
 export const BOTH: readonly Api[] = ['client', 'management'];
 export const MANAGEMENT: readonly Api[] = ['management'];
 export const CLIENT: readonly Api[] = ['client'];
+export const FABRIC: readonly Api[] = ['fabric'];
 
 /** One line of the route table. */
 export function route(

@@ -3,6 +3,7 @@ import { CLIENT_ROUTES } from './groups/client-routes.ts';
 import { CONTROLLER_ROUTES } from './groups/controller-routes.ts';
 import { DATABASE_ROUTES } from './groups/database-routes.ts';
 import { EXTERNAL_JWT_SIGNER_ROUTES } from './groups/external-jwt-signer-routes.ts';
+import { FABRIC_ROUTES } from './groups/fabric-routes.ts';
 import { IDENTITY_ROUTES } from './groups/identity-routes.ts';
 import { INFO_ROUTES } from './groups/info-routes.ts';
 import { PKI_ROUTES } from './groups/pki-routes.ts';
@@ -34,4 +35,5 @@ export const ROUTES: readonly Route[] = [
   ...SESSIONS_ROUTES,
   ...PKI_ROUTES,
   ...DATABASE_ROUTES,
+  ...FABRIC_ROUTES,
 ];

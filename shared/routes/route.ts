@@ -1,5 +1,8 @@
-/** The two HTTP APIs of the controller. */
-export type Api = 'client' | 'management';
+/**
+ * The HTTP APIs of the controller: the edge client and management APIs, and the fabric API (`/fabric/v1`), which the
+ * `ziti fabric` commands read with the management API's session.
+ */
+export type Api = 'client' | 'management' | 'fabric';
 
 /**
  * What a caller must present.
@@ -23,7 +26,8 @@ export type OperationGroup =
   | 'poll'
   | 'sessions'
   | 'pki'
-  | 'database';
+  | 'database'
+  | 'fabric';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -41,4 +45,5 @@ export interface Route {
 export const API_BASE_PATHS: Readonly<Record<Api, string>> = {
   client: '/edge/client/v1',
   management: '/edge/management/v1',
+  fabric: '/fabric/v1',
 };

@@ -1,14 +1,16 @@
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Store } from './entity-store.ts';
 import { queryAll } from './index-queries.ts';
-import { keys } from './keys.ts';
+import { fitsKey, keys } from './keys.ts';
+import { readOptions } from './read-consistency.ts';
 import { unlessConditionFails } from './table-client.ts';
 
 /**
  * A circuit an SDK dialed, as the table keeps it while it lives: the reference holds circuits in the controller's
  * memory, but here the router that ends one may be held by another endpoint process than the one that made it, and
  * `GET /sessions/{id}/route-path` is answered by a function. One small item a circuit, removed by the first fault that
- * ends it; a TTL removes what a lost fault left behind.
+ * ends it; a TTL removes what a lost fault left behind. Listed under its Dial session (GSI2) and with every circuit
+ * (GSI1's `circuits` partition, which the fabric API lists; circuits stored before it are in the first only).
  */
 export interface CircuitRecord {
   readonly id: string;
@@ -17,6 +19,11 @@ export interface CircuitRecord {
   readonly serviceId: string;
   /** The routers the circuit runs through, ingress first (one router until routers link to each other). */
   readonly path: readonly string[];
+  /**
+   * The links between consecutive routers of the path (one fewer than the routers), the first router's to the second
+   * first; absent on a circuit of one router, which has none.
+   */
+  readonly links?: readonly string[];
   readonly terminatorId: string;
   /** The dialing identity. */
   readonly clientId: string;
@@ -39,7 +46,16 @@ function circuitOf(item: Record<string, unknown> | undefined, now: Date): Circui
   if (!item || typeof item.id !== 'string' || !Array.isArray(item.path)) return undefined;
   // DynamoDB removes expired items lazily: one past its time is gone already.
   if (typeof item.expiresAtEpoch === 'number' && item.expiresAtEpoch * 1000 <= now.getTime()) return undefined;
-  const { PK: _pk, SK: _sk, GSI2PK: _gsiPk, GSI2SK: _gsiSk, expiresAtEpoch: _ttl, ...circuit } = item;
+  const {
+    PK: _pk,
+    SK: _sk,
+    GSI1PK: _everyPk,
+    GSI1SK: _everySk,
+    GSI2PK: _gsiPk,
+    GSI2SK: _gsiSk,
+    expiresAtEpoch: _ttl,
+    ...circuit
+  } = item;
   return circuit as unknown as CircuitRecord;
 }
 
@@ -51,6 +67,8 @@ export async function putCircuit(store: Store, circuit: CircuitRecord, now: Date
       Item: {
         ...circuit,
         ...keys.circuit(circuit.id),
+        GSI1PK: keys.circuitsIndex,
+        GSI1SK: circuit.id,
         GSI2PK: keys.sessionCircuitsIndex(circuit.sessionId),
         GSI2SK: circuit.id,
         expiresAtEpoch: expiryOf(now),
@@ -137,4 +155,26 @@ export async function circuitsOfSession(store: Store, sessionId: string, now: Da
     .map((item) => circuitOf(item, now))
     .filter((c): c is CircuitRecord => c !== undefined)
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+}
+
+/** One circuit by id, unless it ended (or expired); an id that fits no key names none. */
+export async function readCircuit(store: Store, circuitId: string, now: Date): Promise<CircuitRecord | undefined> {
+  if (!fitsKey(circuitId)) return undefined;
+  const { Item } = await store.db.send(
+    new GetCommand({ TableName: store.tableName, Key: keys.circuit(circuitId), ...readOptions('fabricState') }),
+  );
+  return circuitOf(Item, now);
+}
+
+/**
+ * Every live circuit, in id order, from GSI1's `circuits` partition (eventually consistent: a circuit made a moment
+ * ago may show a moment later): what the fabric API filters, sorts and pages.
+ */
+export async function everyCircuit(store: Store, now: Date): Promise<CircuitRecord[]> {
+  const items = await queryAll(store, {
+    IndexName: 'GSI1',
+    KeyConditionExpression: 'GSI1PK = :circuits',
+    ExpressionAttributeValues: { ':circuits': keys.circuitsIndex },
+  });
+  return items.map((item) => circuitOf(item, now)).filter((c): c is CircuitRecord => c !== undefined);
 }

@@ -86,6 +86,19 @@ export const keys = {
    */
   circuit: (circuitId: string) => ({ PK: `${PREFIXES.circuit}${circuitId}`, SK: 'CIRCUIT' }),
   sessionCircuitsIndex: (sessionId: string) => `sessions#${sessionId}#circuits`,
+  /**
+   * Every circuit, in id order (GSI1 partition `circuits`, sort key the circuit's id): what the fabric API lists. One
+   * partition, as the reference keeps one circuit table: circuits are made at the routers' pace, far under what one
+   * index partition takes.
+   */
+  circuitsIndex: 'circuits',
+  /**
+   * A link between two routers, as the router that dialed it reported it (`shared/store/link-items.ts`):
+   * `LINK#<link id>` / `LINK`, under the id the routers name it by (the dialer's, which both ends report).
+   */
+  link: (linkId: string) => ({ PK: `${PREFIXES.link}${linkId}`, SK: 'LINK' }),
+  /** Every link, in id order (GSI1 partition `links`, sort key the link's id): the fabric API's list and a task's graph. */
+  linksIndex: 'links',
   /** The controller's singletons: the network CA, the server certificate and its ACM import, the default admin. */
   system: (name: SystemItem) => ({ PK: `${PREFIXES.system}${name}`, SK: 'SYSTEM' }),
   /** The integrity run's status and lock, and the last snapshot (`shared/integrity/integrity-run.ts`). */
@@ -130,6 +143,7 @@ export const PREFIXES = {
   rememberedAddress: 'REMEMBERED#',
   ctrlChannel: 'CTRL#',
   circuit: 'CIRCUIT#',
+  link: 'LINK#',
   system: 'SYSTEM#',
   integrity: 'INTEGRITY#',
 } as const;

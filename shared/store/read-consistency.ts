@@ -87,6 +87,11 @@ export const READS = {
    */
   ctrlChannel: 'eventual',
   /**
+   * A link or a circuit the fabric API shows by id: a state of the network at some moment, written by the endpoint
+   * tasks, never by the admin reading it, so a view a moment late is as true as a strong read.
+   */
+  fabricState: 'eventual',
+  /**
    * The recent changes a control channel endpoint polls for its routers: each poll reads the seconds
    * before the last one's instant again, so a change one read missed is in the next.
    */

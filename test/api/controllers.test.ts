@@ -22,6 +22,7 @@ describe('controllers', () => {
       apiAddresses: {
         'edge-client': [{ url: `${controller().origin}/edge/client/v1`, version: 'v1' }],
         'edge-management': [{ url: `${controller().origin}/edge/management/v1`, version: 'v1' }],
+        fabric: [{ url: `${controller().origin}/fabric/v1`, version: 'v1' }],
       },
     });
     expect(response.body.meta.pagination).toEqual({ limit: 10, offset: 0, totalCount: 1 });

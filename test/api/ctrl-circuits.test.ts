@@ -23,7 +23,7 @@ import { edgeNetwork } from '../support/edge-network.ts';
 
 // Short heartbeats and a short route timeout, so a router that never answers a Route is given up on within the test.
 const TIMINGS = { heartbeatIntervalMs: 200, unresponsiveTimeoutMs: 2_000, replyTimeoutMs: 300, routeTimeoutMs: 400 };
-const { controller, call } = useAdminController(
+const { controller, admin, call } = useAdminController(
   {},
   // Terminators and circuits: no edge hello, sync or data model messages between the ones these tests read.
   { ctrlTimings: TIMINGS, ctrlFeatures: [routerInterfaces, routerTerminators, circuits] },
@@ -173,6 +173,13 @@ afterEach(async () => {
   while (!(await silence(300)));
 });
 
+/** A circuit as the fabric API lists it (`ziti fabric list circuits`), or undefined when it is not listed. */
+async function fabricCircuit(circuitId: string): Promise<Record<string, unknown> | undefined> {
+  const filter = encodeURIComponent(`id = "${circuitId}"`);
+  const listed = await controller().call('GET', `/fabric/v1/circuits?filter=${filter}`, { token: admin() });
+  return listed.body.data[0];
+}
+
 describe("circuits: a router's CreateCircuitV2Request for an SDK's Dial", () => {
   it('routes the circuit on the asking router and answers it: ingress address, merged peer data, tags; route-path shows it', async () => {
     const { session, requested, routeMessage, route, response } = await madeCircuit();
@@ -199,6 +206,13 @@ describe("circuits: a router's CreateCircuitV2Request for an SDK's Dial", () => 
     expect(replyForOf(routeMessage)).toBeUndefined();
     const path = await call('GET', `/sessions/${session.id}/route-path`);
     expect(path.body.data).toEqual({ routePath: [routerId] });
+    const listed = await fabricCircuit(route.circuitId);
+    expect(listed).toMatchObject({
+      id: route.circuitId,
+      clientId: session.id,
+      service: { id: network.serviceId },
+      path: { nodes: [{ id: routerId }], links: [] },
+    });
   });
 
   it('ends the circuit on its first fault (Unroute, not now) and ignores the second side’s; route-path is empty again', async () => {
@@ -217,6 +231,7 @@ describe("circuits: a router's CreateCircuitV2Request for an SDK's Dial", () => 
     expect(unroute).toEqual({ circuitId: route.circuitId, now: false });
     expect(await silence()).toBe(true);
     expect((await call('GET', `/sessions/${session.id}/route-path`)).body.data).toEqual({ routePath: [] });
+    expect(await fabricCircuit(route.circuitId)).toBeUndefined();
   });
 
   it('unroutes at once the circuits a forward fault names, known or not', async () => {

@@ -22,6 +22,10 @@ describe('version', () => {
       `${controller().origin}/edge/client/v1`,
     ]);
     expect(response.body.data.apiVersions.edge).toEqual(response.body.data.apiVersions['edge-client']);
+    expect(response.body.data.apiVersions.fabric.v1).toEqual({
+      path: '/fabric/v1',
+      apiBaseUrls: [`${controller().origin}/fabric/v1`],
+    });
     expect(response.body.meta).toEqual({ apiVersion: '0.0.1', apiEnrollmentVersion: '0.0.1' });
     const template = path.endsWith('/version') ? '/version' : '/';
     expectMatchesSpec(path.includes('management') ? 'management' : 'client', 'GET', template, 200, response.body);

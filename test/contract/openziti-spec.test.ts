@@ -326,3 +326,39 @@ describe('OpenZiti spec harness: document quirks (pinned)', () => {
     expect(specMismatches('client', 'POST', '/authenticate', 200, withIt)).toEqual([]);
   });
 });
+
+describe('OpenZiti spec harness: the fabric API (fabric-api.yml)', () => {
+  const link = {
+    id: 'l1',
+    protocol: 'tls',
+    sourceRouter: { entity: 'routers', id: 'r1', name: 'r1' },
+    destRouter: { entity: 'routers', id: 'r2', name: 'r2' },
+    state: 'Connected',
+    down: false,
+    staticCost: 1,
+    sourceLatency: 0,
+    destLatency: 0,
+    cost: 1,
+    iteration: 1,
+  };
+
+  it('names the fabric operations the CLI calls, at basePath /fabric/v1', () => {
+    expect(specBasePath('fabric')).toBe('/fabric/v1');
+    expect(specOperations('fabric').map((op) => `${op.method} ${op.pathTemplate} ${op.operationId}`)).toEqual(
+      expect.arrayContaining(['GET /links listLinks', 'GET /circuits/{id} detailCircuit', 'GET /routers listRouters']),
+    );
+  });
+
+  it("holds a list to the pagination the CLI reads unchecked, and a link to the reference's required fields", () => {
+    const pagination = { limit: 10, offset: 0, totalCount: 1 };
+
+    expect(specMismatches('fabric', 'GET', '/links', 200, { data: [link], meta: { pagination } })).toEqual([]);
+    expect(specMismatches('fabric', 'GET', '/links', 200, { data: [link], meta: {} })).toEqual([
+      expect.stringMatching(/^\/meta: must have required property 'pagination'/),
+    ]);
+    const { iteration: _iteration, ...withoutIteration } = link;
+    expect(specMismatches('fabric', 'GET', '/links/{id}', 200, { data: withoutIteration, meta: {} })).toEqual([
+      expect.stringMatching(/^\/data: must have required property 'iteration'/),
+    ]);
+  });
+});

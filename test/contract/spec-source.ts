@@ -1,19 +1,25 @@
 /**
  * Locating and parsing the public OpenZiti Edge API documents (Swagger 2.0, YAML).
  *
- * The documents are NOT part of this repository: `pinned-spec.ts` finds the locked copy (`OPENZITI_SPEC_DIR`, the
- * copy beside the clone, or the download cache the test run fills) and checks it against the lock. Each document
+ * The Edge API documents are NOT part of this repository: `pinned-spec.ts` finds the locked copy (`OPENZITI_SPEC_DIR`,
+ * the copy beside the clone, or the download cache the test run fills) and checks it against the lock. The fabric API's
+ * served operations are restated beside this file (`fabric-api.yml`). Each document
  * is read and parsed at most once per process.
  *
  * @module
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse, type ScalarTag } from 'yaml';
 import { locateSpecDir } from './pinned-spec.ts';
 
-/** Which Edge API document: `client.yml` (basePath `/edge/client/v1`) or `management.yml` (`/edge/management/v1`). */
-export type Api = 'client' | 'management';
+/**
+ * Which document: the Edge APIs' `client.yml` (basePath `/edge/client/v1`) or `management.yml`
+ * (`/edge/management/v1`), or the fabric API's (`/fabric/v1`), whose served part `fabric-api.yml` beside this file
+ * restates (it says why it lives in the repository).
+ */
+export type Api = 'client' | 'management' | 'fabric';
 
 /** A parsed JSON/YAML object (never an array, never null). */
 export type JsonObject = { readonly [key: string]: unknown };
@@ -61,12 +67,15 @@ const explicitFloat: ScalarTag = {
 
 const cache = new Map<Api, SpecDocument>();
 
+/** The fabric API's served operations, restated in the repository (no copy of the reference's is on CI's machines). */
+const FABRIC_DOCUMENT = fileURLToPath(new URL('./fabric-api.yml', import.meta.url));
+
 /** Loads (once per process) and minimally checks the document for `api`. */
 export function loadSpec(api: Api): SpecDocument {
   const cached = cache.get(api);
   if (cached !== undefined) return cached;
 
-  const file = join(specDir(), `${api}.yml`);
+  const file = api === 'fabric' ? FABRIC_DOCUMENT : join(specDir(), `${api}.yml`);
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

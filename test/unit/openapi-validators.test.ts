@@ -5,14 +5,13 @@ import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { bodySchema } from '#shared/openapi/build-openapi.ts';
 import { operationSummary, WRITTEN_SUMMARIES } from '#shared/openapi/operation-summary.ts';
+import type { Api } from '#shared/routes/route.ts';
 import { route } from '#shared/routes/route-builder.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
-import { OPENAPI_FILES } from '../../scripts/write-openapi.ts';
+import { APIS, OPENAPI_FILES } from '../../scripts/write-openapi.ts';
 
-const APIS = ['client', 'management'] as const;
-
-/** The documents as served: the committed files `/specs/{id}/spec` answers with. */
-async function servedText(api: (typeof APIS)[number]): Promise<string> {
+/** The documents as committed: the edge APIs' are what `/specs/{id}/spec` answers with. */
+async function servedText(api: Api): Promise<string> {
   return readFile(OPENAPI_FILES[api], 'utf8');
 }
 

@@ -7,10 +7,9 @@ import { documented } from '#shared/http/operation.ts';
 import { buildOpenApi, type OpenApiDocument, pathParameters } from '#shared/openapi/build-openapi.ts';
 import { route } from '#shared/routes/route-builder.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
-import { generateOpenApiDocuments, OPENAPI_FILES } from '../../scripts/write-openapi.ts';
+import { APIS, generateOpenApiDocuments, OPENAPI_FILES } from '../../scripts/write-openapi.ts';
 
 const documents = await generateOpenApiDocuments();
-const APIS = ['client', 'management'] as const;
 
 function operationsOf(document: OpenApiDocument): string[] {
   return Object.entries(document.paths).flatMap(([path, item]) =>
