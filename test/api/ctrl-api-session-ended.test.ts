@@ -7,6 +7,7 @@ import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { storedApiSessionIds } from '#shared/auth/api-session-store.ts';
 import { sweepEndedSessions } from '#shared/auth/ended-sessions-sweep.ts';
 import { hashToken } from '#shared/auth/session-token.ts';
+import type { Deps } from '#shared/ports/deps.ts';
 import { releaseSystemLease, takeSystemLease } from '#shared/store/system-items.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import {
@@ -21,7 +22,7 @@ import { recordSent } from '../support/dynamodb-recorder.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
 import { authPolicyBody } from '../support/management-fixtures.ts';
 import { issue, makeCa } from '../support/pki-fixtures.ts';
-import { storeApiSessions } from '../support/stored-api-sessions.ts';
+import { storeApiSessions, storeManyApiSessions } from '../support/stored-api-sessions.ts';
 
 /**
  * API sessions that end without an end of their own (their identity disabled, locked out, revoked or deleted, the
@@ -106,13 +107,21 @@ async function noRemovalOf(end: RouterEnd, ids: readonly string[], ms: number): 
 }
 
 /** A user under its own policy (`updb` its password settings), with a password session and `stored` more. */
-async function userWithSessions(stored: number, updb: Record<string, unknown> = {}) {
+async function userWithSessions(
+  stored: number,
+  updb: Record<string, unknown> = {},
+  store: (
+    deps: Deps,
+    identityId: string,
+    howMany: number,
+  ) => Promise<{ id: string; token: string }[]> = storeApiSessions,
+) {
   const policyId = await createPolicy(authPolicyBody(unique('ended-policy'), updb));
   const user = await userUnder(policyId, unique('ended-user'));
   const loggedIn = await clientLogin(user.username, user.password);
   expect(loggedIn.status, loggedIn.text).toBe(200);
   const session = { id: loggedIn.body.data.id as string, token: loggedIn.body.data.token as string };
-  return { ...user, session, stored: await storeApiSessions(controller().deps, user.identityId, stored) };
+  return { ...user, session, stored: await store(controller().deps, user.identityId, stored) };
 }
 
 describe('API sessions that end without being removed reach the routers when they end', () => {
@@ -128,7 +137,7 @@ describe('API sessions that end without being removed reach the routers when the
   });
 
   it('answers a disable of an identity with 5,000 sessions with two transactions; the routers hear of every session and the sweep removes each', async () => {
-    const user = await userWithSessions(MANY_SESSIONS - 1);
+    const user = await userWithSessions(MANY_SESSIONS - 1, {}, storeManyApiSessions);
     const sessions = [user.session, ...user.stored];
     const end = await syncedRouter();
 

@@ -1,6 +1,10 @@
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { createApiSessionOps } from '#shared/auth/api-session-store.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import { API_SESSIONS_COLLECTION } from '#shared/store/api-session-items.ts';
+import { counterOp } from '#shared/store/entity-store.ts';
+import { PREFIXES } from '#shared/store/keys.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 
 /**
@@ -40,4 +44,48 @@ function withoutOpenedOn(op: WriteOp): WriteOp {
   if (!put?.Item || !('openedOn' in put.Item)) return op;
   const { openedOn: _openedOn, ...item } = put.Item;
   return { ...op, item: { ...op.item, Put: { ...put, Item: item } } };
+}
+
+/**
+ * The same for thousands of sessions, fast: the items a login writes (each session and its id pointer) put 25 to a
+ * batch, the sessions' counter moved once, and no change for the routers (a router that connects after reads them in
+ * its full state). For a test that needs many sessions of one identity and not how each was written.
+ */
+export async function storeManyApiSessions(
+  deps: Deps,
+  identityId: string,
+  howMany: number,
+): Promise<{ id: string; token: string }[]> {
+  const made = await mapBounded(Array.from({ length: howMany }), 32, () =>
+    createApiSessionOps(deps, {
+      identityId,
+      authenticatorId: 'stored',
+      endsWithAuthenticator: false,
+      ipAddress: '127.0.0.1',
+      openedOn: 'client',
+      configTypes: [],
+      totpPending: false,
+      extJwtPending: false,
+    }),
+  );
+  const items = made.flatMap(({ ops }) =>
+    ops.flatMap((op) => {
+      const item = op.item.Put?.Item;
+      return item && !String(item.PK).startsWith(PREFIXES.ctrlChanges) ? [item] : [];
+    }),
+  );
+  const batches = Array.from({ length: Math.ceil(items.length / 25) }, (_, index) =>
+    items.slice(index * 25, index * 25 + 25),
+  );
+  await mapBounded(batches, 4, async (batch) => {
+    let requests = batch.map((Item) => ({ PutRequest: { Item } }));
+    while (requests.length > 0) {
+      const { UnprocessedItems } = await deps.store.db.send(
+        new BatchWriteCommand({ RequestItems: { [deps.store.tableName]: requests } }),
+      );
+      requests = (UnprocessedItems?.[deps.store.tableName] ?? []) as typeof requests;
+    }
+  });
+  await deps.store.transact([counterOp(deps.store.tableName, API_SESSIONS_COLLECTION, howMany)]);
+  return made.map(({ session, token }) => ({ id: session.id, token }));
 }
