@@ -164,6 +164,12 @@ export class Store implements TableClient {
    * leave the table with the change; the sweep removes the rest, and everything when this is unset.
    */
   afterSessionsEnded: ((ended: EndedSessions) => Promise<void>) | undefined;
+  /**
+   * The instant a write's routers' notices carry: the controller's clock (`Deps.now`), which the endpoints' polls of the
+   * change log read by. Wall time unless a composition root (a test's controller, whose clock it moves) sets its own:
+   * a notice stamped by another clock than the poll's falls outside the poll's window and is never passed on.
+   */
+  now: () => Date = () => new Date();
 
   constructor(db: DynamoDBDocumentClient, tableName: string, logger?: Pick<Logger, 'warn'>) {
     this.db = db;
@@ -592,7 +598,7 @@ export class Store implements TableClient {
     before: D | undefined,
     after: D | undefined,
   ): WriteOp[] {
-    const now = new Date();
+    const now = this.now();
     return (def.routerNotices?.(before, after) ?? []).map((notice) => {
       const op = ctrlChangeOp(this, notice, now);
       if (notice.kind !== 'ended') return op;

@@ -382,9 +382,6 @@ describe("the routers' API sessions (ApiSessionAdded / Updated / Removed on the 
         body.apiSessions.some(
           (apiSession) => apiSession.id === session.id && apiSession.certFingerprints.includes(sha1Of(renewed.cert)),
         ),
-      // The identity's sessions are read from its index and their certificates again: more than a login's change,
-      // and a loaded machine takes longer. A router holding the session meanwhile refuses only the new certificate.
-      15_000,
     );
     expect(sessionOf(updated.body.apiSessions, session.id)?.certFingerprints).toEqual([sha1Of(renewed.cert)]);
     end.socket.destroy();
@@ -421,9 +418,10 @@ describe("the routers' API sessions (ApiSessionAdded / Updated / Removed on the 
     expect(polls.every(({ input }) => input.Limit === CHANGE_PAGE_SIZE)).toBe(true);
     const readsOf = new Map<string, number>();
     for (const { output } of polls) {
-      for (const item of (output?.Items ?? []) as { sessions: { id: string }[] }[]) {
-        const id = item.sessions[0]!.id;
-        if (burstIds.has(id)) readsOf.set(id, (readsOf.get(id) ?? 0) + 1);
+      // Sessions' changes only: the bucket holds the other notices of the span too (an identity's reach, say).
+      for (const item of (output?.Items ?? []) as { sessions?: { id: string }[] }[]) {
+        const id = item.sessions?.[0]?.id;
+        if (id !== undefined && burstIds.has(id)) readsOf.set(id, (readsOf.get(id) ?? 0) + 1);
       }
     }
     // Read by the polls within the grace of its writing (and one more across a poll's own span), not by every poll.
@@ -434,16 +432,10 @@ describe("the routers' API sessions (ApiSessionAdded / Updated / Removed on the 
   }, 60_000);
 
   it('sends more than a chunk in chunks of 100, numbered from 0, the last marked', async () => {
-    let t = Date.now();
     const stored = await storeApiSessions(controller().deps, device.id, 150);
-    console.log('stored', Date.now() - t);
-    t = Date.now();
     const end = await connected();
-    console.log('connected', Date.now() - t);
-    t = Date.now();
 
     const chunks = await fullSync(end);
-    console.log('synced', Date.now() - t, chunks.length);
 
     expect(chunks.length).toBeGreaterThanOrEqual(2);
     const states = chunks.map((chunk) => JSON.parse(chunk.state));

@@ -122,6 +122,8 @@ export async function startTestController(
     stateMachine: integrityFunction(localStateMachine(() => deps, integrityCore)),
     truststore: { publish: async (bundlePem) => mtls?.trust(bundlePem) },
   };
+  // The routers' notices a write makes carry the instant the endpoint's poll reads by: this clock, moved or not.
+  deps.store.now = deps.now;
   let mtls: LocalServer | undefined;
   let sdk: LocalServer | undefined;
   // As the functions that end sessions: the first of them leave the table right after the change.
