@@ -22,6 +22,8 @@ import {
 
 /** The binding of the terminators an edge router hosts for its SDKs. */
 const EDGE_BINDING = 'edge';
+/** The binding of those a tunneling router hosts itself (`tunnel-terminators.ts`), which it re-sends alike. */
+const TUNNEL_BINDING = 'tunnel';
 
 /**
  * How long a router has, once connected, to re-send the terminators it still hosts (the reference's router re-sends
@@ -208,14 +210,19 @@ export function terminatorsFeature(
       }
     }
 
-    /** Deletes the router's edge terminators this connection neither created nor had re-sent: nobody hosts them. */
+    /**
+     * Deletes the router's edge and tunnel terminators this connection neither created nor had re-sent: nobody hosts
+     * them (an administrator's, of another binding, are left alone).
+     */
     async function sweepUnconfirmed(connected: ConnectedRouter): Promise<void> {
       const routerId = connected.router.id;
       if (context.connected(routerId) !== connected || connected.channel.closeReason !== undefined) return;
       const ids = await referrerIds(deps.store, { collection: 'edge-routers', id: routerId }, 'terminators');
       const stale = (await deps.store.getManyStored(terminators, ids)).filter(
         ({ doc }) =>
-          doc.router === routerId && doc.binding === EDGE_BINDING && doc.connectionId !== connected.connectionId,
+          doc.router === routerId &&
+          (doc.binding === EDGE_BINDING || doc.binding === TUNNEL_BINDING) &&
+          doc.connectionId !== connected.connectionId,
       );
       for (const { doc, version } of stale) {
         try {
