@@ -43,7 +43,7 @@ export function checkedPrecedence(precedence: string | number): Terminator['prec
 }
 
 /** The request's peer data as the terminator keeps it (base64 by header id), refused past its bounds. */
-export function checkedPeerData(peerData: Readonly<Record<string, Buffer>>): Record<string, string> {
+function checkedPeerData(peerData: Readonly<Record<string, Buffer>>): Record<string, string> {
   const entries = Object.entries(peerData);
   const bytes = entries.reduce((sum, [, value]) => sum + value.length, 0);
   if (entries.length > MAX_PEER_DATA_ENTRIES || bytes > MAX_PEER_DATA_BYTES) {
@@ -62,10 +62,7 @@ export function checkedAddress(address: string): string {
 }
 
 /** The hosting instance's id and secret (the terminator's `identity` and `identitySecret`), refused past their bounds. */
-export function checkedInstance(
-  instanceId: string,
-  instanceSecret: Buffer,
-): Pick<Terminator, 'identity' | 'identitySecret'> {
+function checkedInstance(instanceId: string, instanceSecret: Buffer): Pick<Terminator, 'identity' | 'identitySecret'> {
   if (instanceId.length > MAX_INSTANCE_ID_LENGTH) {
     refuse(EdgeErrorCode.invalidInstanceId, `the instance id is longer than ${MAX_INSTANCE_ID_LENGTH} characters`);
   }
@@ -76,6 +73,46 @@ export function checkedInstance(
   return {
     identity: instanceId,
     identitySecret: instanceSecret.length > 0 ? instanceSecret.toString('base64') : null,
+  };
+}
+
+/** The fields of a router's create beside its address and service, checked in the reference's order. */
+export function checkedHostedFields(request: {
+  readonly cost: number;
+  readonly precedence: string | number;
+  readonly peerData: Readonly<Record<string, Buffer>>;
+  readonly instanceId: string;
+  readonly instanceSecret: Buffer;
+}): Pick<Terminator, 'cost' | 'precedence' | 'peerData' | 'identity' | 'identitySecret'> {
+  return {
+    cost: checkedCost(request.cost),
+    precedence: checkedPrecedence(request.precedence),
+    peerData: checkedPeerData(request.peerData),
+    ...checkedInstance(request.instanceId, request.instanceSecret),
+  };
+}
+
+/**
+ * A terminator a router hosts (for an SDK's Bind, or its own tunnel) as it is stored: its id is the address the router
+ * made, on this router, last created or re-sent by this connection.
+ */
+export function hostedTerminator(
+  connected: ConnectedRouter,
+  now: Date,
+  fields: Pick<Terminator, 'address' | 'service' | 'binding' | 'hostId'> & ReturnType<typeof checkedHostedFields>,
+): Terminator {
+  const at = now.toISOString();
+  const routerId = connected.router.id;
+  return {
+    id: fields.address,
+    createdAt: at,
+    updatedAt: at,
+    tags: {},
+    router: routerId,
+    edgeRouterId: routerId,
+    transitRouterId: null,
+    ...fields,
+    connectionId: connected.connectionId,
   };
 }
 

@@ -10,11 +10,11 @@ import { decodeBody, encodeBody } from './protobuf-codec.ts';
 import {
   checkedAddress,
   checkedCost,
-  checkedInstance,
-  checkedPeerData,
+  checkedHostedFields,
   checkedPrecedence,
   createAnswer,
   createOrTakeResent,
+  hostedTerminator,
   logRefusal,
   refusalOf,
   updateOwnTerminator,
@@ -87,29 +87,13 @@ export function terminatorsFeature(
       const routerId = connected.router.id;
       const address = checkedAddress(request.address);
       const checked = await checkEdgeSession(deps, routerId, request, 'Bind');
-      const cost = checkedCost(request.cost);
-      const precedence = checkedPrecedence(request.precedence);
-      const peerData = checkedPeerData(request.peerData);
-      const instance = checkedInstance(request.instanceId, request.instanceSecret);
-      const now = deps.now().toISOString();
-      const doc: Terminator = {
-        id: address,
-        createdAt: now,
-        updatedAt: now,
-        tags: {},
-        service: checked.service.id,
-        router: routerId,
-        edgeRouterId: routerId,
-        transitRouterId: null,
-        binding: EDGE_BINDING,
+      const doc = hostedTerminator(connected, deps.now(), {
         address,
-        ...instance,
-        cost,
-        precedence,
+        service: checked.service.id,
+        binding: EDGE_BINDING,
         hostId: checked.identity.id,
-        peerData,
-        connectionId: connected.connectionId,
-      };
+        ...checkedHostedFields(request),
+      });
       await createOrTakeResent(deps, connected, doc, (stored) => isOwnTerminator(stored, routerId, checked));
     }
 

@@ -12,11 +12,11 @@ import { decodeBody, encodeBody } from './protobuf-codec.ts';
 import {
   checkedAddress,
   checkedCost,
-  checkedInstance,
-  checkedPeerData,
+  checkedHostedFields,
   checkedPrecedence,
   createAnswer,
   createOrTakeResent,
+  hostedTerminator,
   logRefusal,
   refusalOf,
   updateOwnTerminator,
@@ -77,29 +77,13 @@ export function bindTunnelTerminators(context: ControlContext, connected: Connec
   async function create(request: CreateTunnelTerminatorRequestV2): Promise<void> {
     const address = checkedAddress(request.address);
     const { identity, service } = await checkTunnelAccess(deps, routerId, { id: request.serviceId }, 'Bind');
-    const cost = checkedCost(request.cost);
-    const precedence = checkedPrecedence(request.precedence);
-    const peerData = checkedPeerData(request.peerData);
-    const instance = checkedInstance(request.instanceId, request.instanceSecret);
-    const now = deps.now().toISOString();
-    const doc: Terminator = {
-      id: address,
-      createdAt: now,
-      updatedAt: now,
-      tags: {},
-      service: service.id,
-      router: routerId,
-      edgeRouterId: routerId,
-      transitRouterId: null,
-      binding: TUNNEL_BINDING,
+    const doc = hostedTerminator(connected, deps.now(), {
       address,
-      ...instance,
-      cost,
-      precedence,
+      service: service.id,
+      binding: TUNNEL_BINDING,
       hostId: identity.id,
-      peerData,
-      connectionId: connected.connectionId,
-    };
+      ...checkedHostedFields(request),
+    });
     await createOrTakeResent(deps, connected, doc, (stored) => isOwnTunnelTerminator(stored, routerId, service.id));
   }
 
