@@ -101,7 +101,7 @@ async function createCircuit(
       circuitId,
       asked: asked.peerData,
       instanceId: asked.terminatorInstanceId,
-      checked,
+      serviceId: checked.service.id,
       tags,
       sent: () => {
         routed = true;
@@ -138,7 +138,7 @@ async function createCircuit(
  * What a refusal tells the router (which tells its SDK): its text and the SDK's error code, Internal for what is no
  * session refusal. An unexpected failure (the table's) is logged, not passed on.
  */
-function refusalOf(error: unknown): { message: string; code: number } {
+export function refusalOf(error: unknown): { message: string; code: number } {
   if (error instanceof EdgeRefusal || error instanceof CircuitFailure)
     return { message: error.message, code: error.code };
   if (error instanceof MalformedHeader) return { message: error.message, code: EdgeErrorCode.internal };
@@ -168,15 +168,16 @@ function circuitRecord(
 /**
  * Routes a circuit on the asking router: each attempt chooses a terminator (one the last attempt found gone from its
  * router was deleted meanwhile), sends the Route with fresh ingress and egress addresses and waits for its result.
+ * An SDK's dial and a tunneling router's own (`tunnel-circuits.ts`) are routed alike.
  */
-async function route(
+export async function route(
   context: ControlContext,
   router: ConnectedRouter,
   circuit: {
     readonly circuitId: string;
     readonly asked: ReadonlyMap<number, Buffer>;
     readonly instanceId: string;
-    readonly checked: CheckedSession;
+    readonly serviceId: string;
     readonly tags: (terminator: Terminator) => Record<string, string>;
     readonly sent: () => void;
   },
@@ -185,7 +186,7 @@ async function route(
   const timeoutMs = timings.routeTimeoutMs ?? ROUTE_TIMEOUT_MS;
   let lastError = '';
   for (let attempt = 0; attempt < ROUTE_ATTEMPTS; attempt++) {
-    const terminator = await terminatorOn(deps, router.router.id, circuit.checked.service.id, circuit.instanceId);
+    const terminator = await terminatorOn(deps, router.router.id, circuit.serviceId, circuit.instanceId);
     const addresses = { circuitId: circuit.circuitId, attempt, ingressId: randomUUID(), egressId: randomUUID() };
     circuit.sent();
     const message = routeMessage({
@@ -199,7 +200,8 @@ async function route(
     const result = await awaitRoute(router, timeoutMs, addresses, message);
     if (result.success) return { terminator, ingressId: addresses.ingressId, peerData: result.peerData };
     lastError = result.error;
-    if (result.errorCode === INVALID_TERMINATOR && terminator.binding === 'edge') {
+    // A terminator its router hosts (an SDK's or its tunnel's) and no longer finds: the reference deletes it.
+    if (result.errorCode === INVALID_TERMINATOR && HOSTED_BINDINGS.has(terminator.binding)) {
       await deleteInvalidTerminator(deps, router, terminator.id);
     }
   }
@@ -223,8 +225,11 @@ async function awaitRoute(
   }
 }
 
+/** The bindings of the terminators a router hosts and creates itself: an SDK's Bind (`edge`), its own tunnel's. */
+const HOSTED_BINDINGS: ReadonlySet<string> = new Set(['edge', 'tunnel']);
+
 /** The hosting identity a circuit names (the route's `hostId` tag); empty for a terminator made over the management API. */
-const hostIdOf = (terminator: Terminator) => terminator.hostId ?? '';
+export const hostIdOf = (terminator: Terminator) => terminator.hostId ?? '';
 
 /**
  * The terminator a circuit from this router ends at: one of the service's on this router, online (`usableTerminators`,

@@ -6,6 +6,7 @@ import { routerDataModel } from './router-data-model.ts';
 import { routerInterfaces } from './router-interfaces.ts';
 import { routerRevocation } from './router-revocation.ts';
 import { routerTerminators } from './terminators.ts';
+import { routerTunnel } from './tunnel.ts';
 
 /**
  * The control plane's features, in the order their `start` runs for a newly connected router: a feature that needs
@@ -19,4 +20,5 @@ export const CONTROL_FEATURES: readonly ControlFeatureFactory[] = [
   routerDataModel,
   routerTerminators,
   circuits,
+  routerTunnel,
 ];

@@ -12,6 +12,7 @@ import {
   Header,
   RouteResultHeader,
   replyForOf,
+  TunnelHealthHeader,
 } from './message.ts';
 
 /**
@@ -163,6 +164,10 @@ const HEADERS_OF: ReadonlyMap<number, HeaderTable> = new Map([
       address: { decode: text },
       tags: {},
     }),
+  ],
+  [
+    ContentType.tunnelHealthEvent,
+    headerTable(TunnelHealthHeader, { terminatorId: { decode: text }, checkPassed: { decode: bool } }),
   ],
   [
     ContentType.routeResult,

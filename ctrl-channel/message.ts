@@ -68,6 +68,19 @@ export const ContentType = {
   dataStateChangeSet: 20501,
   subscribeToDataModelRequest: 20505,
   currentIndexMessage: 20506,
+
+  // ---- The router-embedded tunneler's (issue 37): a block of its own. ----
+  /** A tunneling router intercepted a connection to a service: a circuit from the router itself (20221 or 20002). */
+  createTunnelCircuitV2Request: 20220,
+  createTunnelCircuitV2Response: 20221,
+  /** A tunneling router changed a terminator's cost or precedence: answered by an empty 20409, or 20002. */
+  updateTunnelTerminatorRequest: 20408,
+  updateTunnelTerminatorResponse: 20409,
+  /** A tunneling router's health check of what it hosts (headers {@link TunnelHealthHeader}; not answered). */
+  tunnelHealthEvent: 20412,
+  /** A tunneling router hosts a service: sent without waiting, answered by 20414 (matched by terminator id). */
+  createTunnelTerminatorRequestV2: 20413,
+  createTunnelTerminatorResponseV2: 20414,
 } as const;
 
 /**
@@ -103,6 +116,13 @@ export const Header = {
    * subscription than its current one.
    */
   routerDataModelSubscriptionId: 1026,
+} as const;
+
+/** The headers of a tunneling router's health event (20412), its whole content: which terminator, and how it went. */
+export const TunnelHealthHeader = {
+  terminatorId: 1022,
+  /** A boolean: the health check passed. */
+  checkPassed: 1023,
 } as const;
 
 /** Headers a reply carries back unchanged (a latency probe's send time, a trace's id). */

@@ -89,6 +89,13 @@ const ROUTER_BODY_LIMITS: Readonly<Record<string, number>> = {
   'ctrl.Fault': 1024 * KiB,
   // Not recorded: every circuit idle on the router, unbatched, about 40 bytes each: tens of thousands fit.
   'ctrl.CircuitConfirmation': 1024 * KiB,
+  // ---- The router-embedded tunneler's. ----
+  // 90 bytes: a service id, the terminator's id, its cost and precedence, a start time (no peer data).
+  'edge.CreateTunnelTerminatorRequestV2': 64 * KiB,
+  // Not recorded: a terminator id, a cost and a precedence.
+  'edge.UpdateTunnelTerminatorRequest': 4 * KiB,
+  // A service name and the dialer's peer data (its public key, app data, two addresses).
+  'edge.CreateTunnelCircuitV2Request': 64 * KiB,
 };
 
 /**

@@ -1,8 +1,10 @@
-import type { ControlFeatureFactory } from './control-plane.ts';
+import type { CtrlChange } from '#shared/store/ctrl-changes.ts';
+import type { ConnectedRouter, ControlFeatureFactory } from './control-plane.ts';
+import { POLL_GRACE_MS } from './ctrl-change-poll.ts';
 import { ROUTER_FRAME_LIMITS } from './frame-codec.ts';
 import { ContentType, Header } from './message.ts';
 import { decodeBody, encodeBodyWithEncoded } from './protobuf-codec.ts';
-import { buildRouterDataState, timelineIdOf } from './router-data-state.ts';
+import { buildRouterDataState, type RouterDataState, timelineIdOf } from './router-data-state.ts';
 
 /** A router's request for the data model (20505): right after it connects, then renewed every five minutes. */
 interface SubscribeToDataModelRequest {
@@ -13,76 +15,191 @@ interface SubscribeToDataModelRequest {
   readonly subscriptionId: string;
 }
 
-/** The last model sent to a router: what a renewal is compared with. */
+/** The last model sent to a router: what a renewal or a change's push is compared with. */
 interface SentModel {
   readonly subscriptionId: string;
   readonly timelineId: string;
   readonly endIndex: number;
   readonly digest: string;
+  /** Whether it held a tunneler's part: a change to services, configs or policies may change it. */
+  readonly tunneling: boolean;
+}
+
+/** A connected router's model as the change log reaches it. */
+interface RouterModel {
+  readonly connected: ConnectedRouter;
+  /** Whether the model last sent holds a tunneler's part. */
+  tunneling(): boolean;
+  /** Builds the model again and sends it under the current subscription when it changed (never before a subscription). */
+  refresh(): void;
+}
+
+export interface RouterDataModelOptions {
+  /** How long after a change its push is built once more (the policies' indexes may lag the write). */
+  readonly settleMs: number;
+}
+
+/**
+ * The routers a page of the change log concerns: every tunneling router's on a `services` notice (a service, config,
+ * config type, service policy, posture check or identity's config override changed), and a router's whose own identity
+ * a notice names (tunneling turned on creates it, off deletes it; its role attributes choose its policies).
+ */
+function concerned(changes: readonly CtrlChange[], models: ReadonlyMap<string, RouterModel>): Set<RouterModel> {
+  const due = new Set<RouterModel>();
+  for (const change of changes) {
+    if (change.kind === 'services') {
+      for (const model of models.values()) if (model.tunneling()) due.add(model);
+      continue;
+    }
+    const identityId =
+      change.kind === 'reach' ? change.identityId : change.kind === 'ended' ? change.ended.identityId : undefined;
+    const model = identityId === undefined ? undefined : models.get(identityId);
+    if (model) due.add(model);
+  }
+  return due;
 }
 
 /**
  * The router data model (issue 30): a v2 edge router verifies an SDK's Dial and Bind session JWTs with a public key it
  * learns only from this model, so no Dial or Bind works without it. Each subscription request (20505) is answered with
  * a full DataState (20500) under the request's subscription id (header 1026): the public keys and the identities that
- * may use the router (`router-data-state.ts`). A full state replaces the router's model, so there is no change log to
- * keep: a renewal is answered with nothing when the model built again is what was last sent (as the reference answers
- * a router that is up to date), else with a fresh full state at a higher index. A router renews every five minutes
- * (checked every 30 s), so an identity deleted, disabled or out of the router's policies leaves its model, and the
- * router closes that identity's connections, within about five and a half minutes.
+ * may use the router, and for a tunneling router what its own identity is granted (`router-data-state.ts`). A full
+ * state replaces the router's model, so there is no change log to keep: a renewal is answered with nothing when the
+ * model built again is what was last sent (as the reference answers a router that is up to date), else with a fresh
+ * full state at a higher index. A router renews every five minutes (checked every 30 s), so an identity deleted,
+ * disabled or out of the router's policies leaves its model, and the router closes that identity's connections,
+ * within about five and a half minutes. A tunneling router, whose tunnel hosts and intercepts by its model and which
+ * the reference tells of a change at once, is sent a fresh full state under its current subscription (which the
+ * router takes at any time) within a second or two of a change that concerns it ({@link concerned}), and again once
+ * the indexes have settled, each only when the model built differs from what it holds.
  */
-export const routerDataModel: ControlFeatureFactory = ({ deps }) => ({
-  bind({ router, channel }) {
-    let sent: SentModel | undefined;
-    // One request at a time, in order: a renewal is compared with what the request before it sent.
-    let answering: Promise<void> = Promise.resolve();
+export function routerDataModelFeature(
+  options: RouterDataModelOptions = { settleMs: POLL_GRACE_MS },
+): ControlFeatureFactory {
+  return ({ deps, changes }) => {
+    const models = new Map<string, RouterModel>();
+    const timers = new Set<NodeJS.Timeout>();
 
-    async function answer(request: SubscribeToDataModelRequest): Promise<void> {
-      const [timelineId, state] = await Promise.all([
-        timelineIdOf(deps),
-        buildRouterDataState(deps, router, ROUTER_FRAME_LIMITS.maxBodyBytes),
-      ]);
-      const upToDate =
-        request.renew &&
-        sent?.subscriptionId === request.subscriptionId &&
-        sent.timelineId === timelineId &&
-        request.timelineId === timelineId &&
-        sent.digest === state.digest;
-      if (upToDate || channel.closeReason !== undefined) return;
-      // Milliseconds since the epoch: above what any endpoint sent this router before (clocks apart by less than the
-      // time between two changes), and above what this one sent on the channel in any case.
-      const endIndex = Math.max(deps.now().getTime(), (sent?.endIndex ?? 0) + 1);
-      channel.send({
-        contentType: ContentType.dataState,
-        headers: new Map(
-          request.subscriptionId
-            ? [[Header.routerDataModelSubscriptionId, Buffer.from(request.subscriptionId, 'utf8')]]
-            : [],
-        ),
-        body: encodeBodyWithEncoded('edge.DataState', 'events', state.encodedEvents, { endIndex, timelineId }),
-      });
-      sent = { subscriptionId: request.subscriptionId, timelineId, endIndex, digest: state.digest };
-      const detail = {
-        endIndex,
-        renew: request.renew,
-        identities: state.identityCount,
-        omittedIdentities: state.omittedIdentities,
-      };
-      if (state.omittedIdentities > 0) channel.log.warn('router data model too large: identities left out', detail);
-      else channel.log.info('router data model sent', detail);
-    }
-
-    channel.handle(ContentType.subscribeToDataModelRequest, (message) => {
-      // As the reference, a request that does not decode is dropped and the channel kept (the router subscribes again
-      // within five minutes): the channel logs and counts it (`channel-log.ts`).
-      const request = decodeBody<SubscribeToDataModelRequest>('edge.SubscribeToDataModelRequest', message.body);
-      answering = answering
-        .then(() => answer(request))
-        .catch((error: Error) =>
-          // Not sent: the router's next renewal is answered with a full state (nothing was recorded as sent).
-          channel.log.failed('router data model not sent', { detail: error.message }),
-        );
-      return answering;
+    changes.listen(async (page) => {
+      for (const model of concerned(page, models)) {
+        model.refresh();
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          model.refresh();
+        }, options.settleMs);
+        timer.unref();
+        timers.add(timer);
+      }
     });
-  },
-});
+
+    return {
+      bind(connected) {
+        const { router, channel } = connected;
+        let sent: SentModel | undefined;
+        // One build at a time, in order: a renewal or a push is compared with what the one before it sent.
+        let answering: Promise<void> = Promise.resolve();
+        let refreshQueued = false;
+
+        function send(subscriptionId: string, timelineId: string, state: RouterDataState, cause: string): void {
+          // Milliseconds since the epoch: above what any endpoint sent this router before (clocks apart by less than
+          // the time between two changes), and above what this one sent on the channel in any case.
+          const endIndex = Math.max(deps.now().getTime(), (sent?.endIndex ?? 0) + 1);
+          channel.send({
+            contentType: ContentType.dataState,
+            headers: new Map(
+              subscriptionId ? [[Header.routerDataModelSubscriptionId, Buffer.from(subscriptionId, 'utf8')]] : [],
+            ),
+            body: encodeBodyWithEncoded('edge.DataState', 'events', state.encodedEvents, { endIndex, timelineId }),
+          });
+          sent = {
+            subscriptionId,
+            timelineId,
+            endIndex,
+            digest: state.digest,
+            tunneling: state.tunneler !== undefined,
+          };
+          const detail = {
+            endIndex,
+            cause,
+            identities: state.identityCount,
+            omittedIdentities: state.omittedIdentities,
+            ...(state.tunneler
+              ? { services: state.tunneler.services, servicePolicies: state.tunneler.servicePolicies }
+              : {}),
+          };
+          if (state.tunneler?.omitted) channel.log.warn('router data model too large: tunneler left out', detail);
+          else if (state.omittedIdentities > 0) {
+            channel.log.warn('router data model too large: identities left out', detail);
+          } else channel.log.info('router data model sent', detail);
+        }
+
+        async function build() {
+          return Promise.all([
+            timelineIdOf(deps),
+            buildRouterDataState(deps, router, ROUTER_FRAME_LIMITS.maxBodyBytes),
+          ]);
+        }
+
+        async function answer(request: SubscribeToDataModelRequest): Promise<void> {
+          const [timelineId, state] = await build();
+          const upToDate =
+            request.renew &&
+            sent?.subscriptionId === request.subscriptionId &&
+            sent.timelineId === timelineId &&
+            request.timelineId === timelineId &&
+            sent.digest === state.digest;
+          if (upToDate || channel.closeReason !== undefined) return;
+          send(request.subscriptionId, timelineId, state, request.renew ? 'renewal' : 'subscription');
+        }
+
+        /** A change's push: under the subscription last answered, only what differs from what it holds. */
+        async function push(): Promise<void> {
+          refreshQueued = false;
+          const current = sent;
+          if (!current || channel.closeReason !== undefined) return;
+          const [timelineId, state] = await build();
+          if (state.digest === current.digest && timelineId === current.timelineId) return;
+          if (channel.closeReason !== undefined || sent !== current) return;
+          send(current.subscriptionId, timelineId, state, 'change');
+        }
+
+        function queue(work: () => Promise<void>, failed: string): Promise<void> {
+          answering = answering.then(work).catch((error: Error) =>
+            // Not sent: the router's next renewal is answered with a full state (nothing was recorded as sent).
+            channel.log.failed(failed, { detail: error.message }),
+          );
+          return answering;
+        }
+
+        channel.handle(ContentType.subscribeToDataModelRequest, (message) => {
+          // As the reference, a request that does not decode is dropped and the channel kept (the router subscribes
+          // again within five minutes): the channel logs and counts it (`channel-log.ts`).
+          const request = decodeBody<SubscribeToDataModelRequest>('edge.SubscribeToDataModelRequest', message.body);
+          return queue(() => answer(request), 'router data model not sent');
+        });
+
+        const model: RouterModel = {
+          connected,
+          tunneling: () => sent?.tunneling === true,
+          refresh() {
+            // One push waiting is enough: it builds what is there when it runs.
+            if (refreshQueued || sent === undefined) return;
+            refreshQueued = true;
+            void queue(push, 'router data model change not sent');
+          },
+        };
+        models.set(router.id, model);
+        channel.onClose(() => {
+          if (models.get(router.id) === model) models.delete(router.id);
+        });
+      },
+      close() {
+        for (const timer of timers) clearTimeout(timer);
+        timers.clear();
+      },
+    };
+  };
+}
+
+/** The router data model as the endpoint runs it. */
+export const routerDataModel: ControlFeatureFactory = routerDataModelFeature();

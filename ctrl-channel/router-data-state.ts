@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { EdgeRouter } from '#shared/entities/edge-router.ts';
 import { type Identity, identities, isDisabledAt } from '#shared/entities/identity.ts';
 import { CONTROLLER_ID } from '#shared/ids.ts';
 import { certificatesOf, fingerprintOf } from '#shared/pki/certificates.ts';
@@ -7,13 +8,16 @@ import { sessionJwtVerificationKey } from '#shared/pki/session-jwt.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { encodeBody } from './protobuf-codec.ts';
 import type { ConnectingRouter } from './router-certificate.ts';
-import { identitiesReaching } from './router-reach.ts';
+import { reachOfRouter } from './router-reach.ts';
+import { type TunnelerEvent, type TunnelerModel, tunnelerModel } from './tunneler-data-state.ts';
 
 /** One event of a DataState (`edge.DataEvent`): a create of one model, as a full state lists them. */
-export type DataEvent = { readonly action: 'Create'; readonly isSynthetic?: boolean } & (
-  | { readonly publicKey: object }
-  | { readonly identity: object }
-);
+export type DataEvent =
+  | ({ readonly action: 'Create'; readonly isSynthetic?: boolean } & (
+      | { readonly publicKey: object }
+      | { readonly identity: object }
+    ))
+  | TunnelerEvent;
 
 /** What a router's data model holds, built for one router: its events, and what tells one build from the next. */
 export interface RouterDataState {
@@ -25,6 +29,11 @@ export interface RouterDataState {
   readonly identityCount: number;
   /** Identities the router may use that did not fit in the message (see {@link boundedEvents}). */
   readonly omittedIdentities: number;
+  /**
+   * Set for a router that tunnels (`isTunnelerEnabled`, its own identity there): what the model holds of its own
+   * identity's grants (`tunneler-data-state.ts`), or `omitted` when they did not fit in the message whole.
+   */
+  readonly tunneler?: { readonly services: number; readonly servicePolicies: number; readonly omitted: boolean };
 }
 
 /** Identities read per batch: a page's encoded events are measured before the next page is read. */
@@ -84,8 +93,15 @@ async function publicKeyEvents(deps: Deps): Promise<DataEvent[]> {
   ];
 }
 
-/** An identity as the router data model carries it (the reference's `DataState.Identity`). */
-function identityEvent(identity: Identity, now: Date): DataEvent {
+/**
+ * An identity as the router data model carries it (the reference's `DataState.Identity`); its service-config
+ * overrides only for a tunneling router's own identity (`TunnelerModel.identityServiceConfigs`).
+ */
+function identityEvent(
+  identity: Identity,
+  now: Date,
+  serviceConfigs: TunnelerModel['identityServiceConfigs'] = {},
+): DataEvent {
   const appData = Object.keys(identity.appData).length > 0 ? JSON.stringify(identity.appData) : undefined;
   return {
     action: 'Create',
@@ -99,6 +115,7 @@ function identityEvent(identity: Identity, now: Date): DataEvent {
       ),
       serviceHostingCosts: identity.serviceHostingCosts,
       ...(appData ? { appDataJson: Buffer.from(appData) } : {}),
+      serviceConfigs,
       // Disabled now, not as stored: a lockout whose time has passed no longer disables.
       disabled: isDisabledAt(identity, now),
     },
@@ -128,22 +145,68 @@ function boundedEvents<E>(
 }
 
 /**
+ * The router's own identity and what it is granted, for a router that tunnels: tunneling on (`isTunnelerEnabled`) and
+ * its identity (type `Router`, the router's id: `router-identity.ts`) there. None for a router that does not: it has
+ * no identity of its own to host or intercept for, and a policy model would only have it judge its SDKs' access, which
+ * for legacy API sessions the controller judges (see {@link buildRouterDataState}).
+ */
+async function tunnelerOf(
+  deps: Deps,
+  router: EdgeRouter | undefined,
+): Promise<{ identity: Identity; model: TunnelerModel } | undefined> {
+  if (!router?.isTunnelerEnabled) return undefined;
+  const identity = await deps.store.get(identities, router.id, 'clientGrants');
+  if (identity?.doc.typeId !== 'Router') return undefined;
+  return { identity: identity.doc, model: await tunnelerModel(deps, identity.doc) };
+}
+
+/** The events' encoded bytes with the room each takes in the DataState. */
+const sizeOf = (encoded: readonly Buffer[]) =>
+  encoded.reduce((sum, bytes) => sum + bytes.length + EVENT_FRAMING_BYTES, 0);
+
+/**
  * The router's data model as this controller keeps it: the public keys, then the identities that may use the router
- * (`router-reach.ts`), read a page at a time and as many as fit in `maxBodyBytes` (the rest are counted and left out). No services, service policies or posture
- * checks: the API sessions are legacy ones, for which the router leaves access checks to the controller, and a
- * partial policy model would make it close connections for access it finds missing.
+ * (`router-reach.ts`), read a page at a time and as many as fit in `maxBodyBytes` (the rest are counted and left out).
+ * A router without a tunneler gets no services, service policies, configs or posture checks: the API sessions are
+ * legacy ones, for which the router leaves access checks to the controller, and a policy model would make it compare
+ * each identity's services before and after every change and close connections for access it finds missing. A
+ * tunneling router also gets what its own identity is granted (`tunneler-data-state.ts`), whole or not at all (a
+ * partial policy model would have it stop hosting what it may host), before the identities take the room left; its
+ * identity is always sent, first, as its tunnel subscribes to it.
  */
 export async function buildRouterDataState(
   deps: Deps,
   router: ConnectingRouter,
   maxBodyBytes: number,
 ): Promise<RouterDataState> {
-  const [keys, identityIds] = await Promise.all([publicKeyEvents(deps), identitiesReaching(deps, router)]);
-  const encoded = keys.map(encodedEvent);
-  let budget = maxBodyBytes - STATE_OVERHEAD_BYTES - encoded.reduce((sum, bytes) => sum + bytes.length, 0);
-  const events: DataEvent[] = [...keys];
+  const [keys, reach] = await Promise.all([publicKeyEvents(deps), reachOfRouter(deps, router)]);
+  const tunneling = await tunnelerOf(deps, reach.stored);
   const now = deps.now();
-  let identityCount = 0;
+  const events: DataEvent[] = [...keys];
+  const encoded = keys.map(encodedEvent);
+  let budget = maxBodyBytes - STATE_OVERHEAD_BYTES - sizeOf(encoded);
+
+  let tunneler: RouterDataState['tunneler'];
+  let policyEvents: { events: readonly DataEvent[]; encoded: readonly Buffer[] } = { events: [], encoded: [] };
+  let identityIds = reach.identityIds;
+  if (tunneling) {
+    const { identity, model } = tunneling;
+    const before = [...model.configEvents, identityEvent(identity, now, model.identityServiceConfigs)];
+    const encodedBefore = before.map(encodedEvent);
+    const encodedAfter = model.policyEvents.map(encodedEvent);
+    const size = sizeOf(encodedBefore) + sizeOf(encodedAfter);
+    const omitted = size > budget;
+    tunneler = { services: model.services, servicePolicies: model.servicePolicies, omitted };
+    if (!omitted) {
+      events.push(...before);
+      encoded.push(...encodedBefore);
+      policyEvents = { events: model.policyEvents, encoded: encodedAfter };
+      budget -= size;
+      identityIds = identityIds.filter((id) => id !== identity.id);
+    }
+  }
+
+  let identityCount = tunneler && !tunneler.omitted ? 1 : 0;
   let omittedIdentities = 0;
   for (let start = 0; start < identityIds.length; start += IDENTITY_PAGE) {
     const page = await deps.store.getMany(identities, identityIds.slice(start, start + IDENTITY_PAGE), 'listPage');
@@ -164,7 +227,17 @@ export async function buildRouterDataState(
       break;
     }
   }
+  // The policies after the identities they relate to, as the router applies a full state in order.
+  events.push(...policyEvents.events);
+  encoded.push(...policyEvents.encoded);
   const digest = createHash('sha256');
   for (const bytes of encoded) digest.update(bytes);
-  return { events, encodedEvents: encoded, digest: digest.digest('base64url'), identityCount, omittedIdentities };
+  return {
+    events,
+    encodedEvents: encoded,
+    digest: digest.digest('base64url'),
+    identityCount,
+    omittedIdentities,
+    ...(tunneler ? { tunneler } : {}),
+  };
 }

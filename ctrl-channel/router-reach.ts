@@ -1,4 +1,4 @@
-import { edgeRouters } from '#shared/entities/edge-router.ts';
+import { type EdgeRouter, edgeRouters } from '#shared/entities/edge-router.ts';
 import { identities } from '#shared/entities/identity.ts';
 import { edgeRoutersOfIdentity, identitiesOfEdgeRouter, selectable } from '#shared/policy/access.ts';
 import type { Deps } from '#shared/ports/deps.ts';
@@ -13,10 +13,18 @@ import type { ConnectingRouter } from './router-certificate.ts';
 
 /** The ids of the identities that may use this router, sorted. */
 export async function identitiesReaching(deps: Deps, router: ConnectingRouter): Promise<string[]> {
-  if (router.kind !== 'edge-router') return [];
+  return (await reachOfRouter(deps, router)).identityIds;
+}
+
+/** The router as stored (none for a transit router, or one deleted), and the ids of the identities that may use it. */
+export async function reachOfRouter(
+  deps: Deps,
+  router: ConnectingRouter,
+): Promise<{ stored?: EdgeRouter; identityIds: string[] }> {
+  if (router.kind !== 'edge-router') return { identityIds: [] };
   const stored = await deps.store.get(edgeRouters, router.id);
-  if (!stored) return [];
-  return identitiesOfEdgeRouter(deps.store, selectable(stored.doc));
+  if (!stored) return { identityIds: [] };
+  return { stored: stored.doc, identityIds: await identitiesOfEdgeRouter(deps.store, selectable(stored.doc)) };
 }
 
 /** The ids of the edge routers an identity may use; none when it is not stored. */

@@ -1,35 +1,35 @@
-import { MAX_PEER_DATA_BYTES, type Terminator, terminators } from '#shared/entities/terminator.ts';
-import { ConcurrentModificationError, type Stored } from '#shared/store/entity-store.ts';
+import { type Terminator, terminators } from '#shared/entities/terminator.ts';
+import { ConcurrentModificationError } from '#shared/store/entity-store.ts';
 import { referrerIds } from '#shared/store/index-queries.ts';
 import { withOptimisticRetry } from '#shared/store/optimistic-retry.ts';
 import { packTransactions } from '#shared/store/pack-transactions.ts';
 import type { ConnectedRouter, ControlFeatureFactory } from './control-plane.ts';
-import { type CheckedSession, checkEdgeSession, EdgeErrorCode, EdgeRefusal, RetryHint } from './edge-session-check.ts';
+import { type CheckedSession, checkEdgeSession } from './edge-session-check.ts';
 import { type ChannelMessage, ContentType, EdgeHeader, resultMessage, uint32Header } from './message.ts';
 import { decodeBody, encodeBody } from './protobuf-codec.ts';
+import {
+  checkedAddress,
+  checkedCost,
+  checkedHostedFields,
+  checkedPrecedence,
+  createAnswer,
+  createOrTakeResent,
+  hostedTerminator,
+  logRefusal,
+  refusalOf,
+  updateOwnTerminator,
+} from './terminator-requests.ts';
 
 /** The binding of the terminators an edge router hosts for its SDKs. */
 const EDGE_BINDING = 'edge';
-/** A terminator's cost is a u16 in the reference. */
-const MAX_COST = 65_535;
-/** The router makes the address (a UUID) and it becomes the terminator's id: bounded as an id is. */
-const MAX_ADDRESS_LENGTH = 255;
-/** Bounds on what an SDK's Bind brings beside the address, so a terminator always fits its item. */
-const MAX_INSTANCE_ID_LENGTH = 255;
-const MAX_INSTANCE_SECRET_BYTES = 3072;
-const MAX_PEER_DATA_ENTRIES = 16;
+/** The binding of those a tunneling router hosts itself (`tunnel-terminators.ts`), which it re-sends alike. */
+const TUNNEL_BINDING = 'tunnel';
 
 /**
  * How long a router has, once connected, to re-send the terminators it still hosts (the reference's router re-sends
  * them about ten seconds after it reconnects) before the ones it did not re-send are deleted.
  */
 export const DEFAULT_RECONFIRM_GRACE_MS = 60_000;
-
-const PRECEDENCE_OF: Readonly<Record<string, Terminator['precedence']>> = {
-  Default: 'default',
-  Required: 'required',
-  Failed: 'failed',
-};
 
 interface CreateTerminatorV2Request {
   readonly address: string;
@@ -51,48 +51,6 @@ interface UpdateTerminatorRequest {
   readonly precedence: string | number;
   readonly updatePrecedence: boolean;
   readonly updateCost: boolean;
-}
-
-function refuse(code: number, message: string): never {
-  throw new EdgeRefusal(code, RetryHint.notRetriable, message);
-}
-
-function checkedCost(cost: number): number {
-  if (cost > MAX_COST) refuse(EdgeErrorCode.invalidCost, `invalid cost ${cost}: at most ${MAX_COST}`);
-  return cost;
-}
-
-function checkedPrecedence(precedence: string | number): Terminator['precedence'] {
-  const known = typeof precedence === 'string' ? PRECEDENCE_OF[precedence] : undefined;
-  return known ?? refuse(EdgeErrorCode.invalidPrecedence, `invalid precedence ${String(precedence)}`);
-}
-
-/** The request's peer data as the terminator keeps it (base64 by header id), refused past its bounds. */
-function checkedPeerData(peerData: Readonly<Record<string, Buffer>>): Record<string, string> {
-  const entries = Object.entries(peerData);
-  const bytes = entries.reduce((sum, [, value]) => sum + value.length, 0);
-  if (entries.length > MAX_PEER_DATA_ENTRIES || bytes > MAX_PEER_DATA_BYTES) {
-    refuse(EdgeErrorCode.invalidTerminator, `peer data too large: at most ${MAX_PEER_DATA_BYTES} bytes are kept`);
-  }
-  return Object.fromEntries(entries.map(([key, value]) => [key, value.toString('base64')]));
-}
-
-/** The request's own fields, checked before the session (as the reference checks the address first). */
-function checkedAddress(address: string): string {
-  if (address === '') refuse(EdgeErrorCode.invalidTerminator, 'the terminator address is blank');
-  if (address.length > MAX_ADDRESS_LENGTH) {
-    refuse(EdgeErrorCode.invalidTerminator, `the terminator address is longer than ${MAX_ADDRESS_LENGTH} characters`);
-  }
-  return address;
-}
-
-/** A failure as the router reads it: a refusal's code and hint; a lost race, busy; anything else, internal. */
-function refusalOf(error: unknown): EdgeRefusal {
-  if (error instanceof EdgeRefusal) return error;
-  if (error instanceof ConcurrentModificationError) {
-    return new EdgeRefusal(EdgeErrorCode.internal, RetryHint.tooBusy, 'the controller is busy: try again');
-  }
-  return new EdgeRefusal(EdgeErrorCode.internal, RetryHint.retryDefault, 'internal error');
 }
 
 /**
@@ -129,64 +87,14 @@ export function terminatorsFeature(
       const routerId = connected.router.id;
       const address = checkedAddress(request.address);
       const checked = await checkEdgeSession(deps, routerId, request, 'Bind');
-      const cost = checkedCost(request.cost);
-      const precedence = checkedPrecedence(request.precedence);
-      const peerData = checkedPeerData(request.peerData);
-      if (request.instanceId.length > MAX_INSTANCE_ID_LENGTH) {
-        refuse(EdgeErrorCode.invalidInstanceId, `the instance id is longer than ${MAX_INSTANCE_ID_LENGTH} characters`);
-      }
-      if (request.instanceSecret.length > MAX_INSTANCE_SECRET_BYTES) {
-        refuse(
-          EdgeErrorCode.invalidTerminator,
-          `the instance secret is longer than ${MAX_INSTANCE_SECRET_BYTES} bytes`,
-        );
-      }
-      // A reconnecting router re-sends every terminator it hosts: an id of another's is taken, never retried.
-      const resent = async (stored: Stored<Terminator>) => {
-        if (!isOwnTerminator(stored.doc, routerId, checked))
-          refuse(EdgeErrorCode.internal, 'the terminator id is taken');
-        const current = { cost, precedence, connectionId: connected.connectionId };
-        const doc = stored.doc;
-        if (doc.cost === cost && doc.precedence === precedence && doc.connectionId === connected.connectionId) return;
-        await deps.store.transact(
-          deps.store.replaceOps(terminators, stored, { ...doc, ...current, updatedAt: deps.now().toISOString() }),
-        );
-      };
-      await withOptimisticRetry(async () => {
-        const existing = await deps.store.get(terminators, address);
-        if (existing) return resent(existing);
-        const now = deps.now().toISOString();
-        const doc: Terminator = {
-          id: address,
-          createdAt: now,
-          updatedAt: now,
-          tags: {},
-          service: checked.service.id,
-          router: routerId,
-          edgeRouterId: routerId,
-          transitRouterId: null,
-          binding: EDGE_BINDING,
-          address,
-          // The reference shows the SDK's instance id as the terminator's `identity` (its addressable name).
-          identity: request.instanceId,
-          identitySecret: request.instanceSecret.length > 0 ? request.instanceSecret.toString('base64') : null,
-          cost,
-          precedence,
-          hostId: checked.identity.id,
-          peerData,
-          connectionId: connected.connectionId,
-        };
-        try {
-          // The kit's create: the service and the router must still exist, checked in the writing transaction.
-          await deps.store.transact(deps.store.createOps(terminators, doc));
-        } catch (error) {
-          // The same id created meanwhile (the router sent its create twice): judged as a re-sent one.
-          const raced = await deps.store.get(terminators, address);
-          if (!raced) throw error;
-          return resent(raced);
-        }
-        connected.channel.log.info('terminator created', { terminatorId: address, serviceId: doc.service });
+      const doc = hostedTerminator(connected, deps.now(), {
+        address,
+        service: checked.service.id,
+        binding: EDGE_BINDING,
+        hostId: checked.identity.id,
+        ...checkedHostedFields(request),
       });
+      await createOrTakeResent(deps, connected, doc, (stored) => isOwnTerminator(stored, routerId, checked));
     }
 
     async function answerCreate(
@@ -207,17 +115,11 @@ export function terminatorsFeature(
       creating.set(request.address, settled);
       try {
         await created;
-        response = { terminatorId: request.address, result: 'Success' };
+        response = createAnswer(request.address);
       } catch (error) {
         const refusal = refusalOf(error);
         logRefusal(connected, message, 'terminator refused', request.address, refusal, error);
-        response = {
-          terminatorId: request.address,
-          result: refusal.retryHint === RetryHint.tooBusy ? 'FailedBusy' : 'FailedOther',
-          msg: refusal.message,
-          errorCode: refusal.code,
-          retryHint: refusal.retryHint,
-        };
+        response = createAnswer(request.address, refusal);
       }
       if (creating.get(request.address) === settled) creating.delete(request.address);
       channel.reply(message, {
@@ -227,21 +129,11 @@ export function terminatorsFeature(
     }
 
     async function updateTerminator(connected: ConnectedRouter, request: UpdateTerminatorRequest): Promise<void> {
-      const checked = await checkEdgeSession(deps, connected.router.id, request, 'Bind');
-      const cost = request.updateCost ? checkedCost(request.cost) : undefined;
-      const precedence = request.updatePrecedence ? checkedPrecedence(request.precedence) : undefined;
-      await withOptimisticRetry(async () => {
-        const stored = await deps.store.get(terminators, request.terminatorId);
-        if (!stored || !isOwnTerminator(stored.doc, connected.router.id, checked)) {
-          return refuse(EdgeErrorCode.invalidTerminator, 'invalid terminator: not found');
-        }
-        const changed = {
-          ...stored.doc,
-          cost: cost ?? stored.doc.cost,
-          precedence: precedence ?? stored.doc.precedence,
-          updatedAt: deps.now().toISOString(),
-        };
-        await deps.store.transact(deps.store.replaceOps(terminators, stored, changed));
+      const routerId = connected.router.id;
+      const checked = await checkEdgeSession(deps, routerId, request, 'Bind');
+      await updateOwnTerminator(deps, request.terminatorId, (stored) => isOwnTerminator(stored, routerId, checked), {
+        ...(request.updateCost ? { cost: checkedCost(request.cost) } : {}),
+        ...(request.updatePrecedence ? { precedence: checkedPrecedence(request.precedence) } : {}),
       });
     }
 
@@ -302,14 +194,19 @@ export function terminatorsFeature(
       }
     }
 
-    /** Deletes the router's edge terminators this connection neither created nor had re-sent: nobody hosts them. */
+    /**
+     * Deletes the router's edge and tunnel terminators this connection neither created nor had re-sent: nobody hosts
+     * them (an administrator's, of another binding, are left alone).
+     */
     async function sweepUnconfirmed(connected: ConnectedRouter): Promise<void> {
       const routerId = connected.router.id;
       if (context.connected(routerId) !== connected || connected.channel.closeReason !== undefined) return;
       const ids = await referrerIds(deps.store, { collection: 'edge-routers', id: routerId }, 'terminators');
       const stale = (await deps.store.getManyStored(terminators, ids)).filter(
         ({ doc }) =>
-          doc.router === routerId && doc.binding === EDGE_BINDING && doc.connectionId !== connected.connectionId,
+          doc.router === routerId &&
+          (doc.binding === EDGE_BINDING || doc.binding === TUNNEL_BINDING) &&
+          doc.connectionId !== connected.connectionId,
       );
       for (const { doc, version } of stale) {
         try {
@@ -323,26 +220,6 @@ export function terminatorsFeature(
         connected.channel.log.info('terminators not re-sent by their router deleted', {
           terminatorIds: stale.map(({ doc }) => doc.id),
         });
-      }
-    }
-
-    /**
-     * A refusal on the request's merits (its session, its fields, a lost race) is the router's news; a malformed
-     * request is the router's fault, counted by the channel; anything else is the controller's own failure.
-     */
-    function logRefusal(
-      connected: ConnectedRouter,
-      message: ChannelMessage,
-      event: string,
-      terminatorId: string,
-      refusal: EdgeRefusal,
-      cause: unknown,
-    ): void {
-      const { log } = connected.channel;
-      if (cause === refusal || cause instanceof ConcurrentModificationError) {
-        log.info(event, { terminatorId, code: refusal.code, detail: (cause as Error).message });
-      } else {
-        log.failure(message, event, cause, { terminatorId, code: refusal.code });
       }
     }
 

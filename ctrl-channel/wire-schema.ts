@@ -185,7 +185,13 @@ message DataEvent {
   oneof model {
     DataIdentity identity = 10;
     DataService service = 11;
+    // The tunneler's part (below): what a tunneling router's own identity is granted.
+    DataServicePolicy servicePolicy = 12;
+    DataPostureCheck postureCheck = 13;
     PublicKey publicKey = 14;
+    DataServicePolicyChange servicePolicyChange = 16;
+    DataConfigType configType = 17;
+    DataConfig config = 18;
   }
 }
 message DataState {
@@ -199,5 +205,90 @@ message DataChangeSet {
   repeated DataEvent changes = 3;
   string timestampId = 4;
   uint64 previousIndex = 5;
+}
+
+// ---- The router-embedded tunneler (issue 37, design step 10): a block of its own. ----
+// What a tunneling router's data model adds (the services, policies, configs and posture checks its own identity is
+// granted), and the requests its tunnel sends for what it hosts (terminators) and intercepts (circuits).
+enum PolicyType { InvalidPolicy = 0; DialPolicy = 1; BindPolicy = 2; }
+enum ServicePolicyRelatedEntityType {
+  InvalidRelatedType = 0;
+  RelatedService = 1;
+  RelatedIdentity = 2;
+  RelatedPostureCheck = 3;
+}
+message DataConfigType { string id = 1; string name = 2; }
+message DataConfig { string id = 1; string typeId = 2; string name = 3; string dataJson = 4; }
+message DataServicePolicy { string id = 1; string name = 2; PolicyType policyType = 3; }
+// The entities a policy relates to, of one type: a full state adds them after the policy.
+message DataServicePolicyChange {
+  string policyId = 1;
+  repeated string relatedEntityIds = 2;
+  ServicePolicyRelatedEntityType relatedEntityType = 3;
+  bool add = 4;
+}
+message DataPostureCheck {
+  message Mac { repeated string macAddresses = 1; }
+  message Mfa {
+    int64 timeoutSeconds = 1;
+    bool promptOnWake = 2;
+    bool promptOnUnlock = 3;
+    bool ignoreLegacyEndpoints = 4;
+  }
+  message Os { string osType = 1; repeated string osVersions = 2; }
+  message OsList { repeated Os osList = 1; }
+  message Process { string osType = 1; string path = 2; repeated string hashes = 3; repeated string fingerprints = 4; }
+  message ProcessMulti { string semantic = 1; repeated Process processes = 2; }
+  message Domains { repeated string domains = 1; }
+  string id = 1;
+  string name = 2;
+  string typeId = 4;
+  oneof subtype {
+    Mac mac = 7;
+    Mfa mfa = 8;
+    OsList osList = 9;
+    Process process = 10;
+    ProcessMulti processMulti = 11;
+    Domains domains = 12;
+  }
+}
+// A tunneling router hosts a service (20413, sent without waiting; answered by 20414, matched by terminator id).
+message CreateTunnelTerminatorRequestV2 {
+  string serviceId = 1;
+  string address = 2;
+  map<uint32, bytes> peerData = 3;
+  uint32 cost = 4;
+  TerminatorPrecedence precedence = 5;
+  string instanceId = 6;
+  bytes instanceSecret = 7;
+  int64 startTime = 8;
+}
+message CreateTunnelTerminatorResponseV2 {
+  string terminatorId = 1;
+  int64 startTime = 2;
+  CreateTerminatorResult result = 3;
+  string msg = 4;
+  uint32 errorCode = 5;
+  uint32 retryHint = 6;
+}
+// Answered by an empty 20409, or a 20002 Error.
+message UpdateTunnelTerminatorRequest {
+  string terminatorId = 1;
+  uint32 cost = 2;
+  TerminatorPrecedence precedence = 3;
+  bool updatePrecedence = 4;
+  bool updateCost = 5;
+}
+// A tunneling router intercepted a connection to a service (20220): answered by 20221, or a 20002 Error.
+message CreateTunnelCircuitV2Request {
+  string serviceName = 1;
+  string terminatorInstanceId = 2;
+  map<uint32, bytes> peerData = 3;
+}
+message CreateTunnelCircuitV2Response {
+  string circuitId = 1;
+  string address = 2;
+  map<uint32, bytes> peerData = 3;
+  map<string, string> tags = 4;
 }
 `;

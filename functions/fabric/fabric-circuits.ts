@@ -21,10 +21,13 @@ const CIRCUIT_FILTERABLE: FilterableFields = {
   terminator: 'string',
 };
 
+/** The circuit's client: its Dial session, or for a tunneling router's own circuit (no session) the router's identity. */
+const clientOf = (circuit: CircuitRecord) => circuit.sessionId ?? circuit.clientId;
+
 const recordOf = (circuit: CircuitRecord) => ({
   id: circuit.id,
   createdAt: circuit.createdAt,
-  clientId: circuit.sessionId,
+  clientId: clientOf(circuit),
   service: circuit.serviceId,
   terminator: circuit.terminatorId,
 });
@@ -53,7 +56,7 @@ async function circuitView(circuit: CircuitRecord, names: CircuitNames) {
     updatedAt: circuit.createdAt,
     tags: {},
     _links: selfLinks('circuits', circuit.id),
-    clientId: circuit.sessionId,
+    clientId: clientOf(circuit),
     service: entityRef('services', circuit.serviceId, serviceName),
     terminator: entityRef('terminators', circuit.terminatorId, circuit.terminatorId),
     path: {

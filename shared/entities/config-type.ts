@@ -3,6 +3,7 @@ import { mapOf } from '../schemas/map-field.ts';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
 import { SERVICE_ACCESS_MARKER } from './policies.ts';
+import { servicesNotices } from './router-notice.ts';
 
 /** What a config type configures: services (the default) or routers. */
 export const CONFIG_TYPE_TARGETS = ['service', 'router'] as const;
@@ -28,4 +29,6 @@ export const configTypes: EntityDefinition<ConfigType> = {
   sortedBy: ['name'],
   filterable: { ...BASE_FILTERABLE, name: 'string', target: 'string' },
   changeMarkers: [SERVICE_ACCESS_MARKER],
+  // What a tunneling router's own identity is granted may change: its data model follows (`router-notice.ts`).
+  routerNotices: servicesNotices,
 };

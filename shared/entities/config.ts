@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { baseDocumentShape } from './base-document.ts';
 import { jsonObjectSchema } from './config-type.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
+import { servicesNotices } from './router-notice.ts';
 
 export const configSchema = z.object({
   ...baseDocumentShape,
@@ -23,4 +24,6 @@ export const configs: EntityDefinition<Config> = {
   // The reference names the config type `type` in filters and sorts (what the admin console asks for when it lists
   // the configs of one type); `configTypeId` is the field the API shows.
   filterable: { ...BASE_FILTERABLE, name: 'string', configTypeId: 'string', type: { aliasOf: 'configTypeId' } },
+  // What a tunneling router's own identity is granted may change: its data model follows (`router-notice.ts`).
+  routerNotices: servicesNotices,
 };

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
 import { identityRoleMarker } from './policies.ts';
+import { servicesNotices } from './router-notice.ts';
 
 /**
  * One of an identity's service-config overrides: for one service, the config of one config type the identity sees
@@ -36,4 +37,6 @@ export const identityServiceConfigs: EntityDefinition<IdentityServiceConfig> = {
   parentOf: (doc) => ({ collection: 'identities', id: doc.identityId }),
   filterable: { ...BASE_FILTERABLE, identityId: 'string', serviceId: 'string', configId: 'string' },
   changeMarkers: (doc) => [identityRoleMarker(`@${doc.identityId}`)],
+  // What a tunneling router's own identity is granted may change: its data model follows (`router-notice.ts`).
+  routerNotices: servicesNotices,
 };

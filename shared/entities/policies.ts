@@ -3,6 +3,7 @@ import type { FilterableFields } from '../query/filterable-fields.ts';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type BaseDocument, type EntityDefinition } from './entity-definition.ts';
 import { POLICY_SEMANTICS } from './policy-semantics.ts';
+import { servicesNotices } from './router-notice.ts';
 
 /**
  * The three policy kinds. Each selects entities of two or three types by role; the kit keeps their selection items
@@ -96,6 +97,8 @@ export const servicePolicies: EntityDefinition<ServicePolicy> = {
     recordFields: recordFieldsOf(servicePolicyRecord),
   },
   changeMarkers: (doc) => doc.identityRoles.map(identityRoleMarker),
+  // What a tunneling router's own identity is granted may change: its data model follows (`router-notice.ts`).
+  routerNotices: servicesNotices,
 };
 
 export const edgeRouterPolicySchema = z.object({

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
+import { servicesNotices } from './router-notice.ts';
 
 /** The posture check types of the API, which are also the ids of the seeded posture check types (and MFA). */
 export const POSTURE_CHECK_TYPE_IDS = ['OS', 'PROCESS', 'DOMAIN', 'MAC', 'MFA', 'PROCESS_MULTI'] as const;
@@ -80,4 +81,6 @@ export const postureChecks: EntityDefinition<PostureCheck> = {
     promptOnUnlock: 'boolean',
   },
   roleAttributesField: 'roleAttributes',
+  // What a tunneling router's own identity is granted may change: its data model follows (`router-notice.ts`).
+  routerNotices: servicesNotices,
 };

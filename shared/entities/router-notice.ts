@@ -7,6 +7,9 @@
  *   policy, an edge router's role attributes) when no identity is named.
  * - `certificates`: an identity's certificate changed, and with it the fingerprints routers check its SDKs' against.
  * - `router-ended`: a router was disabled, re-enrolled or deleted; its open control channel is to close.
+ * - `services`: a service, a config, a config type, a service policy, a posture check or an identity's config override
+ *   was written, which may change what a tunneling router's own identity is granted, and so what it hosts and
+ *   intercepts (its data model): one a transaction ({@link SERVICES_NOTICE}), whatever it wrote.
  * - `ended`: the sessions of an identity a committed change ended (a disable, a lockout, a revocation, the identity's
  *   delete, or an authenticator's delete for those it opened), however many: the routers drop them at once, and a
  *   sweep removes them from the table (`shared/auth/ended-sessions-sweep.ts`).
@@ -29,7 +32,17 @@ export type RouterNotice =
   | { readonly kind: 'ended'; readonly ended: EndedSessions }
   | { readonly kind: 'reach'; readonly identityId?: string }
   | { readonly kind: 'certificates'; readonly identityId: string }
-  | { readonly kind: 'router-ended'; readonly routerId: string };
+  | { readonly kind: 'router-ended'; readonly routerId: string }
+  | { readonly kind: 'services' };
+
+/**
+ * The `services` notice, which says nothing but that such a write happened: a transaction writing several such
+ * entities (a service deleted with its identities' overrides) records it once (`WriteOp.notice`).
+ */
+export const SERVICES_NOTICE: RouterNotice = { kind: 'services' };
+
+/** The `services` notice of every write of an entity type. */
+export const servicesNotices = (): readonly RouterNotice[] => [SERVICES_NOTICE];
 
 /** Whether two role attribute lists differ, order aside (what edge router policies select by). */
 export function rolesDiffer(

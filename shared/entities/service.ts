@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
+import { servicesNotices } from './router-notice.ts';
 
 /** The terminator strategies the reference registers; a service names one of them. */
 export const TERMINATOR_STRATEGIES = ['smartrouting', 'weighted', 'random', 'sticky'] as const;
@@ -37,4 +38,6 @@ export const services: EntityDefinition<Service> = {
     terminatorStrategy: 'string',
   },
   roleAttributesField: 'roleAttributes',
+  // What a tunneling router's own identity is granted may change: its data model follows (`router-notice.ts`).
+  routerNotices: servicesNotices,
 };

@@ -14,8 +14,11 @@ import { unlessConditionFails } from './table-client.ts';
  */
 export interface CircuitRecord {
   readonly id: string;
-  /** The Dial session the circuit was made for (the reference's circuit `clientId`). */
-  readonly sessionId: string;
+  /**
+   * The Dial session the circuit was made for (the reference's circuit `clientId`); none for a tunneling router's own
+   * circuit (an intercepted connection), whose client is the router.
+   */
+  readonly sessionId?: string;
   readonly serviceId: string;
   /** The routers the circuit runs through, ingress first (one router until routers link to each other). */
   readonly path: readonly string[];
@@ -25,7 +28,7 @@ export interface CircuitRecord {
    */
   readonly links?: readonly string[];
   readonly terminatorId: string;
-  /** The dialing identity. */
+  /** The dialing identity (a tunneling router's own identity, the router's id, for its circuits). */
   readonly clientId: string;
   /** The hosting identity (the terminator's). */
   readonly hostId: string;
@@ -69,8 +72,8 @@ export async function putCircuit(store: Store, circuit: CircuitRecord, now: Date
         ...keys.circuit(circuit.id),
         GSI1PK: keys.circuitsIndex,
         GSI1SK: circuit.id,
-        GSI2PK: keys.sessionCircuitsIndex(circuit.sessionId),
-        GSI2SK: circuit.id,
+        // Listed under its session (route-path); a tunneling router's own circuit has none.
+        ...(circuit.sessionId ? { GSI2PK: keys.sessionCircuitsIndex(circuit.sessionId), GSI2SK: circuit.id } : {}),
         expiresAtEpoch: expiryOf(now),
       },
       ConditionExpression: 'attribute_not_exists(PK)',

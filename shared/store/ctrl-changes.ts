@@ -148,6 +148,8 @@ function bodyOf(item: Record<string, unknown>): CtrlChangeBody | undefined {
       const routerId = text(item.routerId);
       return routerId === undefined ? undefined : { kind, routerId };
     }
+    case 'services':
+      return { kind };
     default:
       return undefined;
   }

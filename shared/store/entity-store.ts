@@ -504,7 +504,7 @@ export class Store implements TableClient {
   }
 
   private merged(ops: readonly WriteOp[]): WriteOp[] {
-    return mergeNamings(mergeCounters(this.tableName, ops));
+    return mergeNamings(mergeCounters(this.tableName, onceEachNotice(ops)));
   }
 
   /**
@@ -601,6 +601,7 @@ export class Store implements TableClient {
     const now = this.now();
     return (def.routerNotices?.(before, after) ?? []).map((notice) => {
       const op = ctrlChangeOp(this, notice, now);
+      if (notice.kind === 'services') return { ...op, notice: notice.kind };
       if (notice.kind !== 'ended') return op;
       return { ...op, afterCommit: async () => this.afterSessionsEnded?.(notice.ended) };
     });
@@ -628,6 +629,17 @@ function counterUpdate(tableName: string, collection: string, delta: number): Wr
       },
     },
   };
+}
+
+/** The writes with each notice a transaction needs once (`WriteOp.notice`) kept at its first. */
+function onceEachNotice(ops: readonly WriteOp[]): WriteOp[] {
+  const seen = new Set<string>();
+  return ops.filter((op) => {
+    if (op.notice === undefined) return true;
+    if (seen.has(op.notice)) return false;
+    seen.add(op.notice);
+    return true;
+  });
 }
 
 /**

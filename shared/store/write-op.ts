@@ -28,6 +28,11 @@ export interface WriteOp {
     readonly value: string | undefined;
   };
   /**
+   * Set on a routers' notice a transaction needs once however many of its writes make it (`SERVICES_NOTICE`): the
+   * store keeps the first of each.
+   */
+  readonly notice?: string;
+  /**
    * Work that follows a committed transaction and only then (a role-attribute catalog entry added or pruned): items
    * that many concurrent writers share would make their transactions conflict if written inside them, and a
    * transaction that fails must leave nothing behind.

@@ -46,13 +46,17 @@ export function fingerprintOfCredentials(credentials: Credentials): string {
   return fingerprintOf(new X509Certificate(credentials.cert));
 }
 
-/** An edge router created over the management API and enrolled with `POST /enroll/erott`, as `ziti router` does. */
+/**
+ * An edge router created over the management API (with `fields` beside its name: `isTunnelerEnabled`) and enrolled
+ * with `POST /enroll/erott`, as `ziti router` does.
+ */
 export async function enrolledEdgeRouter(
   controller: () => TestController,
   call: (method: string, path: string, body?: unknown) => Promise<HttpResponse>,
   name: string,
+  fields: Record<string, unknown> = {},
 ): Promise<{ id: string; credentials: Credentials }> {
-  const created = await call('POST', '/edge-routers', { name });
+  const created = await call('POST', '/edge-routers', { name, ...fields });
   if (created.status !== 201) throw new Error(`edge router ${name}: ${created.status} ${created.text}`);
   const id = created.body.data.id as string;
   const token = (await call('GET', `/edge-routers/${id}`)).body.data.enrollmentToken as string;

@@ -1,7 +1,22 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
+import { services as servicesDefinition } from '#shared/entities/service.ts';
+import { ctrlChangeOp } from '#shared/store/ctrl-changes.ts';
 import { Store } from '#shared/store/entity-store.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
+
+const serviceDoc = {
+  id: 's',
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:00:00.000Z',
+  tags: {},
+  name: 'svc',
+  configs: [],
+  encryptionRequired: true,
+  maxIdleTimeMillis: 0,
+  roleAttributes: [],
+  terminatorStrategy: 'smartrouting' as const,
+};
 
 const put: WriteOp['item'] = { Put: { TableName: 't', Item: { PK: 'a', SK: 'b' } } };
 
@@ -31,5 +46,17 @@ describe('Store.transact', () => {
 
     await expect(store.transact([{ item: put, afterCommit: later }])).rejects.toThrow('down');
     expect(later).not.toHaveBeenCalled();
+  });
+
+  it('writes a notice a transaction needs once (a service deleted with its overrides: `services`) once, and every other', async () => {
+    const send = vi.fn(async (_command: { input: { TransactItems: unknown[] } }) => ({}));
+    const store = new Store({ send } as unknown as DynamoDBDocumentClient, 't');
+    const services = store.routerNoticeOps(servicesDefinition, undefined, serviceDoc);
+    const reach = ctrlChangeOp(store, { kind: 'reach' }, new Date());
+
+    await store.transact([{ item: put }, ...services, ...services, reach, reach]);
+
+    const items = send.mock.calls[0]![0].input.TransactItems as { Put?: { Item: { kind?: string } } }[];
+    expect(items.map((item) => item.Put?.Item.kind)).toEqual([undefined, 'services', 'reach', 'reach']);
   });
 });
