@@ -147,3 +147,46 @@ export function decodeBody<T>(typeName: string, body: Uint8Array): T {
     throw new MalformedBody(typeName, error as Error);
   }
 }
+
+/**
+ * The elements of a repeated message field of `typeName` as they are in `body`, undecoded (to be passed on byte for
+ * byte, unknown fields and all), each checked to decode as its type: the first `max` of them, and how many there were.
+ * A body that is not one of `typeName`, or an element that does not decode, is a MalformedBody.
+ */
+export function encodedElementsOf(
+  typeName: string,
+  field: string,
+  body: Uint8Array,
+  max: number,
+): { elements: Buffer[]; count: number } {
+  const element = typeOf(typeName).fields[field]?.resolve();
+  const elementType = element?.repeated ? element.resolvedType : null;
+  if (!(elementType instanceof protobuf.Type)) throw new TypeError(`${typeName}.${field} is no list of messages`);
+  const limit = maxBodyBytes(typeName);
+  if (body.length > limit) {
+    throw new MalformedBody(typeName, new Error(`${body.length} bytes, more than the ${limit} read`));
+  }
+  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const elements: Buffer[] = [];
+  let count = 0;
+  try {
+    const reader = protobuf.Reader.create(bytes);
+    while (reader.pos < reader.len) {
+      const tag = reader.uint32();
+      if (tag >>> 3 !== element!.id) {
+        reader.skipType(tag & 7);
+        continue;
+      }
+      if ((tag & 7) !== 2) throw new Error(`field ${field} is not length-delimited`);
+      const length = reader.uint32();
+      const start = reader.pos;
+      reader.skip(length);
+      count += 1;
+      if (elements.length < max) elements.push(bytes.subarray(start, start + length));
+    }
+  } catch (error) {
+    throw new MalformedBody(typeName, error as Error);
+  }
+  for (const each of elements) decodeBody(elementType.fullName.slice(1), each);
+  return { elements, count };
+}

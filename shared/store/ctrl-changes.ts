@@ -2,6 +2,7 @@ import { paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { EndedSessions, RouterNotice } from '../entities/router-notice.ts';
 import { newId } from '../ids.ts';
 import { keys } from './keys.ts';
+import { type MeshNotice, meshNoticeOf } from './mesh-notices.ts';
 import { readOptions } from './read-consistency.ts';
 import type { TableClient } from './table-client.ts';
 import type { WriteOp } from './write-op.ts';
@@ -40,7 +41,9 @@ export type CtrlChangeBody =
       readonly kind: ApiSessionChangeKind;
       readonly sessions: readonly ApiSessionChangeSubject[];
     }
-  | RouterNotice;
+  | RouterNotice
+  // Routers' presence and links, which endpoints tell each other (`mesh-notices.ts`).
+  | MeshNotice;
 
 /** A change as read back: what it says, when it was written (ISO-8601, its sort key's start) and its key. */
 export type CtrlChange = CtrlChangeBody & { readonly at: string; readonly key: string };
@@ -149,7 +152,7 @@ function bodyOf(item: Record<string, unknown>): CtrlChangeBody | undefined {
       return routerId === undefined ? undefined : { kind, routerId };
     }
     default:
-      return undefined;
+      return meshNoticeOf(item);
   }
 }
 

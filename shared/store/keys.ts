@@ -81,6 +81,17 @@ export const keys = {
     SK: 'CHANNEL',
   }),
   /**
+   * The GSI2 partition of every router's connection item (sort key `<collection>#<router id>`): one query tells an
+   * endpoint every router's presence, those held by other endpoints (and dead ones') included.
+   */
+  routerConnectionsIndex: () => 'ctrl-channels',
+  /**
+   * A link between two routers, as the router that dialed it reported it (`shared/store/link-items.ts`), under its id
+   * (which a fault names); every link in GSI1 (`linksIndex`), read whole as the link graph.
+   */
+  link: (linkId: string) => ({ PK: `${PREFIXES.link}${linkId}`, SK: 'LINK' }),
+  linksIndex: () => 'TYPE#links',
+  /**
    * A circuit an SDK dialed through a router (`shared/store/circuit-items.ts`), under its id, which is all a router's
    * fault names; listed under its Dial session in GSI2 (`sessionCircuitsIndex`).
    */
@@ -130,6 +141,7 @@ export const PREFIXES = {
   rememberedAddress: 'REMEMBERED#',
   ctrlChannel: 'CTRL#',
   circuit: 'CIRCUIT#',
+  link: 'LINK#',
   system: 'SYSTEM#',
   integrity: 'INTEGRITY#',
 } as const;

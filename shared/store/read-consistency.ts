@@ -91,6 +91,11 @@ export const READS = {
    * before the last one's instant again, so a change one read missed is in the next.
    */
   ctrlChanges: 'eventual',
+  /**
+   * Every router's connection, read by an endpoint from their index (which no read can see strongly) every few
+   * seconds: what it misses now, the next read or the change log tells it.
+   */
+  routerPresence: 'eventual',
 } as const satisfies Record<string, Consistency>;
 
 export type ReadKind = keyof typeof READS;
