@@ -2,6 +2,7 @@ import { apiSessionSync } from './api-session-sync.ts';
 import { circuits } from './circuits.ts';
 import type { ControlFeatureFactory } from './control-plane.ts';
 import { edgeHello } from './edge-hello.ts';
+import { linkVerification } from './link-verify.ts';
 import { routerDataModel } from './router-data-model.ts';
 import { routerInterfaces } from './router-interfaces.ts';
 import { routerRevocation } from './router-revocation.ts';
@@ -14,6 +15,8 @@ import { routerTerminators } from './terminators.ts';
 export const CONTROL_FEATURES: readonly ControlFeatureFactory[] = [
   routerRevocation,
   routerInterfaces,
+  // The fabric's, which every router gets (edge and transit): verifying link dialers.
+  linkVerification,
   edgeHello,
   apiSessionSync,
   routerDataModel,
