@@ -3,6 +3,7 @@ import { circuits } from './circuits.ts';
 import type { ControlFeatureFactory } from './control-plane.ts';
 import { edgeHello } from './edge-hello.ts';
 import { linkVerification } from './link-verify.ts';
+import { peerStates } from './peer-state.ts';
 import { routerDataModel } from './router-data-model.ts';
 import { routerInterfaces } from './router-interfaces.ts';
 import { routerRevocation } from './router-revocation.ts';
@@ -15,8 +16,9 @@ import { routerTerminators } from './terminators.ts';
 export const CONTROL_FEATURES: readonly ControlFeatureFactory[] = [
   routerRevocation,
   routerInterfaces,
-  // The fabric's, which every router gets (edge and transit): verifying link dialers.
+  // The fabric's, which every router gets (edge and transit): verifying link dialers, telling routers of their peers.
   linkVerification,
+  peerStates,
   edgeHello,
   apiSessionSync,
   routerDataModel,
