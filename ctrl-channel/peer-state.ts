@@ -82,7 +82,8 @@ export const peerStates: ControlFeatureFactory = (context) => {
           return;
         }
         router.channel.send({ contentType: ContentType.peerStateChanges, body: made.body });
-        router.channel.log.info('ctrl channel sent peer states', made.counts);
+        // Debug: every router's connect and disconnect is told to every other router, a line each at info.
+        router.channel.log.debug('ctrl channel sent peer states', made.counts);
       }
     } finally {
       pending.sending = false;
