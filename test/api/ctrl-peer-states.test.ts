@@ -23,11 +23,16 @@ import { type SecondEndpoint, startSecondEndpoint } from '../support/second-endp
  * test controller's endpoint and on a second endpoint process (the same table), as routers on two ECS tasks.
  */
 const features = [routerRevocation, routerInterfaces, peerStates];
-const { controller, call } = useAdminController({}, { ctrlFeatures: features });
+/** Every router's connection read again every 2 s (10 s outside tests), so a lapsed lease is seen soon. */
+const PRESENCE_REFRESH_MS = 2_000;
+const { controller, call } = useAdminController(
+  {},
+  { ctrlFeatures: features, ctrlPresenceRefreshMs: PRESENCE_REFRESH_MS },
+);
 
 let second: SecondEndpoint;
 beforeAll(async () => {
-  second = await startSecondEndpoint(controller(), { features });
+  second = await startSecondEndpoint(controller(), { features, presenceRefreshMs: PRESENCE_REFRESH_MS });
 });
 afterAll(async () => {
   await second?.close();
@@ -203,8 +208,8 @@ describe('peer states', () => {
     ).toBe(true);
     await aEnd.until('d, Healthy', () => aEnd.last(d.id)?.state === 'Healthy');
 
-    // Seen within a read of every connection (every 10 s) after the lease ran out.
-    await aEnd.until('d, Unhealthy', () => aEnd.last(d.id)?.state === 'Unhealthy', 16_000);
+    // Seen within a read of every connection after the lease ran out.
+    await aEnd.until('d, Unhealthy', () => aEnd.last(d.id)?.state === 'Unhealthy', 10_000);
     aEnd.end.socket.destroy();
   });
 });
