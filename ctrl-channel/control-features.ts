@@ -3,6 +3,7 @@ import { circuits } from './circuits.ts';
 import type { ControlFeatureFactory } from './control-plane.ts';
 import { edgeHello } from './edge-hello.ts';
 import { linkVerification } from './link-verify.ts';
+import { links } from './links.ts';
 import { peerStates } from './peer-state.ts';
 import { routerDataModel } from './router-data-model.ts';
 import { routerInterfaces } from './router-interfaces.ts';
@@ -16,9 +17,11 @@ import { routerTerminators } from './terminators.ts';
 export const CONTROL_FEATURES: readonly ControlFeatureFactory[] = [
   routerRevocation,
   routerInterfaces,
-  // The fabric's, which every router gets (edge and transit): verifying link dialers, telling routers of their peers.
+  // The fabric's, which every router gets (edge and transit): verifying link dialers, telling routers of their peers,
+  // the links they report.
   linkVerification,
   peerStates,
+  links,
   edgeHello,
   apiSessionSync,
   routerDataModel,

@@ -1,6 +1,8 @@
 import type { Deps } from '#shared/ports/deps.ts';
 import type { Channel, ChannelTimings } from './channel.ts';
 import type { CtrlChangePoll } from './ctrl-change-poll.ts';
+import type { LinkGraph } from './link-graph.ts';
+import type { LinkReports } from './link-reports.ts';
 import type { ConnectingRouter } from './router-certificate.ts';
 import type { RouterPresence } from './router-presence.ts';
 import type { VersionInfo } from './version-info.ts';
@@ -31,6 +33,10 @@ export interface ControlContext {
   connected(routerId: string): ConnectedRouter | undefined;
   /** Every router's presence, whichever endpoint holds it (`router-presence.ts`). */
   readonly presence: RouterPresence;
+  /** The links between routers, as this endpoint keeps them in memory (`link-graph.ts`). */
+  readonly linkGraph: LinkGraph;
+  /** What routers report of their links, applied to the table and the graph (`link-reports.ts`). */
+  readonly linkReports: LinkReports;
 }
 
 /**

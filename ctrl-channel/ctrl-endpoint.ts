@@ -9,7 +9,9 @@ import { type ConnectedRouter, type ControlFeatureFactory, createControlPlane } 
 import { createCtrlChangePoll } from './ctrl-change-poll.ts';
 import { recordFrames } from './frame-recorder.ts';
 import { helloAccepted, helloIdOf, helloRefused, readHello } from './hello.ts';
+import { createLinkGraph, LINK_GRAPH_RECONCILE_MS, type LinkGraph } from './link-graph.ts';
 import { linkListenersOf } from './link-listeners.ts';
+import { createLinkReports } from './link-reports.ts';
 import { Header } from './message.ts';
 import { type ConnectingRouter, RouterRefused, routerOfCertificate } from './router-certificate.ts';
 import { createRouterPresence, PRESENCE_REFRESH_MS } from './router-presence.ts';
@@ -44,6 +46,8 @@ export interface CtrlEndpointOptions {
   readonly features?: readonly ControlFeatureFactory[];
   /** How often every router's connection is read again (`router-presence.ts`; 10 s by default). */
   readonly presenceRefreshMs?: number;
+  /** How often every link is read again (`link-graph.ts`; a minute by default). */
+  readonly linkGraphReconcileMs?: number;
 }
 
 /** The control channel's endpoint: takes TLS connections that negotiated `ziti-ctrl` and speaks the channel on them. */
@@ -51,6 +55,8 @@ export interface CtrlEndpoint {
   accept(socket: TLSSocket): void;
   /** The router's channel on this endpoint, if it is connected here. */
   connected(routerId: string): ConnectedRouter | undefined;
+  /** The links between routers as this endpoint knows them (what routing reads). */
+  readonly linkGraph: LinkGraph;
   /** Closes every channel. */
   close(): void;
 }
@@ -66,15 +72,22 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
   const log = (event: string, detail: Record<string, unknown>) => deps.logger.info(event, detail);
   const changes = createCtrlChangePoll(deps, () => routers.size > 0);
   const presence = createRouterPresence(deps, changes, { refreshMs: options.presenceRefreshMs ?? PRESENCE_REFRESH_MS });
+  const linkGraph = createLinkGraph(deps, changes, presence, (routerId) => routers.has(routerId), {
+    reconcileMs: options.linkGraphReconcileMs ?? LINK_GRAPH_RECONCILE_MS,
+  });
+  const connected = (routerId: string) => routers.get(routerId);
+  const linkReports = createLinkReports({ deps, endpointId, changes, presence, graph: linkGraph, connected });
   const controlPlane = createControlPlane(
     {
       deps,
       endpointId,
       timings,
       routers: () => routers.values(),
-      connected: (routerId) => routers.get(routerId),
+      connected,
       changes,
       presence,
+      linkGraph,
+      linkReports,
     },
     options.features ?? CONTROL_FEATURES,
   );
@@ -230,7 +243,8 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
         })
         .finally(() => pending.delete(socket));
     },
-    connected: (routerId) => routers.get(routerId),
+    connected,
+    linkGraph,
     close() {
       changes.close();
       controlPlane.close();
