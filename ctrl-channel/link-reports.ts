@@ -190,7 +190,10 @@ export function createLinkReports(context: LinkReportsContext): LinkReports {
         deps.now(),
       );
       if (outcome.outcome === 'refused') {
-        log.warn('ctrl channel refused a link report', { linkId: link.id, reason: 'another router dialed it' });
+        log.warn('ctrl channel refused a link report', {
+          linkId: link.id.slice(0, 64),
+          reason: 'another router dialed it',
+        });
         continue;
       }
       graph.written(outcome.link);

@@ -226,9 +226,9 @@ function putLinkOp(store: Store, link: LinkRecord, over: number | undefined): Wr
 }
 
 /**
- * Removes a link as read (`link`: the same iteration, and reported by the same connection, so a link a reconnected
- * router reported since is kept), telling the endpoints why (`fault`: whom to pass the fault on to); false when it is
- * no longer that link.
+ * Removes a link as read: the same iteration, and, unless it is a fault (`fault`: whom to pass it on to), reported by
+ * the same connection, so a link its router reported again since (connected again) is kept. False when it is no
+ * longer that link.
  */
 export async function removeLink(
   store: Store,
@@ -242,8 +242,15 @@ export async function removeLink(
       Delete: {
         TableName: store.tableName,
         Key: keys.link(link.id),
-        ConditionExpression: 'iteration = :iteration AND reportedByConnection = :connection',
-        ExpressionAttributeValues: { ':iteration': link.iteration, ':connection': link.reportedByConnection },
+        ...(fault
+          ? {
+              ConditionExpression: 'iteration = :iteration',
+              ExpressionAttributeValues: { ':iteration': link.iteration },
+            }
+          : {
+              ConditionExpression: 'iteration = :iteration AND reportedByConnection = :connection',
+              ExpressionAttributeValues: { ':iteration': link.iteration, ':connection': link.reportedByConnection },
+            }),
       },
     },
   };
