@@ -428,6 +428,9 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
 
   return {
     bind(router) {
+      // A transit router has no edge: no SDK connects to it, and it is sent no API session (as the reference's broker
+      // leaves a router that is no edge router out of its sync).
+      if (router.router.kind !== 'edge-router') return;
       router.channel.handle(ContentType.requestClientReSync, (message) => {
         // A request that does not decode is dropped, as the reference drops it, and counted by the channel.
         const { reason } = decodeBody<{ reason: string }>('edge.RequestClientReSync', message.body);
@@ -439,7 +442,7 @@ function syncFeature(context: ControlContext, options: ApiSessionSyncOptions): C
       router.channel.onClose(() => syncs.delete(router));
     },
     async start(router) {
-      if (router.channel.closeReason !== undefined) return;
+      if (router.channel.closeReason !== undefined || router.router.kind !== 'edge-router') return;
       const done = fullSync(router);
       try {
         await done;

@@ -7,6 +7,7 @@ import { decodeBody } from './protobuf-codec.ts';
 interface Fault {
   readonly subject: string;
   readonly id: string;
+  readonly iteration: number;
 }
 
 interface CircuitConfirmation {
@@ -15,6 +16,8 @@ interface CircuitConfirmation {
 
 /** The fault subjects that end one circuit: its dialer's side or its host's closed (a router sends one of each). */
 const CIRCUIT_END_SUBJECTS: ReadonlySet<string> = new Set(['IngressFault', 'EgressFault']);
+/** The subjects naming a link (its id and iteration): one of its routers closed it, or kept another link instead. */
+const LINK_FAULT_SUBJECTS: ReadonlySet<string> = new Set(['LinkFault', 'LinkDuplicate']);
 /** The subjects naming circuits a router could not forward for, several ids separated by spaces. */
 const FORWARD_FAULT_SUBJECTS: ReadonlySet<string> = new Set(['ForwardFault', 'UnknownOwnerForwardFault']);
 /** A router batches its forward faults; more ids than this in one fault are not a router's. */
@@ -26,7 +29,8 @@ const MAX_FAULT_IDS = 1000;
  * forward fault names circuits a router holds routes for and could not forward: each is removed and unrouted at once.
  * A CircuitConfirmation (1034), a router's list of its idle circuits, gets the unknown ones unrouted at once (left
  * over from a lost fault or a circuit this controller never made); the known ones stay, their item's expiry moved on.
- * Link faults are ignored: this controller makes no links.
+ * Link faults (LinkFault, LinkDuplicate) end the link (`link-reports.ts`); circuits do not cross links yet, so none is
+ * rerouted.
  *
  * Only a router on a circuit's path speaks for it. To any other router, whose certificate may be an attacker's, a
  * circuit it names is as unknown as an id nobody made: its fault or confirmation removes, unroutes and extends
@@ -43,6 +47,10 @@ export function circuitEnds(context: ControlContext) {
   };
 
   async function fault(router: ConnectedRouter, fault: Fault): Promise<void> {
+    if (LINK_FAULT_SUBJECTS.has(fault.subject)) {
+      await context.linkReports.fault(router, { ...fault, subject: fault.subject as 'LinkFault' | 'LinkDuplicate' });
+      return;
+    }
     if (CIRCUIT_END_SUBJECTS.has(fault.subject)) {
       const removed = await removeCircuit(deps.store, fault.id, router.router.id, deps.now());
       if (removed) unroute(router, removed.id, removed.path, false);

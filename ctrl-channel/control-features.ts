@@ -2,6 +2,9 @@ import { apiSessionSync } from './api-session-sync.ts';
 import { circuits } from './circuits.ts';
 import type { ControlFeatureFactory } from './control-plane.ts';
 import { edgeHello } from './edge-hello.ts';
+import { linkVerification } from './link-verify.ts';
+import { links } from './links.ts';
+import { peerStates } from './peer-state.ts';
 import { routerDataModel } from './router-data-model.ts';
 import { routerInterfaces } from './router-interfaces.ts';
 import { routerRevocation } from './router-revocation.ts';
@@ -15,6 +18,11 @@ import { routerTunnel } from './tunnel.ts';
 export const CONTROL_FEATURES: readonly ControlFeatureFactory[] = [
   routerRevocation,
   routerInterfaces,
+  // The fabric's, which every router gets (edge and transit): verifying link dialers, telling routers of their peers,
+  // the links they report.
+  linkVerification,
+  peerStates,
+  links,
   edgeHello,
   apiSessionSync,
   routerDataModel,

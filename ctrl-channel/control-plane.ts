@@ -1,7 +1,10 @@
 import type { Deps } from '#shared/ports/deps.ts';
 import type { Channel, ChannelTimings } from './channel.ts';
 import type { CtrlChangePoll } from './ctrl-change-poll.ts';
+import type { LinkGraph } from './link-graph.ts';
+import type { LinkReports } from './link-reports.ts';
 import type { ConnectingRouter } from './router-certificate.ts';
+import type { RouterPresence } from './router-presence.ts';
 import type { VersionInfo } from './version-info.ts';
 
 /** A router whose hello was accepted: its channel, and what it said of itself. */
@@ -12,6 +15,8 @@ export interface ConnectedRouter {
   /** This connection's id in the router's connection item: a write guarded by it never touches a newer connection. */
   readonly connectionId: string;
   readonly connectedAt: Date;
+  /** Where its peers dial it for links: each `ctrl.Listener` of its hello as it encoded it (`link-listeners.ts`). */
+  readonly linkListeners: readonly Buffer[];
 }
 
 /** What every feature of the control plane may use: the dependencies, and the routers connected to this endpoint. */
@@ -26,6 +31,12 @@ export interface ControlContext {
   /** The routers' change log as this endpoint reads it while it has routers: features listen to it. */
   readonly changes: CtrlChangePoll;
   connected(routerId: string): ConnectedRouter | undefined;
+  /** Every router's presence, whichever endpoint holds it (`router-presence.ts`). */
+  readonly presence: RouterPresence;
+  /** The links between routers, as this endpoint keeps them in memory (`link-graph.ts`). */
+  readonly linkGraph: LinkGraph;
+  /** What routers report of their links, applied to the table and the graph (`link-reports.ts`). */
+  readonly linkReports: LinkReports;
 }
 
 /**

@@ -9,8 +9,12 @@ import { type ConnectedRouter, type ControlFeatureFactory, createControlPlane } 
 import { createCtrlChangePoll } from './ctrl-change-poll.ts';
 import { recordFrames } from './frame-recorder.ts';
 import { helloAccepted, helloIdOf, helloRefused, readHello } from './hello.ts';
+import { createLinkGraph, LINK_GRAPH_RECONCILE_MS, type LinkGraph } from './link-graph.ts';
+import { linkListenersOf } from './link-listeners.ts';
+import { createLinkReports } from './link-reports.ts';
 import { Header } from './message.ts';
 import { type ConnectingRouter, RouterRefused, routerOfCertificate } from './router-certificate.ts';
+import { createRouterPresence, PRESENCE_REFRESH_MS } from './router-presence.ts';
 import { CTRL_PROTOCOL_VERSION, decodeVersionInfo, type VersionInfo } from './version-info.ts';
 
 /** The ALPN protocol a router's control channel asks for (the reference's `ziti-ctrl` transport). */
@@ -40,6 +44,10 @@ export interface CtrlEndpointOptions {
   readonly helloTimeoutMs?: number;
   /** The control plane's features each router is bound to once its hello is accepted (all of them by default). */
   readonly features?: readonly ControlFeatureFactory[];
+  /** How often every router's connection is read again (`router-presence.ts`; 10 s by default). */
+  readonly presenceRefreshMs?: number;
+  /** How often every link is read again (`link-graph.ts`; a minute by default). */
+  readonly linkGraphReconcileMs?: number;
 }
 
 /** The control channel's endpoint: takes TLS connections that negotiated `ziti-ctrl` and speaks the channel on them. */
@@ -47,6 +55,8 @@ export interface CtrlEndpoint {
   accept(socket: TLSSocket): void;
   /** The router's channel on this endpoint, if it is connected here. */
   connected(routerId: string): ConnectedRouter | undefined;
+  /** The links between routers as this endpoint knows them (what routing reads). */
+  readonly linkGraph: LinkGraph;
   /** Closes every channel. */
   close(): void;
 }
@@ -61,14 +71,23 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
   const pending = new Set<TLSSocket>();
   const log = (event: string, detail: Record<string, unknown>) => deps.logger.info(event, detail);
   const changes = createCtrlChangePoll(deps, () => routers.size > 0);
+  const presence = createRouterPresence(deps, changes, { refreshMs: options.presenceRefreshMs ?? PRESENCE_REFRESH_MS });
+  const linkGraph = createLinkGraph(deps, changes, presence, (routerId) => routers.has(routerId), {
+    reconcileMs: options.linkGraphReconcileMs ?? LINK_GRAPH_RECONCILE_MS,
+  });
+  const connected = (routerId: string) => routers.get(routerId);
+  const linkReports = createLinkReports({ deps, endpointId, changes, presence, graph: linkGraph, connected });
   const controlPlane = createControlPlane(
     {
       deps,
       endpointId,
       timings,
       routers: () => routers.values(),
-      connected: (routerId) => routers.get(routerId),
+      connected,
       changes,
+      presence,
+      linkGraph,
+      linkReports,
     },
     options.features ?? CONTROL_FEATURES,
   );
@@ -99,6 +118,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
         connectedAt: connected.connectedAt.toISOString(),
         leaseExpiresAt,
         ...versionInfo,
+        linkListeners: connected.linkListeners.map((listener) => listener.toString('base64')),
       },
       router.fingerprint,
     );
@@ -106,6 +126,15 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       channel.close('the router was deleted, disabled or re-enrolled while it connected');
       return false;
     }
+    presence.connectedHere({
+      routerId: router.id,
+      collection,
+      connectionId,
+      endpointId,
+      connectedAt: connected.connectedAt.toISOString(),
+      version: versionInfo.version,
+      linkListeners: connected.linkListeners,
+    });
     channel.onAlive(() => {
       const now = deps.now().getTime();
       if (!leaseDue(now, leaseExpiresAt)) return;
@@ -122,6 +151,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
         });
     });
     channel.onClose(() => {
+      presence.disconnectedHere(router.id, connectionId);
       endRouterConnection(deps.store, collection, router.id, connectionId, deps.now().toISOString()).catch(
         (error: Error) => channel.log.failed('ctrl channel end not recorded', { detail: error.message }),
       );
@@ -154,6 +184,10 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       endSocket(socket, helloRefused(hello, error.reason));
       return;
     }
+    const linkListeners = linkListenersOf(hello);
+    if (linkListeners.problem) {
+      deps.logger.warn('ctrl channel left out link listeners', { routerId: router.id, reason: linkListeners.problem });
+    }
     socket.write(
       helloAccepted(hello, {
         id: CONTROLLER_ID,
@@ -172,7 +206,14 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
     // the channel's bounded log, with the same context.
     const routerLogger = deps.logger.child({ routerId: router.id, connectionId });
     const channel = new Channel(socket, decoder, timings, routerLogger);
-    const connected: ConnectedRouter = { router, channel, versionInfo, connectionId, connectedAt: deps.now() };
+    const connected: ConnectedRouter = {
+      router,
+      channel,
+      versionInfo,
+      connectionId,
+      connectedAt: deps.now(),
+      linkListeners: linkListeners.listeners,
+    };
     // A router reconnecting before its old connection was seen to drop replaces it.
     routers.get(router.id)?.channel.close('the router connected again');
     routers.set(router.id, connected);
@@ -202,7 +243,8 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
         })
         .finally(() => pending.delete(socket));
     },
-    connected: (routerId) => routers.get(routerId),
+    connected,
+    linkGraph,
     close() {
       changes.close();
       controlPlane.close();

@@ -34,15 +34,25 @@ export const ContentType = {
   settings: 1020,
   routeResult: 1022,
   circuitConfirmation: 1034,
+  /** The links a router dialed (`ctrl.RouterLinks`): new ones as they come, all of them when it (re)connects. */
   routerLinks: 1035,
+  /**
+   * A router asks whether the router dialing it a link is the one it claims (`ctrl.VerifyRouter`), and refuses the
+   * link unless a successful result answers within 10 s.
+   */
+  verifyRouter: 1036,
   updateCtrlAddresses: 1037,
   /** A router's batch of terminators to delete (its SDKs unbound or went away), as a request a result answers. */
   removeTerminatorsRequest: 1038,
+  /** The controller tells a router of its peers: connected (with their link listeners), not connected, or gone. */
+  peerStateChanges: 1050,
   /**
    * A router told a v2 version reports its network interfaces once connected and whenever they change, as a request,
    * and retries every few seconds until a successful result answers it.
    */
   updateRouterInterfaces: 1052,
+  /** A dialed link's underlay connections changed (`ctrl.LinkStateUpdate`): informational, no answer. */
+  linkState: 1053,
   alerts: 1054,
   requestClusterMembers: 1055,
   serverHello: 20000,

@@ -1,7 +1,7 @@
 import protobuf from 'protobufjs';
 import { ROUTER_FRAME_LIMITS } from './frame-codec.ts';
 import { MalformedMessage } from './message.ts';
-import { CTRL_SCHEMA, EDGE_SCHEMA } from './wire-schema.ts';
+import { CTRL_LINK_SCHEMA, CTRL_SCHEMA, EDGE_SCHEMA, METRICS_SCHEMA } from './wire-schema.ts';
 
 /** A message body that is not what its content type says (truncated, or a wrong wire type): refused, never thrown on. */
 export class MalformedBody extends MalformedMessage {
@@ -16,8 +16,9 @@ let root: protobuf.Root | undefined;
 function typeOf(name: string): protobuf.Type {
   if (!root) {
     root = new protobuf.Root();
-    protobuf.parse(CTRL_SCHEMA, root, { keepCase: true });
-    protobuf.parse(EDGE_SCHEMA, root, { keepCase: true });
+    for (const schema of [CTRL_SCHEMA, CTRL_LINK_SCHEMA, EDGE_SCHEMA, METRICS_SCHEMA]) {
+      protobuf.parse(schema, root, { keepCase: true });
+    }
   }
   return root.lookupType(name);
 }
@@ -47,8 +48,10 @@ export function encodeBody(typeName: string, value: object): Buffer {
 
 /**
  * Encodes a message whose repeated message field `field` is given already encoded (each element as {@link encodeBody}
- * made it), the other fields from `rest`: elements encoded once to be measured or hashed are not encoded again. The
- * bytes are {@link encodeBody}'s for the whole message (fields in number order when `field` is the first).
+ * made it, or as a peer sent it: passed on byte for byte), the other fields from `rest`: elements encoded once to be
+ * measured or hashed are not encoded again. The elements are written before the other fields when `field` is the
+ * message's lowest-numbered, after them otherwise, so the bytes are {@link encodeBody}'s for the whole message when
+ * `field` is its first or its last field.
  */
 export function encodeBodyWithEncoded(
   typeName: string,
@@ -62,7 +65,10 @@ export function encodeBodyWithEncoded(
   const writer = protobuf.Writer.create();
   // Each element as a length-delimited field (wire type 2) of its number, as a repeated message field is written.
   for (const element of encoded) writer.uint32((fieldId << 3) | 2).bytes(element);
-  return Buffer.concat([writer.finish(), encodeBody(typeName, rest)]);
+  const elements = writer.finish();
+  const others = encodeBody(typeName, rest);
+  const isFirst = type.fieldsArray.every((other) => other.id >= fieldId);
+  return Buffer.concat(isFirst ? [elements, others] : [others, elements]);
 }
 
 const KiB = 1024;
@@ -96,6 +102,15 @@ const ROUTER_BODY_LIMITS: Readonly<Record<string, number>> = {
   'edge.UpdateTunnelTerminatorRequest': 4 * KiB,
   // A service name and the dialer's peer data (its public key, app data, two addresses).
   'edge.CreateTunnelCircuitV2Request': 64 * KiB,
+  // Links (issue 37). 2 bytes when the router holds none (`10 01`); about 200 bytes a link, thousands fit.
+  'ctrl.RouterLinks': 1024 * KiB,
+  // A claimed id and the fingerprints of a certificate chain (a few of 40 characters).
+  'ctrl.VerifyRouter': 16 * KiB,
+  // One link's underlay connections (a few addresses).
+  'ctrl.LinkStateUpdate': 64 * KiB,
+  // Every metric the router keeps (a few hundred names, a few dozen bytes each, and each link's own): the decoder
+  // skips all but the histograms.
+  'metrics.MetricsMessage': 1024 * KiB,
 };
 
 /**
@@ -109,6 +124,7 @@ const OWN_BODY_LIMITS: Readonly<Record<string, number>> = Object.fromEntries(
     'edge.ApiSessionAdded',
     'edge.ApiSessionUpdated',
     'edge.ApiSessionRemoved',
+    'ctrl.PeerStateChanges',
   ].map((typeName) => [typeName, ROUTER_FRAME_LIMITS.maxBodyBytes]),
 );
 
@@ -137,4 +153,47 @@ export function decodeBody<T>(typeName: string, body: Uint8Array): T {
   } catch (error) {
     throw new MalformedBody(typeName, error as Error);
   }
+}
+
+/**
+ * The elements of a repeated message field of `typeName` as they are in `body`, undecoded (to be passed on byte for
+ * byte, unknown fields and all), each checked to decode as its type: the first `max` of them, and how many there were.
+ * A body that is not one of `typeName`, or an element that does not decode, is a MalformedBody.
+ */
+export function encodedElementsOf(
+  typeName: string,
+  field: string,
+  body: Uint8Array,
+  max: number,
+): { elements: Buffer[]; count: number } {
+  const element = typeOf(typeName).fields[field]?.resolve();
+  const elementType = element?.repeated ? element.resolvedType : null;
+  if (!(elementType instanceof protobuf.Type)) throw new TypeError(`${typeName}.${field} is no list of messages`);
+  const limit = maxBodyBytes(typeName);
+  if (body.length > limit) {
+    throw new MalformedBody(typeName, new Error(`${body.length} bytes, more than the ${limit} read`));
+  }
+  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const elements: Buffer[] = [];
+  let count = 0;
+  try {
+    const reader = protobuf.Reader.create(bytes);
+    while (reader.pos < reader.len) {
+      const tag = reader.uint32();
+      if (tag >>> 3 !== element!.id) {
+        reader.skipType(tag & 7);
+        continue;
+      }
+      if ((tag & 7) !== 2) throw new Error(`field ${field} is not length-delimited`);
+      const length = reader.uint32();
+      const start = reader.pos;
+      reader.skip(length);
+      count += 1;
+      if (elements.length < max) elements.push(bytes.subarray(start, start + length));
+    }
+  } catch (error) {
+    throw new MalformedBody(typeName, error as Error);
+  }
+  for (const each of elements) decodeBody(elementType.fullName.slice(1), each);
+  return { elements, count };
 }

@@ -1,9 +1,10 @@
 /**
  * The protobuf bodies of the control-plane messages a router and this controller exchange, as proto3 text: this
  * project's own schema of the fields it reads or writes, written from the reference's wire format (field numbers and
- * types are the wire; names are ours). Two packages keep the families apart as the reference does: `ctrl` for the
- * fabric's messages (content types from 1000), `edge` for the edge's (from 20000). A field the controller has no use
- * for may be left out: protobuf skips unknown fields on decode.
+ * types are the wire; names are ours). Packages keep the families apart as the reference does: `ctrl` for the
+ * fabric's messages (content types from 1000; links in a schema of their own), `edge` for the edge's (from 20000),
+ * `metrics` for a router's metrics report. A field the controller has no use for may be left out: protobuf skips
+ * unknown fields on decode.
  *
  * Parsed once, on first use, by protobufjs (`protobuf-codec.ts`); a message is named by its full name (`ctrl.Route`).
  */
@@ -11,7 +12,7 @@ export const CTRL_SCHEMA = `
 syntax = "proto3";
 package ctrl;
 
-// A router's link listener (hello header 1000): this controller makes no links, the list is only shown.
+// A router's link listener (hello header 1000), passed on to its peers in PeerStateChange (see CTRL_LINK_SCHEMA).
 message Listener {
   string address = 1;
   string protocol = 2;
@@ -61,6 +62,73 @@ message RouterInterface {
   repeated string addresses = 6;
 }
 message RouterInterfacesUpdate { repeated RouterInterface interfaces = 1; }
+`;
+
+/**
+ * The fabric's messages about links between routers (issue 37), in package `ctrl` beside `CTRL_SCHEMA` (protobufjs
+ * merges the two): a router learns its peers and their link listeners (PeerStateChanges, 1050), asks the controller
+ * whether the router dialing it is who it claims (VerifyRouter, 1036), and reports the links it dialed (RouterLinks,
+ * 1035) and their underlay connections (LinkState, 1053). Link faults are `ctrl.Fault`s of subject LinkFault or
+ * LinkDuplicate, naming the link and its iteration.
+ */
+export const CTRL_LINK_SCHEMA = `
+syntax = "proto3";
+package ctrl;
+
+// A peer as the controller tells a router of it: Healthy (connected: its version and link listeners), Unhealthy
+// (exists, not connected) or Removed (gone).
+enum PeerState { Healthy = 0; Unhealthy = 1; Removed = 2; }
+message PeerStateChange {
+  string id = 1;
+  // The peer's software version (its hello's): the dialer picks its kind of link by it.
+  string version = 2;
+  PeerState state = 3;
+  repeated Listener listeners = 4;
+}
+message PeerStateChanges { repeated PeerStateChange changes = 1; }
+
+// The router dialing a link, as the listening router asks about it: its claimed id, and the SHA-1 fingerprints (hex)
+// of every certificate it presented. Answered by a result (2).
+message VerifyRouter { string routerId = 1; repeated string fingerprints = 2; }
+
+// One underlay connection of a link, and the set of them, numbered so a late report never replaces a newer one.
+message LinkConn { string type = 1; string localAddr = 2; string remoteAddr = 3; }
+message LinkConnState { uint32 stateIteration = 1; repeated LinkConn conns = 2; }
+
+// The links a router dialed: new ones as they come (fullRefresh false), every one it holds when it (re)connects.
+message RouterLinks {
+  message RouterLink {
+    string id = 1;
+    string destRouterId = 2;
+    string linkProtocol = 3;
+    repeated string linkCostTags = 4;
+    string dialAddress = 5;
+    // Its dial attempt: a higher one replaces the link of the same id.
+    uint32 iteration = 6;
+    LinkConnState connState = 7;
+  }
+  repeated RouterLink links = 1;
+  bool fullRefresh = 2;
+}
+
+// A dialed link's underlay connections changed (1053).
+message LinkStateUpdate { string linkId = 1; uint32 linkIteration = 2; LinkConnState connState = 3; }
+`;
+
+/**
+ * A router's metrics report (1007, the reference's `metrics_pb.MetricsMessage`), as far as links need it: the reporter
+ * and its histograms' means, among them each link's heartbeat round trip (`link.<id>.latency`) and send-queue time
+ * (`link.<id>.queue_time`), in nanoseconds. The rest of the report (meters, timers, counters) is skipped unread.
+ */
+export const METRICS_SCHEMA = `
+syntax = "proto3";
+package metrics;
+
+message Histogram { double mean = 3; }
+message MetricsMessage {
+  string sourceId = 2;
+  map<string, Histogram> histograms = 8;
+}
 `;
 
 export const EDGE_SCHEMA = `

@@ -4,7 +4,7 @@ import { ok } from '#shared/http/envelope.ts';
 import { documented, type Operation } from '#shared/http/operation.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import type { FilterableFields } from '#shared/query/filterable-fields.ts';
-import { everyLink, type LinkRecord, readLink } from '#shared/store/link-items.ts';
+import { type LinkRecord, linkCostOf, readLink, readLinks } from '#shared/store/link-items.ts';
 import { entityRef } from '#shared/views/entity-ref.ts';
 import type { NameLookup } from '#shared/views/name-lookup.ts';
 import { listInMemory } from './in-memory-list.ts';
@@ -31,7 +31,7 @@ const recordOf = (link: LinkRecord) => ({
   dialAddress: link.dialAddress,
   sourceRouter: link.sourceRouterId,
   destRouter: link.destRouterId,
-  cost: link.cost,
+  cost: linkCostOf(link),
   staticCost: link.staticCost,
   sourceLatency: link.sourceLatency,
   destLatency: link.destLatency,
@@ -56,19 +56,19 @@ async function linkView(link: LinkRecord, routers: NameLookup) {
     staticCost: link.staticCost,
     sourceLatency: link.sourceLatency,
     destLatency: link.destLatency,
-    cost: link.cost,
+    cost: linkCostOf(link),
     iteration: link.iteration,
     connections: link.connections,
   };
 }
 
-/** `GET /links`: the links the routers reported, filtered, sorted and paged in memory (`everyLink` reads them whole). */
+/** `GET /links`: the links the routers reported, filtered, sorted and paged in memory (`readLinks` reads them whole). */
 export const listFabricLinks: Operation = documented(
   (request, deps) =>
     listInMemory(request, {
       fields: LINK_FILTERABLE,
       recordOf,
-      read: () => everyLink(deps.store),
+      read: () => readLinks(deps.store),
       views: (page) => {
         const routers = routerNames(deps);
         return mapBounded(page, VIEW_CONCURRENCY, (link) => linkView(link, routers));

@@ -2,6 +2,7 @@ import { paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { EndedSessions, RouterNotice } from '../entities/router-notice.ts';
 import { newId } from '../ids.ts';
 import { keys } from './keys.ts';
+import { type MeshNotice, meshNoticeOf } from './mesh-notices.ts';
 import { readOptions } from './read-consistency.ts';
 import type { TableClient } from './table-client.ts';
 import type { WriteOp } from './write-op.ts';
@@ -13,7 +14,8 @@ import type { WriteOp } from './write-op.ts';
  * So every write that makes a session usable (a login that needs no more factors, the factor that completes one),
  * changes what a router checks of it (its certificates), ends sessions (one by one, or all of an identity's or an
  * authenticator's at once), changes which identities may use which routers, or ends a router also puts one small
- * item here, in its own transaction, and each endpoint with routers reads those written since its last read (less a
+ * item here, in its own transaction (and so does every router connection's start and end, and every write of a link
+ * between routers: `mesh-notices.ts`), and each endpoint with routers reads those written since its last read (less a
  * grace) about once a second (`ctrl-channel/ctrl-change-poll.ts`). The items are grouped in buckets of
  * {@link BUCKET_MS} (one partition each: a poll reads one, two across a boundary) and go by TTL after
  * {@link CHANGE_TTL_SECONDS}. They hold no secret: the endpoint derives a session's token from its ids
@@ -40,7 +42,9 @@ export type CtrlChangeBody =
       readonly kind: ApiSessionChangeKind;
       readonly sessions: readonly ApiSessionChangeSubject[];
     }
-  | RouterNotice;
+  | RouterNotice
+  // Routers' presence and links, which endpoints tell each other (`mesh-notices.ts`).
+  | MeshNotice;
 
 /** A change as read back: what it says, when it was written (ISO-8601, its sort key's start) and its key. */
 export type CtrlChange = CtrlChangeBody & { readonly at: string; readonly key: string };
@@ -151,7 +155,7 @@ function bodyOf(item: Record<string, unknown>): CtrlChangeBody | undefined {
     case 'services':
       return { kind };
     default:
-      return undefined;
+      return meshNoticeOf(item);
   }
 }
 

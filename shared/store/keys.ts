@@ -81,6 +81,17 @@ export const keys = {
     SK: 'CHANNEL',
   }),
   /**
+   * The GSI2 partition of every router's connection item (sort key `<collection>#<router id>`): one query tells an
+   * endpoint every router's presence, those held by other endpoints (and dead ones') included.
+   */
+  routerConnectionsIndex: () => 'ctrl-channels',
+  /**
+   * A link between two routers, as the router that dialed it reported it (`shared/store/link-items.ts`), under its id
+   * (which a fault names); every link in GSI1 (`linksIndex`), read whole as the link graph.
+   */
+  link: (linkId: string) => ({ PK: `${PREFIXES.link}${linkId}`, SK: 'LINK' }),
+  linksIndex: () => 'TYPE#links',
+  /**
    * A circuit an SDK dialed through a router (`shared/store/circuit-items.ts`), under its id, which is all a router's
    * fault names; listed under its Dial session in GSI2 (`sessionCircuitsIndex`).
    */
@@ -92,13 +103,6 @@ export const keys = {
    * index partition takes.
    */
   circuitsIndex: 'circuits',
-  /**
-   * A link between two routers, as the router that dialed it reported it (`shared/store/link-items.ts`):
-   * `LINK#<link id>` / `LINK`, under the id the routers name it by (the dialer's, which both ends report).
-   */
-  link: (linkId: string) => ({ PK: `${PREFIXES.link}${linkId}`, SK: 'LINK' }),
-  /** Every link, in id order (GSI1 partition `links`, sort key the link's id): the fabric API's list and a task's graph. */
-  linksIndex: 'links',
   /** The controller's singletons: the network CA, the server certificate and its ACM import, the default admin. */
   system: (name: SystemItem) => ({ PK: `${PREFIXES.system}${name}`, SK: 'SYSTEM' }),
   /** The integrity run's status and lock, and the last snapshot (`shared/integrity/integrity-run.ts`). */

@@ -96,6 +96,18 @@ export const READS = {
    * before the last one's instant again, so a change one read missed is in the next.
    */
   ctrlChanges: 'eventual',
+  /**
+   * Every router's connection, read by an endpoint from their index (which no read can see strongly) every few
+   * seconds: what it misses now, the next read or the change log tells it.
+   */
+  routerPresence: 'eventual',
+  /**
+   * A link by id: what a router's report, fault or measurement is checked against before the conditional write it
+   * decides (the write's condition guards the rest), and what a notice names, read again to follow the change.
+   */
+  link: 'strong',
+  /** Every link, from their index (which no read can see strongly): an endpoint's graph, the fabric API's list. */
+  links: 'eventual',
 } as const satisfies Record<string, Consistency>;
 
 export type ReadKind = keyof typeof READS;

@@ -1,16 +1,22 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ctrlChangeOp } from './ctrl-changes.ts';
 import type { Store } from './entity-store.ts';
+import { queryAll } from './index-queries.ts';
 import { keys } from './keys.ts';
+import type { RouterCollection } from './mesh-notices.ts';
 import { readOptions } from './read-consistency.ts';
-import { unlessConditionFails } from './table-client.ts';
+import { unlessConditionFails, unlessTransactionConditionFails } from './table-client.ts';
 import type { WriteOp } from './write-op.ts';
 
 /**
  * A router's control channel connection as the table keeps it, one item a router, so that every endpoint process
  * (and every function showing a router) agrees on whether it is connected: the endpoint holding the channel writes it
  * when the hello is accepted and renews its lease while heartbeats are answered. The router is online while the lease
- * runs; an endpoint that dies stops renewing, and its routers go offline when their leases run out.
+ * runs; an endpoint that dies stops renewing, and its routers go offline when their leases run out. Every connection
+ * item is in one GSI2 partition (`readAllRouterConnections`), and its start and end are told to the other endpoints
+ * through the change log (`router-connected`, `router-disconnected`), so each knows every router's presence and
+ * tells its own routers of their peers.
  */
 export interface RouterConnection {
   readonly routerId: string;
@@ -33,6 +39,11 @@ export interface RouterConnection {
   readonly hostname?: string;
   /** An edge router's listeners as SDKs dial them, by protocol (`tls` → `tls://er1.example:3022`). */
   readonly supportedProtocols?: Readonly<Record<string, string>>;
+  /**
+   * Where its peers dial it for links: each `ctrl.Listener` of its hello as it encoded it, base64 (none when it listens
+   * for no links; a connection written before links were kept has none either).
+   */
+  readonly linkListeners?: readonly string[];
 }
 
 /**
@@ -47,14 +58,15 @@ export interface RouterListeners {
   readonly supportedProtocols: Readonly<Record<string, string>>;
 }
 
-type RouterCollection = 'edge-routers' | 'routers';
+export type { RouterCollection };
 
 /**
- * Records a connection, replacing whatever the router had (a reconnect to this or another endpoint wins); false, and
- * nothing written, when the router is no longer stored, is disabled, or no longer has the certificate it connected
- * with (`fingerprint`: re-enrolled): a delete, disable or re-enroll between the hello's certificate check and this
- * write would otherwise leave a connection the change did not end (its notice may have been read before the channel
- * was there to close), its lease renewed for as long as the channel lives.
+ * Records a connection, replacing whatever the router had (a reconnect to this or another endpoint wins), and tells
+ * the other endpoints (`router-connected`, in the same transaction); false, and nothing written, when the router is no
+ * longer stored, is disabled, or no longer has the certificate it connected with (`fingerprint`: re-enrolled): a
+ * delete, disable or re-enroll between the hello's certificate check and this write would otherwise leave a
+ * connection the change did not end (its notice may have been read before the channel was there to close), its lease
+ * renewed for as long as the channel lives.
  */
 export async function putRouterConnection(
   store: Store,
@@ -62,6 +74,17 @@ export async function putRouterConnection(
   connection: RouterConnection,
   fingerprint: string,
 ): Promise<boolean> {
+  const notice = {
+    kind: 'router-connected',
+    routerId: connection.routerId,
+    collection,
+    connectionId: connection.connectionId,
+    endpointId: connection.endpointId,
+    connectedAt: connection.connectedAt,
+    leaseExpiresAt: connection.leaseExpiresAt,
+    version: connection.version,
+    linkListeners: connection.linkListeners ?? [],
+  } as const;
   try {
     await store.db.send(
       new TransactWriteCommand({
@@ -78,9 +101,15 @@ export async function putRouterConnection(
           {
             Put: {
               TableName: store.tableName,
-              Item: { ...connection, ...keys.ctrlChannel(collection, connection.routerId) },
+              Item: {
+                ...connection,
+                ...keys.ctrlChannel(collection, connection.routerId),
+                GSI2PK: keys.routerConnectionsIndex(),
+                GSI2SK: `${collection}#${connection.routerId}`,
+              },
             },
           },
+          ctrlChangeOp(store, notice, new Date(connection.connectedAt)).item,
         ],
       }),
     );
@@ -116,7 +145,10 @@ export async function renewRouterLease(
   return renewed !== undefined;
 }
 
-/** Ends the connection (the router is offline, disconnected at `at`), unless a newer connection replaced it. */
+/**
+ * Ends the connection (the router is offline, disconnected at `at`) and tells the other endpoints
+ * (`router-disconnected`), unless a newer connection replaced it.
+ */
 export async function endRouterConnection(
   store: Store,
   collection: RouterCollection,
@@ -124,14 +156,22 @@ export async function endRouterConnection(
   connectionId: string,
   at: string,
 ): Promise<void> {
-  await unlessConditionFails(
+  const notice = { kind: 'router-disconnected', routerId, collection, connectionId } as const;
+  await unlessTransactionConditionFails(
     store.db.send(
-      new UpdateCommand({
-        TableName: store.tableName,
-        Key: keys.ctrlChannel(collection, routerId),
-        UpdateExpression: 'SET leaseExpiresAt = :zero, disconnectedAt = :at',
-        ConditionExpression: 'connectionId = :connection',
-        ExpressionAttributeValues: { ':zero': 0, ':at': at, ':connection': connectionId },
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: store.tableName,
+              Key: keys.ctrlChannel(collection, routerId),
+              UpdateExpression: 'SET leaseExpiresAt = :zero, disconnectedAt = :at',
+              ConditionExpression: 'connectionId = :connection',
+              ExpressionAttributeValues: { ':zero': 0, ':at': at, ':connection': connectionId },
+            },
+          },
+          ctrlChangeOp(store, notice, new Date(at)).item,
+        ],
       }),
     ),
   );
@@ -198,8 +238,32 @@ export function deleteRouterConnectionOp(store: Store, collection: RouterCollect
 
 function connectionOf(item: Record<string, unknown> | undefined): RouterConnection | undefined {
   if (!item || typeof item.routerId !== 'string' || typeof item.leaseExpiresAt !== 'number') return undefined;
-  const { PK: _pk, SK: _sk, ...connection } = item;
+  const { PK: _pk, SK: _sk, GSI2PK: _gsiPk, GSI2SK: _gsiSk, ...connection } = item;
   return connection as unknown as RouterConnection;
+}
+
+/**
+ * Every router's connection item with its router's collection (ended ones too: a router once connected keeps its
+ * item), read from the one index partition that holds them all: eventually consistent, as every index read, and a
+ * moment behind the writes. A connection written before the index was laid (by an older build) is missing until its
+ * router connects again.
+ */
+export async function readAllRouterConnections(
+  store: Store,
+): Promise<{ collection: RouterCollection; connection: RouterConnection }[]> {
+  const items = await queryAll(store, {
+    IndexName: 'GSI2',
+    KeyConditionExpression: 'GSI2PK = :pk',
+    ExpressionAttributeValues: { ':pk': keys.routerConnectionsIndex() },
+    ...readOptions('routerPresence'),
+  });
+  return items.flatMap((item) => {
+    const collection = String(item.GSI2SK).split('#')[0];
+    const connection = connectionOf(item);
+    return connection && (collection === 'edge-routers' || collection === 'routers')
+      ? [{ collection, connection }]
+      : [];
+  });
 }
 
 /** The connections of these routers, by router id (a router that never connected has none). */

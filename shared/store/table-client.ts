@@ -1,3 +1,4 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ReadKind } from './read-consistency.ts';
 
@@ -26,6 +27,24 @@ export async function unlessConditionFails<T>(request: Promise<T>): Promise<T | 
     return await request;
   } catch (error) {
     if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Whether a transaction was cancelled because one of its items' conditions did not hold (nothing was written). */
+export function isTransactionConditionFailure(error: unknown): boolean {
+  return (
+    error instanceof TransactionCanceledException &&
+    (error.CancellationReasons ?? []).some((reason) => reason.Code === 'ConditionalCheckFailed')
+  );
+}
+
+/** A transaction's output, or undefined when a condition of it did not hold; other failures are thrown. */
+export async function unlessTransactionConditionFails<T>(request: Promise<T>): Promise<T | undefined> {
+  try {
+    return await request;
+  } catch (error) {
+    if (isTransactionConditionFailure(error)) return undefined;
     throw error;
   }
 }

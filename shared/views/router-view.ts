@@ -23,15 +23,23 @@ function enrollmentOf(router: TransitRouter | EdgeRouter) {
   };
 }
 
-/** `/transit-routers/{id}` and `/routers/{id}`: the reference shows both under `./transit-routers/<id>`. */
-export function transitRouterView(router: TransitRouter) {
+/**
+ * `/transit-routers/{id}` and `/routers/{id}`: the reference shows both under `./transit-routers/<id>`, online while
+ * its control channel is connected (`router-status.ts`, as an edge router's).
+ */
+export function transitRouterView(router: TransitRouter, status: RouterStatus) {
   return {
     ...router,
     ...enrollmentOf(router),
     ...UNREPORTED,
-    isOnline: false,
+    isOnline: status.isOnline,
     _links: selfLinks('transit-routers', router.id),
   };
+}
+
+/** Transit routers' views with whether each is online, read in one batch for the page. */
+export function transitRouterViews(deps: Deps, routers: readonly TransitRouter[]) {
+  return withRouterStatuses(deps, 'routers', routers, transitRouterView);
 }
 
 /**

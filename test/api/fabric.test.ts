@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type CircuitRecord, putCircuit } from '#shared/store/circuit-items.ts';
-import { type LinkRecord, putLink } from '#shared/store/link-items.ts';
+import { recordLinkLatency, reportLink } from '#shared/store/link-items.ts';
 import { putRouterConnection } from '#shared/store/router-connections.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
@@ -232,39 +232,41 @@ describe('GET /fabric/v1/circuits', () => {
   });
 });
 
-const link = (id: string, fields: Partial<LinkRecord> = {}): LinkRecord => ({
-  id,
-  iteration: 1,
-  sourceRouterId: online.id,
-  destRouterId: transitId,
-  protocol: 'tls',
-  dialAddress: 'tls:transit.example:6004',
-  state: 'Connected',
-  stateChangedAt: '2026-12-07T10:00:00.000Z',
-  down: false,
-  staticCost: 1,
-  sourceLatency: 2_500_000,
-  destLatency: 3_000_000,
-  cost: 6,
-  connections: [{ type: 'single', source: '10.0.0.1:50000', dest: '10.0.0.2:6004' }],
-  reportedByConnection: 'a-connection',
-  createdAt: '2026-12-07T10:00:00.000Z',
-  updatedAt: '2026-12-07T10:00:00.000Z',
-  ...fields,
-});
+/**
+ * A link as its dialing router reports it (`reportLink`, what a RouterLinks message writes), then each end's latency
+ * as its metrics give it: what the endpoint holding the routers' channels writes.
+ */
+async function reportedLink(id: string, { source = online.id, dest = transitId, iteration = 1 } = {}): Promise<void> {
+  const { store } = controller().deps;
+  const now = new Date();
+  const reporter = { routerId: source, connectionId: 'a-connection', endpointId: 'an-endpoint' };
+  const reported = await reportLink(
+    store,
+    {
+      id,
+      iteration,
+      destRouterId: dest,
+      protocol: 'tls',
+      dialAddress: 'tls:transit.example:6004',
+      connections: [{ type: 'single', source: '10.0.0.1:50000', dest: '10.0.0.2:6004' }],
+      connectionsIteration: 1,
+    },
+    reporter,
+    now,
+  );
+  if (reported.outcome !== 'created') throw new Error(`link ${id} was ${reported.outcome}`);
+  await recordLinkLatency(store, reported.link, 'source', 2_500_000, reporter.endpointId, now);
+  await recordLinkLatency(store, reported.link, 'dest', 3_000_000, reporter.endpointId, now);
+}
 
 describe('GET /fabric/v1/links', () => {
-  it('lists the links the routers reported (LINK# items, GSI1 partition links), with their routers by name', async () => {
+  it('lists the links the routers reported (LINK# items, all in one GSI1 partition), with their routers by name', async () => {
     const empty = await fabric('/links');
-    const { store } = controller().deps;
-    await putLink(store, link('link-1'));
-    await putLink(
-      store,
-      link('link-2', { state: 'Failed', iteration: 3, sourceRouterId: transitId, destRouterId: edgeId }),
-    );
+    await reportedLink('link-1');
+    await reportedLink('link-2', { iteration: 3, source: transitId, dest: edgeId });
 
     const listed = await fabric('/links');
-    const failed = await filtered('/links', 'state = "Failed"');
+    const third = await filtered('/links', 'iteration = 3');
     const second = await fabric('/links?limit=1&offset=1');
 
     expect(empty.body).toMatchObject({ data: [], meta: { pagination: { limit: 10, offset: 0, totalCount: 0 } } });
@@ -293,14 +295,14 @@ describe('GET /fabric/v1/links', () => {
       iteration: 1,
       connections: [{ type: 'single', source: '10.0.0.1:50000', dest: '10.0.0.2:6004' }],
     });
-    expect(failed.body.data.map((l: { id: string }) => l.id)).toEqual(['link-2']);
-    expect(failed.body.data[0].destRouter.name).toBe('fab-edge-offline');
+    expect(third.body.data.map((l: { id: string }) => l.id)).toEqual(['link-2']);
+    expect(third.body.data[0].destRouter.name).toBe('fab-edge-offline');
     expect(second.body.data.map((l: { id: string }) => l.id)).toEqual(['link-2']);
     expect(second.body.meta.pagination).toEqual({ limit: 1, offset: 1, totalCount: 2 });
   });
 
   it('shows one link, 404 for an id none has', async () => {
-    await putLink(controller().deps.store, link('link-3'));
+    await reportedLink('link-3');
 
     const detail = await fabric('/links/link-3');
     const missing = await fabric('/links/no-such-link');

@@ -50,23 +50,53 @@ export function fingerprintOfCredentials(credentials: Credentials): string {
  * An edge router created over the management API (with `fields` beside its name: `isTunnelerEnabled`) and enrolled
  * with `POST /enroll/erott`, as `ziti router` does.
  */
-export async function enrolledEdgeRouter(
+export function enrolledEdgeRouter(
   controller: () => TestController,
   call: (method: string, path: string, body?: unknown) => Promise<HttpResponse>,
   name: string,
   fields: Record<string, unknown> = {},
 ): Promise<{ id: string; credentials: Credentials }> {
-  const created = await call('POST', '/edge-routers', { name, ...fields });
-  if (created.status !== 201) throw new Error(`edge router ${name}: ${created.status} ${created.text}`);
+  return enrolledRouter(controller, call, name, 'edge-routers', fields);
+}
+
+/**
+ * A router created over the management API (with `fields` beside its name) and enrolled as `ziti router enroll` does:
+ * an edge router with `POST /enroll/erott`, a transit router (`POST /transit-routers`) with
+ * `POST /enroll?method=trott`. `enroll` again (the router's id) re-enrolls it after `POST /edge-routers/{id}/re-enroll`.
+ */
+export async function enrolledRouter(
+  controller: () => TestController,
+  call: (method: string, path: string, body?: unknown) => Promise<HttpResponse>,
+  name: string,
+  collection: 'edge-routers' | 'transit-routers',
+  fields: Record<string, unknown> = {},
+): Promise<{ id: string; credentials: Credentials }> {
+  const created = await call('POST', `/${collection}`, { name, ...fields });
+  if (created.status !== 201) throw new Error(`router ${name}: ${created.status} ${created.text}`);
   const id = created.body.data.id as string;
-  const token = (await call('GET', `/edge-routers/${id}`)).body.data.enrollmentToken as string;
+  return { id, credentials: await enrollRouter(controller, call, id, collection) };
+}
+
+/** Enrolls a router by its outstanding enrollment token: its new client certificate and key. */
+export async function enrollRouter(
+  controller: () => TestController,
+  call: (method: string, path: string, body?: unknown) => Promise<HttpResponse>,
+  id: string,
+  collection: 'edge-routers' | 'transit-routers',
+): Promise<Credentials> {
+  const token = (await call('GET', `/${collection}/${id}`)).body.data.enrollmentToken as string;
   const client = await csrFor('router');
   const server = await csrFor('router', [{ type: 'dns', value: 'router.example.com' }]);
-  const enrolled = await controller().call('POST', '/edge/client/v1/enroll/erott', {
-    body: { token, clientCsr: client.csr, serverCsr: server.csr },
-  });
-  if (enrolled.status !== 200) throw new Error(`erott of ${name}: ${enrolled.status} ${enrolled.text}`);
-  return { id, credentials: { cert: enrolled.body.data.cert as string, key: client.key } };
+  const enrolled =
+    collection === 'edge-routers'
+      ? await controller().call('POST', '/edge/client/v1/enroll/erott', {
+          body: { token, clientCsr: client.csr, serverCsr: server.csr },
+        })
+      : await controller().call('POST', `/edge/client/v1/enroll?method=trott&token=${token}`, {
+          body: { certCsr: client.csr, serverCertCsr: server.csr },
+        });
+  if (enrolled.status !== 200) throw new Error(`enrollment of ${id}: ${enrolled.status} ${enrolled.text}`);
+  return { cert: enrolled.body.data.cert as string, key: client.key };
 }
 
 /**

@@ -88,6 +88,7 @@ export async function startTestController(
   shape: 'one-listener' | 'aws' = 'one-listener',
   ctrlTimings?: ChannelTimings,
   ctrlFeatures?: readonly ControlFeatureFactory[],
+  ctrlPresenceRefreshMs?: number,
 ): Promise<TestController> {
   const tableName = `test-${randomUUID()}`;
   const mtlsPort = shape === 'aws' ? await freePort() : undefined;
@@ -139,6 +140,7 @@ export async function startTestController(
     deps,
     ...(ctrlTimings ? { timings: ctrlTimings } : {}),
     ...(ctrlFeatures ? { features: ctrlFeatures } : {}),
+    ...(ctrlPresenceRefreshMs ? { presenceRefreshMs: ctrlPresenceRefreshMs } : {}),
   });
   const server = await startLocalServer({
     deps,

@@ -15,6 +15,8 @@ export interface ControllerSetup {
   readonly ctrlTimings?: ChannelTimings;
   /** The control plane's features (all of them by default; a test swaps one for its variant with short timings). */
   readonly ctrlFeatures?: readonly ControlFeatureFactory[];
+  /** How often the endpoint reads every router's connection again (10 s by default; shorter for tests of a lapse). */
+  readonly ctrlPresenceRefreshMs?: number;
 }
 
 /**
@@ -36,6 +38,7 @@ export function useTestController(
       setup.shape,
       setup.ctrlTimings,
       setup.ctrlFeatures,
+      setup.ctrlPresenceRefreshMs,
     );
     await afterStart(started);
   });
