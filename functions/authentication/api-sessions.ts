@@ -23,7 +23,7 @@ async function liveSessionOrNotFound(deps: Deps, id: string): Promise<{ session:
 
 /** `GET /api-sessions`: live sessions only, paged from the indexes (see `listLiveApiSessions`). */
 export const listAPISessions: Operation = async (request, deps) => {
-  const params = parseListParams(request.query, apiSessions.filterable);
+  const params = await parseListParams(request.query, apiSessions.filterable);
   const page = await listLiveApiSessions(deps, params);
   const views = page.items.map(({ session, identity }) => apiSessionView(session, identity.name));
   return list(views, page.pagination, Object.keys(apiSessions.filterable));

@@ -21,10 +21,10 @@ const CLIENT_FILTERABLE: FilterableFields = {
  */
 export const listClientExternalJwtSigners: Operation = documented(
   async (request, deps) => {
-    const asked = parseListParams(request.query, CLIENT_FILTERABLE);
+    const asked = await parseListParams(request.query, CLIENT_FILTERABLE);
     const own = request.query.filter?.[0]?.trim();
     const filter = own ? `(${own}) and enabled = true` : 'enabled = true';
-    const params = parseListParams(
+    const params = await parseListParams(
       { ...request.query, filter: [filter] },
       {
         ...CLIENT_FILTERABLE,

@@ -62,7 +62,7 @@ async function requireCurrentPassword(
 /** `GET /current-identity/authenticators`: the caller's own authenticators, filtered and paged like any list. */
 export const listCurrentIdentityAuthenticators: Operation = async (request, deps) => {
   const { identity } = callerOf(request);
-  const params = parseListParams(request.query, authenticators.filterable);
+  const params = await parseListParams(request.query, authenticators.filterable);
   const children = await listChildren(deps, identities.collection, identity.id, authenticators.collection);
   const own = children.map((child) => authenticators.schema.parse(child.doc));
   const page = pageInMemory(own, params, authenticators.filterable);

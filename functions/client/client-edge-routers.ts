@@ -17,7 +17,7 @@ const standardList = { list: { roleFilter: false } } as const;
  */
 export const getCurrentIdentityEdgeRouters = documented(async (request, deps) => {
   const caller = callerOf(request);
-  const params = parseListParams(request.query, edgeRouters.filterable);
+  const params = await parseListParams(request.query, edgeRouters.filterable);
   const ids = await edgeRoutersOfIdentity(deps.store, selectable(caller.identity));
   const page = await listEntitiesAmong(deps, edgeRouters, ids, params);
   return list(
@@ -34,7 +34,7 @@ export const getCurrentIdentityEdgeRouters = documented(async (request, deps) =>
  */
 export const listServiceEdgeRouters = documented(async (request, deps) => {
   const caller = callerOf(request);
-  const params = parseListParams(request.query, edgeRouters.filterable);
+  const params = await parseListParams(request.query, edgeRouters.filterable);
   const [{ service }] = await Promise.all([
     reachableService(deps, caller, request.pathParameters.id ?? ''),
     checkSessionToken(deps, caller, request.headers['session-token'], request.baseUrl),

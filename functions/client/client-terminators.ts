@@ -14,7 +14,7 @@ import { reachableService } from './reachable-service.ts';
 export const listServiceTerminators = documented(
   async (request, deps) => {
     const caller = callerOf(request);
-    const params = parseListParams(request.query, terminators.filterable);
+    const params = await parseListParams(request.query, terminators.filterable);
     const { service } = await reachableService(deps, caller, request.pathParameters.id ?? '');
     const ofService: BoolExpr = {
       kind: 'equals',

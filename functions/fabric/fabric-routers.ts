@@ -26,7 +26,7 @@ function viewsOf(deps: Deps, collection: 'edge-routers' | 'routers', routers: re
  */
 export const listFabricRouters: Operation = documented(
   async (request, deps) => {
-    const params = parseListParams(request.query, ROUTER_FILTERABLE);
+    const params = await parseListParams(request.query, ROUTER_FILTERABLE);
     const needles = requiredSubstrings(params.where);
     const [edge, transit] = await Promise.all(KINDS.map((def) => filterRecords(deps.store, def.collection, needles)));
     const edgeIds = new Set((edge ?? []).map((record) => String(record.id)));

@@ -24,7 +24,7 @@ export async function listInMemory<T extends { readonly id: string }>(
   request: OperationRequest,
   { fields, recordOf, read, views }: InMemoryList<T>,
 ): Promise<HttpResult> {
-  const params = parseListParams(request.query, fields);
+  const params = await parseListParams(request.query, fields);
   const items = await read();
   const byId = new Map(items.map((item) => [item.id, item]));
   const page = pageInMemory(items.map(recordOf), params, fields);

@@ -71,7 +71,7 @@ function idOf(request: OperationRequest): string {
 }
 
 export const listControllerSettings: Operation = async (request, deps) => {
-  const params = parseListParams(request.query, controllerSettings.filterable);
+  const params = await parseListParams(request.query, controllerSettings.filterable);
   const [global, own] = await Promise.all([globalSettings(deps), deps.store.get(controllerSettings, CONTROLLER_ID)]);
   const docs = [global, ...(own ? [own.doc] : [])];
   const page = pageInMemory(docs, params, controllerSettings.filterable);

@@ -53,7 +53,7 @@ export function controllerView(deps: Deps, baseUrl: string, api: Api) {
 
 /** `GET /controllers` on both APIs: this deployment, filtered and paged like any list. */
 export const listControllers: Operation = async (request, deps) => {
-  const params = parseListParams(request.query, CONTROLLER_FILTERABLE);
+  const params = await parseListParams(request.query, CONTROLLER_FILTERABLE);
   const page = pageInMemory([controllerView(deps, request.baseUrl, request.api)], params, CONTROLLER_FILTERABLE);
   return list(page.items, page.pagination, Object.keys(CONTROLLER_FILTERABLE));
 };

@@ -129,7 +129,7 @@ export const apiSessionCertificateOperations: Record<string, Operation> = crudOp
     // A list of the kit's query, among the caller's session's certificates.
     list: documented(
       async (request, deps) => {
-        const params = parseListParams(request.query, apiSessionCertificates.filterable);
+        const params = await parseListParams(request.query, apiSessionCertificates.filterable);
         const ids = await idsOfSession(deps, callerOf(request).session.id);
         const page = await listEntitiesAmong(deps, apiSessionCertificates, ids, params);
         return list(page.items.map(view), page.pagination, Object.keys(apiSessionCertificates.filterable));

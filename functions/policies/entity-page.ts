@@ -45,7 +45,7 @@ export function relatedList<O extends BaseDocument, D extends BaseDocument>(
 ): Operation {
   return documented(
     async (request, deps) => {
-      const params = parseListParams(request.query, api.def.filterable);
+      const params = await parseListParams(request.query, api.def.filterable);
       const owner = await getOrNotFound(deps, owners, request.pathParameters.id ?? '');
       return membersPage(deps, api, await membersOf(deps, owner.doc, request), params);
     },

@@ -7,12 +7,13 @@ import type { Operation } from '#shared/http/operation.ts';
 import { EDGE_ROUTER_POLICY, grantOf, SERVICE_EDGE_ROUTER_POLICY, selectable } from '#shared/policy/access.ts';
 import { policiesSelecting, RoleResolver, selectionsOf } from '#shared/policy/reach.ts';
 import { entityRef } from '#shared/views/entity-ref.ts';
+import { routerStatuses } from '#shared/views/router-status.ts';
 
 /**
  * `GET /identities/{id}/policy-advice/{serviceId}`: whether the identity may dial or bind the service, how many edge
  * routers each may use, and the routers both may (a connection needs one of them online). Four waves: the identity
  * and service; their service, edge-router and service-edge-router policies; the routers those select; the common
- * routers' names. 404 when either is unknown.
+ * routers' names and their control channels' connections (online while a lease runs). 404 when either is unknown.
  */
 export const getIdentityPolicyAdvice: Operation = async (request, deps) => {
   const [identity, service] = await Promise.all([
@@ -32,10 +33,12 @@ export const getIdentityPolicyAdvice: Operation = async (request, deps) => {
     resolver.idsOfAny(edgeRouters.collection, selectionsOf(servicePolicies, 'edgeRouterRoles')),
   ]);
   const usable = new Set(ofService);
-  const common = await deps.store.getMany(
-    edgeRouters,
-    ofIdentity.filter((id) => usable.has(id)),
-  );
+  const commonIds = ofIdentity.filter((id) => usable.has(id));
+  const [common, statuses] = await Promise.all([
+    deps.store.getMany(edgeRouters, commonIds),
+    routerStatuses(deps, 'edge-routers', commonIds),
+  ]);
+  const online = new Set(commonIds.filter((_, index) => statuses[index]!.isOnline));
   return ok({
     identityId: identity.doc.id,
     identity: entityRef(identities.collection, identity.doc.id, identity.doc.name),
@@ -45,10 +48,9 @@ export const getIdentityPolicyAdvice: Operation = async (request, deps) => {
     isBindAllowed: grant.permissions.has('Bind'),
     identityRouterCount: ofIdentity.length,
     serviceRouterCount: ofService.length,
-    // No router process reports to this controller yet, so none is online (as their own views say).
     commonRouters: common.map((router) => ({
       ...entityRef(edgeRouters.collection, router.id, router.name),
-      isOnline: false,
+      isOnline: online.has(router.id),
     })),
   });
 };

@@ -13,7 +13,7 @@ import { terminatorApi } from './terminator-api.ts';
 export const listServiceTerminators = documented(
   async (request, deps) => {
     const service = await getOrNotFound(deps, services, request.pathParameters.id ?? '');
-    const params = parseListParams(request.query, terminators.filterable);
+    const params = await parseListParams(request.query, terminators.filterable);
     const ofService: BoolExpr = {
       kind: 'equals',
       lhs: { kind: 'field', field: 'service', position: 0 },

@@ -25,7 +25,7 @@ function requestedConfigTypes(request: OperationRequest): readonly string[] {
 export const listServices = documented(
   async (request, deps) => {
     const { configTypes: _wanted, ...query } = request.query;
-    const params = parseListParams(query, services.filterable, { roleFilter: true });
+    const params = await parseListParams(query, services.filterable, { roleFilter: true });
     const [page, wanted] = await Promise.all([
       listEntities(deps, services, params),
       resolveConfigTypes(deps, requestedConfigTypes(request)),
@@ -40,7 +40,7 @@ export const listServiceRoleAttributes: Operation = (request, deps) =>
   listRoleAttributes(request, deps, services.collection);
 
 async function configPage(request: OperationRequest, deps: Deps, docs: readonly Config[]) {
-  const page = pageInMemory(docs, parseListParams(request.query, configs.filterable), configs.filterable);
+  const page = pageInMemory(docs, await parseListParams(request.query, configs.filterable), configs.filterable);
   return list(await configApi.viewPage!(deps, page.items), page.pagination, Object.keys(configs.filterable));
 }
 
@@ -69,6 +69,6 @@ export const listConfigServices = documented(async (request, deps) => {
   const config = await getOrNotFound(deps, configs, request.pathParameters.id ?? '');
   const ids = await referrerIds(deps.store, { collection: configs.collection, id: config.doc.id }, services.collection);
   const docs = await deps.store.getMany(services, ids);
-  const page = pageInMemory(docs, parseListParams(request.query, services.filterable), services.filterable);
+  const page = pageInMemory(docs, await parseListParams(request.query, services.filterable), services.filterable);
   return list(await serviceViewPage(deps, page.items, new Set()), page.pagination, Object.keys(services.filterable));
 }, standardList);

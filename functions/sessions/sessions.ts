@@ -47,7 +47,7 @@ export const listSessions: Operation = documented(
   async (request, deps) => {
     const caller = callerOf(request);
     const { identity } = caller;
-    const parsed = parseListParams(request.query, sessions.filterable);
+    const parsed = await parseListParams(request.query, sessions.filterable);
     const params = { ...parsed, where: parsed.where && tokensAsSignatures(parsed.where) };
     const page =
       request.api === 'management' || actsAsAdmin(caller)

@@ -72,7 +72,7 @@ const KIT_OPERATIONS: {
     const roleFilter = api.roleFilter ?? false;
     return documented(
       async (request, deps) => {
-        const params = parseListParams(request.query, def.filterable, { roleFilter });
+        const params = await parseListParams(request.query, def.filterable, { roleFilter });
         const page = await listEntities(deps, def, params);
         return list(await pageViews(deps, api, page.items), page.pagination, Object.keys(def.filterable));
       },

@@ -4,7 +4,6 @@ import { parseListParams } from '../list/list-params.ts';
 import { pageInMemory } from '../list/page-in-memory.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { SortField } from '../query/filter-ast.ts';
-import { parseSort } from '../query/parse-sort.ts';
 import { allRoleAttributes, roleAttributesPage } from '../store/index-queries.ts';
 
 /** A role attribute as filters see it: the reference names the string `id`; clients also say `name`. */
@@ -15,10 +14,12 @@ const FIELDS = { id: 'string', name: 'string' } as const;
  * `sort=name asc` on every list; the reference ignores `sort` here, so an order that names anything else is ignored
  * rather than refused.
  */
-function directionOf(sortText: string | undefined): 'asc' | 'desc' {
+async function directionOf(sortText: string | undefined): Promise<'asc' | 'desc'> {
+  if (sortText === undefined || sortText.trim() === '') return 'asc';
+  const { parseSort } = await import('../query/list-query-language.ts');
   let sort: SortField[] = [];
   try {
-    sort = parseSort(sortText ?? '');
+    sort = parseSort(sortText);
   } catch {
     return 'asc';
   }
@@ -33,8 +34,8 @@ function directionOf(sortText: string | undefined): 'asc' | 'desc' {
  */
 export async function listRoleAttributes(request: OperationRequest, deps: Deps, collection: string) {
   const { sort: sortText, ...query } = request.query;
-  const params = parseListParams(query, FIELDS);
-  const direction = params.sort[0]?.direction ?? directionOf(sortText?.[0]);
+  const params = await parseListParams(query, FIELDS);
+  const direction = params.sort[0]?.direction ?? (await directionOf(sortText?.[0]));
   if (params.where === undefined) {
     const page = await roleAttributesPage(deps.store, collection, direction, params.offset, params.limit);
     return list(

@@ -1,11 +1,11 @@
 import { ApiError } from '../errors/api-error.ts';
-import type { BoolExpr, SortField } from '../query/filter-ast.ts';
+import type { BoolExpr, ParsedFilter, SortField } from '../query/filter-ast.ts';
 import { FilterError } from '../query/filter-error.ts';
 import type { FilterableFields } from '../query/filterable-fields.ts';
-import { parseFilter } from '../query/parse-filter.ts';
-import { parseSort } from '../query/parse-sort.ts';
 import { resolveAliases, resolveSortAliases } from '../query/resolve-aliases.ts';
-import { validateFilter, validateSort } from '../query/validate-filter.ts';
+
+/** The filter and sort language, loaded by the first request that names either (`list-query-language.ts`). */
+const queryLanguage = () => import('../query/list-query-language.ts');
 
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 500;
@@ -63,17 +63,18 @@ function invalidFilter(error: FilterError, parameter: string, text: string): Api
  * the filter and sort against the type's filterable fields. Bad input is a 400 that points at the problem. The
  * result names stored fields only: aliases (`FieldAlias`) are validated as written, then resolved.
  */
-export function parseListParams(
+export async function parseListParams(
   query: Readonly<Record<string, readonly string[]>>,
   fields: FilterableFields,
   options: { readonly roleFilter: boolean } = { roleFilter: false },
-): ListParams {
+): Promise<ListParams> {
   const limitParam = integerParam('limit', query.limit?.[0]);
   const offsetParam = integerParam('offset', query.offset?.[0]);
 
   const filterText = query.filter?.[0]?.trim() ?? '';
-  let filter: ReturnType<typeof parseFilter> | undefined;
+  let filter: ParsedFilter | undefined;
   if (filterText !== '') {
+    const { parseFilter, validateFilter } = await queryLanguage();
     try {
       filter = parseFilter(filterText);
       validateFilter(filter, fields);
@@ -86,6 +87,7 @@ export function parseListParams(
   let sort: readonly SortField[] = filter?.sort ?? [];
   const sortText = query.sort?.[0]?.trim() ?? '';
   if (sort.length === 0 && sortText !== '') {
+    const { parseSort, validateSort } = await queryLanguage();
     try {
       sort = parseSort(sortText);
       validateSort(sort, fields, sortText);

@@ -1,9 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { putRouterConnection } from '#shared/store/router-connections.ts';
 import { expectMatchesSpec } from '../contract/openziti-spec.ts';
 import { useAdminController } from '../support/admin-controller.ts';
+import { enrollRouter, fingerprintOfCredentials, routerConnectionOf } from '../support/ctrl-router.ts';
 import { authPolicyBody } from '../support/management-fixtures.ts';
 
-const { call, createdId, createPolicy, userUnder, login } = useAdminController();
+const { controller, call, createdId, createPolicy, userUnder, login } = useAdminController();
 
 /**
  * Known document defects: an edge router's `fingerprint` is null until it enrolls (the documents type it as a plain
@@ -215,6 +217,11 @@ describe('policy advice', () => {
         },
       ],
     });
+    // Enrolled, its control channel connected (the connection item the routers' endpoint writes after the hello).
+    const credentials = await enrollRouter(controller, call, ids.both!, 'edge-routers');
+    const fingerprint = fingerprintOfCredentials(credentials);
+    await putRouterConnection(controller().deps.store, 'edge-routers', routerConnectionOf(ids.both!), fingerprint);
+    expect((await advice('alice', 'web')).commonRouters).toEqual([expect.objectContaining({ isOnline: true })]);
     expect(await advice('carol', 'ops')).toMatchObject({
       isDialAllowed: false,
       isBindAllowed: true,
