@@ -1,3 +1,4 @@
+import { type CtrlEndpoint, createCtrlEndpoint } from '#ctrl-channel/ctrl-endpoint.ts';
 import { createDeps } from '#functions/create-deps.ts';
 import { ensureTable } from '#local/create-table.ts';
 import { type LocalServer, startLocalServer } from '#local/local-server.ts';
@@ -26,6 +27,8 @@ export interface BenchController {
   readonly origin: string;
   /** A kept-alive HTTPS client of the server (the bench's requests are sequential over it). */
   readonly client: BenchClient;
+  /** The routers' control channel on the server's address, when the part asked for it (`withRouters`). */
+  readonly ctrl: CtrlEndpoint | undefined;
   /** Moves the controller's clock (TOTP steps, once-a-minute touches); the offset adds up. */
   advanceClock(ms: number): void;
   /**
@@ -47,6 +50,7 @@ export async function startBenchController(
   options: BenchControllerOptions,
   configured: (config: ControllerConfig) => ControllerConfig = (config) => config,
   writeLog: (line: string) => void = () => undefined,
+  withRouters = false,
 ): Promise<BenchController> {
   const chosen = configured(benchConfig(tableName, options.dynamoDbEndpoint));
   // The handlers read the rate with each request: the part may change it between runs (`sampleRequestLogs`).
@@ -61,7 +65,15 @@ export async function startBenchController(
   const meter = createBenchMeter(deps);
   await ensureTable(deps.store.db, config.tableName);
   await bootstrap(deps, { adminUsername: options.adminUsername, adminPassword: options.adminPassword });
-  const server = await startLocalServer({ deps, tls: options.tls, port: 0, invokeAs: meter.timeHandler });
+  // Routers connect to the API's address with ALPN `ziti-ctrl`, as under `npm start`.
+  const ctrl = withRouters ? createCtrlEndpoint({ deps }) : undefined;
+  const server = await startLocalServer({
+    deps,
+    tls: options.tls,
+    port: 0,
+    invokeAs: meter.timeHandler,
+    ...(ctrl ? { ctrlEndpoint: ctrl } : {}),
+  });
   meter.timeServer(server.server);
   const origin = `https://127.0.0.1:${server.port}`;
   const client = createBenchClient(origin, options.tls.cert);
@@ -71,6 +83,7 @@ export async function startBenchController(
     server,
     origin,
     client,
+    ctrl,
     advanceClock: (ms) => {
       clockOffsetMs += ms;
     },
@@ -78,6 +91,7 @@ export async function startBenchController(
       requestLog.sampleRate = sampleRate;
     },
     async close() {
+      ctrl?.close();
       client.close();
       await server.close();
       deps.store.db.destroy();

@@ -18,6 +18,7 @@ import { benchConfig } from './bench-config.ts';
 import { type BenchMeter, createBenchMeter } from './bench-meter.ts';
 import { capacityCheck, capacityCheckReport } from './capacity-check.ts';
 import { collectionScenarios } from './collection-scenarios.ts';
+import { dialBench, dialReport } from './dial-bench.ts';
 import { entityScaleBench } from './entity-scale-bench.ts';
 import { fleetBillBench } from './fleet-bill-bench.ts';
 import { fleetBillReport } from './fleet-bill-report.ts';
@@ -82,6 +83,7 @@ const SECTIONS = [
   'capacity',
   'bill',
   'pki',
+  'dial',
   'integrity',
   'logins',
   'identities',
@@ -373,6 +375,10 @@ async function measureApi(sections: ReadonlySet<Section>, goals: GoalFigures): P
       const rows = await pkiBench(tableBench);
       goals.certLogin = rows.find((row) => row.label.startsWith('cert login'))?.figures;
       print(pkiReport(rows));
+    }
+    if (sections.has('dial')) {
+      progress("a router's dials, on a table of their own");
+      print(dialReport(await dialBench(tableBench)));
     }
     if (sections.has('integrity')) {
       progress('integrity check, on a table of its own');
