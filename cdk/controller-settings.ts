@@ -246,6 +246,46 @@ export function domainSettingsProblem(settings: DomainSettings): string | undefi
   return undefined;
 }
 
+/** What a deployment SDKs can use is checked against: its domains, its front door, and whether it is meant for them. */
+export type SdkReadinessSettings = Pick<DomainSettings, 'domainName' | 'mtlsDomainName' | 'sdkDomainName'> &
+  FrontDoorSettings & {
+    /** The operator wants the management API only (`managementOnly`): no SDK will enroll or log in. */
+    readonly managementOnly?: boolean;
+  };
+
+/**
+ * Why SDKs could not use a deployment with these settings, or undefined when they could (or it is declared for the
+ * management API alone). SDKs call the APIs at the host root and enroll at the enrollment JWT's issuer,
+ * `https://<domainName>`, and trust the controller only when the certificate that host presents is the server
+ * certificate the JWT verifies against: API Gateway's own `execute-api` address has a stage name in its paths and
+ * presents Amazon's certificate, so without `domainName` no SDK can enroll. Behind the REST API, an SDK enrolled with a
+ * one-time token logs in with its certificate, which only the mTLS domain (`mtlsDomainName`) receives, and the OpenZiti
+ * C SDK (every tunneler) is led there only by the SDKs' front door (`sdkDomainName`). The load balancer is one address
+ * that takes a certificate where one is sent: `domainName` is all it needs.
+ */
+export function sdkReadinessProblem(settings: SdkReadinessSettings): string | undefined {
+  if (settings.managementOnly === true) return undefined;
+  const needed =
+    settings.frontDoor === 'load-balancer'
+      ? (['domainName'] as const)
+      : (['domainName', 'mtlsDomainName', 'sdkDomainName'] as const);
+  const missing = needed.filter((key) => settings[key] === undefined);
+  if (missing.length === 0) return undefined;
+  const restApi = settings.frontDoor !== 'load-balancer';
+  return (
+    `SDKs cannot use this deployment: set ${missing.join(', ')}` +
+    (restApi
+      ? ' (and hostedZoneId with hostedZoneName, or mtlsOwnershipCertificateArn where DNS is elsewhere)'
+      : ' (and hostedZoneId with hostedZoneName for its DNS record)') +
+    ". SDKs enroll at https://<domainName> and trust only the server certificate it presents, which API Gateway's " +
+    'execute-api address cannot present' +
+    (restApi
+      ? '; certificate logins reach the REST API only at mtlsDomainName, and the C SDK is led there by sdkDomainName'
+      : '') +
+    '. For the management API alone, with no SDKs, set managementOnly=true (docs/aws.md, "First deploy")'
+  );
+}
+
 /** An environment name: it is part of the stack name, the stage name and resource names. */
 const ENVIRONMENT = /^[a-z][a-z0-9-]{0,19}$/;
 /** DynamoDB's table names. */
@@ -468,6 +508,12 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
       ...definedOnly({ routerEndpoint: routerEndpoint.routerEndpoint }),
     });
   if (frontDoorIssue) throw new Error(frontDoorIssue);
+  // Last, so that a setting that is wrong in itself is named before what is missing.
+  const sdkIssue = sdkReadinessProblem({
+    ...definedOnly({ ...frontDoorSettings, ...domains }),
+    ...definedOnly({ managementOnly: flag(context, 'managementOnly', env.ZITI_MANAGEMENT_ONLY) }),
+  });
+  if (sdkIssue) throw new Error(sdkIssue);
 
   return {
     adminUsername,

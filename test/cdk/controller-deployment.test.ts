@@ -156,12 +156,24 @@ describe('the app', () => {
   it('deploys one environment per stack, named after it; production is protected from termination', {
     timeout: 180_000,
   }, () => {
-    expect(synthApp({})).toEqual([{ name: 'ZitiController-prod', terminationProtection: true }]);
-    expect(synthApp({ environment: 'dev' })).toEqual([{ name: 'ZitiController-dev', terminationProtection: false }]);
+    // The smallest deploy SDKs can use (docs/aws.md, "First deploy"), and one for the management API alone.
+    const domains = {
+      domainName: 'ziti.example.com',
+      mtlsDomainName: 'ziti-mtls.example.com',
+      sdkDomainName: 'ziti-sdk.example.com',
+      hostedZoneId: 'Z0123456789ABCDEFGHIJ',
+      hostedZoneName: 'example.com',
+    };
+    expect(synthApp(domains)).toEqual([{ name: 'ZitiController-prod', terminationProtection: true }]);
+    expect(synthApp({ environment: 'dev', managementOnly: true })).toEqual([
+      { name: 'ZitiController-dev', terminationProtection: false },
+    ]);
   });
 
   it('refuses an asset bucket for CloudFormation alone that S3 would not name so, before synthesising', () => {
-    expect(() => synthApp({ assetBucket: 'Ziti Assets' })).toThrow(/assetBucket must be an S3 bucket name/);
+    expect(() => synthApp({ assetBucket: 'Ziti Assets', managementOnly: true })).toThrow(
+      /assetBucket must be an S3 bucket name/,
+    );
   });
 });
 

@@ -404,27 +404,28 @@ describe('ControllerLoadBalancer', () => {
 });
 
 describe('frontDoor setting', () => {
-  const noContext = () => undefined;
+  /** Only `managementOnly`: the settings read without the domains SDKs need (refused otherwise). */
+  const managementOnly = (key: string) => (key === 'managementOnly' ? 'true' : undefined);
 
   it('is read from context or ZITI_FRONT_DOOR, and refuses anything but the two front doors', () => {
     const context = (key: string) => ({ frontDoor: 'load-balancer', domainName: 'ziti.example.com' })[key];
     expect(resolveControllerSettings(context, {}).frontDoor).toBe('load-balancer');
     expect(
-      resolveControllerSettings(noContext, { ZITI_FRONT_DOOR: 'rest-api', ZITI_DOMAIN_NAME: 'ziti.example.com' })
+      resolveControllerSettings(managementOnly, { ZITI_FRONT_DOOR: 'rest-api', ZITI_DOMAIN_NAME: 'ziti.example.com' })
         .frontDoor,
     ).toBe('rest-api');
-    expect(resolveControllerSettings(noContext, {}).frontDoor).toBeUndefined();
-    expect(() => resolveControllerSettings(noContext, { ZITI_FRONT_DOOR: 'cloudfront' })).toThrow(
+    expect(resolveControllerSettings(managementOnly, {}).frontDoor).toBeUndefined();
+    expect(() => resolveControllerSettings(managementOnly, { ZITI_FRONT_DOOR: 'cloudfront' })).toThrow(
       /frontDoor must be one of load-balancer, rest-api/,
     );
   });
 
   it('needs the domain name for the load balancer, and refuses the REST API domains beside it', () => {
     const env = (more: Record<string, string>) => ({ ZITI_FRONT_DOOR: 'load-balancer', ...more });
-    expect(() => resolveControllerSettings(noContext, env({}))).toThrow(/needs domainName/);
+    expect(() => resolveControllerSettings(managementOnly, env({}))).toThrow(/needs domainName/);
     expect(() =>
       resolveControllerSettings(
-        noContext,
+        managementOnly,
         env({
           ZITI_DOMAIN_NAME: 'ziti.example.com',
           ZITI_MTLS_DOMAIN_NAME: 'ziti-mtls.example.com',
@@ -441,19 +442,21 @@ describe('frontDoor setting', () => {
   it('takes an existing VPC by id with two public subnets or more, for a load balancer only', () => {
     const base = { ZITI_FRONT_DOOR: 'load-balancer', ZITI_DOMAIN_NAME: 'ziti.example.com' };
     const vpc = { ZITI_VPC_ID: 'vpc-0123456789abcdef0', ZITI_PUBLIC_SUBNET_IDS: 'subnet-0123456a, subnet-0123456b' };
-    expect(resolveControllerSettings(noContext, { ...base, ...vpc })).toMatchObject({
+    expect(resolveControllerSettings(managementOnly, { ...base, ...vpc })).toMatchObject({
       vpcId: 'vpc-0123456789abcdef0',
       publicSubnetIds: ['subnet-0123456a', 'subnet-0123456b'],
     });
     expect(() =>
-      resolveControllerSettings(noContext, { ...base, ...vpc, ZITI_PUBLIC_SUBNET_IDS: 'subnet-0123456a' }),
+      resolveControllerSettings(managementOnly, { ...base, ...vpc, ZITI_PUBLIC_SUBNET_IDS: 'subnet-0123456a' }),
     ).toThrow(/two or more subnet ids/);
-    expect(() => resolveControllerSettings(noContext, vpc)).toThrow(/for frontDoor load-balancer or routerEndpoint/);
+    expect(() => resolveControllerSettings(managementOnly, vpc)).toThrow(
+      /for frontDoor load-balancer or routerEndpoint/,
+    );
   });
 
   it("takes it for the routers' endpoint too, whichever front door", () => {
     const vpc = { ZITI_VPC_ID: 'vpc-0123456789abcdef0', ZITI_PUBLIC_SUBNET_IDS: 'subnet-0123456a, subnet-0123456b' };
-    expect(resolveControllerSettings(noContext, { ...vpc, ZITI_ROUTER_ENDPOINT: 'true' })).toMatchObject({
+    expect(resolveControllerSettings(managementOnly, { ...vpc, ZITI_ROUTER_ENDPOINT: 'true' })).toMatchObject({
       routerEndpoint: true,
       vpcId: 'vpc-0123456789abcdef0',
     });

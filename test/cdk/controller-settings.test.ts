@@ -3,13 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { resolveControllerSettings } from '../../cdk/controller-settings.ts';
 import { ControllerStack, type ControllerStackProps } from '../../cdk/controller-stack.ts';
 
-const noContext = () => undefined;
+/** Only `managementOnly`: the settings read without the domains SDKs need (refused otherwise). */
+const managementOnly = (key: string) => (key === 'managementOnly' ? 'true' : undefined);
+/** These context values and `managementOnly`. */
+const withContext = (values: Record<string, unknown>) => (key: string) => ({ managementOnly: true, ...values })[key];
 
 describe('resolveControllerSettings', () => {
   it('defaults to production, the admin user and a 30 minute API session timeout', () => {
     // The throttles and the web ACL's limit are left to the construct's defaults, so that only a value someone set is
     // passed on.
-    expect(resolveControllerSettings(noContext, {})).toEqual({
+    expect(resolveControllerSettings(managementOnly, {})).toEqual({
       environment: 'prod',
       adminUsername: 'admin',
       apiSessionTimeoutMinutes: 30,
@@ -17,7 +20,7 @@ describe('resolveControllerSettings', () => {
   });
 
   it('prefers CDK context over the environment', () => {
-    const context = (key: string) => ({ adminUsername: 'root', apiSessionTimeoutMinutes: '45' })[key];
+    const context = withContext({ adminUsername: 'root', apiSessionTimeoutMinutes: '45' });
     const env = { ZITI_ADMIN_USERNAME: 'ops', ZITI_API_SESSION_TIMEOUT_MINUTES: '10' };
     expect(resolveControllerSettings(context, env)).toMatchObject({
       adminUsername: 'root',
@@ -27,68 +30,76 @@ describe('resolveControllerSettings', () => {
 
   it('falls back to the environment', () => {
     const env = { ZITI_ADMIN_USERNAME: 'ops', ZITI_API_SESSION_TIMEOUT_MINUTES: '10' };
-    expect(resolveControllerSettings(noContext, env)).toMatchObject({
+    expect(resolveControllerSettings(managementOnly, env)).toMatchObject({
       adminUsername: 'ops',
       apiSessionTimeoutMinutes: 10,
     });
   });
 
   it('lets JWKS endpoints be private addresses only when asked, and refuses anything but true or false', () => {
-    expect(resolveControllerSettings(noContext, {}).jwksAllowPrivateAddresses).toBeUndefined();
+    expect(resolveControllerSettings(managementOnly, {}).jwksAllowPrivateAddresses).toBeUndefined();
     expect(
-      resolveControllerSettings(noContext, { ZITI_JWKS_ALLOW_PRIVATE_IPS: 'true' }).jwksAllowPrivateAddresses,
+      resolveControllerSettings(managementOnly, { ZITI_JWKS_ALLOW_PRIVATE_IPS: 'true' }).jwksAllowPrivateAddresses,
     ).toBe(true);
-    const context = (key: string) => (key === 'jwksAllowPrivateAddresses' ? true : undefined);
+    const context = withContext({ jwksAllowPrivateAddresses: true });
     expect(resolveControllerSettings(context, {}).jwksAllowPrivateAddresses).toBe(true);
-    expect(() => resolveControllerSettings(noContext, { ZITI_JWKS_ALLOW_PRIVATE_IPS: 'yes' })).toThrow(
+    expect(() => resolveControllerSettings(managementOnly, { ZITI_JWKS_ALLOW_PRIVATE_IPS: 'yes' })).toThrow(
       /jwksAllowPrivateAddresses/,
     );
   });
 
   it('reads the request log sample rate from CDK context or the environment, and refuses one out of range', () => {
-    expect(resolveControllerSettings(noContext, {})).not.toHaveProperty('requestLogSampleRate');
-    expect(resolveControllerSettings(noContext, { ZITI_REQUEST_LOG_SAMPLE_RATE: '20' }).requestLogSampleRate).toBe(20);
-    const context = (key: string) => (key === 'requestLogSampleRate' ? 1 : undefined);
+    expect(resolveControllerSettings(managementOnly, {})).not.toHaveProperty('requestLogSampleRate');
+    expect(resolveControllerSettings(managementOnly, { ZITI_REQUEST_LOG_SAMPLE_RATE: '20' }).requestLogSampleRate).toBe(
+      20,
+    );
+    const context = withContext({ requestLogSampleRate: 1 });
     expect(resolveControllerSettings(context, { ZITI_REQUEST_LOG_SAMPLE_RATE: '20' }).requestLogSampleRate).toBe(1);
     for (const value of ['0', '-1', '2.5', '1000001', 'often']) {
-      expect(() => resolveControllerSettings(noContext, { ZITI_REQUEST_LOG_SAMPLE_RATE: value }), value).toThrow(
+      expect(() => resolveControllerSettings(managementOnly, { ZITI_REQUEST_LOG_SAMPLE_RATE: value }), value).toThrow(
         /requestLogSampleRate/,
       );
     }
   });
 
   it("reads the routers' endpoint settings from CDK context or the environment, and refuses them without the endpoint", () => {
-    expect(resolveControllerSettings(noContext, {})).not.toHaveProperty('routerEndpoint');
-    const context = (key: string) =>
-      ({ routerEndpoint: 'true', ctrlDomainName: 'Ctrl.Example.com', routerEndpointMaxCount: '8' })[key];
+    expect(resolveControllerSettings(managementOnly, {})).not.toHaveProperty('routerEndpoint');
+    const context = withContext({
+      routerEndpoint: 'true',
+      ctrlDomainName: 'Ctrl.Example.com',
+      routerEndpointMaxCount: '8',
+    });
     expect(resolveControllerSettings(context, { ZITI_ROUTER_ENDPOINT_PORT: '6262' })).toMatchObject({
       routerEndpoint: true,
       ctrlDomainName: 'ctrl.example.com',
       routerEndpointPort: 6262,
       routerEndpointMaxCount: 8,
     });
-    expect(() => resolveControllerSettings(noContext, { ZITI_ROUTER_ENDPOINT_CPU: '512' })).toThrow(
+    expect(() => resolveControllerSettings(managementOnly, { ZITI_ROUTER_ENDPOINT_CPU: '512' })).toThrow(
       /routerEndpointCpu needs routerEndpoint: true/,
     );
     expect(() =>
-      resolveControllerSettings(noContext, { ZITI_ROUTER_ENDPOINT: 'true', ZITI_ROUTER_ENDPOINT_MEMORY_MB: '4096' }),
+      resolveControllerSettings(managementOnly, {
+        ZITI_ROUTER_ENDPOINT: 'true',
+        ZITI_ROUTER_ENDPOINT_MEMORY_MB: '4096',
+      }),
     ).toThrow(/routerEndpointMemoryMb/);
   });
 
   it('accepts a number from cdk.json', () => {
-    const context = (key: string) => (key === 'apiSessionTimeoutMinutes' ? 60 : undefined);
+    const context = withContext({ apiSessionTimeoutMinutes: 60 });
     expect(resolveControllerSettings(context, {}).apiSessionTimeoutMinutes).toBe(60);
   });
 
   it.each(['0', '-5', '1.5', 'soon'])('rejects the session timeout %j', (value) => {
-    expect(() => resolveControllerSettings(noContext, { ZITI_API_SESSION_TIMEOUT_MINUTES: value })).toThrow(
+    expect(() => resolveControllerSettings(managementOnly, { ZITI_API_SESSION_TIMEOUT_MINUTES: value })).toThrow(
       /apiSessionTimeoutMinutes/,
     );
   });
 
   it('reads the fleet size and the login throttles from CDK context or the environment, the latter only when set', () => {
-    expect(resolveControllerSettings(noContext, {})).not.toHaveProperty('loginRateLimit');
-    const context = (key: string) => ({ fleetSize: '25000', loginBurstLimit: 600 })[key];
+    expect(resolveControllerSettings(managementOnly, {})).not.toHaveProperty('loginRateLimit');
+    const context = withContext({ fleetSize: '25000', loginBurstLimit: 600 });
     const env = { ZITI_FLEET_SIZE: '5', ZITI_LOGIN_RATE_LIMIT: '250' };
     expect(resolveControllerSettings(context, env)).toMatchObject({
       fleetSize: 25_000,
@@ -102,11 +113,11 @@ describe('resolveControllerSettings', () => {
     ['ZITI_LOGIN_RATE_LIMIT', '0', /loginRateLimit must be an integer >= 1/],
     ['ZITI_LOGIN_BURST_LIMIT', 'many', /loginBurstLimit/],
   ])('rejects %s=%j', (name, value, message) => {
-    expect(() => resolveControllerSettings(noContext, { [name]: value })).toThrow(message);
+    expect(() => resolveControllerSettings(managementOnly, { [name]: value })).toThrow(message);
   });
 
   it('reads the API limits from CDK context or the environment', () => {
-    const context = (key: string) => ({ apiRateLimit: 50, firewallRateLimit: '600' })[key];
+    const context = withContext({ apiRateLimit: 50, firewallRateLimit: '600' });
     const env = { ZITI_API_RATE_LIMIT: '5', ZITI_API_BURST_LIMIT: '80', ZITI_FIREWALL_RATE_LIMIT: '700' };
     expect(resolveControllerSettings(context, env)).toMatchObject({
       apiRateLimit: 50,
@@ -117,8 +128,12 @@ describe('resolveControllerSettings', () => {
 
   it("refuses the web ACL's limit without the web ACL, which would enforce nothing", () => {
     const env = { ZITI_FIREWALL: 'false', ZITI_FIREWALL_RATE_LIMIT: '600' };
-    expect(() => resolveControllerSettings(noContext, env)).toThrow(/firewallRateLimit .* unset with firewall false/);
-    expect(resolveControllerSettings(noContext, { ZITI_FIREWALL: 'false' })).not.toHaveProperty('firewallRateLimit');
+    expect(() => resolveControllerSettings(managementOnly, env)).toThrow(
+      /firewallRateLimit .* unset with firewall false/,
+    );
+    expect(resolveControllerSettings(managementOnly, { ZITI_FIREWALL: 'false' })).not.toHaveProperty(
+      'firewallRateLimit',
+    );
   });
 
   it.each([
@@ -127,7 +142,7 @@ describe('resolveControllerSettings', () => {
     // AWS WAF takes no rate-based limit under 10.
     ['ZITI_FIREWALL_RATE_LIMIT', '9', /firewallRateLimit must be an integer >= 10/],
   ])('rejects %s=%j', (name, value, error) => {
-    expect(() => resolveControllerSettings(noContext, { [name]: value })).toThrow(error);
+    expect(() => resolveControllerSettings(managementOnly, { [name]: value })).toThrow(error);
   });
 
   it('rejects a blank admin username', () => {
@@ -144,7 +159,7 @@ describe('resolveControllerSettings', () => {
     const fromContext = (values: Record<string, unknown>) => (key: string) => values[key];
 
     it('has none by default', () => {
-      const settings = resolveControllerSettings(noContext, {});
+      const settings = resolveControllerSettings(managementOnly, {});
       for (const key of ['domainName', 'mtlsDomainName', 'mtlsOwnershipCertificateArn', 'hostedZoneId'] as const) {
         expect(settings[key], key).toBeUndefined();
       }
@@ -163,7 +178,7 @@ describe('resolveControllerSettings', () => {
         { domainName: DOMAIN, mtlsDomainName: MTLS, mtlsOwnershipCertificateArn: OWNERSHIP, ...ZONE },
       ],
     ])('takes %s from CDK context', (_, values) => {
-      expect(resolveControllerSettings(fromContext(values), {})).toMatchObject(values);
+      expect(resolveControllerSettings(fromContext({ ...values, managementOnly: true }), {})).toMatchObject(values);
     });
 
     it("reads the ZITI_* environment, lowercases host names and drops a zone name's trailing dot", () => {
@@ -174,7 +189,7 @@ describe('resolveControllerSettings', () => {
         ZITI_HOSTED_ZONE_ID: ZONE.hostedZoneId,
         ZITI_HOSTED_ZONE_NAME: 'example.com.',
       };
-      expect(resolveControllerSettings(noContext, env)).toMatchObject({
+      expect(resolveControllerSettings(managementOnly, env)).toMatchObject({
         domainName: DOMAIN,
         mtlsDomainName: MTLS,
         mtlsOwnershipCertificateArn: OWNERSHIP,
@@ -229,7 +244,9 @@ describe('resolveControllerSettings', () => {
     it('refuses the replaced mtlsCertificateArn, from context or the environment, saying what to set instead', () => {
       const message = /mtlsCertificateArn is no longer read.*mtlsOwnershipCertificateArn/;
       expect(() => resolveControllerSettings(fromContext({ mtlsCertificateArn: OWNERSHIP }), {})).toThrow(message);
-      expect(() => resolveControllerSettings(noContext, { ZITI_MTLS_CERTIFICATE_ARN: OWNERSHIP })).toThrow(message);
+      expect(() => resolveControllerSettings(managementOnly, { ZITI_MTLS_CERTIFICATE_ARN: OWNERSHIP })).toThrow(
+        message,
+      );
     });
   });
 });
@@ -247,11 +264,11 @@ describe('settings only the REST API honours', () => {
     ['ZITI_TRUSTSTORE_TRAIL', 'false', /truststoreTrail records the writes of the REST API's mTLS truststore/],
     ['ZITI_API_GATEWAY_CLOUDWATCH_ROLE', 'true', /apiGatewayCloudWatchRole sets the account's role/],
   ])('refuses %s=%s with the load balancer, saying why, and takes it with the REST API', (name, value, message) => {
-    expect(() => resolveControllerSettings(noContext, { ...LOAD_BALANCER, [name]: value })).toThrow(message);
-    expect(() => resolveControllerSettings(noContext, { ...LOAD_BALANCER, [name]: value })).toThrow(
+    expect(() => resolveControllerSettings(managementOnly, { ...LOAD_BALANCER, [name]: value })).toThrow(message);
+    expect(() => resolveControllerSettings(managementOnly, { ...LOAD_BALANCER, [name]: value })).toThrow(
       /leave it unset with frontDoor load-balancer/,
     );
-    expect(() => resolveControllerSettings(noContext, { [name]: value })).not.toThrow();
+    expect(() => resolveControllerSettings(managementOnly, { [name]: value })).not.toThrow();
   });
 
   it('refuses them from CDK context, and from the construct, whose props are not read from either', () => {
@@ -268,7 +285,7 @@ describe('settings only the REST API honours', () => {
   });
 
   it('leaves them out of a load balancer deployment that does not set them', () => {
-    const settings = resolveControllerSettings(noContext, LOAD_BALANCER);
+    const settings = resolveControllerSettings(managementOnly, LOAD_BALANCER);
     for (const key of ['apiRateLimit', 'apiBurstLimit', 'fleetSize', 'detailedMetrics', 'truststoreTrail'] as const) {
       expect(settings, key).not.toHaveProperty(key);
     }
@@ -288,5 +305,64 @@ describe('numbers given to the construct', () => {
     ['a web ACL limit without the web ACL', { firewall: false, firewallRateLimit: 600 }, /unset with firewall false/],
   ])('are checked as those from context are: %s is refused at synth', (_, props, message) => {
     expect(() => new ControllerStack(new App(), 'Checked', props)).toThrow(message);
+  });
+});
+
+describe('a deployment SDKs can use', () => {
+  const none = () => undefined;
+  const ZONE = { ZITI_HOSTED_ZONE_ID: 'Z0123456789ABCDEFGHIJ', ZITI_HOSTED_ZONE_NAME: 'example.com' };
+  const THREE_DOMAINS = {
+    ZITI_DOMAIN_NAME: 'ziti.example.com',
+    ZITI_MTLS_DOMAIN_NAME: 'ziti-mtls.example.com',
+    ZITI_SDK_DOMAIN_NAME: 'ziti-sdk.example.com',
+  };
+
+  it('is refused without the domains, naming each missing one and the opt-in', () => {
+    const refusal =
+      /^SDKs cannot use this deployment: set domainName, mtlsDomainName, sdkDomainName .*managementOnly=true/;
+    expect(() => resolveControllerSettings(none, {})).toThrow(refusal);
+    expect(() =>
+      resolveControllerSettings(none, { ZITI_ENVIRONMENT: 'staging', ZITI_ROUTER_ENDPOINT: 'true' }),
+    ).toThrow(refusal);
+  });
+
+  it('is refused with the plain domain alone behind the REST API: certificate logins need the mTLS domain', () => {
+    const env = { ZITI_DOMAIN_NAME: 'ziti.example.com', ...ZONE };
+    expect(() => resolveControllerSettings(none, env)).toThrow(
+      /set mtlsDomainName, sdkDomainName .*certificate logins/,
+    );
+    const withMtls = { ...env, ZITI_MTLS_DOMAIN_NAME: 'ziti-mtls.example.com' };
+    expect(() => resolveControllerSettings(none, withMtls)).toThrow(/set sdkDomainName \(/);
+  });
+
+  it('is accepted with the three domains, in a hosted zone or with an ownership certificate', () => {
+    expect(resolveControllerSettings(none, { ...THREE_DOMAINS, ...ZONE })).toMatchObject({
+      domainName: 'ziti.example.com',
+      mtlsDomainName: 'ziti-mtls.example.com',
+      sdkDomainName: 'ziti-sdk.example.com',
+    });
+    const ownership = 'arn:aws:acm:eu-west-1:123456789012:certificate/0b1c2d3e-4f50';
+    expect(() =>
+      resolveControllerSettings(none, { ...THREE_DOMAINS, ZITI_MTLS_OWNERSHIP_CERTIFICATE_ARN: ownership }),
+    ).not.toThrow();
+  });
+
+  it('is accepted behind the load balancer with its one domain', () => {
+    const env = { ZITI_FRONT_DOOR: 'load-balancer', ZITI_DOMAIN_NAME: 'ziti.example.com' };
+    expect(resolveControllerSettings(none, env)).toMatchObject({ frontDoor: 'load-balancer' });
+  });
+
+  it('is not asked for with managementOnly, from context or the environment, which goes no further', () => {
+    const settings = resolveControllerSettings(none, { ZITI_MANAGEMENT_ONLY: 'true' });
+    expect(settings).not.toHaveProperty('managementOnly');
+    expect(() => resolveControllerSettings((key) => (key === 'managementOnly' ? true : undefined), {})).not.toThrow();
+    expect(() => resolveControllerSettings(none, { ZITI_MANAGEMENT_ONLY: 'false' })).toThrow(/SDKs cannot use/);
+    expect(() => resolveControllerSettings(none, { ZITI_MANAGEMENT_ONLY: 'yes' })).toThrow(
+      /managementOnly must be true or false/,
+    );
+  });
+
+  it('names a setting that is wrong in itself before what is missing', () => {
+    expect(() => resolveControllerSettings(none, { ZITI_DOMAIN_NAME: 'ziti' })).toThrow(/lowercase host name/);
   });
 });

@@ -20,7 +20,8 @@ interface ScalableTarget {
   readonly MaxCapacity: number;
 }
 
-const noContext = () => undefined;
+/** Only `managementOnly`: the settings read without the domains SDKs need (refused otherwise). */
+const managementOnly = (key: string) => (key === 'managementOnly' ? 'true' : undefined);
 
 describe('table capacity', () => {
   it('bills the table on demand by default, with no capacity on it or its indexes and no auto scaling', () => {
@@ -77,7 +78,7 @@ describe('table capacity', () => {
   });
 
   it('reads the billing mode and capacity from settings, the defaults filling the rest', () => {
-    const settings = resolveControllerSettings(noContext, {
+    const settings = resolveControllerSettings(managementOnly, {
       ZITI_TABLE_BILLING_MODE: 'provisioned',
       ZITI_TABLE_READ_CAPACITY_MAX: '900',
     });
@@ -85,11 +86,11 @@ describe('table capacity', () => {
       ...DEFAULT_PROVISIONED_CAPACITY,
       read: { min: DEFAULT_PROVISIONED_CAPACITY.read.min, max: 900 },
     });
-    expect(tableCapacityOf(resolveControllerSettings(noContext, {}))).toBe('on-demand');
+    expect(tableCapacityOf(resolveControllerSettings(managementOnly, {}))).toBe('on-demand');
   });
 
   it('refuses capacity that cannot work, capacity without provisioning, and capacity for an imported table', () => {
-    const resolve = (env: Record<string, string>) => () => resolveControllerSettings(noContext, env);
+    const resolve = (env: Record<string, string>) => () => resolveControllerSettings(managementOnly, env);
     const provisioned = { ZITI_TABLE_BILLING_MODE: 'provisioned' };
     expect(resolve({ ZITI_TABLE_BILLING_MODE: 'reserved' })).toThrow(/tableBillingMode must be one of/);
     expect(resolve({ ZITI_TABLE_READ_CAPACITY_MIN: '5' })).toThrow(
