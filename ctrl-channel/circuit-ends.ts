@@ -1,4 +1,5 @@
 import { CIRCUIT_TTL_MS, extendCircuit, isOnPath, removeCircuit, storedCircuits } from '#shared/store/circuit-items.ts';
+import { idleTooLong } from './circuit-max-idle.ts';
 import { unrouteMessage } from './circuit-messages.ts';
 import type { ConnectedRouter, ControlContext } from './control-plane.ts';
 import { type ChannelMessage, ContentType } from './message.ts';
@@ -12,6 +13,8 @@ interface Fault {
 
 interface CircuitConfirmation {
   readonly circuitIds: readonly string[];
+  /** How long each circuit was idle, in nanoseconds (a router may name a circuit without its time). */
+  readonly idleTimes?: Readonly<Record<string, number>>;
 }
 
 /** The fault subjects that end one circuit: its dialer's side or its host's closed (a router sends one of each). */
@@ -28,7 +31,9 @@ const MAX_FAULT_IDS = 1000;
  * unroutes it gracefully (`now: false`) on its path's routers connected here; later faults for it find nothing. A
  * forward fault names circuits a router holds routes for and could not forward: each is removed and unrouted at once.
  * A CircuitConfirmation (1034), a router's list of its idle circuits, gets the unknown ones unrouted at once (left
- * over from a lost fault or a circuit this controller never made); the known ones stay, their item's expiry moved on.
+ * over from a lost fault or a circuit this controller never made); a known one idle past its service's
+ * `maxIdleTimeMillis` by its ingress or egress router's report, or whose service is gone, is removed and unrouted at
+ * once (`circuit-max-idle.ts`); the others stay, their item's expiry moved on.
  * Link faults (LinkFault, LinkDuplicate) end the link (`link-reports.ts`); circuits do not cross links yet, so none is
  * rerouted.
  *
@@ -53,7 +58,10 @@ export function circuitEnds(context: ControlContext) {
     }
     if (CIRCUIT_END_SUBJECTS.has(fault.subject)) {
       const removed = await removeCircuit(deps.store, fault.id, router.router.id, deps.now());
-      if (removed) unroute(router, removed.id, removed.path, false);
+      if (removed) {
+        unroute(router, removed.id, removed.path, false);
+        context.terminatorChoice.circuitRemoved(removed.id);
+      }
       return;
     }
     if (!FORWARD_FAULT_SUBJECTS.has(fault.subject)) return;
@@ -61,6 +69,7 @@ export function circuitEnds(context: ControlContext) {
     for (const id of ids) {
       const removed = await removeCircuit(deps.store, id, router.router.id, deps.now());
       unroute(router, id, removed?.path ?? [], true);
+      if (removed) context.terminatorChoice.circuitRemoved(id);
     }
   }
 
@@ -69,9 +78,24 @@ export function circuitEnds(context: ControlContext) {
     if (ids.length === 0) return;
     const now = deps.now();
     const known = await storedCircuits(deps.store, ids, now);
+    const ours = [...known.values()].filter((stored) => isOnPath(stored.circuit, router.router.id));
+    const settings = await context.terminatorChoice.serviceSettings.of(ours.map((stored) => stored.circuit.serviceId));
     for (const id of ids) {
       const stored = known.get(id);
-      if (!stored || !isOnPath(stored.circuit, router.router.id)) router.channel.send(unrouteMessage(id, true));
+      if (!stored || !isOnPath(stored.circuit, router.router.id)) {
+        router.channel.send(unrouteMessage(id, true));
+        continue;
+      }
+      const service = settings.get(stored.circuit.serviceId);
+      const tooLong = idleTooLong(stored.circuit, router.router.id, service, confirmed.idleTimes?.[id]);
+      if (tooLong) {
+        router.channel.log.info('removing an idle circuit', { circuitId: id, reason: tooLong });
+        const removed = await removeCircuit(deps.store, id, router.router.id, now);
+        if (removed) {
+          unroute(router, id, removed.path, true);
+          context.terminatorChoice.circuitRemoved(id);
+        }
+      }
       // Idle but there: kept past its TTL, its item's expiry moved on once half of it is spent.
       else if (stored.expiresAtMs - now.getTime() < CIRCUIT_TTL_MS / 2) await extendCircuit(deps.store, id, now);
     }

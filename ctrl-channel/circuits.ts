@@ -1,4 +1,4 @@
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { peerDataOf, type Terminator, terminators } from '#shared/entities/terminator.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { type CircuitRecord, putCircuit } from '#shared/store/circuit-items.ts';
@@ -21,6 +21,7 @@ import {
 import type { ConnectedRouter, ControlContext, ControlFeatureFactory } from './control-plane.ts';
 import { type CheckedSession, checkEdgeSession, EdgeErrorCode, EdgeRefusal, RetryHint } from './edge-session-check.ts';
 import { type ChannelMessage, ContentType, EdgeHeader, MalformedHeader, type OutgoingMessage } from './message.ts';
+import type { Chosen } from './terminator-choice.ts';
 
 /** The reference's `routeTimeout`: how long a router has to set a route up (to dial the hosting SDK), per attempt. */
 const ROUTE_TIMEOUT_MS = 10_000;
@@ -92,6 +93,7 @@ async function createCircuit(
     }
     routing.set(circuitId, new Set([routerId]));
     allocated = true;
+    context.terminatorChoice.serviceSettings.noted(checked.service);
     const tags = (terminator: Terminator) => ({
       serviceId: checked.service.id,
       clientId: checked.identity.id,
@@ -102,6 +104,7 @@ async function createCircuit(
       asked: asked.peerData,
       instanceId: asked.terminatorInstanceId,
       serviceId: checked.service.id,
+      terminatorStrategy: checked.service.terminatorStrategy,
       tags,
       sent: () => {
         routed = true;
@@ -121,7 +124,10 @@ async function createCircuit(
       circuitResponse({ circuitId, ingressId: made.ingressId, peerData, tags: tags(made.terminator) }),
     );
   } catch (error) {
-    if (routed) router.channel.send(unrouteMessage(circuitId, true));
+    if (routed) {
+      router.channel.send(unrouteMessage(circuitId, true));
+      context.terminatorChoice.circuitRemoved(circuitId);
+    }
     const { message, code } = refusalOf(error);
     if (error instanceof EdgeRefusal || error instanceof CircuitFailure) {
       router.channel.log.warn('ctrl channel refused a circuit', { circuitId, reason: error.message });
@@ -178,6 +184,8 @@ export async function route(
     readonly asked: ReadonlyMap<number, Buffer>;
     readonly instanceId: string;
     readonly serviceId: string;
+    /** The service's, as the dial read it: the terminator is its choice (`terminator-choice.ts`). */
+    readonly terminatorStrategy: string;
     readonly tags: (terminator: Terminator) => Record<string, string>;
     readonly sent: () => void;
   },
@@ -186,7 +194,8 @@ export async function route(
   const timeoutMs = timings.routeTimeoutMs ?? ROUTE_TIMEOUT_MS;
   let lastError = '';
   for (let attempt = 0; attempt < ROUTE_ATTEMPTS; attempt++) {
-    const terminator = await terminatorOn(deps, router.router.id, circuit.serviceId, circuit.instanceId);
+    const chosen = await terminatorOn(context, router, circuit);
+    const { terminator } = chosen;
     const addresses = { circuitId: circuit.circuitId, attempt, ingressId: randomUUID(), egressId: randomUUID() };
     circuit.sent();
     const message = routeMessage({
@@ -198,7 +207,13 @@ export async function route(
       tags: circuit.tags(terminator),
     });
     const result = await awaitRoute(router, timeoutMs, addresses, message);
-    if (result.success) return { terminator, ingressId: addresses.ingressId, peerData: result.peerData };
+    if (result.success) {
+      context.terminatorChoice.dialSucceeded(chosen, circuit.circuitId);
+      // What the strategy tells the dialer (the sticky token) comes last, as the reference adds it.
+      const peerData = new Map([...result.peerData, ...chosen.peerData]);
+      return { terminator, ingressId: addresses.ingressId, peerData };
+    }
+    context.terminatorChoice.dialFailed(chosen);
     lastError = result.error;
     // A terminator its router hosts (an SDK's or its tunnel's) and no longer finds: the reference deletes it.
     if (result.errorCode === INVALID_TERMINATOR && HOSTED_BINDINGS.has(terminator.binding)) {
@@ -232,17 +247,22 @@ const HOSTED_BINDINGS: ReadonlySet<string> = new Set(['edge', 'tunnel']);
 export const hostIdOf = (terminator: Terminator) => terminator.hostId ?? '';
 
 /**
- * The terminator a circuit from this router ends at: one of the service's on this router, online (`usableTerminators`,
- * best first), of the SDK instance the dial asks for (the reference's terminator `identity` is the hosting SDK's
- * instance id); one of the best equals at random, so hosts share the load.
+ * The terminator a circuit from this router ends at: one of the service's on this router, online (`usableTerminators`),
+ * of the SDK instance the dial asks for (the reference's terminator `identity` is the hosting SDK's instance id), as
+ * the service's terminator strategy picks it (`terminator-choice.ts`).
  */
-async function terminatorOn(deps: Deps, routerId: string, serviceId: string, instanceId: string): Promise<Terminator> {
-  const online = await usableTerminators(deps, serviceId, { instanceId: instanceId || undefined });
+async function terminatorOn(
+  context: ControlContext,
+  router: ConnectedRouter,
+  circuit: Pick<Parameters<typeof route>[2], 'serviceId' | 'terminatorStrategy' | 'instanceId' | 'asked'>,
+): Promise<Chosen<Terminator>> {
+  const { serviceId, instanceId } = circuit;
+  const routerId = router.router.id;
+  const online = await usableTerminators(context.deps, serviceId, { instanceId: instanceId || undefined });
   const here = online.filter((terminator) => terminator.router === routerId);
-  const [best] = here;
-  if (best) {
-    const equals = here.filter((t) => t.precedence === best.precedence && t.cost === best.cost);
-    return equals[randomInt(equals.length)] ?? best;
+  if (here.length > 0) {
+    const service = { id: serviceId, terminatorStrategy: circuit.terminatorStrategy };
+    return context.terminatorChoice.choose(service, here, circuit.asked, router.channel.log);
   }
   const elsewhere = online.length > 0 && !instanceId;
   throw new CircuitFailure(

@@ -5,6 +5,7 @@ import type { LinkGraph } from './link-graph.ts';
 import type { LinkReports } from './link-reports.ts';
 import type { ConnectingRouter } from './router-certificate.ts';
 import type { RouterPresence } from './router-presence.ts';
+import type { TerminatorChoice } from './terminator-choice.ts';
 import type { VersionInfo } from './version-info.ts';
 
 /** A router whose hello was accepted: its channel, and what it said of itself. */
@@ -37,6 +38,8 @@ export interface ControlContext {
   readonly linkGraph: LinkGraph;
   /** What routers report of their links, applied to the table and the graph (`link-reports.ts`). */
   readonly linkReports: LinkReports;
+  /** How circuits' terminators are picked, and what the strategies learnt of them (`terminator-choice.ts`). */
+  readonly terminatorChoice: TerminatorChoice;
 }
 
 /**

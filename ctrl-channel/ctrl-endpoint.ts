@@ -15,6 +15,8 @@ import { createLinkReports } from './link-reports.ts';
 import { Header } from './message.ts';
 import { type ConnectingRouter, RouterRefused, routerOfCertificate } from './router-certificate.ts';
 import { createRouterPresence, PRESENCE_REFRESH_MS } from './router-presence.ts';
+import { createTerminatorChoice } from './terminator-choice.ts';
+import type { RandomSource } from './terminator-strategies.ts';
 import { CTRL_PROTOCOL_VERSION, decodeVersionInfo, type VersionInfo } from './version-info.ts';
 
 /** The ALPN protocol a router's control channel asks for (the reference's `ziti-ctrl` transport). */
@@ -48,6 +50,8 @@ export interface CtrlEndpointOptions {
   readonly presenceRefreshMs?: number;
   /** How often every link is read again (`link-graph.ts`; a minute by default). */
   readonly linkGraphReconcileMs?: number;
+  /** The terminator strategies' random draws (`Math.random` by default; a seeded source in tests). */
+  readonly random?: RandomSource;
 }
 
 /** The control channel's endpoint: takes TLS connections that negotiated `ziti-ctrl` and speaks the channel on them. */
@@ -88,6 +92,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       presence,
       linkGraph,
       linkReports,
+      terminatorChoice: createTerminatorChoice(deps, options.random ?? Math.random),
     },
     options.features ?? CONTROL_FEATURES,
   );

@@ -54,6 +54,7 @@ async function createTunnelCircuit(
     const { service } = await checkTunnelAccess(deps, routerId, { name: request.serviceName }, 'Dial');
     const asked = new Map(Object.entries(request.peerData).map(([key, value]) => [Number(key), value]));
     if (service.encryptionRequired && !asked.has(EdgeHeader.publicKey)) throw missingKey('initiator');
+    context.terminatorChoice.serviceSettings.noted(service);
     const tags = (terminator: Parameters<typeof hostIdOf>[0]) => ({
       serviceId: service.id,
       clientId: routerId,
@@ -64,6 +65,7 @@ async function createTunnelCircuit(
       asked,
       instanceId: request.terminatorInstanceId,
       serviceId: service.id,
+      terminatorStrategy: service.terminatorStrategy,
       tags,
       sent: () => {
         routed = true;
@@ -95,7 +97,10 @@ async function createTunnelCircuit(
       }),
     });
   } catch (error) {
-    if (routed) router.channel.send(unrouteMessage(circuitId, true));
+    if (routed) {
+      router.channel.send(unrouteMessage(circuitId, true));
+      context.terminatorChoice.circuitRemoved(circuitId);
+    }
     const refusal = refusalOf(error);
     if (error instanceof EdgeRefusal || error instanceof CircuitFailure) {
       router.channel.log.warn('ctrl channel refused a tunnel circuit', { circuitId, reason: refusal.message });

@@ -89,6 +89,7 @@ export async function startTestController(
   ctrlTimings?: ChannelTimings,
   ctrlFeatures?: readonly ControlFeatureFactory[],
   ctrlPresenceRefreshMs?: number,
+  ctrlRandom?: () => number,
 ): Promise<TestController> {
   const tableName = `test-${randomUUID()}`;
   const mtlsPort = shape === 'aws' ? await freePort() : undefined;
@@ -141,6 +142,7 @@ export async function startTestController(
     ...(ctrlTimings ? { timings: ctrlTimings } : {}),
     ...(ctrlFeatures ? { features: ctrlFeatures } : {}),
     ...(ctrlPresenceRefreshMs ? { presenceRefreshMs: ctrlPresenceRefreshMs } : {}),
+    ...(ctrlRandom ? { random: ctrlRandom } : {}),
   });
   const server = await startLocalServer({
     deps,

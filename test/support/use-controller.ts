@@ -17,6 +17,8 @@ export interface ControllerSetup {
   readonly ctrlFeatures?: readonly ControlFeatureFactory[];
   /** How often the endpoint reads every router's connection again (10 s by default; shorter for tests of a lapse). */
   readonly ctrlPresenceRefreshMs?: number;
+  /** The terminator strategies' random draws (a seeded source, so a test of chance gives the same draws every run). */
+  readonly ctrlRandom?: () => number;
 }
 
 /**
@@ -39,6 +41,7 @@ export function useTestController(
       setup.ctrlTimings,
       setup.ctrlFeatures,
       setup.ctrlPresenceRefreshMs,
+      setup.ctrlRandom,
     );
     await afterStart(started);
   });
