@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { forwardsOf } from '#ctrl-channel/circuit-messages.ts';
 import { MIN_ROUTER_COST, type RouterCost, shortestPath } from '#ctrl-channel/router-paths.ts';
 import type { LinkRecord } from '#shared/store/link-items.ts';
 
@@ -59,5 +60,35 @@ describe('shortestPath: the reference Dijkstra over usable links', () => {
     expect(shortestPath(graph, closed, 'a', 'b')?.nodes).toEqual(['a', 'b']);
     expect(shortestPath(graph, costs({ a: {}, c: {} }), 'a', 'c')).toBeUndefined();
     expect(shortestPath(graph, routers, 'a', 'x')).toBeUndefined();
+  });
+});
+
+describe('forwardsOf: each router its forwards (B.3)', () => {
+  const addresses = { circuitId: 'c', attempt: 0, ingressId: 'in', egressId: 'out' };
+
+  it('joins ingress and egress on one router', () => {
+    expect(forwardsOf(addresses, [])).toEqual([
+      [
+        { srcAddress: 'in', dstAddress: 'out', dstType: 'End' },
+        { srcAddress: 'out', dstAddress: 'in', dstType: 'Start' },
+      ],
+    ]);
+  });
+
+  it('forwards link to link on each transit router of a longer path', () => {
+    const forwards = forwardsOf(addresses, ['l1', 'l2', 'l3']);
+    expect(forwards).toHaveLength(4);
+    expect(forwards[0]).toEqual([
+      { srcAddress: 'in', dstAddress: 'l1', dstType: 'Link' },
+      { srcAddress: 'l1', dstAddress: 'in', dstType: 'Start' },
+    ]);
+    expect(forwards[2]).toEqual([
+      { srcAddress: 'l2', dstAddress: 'l3', dstType: 'Link' },
+      { srcAddress: 'l3', dstAddress: 'l2', dstType: 'Link' },
+    ]);
+    expect(forwards[3]).toEqual([
+      { srcAddress: 'out', dstAddress: 'l3', dstType: 'Link' },
+      { srcAddress: 'l3', dstAddress: 'out', dstType: 'End' },
+    ]);
   });
 });
