@@ -20,6 +20,7 @@ import {
 import { choosePath } from './circuit-paths.ts';
 import type { ConnectedRouter, ControlContext, ControlFeatureFactory } from './control-plane.ts';
 import { type CheckedSession, checkEdgeSession, EdgeErrorCode, EdgeRefusal, RetryHint } from './edge-session-check.ts';
+import { endCircuitsOnLostLinks } from './link-circuits.ts';
 import { type ChannelMessage, ContentType, EdgeHeader, MalformedHeader, type OutgoingMessage } from './message.ts';
 import type { RouterPath } from './router-paths.ts';
 
@@ -44,7 +45,7 @@ interface Routed {
  * router, or across the links between routers), every router of the path is sent its Route (1005) and their
  * RouteResults (1022) awaited — twice at most, as the reference retries — and the router answered with the circuit
  * (20219) or an Error (20002) carrying the SDK's error code. Each made circuit is stored (`circuit-items.ts`, its path
- * and links) until a router's fault ends it (`circuit-ends.ts`). Routes reach the routers
+ * and links) until a router's fault or the loss of a link it crosses ends it (`circuit-ends.ts`, `link-circuits.ts`). Routes reach the routers
  * connected to this endpoint only: a path through a router held by another endpoint is refused.
  */
 export const circuits: ControlFeatureFactory = (context) => {
@@ -54,6 +55,7 @@ export const circuits: ControlFeatureFactory = (context) => {
   // result it does not await. So another router can neither decide a route nor learn that one is awaited.
   const routing = new Map<string, ReadonlySet<string>>();
   const ends = circuitEnds(context);
+  endCircuitsOnLostLinks(context);
   return {
     bind(router) {
       router.channel.handle(ContentType.createCircuitV2Request, (request) =>

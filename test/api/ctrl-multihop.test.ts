@@ -290,6 +290,44 @@ describe('circuits across several routers', () => {
     expect(await readCircuit(controller().deps.store, circuitId, new Date())).toBeUndefined();
   });
 
+  it('ends a circuit when a link it crosses faults: unrouted at once on every router, no longer stored', async () => {
+    const { session, routes: sent } = await madeCircuit();
+    const { circuitId } = sent[0]!;
+
+    // r2 closes the link r1 dialed: r1 is told, and the circuit over it is ended.
+    r2.send(ContentType.fault, encodeBody('ctrl.Fault', { subject: 'LinkFault', id: l1, iteration: 1 }));
+
+    const told = decodeBody<{ subject: string; id: string }>('ctrl.Fault', (await r1.next(ContentType.fault)).body);
+    expect(told).toMatchObject({ subject: 'LinkFault', id: l1 });
+    for (const router of [r1, r2, r3]) {
+      expect(unrouteOf(await router.next(ContentType.unroute))).toEqual({ circuitId, now: true });
+    }
+    expect(await readCircuit(controller().deps.store, circuitId, new Date())).toBeUndefined();
+    const path = await until(
+      () => call('GET', `/sessions/${session.id}/route-path`),
+      (answer) => answer.body.data?.routePath?.length === 0,
+    );
+    expect(path.body.data).toEqual({ routePath: [] });
+
+    // No other path: a dial now is refused, routing nothing.
+    await dial();
+    const refusal = await r1.next(ContentType.error);
+    expect(refusal.body.toString()).toMatch(/no path to service .* from router/);
+    expect(await r2.none(ContentType.route, 300)).toBe(true);
+
+    // The link dialed again: routed anew.
+    l1 = unique('l1');
+    r1.reportLink(l1, r2.id);
+    await until(
+      () => controller().ctrl.linkGraph.link(l1),
+      (link) => link !== undefined,
+    );
+    const again = await madeCircuit();
+    expect(again.routes[1]!.forwards[0]).toEqual({ srcAddress: l1, dstAddress: l2, dstType: 'Link' });
+    r1.send(ContentType.fault, encodeBody('ctrl.Fault', { subject: 'IngressFault', id: again.routes[0]!.circuitId }));
+    for (const router of [r1, r2, r3]) await router.next(ContentType.unroute);
+  });
+
   it('refuses at once a path through a router held by another endpoint, with the reason, sending no Route', async () => {
     second = await startSecondEndpoint(controller(), { features, presenceRefreshMs: 2_000 });
     const e4 = await enrolled('edge-routers');
