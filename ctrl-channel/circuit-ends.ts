@@ -34,8 +34,8 @@ const MAX_FAULT_IDS = 1000;
  * over from a lost fault or a circuit this controller never made); a known one idle past its service's
  * `maxIdleTimeMillis` by its ingress or egress router's report, or whose service is gone, is removed and unrouted at
  * once (`circuit-max-idle.ts`); the others stay, their item's expiry moved on.
- * Link faults (LinkFault, LinkDuplicate) end the link (`link-reports.ts`); circuits do not cross links yet, so none is
- * rerouted.
+ * Link faults (LinkFault, LinkDuplicate) end the link (`link-reports.ts`), and with it the circuits crossing it
+ * (`link-circuits.ts`).
  *
  * Only a router on a circuit's path speaks for it. To any other router, whose certificate may be an attacker's, a
  * circuit it names is as unknown as an id nobody made: its fault or confirmation removes, unroutes and extends
@@ -45,7 +45,7 @@ const MAX_FAULT_IDS = 1000;
 export function circuitEnds(context: ControlContext) {
   const { deps } = context;
 
-  /** Sends an unroute to each router of the path held here, and to the router that reported it. */
+  /** Sends an unroute to each router of the path held here (every router of a multi-hop circuit), and to the reporter. */
   const unroute = (reporter: ConnectedRouter, circuitId: string, path: readonly string[], now: boolean) => {
     const routers = new Set([reporter.router.id, ...path]);
     for (const routerId of routers) context.connected(routerId)?.channel.send(unrouteMessage(circuitId, now));

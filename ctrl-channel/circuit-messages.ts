@@ -79,7 +79,7 @@ export class CircuitFailure extends Error {
   }
 }
 
-/** A route's two forwards on a single router: the dialer's ingress to the terminator's egress, and back. */
+/** A route's per-attempt addresses: the dialer's ingress and the terminator's egress (fresh UUIDs each attempt). */
 export interface RouteAddresses {
   readonly circuitId: string;
   readonly attempt: number;
@@ -87,36 +87,87 @@ export interface RouteAddresses {
   readonly egressId: string;
 }
 
-/** The Route (1005) of a single-router circuit to a terminator. */
-export function routeMessage(
+/** A Route's forward: payload arriving from `srcAddress` goes on to `dstAddress` (a link, or the circuit's end). */
+interface Forward {
+  readonly srcAddress: string;
+  readonly dstAddress: string;
+  readonly dstType: 'Start' | 'End' | 'Link';
+}
+
+/**
+ * The forwards of each router of a path (B.3 of `docs/mesh-design.md`, the reference's `CreateRouteMessages`):
+ * addresses are the attempt's two ids and the links' ids, which both ends of a link register it under. One router
+ * joins ingress and egress; otherwise the ingress forwards to the first link, a transit router from link to link, the
+ * egress from the last link to the terminator.
+ */
+export function forwardsOf(addresses: RouteAddresses, links: readonly string[]): Forward[][] {
+  const { ingressId, egressId } = addresses;
+  if (links.length === 0) {
+    return [
+      [
+        { srcAddress: ingressId, dstAddress: egressId, dstType: 'End' },
+        { srcAddress: egressId, dstAddress: ingressId, dstType: 'Start' },
+      ],
+    ];
+  }
+  const first = links[0]!;
+  const last = links[links.length - 1]!;
+  const transit = links.slice(1).map((next, index): Forward[] => {
+    const before = links[index]!;
+    return [
+      { srcAddress: before, dstAddress: next, dstType: 'Link' },
+      { srcAddress: next, dstAddress: before, dstType: 'Link' },
+    ];
+  });
+  return [
+    [
+      { srcAddress: ingressId, dstAddress: first, dstType: 'Link' },
+      { srcAddress: first, dstAddress: ingressId, dstType: 'Start' },
+    ],
+    ...transit,
+    [
+      { srcAddress: egressId, dstAddress: last, dstType: 'Link' },
+      { srcAddress: last, dstAddress: egressId, dstType: 'End' },
+    ],
+  ];
+}
+
+/**
+ * The Route (1005) of each router of a circuit's path, in path order, all of one circuit, attempt, timeout and tags;
+ * the last (the terminator's router) alone carries the egress: the terminator to dial, with the dialer's peer data.
+ */
+export function routeMessages(
   route: RouteAddresses & {
+    readonly links: readonly string[];
     readonly binding: string;
     readonly destination: string;
     readonly peerData: ReadonlyMap<number, Buffer>;
     readonly timeoutMs: number;
     readonly tags: Readonly<Record<string, string>>;
   },
-): OutgoingMessage {
-  return {
+): OutgoingMessage[] {
+  const forwards = forwardsOf(route, route.links);
+  return forwards.map((nodeForwards, index) => ({
     contentType: ContentType.route,
     body: encodeBody('ctrl.Route', {
       circuitId: route.circuitId,
       attempt: route.attempt,
-      egress: {
-        binding: route.binding,
-        address: route.egressId,
-        destination: route.destination,
-        peerData: Object.fromEntries(route.peerData),
-      },
-      forwards: [
-        { srcAddress: route.ingressId, dstAddress: route.egressId, dstType: 'End' },
-        { srcAddress: route.egressId, dstAddress: route.ingressId, dstType: 'Start' },
-      ],
+      ...(index === forwards.length - 1
+        ? {
+            egress: {
+              binding: route.binding,
+              address: route.egressId,
+              destination: route.destination,
+              peerData: Object.fromEntries(route.peerData),
+            },
+          }
+        : {}),
+      forwards: nodeForwards,
       context: { fields: {}, channelMask: 0 },
       timeout: Math.max(0, Math.round(route.timeoutMs)) * 1_000_000,
       tags: route.tags,
     }),
-  };
+  }));
 }
 
 /** The reference's route error type that says the terminator is gone from its router (`ErrorTypeInvalidTerminator`). */

@@ -3,7 +3,6 @@ import { peerDataOf, type Terminator, terminators } from '#shared/entities/termi
 import type { Deps } from '#shared/ports/deps.ts';
 import { type CircuitRecord, putCircuit } from '#shared/store/circuit-items.ts';
 import { deleteEntity } from '#shared/store/delete-entity.ts';
-import { usableTerminators } from '#shared/store/usable-terminators.ts';
 import { ReplyTimeoutError } from './channel.ts';
 import { circuitEnds } from './circuit-ends.ts';
 import {
@@ -14,14 +13,16 @@ import {
   INVALID_TERMINATOR,
   type RouteAddresses,
   type RouteResult,
-  routeMessage,
+  routeMessages,
   routeResultOf,
   unrouteMessage,
 } from './circuit-messages.ts';
+import { choosePath } from './circuit-paths.ts';
 import type { ConnectedRouter, ControlContext, ControlFeatureFactory } from './control-plane.ts';
 import { type CheckedSession, checkEdgeSession, EdgeErrorCode, EdgeRefusal, RetryHint } from './edge-session-check.ts';
+import { endCircuitsOnLostLinks } from './link-circuits.ts';
 import { type ChannelMessage, ContentType, EdgeHeader, MalformedHeader, type OutgoingMessage } from './message.ts';
-import type { Chosen } from './terminator-choice.ts';
+import type { RouterPath } from './router-paths.ts';
 
 /** The reference's `routeTimeout`: how long a router has to set a route up (to dial the hosting SDK), per attempt. */
 const ROUTE_TIMEOUT_MS = 10_000;
@@ -33,25 +34,28 @@ interface Routed {
   readonly terminator: Terminator;
   readonly ingressId: string;
   readonly peerData: ReadonlyMap<number, Buffer>;
+  /** The routers it runs through, ingress first, and the links between them. */
+  readonly path: RouterPath;
 }
 
 /**
  * Circuits (an SDK dials a service through a router): a router's CreateCircuitV2Request (20218) is checked as the
  * reference's edge control handler checks it (the Dial session, its API session, the service, this router for the
- * identity), a terminator of the service on this router is chosen, the router is sent the Route (1005) and its
- * RouteResult (1022) awaited — twice at most, as the reference retries — and the router answered with the circuit
- * (20219) or an Error (20002) carrying the SDK's error code. Each made circuit is stored (`circuit-items.ts`) until a
- * router's fault ends it (`circuit-ends.ts`). Single-router circuits only: routers do not link to each other yet, so a
- * service reached through another router's terminators has no path.
+ * identity), a terminator of the service and the path to its router are chosen (`circuit-paths.ts`: on the asking
+ * router, or across the links between routers), every router of the path is sent its Route (1005) and their
+ * RouteResults (1022) awaited — twice at most, as the reference retries — and the router answered with the circuit
+ * (20219) or an Error (20002) carrying the SDK's error code. Each made circuit is stored (`circuit-items.ts`, its path
+ * and links) until a router's fault or the loss of a link it crosses ends it (`circuit-ends.ts`, `link-circuits.ts`). Routes reach the routers
+ * connected to this endpoint only: a path through a router held by another endpoint is refused.
  */
 export const circuits: ControlFeatureFactory = (context) => {
-  // The circuits whose route this endpoint awaits, each with the routers it was sent to (the one asking, while paths
-  // are one router). Each router's result comes back as the reply to its Route, on its own channel; any other
-  // RouteResult (one after its wait ended, or from a router the route was not sent to) answers nothing and is
-  // unrouted on its sender, as the reference unroutes a result it does not await. So another router can neither
-  // decide a route nor learn that one is awaited.
+  // The circuits whose route this endpoint awaits, each with the routers it was sent to. Each router's result comes
+  // back as the reply to its Route, on its own channel; any other RouteResult (one after its wait ended, or from a
+  // router the route was not sent to) answers nothing and is unrouted on its sender, as the reference unroutes a
+  // result it does not await. So another router can neither decide a route nor learn that one is awaited.
   const routing = new Map<string, ReadonlySet<string>>();
   const ends = circuitEnds(context);
+  endCircuitsOnLostLinks(context);
   return {
     bind(router) {
       router.channel.handle(ContentType.createCircuitV2Request, (request) =>
@@ -77,10 +81,10 @@ async function createCircuit(
   const { deps } = context;
   const routerId = router.router.id;
   const circuitId = randomUUID();
-  // Allocated once the session is checked (the refusal then names it), routed once a Route went out (a refusal then
-  // unroutes it: the router may have set up what this endpoint stopped waiting for).
+  // Allocated once the session is checked (the refusal then names it); the routers a Route went to (a refusal then
+  // unroutes it on each: a router may have set up what this endpoint stopped waiting for).
   let allocated = false;
-  let routed = false;
+  const routedOn = new Set<string>();
   try {
     const asked = circuitRequestOf(request);
     const checked = await checkEdgeSession(deps, routerId, asked, 'Dial');
@@ -91,7 +95,7 @@ async function createCircuit(
         'encryption required on service, initiator did not send public header',
       );
     }
-    routing.set(circuitId, new Set([routerId]));
+    routing.set(circuitId, routedOn);
     allocated = true;
     context.terminatorChoice.serviceSettings.noted(checked.service);
     const tags = (terminator: Terminator) => ({
@@ -106,9 +110,7 @@ async function createCircuit(
       serviceId: checked.service.id,
       terminatorStrategy: checked.service.terminatorStrategy,
       tags,
-      sent: () => {
-        routed = true;
-      },
+      routedOn,
     });
     const peerData = new Map([...peerDataOf(made.terminator), ...made.peerData]);
     if (checked.service.encryptionRequired && !peerData.has(EdgeHeader.publicKey)) {
@@ -118,16 +120,14 @@ async function createCircuit(
         'encryption required on service, terminator did not send public header',
       );
     }
-    await putCircuit(deps.store, circuitRecord(context, routerId, circuitId, checked, made), deps.now());
+    await putCircuit(deps.store, circuitRecord(context, circuitId, checked, made), deps.now());
     router.channel.reply(
       request,
       circuitResponse({ circuitId, ingressId: made.ingressId, peerData, tags: tags(made.terminator) }),
     );
   } catch (error) {
-    if (routed) {
-      router.channel.send(unrouteMessage(circuitId, true));
-      context.terminatorChoice.circuitRemoved(circuitId);
-    }
+    unrouteEverywhere(context, circuitId, routedOn);
+    context.terminatorChoice.circuitRemoved(circuitId);
     const { message, code } = refusalOf(error);
     if (error instanceof EdgeRefusal || error instanceof CircuitFailure) {
       router.channel.log.warn('ctrl channel refused a circuit', { circuitId, reason: error.message });
@@ -153,7 +153,6 @@ export function refusalOf(error: unknown): { message: string; code: number } {
 
 function circuitRecord(
   context: ControlContext,
-  routerId: string,
   circuitId: string,
   checked: CheckedSession,
   made: Routed,
@@ -162,7 +161,8 @@ function circuitRecord(
     id: circuitId,
     sessionId: checked.session.id,
     serviceId: checked.service.id,
-    path: [routerId],
+    path: made.path.nodes,
+    ...(made.path.links.length > 0 ? { links: made.path.links } : {}),
     terminatorId: made.terminator.id,
     clientId: checked.identity.id,
     hostId: hostIdOf(made.terminator),
@@ -171,10 +171,23 @@ function circuitRecord(
   };
 }
 
+/** Why a path cannot be routed from here yet: one of its routers is connected to another endpoint process. */
+export class PathNotHeld extends CircuitFailure {
+  constructor(circuitId: string, routerId: string) {
+    super(
+      `cannot route circuit [c/${circuitId}]: router ${routerId} on its path is connected to another controller endpoint, and routes are not relayed between endpoints yet`,
+    );
+    this.name = 'PathNotHeld';
+  }
+}
+
 /**
- * Routes a circuit on the asking router: each attempt chooses a terminator (one the last attempt found gone from its
- * router was deleted meanwhile), sends the Route with fresh ingress and egress addresses and waits for its result.
- * An SDK's dial and a tunneling router's own (`tunnel-circuits.ts`) are routed alike.
+ * Routes a circuit from the asking router: each attempt chooses a terminator and the path to it (`circuit-paths.ts`;
+ * a terminator the last attempt found gone from its router was deleted meanwhile), sends every router of the path its
+ * Route at once, with fresh ingress and egress addresses, and waits for all their results; a failure on any router
+ * fails the attempt. Every router a Route went to is added to `routedOn` as it is sent, so that the caller unroutes
+ * them all when the circuit is not made after all; after a success, the routers of earlier attempts off the final
+ * path are unrouted here. An SDK's dial and a tunneling router's own (`tunnel-circuits.ts`) are routed alike.
  */
 export async function route(
   context: ControlContext,
@@ -187,36 +200,48 @@ export async function route(
     /** The service's, as the dial read it: the terminator is its choice (`terminator-choice.ts`). */
     readonly terminatorStrategy: string;
     readonly tags: (terminator: Terminator) => Record<string, string>;
-    readonly sent: () => void;
+    readonly routedOn: Set<string>;
   },
 ): Promise<Routed> {
   const { deps, timings } = context;
   const timeoutMs = timings.routeTimeoutMs ?? ROUTE_TIMEOUT_MS;
   let lastError = '';
   for (let attempt = 0; attempt < ROUTE_ATTEMPTS; attempt++) {
-    const chosen = await terminatorOn(context, router, circuit);
-    const { terminator } = chosen;
+    const { terminator, path, chosen } = await choosePath(context, router.router.id, circuit, router.channel.log);
+    // Routes reach only the routers connected here (relaying to other endpoints is a later step): such a path fails
+    // at once, before any router is sent anything.
+    const held = path.nodes.map((routerId) => {
+      const connected = context.connected(routerId);
+      if (!connected) throw new PathNotHeld(circuit.circuitId, routerId);
+      return connected;
+    });
     const addresses = { circuitId: circuit.circuitId, attempt, ingressId: randomUUID(), egressId: randomUUID() };
-    circuit.sent();
-    const message = routeMessage({
+    const messages = routeMessages({
       ...addresses,
+      links: path.links,
       binding: terminator.binding,
       destination: terminator.address,
       peerData: circuit.asked,
       timeoutMs,
       tags: circuit.tags(terminator),
     });
-    const result = await awaitRoute(router, timeoutMs, addresses, message);
-    if (result.success) {
+    for (const routerId of path.nodes) circuit.routedOn.add(routerId);
+    const results = await Promise.all(
+      held.map((node, index) => awaitRoute(node, timeoutMs, addresses, messages[index]!)),
+    );
+    const egress = results[results.length - 1]!;
+    const failure = egress.success ? results.find((result) => !result.success) : egress;
+    if (!failure && egress.success) {
+      unrouteOffPath(context, circuit.circuitId, circuit.routedOn, path.nodes);
       context.terminatorChoice.dialSucceeded(chosen, circuit.circuitId);
       // What the strategy tells the dialer (the sticky token) comes last, as the reference adds it.
-      const peerData = new Map([...result.peerData, ...chosen.peerData]);
-      return { terminator, ingressId: addresses.ingressId, peerData };
+      const peerData = new Map([...egress.peerData, ...chosen.peerData]);
+      return { terminator, ingressId: addresses.ingressId, peerData, path };
     }
     context.terminatorChoice.dialFailed(chosen);
-    lastError = result.error;
+    if (failure && !failure.success) lastError = failure.error;
     // A terminator its router hosts (an SDK's or its tunnel's) and no longer finds: the reference deletes it.
-    if (result.errorCode === INVALID_TERMINATOR && HOSTED_BINDINGS.has(terminator.binding)) {
+    if (!egress.success && egress.errorCode === INVALID_TERMINATOR && HOSTED_BINDINGS.has(terminator.binding)) {
       await deleteInvalidTerminator(deps, router, terminator.id);
     }
   }
@@ -225,7 +250,29 @@ export async function route(
   );
 }
 
-/** Sends a Route and reads its result; no result in time is a failure, as the reference's route timeout. */
+/** Unroutes at once, on each router connected here, a circuit routed on them and then not made. */
+export function unrouteEverywhere(context: ControlContext, circuitId: string, routerIds: Iterable<string>): void {
+  for (const routerId of routerIds) context.connected(routerId)?.channel.send(unrouteMessage(circuitId, true));
+}
+
+/** The routers an earlier attempt routed that the made circuit does not run through: unrouted, as the reference does. */
+function unrouteOffPath(
+  context: ControlContext,
+  circuitId: string,
+  routedOn: ReadonlySet<string>,
+  nodes: readonly string[],
+): void {
+  unrouteEverywhere(
+    context,
+    circuitId,
+    [...routedOn].filter((routerId) => !nodes.includes(routerId)),
+  );
+}
+
+/**
+ * Sends a Route and reads its result; no result in time is a failure, as the reference's route timeout, and so is a
+ * channel that closes meanwhile.
+ */
 async function awaitRoute(
   router: ConnectedRouter,
   timeoutMs: number,
@@ -235,8 +282,11 @@ async function awaitRoute(
   try {
     return routeResultOf(await router.channel.request(message, timeoutMs), addresses);
   } catch (error) {
-    if (!(error instanceof ReplyTimeoutError)) throw error;
-    return { success: false, error: `timeout creating routes for [s/${addresses.circuitId}]`, errorCode: undefined };
+    const error_ =
+      error instanceof ReplyTimeoutError
+        ? `timeout creating routes for [s/${addresses.circuitId}]`
+        : `router ${router.router.id} did not answer the route: ${(error as Error).message}`;
+    return { success: false, error: error_, errorCode: undefined };
   }
 }
 
@@ -245,32 +295,6 @@ const HOSTED_BINDINGS: ReadonlySet<string> = new Set(['edge', 'tunnel']);
 
 /** The hosting identity a circuit names (the route's `hostId` tag); empty for a terminator made over the management API. */
 export const hostIdOf = (terminator: Terminator) => terminator.hostId ?? '';
-
-/**
- * The terminator a circuit from this router ends at: one of the service's on this router, online (`usableTerminators`),
- * of the SDK instance the dial asks for (the reference's terminator `identity` is the hosting SDK's instance id), as
- * the service's terminator strategy picks it (`terminator-choice.ts`).
- */
-async function terminatorOn(
-  context: ControlContext,
-  router: ConnectedRouter,
-  circuit: Pick<Parameters<typeof route>[2], 'serviceId' | 'terminatorStrategy' | 'instanceId' | 'asked'>,
-): Promise<Chosen<Terminator>> {
-  const { serviceId, instanceId } = circuit;
-  const routerId = router.router.id;
-  const online = await usableTerminators(context.deps, serviceId, { instanceId: instanceId || undefined });
-  const here = online.filter((terminator) => terminator.router === routerId);
-  if (here.length > 0) {
-    const service = { id: serviceId, terminatorStrategy: circuit.terminatorStrategy };
-    return context.terminatorChoice.choose(service, here, circuit.asked, router.channel.log);
-  }
-  const elsewhere = online.length > 0 && !instanceId;
-  throw new CircuitFailure(
-    elsewhere
-      ? `no path to service ${serviceId} from router ${routerId}: its terminators are on other routers, which this controller does not link`
-      : `service ${serviceId} has no terminators${instanceId ? ` for instance ${instanceId}` : ''} on router ${routerId}`,
-  );
-}
 
 /** A terminator its router no longer hosts (the reference deletes an edge one): gone already is as good. */
 async function deleteInvalidTerminator(deps: Deps, router: ConnectedRouter, terminatorId: string): Promise<void> {

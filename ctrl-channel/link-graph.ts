@@ -35,6 +35,11 @@ export interface LinkGraph {
   measured(link: LinkRecord, end: 'source' | 'dest', latency: number): void;
   /** A link this endpoint removed (or found gone): forgotten at once. */
   removed(linkId: string): void;
+  /**
+   * Hears of each link this endpoint forgets, however it learned it is gone (its own removal, another endpoint's
+   * notice, a full read): the circuits crossing it have lost their way.
+   */
+  onRemoved(listener: (link: LinkRecord) => void): void;
 }
 
 /** How often every link is read again. */
@@ -66,6 +71,7 @@ export function createLinkGraph(
    * not taken again; a link dialed again under the same id after its removal is.
    */
   const removedAt = new Map<string, number>();
+  const removedListeners: ((link: LinkRecord) => void)[] = [];
   let readAt: number | undefined;
   let reading: Promise<void> | undefined;
   const now = () => deps.now().getTime();
@@ -84,10 +90,12 @@ export function createLinkGraph(
   }
 
   function forget(linkId: string): void {
+    const known = links.get(linkId);
     links.delete(linkId);
     measurements.delete(`${linkId} source`);
     measurements.delete(`${linkId} dest`);
     removedAt.set(linkId, now());
+    if (known) for (const listener of removedListeners) listener(known);
   }
 
   /** A link with the latencies its routers connected here measured of it since its last write. */
@@ -177,5 +185,8 @@ export function createLinkGraph(
       measurements.set(`${link.id} ${end}`, { createdAt: link.createdAt, iteration: link.iteration, latency });
     },
     removed: forget,
+    onRemoved(listener) {
+      removedListeners.push(listener);
+    },
   };
 }

@@ -31,6 +31,8 @@ export interface TerminatorChoice {
     candidates: readonly T[],
     asked: ReadonlyMap<number, Buffer>,
     log: Pick<ChannelLog, 'warn'>,
+    /** The cost of the path from the dialer's router to the candidate's (`circuit-paths.ts`); none by default. */
+    pathCostOf?: (terminator: T) => number,
   ): Chosen<T>;
   /** A route to the chosen terminator failed (its router refused or did not answer). */
   dialFailed(chosen: Chosen<Candidate>): void;
@@ -52,7 +54,7 @@ export function createTerminatorChoice(deps: Pick<Deps, 'store' | 'now'>, random
   const costs = createTerminatorCosts(deps.now);
   const serviceSettings = createServiceSettings(deps);
   return {
-    choose(service, candidates, asked, log) {
+    choose(service, candidates, asked, log, pathCostOf = () => 0) {
       const { strategy, known } = strategyNamed(service.terminatorStrategy);
       if (!known) {
         // Not a name the API lets a service have; one stored by another version falls back to the default.
@@ -63,7 +65,7 @@ export function createTerminatorChoice(deps: Pick<Deps, 'store' | 'now'>, random
         });
       }
       const dynamicCost = keepsCosts(strategy) ? (t: Candidate) => costs.dynamicCost(t.id) : () => 0;
-      const sorted = costedTerminators(candidates, dynamicCost, random);
+      const sorted = costedTerminators(candidates, (t) => dynamicCost(t) + pathCostOf(t), random);
       const token = asked.get(STICKINESS_TOKEN_HEADER)?.toString();
       return { ...selectTerminator(strategy, sorted, token ? { stickinessToken: token } : {}, random), strategy };
     },

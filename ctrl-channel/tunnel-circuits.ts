@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { peerDataOf } from '#shared/entities/terminator.ts';
 import { putCircuit } from '#shared/store/circuit-items.ts';
-import { CircuitFailure, circuitError, unrouteMessage } from './circuit-messages.ts';
-import { hostIdOf, refusalOf, route } from './circuits.ts';
+import { CircuitFailure, circuitError } from './circuit-messages.ts';
+import { hostIdOf, refusalOf, route, unrouteEverywhere } from './circuits.ts';
 import type { ConnectedRouter, ControlContext } from './control-plane.ts';
 import { EdgeErrorCode, EdgeRefusal, RetryHint } from './edge-session-check.ts';
 import { type ChannelMessage, ContentType, EdgeHeader } from './message.ts';
@@ -27,7 +27,7 @@ const missingKey = (side: string) =>
  * A tunneling router intercepted a connection to a service its data model says its own identity may Dial, and asks
  * for a circuit for itself (CreateTunnelCircuitV2Request, 20220: the service by name, the intercepted side's peer
  * data). Checked as the reference checks it, and for the Dial grant besides (`tunnel-access.ts`), then routed as an
- * SDK's dial is (`circuits.ts`: a terminator of the service on this router, the Route, its result, two attempts), its
+ * SDK's dial is (`circuits.ts`: a terminator of the service and the path to it, the Routes, their results, two attempts), its
  * client the router itself (the tags' `clientId`); answered with CreateTunnelCircuitV2Response (20221: the circuit, the
  * ingress address the router binds the connection to, the host's peer data, the tags) or a 20002 Error with the
  * reason and its code. The circuit is stored as an SDK's is, with no session, and ends the same way (`circuit-ends.ts`).
@@ -49,7 +49,7 @@ async function createTunnelCircuit(
   // wait for an answer runs out and the intercepted connection is closed.
   const request = decodeBody<CreateTunnelCircuitV2Request>('edge.CreateTunnelCircuitV2Request', message.body);
   const circuitId = randomUUID();
-  let routed = false;
+  const routedOn = new Set<string>();
   try {
     const { service } = await checkTunnelAccess(deps, routerId, { name: request.serviceName }, 'Dial');
     const asked = new Map(Object.entries(request.peerData).map(([key, value]) => [Number(key), value]));
@@ -67,9 +67,7 @@ async function createTunnelCircuit(
       serviceId: service.id,
       terminatorStrategy: service.terminatorStrategy,
       tags,
-      sent: () => {
-        routed = true;
-      },
+      routedOn,
     });
     const peerData = new Map([...peerDataOf(made.terminator), ...made.peerData]);
     if (service.encryptionRequired && !peerData.has(EdgeHeader.publicKey)) throw missingKey('terminator');
@@ -78,7 +76,8 @@ async function createTunnelCircuit(
       {
         id: circuitId,
         serviceId: service.id,
-        path: [routerId],
+        path: made.path.nodes,
+        ...(made.path.links.length > 0 ? { links: made.path.links } : {}),
         terminatorId: made.terminator.id,
         clientId: routerId,
         hostId: hostIdOf(made.terminator),
@@ -97,10 +96,8 @@ async function createTunnelCircuit(
       }),
     });
   } catch (error) {
-    if (routed) {
-      router.channel.send(unrouteMessage(circuitId, true));
-      context.terminatorChoice.circuitRemoved(circuitId);
-    }
+    unrouteEverywhere(context, circuitId, routedOn);
+    context.terminatorChoice.circuitRemoved(circuitId);
     const refusal = refusalOf(error);
     if (error instanceof EdgeRefusal || error instanceof CircuitFailure) {
       router.channel.log.warn('ctrl channel refused a tunnel circuit', { circuitId, reason: refusal.message });

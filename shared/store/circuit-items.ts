@@ -20,7 +20,7 @@ export interface CircuitRecord {
    */
   readonly sessionId?: string;
   readonly serviceId: string;
-  /** The routers the circuit runs through, ingress first (one router until routers link to each other). */
+  /** The routers the circuit runs through, ingress first. */
   readonly path: readonly string[];
   /**
    * The links between consecutive routers of the path (one fewer than the routers), the first router's to the second

@@ -1,0 +1,94 @@
+import { edgeRouters } from '#shared/entities/edge-router.ts';
+import { transitRouters } from '#shared/entities/router.ts';
+import type { Terminator } from '#shared/entities/terminator.ts';
+import { usableTerminators } from '#shared/store/usable-terminators.ts';
+import type { ChannelLog } from './channel-log.ts';
+import { CircuitFailure } from './circuit-messages.ts';
+import type { ControlContext } from './control-plane.ts';
+import { MAX_PATH_COST, type RouterCost, type RouterPath, shortestPath } from './router-paths.ts';
+import type { Chosen } from './terminator-choice.ts';
+
+/**
+ * Where a circuit goes: the terminator it ends at, the routers (and links) from the dialer's router to it, and the
+ * strategy's choice (whose events, the route's success or failure, feed the endpoint's costs).
+ */
+export interface ChosenPath {
+  readonly terminator: Terminator;
+  readonly path: RouterPath;
+  readonly chosen: Chosen<Terminator>;
+}
+
+/** What a dial asks of the choice: the service and its strategy, the SDK instance it names, the dialer's peer data. */
+export interface PathRequest {
+  readonly serviceId: string;
+  readonly terminatorStrategy: string;
+  readonly instanceId: string;
+  readonly asked: ReadonlyMap<number, Buffer>;
+}
+
+/**
+ * The terminator a circuit from a router ends at, and the path to it, as the reference's `selectPath` chooses them:
+ * the service's terminators on online routers (`usableTerminators`), of the SDK instance the dial names when it names
+ * one (the reference's terminator `identity` is the hosting SDK's instance id), those a path reaches; the service's
+ * terminator strategy picks one (`terminator-choice.ts`), each weighed by its own cost, what the endpoint learnt of it
+ * and the cost of the cheapest path to its router (`router-paths.ts`, capped as the reference caps it), within its
+ * precedence band. A terminator on the dialing router costs no path, so a one-router circuit is chosen as it always
+ * was. Routers' costs are read only when a terminator is on another router.
+ */
+export async function choosePath(
+  context: ControlContext,
+  ingressId: string,
+  request: PathRequest,
+  log: Pick<ChannelLog, 'warn'>,
+): Promise<ChosenPath> {
+  const { serviceId, instanceId } = request;
+  const online = await usableTerminators(context.deps, serviceId, { instanceId: instanceId || undefined });
+  if (online.length === 0) {
+    throw new CircuitFailure(
+      `service ${serviceId} has no terminators${instanceId ? ` for instance ${instanceId}` : ''}`,
+    );
+  }
+  const remote = online.some((terminator) => terminator.router !== ingressId);
+  const costs = remote ? await routerCosts(context) : new Map<string, RouterCost>();
+  const paths = new Map<string, RouterPath | undefined>();
+  const pathTo = (routerId: string) => {
+    if (!paths.has(routerId)) {
+      paths.set(
+        routerId,
+        shortestPath(context.linkGraph, (id) => costs.get(id), ingressId, routerId),
+      );
+    }
+    return paths.get(routerId);
+  };
+  const reachable = online.filter((terminator) => pathTo(terminator.router) !== undefined);
+  if (reachable.length === 0) {
+    const routers = [...new Set(online.map((terminator) => terminator.router))];
+    throw new CircuitFailure(
+      `no path to service ${serviceId} from router ${ingressId}: no usable links reach its terminators' routers (${routers.join(', ')})`,
+    );
+  }
+  const chosen = context.terminatorChoice.choose(
+    { id: serviceId, terminatorStrategy: request.terminatorStrategy },
+    reachable,
+    request.asked,
+    log,
+    (terminator) => Math.min(pathTo(terminator.router)!.cost, MAX_PATH_COST),
+  );
+  return { terminator: chosen.terminator, path: pathTo(chosen.terminator.router)!, chosen };
+}
+
+/** Every online router's cost and traversal flag, from its stored document (edge and transit routers alike). */
+async function routerCosts(context: ControlContext): Promise<Map<string, RouterCost>> {
+  const online = context.presence.online();
+  const idsOf = (collection: string) =>
+    online.filter((presence) => presence.collection === collection).map((presence) => presence.routerId);
+  const [edge, transit] = await Promise.all([
+    context.deps.store.getMany(edgeRouters, idsOf('edge-routers')),
+    context.deps.store.getMany(transitRouters, idsOf('routers')),
+  ]);
+  const costs = new Map<string, RouterCost>();
+  for (const router of [...edge, ...transit]) {
+    costs.set(router.id, { cost: router.cost, noTraversal: router.noTraversal });
+  }
+  return costs;
+}
