@@ -28,8 +28,9 @@ export interface PathRequest {
 
 /**
  * The terminator a circuit from a router ends at, and the path to it, as the reference's `selectPath` chooses them:
- * the service's terminators on online routers (`usableTerminators`), of the SDK instance the dial names when it names
- * one (the reference's terminator `identity` is the hosting SDK's instance id), those a path reaches; the service's
+ * the service's terminators on online routers (`usableTerminators`), of the SDK instance the dial names, or without
+ * one when it names none (the reference's terminator `identity` is the hosting SDK's instance id), those a path
+ * reaches; the service's
  * terminator strategy picks one (`terminator-choice.ts`), each weighed by its own cost, what the endpoint learnt of it
  * and the cost of the cheapest path to its router (`router-paths.ts`, capped as the reference caps it), within its
  * precedence band. A terminator on the dialing router costs no path, so a one-router circuit is chosen as it always
@@ -42,7 +43,11 @@ export async function choosePath(
   log: Pick<ChannelLog, 'warn'>,
 ): Promise<ChosenPath> {
   const { serviceId, instanceId } = request;
-  const online = await usableTerminators(context.deps, serviceId, { instanceId: instanceId || undefined });
+  // Of the instance the dial names, or, naming none, only those bound without one (the reference's `selectPath` keeps
+  // a terminator whose instance id equals the dial's, empty included): an addressable host is dialed by its name.
+  const online = (await usableTerminators(context.deps, serviceId, { instanceId: instanceId || undefined })).filter(
+    (terminator) => instanceId !== '' || !terminator.identity,
+  );
   if (online.length === 0) {
     throw new CircuitFailure(
       `service ${serviceId} has no terminators${instanceId ? ` for instance ${instanceId}` : ''}`,

@@ -367,7 +367,6 @@ describe('circuits refused', () => {
       router: routerId,
       binding: 'edge',
       address: 'gone-address',
-      identity: own.host.identityId,
     });
     askCircuit(headers);
     const routeMessage = await next(ContentType.route);
@@ -391,7 +390,7 @@ describe('circuits refused', () => {
     expect((await call('GET', `/terminators/${created.body.data.id}`)).status).toBe(404);
   });
 
-  it('ends a dial naming a hosting instance (13) at its terminator, however the others rank; refuses an instance with none', async () => {
+  it('ends a dial naming a hosting instance (13) at its terminator, however the others rank; refuses an instance with none; a plain dial only at a terminator of no instance', async () => {
     const own = await edgeNetwork(controller, call, routerId);
     const terminator = (address: string, instanceId: string, precedence: string) =>
       call('POST', '/terminators', {
@@ -424,9 +423,25 @@ describe('circuits refused', () => {
     made.push(route.circuitId);
     askCircuit(headers('web-3'));
     const refusal = errorOf(await next(ContentType.error));
+    // Naming no instance: only a terminator bound without one, as the reference's selectPath (none here).
+    askCircuit(headers(''));
+    const unnamed = errorOf(await next(ContentType.error));
+    await terminator('anonymous-address', '', 'failed');
+    askCircuit(headers(''));
+    const anonymousRoute = await next(ContentType.route);
+    const anonymous = decodeBody<Route>('ctrl.Route', anonymousRoute.body);
+    answerRoute(anonymousRoute, anonymous.circuitId, 0, [
+      [1102, boolHeader(true)],
+      [1003, HOST_KEY],
+    ]);
+    await next(ContentType.createCircuitV2Response);
+    made.push(anonymous.circuitId);
 
     expect(route.egress.destination).toBe('named-address');
     expect(refusal).toMatchObject({ code: 1, text: expect.stringContaining('no terminators for instance web-3') });
+    expect(unnamed).toMatchObject({ code: 1, text: expect.stringMatching(/no terminators/) });
+    // The best-ranked terminators (web-1 required) are an instance's: a plain dial passes them over.
+    expect(anonymous.egress.destination).toBe('anonymous-address');
   });
 
   it('gives a route that gets no result up after the route timeout, twice, and unroutes what answers late', async () => {
