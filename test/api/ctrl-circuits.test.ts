@@ -160,6 +160,20 @@ async function madeCircuit() {
   return { session, requested, routeMessage, route, response };
 }
 
+/** A dial with these headers whose Route the router sets up: the Route, once the circuit is answered. */
+async function routedDial(headers: ReadonlyMap<number, Buffer>): Promise<Route> {
+  askCircuit(headers);
+  const routeMessage = await next(ContentType.route);
+  const route = decodeBody<Route>('ctrl.Route', routeMessage.body);
+  answerRoute(routeMessage, route.circuitId, 0, [
+    [1102, boolHeader(true)],
+    [1003, HOST_KEY],
+  ]);
+  await next(ContentType.createCircuitV2Response);
+  made.push(route.circuitId);
+  return route;
+}
+
 /** The circuits a test made: ended after it, so a session's route path shows only the next test's (one session). */
 const made: string[] = [];
 afterEach(async () => {
@@ -412,30 +426,14 @@ describe('circuits refused', () => {
         [10, uint32BytesMapHeader(new Map([[1003, DIALER_KEY]]))],
       ]);
 
-    askCircuit(headers('web-2'));
-    const routeMessage = await next(ContentType.route);
-    const route = decodeBody<Route>('ctrl.Route', routeMessage.body);
-    answerRoute(routeMessage, route.circuitId, 0, [
-      [1102, boolHeader(true)],
-      [1003, HOST_KEY],
-    ]);
-    await next(ContentType.createCircuitV2Response);
-    made.push(route.circuitId);
+    const route = await routedDial(headers('web-2'));
     askCircuit(headers('web-3'));
     const refusal = errorOf(await next(ContentType.error));
     // Naming no instance: only a terminator bound without one, as the reference's selectPath (none here).
     askCircuit(headers(''));
     const unnamed = errorOf(await next(ContentType.error));
     await terminator('anonymous-address', '', 'failed');
-    askCircuit(headers(''));
-    const anonymousRoute = await next(ContentType.route);
-    const anonymous = decodeBody<Route>('ctrl.Route', anonymousRoute.body);
-    answerRoute(anonymousRoute, anonymous.circuitId, 0, [
-      [1102, boolHeader(true)],
-      [1003, HOST_KEY],
-    ]);
-    await next(ContentType.createCircuitV2Response);
-    made.push(anonymous.circuitId);
+    const anonymous = await routedDial(headers(''));
 
     expect(route.egress.destination).toBe('named-address');
     expect(refusal).toMatchObject({ code: 1, text: expect.stringContaining('no terminators for instance web-3') });
