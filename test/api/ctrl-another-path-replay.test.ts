@@ -4,20 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { circuits } from '#ctrl-channel/circuits.ts';
 import { messageOfRecord, type RecordedFrame } from '#ctrl-channel/frame-recorder.ts';
 import { links } from '#ctrl-channel/links.ts';
-import {
-  type ChannelMessage,
-  ContentType,
-  Header,
-  int32Header,
-  stringSliceHeader,
-  uint32BytesMapHeader,
-} from '#ctrl-channel/message.ts';
+import { ContentType, Header, int32Header, stringSliceHeader, uint32BytesMapHeader } from '#ctrl-channel/message.ts';
 import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { routerTerminators } from '#ctrl-channel/terminators.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { dialCtrl, enrolledRouter, type Route, type RouterEnd } from '../support/ctrl-router.ts';
+import { dialCtrl, enrolledRouter, type Route } from '../support/ctrl-router.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
+import { ReplayedRouter } from '../support/replayed-router.ts';
 
 /**
  * The run of four reference routers v2.0.0-pre12 that proved another path (test/data/ctrl-channel/another-path-v2.0.0-pre12/,
@@ -80,44 +74,7 @@ const { controller, call } = useAdminController(
   { ctrlFeatures: [routerInterfaces, links, routerTerminators, circuits] },
 );
 
-/** A router enrolled here standing for a recorded one: what the controller sent it, read by type. */
-class Replayed {
-  private readonly kept: ChannelMessage[] = [];
-  private sequence = 100;
-  readonly id: string;
-  readonly end: RouterEnd;
-  constructor(id: string, end: RouterEnd) {
-    this.id = id;
-    this.end = end;
-  }
-
-  send(message: Omit<ChannelMessage, 'sequence'>): number {
-    const sequence = this.sequence++;
-    this.end.send({ ...message, sequence });
-    return sequence;
-  }
-
-  async next(contentType: number, timeoutMs = 10_000): Promise<ChannelMessage> {
-    const index = this.kept.findIndex((message) => message.contentType === contentType);
-    if (index >= 0) return this.kept.splice(index, 1)[0]!;
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const message = await this.end.next(Math.max(1, deadline - Date.now()));
-      if (message.contentType === contentType) return message;
-      this.kept.push(message);
-    }
-  }
-
-  /** No message of this type within the time: what the controller did not send. */
-  async none(contentType: number, timeoutMs: number): Promise<boolean> {
-    return this.next(contentType, timeoutMs).then(
-      () => false,
-      () => true,
-    );
-  }
-}
-
-const replayed = new Map<Connection, Replayed>();
+const replayed = new Map<Connection, ReplayedRouter>();
 const here = (recordedId: string) =>
   [...replayed].find(([connection]) => connection.routerId === recordedId)?.[1].id ?? recordedId;
 
@@ -134,7 +91,7 @@ beforeAll(async () => {
     const hello = messageOfRecord(connection.frames[0]!);
     end.send({ ...hello, body: Buffer.from(router.id) });
     await end.next();
-    replayed.set(connection, new Replayed(router.id, end));
+    replayed.set(connection, new ReplayedRouter(router.id, end));
   }
   // The dialers' link reports before the first circuit, each link's destination the transit enrolled here.
   for (const connection of dialersRecorded) {
@@ -186,10 +143,10 @@ describe('four reference routers: another path once the cheaper transit is gone,
 
   it('routes the first dial through r2, ends it when r2 goes, and routes the next through r4', async () => {
     const [r2, r4, r1, r3] = order.map(([, connection]) => replayed.get(connection)!) as [
-      Replayed,
-      Replayed,
-      Replayed,
-      Replayed,
+      ReplayedRouter,
+      ReplayedRouter,
+      ReplayedRouter,
+      ReplayedRouter,
     ];
     const [firstRecorded, secondRecorded] = routesOf(r1Recorded).map(({ route }) => route) as [Route, Route];
     const [r3First, r3Second] = routesOf(r3Recorded).map(({ route }) => route) as [Route, Route];
@@ -223,7 +180,7 @@ describe('four reference routers: another path once the cheaper transit is gone,
         ]),
       });
     /** The path's routers answer with their recorded RouteResults (each its index-th), bound to this Route. */
-    const answer = async (path: [Replayed, Connection, number][], requested: number) => {
+    const answer = async (path: [ReplayedRouter, Connection, number][], requested: number) => {
       const messages = await Promise.all(path.map(([router]) => router.next(ContentType.route)));
       const routes = messages.map((message) => decodeBody<Route>('ctrl.Route', message.body));
       for (const [position, [router, connection, index]] of path.entries()) {

@@ -4,20 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { circuits } from '#ctrl-channel/circuits.ts';
 import { messageOfRecord, type RecordedFrame } from '#ctrl-channel/frame-recorder.ts';
 import { links } from '#ctrl-channel/links.ts';
-import {
-  type ChannelMessage,
-  ContentType,
-  Header,
-  int32Header,
-  stringSliceHeader,
-  uint32BytesMapHeader,
-} from '#ctrl-channel/message.ts';
+import { ContentType, Header, int32Header, stringSliceHeader, uint32BytesMapHeader } from '#ctrl-channel/message.ts';
 import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { routerTerminators } from '#ctrl-channel/terminators.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { dialCtrl, enrolledRouter, type Route, type RouterEnd } from '../support/ctrl-router.ts';
+import { dialCtrl, enrolledRouter, type Route } from '../support/ctrl-router.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
+import { ReplayedRouter } from '../support/replayed-router.ts';
 
 /**
  * The multi-hop run of three reference routers v2.0.0-pre12 (test/data/ctrl-channel/multihop-v2.0.0-pre12/, its
@@ -68,36 +62,7 @@ const { controller, call } = useAdminController(
   { ctrlFeatures: [routerInterfaces, links, routerTerminators, circuits] },
 );
 
-/** A router enrolled here standing for a recorded one: what the controller sent it, read by type. */
-class Replayed {
-  private readonly kept: ChannelMessage[] = [];
-  private sequence = 100;
-  readonly id: string;
-  readonly end: RouterEnd;
-  constructor(id: string, end: RouterEnd) {
-    this.id = id;
-    this.end = end;
-  }
-
-  send(message: Omit<ChannelMessage, 'sequence'>): number {
-    const sequence = this.sequence++;
-    this.end.send({ ...message, sequence });
-    return sequence;
-  }
-
-  async next(contentType: number, timeoutMs = 10_000): Promise<ChannelMessage> {
-    const index = this.kept.findIndex((message) => message.contentType === contentType);
-    if (index >= 0) return this.kept.splice(index, 1)[0]!;
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const message = await this.end.next(Math.max(1, deadline - Date.now()));
-      if (message.contentType === contentType) return message;
-      this.kept.push(message);
-    }
-  }
-}
-
-const replayed = new Map<Connection, Replayed>();
+const replayed = new Map<Connection, ReplayedRouter>();
 const here = (recordedId: string) =>
   [...replayed].find(([connection]) => connection.routerId === recordedId)?.[1].id ?? recordedId;
 
@@ -113,7 +78,7 @@ beforeAll(async () => {
     const hello = messageOfRecord(connection.frames[0]!);
     end.send({ ...hello, body: Buffer.from(router.id) });
     await end.next();
-    replayed.set(connection, new Replayed(router.id, end));
+    replayed.set(connection, new ReplayedRouter(router.id, end));
   }
   // The dialers' link reports before the circuit (those after r2's restart are of a later iteration), each link's
   // destination the r2 enrolled here.
@@ -145,7 +110,11 @@ describe('three reference routers: a recorded circuit r1 → r2 → r3, replayed
 
   it('routes the dial as it was routed, takes the routers’ recorded results, and ends it on the recorded link fault', async () => {
     const [ingressRecorded, transitRecorded, egressRecorded] = recordedPath.map(firstRoute) as [Route, Route, Route];
-    const [r1, r2, r3] = recordedPath.map((connection) => replayed.get(connection)!) as [Replayed, Replayed, Replayed];
+    const [r1, r2, r3] = recordedPath.map((connection) => replayed.get(connection)!) as [
+      ReplayedRouter,
+      ReplayedRouter,
+      ReplayedRouter,
+    ];
     const graph = controller().ctrl.linkGraph;
     const linkIds = transitRecorded.forwards.map((forward) => forward.srcAddress);
     const deadline = Date.now() + 10_000;
