@@ -40,11 +40,6 @@ export interface LinkGraph {
    * notice, a full read): the circuits crossing it have lost their way.
    */
   onRemoved(listener: (link: LinkRecord) => void): void;
-  /**
-   * Hears of each link this endpoint comes to know (a report here, another endpoint's notice, a full read): one whose
-   * source was seen offline before it arrived is dead already.
-   */
-  onAdded(listener: (link: LinkRecord) => void): void;
 }
 
 /** How often every link is read again. */
@@ -77,7 +72,6 @@ export function createLinkGraph(
    */
   const removedAt = new Map<string, number>();
   const removedListeners: ((link: LinkRecord) => void)[] = [];
-  const addedListeners: ((link: LinkRecord) => void)[] = [];
   let readAt: number | undefined;
   let reading: Promise<void> | undefined;
   const now = () => deps.now().getTime();
@@ -93,7 +87,6 @@ export function createLinkGraph(
     if (removed !== undefined && Date.parse(link.createdAt) <= removed) return;
     removedAt.delete(link.id);
     links.set(link.id, link);
-    if (!known) for (const listener of addedListeners) listener(link);
   }
 
   function forget(linkId: string): void {
@@ -194,9 +187,6 @@ export function createLinkGraph(
     removed: forget,
     onRemoved(listener) {
       removedListeners.push(listener);
-    },
-    onAdded(listener) {
-      addedListeners.push(listener);
     },
   };
 }

@@ -324,15 +324,11 @@ export function createLinkReports(context: LinkReportsContext): LinkReports {
     }
   }
 
-  // A router that went offline: its links at once; and every link every few seconds, in memory: what an endpoint that
-  // died left, and a link that reached the graph only after its source was seen offline (its notice read late).
+  // A router that went offline: its links at once; every link once a minute after the graph is read again (what
+  // an endpoint that died left).
   presence.onChange((changed) => {
     if (changed.online) return;
     void removeDeadLinks(graph.links().filter((link) => link.sourceRouterId === changed.routerId));
-  });
-  // A link that reaches the graph after its source was seen offline (its notice read late) misses that change.
-  graph.onAdded((link) => {
-    void removeDeadLinks([link]);
   });
   let lastScan = 0;
   context.changes.afterEachPoll(async () => {
@@ -358,11 +354,7 @@ export function createLinkReports(context: LinkReportsContext): LinkReports {
   };
 }
 
-/**
- * How often every link is checked for a dead source: the check reads only this endpoint's memory (its graph and the
- * routers' presence), so it can run far more often than the reference's minute, and a link whose source went offline
- * before the link reached the graph is gone within seconds, not a minute later.
- */
-const DEAD_LINK_SCAN_MS = 5_000;
+/** How often every link is checked for a dead source (the reference's cycle). */
+const DEAD_LINK_SCAN_MS = 60_000;
 /** How long a reconnected router has to report its links again (its full refresh comes within a second). */
 const REREPORT_MS = 60_000;
