@@ -1,17 +1,25 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { circuits } from '#ctrl-channel/circuits.ts';
-import { messageOfRecord, type RecordedFrame } from '#ctrl-channel/frame-recorder.ts';
+import { messageOfRecord } from '#ctrl-channel/frame-recorder.ts';
 import { links } from '#ctrl-channel/links.ts';
 import { ContentType, Header, int32Header, stringSliceHeader, uint32BytesMapHeader } from '#ctrl-channel/message.ts';
-import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
+import { decodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { routerTerminators } from '#ctrl-channel/terminators.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { dialCtrl, enrolledRouter, type Route } from '../support/ctrl-router.ts';
+import type { Route } from '../support/ctrl-router.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
-import { ReplayedRouter } from '../support/replayed-router.ts';
+import {
+  bodyOf,
+  connectedStandIn,
+  framesOf,
+  listens,
+  type RecordedConnection,
+  type ReplayedRouter,
+  recordedConnections,
+  replayLinkReportsBeforeFirstRoute,
+} from '../support/replayed-router.ts';
 
 /**
  * The run of four reference routers v2.0.0-pre12 that proved another path (test/data/ctrl-channel/another-path-v2.0.0-pre12/,
@@ -24,31 +32,8 @@ import { ReplayedRouter } from '../support/replayed-router.ts';
  */
 const DIRECTORY = join(import.meta.dirname, '../data/ctrl-channel/another-path-v2.0.0-pre12');
 
-interface Connection {
-  readonly routerId: string;
-  /** When the connection was accepted (its file's name), so frames of different connections can be ordered. */
-  readonly startMs: number;
-  readonly frames: readonly RecordedFrame[];
-}
-
-const connections: Connection[] = readdirSync(DIRECTORY)
-  .filter((name) => name.endsWith('.jsonl'))
-  .sort()
-  .map((name) => {
-    const frames = readFileSync(join(DIRECTORY, name), 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as RecordedFrame);
-    const [date, time] = name.slice(0, 24).split('T') as [string, string];
-    const [hours, minutes, seconds, millis] = time.slice(0, -1).split('-');
-    const startMs = Date.parse(`${date}T${hours}:${minutes}:${seconds}.${millis}Z`);
-    return { routerId: Buffer.from(frames[0]!.bodyHex, 'hex').toString(), startMs, frames };
-  });
-
-const bodyOf = (frame: RecordedFrame) => Buffer.from(frame.bodyHex, 'hex');
-const framesOf = (connection: Connection, direction: 'in' | 'out', contentType: number) =>
-  connection.frames.filter((frame) => frame.direction === direction && frame.contentType === contentType);
-const listens = (connection: Connection) => connection.frames[0]!.headers.some((h) => h.id === Header.listeners);
+const connections = recordedConnections(DIRECTORY);
+type Connection = RecordedConnection;
 const routesOf = (connection: Connection) =>
   framesOf(connection, 'out', ContentType.route).map((frame) => ({
     atMs: connection.startMs + frame.atMs,
@@ -80,32 +65,14 @@ const here = (recordedId: string) =>
 
 beforeAll(async () => {
   for (const [name, connection, fields] of order) {
-    const router = await enrolledRouter(
-      controller,
-      call,
-      `replayed-another-path-${name}`,
-      listens(connection) ? 'transit-routers' : 'edge-routers',
-      fields,
+    replayed.set(
+      connection,
+      await connectedStandIn(controller, call, connection, `replayed-another-path-${name}`, fields),
     );
-    const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true });
-    const hello = messageOfRecord(connection.frames[0]!);
-    end.send({ ...hello, body: Buffer.from(router.id) });
-    await end.next();
-    replayed.set(connection, new ReplayedRouter(router.id, end));
   }
   // The dialers' link reports before the first circuit, each link's destination the transit enrolled here.
-  for (const connection of dialersRecorded) {
-    const routedAt = framesOf(connection, 'out', ContentType.route)[0]!.atMs;
-    for (const frame of framesOf(connection, 'in', ContentType.routerLinks).filter((each) => each.atMs < routedAt)) {
-      const report = decodeBody<{ links?: { destRouterId: string }[] }>('ctrl.RouterLinks', bodyOf(frame));
-      for (const link of report.links ?? []) link.destRouterId = here(link.destRouterId);
-      replayed.get(connection)!.send({
-        contentType: ContentType.routerLinks,
-        headers: new Map(),
-        body: encodeBody('ctrl.RouterLinks', report),
-      });
-    }
-  }
+  for (const connection of dialersRecorded)
+    replayLinkReportsBeforeFirstRoute(connection, replayed.get(connection)!, here);
 });
 afterAll(() => {
   for (const router of replayed.values()) router.end.socket.destroy();

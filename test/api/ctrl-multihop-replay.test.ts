@@ -1,17 +1,24 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { circuits } from '#ctrl-channel/circuits.ts';
-import { messageOfRecord, type RecordedFrame } from '#ctrl-channel/frame-recorder.ts';
+import { messageOfRecord } from '#ctrl-channel/frame-recorder.ts';
 import { links } from '#ctrl-channel/links.ts';
 import { ContentType, Header, int32Header, stringSliceHeader, uint32BytesMapHeader } from '#ctrl-channel/message.ts';
-import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
+import { decodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { routerTerminators } from '#ctrl-channel/terminators.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { dialCtrl, enrolledRouter, type Route } from '../support/ctrl-router.ts';
+import type { Route } from '../support/ctrl-router.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
-import { ReplayedRouter } from '../support/replayed-router.ts';
+import {
+  bodyOf,
+  connectedStandIn,
+  framesOf,
+  type RecordedConnection,
+  type ReplayedRouter,
+  recordedConnections,
+  replayLinkReportsBeforeFirstRoute,
+} from '../support/replayed-router.ts';
 
 /**
  * The multi-hop run of three reference routers v2.0.0-pre12 (test/data/ctrl-channel/multihop-v2.0.0-pre12/, its
@@ -25,26 +32,8 @@ import { ReplayedRouter } from '../support/replayed-router.ts';
  */
 const DIRECTORY = join(import.meta.dirname, '../data/ctrl-channel/multihop-v2.0.0-pre12');
 
-interface Connection {
-  readonly routerId: string;
-  readonly frames: readonly RecordedFrame[];
-}
-
-const connections: Connection[] = readdirSync(DIRECTORY)
-  .filter((name) => name.endsWith('.jsonl'))
-  .sort()
-  .map((name) => {
-    const frames = readFileSync(join(DIRECTORY, name), 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as RecordedFrame);
-    return { routerId: Buffer.from(frames[0]!.bodyHex, 'hex').toString(), frames };
-  });
-
-const bodyOf = (frame: RecordedFrame) => Buffer.from(frame.bodyHex, 'hex');
-const framesOf = (connection: Connection, direction: 'in' | 'out', contentType: number) =>
-  connection.frames.filter((frame) => frame.direction === direction && frame.contentType === contentType);
-const listens = (connection: Connection) => connection.frames[0]!.headers.some((h) => h.id === Header.listeners);
+const connections = recordedConnections(DIRECTORY);
+type Connection = RecordedConnection;
 
 // The first connection of each router: r2 (listening for links), then the dialers in the order they connected.
 const [r2Recorded, ...dialersRecorded] = connections.filter(
@@ -68,32 +57,12 @@ const here = (recordedId: string) =>
 
 beforeAll(async () => {
   for (const [index, connection] of recordedPath.entries()) {
-    const router = await enrolledRouter(
-      controller,
-      call,
-      `replayed-multihop-r${index + 1}`,
-      listens(connection) ? 'transit-routers' : 'edge-routers',
-    );
-    const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true });
-    const hello = messageOfRecord(connection.frames[0]!);
-    end.send({ ...hello, body: Buffer.from(router.id) });
-    await end.next();
-    replayed.set(connection, new ReplayedRouter(router.id, end));
+    replayed.set(connection, await connectedStandIn(controller, call, connection, `replayed-multihop-r${index + 1}`));
   }
   // The dialers' link reports before the circuit (those after r2's restart are of a later iteration), each link's
   // destination the r2 enrolled here.
-  for (const connection of dialersRecorded) {
-    const routedAt = framesOf(connection, 'out', ContentType.route)[0]!.atMs;
-    for (const frame of framesOf(connection, 'in', ContentType.routerLinks).filter((each) => each.atMs < routedAt)) {
-      const report = decodeBody<{ links?: { destRouterId: string }[] }>('ctrl.RouterLinks', bodyOf(frame));
-      for (const link of report.links ?? []) link.destRouterId = here(link.destRouterId);
-      replayed.get(connection)!.send({
-        contentType: ContentType.routerLinks,
-        headers: new Map(),
-        body: encodeBody('ctrl.RouterLinks', report),
-      });
-    }
-  }
+  for (const connection of dialersRecorded)
+    replayLinkReportsBeforeFirstRoute(connection, replayed.get(connection)!, here);
 });
 afterAll(() => {
   for (const router of replayed.values()) router.end.socket.destroy();

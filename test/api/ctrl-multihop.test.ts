@@ -16,8 +16,9 @@ import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { routerTerminators } from '#ctrl-channel/terminators.ts';
 import { readCircuit } from '#shared/store/circuit-items.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { type Credentials, dialCtrl, enrolledRouter, type Route, type RouterEnd } from '../support/ctrl-router.ts';
+import { type Credentials, dialCtrl, enrolledRouter, type Route } from '../support/ctrl-router.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
+import { ReplayedRouter } from '../support/replayed-router.ts';
 import { type SecondEndpoint, startSecondEndpoint } from '../support/second-endpoint.ts';
 
 /**
@@ -39,46 +40,14 @@ let names = 0;
 const unique = (name: string) => `${name}-${++names}-${Date.now().toString(36)}`;
 
 /** A scripted router: what the controller sent it, read by type (the others kept for later reads). */
-class Router {
-  private sequence = 10;
-  private readonly kept: ChannelMessage[] = [];
-  readonly id: string;
-  readonly end: RouterEnd;
-  constructor(id: string, end: RouterEnd) {
-    this.id = id;
-    this.end = end;
-  }
-
-  send(contentType: number, body: Buffer, headers = new Map<number, Buffer>()): number {
-    const sequence = this.sequence++;
-    this.end.send({ contentType, sequence, body, headers });
-    return sequence;
-  }
-
-  /** The next message of a type, skipping (and keeping) others. */
-  async next(contentType: number, timeoutMs = 5_000): Promise<ChannelMessage> {
-    const index = this.kept.findIndex((message) => message.contentType === contentType);
-    if (index >= 0) return this.kept.splice(index, 1)[0]!;
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const message = await this.end.next(Math.max(1, deadline - Date.now()));
-      if (message.contentType === contentType) return message;
-      this.kept.push(message);
-    }
-  }
-
-  /** Whether nothing of a type comes within `ms`. */
-  async none(contentType: number, ms = 500): Promise<boolean> {
-    try {
-      await this.next(contentType, ms);
-      return false;
-    } catch {
-      return true;
-    }
+class Router extends ReplayedRouter {
+  /** Sends a message of this type, under the router's next sequence. */
+  sendBody(contentType: number, body: Buffer, headers = new Map<number, Buffer>()): number {
+    return this.send({ contentType, body, headers });
   }
 
   reportLink(id: string, to: string): void {
-    this.send(
+    this.sendBody(
       ContentType.routerLinks,
       encodeBody('ctrl.RouterLinks', {
         links: [
@@ -97,7 +66,7 @@ class Router {
 
   answerRoute(route: ChannelMessage, success: boolean, headers: [number, Buffer][] = []): void {
     const { circuitId, attempt } = decodeBody<Route>('ctrl.Route', route.body);
-    this.send(
+    this.sendBody(
       ContentType.routeResult,
       Buffer.from(circuitId),
       new Map([
@@ -168,7 +137,7 @@ afterAll(async () => {
 
 async function dial(from: Router = r1): Promise<{ session: { id: string }; requested: number }> {
   const session = await network.dialer.session('Dial');
-  const requested = from.send(
+  const requested = from.sendBody(
     ContentType.createCircuitV2Request,
     Buffer.alloc(0),
     new Map([
@@ -260,7 +229,7 @@ describe('circuits across several routers', () => {
     });
 
     // Its end (r3's egress fault) unroutes it on all three.
-    r3.send(ContentType.fault, encodeBody('ctrl.Fault', { subject: 'EgressFault', id: circuitId }));
+    r3.sendBody(ContentType.fault, encodeBody('ctrl.Fault', { subject: 'EgressFault', id: circuitId }));
     for (const router of [r1, r2, r3]) {
       expect(unrouteOf(await router.next(ContentType.unroute))).toEqual({ circuitId, now: false });
     }
@@ -295,7 +264,7 @@ describe('circuits across several routers', () => {
     const { circuitId } = sent[0]!;
 
     // r2 closes the link r1 dialed: r1 is told, and the circuit over it is ended.
-    r2.send(ContentType.fault, encodeBody('ctrl.Fault', { subject: 'LinkFault', id: l1, iteration: 1 }));
+    r2.sendBody(ContentType.fault, encodeBody('ctrl.Fault', { subject: 'LinkFault', id: l1, iteration: 1 }));
 
     const told = decodeBody<{ subject: string; id: string }>('ctrl.Fault', (await r1.next(ContentType.fault)).body);
     expect(told).toMatchObject({ subject: 'LinkFault', id: l1 });
@@ -324,7 +293,10 @@ describe('circuits across several routers', () => {
     );
     const again = await madeCircuit();
     expect(again.routes[1]!.forwards[0]).toEqual({ srcAddress: l1, dstAddress: l2, dstType: 'Link' });
-    r1.send(ContentType.fault, encodeBody('ctrl.Fault', { subject: 'IngressFault', id: again.routes[0]!.circuitId }));
+    r1.sendBody(
+      ContentType.fault,
+      encodeBody('ctrl.Fault', { subject: 'IngressFault', id: again.routes[0]!.circuitId }),
+    );
     for (const router of [r1, r2, r3]) await router.next(ContentType.unroute);
   });
 
@@ -350,7 +322,7 @@ describe('circuits across several routers', () => {
     );
 
     const session = await other.dialer.session('Dial');
-    r1.send(
+    r1.sendBody(
       ContentType.createCircuitV2Request,
       Buffer.alloc(0),
       new Map([
