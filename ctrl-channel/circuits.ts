@@ -87,7 +87,7 @@ async function createCircuit(
   const routedOn = new Set<string>();
   try {
     const asked = circuitRequestOf(request);
-    const checked = await checkEdgeSession(deps, routerId, asked, 'Dial');
+    const checked = await checkEdgeSession(deps, routerId, asked, 'Dial', context.dialCache);
     if (checked.service.encryptionRequired && !asked.peerData.has(EdgeHeader.publicKey)) {
       throw new EdgeRefusal(
         EdgeErrorCode.encryptionDataMissing,

@@ -1,6 +1,7 @@
 import type { Deps } from '#shared/ports/deps.ts';
 import type { Channel, ChannelTimings } from './channel.ts';
 import type { CtrlChangePoll } from './ctrl-change-poll.ts';
+import type { DialCache } from './dial-cache.ts';
 import type { LinkGraph } from './link-graph.ts';
 import type { LinkReports } from './link-reports.ts';
 import type { ConnectingRouter } from './router-certificate.ts';
@@ -40,6 +41,8 @@ export interface ControlContext {
   readonly linkReports: LinkReports;
   /** How circuits' terminators are picked, and what the strategies learnt of them (`terminator-choice.ts`). */
   readonly terminatorChoice: TerminatorChoice;
+  /** What dials read of the policies, kept in memory and dropped by the change log's notices (`dial-cache.ts`). */
+  readonly dialCache: DialCache;
 }
 
 /**

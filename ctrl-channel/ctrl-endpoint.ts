@@ -7,6 +7,7 @@ import { Channel, type ChannelTimings, DEFAULT_CHANNEL_TIMINGS, endSocket } from
 import { CONTROL_FEATURES } from './control-features.ts';
 import { type ConnectedRouter, type ControlFeatureFactory, createControlPlane } from './control-plane.ts';
 import { createCtrlChangePoll } from './ctrl-change-poll.ts';
+import { createDialCache } from './dial-cache.ts';
 import { recordFrames } from './frame-recorder.ts';
 import { helloAccepted, helloIdOf, helloRefused, readHello } from './hello.ts';
 import { createLinkGraph, LINK_GRAPH_RECONCILE_MS, type LinkGraph } from './link-graph.ts';
@@ -93,6 +94,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       linkGraph,
       linkReports,
       terminatorChoice: createTerminatorChoice(deps, options.random ?? Math.random),
+      dialCache: createDialCache(changes, () => deps.now().getTime()),
     },
     options.features ?? CONTROL_FEATURES,
   );

@@ -6,6 +6,7 @@ import { type Service, services } from '#shared/entities/service.ts';
 import { type Session, sessions } from '#shared/entities/session.ts';
 import { edgeRoutersFor, selectable } from '#shared/policy/access.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import type { DialCache } from './dial-cache.ts';
 
 /**
  * The error codes a router relays to its SDK when the controller refuses a terminator or a circuit (the SDK's
@@ -98,13 +99,15 @@ async function verifiedClaims(token: string, key: KeyObject): Promise<SessionCla
  * handlers do: the API session is live (its token, as the SDK presented it to the router), the session token is one
  * this controller signed for that API session and is still stored, it is of the expected type, the service exists,
  * and the SDK's identity may reach the service through this edge router (edge router policies and service edge router
- * policies, now: a policy changed since the session was made counts). Refusals are {@link EdgeRefusal}s.
+ * policies, now: a policy changed since the session was made counts; with a `cache`, as the endpoint's memory of them
+ * has it, which the change log's notices keep within a second or two of the tables). Refusals are {@link EdgeRefusal}s.
  */
 export async function checkEdgeSession(
   deps: Deps,
   routerId: string,
   credentials: EdgeCredentials,
   expectedType: 'Dial' | 'Bind',
+  cache?: DialCache,
 ): Promise<CheckedSession> {
   const live = credentials.apiSessionToken
     ? await liveSessionOfToken(deps, credentials.apiSessionToken, { eventual: true })
@@ -134,8 +137,13 @@ export async function checkEdgeSession(
     );
   }
   if (!service) throw new EdgeRefusal(EdgeErrorCode.invalidService, RetryHint.notRetriable, 'invalid service');
-  const usable = await edgeRoutersFor(deps.store, selectable(live.identity), selectable(service.doc));
-  if (!usable.includes(routerId)) {
+  const identity = selectable(live.identity);
+  const ofService = selectable(service.doc);
+  const lookUp = () => edgeRoutersFor(deps.store, identity, ofService);
+  const mayUse = cache
+    ? await cache.mayUse(identity, ofService, routerId, lookUp)
+    : (await lookUp()).includes(routerId);
+  if (!mayUse) {
     throw new EdgeRefusal(
       EdgeErrorCode.invalidEdgeRouterForSession,
       RetryHint.startOver,

@@ -174,6 +174,9 @@ export const serviceEdgeRouterPolicies: EntityDefinition<ServiceEdgeRouterPolicy
     recordOf: (doc) => serviceEdgeRouterPolicyRecord.parse(doc),
     recordFields: recordFieldsOf(serviceEdgeRouterPolicyRecord),
   },
+  // Which routers a service may be reached through: the endpoints' memory of dials' policies follows it
+  // (`ctrl-channel/dial-cache.ts`), as tunneling routers' data models do.
+  routerNotices: servicesNotices,
 };
 
 /** The entity types of the policies; `definitions.ts` lists them with the rest. */
