@@ -37,7 +37,7 @@ export interface DialFigures {
   readonly dials: number;
   /** CreateCircuitV2Request sent → Route received: the session check, the terminator choice, the circuit's ids. */
   readonly toRouteMs: readonly number[];
-  /** RouteResult sent → CreateCircuitV2Response received: the circuit stored and answered. */
+  /** RouteResult sent → CreateCircuitV2Response received: the circuit answered (it is stored after). */
   readonly afterRouteMs: readonly number[];
   /** The whole dial, less the scripted router's own (instant) answer. */
   readonly totalMs: readonly number[];
@@ -182,7 +182,7 @@ export function dialReport(figures: DialFigures): string {
       ['', 'median ms', 'p90 ms', 'max ms'],
       [
         row('request → Route (session check, terminator, ids)', figures.toRouteMs),
-        row('RouteResult → answer (circuit stored)', figures.afterRouteMs),
+        row('RouteResult → answer (stored after)', figures.afterRouteMs),
         row('whole dial, less the router', figures.totalMs),
       ],
       [false, true, true, true],

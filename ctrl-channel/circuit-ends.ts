@@ -57,6 +57,7 @@ export function circuitEnds(context: ControlContext) {
       return;
     }
     if (CIRCUIT_END_SUBJECTS.has(fault.subject)) {
+      await context.circuitWrites.settled([fault.id]);
       const removed = await removeCircuit(deps.store, fault.id, router.router.id, deps.now());
       if (removed) {
         unroute(router, removed.id, removed.path, false);
@@ -66,6 +67,7 @@ export function circuitEnds(context: ControlContext) {
     }
     if (!FORWARD_FAULT_SUBJECTS.has(fault.subject)) return;
     const ids = [...new Set(fault.id.split(' ').filter((id) => id !== ''))].slice(0, MAX_FAULT_IDS);
+    await context.circuitWrites.settled(ids);
     for (const id of ids) {
       const removed = await removeCircuit(deps.store, id, router.router.id, deps.now());
       unroute(router, id, removed?.path ?? [], true);
@@ -76,6 +78,7 @@ export function circuitEnds(context: ControlContext) {
   async function confirmation(router: ConnectedRouter, confirmed: CircuitConfirmation): Promise<void> {
     const ids = confirmed.circuitIds.filter((id) => id !== '').slice(0, MAX_FAULT_IDS);
     if (ids.length === 0) return;
+    await context.circuitWrites.settled(ids);
     const now = deps.now();
     const known = await storedCircuits(deps.store, ids, now);
     const ours = [...known.values()].filter((stored) => isOnPath(stored.circuit, router.router.id));

@@ -120,11 +120,11 @@ async function createCircuit(
         'encryption required on service, terminator did not send public header',
       );
     }
-    await putCircuit(deps.store, circuitRecord(context, circuitId, checked, made), deps.now());
     router.channel.reply(
       request,
       circuitResponse({ circuitId, ingressId: made.ingressId, peerData, tags: tags(made.terminator) }),
     );
+    storeAnswered(context, router, circuitRecord(context, circuitId, checked, made), new Set(routedOn));
   } catch (error) {
     unrouteEverywhere(context, circuitId, routedOn);
     context.terminatorChoice.circuitRemoved(circuitId);
@@ -138,6 +138,31 @@ async function createCircuit(
   } finally {
     routing.delete(circuitId);
   }
+}
+
+/**
+ * Stores a circuit already answered (`circuit-writes.ts`); should the write fail, the circuit is ended on every
+ * router it was routed on, as a refusal would have (the table must hold what its faults are to end).
+ */
+export function storeAnswered(
+  context: ControlContext,
+  router: ConnectedRouter,
+  circuit: CircuitRecord,
+  routedOn: ReadonlySet<string>,
+): void {
+  context.circuitWrites.record(
+    circuit.id,
+    () => putCircuit(context.deps.store, circuit, context.deps.now()),
+    (error) => {
+      unrouteEverywhere(context, circuit.id, routedOn);
+      context.terminatorChoice.circuitRemoved(circuit.id);
+      context.deps.logger.error('ctrl channel ended a circuit it could not store', {
+        circuitId: circuit.id,
+        routerId: router.router.id,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    },
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Deps } from '#shared/ports/deps.ts';
 import type { Channel, ChannelTimings } from './channel.ts';
+import type { CircuitWrites } from './circuit-writes.ts';
 import type { CtrlChangePoll } from './ctrl-change-poll.ts';
 import type { DialCache } from './dial-cache.ts';
 import type { LinkGraph } from './link-graph.ts';
@@ -43,6 +44,8 @@ export interface ControlContext {
   readonly terminatorChoice: TerminatorChoice;
   /** What dials read of the policies, kept in memory and dropped by the change log's notices (`dial-cache.ts`). */
   readonly dialCache: DialCache;
+  /** Circuits answered and being stored: what reads stored circuits waits for them (`circuit-writes.ts`). */
+  readonly circuitWrites: CircuitWrites;
 }
 
 /**

@@ -4,6 +4,7 @@ import { CONTROLLER_ID } from '#shared/ids.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { endRouterConnection, putRouterConnection, renewRouterLease } from '#shared/store/router-connections.ts';
 import { Channel, type ChannelTimings, DEFAULT_CHANNEL_TIMINGS, endSocket } from './channel.ts';
+import { createCircuitWrites } from './circuit-writes.ts';
 import { CONTROL_FEATURES } from './control-features.ts';
 import { type ConnectedRouter, type ControlFeatureFactory, createControlPlane } from './control-plane.ts';
 import { createCtrlChangePoll } from './ctrl-change-poll.ts';
@@ -95,6 +96,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       linkReports,
       terminatorChoice: createTerminatorChoice(deps, options.random ?? Math.random),
       dialCache: createDialCache(changes, () => deps.now().getTime()),
+      circuitWrites: createCircuitWrites(),
     },
     options.features ?? CONTROL_FEATURES,
   );

@@ -1,12 +1,12 @@
 import type { KeyObject } from 'node:crypto';
 import type { ApiSession } from '#shared/auth/api-session.ts';
-import { liveSessionOfToken } from '#shared/auth/api-session-store.ts';
+import { keptSessionInUse, liveSessionOfToken } from '#shared/auth/api-session-store.ts';
 import type { Identity } from '#shared/entities/identity.ts';
 import { type Service, services } from '#shared/entities/service.ts';
 import { type Session, sessions } from '#shared/entities/session.ts';
 import { edgeRoutersFor, selectable } from '#shared/policy/access.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import type { DialCache } from './dial-cache.ts';
+import type { DialCache, SessionFactsOwners } from './dial-cache.ts';
 
 /**
  * The error codes a router relays to its SDK when the controller refuses a terminator or a circuit (the SDK's
@@ -50,8 +50,11 @@ export interface EdgeCredentials {
   readonly apiSessionToken: string;
 }
 
-/** A checked request: the SDK's session, its API session, identity and service, and that it may use this router. */
-export interface CheckedSession {
+/**
+ * A checked request: the SDK's session, its API session, identity and service, and that it may use this router; with
+ * the ids a change log notice names them by (the endpoint's memory of checks drops them by these).
+ */
+export interface CheckedSession extends SessionFactsOwners {
   readonly session: Session;
   readonly apiSession: ApiSession;
   readonly identity: Identity;
@@ -99,8 +102,10 @@ async function verifiedClaims(token: string, key: KeyObject): Promise<SessionCla
  * handlers do: the API session is live (its token, as the SDK presented it to the router), the session token is one
  * this controller signed for that API session and is still stored, it is of the expected type, the service exists,
  * and the SDK's identity may reach the service through this edge router (edge router policies and service edge router
- * policies, now: a policy changed since the session was made counts; with a `cache`, as the endpoint's memory of them
- * has it, which the change log's notices keep within a second or two of the tables). Refusals are {@link EdgeRefusal}s.
+ * policies, now: a policy changed since the session was made counts). With a `cache`, what it read (the sessions,
+ * the identity, the service, the policies) is as the endpoint's memory has it, which the change log's notices keep
+ * within a second or two of the tables (`dial-cache.ts`); the API session's idle timeout is checked on each use.
+ * Refusals are {@link EdgeRefusal}s.
  */
 export async function checkEdgeSession(
   deps: Deps,
@@ -109,6 +114,49 @@ export async function checkEdgeSession(
   expectedType: 'Dial' | 'Bind',
   cache?: DialCache,
 ): Promise<CheckedSession> {
+  const read = () => readCheckedSession(deps, credentials);
+  const facts = cache
+    ? await cache.sessionFacts([credentials.apiSessionToken, credentials.sessionToken], read, stillLive(deps))
+    : await read();
+  const { session, service } = facts;
+  if (session.type !== expectedType) {
+    throw new EdgeRefusal(
+      EdgeErrorCode.wrongSessionType,
+      RetryHint.startOver,
+      `a ${session.type} session cannot ${expectedType === 'Dial' ? 'dial' : 'bind'}`,
+    );
+  }
+  const identity = selectable(facts.identity);
+  const ofService = selectable(service);
+  const lookUp = () => edgeRoutersFor(deps.store, identity, ofService);
+  const mayUse = cache
+    ? await cache.mayUse(identity, ofService, routerId, lookUp)
+    : (await lookUp()).includes(routerId);
+  if (!mayUse) {
+    throw new EdgeRefusal(
+      EdgeErrorCode.invalidEdgeRouterForSession,
+      RetryHint.startOver,
+      'the identity may not use this edge router for this service',
+    );
+  }
+  return facts;
+}
+
+/** A check's facts read again: their API session still live (the idle timeout, its activity refreshed when due). */
+const stillLive =
+  (deps: Deps) =>
+  async (kept: CheckedSession): Promise<CheckedSession | undefined> => {
+    const apiSession = await keptSessionInUse(deps, kept.apiSession);
+    if (!apiSession) return undefined;
+    return apiSession === kept.apiSession ? kept : { ...kept, apiSession };
+  };
+
+/**
+ * What the credentials stand for, read from the table: the live API session of the token and its identity, the
+ * session the token names (one this controller signed for that API session, still stored) and its service; what
+ * the check keeps in memory. Refuses credentials that are not all that.
+ */
+async function readCheckedSession(deps: Deps, credentials: EdgeCredentials): Promise<CheckedSession> {
   const live = credentials.apiSessionToken
     ? await liveSessionOfToken(deps, credentials.apiSessionToken, { eventual: true })
     : undefined;
@@ -129,26 +177,14 @@ export async function checkEdgeSession(
   if (!session || session.apiSessionId !== live.session.id || session.serviceId !== claims.sub) {
     throw new EdgeRefusal(EdgeErrorCode.invalidSession, RetryHint.startOver, 'invalid session');
   }
-  if (session.type !== expectedType) {
-    throw new EdgeRefusal(
-      EdgeErrorCode.wrongSessionType,
-      RetryHint.startOver,
-      `a ${session.type} session cannot ${expectedType === 'Dial' ? 'dial' : 'bind'}`,
-    );
-  }
   if (!service) throw new EdgeRefusal(EdgeErrorCode.invalidService, RetryHint.notRetriable, 'invalid service');
-  const identity = selectable(live.identity);
-  const ofService = selectable(service.doc);
-  const lookUp = () => edgeRoutersFor(deps.store, identity, ofService);
-  const mayUse = cache
-    ? await cache.mayUse(identity, ofService, routerId, lookUp)
-    : (await lookUp()).includes(routerId);
-  if (!mayUse) {
-    throw new EdgeRefusal(
-      EdgeErrorCode.invalidEdgeRouterForSession,
-      RetryHint.startOver,
-      'the identity may not use this edge router for this service',
-    );
-  }
-  return { session, apiSession: live.session, identity: live.identity, service: service.doc };
+  return {
+    session,
+    apiSession: live.session,
+    identity: live.identity,
+    service: service.doc,
+    apiSessionId: live.session.id,
+    identityId: live.identity.id,
+    sessionId: session.id,
+  };
 }

@@ -23,6 +23,7 @@ export function endCircuitsOnLostLinks(context: ControlContext): void {
     while (lost.size > 0) {
       const linkIds = new Set(lost);
       lost.clear();
+      await context.circuitWrites.settled();
       const now = deps.now();
       const crossing = (await everyCircuit(deps.store, now)).filter((circuit) =>
         circuit.links?.some((linkId) => linkIds.has(linkId)),

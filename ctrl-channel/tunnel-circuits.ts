@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { peerDataOf } from '#shared/entities/terminator.ts';
-import { putCircuit } from '#shared/store/circuit-items.ts';
 import { CircuitFailure, circuitError } from './circuit-messages.ts';
-import { hostIdOf, refusalOf, route, unrouteEverywhere } from './circuits.ts';
+import { hostIdOf, refusalOf, route, storeAnswered, unrouteEverywhere } from './circuits.ts';
 import type { ConnectedRouter, ControlContext } from './control-plane.ts';
 import { EdgeErrorCode, EdgeRefusal, RetryHint } from './edge-session-check.ts';
 import { type ChannelMessage, ContentType, EdgeHeader } from './message.ts';
@@ -71,8 +70,18 @@ async function createTunnelCircuit(
     });
     const peerData = new Map([...peerDataOf(made.terminator), ...made.peerData]);
     if (service.encryptionRequired && !peerData.has(EdgeHeader.publicKey)) throw missingKey('terminator');
-    await putCircuit(
-      deps.store,
+    router.channel.reply(message, {
+      contentType: ContentType.createTunnelCircuitV2Response,
+      body: encodeBody('edge.CreateTunnelCircuitV2Response', {
+        circuitId,
+        address: made.ingressId,
+        peerData: Object.fromEntries(peerData),
+        tags: tags(made.terminator),
+      }),
+    });
+    storeAnswered(
+      context,
+      router,
       {
         id: circuitId,
         serviceId: service.id,
@@ -84,17 +93,8 @@ async function createTunnelCircuit(
         endpointId: context.endpointId,
         createdAt: deps.now().toISOString(),
       },
-      deps.now(),
+      new Set(routedOn),
     );
-    router.channel.reply(message, {
-      contentType: ContentType.createTunnelCircuitV2Response,
-      body: encodeBody('edge.CreateTunnelCircuitV2Response', {
-        circuitId,
-        address: made.ingressId,
-        peerData: Object.fromEntries(peerData),
-        tags: tags(made.terminator),
-      }),
-    });
   } catch (error) {
     unrouteEverywhere(context, circuitId, routedOn);
     context.terminatorChoice.circuitRemoved(circuitId);

@@ -8,6 +8,7 @@ import { parseListParams } from '#shared/list/list-params.ts';
 import { mapBounded } from '#shared/map-bounded.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { circuitsOfSession } from '#shared/store/circuit-items.ts';
+import { ctrlChangeOp } from '#shared/store/ctrl-changes.ts';
 import { ConcurrentModificationError } from '#shared/store/entity-store.ts';
 import { idsInIndexPartition } from '#shared/store/index-queries.ts';
 import { keys } from '#shared/store/keys.ts';
@@ -79,11 +80,17 @@ export const detailSession: Operation = async (request, deps) => {
   return ok(view);
 };
 
-/** `DELETE /sessions/{id}`: ends the session (version-checked: two deletes count it down once). */
+/**
+ * `DELETE /sessions/{id}`: ends the session (version-checked: two deletes count it down once). Its API session lives
+ * on, so the change log is told: the control channel endpoints' memory of dials drops it (`ctrl-channel/dial-cache.ts`).
+ */
 export const deleteSession: Operation = async (request, deps) => {
   const stored = await readableSession(request, deps);
   try {
-    await deps.store.transact(deps.store.deleteOps(sessions, stored.doc, stored.version));
+    await deps.store.transact([
+      ...deps.store.deleteOps(sessions, stored.doc, stored.version),
+      ctrlChangeOp(deps.store, { kind: 'session-removed', sessionId: stored.doc.id }, deps.now()),
+    ]);
   } catch (error) {
     if (error instanceof ConcurrentModificationError) throw notFound('session', stored.doc.id);
     throw error;

@@ -449,6 +449,15 @@ async function settled(
   return touched ? { session: touched, identity: read.identity, alongside: read.alongside } : undefined;
 }
 
+/**
+ * A session read a while ago, as a use now finds it: undefined when it has been idle past the timeout since, else
+ * with its activity refreshed when due (undefined when the table finds it gone or idle). For callers that keep what
+ * they read in memory and learn of its other ends (logout, revocation) otherwise (`ctrl-channel/dial-cache.ts`).
+ */
+export async function keptSessionInUse(deps: Deps, session: ApiSession): Promise<ApiSession | undefined> {
+  return isLive(deps, session) ? touchedIfDue(deps, session, 'interval') : undefined;
+}
+
 /** The session with its activity refreshed when due; undefined when it ended meanwhile. */
 async function touchedIfDue(deps: Deps, session: ApiSession, touch: SessionTouch): Promise<ApiSession | undefined> {
   const now = deps.now();

@@ -10,6 +10,8 @@
  * - `services`: a service, a config, a config type, a service policy, a posture check or an identity's config override
  *   was written, which may change what a tunneling router's own identity is granted, and so what it hosts and
  *   intercepts (its data model): one a transaction ({@link SERVICES_NOTICE}), whatever it wrote.
+ * - `session-removed`: a session (Dial or Bind) was deleted while its API session lives on (`DELETE /sessions/{id}`;
+ *   the sessions of an ended API session go with its own `removed` notice): the endpoints' memory of dials drops it.
  * - `ended`: the sessions of an identity a committed change ended (a disable, a lockout, a revocation, the identity's
  *   delete, or an authenticator's delete for those it opened), however many: the routers drop them at once, and a
  *   sweep removes them from the table (`shared/auth/ended-sessions-sweep.ts`).
@@ -33,7 +35,8 @@ export type RouterNotice =
   | { readonly kind: 'reach'; readonly identityId?: string }
   | { readonly kind: 'certificates'; readonly identityId: string }
   | { readonly kind: 'router-ended'; readonly routerId: string }
-  | { readonly kind: 'services' };
+  | { readonly kind: 'services' }
+  | { readonly kind: 'session-removed'; readonly sessionId: string };
 
 /**
  * The `services` notice, which says nothing but that such a write happened: a transaction writing several such

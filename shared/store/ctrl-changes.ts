@@ -154,6 +154,10 @@ function bodyOf(item: Record<string, unknown>): CtrlChangeBody | undefined {
     }
     case 'services':
       return { kind };
+    case 'session-removed': {
+      const sessionId = text(item.sessionId);
+      return sessionId === undefined ? undefined : { kind, sessionId };
+    }
     default:
       return meshNoticeOf(item);
   }

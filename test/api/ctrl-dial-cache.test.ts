@@ -190,8 +190,11 @@ describe('dials answered from memory still refuse what a change took away', () =
     const network = await boundNetwork();
     const deleted = await network.dialer.session('Dial');
     expect(await dial(network, deleted.token)).toBe('made');
+    expect(await dial(network, deleted.token)).toBe('made');
     expect((await call('DELETE', `/sessions/${deleted.id}`)).status).toBe(200);
-    expect(await dial(network, deleted.token)).toBe(3);
+    const gone = await refusedWithin(network, deleted.token);
+    expect(gone.result).toBe(3);
+    expect(gone.ms).toBeLessThan(REFUSED_WITHIN_MS);
 
     const session = await network.dialer.session('Dial');
     expect(await dial(network, session.token)).toBe('made');
@@ -202,6 +205,18 @@ describe('dials answered from memory still refuse what a change took away', () =
     expect(result).toBe(2);
   });
 
+  it('refuses within seconds once the service is deleted', async () => {
+    const network = await boundNetwork();
+    const session = await network.dialer.session('Dial');
+    expect(await dial(network, session.token)).toBe('made');
+    expect(await dial(network, session.token)).toBe('made');
+    expect((await call('DELETE', `/services/${network.serviceId}`)).status).toBe(200);
+    const { result, ms } = await refusedWithin(network, session.token);
+    // The service gone: its terminators went with it, or the session check finds no service.
+    expect(result).not.toBe('made');
+    expect(ms).toBeLessThan(REFUSED_WITHIN_MS);
+  });
+
   it('refuses a revoked API session’s dial', async () => {
     const network = await boundNetwork();
     const session = await network.dialer.session('Dial');
@@ -209,5 +224,19 @@ describe('dials answered from memory still refuse what a change took away', () =
     expect((await call('DELETE', `/api-sessions/${network.dialer.apiSessionId}`)).status).toBe(200);
     const { result } = await refusedWithin(network, session.token);
     expect(result).toBe(2);
+  });
+
+  // Last: it moves the controller's clock (and back).
+  it('refuses the dial of an API session idle past the timeout, though its check is in memory', async () => {
+    const network = await boundNetwork();
+    const session = await network.dialer.session('Dial');
+    expect(await dial(network, session.token)).toBe('made');
+    const timeoutMs = controller().deps.config.apiSessionTimeoutMinutes * 60_000;
+    controller().advanceClock(timeoutMs + 60_000);
+    try {
+      expect(await dial(network, session.token)).toBe(2);
+    } finally {
+      controller().advanceClock(-(timeoutMs + 60_000));
+    }
   });
 });
