@@ -13,7 +13,7 @@ import {
 import { NetworkLoadBalancer, type NetworkTargetGroup, Protocol } from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { DEFAULT_CTRL_PORT } from '#ctrl-channel/ctrl-port.ts';
+import { DEFAULT_CTRL_PORT, DEFAULT_CTRL_RELAY_PORT } from '#ctrl-channel/ctrl-port.ts';
 import { type BuildStamp, buildStampDefine } from './build-stamp.ts';
 import { type FunctionLogOptions, functionLogGroup, powertoolsEnvironment } from './controller-function.ts';
 import type { ControllerKeys } from './controller-keys.ts';
@@ -83,6 +83,9 @@ export class ControllerRouterEndpoint extends Construct {
     });
     taskGroup.addIngressRule(loadBalancerGroup, Port.tcp(DEFAULT_CTRL_PORT), 'Control channels and health checks');
     loadBalancerGroup.addEgressRule(taskGroup, Port.tcp(DEFAULT_CTRL_PORT), 'To the endpoint tasks');
+    // A circuit across routers held by different tasks: each task relays the others' routers' messages (mesh design
+    // step 9). Only the tasks reach the relay, and each refuses a peer without the controller's own key.
+    taskGroup.addIngressRule(taskGroup, Port.tcp(DEFAULT_CTRL_RELAY_PORT), 'Relayed messages between endpoint tasks');
 
     this.loadBalancer = new NetworkLoadBalancer(this, 'LoadBalancer', {
       vpc: this.vpc,
@@ -119,13 +122,14 @@ export class ControllerRouterEndpoint extends Construct {
     taskDefinition.addContainer('Endpoint', {
       image: routerEndpointImage(this, buildStampDefine(props.buildStamp)),
       logging: LogDrivers.awsLogs({ logGroup: this.logGroup, streamPrefix: 'endpoint' }),
-      portMappings: [{ containerPort: DEFAULT_CTRL_PORT }],
+      portMappings: [{ containerPort: DEFAULT_CTRL_PORT }, { containerPort: DEFAULT_CTRL_RELAY_PORT }],
       readonlyRootFilesystem: true,
       environment: {
         ...powertoolsEnvironment(this),
         AWS_REGION: Stack.of(this).region,
         TABLE_NAME: props.table.tableName,
         CTRL_PORT: String(DEFAULT_CTRL_PORT),
+        CTRL_RELAY_PORT: String(DEFAULT_CTRL_RELAY_PORT),
         CTRL_SERVER_NAME: this.host,
         ...keyEnvironment,
       },

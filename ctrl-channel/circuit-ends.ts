@@ -45,10 +45,10 @@ const MAX_FAULT_IDS = 1000;
 export function circuitEnds(context: ControlContext) {
   const { deps } = context;
 
-  /** Sends an unroute to each router of the path held here (every router of a multi-hop circuit), and to the reporter. */
+  /** Sends an unroute to each router of the path, wherever it is connected (`router-directory.ts`), and to the reporter. */
   const unroute = (reporter: ConnectedRouter, circuitId: string, path: readonly string[], now: boolean) => {
     const routers = new Set([reporter.router.id, ...path]);
-    for (const routerId of routers) context.connected(routerId)?.channel.send(unrouteMessage(circuitId, now));
+    for (const routerId of routers) context.directory.send(routerId, unrouteMessage(circuitId, now));
   };
 
   async function fault(router: ConnectedRouter, fault: Fault): Promise<void> {

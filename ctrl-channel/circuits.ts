@@ -200,7 +200,7 @@ function circuitRecord(
 export class PathNotHeld extends CircuitFailure {
   constructor(circuitId: string, routerId: string) {
     super(
-      `cannot route circuit [c/${circuitId}]: router ${routerId} on its path is connected to another controller endpoint, and routes are not relayed between endpoints yet`,
+      `cannot route circuit [c/${circuitId}]: router ${routerId} on its path is connected to another controller endpoint, which this one has no relay to (none configured here, or that endpoint is not running)`,
     );
     this.name = 'PathNotHeld';
   }
@@ -233,13 +233,11 @@ export async function route(
   let lastError = '';
   for (let attempt = 0; attempt < ROUTE_ATTEMPTS; attempt++) {
     const { terminator, path, chosen } = await choosePath(context, router.router.id, circuit, router.channel.log);
-    // Routes reach only the routers connected here (relaying to other endpoints is a later step): such a path fails
-    // at once, before any router is sent anything.
-    const held = path.nodes.map((routerId) => {
-      const connected = context.connected(routerId);
-      if (!connected) throw new PathNotHeld(circuit.circuitId, routerId);
-      return connected;
-    });
+    // Routes reach the routers connected here, and those of other endpoints through their relay; a router neither
+    // reaches fails the path at once, before any router is sent anything.
+    for (const routerId of path.nodes) {
+      if (!context.directory.reaches(routerId)) throw new PathNotHeld(circuit.circuitId, routerId);
+    }
     const addresses = { circuitId: circuit.circuitId, attempt, ingressId: randomUUID(), egressId: randomUUID() };
     const messages = routeMessages({
       ...addresses,
@@ -252,7 +250,7 @@ export async function route(
     });
     for (const routerId of path.nodes) circuit.routedOn.add(routerId);
     const results = await Promise.all(
-      held.map((node, index) => awaitRoute(node, timeoutMs, addresses, messages[index]!)),
+      path.nodes.map((routerId, index) => awaitRoute(context, routerId, timeoutMs, addresses, messages[index]!)),
     );
     const egress = results[results.length - 1]!;
     const failure = egress.success ? results.find((result) => !result.success) : egress;
@@ -277,7 +275,7 @@ export async function route(
 
 /** Unroutes at once, on each router connected here, a circuit routed on them and then not made. */
 export function unrouteEverywhere(context: ControlContext, circuitId: string, routerIds: Iterable<string>): void {
-  for (const routerId of routerIds) context.connected(routerId)?.channel.send(unrouteMessage(circuitId, true));
+  for (const routerId of routerIds) context.directory.send(routerId, unrouteMessage(circuitId, true));
 }
 
 /** The routers an earlier attempt routed that the made circuit does not run through: unrouted, as the reference does. */
@@ -299,18 +297,19 @@ function unrouteOffPath(
  * channel that closes meanwhile.
  */
 async function awaitRoute(
-  router: ConnectedRouter,
+  context: ControlContext,
+  routerId: string,
   timeoutMs: number,
   addresses: RouteAddresses,
   message: OutgoingMessage,
 ): Promise<RouteResult> {
   try {
-    return routeResultOf(await router.channel.request(message, timeoutMs), addresses);
+    return routeResultOf(await context.directory.request(routerId, message, timeoutMs), addresses);
   } catch (error) {
     const error_ =
       error instanceof ReplyTimeoutError
         ? `timeout creating routes for [s/${addresses.circuitId}]`
-        : `router ${router.router.id} did not answer the route: ${(error as Error).message}`;
+        : `router ${routerId} did not answer the route: ${(error as Error).message}`;
     return { success: false, error: error_, errorCode: undefined };
   }
 }

@@ -6,6 +6,7 @@ import type { DialCache } from './dial-cache.ts';
 import type { LinkGraph } from './link-graph.ts';
 import type { LinkReports } from './link-reports.ts';
 import type { ConnectingRouter } from './router-certificate.ts';
+import type { RouterDirectory } from './router-directory.ts';
 import type { RouterPresence } from './router-presence.ts';
 import type { TerminatorChoice } from './terminator-choice.ts';
 import type { VersionInfo } from './version-info.ts';
@@ -46,6 +47,8 @@ export interface ControlContext {
   readonly dialCache: DialCache;
   /** Circuits answered and being stored: what reads stored circuits waits for them (`circuit-writes.ts`). */
   readonly circuitWrites: CircuitWrites;
+  /** Messages to any router, connected here or to another endpoint (`router-directory.ts`). */
+  readonly directory: RouterDirectory;
 }
 
 /**

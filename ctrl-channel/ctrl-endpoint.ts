@@ -9,6 +9,7 @@ import { CONTROL_FEATURES } from './control-features.ts';
 import { type ConnectedRouter, type ControlFeatureFactory, createControlPlane } from './control-plane.ts';
 import { createCtrlChangePoll } from './ctrl-change-poll.ts';
 import { createDialCache } from './dial-cache.ts';
+import { createEndpointRelay } from './endpoint-relay.ts';
 import { recordFrames } from './frame-recorder.ts';
 import { helloAccepted, helloIdOf, helloRefused, readHello } from './hello.ts';
 import { createLinkGraph, LINK_GRAPH_RECONCILE_MS, type LinkGraph } from './link-graph.ts';
@@ -16,6 +17,7 @@ import { linkListenersOf } from './link-listeners.ts';
 import { createLinkReports } from './link-reports.ts';
 import { Header } from './message.ts';
 import { type ConnectingRouter, RouterRefused, routerOfCertificate } from './router-certificate.ts';
+import { createRouterDirectory } from './router-directory.ts';
 import { createRouterPresence, PRESENCE_REFRESH_MS } from './router-presence.ts';
 import { createTerminatorChoice } from './terminator-choice.ts';
 import type { RandomSource } from './terminator-strategies.ts';
@@ -54,6 +56,16 @@ export interface CtrlEndpointOptions {
   readonly linkGraphReconcileMs?: number;
   /** The terminator strategies' random draws (`Math.random` by default; a seeded source in tests). */
   readonly random?: RandomSource;
+  /**
+   * Where the other endpoint processes reach this one to relay messages to its routers (`endpoint-relay.ts`): the
+   * controller's server key and certificate, the address they dial and the port to listen on (0: any). Without it, a
+   * path through a router held by another endpoint is refused.
+   */
+  readonly relay?: {
+    readonly tls: { readonly key: string; readonly cert: string };
+    readonly host: string;
+    readonly port: number;
+  };
 }
 
 /** The control channel's endpoint: takes TLS connections that negotiated `ziti-ctrl` and speaks the channel on them. */
@@ -63,6 +75,15 @@ export interface CtrlEndpoint {
   connected(routerId: string): ConnectedRouter | undefined;
   /** The links between routers as this endpoint knows them (what routing reads). */
   readonly linkGraph: LinkGraph;
+  /**
+   * Resolves once the endpoint may take routers: its relay listens and is registered (at once without a relay),
+   * with the relay's port. Routers' connections wait for it.
+   */
+  readonly ready: Promise<{ readonly relayPort?: number }>;
+  /** Resolves once every circuit answered so far is stored (they are answered first: `circuit-writes.ts`). */
+  circuitsStored(): Promise<void>;
+  /** Takes the renewed server certificate (the relay presents it). */
+  setSecureContext(tls: { readonly key: string; readonly cert: string }): void;
   /** Closes every channel. */
   close(): void;
 }
@@ -82,6 +103,12 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
     reconcileMs: options.linkGraphReconcileMs ?? LINK_GRAPH_RECONCILE_MS,
   });
   const connected = (routerId: string) => routers.get(routerId);
+  const relay = options.relay && createEndpointRelay({ deps, endpointId, connected, timings, ...options.relay });
+  const ready = relay ? relay.start().then((relayPort) => ({ relayPort })) : Promise.resolve({});
+  // A failed start is the routers' to see (their connections wait for it, and close); the process logs it once.
+  ready.catch((error: Error) => deps.logger.warn('ctrl relay did not start', { detail: error.message }));
+  const circuitWrites = createCircuitWrites();
+  const directory = createRouterDirectory({ endpointId, connected, presence, relay, logger: deps.logger });
   const linkReports = createLinkReports({ deps, endpointId, changes, presence, graph: linkGraph, connected });
   const controlPlane = createControlPlane(
     {
@@ -96,7 +123,8 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       linkReports,
       terminatorChoice: createTerminatorChoice(deps, options.random ?? Math.random),
       dialCache: createDialCache(changes, () => deps.now().getTime()),
-      circuitWrites: createCircuitWrites(),
+      circuitWrites,
+      directory,
     },
     options.features ?? CONTROL_FEATURES,
   );
@@ -179,6 +207,8 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
   }
 
   async function open(socket: TLSSocket): Promise<void> {
+    // No router is recorded as held here before the other endpoints can find this one.
+    await ready;
     const { hello, decoder, following } = await readHello(socket, options.helloTimeoutMs ?? HELLO_TIMEOUT_MS);
     const claimedId = helloIdOf(hello);
     let router: ConnectingRouter;
@@ -254,7 +284,13 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
     },
     connected,
     linkGraph,
+    ready,
+    circuitsStored: () => circuitWrites.settled(),
+    setSecureContext(tls) {
+      relay?.setSecureContext(tls);
+    },
     close() {
+      relay?.close().catch(() => undefined);
       changes.close();
       controlPlane.close();
       for (const socket of pending) socket.destroy();

@@ -2,8 +2,9 @@ import { createServer, type TLSSocket } from 'node:tls';
 import { ensureServerCertificate } from '#shared/pki/server-certificate.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { CTRL_ALPN, createCtrlEndpoint } from './ctrl-endpoint.ts';
-import { DEFAULT_CTRL_PORT } from './ctrl-port.ts';
+import { DEFAULT_CTRL_PORT, DEFAULT_CTRL_RELAY_PORT } from './ctrl-port.ts';
 import { createEndpointDeps } from './endpoint-deps.ts';
+import { taskAddress } from './task-address.ts';
 
 /**
  * How often the certificate is read again: the bootstrap renews it 30 days before it expires, so a task that runs
@@ -35,9 +36,19 @@ async function main(): Promise<void> {
   const serverName = process.env.CTRL_SERVER_NAME;
   if (!serverName) throw new Error('CTRL_SERVER_NAME must name the host routers dial (the stack sets it)');
   const port = Number(process.env.CTRL_PORT || DEFAULT_CTRL_PORT);
-  const endpoint = createCtrlEndpoint({ deps });
+  const tls = await serverTls(deps, serverName);
+  // Several tasks: each relays the messages for the routers it holds (a circuit's routers may be on several).
+  const relayHost = await taskAddress();
+  const relayPort = Number(process.env.CTRL_RELAY_PORT || DEFAULT_CTRL_RELAY_PORT);
+  if (!relayHost) deps.logger.warn('ctrl relay off: no task address (CTRL_RELAY_HOST or the ECS task metadata)');
+  const endpoint = createCtrlEndpoint({
+    deps,
+    ...(relayHost ? { relay: { tls, host: relayHost, port: relayPort } } : {}),
+  });
+  const { relayPort: relayListening } = await endpoint.ready;
+  if (relayListening) deps.logger.info('ctrl relay listening', { host: relayHost, port: relayListening });
   const server = createServer({
-    ...(await serverTls(deps, serverName)),
+    ...tls,
     // The router's certificate is checked against its stored fingerprint (router-certificate.ts), not a CA here.
     requestCert: true,
     rejectUnauthorized: false,
@@ -51,7 +62,10 @@ async function main(): Promise<void> {
   server.on('tlsClientError', () => undefined);
   const refresh = setInterval(() => {
     serverTls(deps, serverName)
-      .then((tls) => server.setSecureContext(tls))
+      .then((renewed) => {
+        server.setSecureContext(renewed);
+        endpoint.setSecureContext(renewed);
+      })
       .catch((error: Error) => deps.logger.warn('ctrl endpoint certificate not refreshed', { detail: error.message }));
   }, CERTIFICATE_REFRESH_MS);
   server.listen(port, () => deps.logger.info('ctrl endpoint listening', { port }));

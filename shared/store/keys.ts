@@ -96,6 +96,11 @@ export const keys = {
    * fault names; listed under its Dial session in GSI2 (`sessionCircuitsIndex`).
    */
   circuit: (circuitId: string) => ({ PK: `${PREFIXES.circuit}${circuitId}`, SK: 'CIRCUIT' }),
+  /**
+   * A control channel endpoint process (an ECS task) and where the others reach it to relay messages to the routers
+   * it holds (`shared/store/endpoint-items.ts`), under its id, which routers' connection items name.
+   */
+  endpoint: (endpointId: string) => ({ PK: `${PREFIXES.endpoint}${endpointId}`, SK: 'ENDPOINT' }),
   sessionCircuitsIndex: (sessionId: string) => `sessions#${sessionId}#circuits`,
   /**
    * Every circuit, in id order (GSI1 partition `circuits`, sort key the circuit's id): what the fabric API lists. One
@@ -148,6 +153,7 @@ export const PREFIXES = {
   ctrlChannel: 'CTRL#',
   circuit: 'CIRCUIT#',
   link: 'LINK#',
+  endpoint: 'ENDPOINT#',
   system: 'SYSTEM#',
   integrity: 'INTEGRITY#',
 } as const;

@@ -106,6 +106,11 @@ export const READS = {
    * decides (the write's condition guards the rest), and what a notice names, read again to follow the change.
    */
   link: 'strong',
+  /**
+   * Where another endpoint process listens for relayed messages, read when this one first relays to it: it registers
+   * before it accepts routers, so a router's connection naming it is never older than its item.
+   */
+  endpoint: 'strong',
   /** Every link, from their index (which no read can see strongly): an endpoint's graph, the fabric API's list. */
   links: 'eventual',
 } as const satisfies Record<string, Consistency>;

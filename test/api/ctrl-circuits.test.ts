@@ -572,6 +572,7 @@ describe("circuits: a router not on a circuit's path changes nothing of it", () 
   it("moves no circuit's expiry by its confirmation, which unroutes the circuit on itself only", async () => {
     const { route } = await madeCircuit();
     const { circuitId } = route;
+    await controller().ctrl.circuitsStored();
     const expiry = async () =>
       (await storedCircuits(controller().deps.store, [circuitId], controller().deps.now())).get(circuitId)?.expiresAtMs;
     const confirmation = encodeBody('ctrl.CircuitConfirmation', {

@@ -209,6 +209,7 @@ describe('circuits across several routers', () => {
 
     expect(response.headers.get(11)?.toString()).toBe(circuitId);
     expect(response.headers.get(12)?.toString()).toBe(ingressId);
+    await controller().ctrl.circuitsStored();
     const stored = await readCircuit(controller().deps.store, circuitId, new Date());
     expect(stored).toMatchObject({ path: [r1.id, r2.id, r3.id], links: [l1, l2] });
     const path = await until(

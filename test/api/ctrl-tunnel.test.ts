@@ -343,6 +343,7 @@ describe("a tunneling router's circuits: connections it intercepts to services i
       peerData: { [PUBLIC_KEY]: HOST_KEY },
       tags: route.tags,
     });
+    await controller().ctrl.circuitsStored();
     const stored = await storedCircuits(controller().deps.store, [route.circuitId], new Date());
     expect(stored.get(route.circuitId)?.circuit).toMatchObject({ clientId: tunneler.id, path: [tunneler.id] });
     expect(stored.get(route.circuitId)?.circuit).not.toHaveProperty('sessionId');

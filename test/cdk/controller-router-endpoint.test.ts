@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CTRL_PORT } from '#ctrl-channel/ctrl-port.ts';
+import { DEFAULT_CTRL_PORT, DEFAULT_CTRL_RELAY_PORT } from '#ctrl-channel/ctrl-port.ts';
 import { alarmCount } from '../../bench/fleet-bill.ts';
 import { ControllerStack, type ControllerStackProps } from '../../cdk/controller-stack.ts';
 import { tableActionsOf } from '../../cdk/operation-groups.ts';
@@ -147,7 +147,7 @@ describe("the routers' control channel endpoint", { timeout: 120_000 }, () => {
     template.resourceCountIs('AWS::ECS::TaskDefinition', 1);
   });
 
-  it('lets the port in from anywhere to the load balancer, and only the endpoint port from it to the tasks', () => {
+  it('lets the port in from anywhere to the load balancer, the endpoint port from it to the tasks, the relay port from the tasks alone', () => {
     const { ofType } = synth({ ...ON, routerEndpointPort: 6262 });
     const groups = ofType('AWS::EC2::SecurityGroup').filter(([id]) => id.includes('RouterEndpoint'));
     const ingress = groups.flatMap(([, group]) => (group.Properties.SecurityGroupIngress as unknown[]) ?? []);
@@ -155,9 +155,18 @@ describe("the routers' control channel endpoint", { timeout: 120_000 }, () => {
       expect.objectContaining({ CidrIp: '0.0.0.0/0', IpProtocol: 'tcp', FromPort: 6262, ToPort: 6262 }),
     ]);
     const taskIngress = ofType('AWS::EC2::SecurityGroupIngress').map(([, rule]) => rule.Properties);
-    expect(taskIngress).toEqual([
-      expect.objectContaining({ IpProtocol: 'tcp', FromPort: DEFAULT_CTRL_PORT, ToPort: DEFAULT_CTRL_PORT }),
-    ]);
+    const [taskGroupId] = groups.find(([id]) => id.includes('TaskSecurityGroup'))!;
+    const [loadBalancerGroupId] = groups.find(([id]) => id.includes('LoadBalancerSecurityGroup'))!;
+    const sourceOf = (rule: Record<string, unknown>) =>
+      (rule.SourceSecurityGroupId as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+    expect(taskIngress).toHaveLength(2);
+    const endpointRule = taskIngress.find((rule) => rule.FromPort === DEFAULT_CTRL_PORT)!;
+    expect(endpointRule).toMatchObject({ IpProtocol: 'tcp', ToPort: DEFAULT_CTRL_PORT });
+    expect(sourceOf(endpointRule)).toBe(loadBalancerGroupId);
+    const relayRule = taskIngress.find((rule) => rule.FromPort === DEFAULT_CTRL_RELAY_PORT)!;
+    expect(relayRule).toMatchObject({ IpProtocol: 'tcp', ToPort: DEFAULT_CTRL_RELAY_PORT });
+    expect(sourceOf(relayRule)).toBe(taskGroupId);
+    expect(relayRule.GroupId).toEqual({ 'Fn::GetAtt': [taskGroupId, 'GroupId'] });
   });
 
   it('alarms when no task is healthy, when a task stays unhealthy, and on high task CPU', () => {

@@ -27,8 +27,9 @@ export async function startSecondEndpoint(
   options: Omit<CtrlEndpointOptions, 'deps'> = {},
 ): Promise<SecondEndpoint> {
   const { deps } = controller;
-  const endpoint = createCtrlEndpoint({ deps, endpointId: 'second-endpoint', ...options });
   const { key, cert } = await serverTls(deps, localServerNames({}));
+  const endpoint = createCtrlEndpoint({ deps, endpointId: 'second-endpoint', ...options });
+  await endpoint.ready;
   const server = createServer({ key, cert, requestCert: true, rejectUnauthorized: false, ALPNProtocols: [CTRL_ALPN] });
   server.on('secureConnection', (socket: TLSSocket) => {
     if (socket.alpnProtocol === CTRL_ALPN) endpoint.accept(socket);

@@ -90,6 +90,7 @@ export async function startTestController(
   ctrlFeatures?: readonly ControlFeatureFactory[],
   ctrlPresenceRefreshMs?: number,
   ctrlRandom?: () => number,
+  ctrlRelay?: boolean,
 ): Promise<TestController> {
   const tableName = `test-${randomUUID()}`;
   const mtlsPort = shape === 'aws' ? await freePort() : undefined;
@@ -143,7 +144,9 @@ export async function startTestController(
     ...(ctrlFeatures ? { features: ctrlFeatures } : {}),
     ...(ctrlPresenceRefreshMs ? { presenceRefreshMs: ctrlPresenceRefreshMs } : {}),
     ...(ctrlRandom ? { random: ctrlRandom } : {}),
+    ...(ctrlRelay ? { relay: { tls: material, host: '127.0.0.1', port: 0 } } : {}),
   });
+  await ctrl.ready;
   const server = await startLocalServer({
     deps,
     tls: material,

@@ -19,6 +19,8 @@ export interface ControllerSetup {
   readonly ctrlPresenceRefreshMs?: number;
   /** The terminator strategies' random draws (a seeded source, so a test of chance gives the same draws every run). */
   readonly ctrlRandom?: () => number;
+  /** Whether the endpoint relays to others' routers (`endpoint-relay.ts`), listening on 127.0.0.1. */
+  readonly ctrlRelay?: boolean;
 }
 
 /**
@@ -42,6 +44,7 @@ export function useTestController(
       setup.ctrlFeatures,
       setup.ctrlPresenceRefreshMs,
       setup.ctrlRandom,
+      setup.ctrlRelay,
     );
     await afterStart(started);
   });
