@@ -25,6 +25,13 @@ const LINK_FAULT_SUBJECTS: ReadonlySet<string> = new Set(['LinkFault', 'LinkDupl
 const FORWARD_FAULT_SUBJECTS: ReadonlySet<string> = new Set(['ForwardFault', 'UnknownOwnerForwardFault']);
 /** A router batches its forward faults; more ids than this in one fault are not a router's. */
 const MAX_FAULT_IDS = 1000;
+/**
+ * How long a circuit's end waits, once, when it finds no stored circuit: one routed by another endpoint may be
+ * answered and not yet stored there (`circuit-writes.ts`; a write takes milliseconds). Not for a circuit this
+ * endpoint ended itself (the other side's fault of most circuits): those it remembers, this many at most.
+ */
+export const UNSTORED_END_RETRY_MS = 1_000;
+const ENDED_HERE_KEPT = 10_000;
 
 /**
  * How circuits end, as routers report it: the first Fault (1004) of a circuit's side removes the stored circuit and
@@ -51,6 +58,13 @@ export function circuitEnds(context: ControlContext) {
     for (const routerId of routers) context.directory.send(routerId, unrouteMessage(circuitId, now));
   };
 
+  /** The circuits this endpoint removed lately, oldest first. */
+  const endedHere = new Set<string>();
+  const ended = (circuitId: string) => {
+    endedHere.add(circuitId);
+    if (endedHere.size > ENDED_HERE_KEPT) endedHere.delete(endedHere.values().next().value as string);
+  };
+
   async function fault(router: ConnectedRouter, fault: Fault): Promise<void> {
     if (LINK_FAULT_SUBJECTS.has(fault.subject)) {
       await context.linkReports.fault(router, { ...fault, subject: fault.subject as 'LinkFault' | 'LinkDuplicate' });
@@ -58,7 +72,12 @@ export function circuitEnds(context: ControlContext) {
     }
     if (CIRCUIT_END_SUBJECTS.has(fault.subject)) {
       await context.circuitWrites.settled([fault.id]);
-      const removed = await removeCircuit(deps.store, fault.id, router.router.id, deps.now());
+      let removed = await removeCircuit(deps.store, fault.id, router.router.id, deps.now());
+      if (!removed && fault.id !== '' && !endedHere.has(fault.id)) {
+        await new Promise((resolve) => setTimeout(resolve, UNSTORED_END_RETRY_MS));
+        removed = await removeCircuit(deps.store, fault.id, router.router.id, deps.now());
+      }
+      if (removed) ended(removed.id);
       if (removed) {
         unroute(router, removed.id, removed.path, false);
         context.terminatorChoice.circuitRemoved(removed.id);
@@ -71,6 +90,7 @@ export function circuitEnds(context: ControlContext) {
     for (const id of ids) {
       const removed = await removeCircuit(deps.store, id, router.router.id, deps.now());
       unroute(router, id, removed?.path ?? [], true);
+      ended(id);
       if (removed) context.terminatorChoice.circuitRemoved(id);
     }
   }
@@ -94,6 +114,7 @@ export function circuitEnds(context: ControlContext) {
       if (tooLong) {
         router.channel.log.info('removing an idle circuit', { circuitId: id, reason: tooLong });
         const removed = await removeCircuit(deps.store, id, router.router.id, now);
+        ended(id);
         if (removed) {
           unroute(router, id, removed.path, true);
           context.terminatorChoice.circuitRemoved(id);
