@@ -12,7 +12,8 @@ import type { CtrlChangePoll } from './ctrl-change-poll.ts';
  * - `reach` (an edge router policy, a router's or an identity's role attributes) and `services` (a service, a service
  *   edge router policy, ...) drop every entry;
  * - `ended` and `removed` drop the named identities' entries (nothing of theirs should outlive them);
- * - sessions added or updated, certificates and the mesh's notices (links, routers' presence) change no policy;
+ * - sessions added or updated, certificates, the mesh's notices (links, routers' presence and costs) and terminators
+ *   change no policy;
  * - any other kind, one this module does not know, drops every entry.
  *
  * A short maximum age is the safety net of a notice lost (an endpoint that polled nothing for a while), and the size
@@ -33,6 +34,8 @@ const HARMLESS = new Set<string>([
   'router-connected',
   'router-disconnected',
   'link',
+  'terminators',
+  'router-cost',
 ]);
 
 /** What a policy lookup is keyed by: an id and its role attributes (order aside). */
