@@ -15,7 +15,9 @@ import { linkListenersOf } from './link-listeners.ts';
 import { createLinkReports } from './link-reports.ts';
 import { Header } from './message.ts';
 import { type ConnectingRouter, RouterRefused, routerOfCertificate } from './router-certificate.ts';
+import { createRouterCostCache } from './router-cost-cache.ts';
 import { createRouterPresence, PRESENCE_REFRESH_MS } from './router-presence.ts';
+import { createTerminatorCache } from './terminator-cache.ts';
 import { createTerminatorChoice } from './terminator-choice.ts';
 import type { RandomSource } from './terminator-strategies.ts';
 import { CTRL_PROTOCOL_VERSION, decodeVersionInfo, type VersionInfo } from './version-info.ts';
@@ -62,6 +64,8 @@ export interface CtrlEndpoint {
   connected(routerId: string): ConnectedRouter | undefined;
   /** The links between routers as this endpoint knows them (what routing reads). */
   readonly linkGraph: LinkGraph;
+  /** Resolves once what was written to the change log before the call has been read (`CtrlChangePoll.passed`). */
+  changesRead(): Promise<void>;
   /** Closes every channel. */
   close(): void;
 }
@@ -95,6 +99,8 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       linkReports,
       terminatorChoice: createTerminatorChoice(deps, options.random ?? Math.random),
       dialCache: createDialCache(changes, () => deps.now().getTime()),
+      terminatorCache: createTerminatorCache(changes, () => deps.now().getTime()),
+      routerCosts: createRouterCostCache(changes, () => deps.now().getTime()),
     },
     options.features ?? CONTROL_FEATURES,
   );
@@ -252,6 +258,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
     },
     connected,
     linkGraph,
+    changesRead: () => changes.passed(),
     close() {
       changes.close();
       controlPlane.close();

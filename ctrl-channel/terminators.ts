@@ -95,6 +95,8 @@ export function terminatorsFeature(
         ...checkedHostedFields(request),
       });
       await createOrTakeResent(deps, connected, doc, (stored) => isOwnTerminator(stored, routerId, checked));
+      // This endpoint's next dial sees it at once; the write's notice tells every endpoint within seconds.
+      context.terminatorCache.forget(doc.service);
     }
 
     async function answerCreate(
@@ -131,10 +133,16 @@ export function terminatorsFeature(
     async function updateTerminator(connected: ConnectedRouter, request: UpdateTerminatorRequest): Promise<void> {
       const routerId = connected.router.id;
       const checked = await checkEdgeSession(deps, routerId, request, 'Bind');
-      await updateOwnTerminator(deps, request.terminatorId, (stored) => isOwnTerminator(stored, routerId, checked), {
-        ...(request.updateCost ? { cost: checkedCost(request.cost) } : {}),
-        ...(request.updatePrecedence ? { precedence: checkedPrecedence(request.precedence) } : {}),
-      });
+      const updated = await updateOwnTerminator(
+        deps,
+        request.terminatorId,
+        (stored) => isOwnTerminator(stored, routerId, checked),
+        {
+          ...(request.updateCost ? { cost: checkedCost(request.cost) } : {}),
+          ...(request.updatePrecedence ? { precedence: checkedPrecedence(request.precedence) } : {}),
+        },
+      );
+      context.terminatorCache.forget(updated.service);
     }
 
     async function answerUpdate(connected: ConnectedRouter, message: ChannelMessage): Promise<void> {
@@ -184,6 +192,7 @@ export function terminatorsFeature(
           );
           const deletes = ours.map(({ doc, version }) => deps.store.deleteOps(terminators, doc, version));
           for (const transaction of packTransactions(deps.store, deletes)) await deps.store.transact(transaction);
+          for (const { doc } of ours) context.terminatorCache.forget(doc.service);
           return ours.map(({ doc }) => doc.id);
         });
         if (removed.length > 0) channel.log.info('terminators removed', { terminatorIds: removed });
@@ -212,6 +221,7 @@ export function terminatorsFeature(
         try {
           // Version-checked: one re-sent meanwhile is kept.
           await deps.store.transact(deps.store.deleteOps(terminators, doc, version));
+          context.terminatorCache.forget(doc.service);
         } catch (error) {
           if (!(error instanceof ConcurrentModificationError)) throw error;
         }
