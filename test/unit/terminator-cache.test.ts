@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createDialCache } from '#ctrl-channel/dial-cache.ts';
 import { createRouterCostCache } from '#ctrl-channel/router-cost-cache.ts';
 import { createTerminatorCache } from '#ctrl-channel/terminator-cache.ts';
 import { routerCostNotices, terminatorNotices } from '#shared/entities/router-notice.ts';
@@ -157,6 +158,14 @@ describe('the router cost cache', () => {
 });
 
 describe("the notices of terminators' and routers' writes", () => {
+  it('leave the policies a dial cache keeps alone', async () => {
+    const cache = createDialCache(undefined);
+    const keyed = { id: 'i1', attributes: [] };
+    await cache.mayUse(keyed, { id: 's1', attributes: [] }, 'r1', async () => ['r1']);
+    cache.apply([change({ kind: 'terminators', serviceId: 's1' }), change({ kind: 'router-cost', routerId: 'r1' })]);
+    expect(cache.size).toBe(1);
+  });
+
   it('names the service of a terminator written, both when it moves to another', () => {
     expect(terminatorNotices(undefined, { service: 's1' })).toEqual([{ kind: 'terminators', serviceId: 's1' }]);
     expect(terminatorNotices({ service: 's1' }, undefined)).toEqual([{ kind: 'terminators', serviceId: 's1' }]);
