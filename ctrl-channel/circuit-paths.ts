@@ -30,9 +30,9 @@ export interface PathRequest {
  * The terminator a circuit from a router ends at, and the path to it, as the reference's `selectPath` chooses them:
  * the service's terminators on online routers (`usableOf`), of the SDK instance the dial names, or without one when
  * it names none (the reference's terminator `identity` is the hosting SDK's instance id), those a path reaches; the
- * service's terminator strategy picks one (`terminator-choice.ts`), each weighed by its own cost, what the endpoint learnt of it
- * and the cost of the cheapest path to its router (`router-paths.ts`, capped as the reference caps it), within its
- * precedence band. A terminator on the dialing router costs no path, so a one-router circuit is chosen as it always
+ * service's terminator strategy picks one (`terminator-choice.ts`), each weighed by its own cost, what the endpoint
+ * learnt of it and the cost of the cheapest path to its router (`router-paths.ts`, capped as the reference caps it),
+ * within its precedence band. A terminator on the dialing router costs no path, so a one-router circuit is chosen as it always
  * was. Routers' costs are needed only when a terminator is on another router.
  *
  * Nothing is read from the table while nothing changed: the service's terminators and the routers' costs are kept in

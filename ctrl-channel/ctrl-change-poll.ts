@@ -60,7 +60,10 @@ export function createCtrlChangePoll(deps: Deps, hasRouters: () => boolean): Ctr
   let closed = false;
   /** Polls failed in a row. */
   let failures = 0;
-  /** Who waits for a poll that begins after they asked (`passed`), and who waits for the poll running. */
+  /**
+   * Who waits (`passed`) for a poll that begins after they asked: each poll takes those waiting as it begins and lets
+   * them go once it passed every page on (a failed poll hands them to the next).
+   */
   let waiting: (() => void)[] = [];
 
   async function poll(): Promise<void> {
