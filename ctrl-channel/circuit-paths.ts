@@ -32,8 +32,8 @@ export interface PathRequest {
  * it names none (the reference's terminator `identity` is the hosting SDK's instance id), those a path reaches; the
  * service's terminator strategy picks one (`terminator-choice.ts`), each weighed by its own cost, what the endpoint
  * learnt of it and the cost of the cheapest path to its router (`router-paths.ts`, capped as the reference caps it),
- * within its precedence band. A terminator on the dialing router costs no path, so a one-router circuit is chosen as it always
- * was. Routers' costs are needed only when a terminator is on another router.
+ * within its precedence band. A terminator on the dialing router costs no path, so a one-router circuit is chosen as
+ * it always was. Routers' costs are needed only when a terminator is on another router.
  *
  * Nothing is read from the table while nothing changed: the service's terminators and the routers' costs are kept in
  * memory until a notice drops them (`terminator-cache.ts`, `router-cost-cache.ts`), and a router is online as the
