@@ -1,7 +1,7 @@
 import { edgeRouters } from '#shared/entities/edge-router.ts';
 import { transitRouters } from '#shared/entities/router.ts';
 import type { Terminator } from '#shared/entities/terminator.ts';
-import { usableTerminators } from '#shared/store/usable-terminators.ts';
+import { storedTerminatorsOf, usableOf } from '#shared/store/usable-terminators.ts';
 import type { ChannelLog } from './channel-log.ts';
 import { CircuitFailure } from './circuit-messages.ts';
 import type { ControlContext } from './control-plane.ts';
@@ -28,13 +28,17 @@ export interface PathRequest {
 
 /**
  * The terminator a circuit from a router ends at, and the path to it, as the reference's `selectPath` chooses them:
- * the service's terminators on online routers (`usableTerminators`), of the SDK instance the dial names, or without
- * one when it names none (the reference's terminator `identity` is the hosting SDK's instance id), those a path
- * reaches; the service's
- * terminator strategy picks one (`terminator-choice.ts`), each weighed by its own cost, what the endpoint learnt of it
- * and the cost of the cheapest path to its router (`router-paths.ts`, capped as the reference caps it), within its
- * precedence band. A terminator on the dialing router costs no path, so a one-router circuit is chosen as it always
- * was. Routers' costs are read only when a terminator is on another router.
+ * the service's terminators on online routers (`usableOf`), of the SDK instance the dial names, or without one when
+ * it names none (the reference's terminator `identity` is the hosting SDK's instance id), those a path reaches; the
+ * service's terminator strategy picks one (`terminator-choice.ts`), each weighed by its own cost, what the endpoint
+ * learnt of it and the cost of the cheapest path to its router (`router-paths.ts`, capped as the reference caps it),
+ * within its precedence band. A terminator on the dialing router costs no path, so a one-router circuit is chosen as
+ * it always was. Routers' costs are needed only when a terminator is on another router.
+ *
+ * Nothing is read from the table while nothing changed: the service's terminators and the routers' costs are kept in
+ * memory until a notice drops them (`terminator-cache.ts`, `router-cost-cache.ts`), and a router is online as the
+ * endpoint's presence knows it (`router-presence.ts`: connected here, or its connection told by the change log and
+ * read again every few seconds), as the paths between routers already take it.
  */
 export async function choosePath(
   context: ControlContext,
@@ -45,9 +49,12 @@ export async function choosePath(
   const { serviceId, instanceId } = request;
   // Of the instance the dial names, or, naming none, only those bound without one (the reference's `selectPath` keeps
   // a terminator whose instance id equals the dial's, empty included): an addressable host is dialed by its name.
-  const online = (await usableTerminators(context.deps, serviceId, { instanceId: instanceId || undefined })).filter(
-    (terminator) => instanceId !== '' || !terminator.identity,
+  const ofService = await context.terminatorCache.ofService(serviceId, () =>
+    storedTerminatorsOf(context.deps.store, serviceId),
   );
+  const online = usableOf(ofService, { instanceId: instanceId || undefined }, (terminator) =>
+    context.presence.isOnline(terminator.router),
+  ).filter((terminator) => instanceId !== '' || !terminator.identity);
   if (online.length === 0) {
     throw new CircuitFailure(
       `service ${serviceId} has no terminators${instanceId ? ` for instance ${instanceId}` : ''}`,
@@ -82,18 +89,27 @@ export async function choosePath(
   return { terminator: chosen.terminator, path: pathTo(chosen.terminator.router)!, chosen };
 }
 
-/** Every online router's cost and traversal flag, from its stored document (edge and transit routers alike). */
+/**
+ * Every online router's cost and traversal flag: kept in memory, else from its stored document (edge and transit
+ * routers alike).
+ */
 async function routerCosts(context: ControlContext): Promise<Map<string, RouterCost>> {
   const online = context.presence.online();
-  const idsOf = (collection: string) =>
-    online.filter((presence) => presence.collection === collection).map((presence) => presence.routerId);
-  const [edge, transit] = await Promise.all([
-    context.deps.store.getMany(edgeRouters, idsOf('edge-routers')),
-    context.deps.store.getMany(transitRouters, idsOf('routers')),
-  ]);
-  const costs = new Map<string, RouterCost>();
-  for (const router of [...edge, ...transit]) {
-    costs.set(router.id, { cost: router.cost, noTraversal: router.noTraversal });
-  }
-  return costs;
+  return context.routerCosts.costsOf(
+    online.map((presence) => presence.routerId),
+    async (missing) => {
+      const wanted = new Set(missing);
+      const idsOf = (collection: string) =>
+        online
+          .filter((presence) => presence.collection === collection && wanted.has(presence.routerId))
+          .map((presence) => presence.routerId);
+      const [edge, transit] = await Promise.all([
+        context.deps.store.getMany(edgeRouters, idsOf('edge-routers')),
+        context.deps.store.getMany(transitRouters, idsOf('routers')),
+      ]);
+      return new Map(
+        [...edge, ...transit].map((router) => [router.id, { cost: router.cost, noTraversal: router.noTraversal }]),
+      );
+    },
+  );
 }

@@ -208,7 +208,8 @@ export class PathNotHeld extends CircuitFailure {
 
 /**
  * Routes a circuit from the asking router: each attempt chooses a terminator and the path to it (`circuit-paths.ts`;
- * a terminator the last attempt found gone from its router was deleted meanwhile), sends every router of the path its
+ * a terminator the last attempt found gone from its router was deleted meanwhile, and a failed attempt drops what the
+ * endpoint kept of the service's terminators), sends every router of the path its
  * Route at once, with fresh ingress and egress addresses, and waits for all their results; a failure on any router
  * fails the attempt. Every router a Route went to is added to `routedOn` as it is sent, so that the caller unroutes
  * them all when the circuit is not made after all; after a success, the routers of earlier attempts off the final
@@ -267,6 +268,9 @@ export async function route(
     if (!egress.success && egress.errorCode === INVALID_TERMINATOR && HOSTED_BINDINGS.has(terminator.binding)) {
       await deleteInvalidTerminator(deps, router, terminator.id);
     }
+    // The next attempt chooses among the service's terminators read afresh (after the delete above), not those kept in
+    // memory: the one that failed may be gone before its delete's notice comes.
+    context.terminatorCache.forget(circuit.serviceId);
   }
   throw new CircuitFailure(
     `exceeded maximum [${ROUTE_ATTEMPTS}] retries creating circuit [c/${circuit.circuitId}] (${lastError})`,

@@ -6,8 +6,10 @@ import type { DialCache } from './dial-cache.ts';
 import type { LinkGraph } from './link-graph.ts';
 import type { LinkReports } from './link-reports.ts';
 import type { ConnectingRouter } from './router-certificate.ts';
+import type { RouterCostCache } from './router-cost-cache.ts';
 import type { RouterDirectory } from './router-directory.ts';
 import type { RouterPresence } from './router-presence.ts';
+import type { TerminatorCache } from './terminator-cache.ts';
 import type { TerminatorChoice } from './terminator-choice.ts';
 import type { VersionInfo } from './version-info.ts';
 
@@ -49,6 +51,10 @@ export interface ControlContext {
   readonly circuitWrites: CircuitWrites;
   /** Messages to any router, connected here or to another endpoint (`router-directory.ts`). */
   readonly directory: RouterDirectory;
+  /** Each service's terminators, kept in memory and dropped by the change log's notices (`terminator-cache.ts`). */
+  readonly terminatorCache: TerminatorCache;
+  /** Each router's cost and traversal flag, kept alike (`router-cost-cache.ts`). */
+  readonly routerCosts: RouterCostCache;
 }
 
 /**

@@ -41,6 +41,11 @@ export interface CtrlChangePoll {
   afterEachPoll(task: () => Promise<void>): void;
   /** Polls from now on, while `hasRouters` says so (a router connected): polling stops by itself once it has none. */
   wake(): void;
+  /**
+   * Resolves once a poll that began after the call has passed every change on: what was written before the call has
+   * reached the listeners (tests wait on it for a write's notice rather than for a guessed while).
+   */
+  passed(): Promise<void>;
   close(): void;
 }
 
@@ -55,8 +60,25 @@ export function createCtrlChangePoll(deps: Deps, hasRouters: () => boolean): Ctr
   let closed = false;
   /** Polls failed in a row. */
   let failures = 0;
+  /**
+   * Who waits (`passed`) for a poll that begins after they asked: each poll takes those waiting as it begins and lets
+   * them go once it passed every page on (a failed poll hands them to the next).
+   */
+  let waiting: (() => void)[] = [];
 
   async function poll(): Promise<void> {
+    const waited = waiting;
+    waiting = [];
+    try {
+      await pollChanges();
+    } catch (error) {
+      waiting.push(...waited);
+      throw error;
+    }
+    for (const resolve of waited) resolve();
+  }
+
+  async function pollChanges(): Promise<void> {
     const now = deps.now().getTime();
     const from = Math.max(readFrom ?? 0, now - POLL_WINDOW_MS);
     for await (const changes of ctrlChangePages(deps.store, new Date(from), new Date(now), CHANGE_PAGE_SIZE)) {
@@ -100,6 +122,10 @@ export function createCtrlChangePoll(deps: Deps, hasRouters: () => boolean): Ctr
     listen: (listener) => listeners.push(listener),
     afterEachPoll: (task) => afterTasks.push(task),
     wake: schedule,
+    passed() {
+      schedule();
+      return new Promise((resolve) => waiting.push(resolve));
+    },
     close() {
       closed = true;
       clearTimeout(timer);

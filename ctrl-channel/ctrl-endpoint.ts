@@ -17,8 +17,10 @@ import { linkListenersOf } from './link-listeners.ts';
 import { createLinkReports } from './link-reports.ts';
 import { Header } from './message.ts';
 import { type ConnectingRouter, RouterRefused, routerOfCertificate } from './router-certificate.ts';
+import { createRouterCostCache } from './router-cost-cache.ts';
 import { createRouterDirectory } from './router-directory.ts';
 import { createRouterPresence, PRESENCE_REFRESH_MS } from './router-presence.ts';
+import { createTerminatorCache } from './terminator-cache.ts';
 import { createTerminatorChoice } from './terminator-choice.ts';
 import type { RandomSource } from './terminator-strategies.ts';
 import { CTRL_PROTOCOL_VERSION, decodeVersionInfo, type VersionInfo } from './version-info.ts';
@@ -84,6 +86,8 @@ export interface CtrlEndpoint {
   circuitsStored(): Promise<void>;
   /** Takes the renewed server certificate (the relay presents it). */
   setSecureContext(tls: { readonly key: string; readonly cert: string }): void;
+  /** Resolves once what was written to the change log before the call has been read (`CtrlChangePoll.passed`). */
+  changesRead(): Promise<void>;
   /** Closes every channel. */
   close(): void;
 }
@@ -125,6 +129,8 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
       dialCache: createDialCache(changes, () => deps.now().getTime()),
       circuitWrites,
       directory,
+      terminatorCache: createTerminatorCache(changes, () => deps.now().getTime()),
+      routerCosts: createRouterCostCache(changes, () => deps.now().getTime()),
     },
     options.features ?? CONTROL_FEATURES,
   );
@@ -289,6 +295,7 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
     setSecureContext(tls) {
       relay?.setSecureContext(tls);
     },
+    changesRead: () => changes.passed(),
     close() {
       relay?.close().catch(() => undefined);
       changes.close();

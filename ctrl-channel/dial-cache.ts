@@ -70,7 +70,8 @@ const EVERYTHING: Staleness = { grants: 'all', facts: 'all' };
  * - `ended` (a disable, a lockout, a revocation, a delete) drops the identity's entries;
  * - API sessions `removed` or `updated` (a second factor passed, ...) drop their facts and, removed, their identities'
  *   grants (nothing of theirs should outlive them); `session-removed` drops that session's facts;
- * - sessions added, certificates and the mesh's notices (links, routers' presence) change nothing kept;
+ * - sessions added, certificates, the mesh's notices (links, routers' presence) and terminators' and routers' costs
+ *   (`terminator-cache.ts`, `router-cost-cache.ts`) change nothing kept;
  * - any other kind, one this module does not know, drops everything.
  */
 export function stalenessOf(change: CtrlChange): Staleness {
@@ -81,6 +82,8 @@ export function stalenessOf(change: CtrlChange): Staleness {
     case 'router-connected':
     case 'router-disconnected':
     case 'link':
+    case 'terminators':
+    case 'router-cost':
       return NOTHING;
     case 'reach':
       return change.identityId === undefined

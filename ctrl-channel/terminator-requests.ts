@@ -187,16 +187,16 @@ export async function createOrTakeResent(
 }
 
 /**
- * Changes the cost or precedence (each when given) of a terminator `isOwn` says the router may change; any other, or
- * one not stored, is refused as an unknown id is.
+ * Changes the cost or precedence (each when given) of a terminator `isOwn` says the router may change, and returns it
+ * changed; any other, or one not stored, is refused as an unknown id is.
  */
 export async function updateOwnTerminator(
   deps: Deps,
   terminatorId: string,
   isOwn: (stored: Terminator) => boolean,
   change: { readonly cost?: number; readonly precedence?: Terminator['precedence'] },
-): Promise<void> {
-  await withOptimisticRetry(async () => {
+): Promise<Terminator> {
+  return withOptimisticRetry(async () => {
     const stored = await deps.store.get(terminators, terminatorId);
     if (!stored || !isOwn(stored.doc)) return refuse(EdgeErrorCode.invalidTerminator, 'invalid terminator: not found');
     const changed = {
@@ -206,6 +206,7 @@ export async function updateOwnTerminator(
       updatedAt: deps.now().toISOString(),
     };
     await deps.store.transact(deps.store.replaceOps(terminators, stored, changed));
+    return changed;
   });
 }
 

@@ -72,7 +72,8 @@ function isOwnTerminator(terminator: Terminator, routerId: string, checked: Chec
  * A router's terminators: what its SDKs host. The router asks on an SDK's behalf (a Bind, an update of its cost or
  * precedence, an unbind) and the controller checks the SDK's session as the reference does
  * (`edge-session-check.ts`); circuits then choose among the terminators of connected routers
- * (`#shared/store/usable-terminators.ts`). A terminator the router does not re-send within a grace period after it
+ * (`#shared/store/usable-terminators.ts`, kept in memory by `terminator-cache.ts`, which each write here drops at once
+ * for its service). A terminator the router does not re-send within a grace period after it
  * connects is deleted: its SDK is gone (the router restarted, or unbound while the controller could not hear it).
  */
 export function terminatorsFeature(
@@ -95,6 +96,8 @@ export function terminatorsFeature(
         ...checkedHostedFields(request),
       });
       await createOrTakeResent(deps, connected, doc, (stored) => isOwnTerminator(stored, routerId, checked));
+      // This endpoint's next dial sees it at once; the write's notice tells every endpoint within seconds.
+      context.terminatorCache.forget(doc.service);
     }
 
     async function answerCreate(
@@ -131,10 +134,16 @@ export function terminatorsFeature(
     async function updateTerminator(connected: ConnectedRouter, request: UpdateTerminatorRequest): Promise<void> {
       const routerId = connected.router.id;
       const checked = await checkEdgeSession(deps, routerId, request, 'Bind');
-      await updateOwnTerminator(deps, request.terminatorId, (stored) => isOwnTerminator(stored, routerId, checked), {
-        ...(request.updateCost ? { cost: checkedCost(request.cost) } : {}),
-        ...(request.updatePrecedence ? { precedence: checkedPrecedence(request.precedence) } : {}),
-      });
+      const updated = await updateOwnTerminator(
+        deps,
+        request.terminatorId,
+        (stored) => isOwnTerminator(stored, routerId, checked),
+        {
+          ...(request.updateCost ? { cost: checkedCost(request.cost) } : {}),
+          ...(request.updatePrecedence ? { precedence: checkedPrecedence(request.precedence) } : {}),
+        },
+      );
+      context.terminatorCache.forget(updated.service);
     }
 
     async function answerUpdate(connected: ConnectedRouter, message: ChannelMessage): Promise<void> {
@@ -184,6 +193,7 @@ export function terminatorsFeature(
           );
           const deletes = ours.map(({ doc, version }) => deps.store.deleteOps(terminators, doc, version));
           for (const transaction of packTransactions(deps.store, deletes)) await deps.store.transact(transaction);
+          for (const { doc } of ours) context.terminatorCache.forget(doc.service);
           return ours.map(({ doc }) => doc.id);
         });
         if (removed.length > 0) channel.log.info('terminators removed', { terminatorIds: removed });
@@ -212,6 +222,7 @@ export function terminatorsFeature(
         try {
           // Version-checked: one re-sent meanwhile is kept.
           await deps.store.transact(deps.store.deleteOps(terminators, doc, version));
+          context.terminatorCache.forget(doc.service);
         } catch (error) {
           if (!(error instanceof ConcurrentModificationError)) throw error;
         }

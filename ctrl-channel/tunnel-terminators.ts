@@ -85,6 +85,8 @@ export function bindTunnelTerminators(context: ControlContext, connected: Connec
       ...checkedHostedFields(request),
     });
     await createOrTakeResent(deps, connected, doc, (stored) => isOwnTunnelTerminator(stored, routerId, service.id));
+    // This endpoint's next dial sees it at once; the write's notice tells every endpoint within seconds.
+    context.terminatorCache.forget(doc.service);
   }
 
   async function answerCreate(message: ChannelMessage): Promise<void> {
@@ -111,10 +113,16 @@ export function bindTunnelTerminators(context: ControlContext, connected: Connec
     try {
       const request = decodeBody<UpdateTunnelTerminatorRequest>('edge.UpdateTunnelTerminatorRequest', message.body);
       terminatorId = request.terminatorId;
-      await updateOwnTerminator(deps, terminatorId, (stored) => isOwnTunnelTerminator(stored, routerId), {
-        ...(request.updateCost ? { cost: checkedCost(request.cost) } : {}),
-        ...(request.updatePrecedence ? { precedence: checkedPrecedence(request.precedence) } : {}),
-      });
+      const updated = await updateOwnTerminator(
+        deps,
+        terminatorId,
+        (stored) => isOwnTunnelTerminator(stored, routerId),
+        {
+          ...(request.updateCost ? { cost: checkedCost(request.cost) } : {}),
+          ...(request.updatePrecedence ? { precedence: checkedPrecedence(request.precedence) } : {}),
+        },
+      );
+      context.terminatorCache.forget(updated.service);
       channel.reply(message, { contentType: ContentType.updateTunnelTerminatorResponse });
     } catch (error) {
       const refusal = refusalOf(error);

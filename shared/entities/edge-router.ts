@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { appDataSchema } from '../schemas/map-field.ts';
 import type { EntityDefinition } from './entity-definition.ts';
 import { ROUTER_FILTERABLE, routerShape } from './router.ts';
-import { rolesDiffer, routerEndedNotices } from './router-notice.ts';
+import { rolesDiffer, routerCostNotices, routerEndedNotices } from './router-notice.ts';
 
 export const edgeRouterSchema = z.object({
   ...routerShape,
@@ -30,9 +30,10 @@ export const edgeRouters: EntityDefinition<EdgeRouter> = {
   // id-order partition answers a session, whatever the number of policies (`functions/sessions/session-routers.ts`).
   idOrderFields: ['appData'],
   // New role attributes may change which identities its edge router policies let use it; a disable, re-enroll or
-  // delete ends its control channel.
+  // delete ends its control channel; a new cost or traversal flag weighs the paths through it anew.
   routerNotices: (before, after) => [
     ...(before !== undefined && after !== undefined && rolesDiffer(before, after) ? [{ kind: 'reach' as const }] : []),
     ...routerEndedNotices(before, after),
+    ...routerCostNotices(before, after),
   ],
 };

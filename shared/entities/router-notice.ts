@@ -15,6 +15,10 @@
  * - `ended`: the sessions of an identity a committed change ended (a disable, a lockout, a revocation, the identity's
  *   delete, or an authenticator's delete for those it opened), however many: the routers drop them at once, and a
  *   sweep removes them from the table (`shared/auth/ended-sessions-sweep.ts`).
+ * - `terminators`: a terminator of the service was created, changed (its cost, precedence, ...) or deleted, so the
+ *   terminators a circuit to it may end at (`ctrl-channel/terminator-cache.ts`): one a transaction and service.
+ * - `router-cost`: a router's cost or traversal flag changed, or it was deleted, which weighs the paths through it
+ *   (`ctrl-channel/router-cost-cache.ts`).
  *
  * Entity types declare theirs (`EntityDefinition.routerNotices`), so every write of the type, by any path of the kit,
  * makes them.
@@ -36,7 +40,9 @@ export type RouterNotice =
   | { readonly kind: 'certificates'; readonly identityId: string }
   | { readonly kind: 'router-ended'; readonly routerId: string }
   | { readonly kind: 'services' }
-  | { readonly kind: 'session-removed'; readonly sessionId: string };
+  | { readonly kind: 'session-removed'; readonly sessionId: string }
+  | { readonly kind: 'terminators'; readonly serviceId: string }
+  | { readonly kind: 'router-cost'; readonly routerId: string };
 
 /**
  * The `services` notice, which says nothing but that such a write happened: a transaction writing several such
@@ -46,6 +52,35 @@ export const SERVICES_NOTICE: RouterNotice = { kind: 'services' };
 
 /** The `services` notice of every write of an entity type. */
 export const servicesNotices = (): readonly RouterNotice[] => [SERVICES_NOTICE];
+
+/**
+ * What a transaction needs once however many of its writes make it (`WriteOp.notice`): the `services` notice, and the
+ * `terminators` notice of each service (a router's delete takes its terminators of many services, a service's all of
+ * its own); undefined for a notice each write makes its own.
+ */
+export function onceKeyOf(notice: RouterNotice): string | undefined {
+  if (notice.kind === 'services') return notice.kind;
+  if (notice.kind === 'terminators') return `${notice.kind}#${notice.serviceId}`;
+  return undefined;
+}
+
+/** The `terminators` notice of the service (or both services) a terminator's write concerns. */
+export function terminatorNotices(
+  before: { readonly service: string } | undefined,
+  after: { readonly service: string } | undefined,
+): RouterNotice[] {
+  const services = new Set([before?.service, after?.service].filter((id): id is string => id !== undefined));
+  return [...services].map((serviceId) => ({ kind: 'terminators', serviceId }));
+}
+
+/** A router's change of what a path through it costs (its cost, its traversal flag), or its delete. */
+export function routerCostNotices(
+  before: { readonly id: string; readonly cost: number; readonly noTraversal: boolean } | undefined,
+  after: { readonly cost: number; readonly noTraversal: boolean } | undefined,
+): RouterNotice[] {
+  const changed = !after || after.cost !== before?.cost || after.noTraversal !== before.noTraversal;
+  return before && changed ? [{ kind: 'router-cost', routerId: before.id }] : [];
+}
 
 /** Whether two role attribute lists differ, order aside (what edge router policies select by). */
 export function rolesDiffer(

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
-import { routerEndedNotices } from './router-notice.ts';
+import { routerCostNotices, routerEndedNotices } from './router-notice.ts';
 
 /**
  * What every router keeps of its one-time enrollment (`erott` for edge routers, `trott` for transit routers): the
@@ -58,6 +58,7 @@ export const transitRouters: EntityDefinition<TransitRouter> = {
   unique: ['name', 'enrollmentToken', 'fingerprint'],
   sortedBy: ['name'],
   filterable: ROUTER_FILTERABLE,
-  // A disable, re-enroll or delete ends its control channel.
-  routerNotices: routerEndedNotices,
+  // A disable, re-enroll or delete ends its control channel; a new cost or traversal flag weighs the paths through it
+  // anew.
+  routerNotices: (before, after) => [...routerEndedNotices(before, after), ...routerCostNotices(before, after)],
 };

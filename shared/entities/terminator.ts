@@ -3,6 +3,7 @@ import { mapOf } from '../schemas/map-field.ts';
 import { PRECEDENCES } from '../schemas/precedence.ts';
 import { baseDocumentShape } from './base-document.ts';
 import { BASE_FILTERABLE, type EntityDefinition } from './entity-definition.ts';
+import { terminatorNotices } from './router-notice.ts';
 
 /** The most bytes of peer data a terminator keeps (the reference's hosting SDKs send a 32-byte public key). */
 export const MAX_PEER_DATA_BYTES = 4096;
@@ -67,6 +68,9 @@ export const terminators: EntityDefinition<Terminator> = {
     cost: 'number',
     precedence: 'string',
   },
+  // Every write (a router's, the management API's, a cascade's, a sweep's) tells the endpoints that keep the service's
+  // terminators in memory to read them again.
+  routerNotices: terminatorNotices,
 };
 
 /** A terminator's peer data as a router's message carries it: header id → bytes. */

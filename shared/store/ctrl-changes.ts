@@ -13,7 +13,8 @@ import type { WriteOp } from './write-op.ts';
  * waits at most 5 s for it), closes an SDK whose identity leaves it, and must lose its channel when it is disabled.
  * So every write that makes a session usable (a login that needs no more factors, the factor that completes one),
  * changes what a router checks of it (its certificates), ends sessions (one by one, or all of an identity's or an
- * authenticator's at once), changes which identities may use which routers, or ends a router also puts one small
+ * authenticator's at once), changes which identities may use which routers, ends a router, or changes what a circuit
+ * is routed by (a service's terminators, a router's cost) also puts one small
  * item here, in its own transaction (and so does every router connection's start and end, and every write of a link
  * between routers: `mesh-notices.ts`), and each endpoint with routers reads those written since its last read (less a
  * grace) about once a second (`ctrl-channel/ctrl-change-poll.ts`). The items are grouped in buckets of
@@ -157,6 +158,14 @@ function bodyOf(item: Record<string, unknown>): CtrlChangeBody | undefined {
     case 'session-removed': {
       const sessionId = text(item.sessionId);
       return sessionId === undefined ? undefined : { kind, sessionId };
+    }
+    case 'terminators': {
+      const serviceId = text(item.serviceId);
+      return serviceId === undefined ? undefined : { kind, serviceId };
+    }
+    case 'router-cost': {
+      const routerId = text(item.routerId);
+      return routerId === undefined ? undefined : { kind, routerId };
     }
     default:
       return meshNoticeOf(item);

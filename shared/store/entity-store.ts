@@ -8,6 +8,7 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { BaseDocument, EntityDefinition, Reference, ReferenceField } from '../entities/entity-definition.ts';
+import { onceKeyOf } from '../entities/router-notice.ts';
 import { ApiError, invalidField } from '../errors/api-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { mapBounded } from '../map-bounded.ts';
@@ -601,7 +602,8 @@ export class Store implements TableClient {
     const now = this.now();
     return (def.routerNotices?.(before, after) ?? []).map((notice) => {
       const op = ctrlChangeOp(this, notice, now);
-      if (notice.kind === 'services') return { ...op, notice: notice.kind };
+      const once = onceKeyOf(notice);
+      if (once !== undefined) return { ...op, notice: once };
       if (notice.kind !== 'ended') return op;
       return { ...op, afterCommit: async () => this.afterSessionsEnded?.(notice.ended) };
     });

@@ -1,4 +1,5 @@
 import { type Terminator, terminators } from '../entities/terminator.ts';
+import type { Store } from './entity-store.ts';
 import { referrerIds } from './index-queries.ts';
 import { isConnectedAt, readRouterConnections } from './router-connections.ts';
 import type { StoreContext } from './store-context.ts';
@@ -12,36 +13,55 @@ export interface TerminatorChoice {
   readonly instanceId?: string;
 }
 
+/** Every stored terminator of the service, whatever its router's state (a query of its links, a batch read). */
+export async function storedTerminatorsOf(store: Store, serviceId: string): Promise<Terminator[]> {
+  const ids = await referrerIds(store, { collection: 'services', id: serviceId }, 'terminators');
+  return (await store.getMany(terminators, ids)).filter((terminator) => terminator.service === serviceId);
+}
+
 /**
- * The terminators a circuit to a service may use now, best first: those whose router is connected (its control
- * channel's lease runs, whichever endpoint holds it), ordered by precedence (required, default, failed), then cost,
- * then id (a stable order among equals; the caller may spread load among them). A disconnected router's terminators
- * stay stored, as in the reference, but are never chosen; they come back when it connects again and re-sends them.
+ * Of a service's terminators, those a circuit may use now, best first: of the instance chosen, on a router
+ * `isOnline` says is connected, ordered by precedence (required, default, failed), then cost, then id (a stable
+ * order among equals; the caller may spread load among them). A disconnected router's terminators stay stored, as in
+ * the reference, but are never chosen; they come back when it connects again and re-sends them.
  */
-export async function usableTerminators(
-  deps: StoreContext & { now(): Date },
-  serviceId: string,
-  choice: TerminatorChoice = {},
-): Promise<Terminator[]> {
-  const ids = await referrerIds(deps.store, { collection: 'services', id: serviceId }, 'terminators');
-  const ofService = (await deps.store.getMany(terminators, ids)).filter(
-    (terminator) =>
-      terminator.service === serviceId &&
-      (choice.instanceId === undefined || terminator.identity === choice.instanceId),
-  );
-  const [edge, transit] = await Promise.all([
-    readRouterConnections(deps.store, 'edge-routers', routerIdsOf(ofService, 'edge')),
-    readRouterConnections(deps.store, 'routers', routerIdsOf(ofService, 'transit')),
-  ]);
-  const now = deps.now();
+export function usableOf(
+  ofService: readonly Terminator[],
+  choice: TerminatorChoice,
+  isOnline: (terminator: Terminator) => boolean,
+): Terminator[] {
   return ofService
-    .filter((terminator) => isConnectedAt((terminator.edgeRouterId ? edge : transit).get(terminator.router), now))
+    .filter(
+      (terminator) =>
+        (choice.instanceId === undefined || terminator.identity === choice.instanceId) && isOnline(terminator),
+    )
     .sort(
       (a, b) =>
         PRECEDENCE_RANK[a.precedence] - PRECEDENCE_RANK[b.precedence] ||
         a.cost - b.cost ||
         (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
     );
+}
+
+/**
+ * The terminators a circuit to a service may use now as the table tells it (`usableOf`), a router connected while its
+ * control channel's lease runs, whichever endpoint holds it. The endpoint answers dials from what it keeps in memory
+ * instead (`ctrl-channel/terminator-cache.ts`, its routers' presence).
+ */
+export async function usableTerminators(
+  deps: StoreContext & { now(): Date },
+  serviceId: string,
+  choice: TerminatorChoice = {},
+): Promise<Terminator[]> {
+  const ofService = await storedTerminatorsOf(deps.store, serviceId);
+  const [edge, transit] = await Promise.all([
+    readRouterConnections(deps.store, 'edge-routers', routerIdsOf(ofService, 'edge')),
+    readRouterConnections(deps.store, 'routers', routerIdsOf(ofService, 'transit')),
+  ]);
+  const now = deps.now();
+  return usableOf(ofService, choice, (terminator) =>
+    isConnectedAt((terminator.edgeRouterId ? edge : transit).get(terminator.router), now),
+  );
 }
 
 function routerIdsOf(list: readonly Terminator[], kind: 'edge' | 'transit'): string[] {

@@ -382,6 +382,8 @@ describe('circuits refused', () => {
       binding: 'edge',
       address: 'gone-address',
     });
+    // The endpoint keeps the service's terminators (none) in memory until the create's notice drops them.
+    await controller().ctrl.changesRead();
     askCircuit(headers);
     const routeMessage = await next(ContentType.route);
     const route = decodeBody<Route>('ctrl.Route', routeMessage.body);
@@ -433,6 +435,7 @@ describe('circuits refused', () => {
     askCircuit(headers(''));
     const unnamed = errorOf(await next(ContentType.error));
     await terminator('anonymous-address', '', 'failed');
+    await controller().ctrl.changesRead();
     const anonymous = await routedDial(headers(''));
 
     expect(route.egress.destination).toBe('named-address');

@@ -341,4 +341,56 @@ describe('circuits across several routers', () => {
     expect(await r2.none(ContentType.route, 100)).toBe(true);
     r4.end.socket.destroy();
   });
+
+  it("takes the path a router's cost changed through the management API makes cheapest, its cost kept in memory before", async () => {
+    // A second way from r1 to r3, through transit r5: r1 -l5-> r5 <-l6- r3.
+    const r5 = await connected(await enrolled('transit-routers'));
+    const [l5, l6] = [unique('l5'), unique('l6')];
+    r1.reportLink(l5, r5.id);
+    r3.reportLink(l6, r5.id);
+    const graph = controller().ctrl.linkGraph;
+    await until(
+      () =>
+        [l5, l6].every((id) => {
+          const link = graph.link(id);
+          return link !== undefined && graph.isUsable(link);
+        }),
+      (usable) => usable,
+    );
+    /** The link a dial's circuit leaves r1 by (the circuit made on the three routers of its path, then ended). */
+    const firstLink = async () => {
+      await dial();
+      const first = await r1.next(ContentType.route);
+      const { forwards } = decodeBody<Route>('ctrl.Route', first.body);
+      const link = forwards.find((forward) => forward.dstType === 'Link')!.dstAddress;
+      const transit = link === l5 ? r5 : r2;
+      const [middle, last] = [await transit.next(ContentType.route), await r3.next(ContentType.route)];
+      r1.answerRoute(first, true);
+      transit.answerRoute(middle, true);
+      r3.answerRoute(last, true, [[1003, HOST_KEY]]);
+      await r1.next(ContentType.createCircuitV2Response);
+      const { circuitId } = decodeBody<Route>('ctrl.Route', first.body);
+      r1.sendBody(ContentType.fault, encodeBody('ctrl.Fault', { subject: 'IngressFault', id: circuitId }));
+      for (const router of [r1, transit, r3]) await router.next(ContentType.unroute);
+      return link;
+    };
+    const costs = async (transitCosts: [Router, number][]) => {
+      for (const [router, cost] of transitCosts) {
+        expect((await call('PATCH', `/transit-routers/${router.id}`, { cost })).status).toBe(200);
+      }
+      await controller().ctrl.changesRead();
+    };
+
+    await costs([[r2, 60_000]]);
+    const avoidingR2 = await firstLink();
+    await costs([
+      [r2, 0],
+      [r5, 60_000],
+    ]);
+    const avoidingR5 = await firstLink();
+
+    expect(avoidingR2).toBe(l5);
+    expect(avoidingR5).toBe(l1);
+    r5.end.socket.destroy();
+  });
 });

@@ -39,7 +39,12 @@ describe("the dial cache's router grants", () => {
     for (const kind of ['reach', 'services', 'something-new']) {
       const cache = createDialCache(undefined);
       await cache.mayUse(identity, service, 'r1', counted(['r1']));
-      cache.apply([change({ kind: 'added', sessions: [] }), change({ kind: 'link' })]);
+      cache.apply([
+        change({ kind: 'added', sessions: [] }),
+        change({ kind: 'link' }),
+        change({ kind: 'terminators', serviceId: 's1' }),
+        change({ kind: 'router-cost', routerId: 'r1' }),
+      ]);
       expect(cache.size.grants).toBe(1);
       cache.apply([change({ kind })]);
       expect(cache.size.grants).toBe(0);
@@ -146,6 +151,8 @@ describe("the dial cache's session facts", () => {
       [{ kind: 'something-new' }, 0],
       [{ kind: 'certificates', identityId: 'i1' }, 2],
       [{ kind: 'router-connected', routerId: 'r' }, 2],
+      [{ kind: 'terminators', serviceId: 'svc' }, 2],
+      [{ kind: 'router-cost', routerId: 'r' }, 2],
     ];
     for (const [body, left] of cases) {
       const cache = createDialCache(undefined);

@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
 import { services as servicesDefinition } from '#shared/entities/service.ts';
+import { type Terminator, terminators as terminatorsDefinition } from '#shared/entities/terminator.ts';
 import { ctrlChangeOp } from '#shared/store/ctrl-changes.ts';
 import { Store } from '#shared/store/entity-store.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
@@ -58,5 +59,19 @@ describe('Store.transact', () => {
 
     const items = send.mock.calls[0]![0].input.TransactItems as { Put?: { Item: { kind?: string } } }[];
     expect(items.map((item) => item.Put?.Item.kind)).toEqual([undefined, 'services', 'reach', 'reach']);
+  });
+
+  it("writes a service's terminators notice once a transaction (a router deleted with its terminators), each service's", async () => {
+    const send = vi.fn(async (_command: { input: { TransactItems: unknown[] } }) => ({}));
+    const store = new Store({ send } as unknown as DynamoDBDocumentClient, 't');
+    const of = (service: string) => ({ service }) as Terminator;
+    const deletes = [of('s1'), of('s2'), of('s1')].flatMap((doc) =>
+      store.routerNoticeOps(terminatorsDefinition, doc, undefined),
+    );
+
+    await store.transact(deletes);
+
+    const items = send.mock.calls[0]![0].input.TransactItems as { Put: { Item: { serviceId: string } } }[];
+    expect(items.map((item) => item.Put.Item.serviceId)).toEqual(['s1', 's2']);
   });
 });
