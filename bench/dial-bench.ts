@@ -13,7 +13,9 @@ import { edgeNetwork } from '../test/support/edge-network.ts';
 import { httpsCall, type RequestOptions } from '../test/support/https-client.ts';
 import type { TestController } from '../test/support/test-controller.ts';
 import type { SessionBenchOptions } from './api-session-bench.ts';
+import { AWS_PRICES } from './aws-prices.ts';
 import { startBenchController } from './bench-controller.ts';
+import type { CapacityFigures } from './capacity-tally.ts';
 import { login } from './identity-scenarios.ts';
 import { markdownTable } from './markdown-table.ts';
 import { percentile } from './percentile.ts';
@@ -43,6 +45,8 @@ export interface DialFigures {
   readonly totalMs: readonly number[];
   /** DynamoDB requests a dial sent, by operation, on average. */
   readonly requestsPerDial: ReadonlyMap<string, number>;
+  /** Request units a dial took, on average, by AWS's rules (the table and its indexes): what DynamoDB bills. */
+  readonly unitsPerDial: { readonly read: number; readonly write: number };
 }
 
 export async function dialBench(options: SessionBenchOptions): Promise<DialFigures> {
@@ -75,6 +79,8 @@ export async function dialBench(options: SessionBenchOptions): Promise<DialFigur
     const toRouteMs: number[] = [];
     const afterRouteMs: number[] = [];
     const requests = new Map<string, number>();
+    await bench.meter.settle();
+    const unitsBefore = totalUnits(bench.meter.dynamo.capacity());
     for (let i = 0; i < DIALS; i++) {
       const before = bench.meter.read().requests;
       const timed = await scripted.dial(headers);
@@ -85,7 +91,13 @@ export async function dialBench(options: SessionBenchOptions): Promise<DialFigur
       toRouteMs.push(timed.toRouteMs);
       afterRouteMs.push(timed.afterRouteMs);
     }
+    await bench.meter.settle();
+    const unitsAfter = totalUnits(bench.meter.dynamo.capacity());
     return {
+      unitsPerDial: {
+        read: (unitsAfter.read - unitsBefore.read) / DIALS,
+        write: (unitsAfter.write - unitsBefore.write) / DIALS,
+      },
       dials: DIALS,
       toRouteMs,
       afterRouteMs,
@@ -164,6 +176,15 @@ function scriptedRouter(router: RouterEnd) {
 
 const ms = (value: number) => value.toFixed(1);
 
+/** Every read and write unit so far, the table's and its indexes' together. */
+function totalUnits(capacity: CapacityFigures): { read: number; write: number } {
+  const sum = (units: ReadonlyMap<string, number>) => [...units.values()].reduce((total, value) => total + value, 0);
+  return { read: sum(capacity.read), write: sum(capacity.write) };
+}
+
+const dollarsPerMillion = (units: { read: number; write: number }) =>
+  units.read * AWS_PRICES.dynamoDb.readRequestUnit + units.write * AWS_PRICES.dynamoDb.writeRequestUnit;
+
 export function dialReport(figures: DialFigures): string {
   const row = (label: string, samples: readonly number[]) => [
     label,
@@ -188,8 +209,10 @@ export function dialReport(figures: DialFigures): string {
       [false, true, true, true],
     ),
     '',
-    `DynamoDB requests a dial: ${requests || 'none'}. The issue's end-to-end figure, connect to the first echoed byte ` +
-      'through a reference router and the C SDK: 123 ms median here, 5.8 ms against the reference controller (it ' +
-      'answers from memory). Goal: at most the reference.',
+    `DynamoDB requests a dial: ${requests || 'none'} (the endpoint's own polls and lease renewals of the same ` +
+      `seconds included). Request units a dial: ${figures.unitsPerDial.read.toFixed(1)} read, ` +
+      `${figures.unitsPerDial.write.toFixed(1)} write: $${dollarsPerMillion(figures.unitsPerDial).toFixed(2)} a million ` +
+      `dials on DynamoDB on demand (${AWS_PRICES.region}, prices of ${AWS_PRICES.asOf}); the endpoint's tasks are a ` +
+      'fixed cost (docs/costs.md). End to end through a reference router and the C SDK: docs/performance.md, "A dial".',
   ].join('\n');
 }

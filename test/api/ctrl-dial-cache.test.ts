@@ -16,6 +16,7 @@ import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { routerTerminators } from '#ctrl-channel/terminators.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { dialCtrl, enrolledEdgeRouter, type Route, type RouterEnd } from '../support/ctrl-router.ts';
+import { recordSent } from '../support/dynamodb-recorder.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
 
 // The endpoint keeps which routers an identity may use for a service in memory (`ctrl-channel/dial-cache.ts`): a
@@ -81,6 +82,14 @@ async function boundNetwork(): Promise<Network> {
  * 'made', or the refusal's error code.
  */
 async function dial(network: Network, token: string): Promise<'made' | number | undefined> {
+  const answered = await dialUntilAnswered(network, token);
+  if (typeof answered !== 'string') return answered.refused;
+  await endCircuit(answered);
+  return 'made';
+}
+
+/** The dial up to the controller's answer: the circuit's id, or the refusal's error code. */
+async function dialUntilAnswered(network: Network, token: string): Promise<string | { refused: number | undefined }> {
   const seq = ++sequence;
   router.send({
     contentType: ContentType.createCircuitV2Request,
@@ -96,7 +105,7 @@ async function dial(network: Network, token: string): Promise<'made' | number | 
   const first = await nextOf(ContentType.route, ContentType.error);
   if (first.contentType === ContentType.error) {
     expect(replyForOf(first)).toBe(seq);
-    return first.headers.get(1014)?.readUInt32LE(0);
+    return { refused: first.headers.get(1014)?.readUInt32LE(0) };
   }
   const route = decodeBody<Route>('ctrl.Route', first.body);
   router.send({
@@ -111,13 +120,38 @@ async function dial(network: Network, token: string): Promise<'made' | number | 
     body: Buffer.from(route.circuitId),
   });
   await nextOf(ContentType.createCircuitV2Response);
+  return route.circuitId;
+}
+
+/** The SDK closes its connection: the router's fault ends the circuit, and the controller unroutes it. */
+async function endCircuit(circuitId: string): Promise<void> {
   router.send({
     contentType: ContentType.fault,
     sequence: ++sequence,
-    body: encodeBody('ctrl.Fault', { subject: 'IngressFault', id: route.circuitId }),
+    body: encodeBody('ctrl.Fault', { subject: 'IngressFault', id: circuitId }),
   });
   await nextOf(ContentType.unroute);
-  return 'made';
+}
+
+/**
+ * The table requests a dial sends between the router's request and the controller's answer, less the circuit's item
+ * (written after the answer) and the endpoint's own background (its change log poll, routers' presence and leases),
+ * which runs on its own clock whatever the dials.
+ */
+async function dialRequests(network: Network, token: string): Promise<string[]> {
+  const background = /SESSIONCHANGES#|ctrl-channels|CTRL#|ENDPOINT#/;
+  // The circuit's own item, which the endpoint writes once it has answered (`circuit-writes.ts`), as its PutItem.
+  const storedAfter = (command: { command: string; input: Readonly<Record<string, unknown>> }) =>
+    command.command === 'PutItemCommand' && JSON.stringify(command.input).includes('"PK":"CIRCUIT#');
+  let answered: Awaited<ReturnType<typeof dialUntilAnswered>> = { refused: undefined };
+  const sent = await recordSent(controller().deps.store.db, async () => {
+    answered = await dialUntilAnswered(network, token);
+  });
+  if (typeof answered !== 'string') throw new Error(`the dial was refused: ${answered.refused}`);
+  await endCircuit(answered);
+  return sent
+    .filter((command) => !background.test(JSON.stringify(command.input)) && !storedAfter(command))
+    .map((command) => `${command.command} ${JSON.stringify(command.input).slice(0, 200)}`);
 }
 
 /** Dials until refused (the notice reached the endpoint) or the time is up: the refusal's code and when it came. */
@@ -143,6 +177,19 @@ async function policyOf(collection: string, field: string, role: string): Promis
   if (!policy) throw new Error(`no ${collection} naming ${role}`);
   return policy.id;
 }
+
+describe('a dial answered from memory', () => {
+  it('sends no table request between the router asking and its answer once its reads are kept', async () => {
+    const network = await boundNetwork();
+    const session = await network.dialer.session('Dial');
+    // The first dial reads and keeps; the change log's poll then passes the writes of the set-up (the notices of the
+    // network's policies, which would drop what was kept).
+    expect(await dial(network, session.token)).toBe('made');
+    await controller().ctrl.changesRead();
+    expect(await dial(network, session.token)).toBe('made');
+    expect(await dialRequests(network, session.token)).toEqual([]);
+  });
+});
 
 describe('dials answered from memory still refuse what a change took away', () => {
   it('refuses within seconds once the edge router policy letting the identity use the router is deleted', async () => {

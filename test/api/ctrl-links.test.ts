@@ -15,7 +15,7 @@ import {
   readLinks,
   reportLink,
 } from '#shared/store/link-items.ts';
-import { putRouterConnection } from '#shared/store/router-connections.ts';
+import { putRouterConnection, renewRouterLease } from '#shared/store/router-connections.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import {
   type Credentials,
@@ -399,10 +399,10 @@ describe('dead links', () => {
   it('are removed once the lease of a source whose endpoint died runs out', async () => {
     const b = await connected(await enrolled());
     const dying = await enrolled();
-    // A's connection as an endpoint that then died wrote it, a link it reported then: never renewed, never ended. Its
-    // lease outlasts the link's way into the graph, even on a loaded machine: a link that arrives after its source was
-    // seen offline waits for the minute's scan of every link.
-    const connection = { ...routerConnectionOf(dying.id, 'dying-connection'), leaseExpiresAt: Date.now() + 6_000 };
+    // A's connection as an endpoint that then died wrote it, a link it reported then: its lease runs out once the link
+    // is in the graph (a link that arrives after its source was seen offline waits for the minute's scan of every
+    // link, so the lease must not run out first on a loaded machine).
+    const connection = { ...routerConnectionOf(dying.id, 'dying-connection'), leaseExpiresAt: Date.now() + 60_000 };
     await putRouterConnection(
       controller().deps.store,
       'edge-routers',
@@ -429,6 +429,8 @@ describe('dead links', () => {
       () => controller().ctrl.linkGraph.link(id),
       (found) => found !== undefined,
     );
+    // The endpoint dies: its last renewal's lease is over now, and nothing renews it.
+    expect(await renewRouterLease(store, 'edge-routers', dying.id, 'dying-connection', Date.now())).toBe(true);
 
     // Within a read of every connection after the lease ran out.
     expect(await storedWhen(id, (found) => found === undefined, 15_000)).toBeUndefined();

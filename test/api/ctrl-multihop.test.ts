@@ -1,24 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { circuits } from '#ctrl-channel/circuits.ts';
 import { links } from '#ctrl-channel/links.ts';
-import {
-  boolHeader,
-  type ChannelMessage,
-  ContentType,
-  Header,
-  int32Header,
-  stringSliceHeader,
-  uint32BytesMapHeader,
-  uint32Header,
-} from '#ctrl-channel/message.ts';
+import { type ChannelMessage, ContentType, stringSliceHeader, uint32BytesMapHeader } from '#ctrl-channel/message.ts';
 import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { routerTerminators } from '#ctrl-channel/terminators.ts';
 import { readCircuit } from '#shared/store/circuit-items.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { type Credentials, dialCtrl, enrolledRouter, type Route } from '../support/ctrl-router.ts';
+import { type Credentials, enrolledRouter, type Route } from '../support/ctrl-router.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
-import { ReplayedRouter } from '../support/replayed-router.ts';
+import { connectedMeshRouter, type MeshRouter, until } from '../support/mesh-router.ts';
 import { type SecondEndpoint, startSecondEndpoint } from '../support/second-endpoint.ts';
 
 /**
@@ -39,67 +30,15 @@ const DIALER_KEY = Buffer.from('dialer-public-key');
 let names = 0;
 const unique = (name: string) => `${name}-${++names}-${Date.now().toString(36)}`;
 
-/** A scripted router: what the controller sent it, read by type (the others kept for later reads). */
-class Router extends ReplayedRouter {
-  /** Sends a message of this type, under the router's next sequence. */
-  sendBody(contentType: number, body: Buffer, headers = new Map<number, Buffer>()): number {
-    return this.send({ contentType, body, headers });
-  }
-
-  reportLink(id: string, to: string): void {
-    this.sendBody(
-      ContentType.routerLinks,
-      encodeBody('ctrl.RouterLinks', {
-        links: [
-          {
-            id,
-            destRouterId: to,
-            linkProtocol: 'tls',
-            dialAddress: `tls:${to}.links.test:13102`,
-            iteration: 1,
-            connState: { stateIteration: 1, conns: [] },
-          },
-        ],
-      }),
-    );
-  }
-
-  answerRoute(route: ChannelMessage, success: boolean, headers: [number, Buffer][] = []): void {
-    const { circuitId, attempt } = decodeBody<Route>('ctrl.Route', route.body);
-    this.sendBody(
-      ContentType.routeResult,
-      Buffer.from(circuitId),
-      new Map([
-        [Header.replyFor, int32Header(route.sequence)],
-        [1101, uint32Header(attempt)],
-        ...(success ? ([[1102, boolHeader(true)]] as [number, Buffer][]) : [[1103, Buffer.from('no way on')]]),
-        ...headers,
-      ] as [number, Buffer][]),
-    );
-  }
-}
-
 const enrolled = (collection: 'edge-routers' | 'transit-routers') =>
   enrolledRouter(controller, call, unique(collection === 'edge-routers' ? 'edge' : 'transit'), collection);
 
-async function connected(router: { id: string; credentials: Credentials }, port?: number): Promise<Router> {
-  const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true, ...(port ? { port } : {}) });
-  await end.hello(router.id);
-  return new Router(router.id, end);
-}
+const connected = (router: { id: string; credentials: Credentials }, port?: number) =>
+  connectedMeshRouter(controller(), router, port);
 
-async function until<T>(read: () => Promise<T> | T, check: (value: T) => boolean, timeoutMs = 8_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-let r1: Router;
-let r2: Router;
-let r3: Router;
+let r1: MeshRouter;
+let r2: MeshRouter;
+let r3: MeshRouter;
 let network: Awaited<ReturnType<typeof edgeNetwork>>;
 let l1: string;
 let l2: string;
@@ -135,7 +74,7 @@ afterAll(async () => {
   await second?.close();
 });
 
-async function dial(from: Router = r1): Promise<{ session: { id: string }; requested: number }> {
+async function dial(from: MeshRouter = r1): Promise<{ session: { id: string }; requested: number }> {
   const session = await network.dialer.session('Dial');
   const requested = from.sendBody(
     ContentType.createCircuitV2Request,
@@ -374,7 +313,7 @@ describe('circuits across several routers', () => {
       for (const router of [r1, transit, r3]) await router.next(ContentType.unroute);
       return link;
     };
-    const costs = async (transitCosts: [Router, number][]) => {
+    const costs = async (transitCosts: [MeshRouter, number][]) => {
       for (const [router, cost] of transitCosts) {
         expect((await call('PATCH', `/transit-routers/${router.id}`, { cost })).status).toBe(200);
       }

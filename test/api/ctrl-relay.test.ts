@@ -3,16 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { circuits } from '#ctrl-channel/circuits.ts';
 import { RELAY_ALPN } from '#ctrl-channel/endpoint-relay.ts';
 import { links } from '#ctrl-channel/links.ts';
-import {
-  boolHeader,
-  type ChannelMessage,
-  ContentType,
-  Header,
-  int32Header,
-  stringSliceHeader,
-  uint32BytesMapHeader,
-  uint32Header,
-} from '#ctrl-channel/message.ts';
+import { ContentType, stringSliceHeader, uint32BytesMapHeader } from '#ctrl-channel/message.ts';
 import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { routerTerminators } from '#ctrl-channel/terminators.ts';
@@ -20,9 +11,9 @@ import { localServerNames, serverTls } from '#local/server-tls.ts';
 import { readCircuit } from '#shared/store/circuit-items.ts';
 import { readEndpointAddress } from '#shared/store/endpoint-items.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { type Credentials, dialCtrl, enrolledRouter, type Route } from '../support/ctrl-router.ts';
+import { type Credentials, enrolledRouter, type Route } from '../support/ctrl-router.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
-import { ReplayedRouter } from '../support/replayed-router.ts';
+import { connectedMeshRouter, type MeshRouter, until } from '../support/mesh-router.ts';
 import { type SecondEndpoint, startSecondEndpoint } from '../support/second-endpoint.ts';
 
 /**
@@ -44,62 +35,12 @@ const DIALER_KEY = Buffer.from('dialer-public-key');
 let names = 0;
 const unique = (name: string) => `${name}-${++names}-${Date.now().toString(36)}`;
 
-class Router extends ReplayedRouter {
-  sendBody(contentType: number, body: Buffer, headers = new Map<number, Buffer>()): number {
-    return this.send({ contentType, body, headers });
-  }
-
-  reportLink(id: string, to: string): void {
-    this.sendBody(
-      ContentType.routerLinks,
-      encodeBody('ctrl.RouterLinks', {
-        links: [
-          {
-            id,
-            destRouterId: to,
-            linkProtocol: 'tls',
-            dialAddress: `tls:${to}.links.test:13102`,
-            iteration: 1,
-            connState: { stateIteration: 1, conns: [] },
-          },
-        ],
-      }),
-    );
-  }
-
-  answerRoute(route: ChannelMessage, headers: [number, Buffer][] = []): void {
-    const { circuitId, attempt } = decodeBody<Route>('ctrl.Route', route.body);
-    this.sendBody(
-      ContentType.routeResult,
-      Buffer.from(circuitId),
-      new Map([
-        [Header.replyFor, int32Header(route.sequence)],
-        [1101, uint32Header(attempt)],
-        [1102, boolHeader(true)],
-        ...headers,
-      ] as [number, Buffer][]),
-    );
-  }
-}
-
-async function connected(router: { id: string; credentials: Credentials }, port?: number): Promise<Router> {
-  const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true, ...(port ? { port } : {}) });
-  await end.hello(router.id);
-  return new Router(router.id, end);
-}
-
-async function until<T>(read: () => Promise<T> | T, check: (value: T) => boolean, timeoutMs = 8_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const connected = (router: { id: string; credentials: Credentials }, port?: number) =>
+  connectedMeshRouter(controller(), router, port);
 
 let second: SecondEndpoint;
-let r1: Router;
-let r3: Router;
+let r1: MeshRouter;
+let r3: MeshRouter;
 let r3Credentials: Credentials;
 let network: Awaited<ReturnType<typeof edgeNetwork>>;
 let link: string;
@@ -174,9 +115,9 @@ describe('circuits across routers held by different endpoint processes', () => {
     expect(egress.circuitId).toBe(ingress.circuitId);
     expect(egress.egress).toMatchObject({ binding: 'edge', destination: 'hosted-on-r3' });
     expect(ingress.forwards[0]).toMatchObject({ dstAddress: link, dstType: 'Link' });
-    r1.answerRoute(first);
+    r1.answerRoute(first, true);
     // r3 answers its own endpoint, which relays the result to the endpoint routing the circuit.
-    r3.answerRoute(last, [[1003, HOST_KEY]]);
+    r3.answerRoute(last, true, [[1003, HOST_KEY]]);
     const response = await r1.next(ContentType.createCircuitV2Response);
     expect(response.headers.get(11)?.toString()).toBe(ingress.circuitId);
     expect(response.headers.get(10)).toBeDefined();
@@ -199,7 +140,7 @@ describe('circuits across routers held by different endpoint processes', () => {
   it('fails the route, not the endpoint, when the relayed router does not answer in time', async () => {
     await dial();
     const [first] = await Promise.all([r1.next(ContentType.route), r3.next(ContentType.route)]);
-    r1.answerRoute(first);
+    r1.answerRoute(first, true);
     // r3 stays silent: each attempt times out on the second endpoint and is refused here, r1 unrouted.
     const refusal = await r1.next(ContentType.error, 15_000);
     expect(refusal.body.toString()).toMatch(/exceeded maximum \[2\] retries creating circuit/);
