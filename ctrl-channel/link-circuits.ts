@@ -5,9 +5,10 @@ import type { ControlContext } from './control-plane.ts';
 /**
  * The circuits that crossed a link now gone end: when this endpoint's link graph forgets a link (a router's LinkFault
  * or LinkDuplicate, a link that died with its router's connection, another endpoint's notice of either), every stored
- * circuit whose links name it is removed and unrouted at once on each router of its path connected here, as the
- * reference removes a circuit it could not reroute. Every endpoint does this for the links it forgets, so each
- * unroutes the routers it holds; only one removes the item (the delete is conditional), the others find it gone.
+ * circuit whose links name it is removed and unrouted at once on each router of its path, as the reference removes a
+ * circuit it could not reroute. Every endpoint does this for the links it forgets; only one removes the item (the
+ * delete is conditional), and that one unroutes every router of the path, through the other endpoints' relays for
+ * theirs; the others find it gone.
  *
  * Not rerouted onto another path (the reference's `rerouteLink` tries): the SDKs see the circuit close and dial
  * again, which chooses a new path. The circuits are found by reading every circuit (GSI1's `circuits` partition, a
@@ -30,12 +31,12 @@ export function endCircuitsOnLostLinks(context: ControlContext): void {
       );
       for (const circuit of crossing) {
         const linkId = circuit.links?.find((id) => linkIds.has(id));
-        await removeCircuit(deps.store, circuit.id, circuit.path[0] ?? '', now);
         // Its terminator's strategy no longer counts it (an endpoint that never routed it knows nothing of it).
         context.terminatorChoice.circuitRemoved(circuit.id);
-        for (const routerId of circuit.path) {
-          context.connected(routerId)?.channel.send(unrouteMessage(circuit.id, true));
-        }
+        // The endpoint whose delete removes it unroutes it on every router of its path, wherever each is connected
+        // (`router-directory.ts`); another finds it gone and leaves it (its read may be a moment behind that delete).
+        if (!(await removeCircuit(deps.store, circuit.id, circuit.path[0] ?? '', now))) continue;
+        for (const routerId of circuit.path) context.directory.send(routerId, unrouteMessage(circuit.id, true));
         deps.logger.info('ctrl channel circuit ended: a link it crossed is gone', {
           circuitId: circuit.id,
           linkId,

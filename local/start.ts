@@ -19,6 +19,7 @@ import {
 } from './admin-login.ts';
 import { ensureTable } from './create-table.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
+import { startExtraEndpoint } from './extra-endpoint.ts';
 import { ROUTER_FLAG, startLocalRouter, zitiBinary } from './local-router.ts';
 import { type LocalServer, type LocalServerOptions, startLocalServer } from './local-server.ts';
 import { localStateMachine } from './local-state-machine.ts';
@@ -59,6 +60,11 @@ async function main(): Promise<void> {
   // `--router`: OpenZiti's router beside the controller, found before anything starts (one line when it is missing).
   const zitiBin = process.argv.slice(2).includes(ROUTER_FLAG) ? zitiBinary() : undefined;
   const routerPort = Number(process.env.CONTROLLER_ROUTER_PORT || 3022);
+  // A second control channel endpoint, as a second ECS task: routers whose `ctrl.endpoint` names this port connect
+  // there, and circuits across routers on both go through their relays.
+  const extraCtrlPort = process.env.CONTROLLER_EXTRA_CTRL_PORT
+    ? Number(process.env.CONTROLLER_EXTRA_CTRL_PORT)
+    : undefined;
   const passwordFile = resolve(dataDir, ADMIN_PASSWORD_FILE);
   // Before anything changes: no other controller on this data directory, and every port free.
   lockDataDirectory(dataDir);
@@ -67,6 +73,7 @@ async function main(): Promise<void> {
     ...(mtlsPort ? [{ port: mtlsPort, host, setting: 'CONTROLLER_MTLS_PORT' }] : []),
     ...(sdkPort ? [{ port: sdkPort, host, setting: 'CONTROLLER_SDK_PORT' }] : []),
     ...(zitiBin ? [{ port: routerPort, host: '127.0.0.1', setting: 'CONTROLLER_ROUTER_PORT' }] : []),
+    ...(extraCtrlPort ? [{ port: extraCtrlPort, host, setting: 'CONTROLLER_EXTRA_CTRL_PORT' }] : []),
   ]);
 
   // Until the controller serves, an interrupt still stops what has started.
@@ -138,7 +145,15 @@ async function main(): Promise<void> {
   });
   const tls = await serverTls(deps, names);
   // The routers' control channel, on the listener that asks for client certificates (ALPN `ziti-ctrl`).
-  const ctrlEndpoint = createCtrlEndpoint({ deps });
+  // With a second endpoint, each relays the other's routers' messages, over the loopback.
+  const relay = extraCtrlPort ? { tls, host: '127.0.0.1', port: 0 } : undefined;
+  const ctrlEndpoint = createCtrlEndpoint({ deps, ...(relay ? { relay } : {}) });
+  const extraEndpoint =
+    extraCtrlPort && relay
+      ? await startExtraEndpoint({ deps, tls, relay }, { port: extraCtrlPort, host }).catch((error: Error) => {
+          throw new StartRefused(`CONTROLLER_EXTRA_CTRL_PORT: ${error.message}.`);
+        })
+      : undefined;
   const scheduled = startScheduledTasks(deps);
   const server = await listen(
     {
@@ -196,6 +211,11 @@ async function main(): Promise<void> {
     `  TLS             a certificate for ${names.join(', ')} from the network CA; trust the network with:`,
     `                  curl -sk ${origin}/.well-known/est/cacerts | openssl base64 -d | openssl pkcs7 -inform DER -print_certs > ziti-network-ca.pem`,
     ...(router?.lines ?? []),
+    ...(extraEndpoint
+      ? [
+          `  2nd endpoint    tls:localhost:${extraEndpoint.port}  (routers' control channel, as a second task: routes across the two are relayed)`,
+        ]
+      : []),
     '',
   ];
   const username = result.adminUsername ?? adminUsername;
@@ -219,6 +239,7 @@ async function main(): Promise<void> {
   const shutdown = async () => {
     await router?.stop();
     ctrlEndpoint.close();
+    await extraEndpoint?.close();
     scheduled.stop();
     await server.close();
     await mtlsServer?.close();

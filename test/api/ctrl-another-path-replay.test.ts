@@ -172,6 +172,7 @@ describe('four reference routers: another path once the cheaper transit is gone,
     expect(transit.forwards).toEqual(routesOf(r2Recorded)[0]!.route.forwards);
     expect(shape(ingress, firstRecorded)[0]).toEqual(shape(ingress, firstRecorded)[1]);
     expect(shape(egress, r3First)[0]).toEqual(shape(egress, r3First)[1]);
+    await controller().ctrl.circuitsStored();
     expect((await call('GET', `/sessions/${session.id}/route-path`)).body.data).toEqual({
       routePath: [r1.id, r2.id, r3.id],
     });
@@ -208,6 +209,7 @@ describe('four reference routers: another path once the cheaper transit is gone,
     expect(transit2.forwards).toEqual(routesOf(r4Recorded)[0]!.route.forwards);
     expect(shape(ingress2, secondRecorded)[0]).toEqual(shape(ingress2, secondRecorded)[1]);
     expect(shape(egress2, r3Second)[0]).toEqual(shape(egress2, r3Second)[1]);
+    await controller().ctrl.circuitsStored();
     const routePath = (await call('GET', `/sessions/${session.id}/route-path`)).body.data.routePath as string[];
     expect(routePath).toEqual([r1.id, r4.id, r3.id]);
     expect(routePath).not.toContain(r2.id);

@@ -218,6 +218,7 @@ describe("circuits: a router's CreateCircuitV2Request for an SDK's Dial", () => 
     expect(uint32BytesMapOf(response, 10)).toEqual(new Map([[1003, HOST_KEY]]));
     expect(Object.fromEntries(stringMapOf(response, 13))).toEqual(route.tags);
     expect(replyForOf(routeMessage)).toBeUndefined();
+    await controller().ctrl.circuitsStored();
     const path = await call('GET', `/sessions/${session.id}/route-path`);
     expect(path.body.data).toEqual({ routePath: [routerId] });
     const listed = await fabricCircuit(route.circuitId);

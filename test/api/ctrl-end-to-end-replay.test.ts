@@ -269,6 +269,7 @@ describe("the reference router's recorded end-to-end run, replayed", () => {
       if (frame.contentType === ContentType.fault && !circuitChecked) {
         // The circuit was answered; the router ends it once the SDKs are done: while it lives, its path is shown.
         circuitChecked = true;
+        await controller().ctrl.circuitsStored();
         expect((await call('GET', `/sessions/${dial.id}/route-path`)).body.data).toEqual({ routePath: [router.id] });
       }
       end.send(await boundToRun(frame));

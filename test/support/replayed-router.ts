@@ -90,10 +90,11 @@ export async function connectedStandIn(
   connection: RecordedConnection,
   name: string,
   fields: Record<string, unknown> = {},
+  port?: number,
 ): Promise<ReplayedRouter> {
   const collection = listens(connection) ? 'transit-routers' : 'edge-routers';
   const router = await enrolledRouter(controller, call, name, collection, fields);
-  const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true });
+  const end = await dialCtrl(controller(), router.credentials, { answerHeartbeats: true, ...(port ? { port } : {}) });
   end.send({ ...messageOfRecord(connection.frames[0]!), body: Buffer.from(router.id) });
   await end.next();
   return new ReplayedRouter(router.id, end);

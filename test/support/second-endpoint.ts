@@ -1,26 +1,15 @@
-import type { AddressInfo } from 'node:net';
-import { createServer, type TLSSocket } from 'node:tls';
-import {
-  CTRL_ALPN,
-  type CtrlEndpoint,
-  type CtrlEndpointOptions,
-  createCtrlEndpoint,
-} from '#ctrl-channel/ctrl-endpoint.ts';
+import type { CtrlEndpointOptions } from '#ctrl-channel/ctrl-endpoint.ts';
+import { type ExtraEndpoint, startExtraEndpoint } from '#local/extra-endpoint.ts';
 import { localServerNames, serverTls } from '#local/server-tls.ts';
 import type { TestController } from './test-controller.ts';
 
 /** Another endpoint process of the same controller: the routers' endpoint as a task of its own on the same table. */
-export interface SecondEndpoint {
-  readonly endpoint: CtrlEndpoint;
-  /** The port its TLS listener took (`dialCtrl(controller, credentials, { port })`). */
-  readonly port: number;
-  close(): Promise<void>;
-}
+export type SecondEndpoint = ExtraEndpoint;
 
 /**
- * Starts a second control channel endpoint beside the test controller's, as a second ECS task (`ctrl-channel/main.ts`)
- * runs: its own listener, its own endpoint id and memory, the controller's table, dependencies and server certificate.
- * What the two must agree on reaches each through the table alone.
+ * Starts a second control channel endpoint beside the test controller's, as a second ECS task runs: its own listener
+ * (`dialCtrl(controller, credentials, { port })`), its own endpoint id and memory, the controller's table, dependencies
+ * and server certificate (`local/extra-endpoint.ts`, as `npm start` runs one).
  */
 export async function startSecondEndpoint(
   controller: TestController,
@@ -28,21 +17,8 @@ export async function startSecondEndpoint(
 ): Promise<SecondEndpoint> {
   const { deps } = controller;
   const { key, cert } = await serverTls(deps, localServerNames({}));
-  const endpoint = createCtrlEndpoint({ deps, endpointId: 'second-endpoint', ...options });
-  await endpoint.ready;
-  const server = createServer({ key, cert, requestCert: true, rejectUnauthorized: false, ALPNProtocols: [CTRL_ALPN] });
-  server.on('secureConnection', (socket: TLSSocket) => {
-    if (socket.alpnProtocol === CTRL_ALPN) endpoint.accept(socket);
-    else socket.destroy();
-  });
-  server.on('tlsClientError', () => undefined);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    endpoint,
-    port: (server.address() as AddressInfo).port,
-    close: async () => {
-      endpoint.close();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return startExtraEndpoint(
+    { deps, endpointId: 'second-endpoint', ...options, tls: { key, cert } },
+    { port: 0, host: '127.0.0.1' },
+  );
 }
