@@ -278,6 +278,8 @@ export function createCtrlEndpoint(options: CtrlEndpointOptions): CtrlEndpoint {
 
   return {
     accept(socket) {
+      // Each message is small and waited for (a Route, its answer): sent at once, as Go's connections send (no Nagle).
+      socket.setNoDelay(true);
       if (deps.config.ctrlChannelRecordDir) record(socket, deps.config.ctrlChannelRecordDir);
       pending.add(socket);
       socket.on('error', () => socket.destroy());

@@ -1,4 +1,4 @@
-import type { CtrlChange } from '#shared/store/ctrl-changes.ts';
+import { type CtrlChange, isKnownChangeKind } from '#shared/store/ctrl-changes.ts';
 import type { CtrlChangePoll } from './ctrl-change-poll.ts';
 import { createKeptReads } from './kept-reads.ts';
 import type { RouterCost } from './router-paths.ts';
@@ -21,22 +21,6 @@ import type { RouterCost } from './router-paths.ts';
 export const ROUTER_COST_CACHE_MAX_AGE_MS = 30_000;
 /** How many routers' costs are kept at most. */
 export const ROUTER_COST_CACHE_MAX_ENTRIES = 10_000;
-
-/** The notices that change no router's cost. */
-const HARMLESS = new Set<string>([
-  'added',
-  'updated',
-  'removed',
-  'ended',
-  'reach',
-  'certificates',
-  'router-ended',
-  'services',
-  'terminators',
-  'router-connected',
-  'router-disconnected',
-  'link',
-]);
 
 export interface RouterCostCache {
   /**
@@ -67,7 +51,7 @@ export function createRouterCostCache(
   function apply(changes: readonly CtrlChange[]): void {
     for (const change of changes) {
       if (change.kind === 'router-cost') kept.drop(change.routerId);
-      else if (!HARMLESS.has(change.kind)) kept.dropAll();
+      else if (!isKnownChangeKind(change.kind)) kept.dropAll();
     }
   }
 

@@ -1,5 +1,5 @@
 import type { Terminator } from '#shared/entities/terminator.ts';
-import type { CtrlChange } from '#shared/store/ctrl-changes.ts';
+import { type CtrlChange, isKnownChangeKind } from '#shared/store/ctrl-changes.ts';
 import type { CtrlChangePoll } from './ctrl-change-poll.ts';
 import { createKeptReads } from './kept-reads.ts';
 
@@ -26,22 +26,6 @@ export const TERMINATOR_CACHE_MAX_AGE_MS = 30_000;
 /** How many services' terminators are kept at most. */
 export const TERMINATOR_CACHE_MAX_ENTRIES = 10_000;
 
-/** The notices that change no terminator. */
-const HARMLESS = new Set<string>([
-  'added',
-  'updated',
-  'removed',
-  'ended',
-  'reach',
-  'certificates',
-  'router-ended',
-  'services',
-  'router-cost',
-  'router-connected',
-  'router-disconnected',
-  'link',
-]);
-
 export interface TerminatorCache {
   /** The service's stored terminators: from memory, else from `read`, whose answer is kept unless dropped meanwhile. */
   ofService(serviceId: string, read: () => Promise<readonly Terminator[]>): Promise<readonly Terminator[]>;
@@ -67,7 +51,7 @@ export function createTerminatorCache(
   function apply(changes: readonly CtrlChange[]): void {
     for (const change of changes) {
       if (change.kind === 'terminators') kept.drop(change.serviceId);
-      else if (!HARMLESS.has(change.kind)) kept.dropAll();
+      else if (!isKnownChangeKind(change.kind)) kept.dropAll();
     }
   }
 

@@ -50,6 +50,30 @@ export type CtrlChangeBody =
 /** A change as read back: what it says, when it was written (ISO-8601, its sort key's start) and its key. */
 export type CtrlChange = CtrlChangeBody & { readonly at: string; readonly key: string };
 
+/** Every kind this build writes and reads, each once (the record's type keeps the list whole when a kind is added). */
+const EVERY_KIND: Readonly<Record<CtrlChange['kind'], true>> = {
+  added: true,
+  updated: true,
+  removed: true,
+  ended: true,
+  reach: true,
+  certificates: true,
+  'router-ended': true,
+  services: true,
+  'session-removed': true,
+  terminators: true,
+  'router-cost': true,
+  'router-connected': true,
+  'router-disconnected': true,
+  link: true,
+};
+
+/**
+ * Whether this build knows a change's kind. What an endpoint keeps in memory is dropped whole by a kind it does not
+ * know (a newer build's, during a deploy), since it cannot tell what that change made stale.
+ */
+export const isKnownChangeKind = (kind: string): boolean => Object.hasOwn(EVERY_KIND, kind);
+
 /** Each bucket's span: one partition a minute, whatever the number of logins (a partition takes 1,000 writes/s). */
 export const BUCKET_MS = 60_000;
 /** How long a change stays: far past any poll's window; DynamoDB's TTL removes it within a day or two after. */
