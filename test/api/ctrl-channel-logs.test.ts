@@ -176,10 +176,16 @@ describe("a router's control channel lines", () => {
     // What was already being handled when the channel closed has finished.
     await sleep(500);
 
-    // The other router is told (debug) that the flooder went offline: its peer's state, not the flood's lines.
-    const lines = linesSince(from).filter((line) => line.message !== 'ctrl channel sent peer states');
+    // The other router is told (debug) that the flooder went offline: its peer's state, not the flood's lines. Its own
+    // connection's lines (its edge hello's answer) may still come on a loaded machine: none is the flood's.
+    const seen = linesSince(from).filter((line) => line.message !== 'ctrl channel sent peer states');
+    const lines = seen.filter((line) => line.routerId === flooder.id);
+    const others = seen.filter((line) => line.routerId !== flooder.id);
     expect(lines.length, lines.map((line) => line.message).join('\n')).toBeLessThanOrEqual(20);
-    for (const line of lines) expect(line.routerId).toBe(flooder.id);
+    const notTheBystanders = others.filter(
+      (line) => line.routerId !== bystander.id || /malformed|refused/.test(String(line.message)),
+    );
+    expect(notTheBystanders, JSON.stringify(others)).toEqual([]);
     const closed = lines.find((line) => line.message === 'ctrl channel closed');
     expect(closed?.reason).toMatch(/malformed messages/);
     expect(lines.some((line) => line.message === 'ctrl channel refused a malformed message')).toBe(true);
