@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CtrlChange } from '#shared/store/ctrl-changes.ts';
 import type { CtrlChangePoll } from './ctrl-change-poll.ts';
+import { AgedEntries } from './kept-reads.ts';
 
 /**
  * What an endpoint keeps in memory of a dial's reads (mesh design G.1.4, step 8), so a router's CreateCircuitV2Request
@@ -110,57 +111,6 @@ export function stalenessOf(change: CtrlChange): Staleness {
   }
 }
 
-/** Entries in order of last use (a Map keeps insertion order: a hit is moved to the end), bounded and aged. */
-class KeptEntries<V> {
-  private readonly entries = new Map<string, { readonly value: V; readonly storedAt: number }>();
-  private readonly now: () => number;
-  private readonly maxAgeMs: number;
-  private readonly maxEntries: number;
-
-  constructor(now: () => number, maxAgeMs: number, maxEntries: number) {
-    this.now = now;
-    this.maxAgeMs = maxAgeMs;
-    this.maxEntries = maxEntries;
-  }
-
-  /** The entry when younger than the maximum age; a hit counts as a use. */
-  get(key: string): V | undefined {
-    const kept = this.entries.get(key);
-    if (!kept || this.now() - kept.storedAt > this.maxAgeMs) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, kept);
-    return kept.value;
-  }
-
-  set(key: string, value: V, storedAt = this.now()): void {
-    this.entries.delete(key);
-    this.entries.set(key, { value, storedAt });
-    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
-  }
-
-  /** Replaces an entry's value, keeping its age (what a use learnt, not a fresh read). */
-  update(key: string, value: V): void {
-    const kept = this.entries.get(key);
-    if (kept) this.entries.set(key, { value, storedAt: kept.storedAt });
-  }
-
-  delete(key: string): void {
-    this.entries.delete(key);
-  }
-
-  dropWhere(stale: (value: V) => boolean): void {
-    for (const [key, entry] of this.entries) if (stale(entry.value)) this.entries.delete(key);
-  }
-
-  clear(): void {
-    this.entries.clear();
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
-}
-
 export interface DialCache {
   /**
    * A session check's facts: from memory when kept and `keepLive` still finds them live (it may refresh them: the
@@ -200,8 +150,8 @@ export function createDialCache(
 ): DialCache {
   const maxAgeMs = options.maxAgeMs ?? DIAL_CACHE_MAX_AGE_MS;
   const maxEntries = options.maxEntries ?? DIAL_CACHE_MAX_ENTRIES;
-  const grants = new KeptEntries<Grant>(now, maxAgeMs, maxEntries);
-  const facts = new KeptEntries<SessionFactsOwners>(now, maxAgeMs, maxEntries);
+  const grants = new AgedEntries<Grant>(now, maxAgeMs, maxEntries);
+  const facts = new AgedEntries<SessionFactsOwners>(now, maxAgeMs, maxEntries);
   /** Counts every invalidation: a read that started before one does not keep what it read. */
   let generation = 0;
 

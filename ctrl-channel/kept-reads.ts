@@ -1,3 +1,6 @@
+import { type CtrlChange, isKnownChangeKind } from '#shared/store/ctrl-changes.ts';
+import type { CtrlChangePoll } from './ctrl-change-poll.ts';
+
 /**
  * Table reads an endpoint keeps in memory by key until a change log notice drops them (`terminator-cache.ts`,
  * `router-cost-cache.ts`): a kept answer is used for at most `maxAgeMs` (the safety net of a notice lost), the least
@@ -27,14 +30,63 @@ export interface KeptReadsOptions {
   readonly now: () => number;
 }
 
-interface Kept<V> {
-  readonly value: V;
-  readonly storedAt: number;
+/**
+ * Entries in order of last use (a Map keeps insertion order: a hit is moved to the end), used for `maxAgeMs` at most
+ * and `maxEntries` at most, the least recently used going first: what every memory of table reads here is kept in.
+ */
+export class AgedEntries<V> {
+  private readonly entries = new Map<string, { readonly value: V; readonly storedAt: number }>();
+  private readonly now: () => number;
+  private readonly maxAgeMs: number;
+  private readonly maxEntries: number;
+
+  constructor(now: () => number, maxAgeMs: number, maxEntries: number) {
+    this.now = now;
+    this.maxAgeMs = maxAgeMs;
+    this.maxEntries = maxEntries;
+  }
+
+  /** The entry when younger than the maximum age; a hit counts as a use. */
+  get(key: string): V | undefined {
+    const kept = this.entries.get(key);
+    if (!kept) return undefined;
+    this.entries.delete(key);
+    if (this.now() - kept.storedAt > this.maxAgeMs) return undefined;
+    this.entries.set(key, kept);
+    return kept.value;
+  }
+
+  set(key: string, value: V, storedAt = this.now()): void {
+    this.entries.delete(key);
+    this.entries.set(key, { value, storedAt });
+    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+  }
+
+  /** Replaces an entry's value, keeping its age (what a use learnt, not a fresh read). */
+  update(key: string, value: V): void {
+    const kept = this.entries.get(key);
+    if (kept) this.entries.set(key, { value, storedAt: kept.storedAt });
+  }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
+  dropWhere(stale: (value: V) => boolean): void {
+    for (const [key, entry] of this.entries) if (stale(entry.value)) this.entries.delete(key);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
 }
 
 export function createKeptReads<V>({ maxAgeMs, maxEntries, now }: KeptReadsOptions): KeptReads<V> {
-  /** In order of last use (a Map keeps insertion order: a hit is moved to the end). */
-  const kept = new Map<string, Kept<V>>();
+  const kept = new AgedEntries<V>(now, maxAgeMs, maxEntries);
   /** Counts drops: a read keeps an answer only if nothing that concerns its key was dropped since it started. */
   let generation = 0;
   let allDroppedAt = 0;
@@ -42,21 +94,12 @@ export function createKeptReads<V>({ maxAgeMs, maxEntries, now }: KeptReadsOptio
   const droppedAt = new Map<string, number>();
   let reading = 0;
 
-  function fresh(key: string): V | undefined {
-    const entry = kept.get(key);
-    if (!entry) return undefined;
-    kept.delete(key);
-    if (now() - entry.storedAt > maxAgeMs) return undefined;
-    kept.set(key, entry);
-    return entry.value;
-  }
-
   return {
     async getMany(keys, load) {
       const found = new Map<string, V>();
       const missing: string[] = [];
       for (const key of new Set(keys)) {
-        const value = fresh(key);
+        const value = kept.get(key);
         if (value === undefined) missing.push(key);
         else found.set(key, value);
       }
@@ -71,10 +114,8 @@ export function createKeptReads<V>({ maxAgeMs, maxEntries, now }: KeptReadsOptio
           const value = loaded.get(key) as V;
           found.set(key, value);
           if (allDroppedAt > started || (droppedAt.get(key) ?? 0) > started) continue;
-          kept.delete(key);
-          kept.set(key, { value, storedAt });
+          kept.set(key, value, storedAt);
         }
-        while (kept.size > maxEntries) kept.delete(kept.keys().next().value as string);
         return found;
       } finally {
         // With no read under way, no drop can concern one: the drops' marks are no longer needed.
@@ -101,4 +142,25 @@ export function createKeptReads<V>({ maxAgeMs, maxEntries, now }: KeptReadsOptio
       return kept.size;
     },
   };
+}
+
+/**
+ * Keeps `kept` current by the change log: each change `keyOf` names a key for drops that key; a kind this build does
+ * not know (a newer build's, during a deploy) drops everything; the other known kinds drop nothing. Listens to the
+ * poll when given one; the answer applies a page of changes (the caches expose it to their tests).
+ */
+export function dropOnChanges<V>(
+  kept: KeptReads<V>,
+  changes: Pick<CtrlChangePoll, 'listen'> | undefined,
+  keyOf: (change: CtrlChange) => string | undefined,
+): (page: readonly CtrlChange[]) => void {
+  const apply = (page: readonly CtrlChange[]) => {
+    for (const change of page) {
+      const key = keyOf(change);
+      if (key !== undefined) kept.drop(key);
+      else if (!isKnownChangeKind(change.kind)) kept.dropAll();
+    }
+  };
+  changes?.listen(async (page) => apply(page));
+  return apply;
 }

@@ -1,9 +1,9 @@
-import { createServer, type TLSSocket } from 'node:tls';
 import { ensureServerCertificate } from '#shared/pki/server-certificate.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import { CTRL_ALPN, createCtrlEndpoint } from './ctrl-endpoint.ts';
+import { createCtrlEndpoint } from './ctrl-endpoint.ts';
 import { DEFAULT_CTRL_PORT, DEFAULT_CTRL_RELAY_PORT } from './ctrl-port.ts';
 import { createEndpointDeps } from './endpoint-deps.ts';
+import { routersListener } from './routers-listener.ts';
 import { taskAddress } from './task-address.ts';
 
 /**
@@ -47,19 +47,7 @@ async function main(): Promise<void> {
   });
   const { relayPort: relayListening } = await endpoint.ready;
   if (relayListening) deps.logger.info('ctrl relay listening', { host: relayHost, port: relayListening });
-  const server = createServer({
-    ...tls,
-    // The router's certificate is checked against its stored fingerprint (router-certificate.ts), not a CA here.
-    requestCert: true,
-    rejectUnauthorized: false,
-    ALPNProtocols: [CTRL_ALPN],
-  });
-  server.on('secureConnection', (socket: TLSSocket) => {
-    if (socket.alpnProtocol === CTRL_ALPN) endpoint.accept(socket);
-    else socket.destroy();
-  });
-  // The load balancer's health checks open and close TCP connections without a handshake: nothing to log.
-  server.on('tlsClientError', () => undefined);
+  const server = routersListener(endpoint, tls);
   const refresh = setInterval(() => {
     serverTls(deps, serverName)
       .then((renewed) => {

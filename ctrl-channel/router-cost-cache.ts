@@ -1,6 +1,6 @@
-import { type CtrlChange, isKnownChangeKind } from '#shared/store/ctrl-changes.ts';
+import type { CtrlChange } from '#shared/store/ctrl-changes.ts';
 import type { CtrlChangePoll } from './ctrl-change-poll.ts';
-import { createKeptReads } from './kept-reads.ts';
+import { createKeptReads, dropOnChanges } from './kept-reads.ts';
 import type { RouterCost } from './router-paths.ts';
 
 /**
@@ -48,14 +48,7 @@ export function createRouterCostCache(
     now,
   });
 
-  function apply(changes: readonly CtrlChange[]): void {
-    for (const change of changes) {
-      if (change.kind === 'router-cost') kept.drop(change.routerId);
-      else if (!isKnownChangeKind(change.kind)) kept.dropAll();
-    }
-  }
-
-  changes?.listen(async (page) => apply(page));
+  const apply = dropOnChanges(kept, changes, (change) => (change.kind === 'router-cost' ? change.routerId : undefined));
 
   return {
     costsOf: (routerIds, read) => kept.getMany(routerIds, read),

@@ -1,7 +1,7 @@
 import type { Terminator } from '#shared/entities/terminator.ts';
-import { type CtrlChange, isKnownChangeKind } from '#shared/store/ctrl-changes.ts';
+import type { CtrlChange } from '#shared/store/ctrl-changes.ts';
 import type { CtrlChangePoll } from './ctrl-change-poll.ts';
-import { createKeptReads } from './kept-reads.ts';
+import { createKeptReads, dropOnChanges } from './kept-reads.ts';
 
 /**
  * What an endpoint keeps in memory of a dial's terminator reads (mesh design G.1.4, step 8): each service's stored
@@ -48,14 +48,9 @@ export function createTerminatorCache(
     now,
   });
 
-  function apply(changes: readonly CtrlChange[]): void {
-    for (const change of changes) {
-      if (change.kind === 'terminators') kept.drop(change.serviceId);
-      else if (!isKnownChangeKind(change.kind)) kept.dropAll();
-    }
-  }
-
-  changes?.listen(async (page) => apply(page));
+  const apply = dropOnChanges(kept, changes, (change) =>
+    change.kind === 'terminators' ? change.serviceId : undefined,
+  );
 
   return {
     async ofService(serviceId, read) {

@@ -72,7 +72,7 @@ function isOwnTerminator(terminator: Terminator, routerId: string, checked: Chec
  * A router's terminators: what its SDKs host. The router asks on an SDK's behalf (a Bind, an update of its cost or
  * precedence, an unbind) and the controller checks the SDK's session as the reference does
  * (`edge-session-check.ts`); circuits then choose among the terminators of connected routers
- * (`#shared/store/usable-terminators.ts`, kept in memory by `terminator-cache.ts`, which each write here drops at once
+ * (`#shared/store/usable-terminators.ts: storedTerminatorsOf`, kept in memory by `terminator-cache.ts`, which each write here drops at once
  * for its service). A terminator the router does not re-send within a grace period after it
  * connects is deleted: its SDK is gone (the router restarted, or unbound while the controller could not hear it).
  */

@@ -1,11 +1,6 @@
 import type { AddressInfo } from 'node:net';
-import { createServer, type TLSSocket } from 'node:tls';
-import {
-  CTRL_ALPN,
-  type CtrlEndpoint,
-  type CtrlEndpointOptions,
-  createCtrlEndpoint,
-} from '#ctrl-channel/ctrl-endpoint.ts';
+import { type CtrlEndpoint, type CtrlEndpointOptions, createCtrlEndpoint } from '#ctrl-channel/ctrl-endpoint.ts';
+import { routersListener } from '#ctrl-channel/routers-listener.ts';
 
 /** Another endpoint process of the same controller, in this process: its listener and its endpoint. */
 export interface ExtraEndpoint {
@@ -29,18 +24,7 @@ export async function startExtraEndpoint(
 ): Promise<ExtraEndpoint> {
   const endpoint = createCtrlEndpoint(options);
   await endpoint.ready;
-  const server = createServer({
-    key: options.tls.key,
-    cert: options.tls.cert,
-    requestCert: true,
-    rejectUnauthorized: false,
-    ALPNProtocols: [CTRL_ALPN],
-  });
-  server.on('secureConnection', (socket: TLSSocket) => {
-    if (socket.alpnProtocol === CTRL_ALPN) endpoint.accept(socket);
-    else socket.destroy();
-  });
-  server.on('tlsClientError', () => undefined);
+  const server = routersListener(endpoint, options.tls);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(listen.port, listen.host, resolve);

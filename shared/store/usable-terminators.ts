@@ -1,8 +1,6 @@
 import { type Terminator, terminators } from '../entities/terminator.ts';
 import type { Store } from './entity-store.ts';
 import { referrerIds } from './index-queries.ts';
-import { isConnectedAt, readRouterConnections } from './router-connections.ts';
-import type { StoreContext } from './store-context.ts';
 
 /** Required first, failed last: the reference's order of precedences when it picks a terminator. */
 const PRECEDENCE_RANK: Readonly<Record<Terminator['precedence'], number>> = { required: 0, default: 1, failed: 2 };
@@ -41,29 +39,4 @@ export function usableOf(
         a.cost - b.cost ||
         (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
     );
-}
-
-/**
- * The terminators a circuit to a service may use now as the table tells it (`usableOf`), a router connected while its
- * control channel's lease runs, whichever endpoint holds it. The endpoint answers dials from what it keeps in memory
- * instead (`ctrl-channel/terminator-cache.ts`, its routers' presence).
- */
-export async function usableTerminators(
-  deps: StoreContext & { now(): Date },
-  serviceId: string,
-  choice: TerminatorChoice = {},
-): Promise<Terminator[]> {
-  const ofService = await storedTerminatorsOf(deps.store, serviceId);
-  const [edge, transit] = await Promise.all([
-    readRouterConnections(deps.store, 'edge-routers', routerIdsOf(ofService, 'edge')),
-    readRouterConnections(deps.store, 'routers', routerIdsOf(ofService, 'transit')),
-  ]);
-  const now = deps.now();
-  return usableOf(ofService, choice, (terminator) =>
-    isConnectedAt((terminator.edgeRouterId ? edge : transit).get(terminator.router), now),
-  );
-}
-
-function routerIdsOf(list: readonly Terminator[], kind: 'edge' | 'transit'): string[] {
-  return list.filter((terminator) => Boolean(terminator.edgeRouterId) === (kind === 'edge')).map((t) => t.router);
 }

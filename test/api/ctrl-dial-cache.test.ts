@@ -15,7 +15,7 @@ import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { routerTerminators } from '#ctrl-channel/terminators.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { dialCtrl, enrolledEdgeRouter, type Route, type RouterEnd } from '../support/ctrl-router.ts';
+import { onlineEdgeRouter, type Route, type RouterEnd } from '../support/ctrl-router.ts';
 import { recordSent } from '../support/dynamodb-recorder.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
 
@@ -37,14 +37,7 @@ let router: RouterEnd;
 let sequence = 100;
 
 beforeAll(async () => {
-  const enrolled = await enrolledEdgeRouter(controller, call, 'dial-cache-router');
-  routerId = enrolled.id;
-  router = await dialCtrl(controller(), enrolled.credentials, { answerHeartbeats: true });
-  await router.hello(routerId);
-  for (let tries = 0; tries < 50; tries++) {
-    if ((await call('GET', `/edge-routers/${routerId}`)).body.data.isOnline) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  ({ id: routerId, end: router } = await onlineEdgeRouter(controller, call, 'dial-cache-router'));
 });
 
 type Network = Awaited<ReturnType<typeof edgeNetwork>>;
@@ -261,6 +254,20 @@ describe('dials answered from memory still refuse what a change took away', () =
     const { result, ms } = await refusedWithin(network, session.token);
     // The service gone: its terminators went with it, or the session check finds no service.
     expect(result).not.toBe('made');
+    expect(ms).toBeLessThan(REFUSED_WITHIN_MS);
+  });
+
+  it('follows a change of the service the check keeps: its role attribute gone, the router is refused within seconds', async () => {
+    const network = await boundNetwork();
+    const session = await network.dialer.session('Dial');
+    expect(await dial(network, session.token)).toBe('made');
+    expect(await dial(network, session.token)).toBe('made');
+    // The service edge router policy selects the service by this attribute: the policy lookup must see the service
+    // as it is now, not as the session check kept it (the `services` notice drops both).
+    const patched = await call('PATCH', `/services/${network.serviceId}`, { roleAttributes: [] });
+    expect(patched.status).toBe(200);
+    const { result, ms } = await refusedWithin(network, session.token);
+    expect(result).toBe(5);
     expect(ms).toBeLessThan(REFUSED_WITHIN_MS);
   });
 

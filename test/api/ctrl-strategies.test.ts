@@ -16,7 +16,7 @@ import { STICKINESS_TOKEN_HEADER } from '#ctrl-channel/terminator-strategies.ts'
 import { routerTerminators } from '#ctrl-channel/terminators.ts';
 import { storedCircuits } from '#shared/store/circuit-items.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { dialCtrl, enrolledEdgeRouter, type Route, type RouterEnd } from '../support/ctrl-router.ts';
+import { onlineEdgeRouter, type Route, type RouterEnd } from '../support/ctrl-router.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 
@@ -39,14 +39,7 @@ let router: RouterEnd;
 let sequence = 100;
 
 beforeAll(async () => {
-  const enrolled = await enrolledEdgeRouter(controller, call, 'strategy-router');
-  routerId = enrolled.id;
-  router = await dialCtrl(controller(), enrolled.credentials, { answerHeartbeats: true });
-  await router.hello(routerId);
-  for (let tries = 0; tries < 50; tries++) {
-    if ((await call('GET', `/edge-routers/${routerId}`)).body.data.isOnline) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  ({ id: routerId, end: router } = await onlineEdgeRouter(controller, call, 'strategy-router'));
 });
 
 /** A service of its own (no end-to-end encryption: no keys to pass) with terminators on the router, by address. */

@@ -14,7 +14,7 @@ import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { routerTerminators } from '#ctrl-channel/terminators.ts';
 import { useAdminController } from '../support/admin-controller.ts';
-import { dialCtrl, enrolledEdgeRouter, type Route, type RouterEnd } from '../support/ctrl-router.ts';
+import { onlineEdgeRouter, type Route, type RouterEnd } from '../support/ctrl-router.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
 
 // The endpoint keeps each service's terminators in memory (`ctrl-channel/terminator-cache.ts`) for up to 30 s: a
@@ -33,14 +33,7 @@ let router: RouterEnd;
 let sequence = 100;
 
 beforeAll(async () => {
-  const enrolled = await enrolledEdgeRouter(controller, call, 'terminator-cache-router');
-  routerId = enrolled.id;
-  router = await dialCtrl(controller(), enrolled.credentials, { answerHeartbeats: true });
-  await router.hello(routerId);
-  for (let tries = 0; tries < 50; tries++) {
-    if ((await call('GET', `/edge-routers/${routerId}`)).body.data.isOnline) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  ({ id: routerId, end: router } = await onlineEdgeRouter(controller, call, 'terminator-cache-router'));
 });
 
 type Network = Awaited<ReturnType<typeof edgeNetwork>>;

@@ -7,10 +7,10 @@ import { decodeBody, encodeBody } from '#ctrl-channel/protobuf-codec.ts';
 import { routerTerminators, terminatorsFeature } from '#ctrl-channel/terminators.ts';
 import { peerDataOf } from '#shared/entities/terminator.ts';
 import { keys } from '#shared/store/keys.ts';
-import { usableTerminators } from '#shared/store/usable-terminators.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { type Credentials, dialCtrl, enrolledEdgeRouter, type RouterEnd } from '../support/ctrl-router.ts';
 import { type EdgeClient, edgeNetwork } from '../support/edge-network.ts';
+import { usableTerminators } from '../support/usable-terminators.ts';
 
 // Short heartbeats, so a router that goes away is seen offline within the test (a closed socket at once; one that
 // stops answering within 3 s, so that a loaded machine's pauses close none); a short grace for re-sent terminators.

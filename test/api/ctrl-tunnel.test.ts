@@ -16,9 +16,9 @@ import { routerInterfaces } from '#ctrl-channel/router-interfaces.ts';
 import { terminatorsFeature } from '#ctrl-channel/terminators.ts';
 import { routerTunnel } from '#ctrl-channel/tunnel.ts';
 import { storedCircuits } from '#shared/store/circuit-items.ts';
-import { usableTerminators } from '#shared/store/usable-terminators.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { type Credentials, dialCtrl, enrolledEdgeRouter, type Route, type RouterEnd } from '../support/ctrl-router.ts';
+import { usableTerminators } from '../support/usable-terminators.ts';
 
 // Short heartbeats and route timeout; a short grace for re-sent terminators. Terminators, circuits and the tunnel only:
 // no edge hello, sync or data model messages between the ones these tests read.

@@ -60,6 +60,25 @@ export function enrolledEdgeRouter(
 }
 
 /**
+ * An edge router enrolled, connected over the control channel (hello sent, heartbeats answered) and shown online by
+ * the management API: where a test's scripted dials and binds go.
+ */
+export async function onlineEdgeRouter(
+  controller: () => TestController,
+  call: (method: string, path: string, body?: unknown) => Promise<HttpResponse>,
+  name: string,
+): Promise<{ id: string; end: RouterEnd }> {
+  const enrolled = await enrolledEdgeRouter(controller, call, name);
+  const end = await dialCtrl(controller(), enrolled.credentials, { answerHeartbeats: true });
+  await end.hello(enrolled.id);
+  for (let tries = 0; tries < 50; tries++) {
+    if ((await call('GET', `/edge-routers/${enrolled.id}`)).body.data.isOnline) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { id: enrolled.id, end };
+}
+
+/**
  * A router created over the management API (with `fields` beside its name) and enrolled as `ziti router enroll` does:
  * an edge router with `POST /enroll/erott`, a transit router (`POST /transit-routers`) with
  * `POST /enroll?method=trott`. `enroll` again (the router's id) re-enrolls it after `POST /edge-routers/{id}/re-enroll`.
