@@ -22,9 +22,9 @@ const LAYERS = [
   },
   {
     name: 'domain',
-    path: '^shared/(list|policy|posture|auth|integrity|pki|mfa|ext-jwt|rate-limit|net)/|^shared/(bootstrap|deps-from-config)\\.ts',
+    path: '^shared/(list|policy|posture|auth|integrity|pki|mfa|ext-jwt|oidc|rate-limit|net)/|^shared/(bootstrap|deps-from-config)\\.ts',
     about:
-      'lists, policies, posture, sessions, integrity, PKI, MFA, external JWTs, throttling, address kinds; the Deps the configuration names',
+      'lists, policies, posture, sessions, integrity, PKI, MFA, external JWTs, OIDC tokens, throttling, address kinds; the Deps the configuration names',
   },
   {
     name: 'api',

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { GROUP_OPERATIONS } from '#local/group-operations.ts';
 import { buildOpenApi, type OpenApiDocument } from '#shared/openapi/build-openapi.ts';
-import type { Api } from '#shared/routes/route.ts';
+import type { DocumentedApi as Api } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
 
 /**

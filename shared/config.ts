@@ -92,6 +92,19 @@ export type FrontDoor = 'rest-api' | 'alb';
 /** The header an ALB in mutual TLS passthrough mode forwards the client's certificate chain in, by default. */
 export const ALB_CLIENT_CERT_HEADER = 'x-amzn-mtls-clientcert';
 
+/**
+ * The OIDC provider (`/oidc`, `docs/oidc-design.md`). It is served whatever `advertise` says; `/version` names it
+ * (`OIDC_AUTH`, `apiVersions.edge-oidc`), which makes SDKs switch to it by themselves, only when `advertise` is on.
+ */
+export interface OidcConfig {
+  /** `OIDC_AUTH`: whether `/version` offers the OIDC login to SDKs. */
+  readonly advertise: boolean;
+  /** How long an access token (and an ID token) is good for: the reference's 30 minutes unless told. */
+  readonly accessTokenSeconds: number;
+  /** How long a refresh token is good for: the reference's 24 hours unless told. */
+  readonly refreshTokenSeconds: number;
+}
+
 /** Runtime settings, read once per cold start from the environment; every value has a default that works locally. */
 export interface ControllerConfig {
   readonly tableName: string;
@@ -155,6 +168,7 @@ export interface ControllerConfig {
   readonly mfaRateLimit: MfaRateLimitConfig;
   /** External JWT signers' JWKS fetches. */
   readonly jwks: JwksConfig;
+  readonly oidc: OidcConfig;
   /**
    * The CloudWatch namespace of the controller's metrics (`POWERTOOLS_METRICS_NAMESPACE`, which the stack sets on every
    * function); unset, no metrics are emitted: `npm start` and the tests print no EMF unless they name one.
@@ -323,6 +337,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
         0,
       ),
       windowSeconds: positiveInteger('MFA_RATE_LIMIT_WINDOW_SECONDS', env.MFA_RATE_LIMIT_WINDOW_SECONDS, 600, 1),
+    },
+    oidc: {
+      advertise: booleanSetting('OIDC_AUTH', env.OIDC_AUTH, false),
+      accessTokenSeconds: positiveInteger('OIDC_ACCESS_TOKEN_SECONDS', env.OIDC_ACCESS_TOKEN_SECONDS, 1800, 10),
+      refreshTokenSeconds: positiveInteger('OIDC_REFRESH_TOKEN_SECONDS', env.OIDC_REFRESH_TOKEN_SECONDS, 86_400, 60),
     },
     jwks: {
       timeoutMs: positiveInteger('JWKS_TIMEOUT_MS', env.JWKS_TIMEOUT_MS, 3000, 1),

@@ -1,8 +1,10 @@
+import type { ApiSession } from '#shared/auth/api-session.ts';
 import { createApiSessionOps, sessionExpiry } from '#shared/auth/api-session-store.ts';
 import { apiSessionTokenKey } from '#shared/auth/api-session-token-key.ts';
 import type { AuthPolicy } from '#shared/entities/auth-policy.ts';
 import { authenticators } from '#shared/entities/authenticator.ts';
 import { type Identity, identities } from '#shared/entities/identity.ts';
+import type { Mfa } from '#shared/entities/mfa.ts';
 import { mfas } from '#shared/entities/mfa.ts';
 import { ApiError, invalidField } from '#shared/errors/api-error.ts';
 import { extJwtQueriesOf, presentsExtJwt } from '#shared/ext-jwt/secondary-ext-jwt.ts';
@@ -109,10 +111,17 @@ export const authenticate: Operation = async (request, deps) => {
   }
 };
 
-async function login(request: OperationRequest, deps: Deps, method: AuthMethod): Promise<HttpResult> {
-  const body = parseWith(authenticateBodySchema, request.body);
-  // Before anything of the identity is read: the session begins here (see identityCommitOps).
-  const beganAt = deps.now();
+/**
+ * Who the primary credential of a login proves to be (password, the TLS client certificate, an external JWT), with
+ * the login throttles counted first; every refusal is 401 `INVALID_AUTH`. Shared by `POST /authenticate` and the OIDC
+ * provider's logins.
+ */
+export async function primaryLogin(
+  request: OperationRequest,
+  deps: Deps,
+  method: AuthMethod,
+  body: AuthenticateBody,
+): Promise<LoginSubject | CertificateSubject> {
   // The token key (derived from the server key, read once per process) is made while the credentials are checked.
   apiSessionTokenKey(deps.signers.server).catch(() => {});
 
@@ -138,9 +147,43 @@ async function login(request: OperationRequest, deps: Deps, method: AuthMethod):
     if (verified.status === 'rejected') throw verified.reason;
     subject = verified.value;
   }
-  const { authenticatorId, endsWithAuthenticator, identity, policy } = subject;
-  if (!policyAllows(policy, method)) throw new ApiError('INVALID_AUTH');
+  if (!policyAllows(subject.policy, method)) throw new ApiError('INVALID_AUTH');
+  return subject;
+}
 
+/** A proven login, ready to open its session. */
+export interface ProvenLogin {
+  readonly method: AuthMethod;
+  readonly body: AuthenticateBody;
+  readonly subject: LoginSubject | CertificateSubject;
+  /** The instant before the identity was read (see identityCommitOps). */
+  readonly beganAt: Date;
+}
+
+/** What opening a session answers: the session, its token, and the second factors it still waits for. */
+export interface OpenedSession {
+  readonly token: string;
+  readonly session: ApiSession;
+  readonly totpPending: boolean;
+  readonly extJwtPending: boolean;
+  readonly mfa: Mfa | undefined;
+  /** The external JWT signer the auth policy requires as a second factor, if any. */
+  readonly secondarySigner: string | null;
+}
+
+/**
+ * Opens the API session of a proven login, in one transaction with what the login writes (the SDK's reported
+ * environment, a cleared lockout count, a remembered address) and `alsoCommit` (an OIDC auth request's login). The
+ * second factors owed are the auth policy's and the identity's MFA enrollment's.
+ */
+export async function openApiSession(
+  request: OperationRequest,
+  deps: Deps,
+  login: ProvenLogin,
+  options: { readonly kind?: 'oidc'; readonly alsoCommit?: (session: ApiSession) => readonly WriteOp[] } = {},
+): Promise<OpenedSession> {
+  const { method, body, subject, beganAt } = login;
+  const { authenticatorId, endsWithAuthenticator, identity, policy } = subject;
   // A policy's secondary external JWT is given with the login (a bearer token beside the password or certificate,
   // or the primary ext-jwt login was that signer's); otherwise the session stays partial until a request brings it.
   const secondarySigner = policy.secondary.requireExtJwtSigner;
@@ -157,8 +200,9 @@ async function login(request: OperationRequest, deps: Deps, method: AuthMethod):
     authenticatorId,
     endsWithAuthenticator,
     ipAddress: request.sourceIp,
-    // Only the client and management APIs serve logins; the fabric API is read with the management API's sessions.
+    // Only the client and management APIs serve legacy logins; the OIDC provider's sessions are the client API's.
     openedOn: request.api === 'management' ? 'management' : 'client',
+    ...(options.kind ? { kind: options.kind } : {}),
     configTypes: body.configTypes ?? [],
     totpPending,
     extJwtPending,
@@ -168,8 +212,23 @@ async function login(request: OperationRequest, deps: Deps, method: AuthMethod):
     ...ops,
     ...identityCommitOps(deps, identity, body),
     ...('commitOps' in subject ? (subject.commitOps ?? []) : []),
+    ...(options.alsoCommit?.(session) ?? []),
   ]);
+  return { token, session, totpPending, extJwtPending, mfa: mfa ?? undefined, secondarySigner };
+}
 
+async function login(request: OperationRequest, deps: Deps, method: AuthMethod): Promise<HttpResult> {
+  const body = parseWith(authenticateBodySchema, request.body);
+  // Before anything of the identity is read: the session begins here (see identityCommitOps).
+  const beganAt = deps.now();
+  const subject = await primaryLogin(request, deps, method, body);
+  const { session, token, totpPending, extJwtPending, mfa, secondarySigner } = await openApiSession(request, deps, {
+    method,
+    body,
+    subject,
+    beganAt,
+  });
+  const { identity } = subject;
   request.logger.info('api session created', { identityId: identity.id, apiSessionId: session.id, method });
   const expiry = sessionExpiry(deps, session);
   const view = currentApiSessionView(deps, session, identity.name, token);

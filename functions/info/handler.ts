@@ -7,6 +7,7 @@ import type { Operation, OperationMap } from '#shared/http/operation.ts';
 import { atSdkFrontDoor } from '#shared/http/sdk-front-door.ts';
 import { CONTROLLER_ROUTES } from '#shared/routes/groups/controller-routes.ts';
 import { INFO_ROUTES } from '#shared/routes/groups/info-routes.ts';
+import { OIDC_INFO_ROUTES } from '#shared/routes/groups/oidc-routes.ts';
 import {
   createControllerSetting,
   deleteControllerSetting,
@@ -17,6 +18,7 @@ import {
   updateControllerSetting,
 } from './controller-settings.ts';
 import { listControllers } from './controllers.ts';
+import { oidcDiscovery, oidcKeys, oidcLoggedOut } from './oidc-discovery.ts';
 import { detailSpec, detailSpecBody, listSpecs } from './specs.ts';
 import { ENUMERATED_CAPABILITIES, versionInfo } from './version-info.ts';
 
@@ -44,9 +46,12 @@ export const operations: OperationMap = {
   updateControllerSetting,
   patchControllerSetting,
   deleteControllerSetting,
+  oidcDiscovery,
+  oidcKeys,
+  oidcLoggedOut,
 };
 
 /** The routes this function serves: its part of the route table (`shared/routes/route-table.ts`). */
-export const routes = [...INFO_ROUTES, ...CONTROLLER_ROUTES];
+export const routes = [...INFO_ROUTES, ...CONTROLLER_ROUTES, ...OIDC_INFO_ROUTES];
 
 export const handler = createGroupHandler('info', routes, operations, defaultDeps);

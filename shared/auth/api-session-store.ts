@@ -110,6 +110,8 @@ export interface NewApiSession {
   readonly ipAddress: string;
   /** The API the login came on: only the management API's sessions act as admins, only the client API's reach routers. */
   readonly openedOn: SessionApi;
+  /** `oidc` for a login of the OIDC provider: its token is never given out ({@link oidcSessionToken}). */
+  readonly kind?: 'oidc';
   readonly configTypes: readonly string[];
   /** The second factors still to give; the session is partial until both are given. */
   readonly totpPending: boolean;
@@ -213,7 +215,7 @@ export async function createApiSessionOps(
   const token = sessionToken(await apiSessionTokenKey(deps.signers.server), {
     sessionId: id,
     identityId: input.identityId,
-    ...(input.endsWithAuthenticator ? { authenticatorId: input.authenticatorId } : {}),
+    ...(input.endsWithAuthenticator && input.kind !== 'oidc' ? { authenticatorId: input.authenticatorId } : {}),
   });
   const now = input.beganAt ?? deps.now();
   const session: ApiSession = {
@@ -226,6 +228,7 @@ export async function createApiSessionOps(
     endsWithAuthenticator: input.endsWithAuthenticator,
     ipAddress: input.ipAddress,
     openedOn: input.openedOn,
+    ...(input.kind ? { kind: input.kind } : {}),
     configTypes: [...input.configTypes],
     isMfaRequired: input.totpPending || input.extJwtPending,
     isMfaComplete: false,
@@ -241,6 +244,15 @@ export async function createApiSessionOps(
   const ops = putSessionOps(deps.store, session, ttlEpoch(deps, now));
   if (!owesSecondFactor(session)) ops.push(...sessionChangeOps(deps, 'added', session));
   return { token, session, ops };
+}
+
+/**
+ * The token an OIDC session is stored under, which nobody is given: its holder presents access tokens instead, whose
+ * `z_asid` and `sub` name the session and its identity, and this derives the token from them to read it as any
+ * session is read. Its authenticator is not carried (the access token names it, the session judges it).
+ */
+export async function oidcSessionToken(deps: Deps, apiSessionId: string, identityId: string): Promise<string> {
+  return sessionToken(await apiSessionTokenKey(deps.signers.server), { sessionId: apiSessionId, identityId });
 }
 
 /** A stored session item as its document. */

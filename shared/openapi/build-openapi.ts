@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { OperationDocs } from '../http/operation.ts';
-import { API_BASE_PATHS, type Api, type Route } from '../routes/route.ts';
+import { API_BASE_PATHS, type DocumentedApi, type Route } from '../routes/route.ts';
 import { operationSummary } from './operation-summary.ts';
 
 /**
@@ -43,14 +43,14 @@ export interface OpenApiOperation {
 export type DocsLookup = (route: Route) => OperationDocs | undefined;
 
 /** The id each API's document is known by, as the reference names them (the edge APIs' are listed at `/specs`). */
-export const SPEC_IDS: Readonly<Record<Api, string>> = {
+export const SPEC_IDS: Readonly<Record<DocumentedApi, string>> = {
   client: 'edge-client',
   management: 'edge-management',
   fabric: 'fabric',
 };
 
 /** Each document's title. */
-const TITLES: Readonly<Record<Api, string>> = {
+const TITLES: Readonly<Record<DocumentedApi, string>> = {
   client: 'Ziti Edge Client API',
   management: 'Ziti Edge Management API',
   fabric: 'Ziti Fabric API',
@@ -268,7 +268,12 @@ function schemasUsedBy(paths: unknown): Record<string, unknown> {
 }
 
 /** The document of one API from the routes it serves, in the table's order. */
-export function buildOpenApi(api: Api, routes: readonly Route[], docsOf: DocsLookup, version: string): OpenApiDocument {
+export function buildOpenApi(
+  api: DocumentedApi,
+  routes: readonly Route[],
+  docsOf: DocsLookup,
+  version: string,
+): OpenApiDocument {
   const paths: Record<string, Record<string, OpenApiOperation>> = {};
   for (const route of routes) {
     if (!route.apis.includes(api)) continue;

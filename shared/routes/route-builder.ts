@@ -4,6 +4,7 @@ export const BOTH: readonly Api[] = ['client', 'management'];
 export const MANAGEMENT: readonly Api[] = ['management'];
 export const CLIENT: readonly Api[] = ['client'];
 export const FABRIC: readonly Api[] = ['fabric'];
+export const OIDC: readonly Api[] = ['oidc'];
 
 /** One line of the route table. */
 export function route(

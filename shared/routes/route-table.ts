@@ -6,6 +6,7 @@ import { EXTERNAL_JWT_SIGNER_ROUTES } from './groups/external-jwt-signer-routes.
 import { FABRIC_ROUTES } from './groups/fabric-routes.ts';
 import { IDENTITY_ROUTES } from './groups/identity-routes.ts';
 import { INFO_ROUTES } from './groups/info-routes.ts';
+import { OIDC_ROUTES } from './groups/oidc-routes.ts';
 import { PKI_ROUTES } from './groups/pki-routes.ts';
 import { POLICY_ROUTES } from './groups/policy-routes.ts';
 import { POLL_ROUTES } from './groups/poll-routes.ts';
@@ -36,4 +37,5 @@ export const ROUTES: readonly Route[] = [
   ...PKI_ROUTES,
   ...DATABASE_ROUTES,
   ...FABRIC_ROUTES,
+  ...OIDC_ROUTES,
 ];

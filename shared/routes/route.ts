@@ -1,8 +1,15 @@
 /**
- * The HTTP APIs of the controller: the edge client and management APIs, and the fabric API (`/fabric/v1`), which the
- * `ziti fabric` commands read with the management API's session.
+ * The HTTP APIs of the controller: the edge client and management APIs, the fabric API (`/fabric/v1`), which the
+ * `ziti fabric` commands read with the management API's session, and the OIDC provider (`/oidc`), where OpenZiti 2
+ * SDKs log in (`docs/oidc-design.md`).
  */
-export type Api = 'client' | 'management' | 'fabric';
+export type Api = 'client' | 'management' | 'fabric' | 'oidc';
+
+/**
+ * The APIs described by an OpenAPI document of ours and the reference's. The OIDC provider has none: its endpoints are
+ * OpenID Connect's and OAuth's own (discovery tells a client where they are), checked by `test/api/oidc-*.test.ts`.
+ */
+export type DocumentedApi = Exclude<Api, 'oidc'>;
 
 /**
  * What a caller must present.
@@ -46,4 +53,5 @@ export const API_BASE_PATHS: Readonly<Record<Api, string>> = {
   client: '/edge/client/v1',
   management: '/edge/management/v1',
   fabric: '/fabric/v1',
+  oidc: '/oidc',
 };

@@ -101,6 +101,11 @@ export const keys = {
    * it holds (`shared/store/endpoint-items.ts`), under its id, which routers' connection items name.
    */
   endpoint: (endpointId: string) => ({ PK: `${PREFIXES.endpoint}${endpointId}`, SK: 'ENDPOINT' }),
+  /**
+   * The OIDC provider's short-lived state (`shared/store/oidc-items.ts`): an auth request by its id, a code by its
+   * hash, a refresh token by its `jti`; each gone by TTL.
+   */
+  oidc: (kind: 'auth' | 'code' | 'refresh', id: string) => ({ PK: `${PREFIXES.oidc}${kind}#${id}`, SK: 'OIDC' }),
   sessionCircuitsIndex: (sessionId: string) => `sessions#${sessionId}#circuits`,
   /**
    * Every circuit, in id order (GSI1 partition `circuits`, sort key the circuit's id): what the fabric API lists. One
@@ -154,6 +159,7 @@ export const PREFIXES = {
   circuit: 'CIRCUIT#',
   link: 'LINK#',
   endpoint: 'ENDPOINT#',
+  oidc: 'OIDC#',
   system: 'SYSTEM#',
   integrity: 'INTEGRITY#',
 } as const;

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { bodySchema } from '#shared/openapi/build-openapi.ts';
 import { operationSummary, WRITTEN_SUMMARIES } from '#shared/openapi/operation-summary.ts';
-import type { Api } from '#shared/routes/route.ts';
+import type { DocumentedApi as Api } from '#shared/routes/route.ts';
 import { route } from '#shared/routes/route-builder.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
 import { APIS, OPENAPI_FILES } from '../../scripts/write-openapi.ts';

@@ -13,9 +13,11 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  */
 export const MAX_JSON_DEPTH = 64;
 
-// The few non-JSON bodies the API takes (PEM certificates and CSRs for enrollment and CA verification) stay raw;
-// anything else is parsed as JSON, including requests whose client sent no or a generic content type.
-const RAW_BODY_TYPES = /^\s*(text\/plain|application\/(x-pem-file|pkcs7|pkcs10|x-x509|pkix|jwt))/i;
+// The few non-JSON bodies the API takes (PEM certificates and CSRs for enrollment and CA verification, the OIDC
+// provider's HTML forms) stay raw; anything else is parsed as JSON, including requests whose client sent no or a
+// generic content type.
+const RAW_BODY_TYPES =
+  /^\s*(text\/plain|application\/(x-pem-file|pkcs7|pkcs10|x-x509|pkix|jwt|x-www-form-urlencoded)|multipart\/form-data)/i;
 
 const OPEN_BRACKET = 0x5b;
 const OPEN_BRACE = 0x7b;

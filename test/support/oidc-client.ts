@@ -1,0 +1,139 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { HttpResponse, RequestOptions } from './https-client.ts';
+import type { TestController } from './test-controller.ts';
+
+/**
+ * An OIDC client of the controller's provider, doing what the SDKs do request by request (`docs/oidc-design.md`, B):
+ * `/authorize` with PKCE, a login step, the callback, the token endpoint. Each step is its own call, so tests can stop
+ * anywhere and look at the answer.
+ */
+
+export const REDIRECT_URI = 'http://localhost:20314/auth/callback';
+
+/** A PKCE pair: the verifier and its S256 challenge. */
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/** A form body as the SDKs post it. */
+export function form(fields: Readonly<Record<string, string | readonly string[]>>): RequestOptions {
+  const body = new URLSearchParams();
+  for (const [name, value] of Object.entries(fields)) {
+    for (const item of typeof value === 'string' ? [value] : value) body.append(name, item);
+  }
+  return { rawBody: body.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+}
+
+/** The path and query of a `Location` (absolute or not), to follow it on the test controller. */
+export function pathOf(location: string | string[] | undefined): string {
+  if (typeof location !== 'string') throw new Error(`no single Location: ${String(location)}`);
+  const url = new URL(location, 'https://controller.invalid');
+  return `${url.pathname}${url.search}`;
+}
+
+export interface Authorized {
+  readonly authRequestId: string;
+  readonly verifier: string;
+  readonly state: string;
+  /** The login page `/authorize` sent the client to. */
+  readonly loginPath: string;
+}
+
+/** `GET /oidc/authorize` as the C SDK sends it (client `openziti`, S256), answered with a 302 to a login page. */
+export async function authorize(
+  controller: TestController,
+  options: { clientId?: string; method?: string; cert?: RequestOptions['cert'] } = {},
+): Promise<Authorized> {
+  const { verifier, challenge } = pkcePair();
+  const state = randomBytes(8).toString('hex');
+  const query = new URLSearchParams({
+    client_id: options.clientId ?? 'openziti',
+    scope: 'openid offline_access',
+    response_type: 'code',
+    redirect_uri: REDIRECT_URI,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state,
+    ...(options.method ? { method: options.method } : {}),
+  });
+  const answer = await controller.call('GET', `/oidc/authorize?${query}`, options.cert ? { cert: options.cert } : {});
+  if (answer.status !== 302) throw new Error(`authorize answered ${answer.status}: ${answer.text}`);
+  const loginPath = pathOf(answer.headers.location);
+  const authRequestId = new URL(loginPath, 'https://x').searchParams.get('authRequestID');
+  if (!authRequestId) throw new Error(`no authRequestID in ${loginPath}`);
+  return { authRequestId, verifier, state, loginPath };
+}
+
+/** `POST /oidc/login/password` with a form, as the Go SDK posts it. */
+export function passwordLogin(
+  controller: TestController,
+  authRequestId: string,
+  username: string,
+  password: string,
+): Promise<HttpResponse> {
+  return controller.call('POST', '/oidc/login/password', form({ id: authRequestId, username, password }));
+}
+
+/** Follows a login's 302 to the callback and returns the code its 302 carries to the redirect URI. */
+export async function codeAfterLogin(controller: TestController, login: HttpResponse): Promise<string> {
+  if (login.status !== 302) throw new Error(`the login answered ${login.status}: ${login.text}`);
+  const callback = await controller.call('GET', pathOf(login.headers.location));
+  if (callback.status !== 302) throw new Error(`the callback answered ${callback.status}: ${callback.text}`);
+  const back = new URL(String(callback.headers.location));
+  const code = back.searchParams.get('code');
+  if (!code) throw new Error(`no code in ${back}`);
+  return code;
+}
+
+/** `POST /oidc/oauth/token` with the code and its verifier. */
+export function exchangeCode(
+  controller: TestController,
+  code: string,
+  verifier: string,
+  clientId = 'openziti',
+): Promise<HttpResponse> {
+  return controller.call(
+    'POST',
+    '/oidc/oauth/token',
+    form({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+    }),
+  );
+}
+
+/** The tokens of a code exchange. */
+export interface OidcTokens {
+  readonly accessToken: string;
+  readonly refreshToken: string;
+  readonly idToken: string;
+  readonly expiresIn: number;
+}
+
+/** A whole password login through the provider: the tokens, as an SDK holds them. */
+export async function oidcPasswordTokens(
+  controller: TestController,
+  username: string,
+  password: string,
+  clientId = 'openziti',
+): Promise<OidcTokens> {
+  const { authRequestId, verifier } = await authorize(controller, { clientId });
+  const code = await codeAfterLogin(controller, await passwordLogin(controller, authRequestId, username, password));
+  const answer = await exchangeCode(controller, code, verifier, clientId);
+  if (answer.status !== 200) throw new Error(`the token endpoint answered ${answer.status}: ${answer.text}`);
+  return {
+    accessToken: answer.body.access_token,
+    refreshToken: answer.body.refresh_token,
+    idToken: answer.body.id_token,
+    expiresIn: answer.body.expires_in,
+  };
+}
+
+/** A JWT's claims, unverified (tests read what a token says). */
+export function claimsOf(token: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'));
+}
