@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { ApiSession } from '#shared/auth/api-session.ts';
 import { keptSessionInUse, liveSessionOfToken } from '#shared/auth/api-session-store.ts';
+import { accessTokenExpired, credentialOfPresented } from '#shared/auth/oidc-credential.ts';
 import type { Identity } from '#shared/entities/identity.ts';
 import { type Service, services } from '#shared/entities/service.ts';
 import { type Session, sessions } from '#shared/entities/session.ts';
@@ -114,6 +115,10 @@ export async function checkEdgeSession(
   expectedType: 'Dial' | 'Bind',
   cache?: DialCache,
 ): Promise<CheckedSession> {
+  // A kept check never outlives the access token it was made with (an OIDC SDK refreshes before `exp`).
+  if (accessTokenExpired(credentials.apiSessionToken, deps.now())) {
+    throw new EdgeRefusal(EdgeErrorCode.invalidApiSession, RetryHint.startOver, 'the access token has expired');
+  }
   const read = () => readCheckedSession(deps, credentials);
   const facts = cache
     ? await cache.sessionFacts([credentials.apiSessionToken, credentials.sessionToken], read, stillLive(deps))
@@ -157,9 +162,11 @@ const stillLive =
  * the check keeps in memory. Refuses credentials that are not all that.
  */
 async function readCheckedSession(deps: Deps, credentials: EdgeCredentials): Promise<CheckedSession> {
-  const live = credentials.apiSessionToken
-    ? await liveSessionOfToken(deps, credentials.apiSessionToken, { eventual: true })
+  // An OIDC SDK's access token stands for its session's stored token; a legacy token for itself.
+  const credential = credentials.apiSessionToken
+    ? await credentialOfPresented(deps, credentials.apiSessionToken)
     : undefined;
+  const live = credential ? await liveSessionOfToken(deps, credential.sessionToken, { eventual: true }) : undefined;
   if (!live || (live.session.isMfaRequired && !live.session.isMfaComplete)) {
     throw new EdgeRefusal(EdgeErrorCode.invalidApiSession, RetryHint.startOver, 'invalid api session');
   }

@@ -1,12 +1,19 @@
+import { X509Certificate } from 'node:crypto';
 import type { Identity } from '../entities/identity.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { bearerTokenOf } from '../ext-jwt/bearer-token.ts';
+import { namesServerKey } from '../oidc/oidc-tokens.ts';
+import { fingerprintOf } from '../pki/certificates.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { Route } from '../routes/route.ts';
 import type { ApiSession } from './api-session.ts';
 import { type CallerKeys, extJwtPassedOps, liveSessionOfToken, type SessionTouch } from './api-session-store.ts';
+import { credentialOfAccessToken, type SessionCredential } from './oidc-credential.ts';
 
-/** The authenticated caller of a request: its API session, the token it presented, and its identity. */
+/**
+ * The authenticated caller of a request: its API session, the token it presented (a `zt-session` token, or an OIDC
+ * access token), and its identity.
+ */
 export interface Caller {
   readonly token: string;
   readonly session: ApiSession;
@@ -33,12 +40,14 @@ const MISSING_CHALLENGE =
   'zt-session realm="zt-session" error="missing" error_description="no matching token was provided",' +
   'Bearer realm="openziti-oidc" error="missing" error_description="no matching token was provided"';
 const INVALID_CHALLENGE = 'zt-session realm="zt-session" error="invalid" error_description="token is invalid"';
+const INVALID_BEARER_CHALLENGE =
+  'Bearer realm="openziti-oidc" error="invalid_token" error_description="token is invalid"';
 
 // Which header carries the session: a client that sent none (or sent it as a bearer token) learns where it goes.
 const MISSING_CAUSE = {
   message:
-    'no API session token was sent: send the token that POST /authenticate returns in the zt-session header ' +
-    '(an Authorization: Bearer token is read only as an external JWT, never as an API session)',
+    'no API session token was sent: send the token that POST /authenticate returns in the zt-session header, or an ' +
+    "access token of this controller's OIDC provider (/oidc) as Authorization: Bearer",
 };
 
 function unauthorized(challenge: string | undefined, message?: string, cause?: { message: string }): ApiError {
@@ -91,17 +100,18 @@ export async function resolveCaller(
   headers: Readonly<Record<string, string | undefined>>,
   route: Pick<Route, 'method' | 'auth'>,
   reads: CallerReads = {},
+  clientCertPem?: string,
 ): Promise<Caller | undefined> {
   const level = route.auth;
   if (level === 'none') return undefined;
-  const token = headers['zt-session']?.trim();
-  if (!token) throw unauthorized(MISSING_CHALLENGE, undefined, MISSING_CAUSE);
-  const live = await liveSessionOfToken(deps, token, {
+  const presented = await presentedCredential(deps, headers, clientCertPem);
+  const live = await liveSessionOfToken(deps, presented.sessionToken, {
     eventual: readsCallerEventually(route, reads),
     partialPasses: level === 'partial',
     ...reads,
   });
-  if (!live) throw unauthorized(INVALID_CHALLENGE);
+  if (!live) throw unauthorized(presented.access ? INVALID_BEARER_CHALLENGE : INVALID_CHALLENGE);
+  const token = presented.token;
   const { identity } = live;
   const session = await completedByExtJwt(deps, headers, live.session, identity);
   const caller = { token, session, identity, alongside: live.alongside };
@@ -113,6 +123,48 @@ export async function resolveCaller(
     throw unauthorized(undefined, ADMIN_REQUIRED, identity.isAdmin ? CLIENT_SESSION_CAUSE : undefined);
   }
   return caller;
+}
+
+/** A credential as a request presented it, and the session token it stands for. */
+interface Presented extends SessionCredential {
+  /** The text the caller sent: its `zt-session` token or its access token. */
+  readonly token: string;
+}
+
+/**
+ * The request's API session credential: `zt-session` (a legacy token), else an access token of the OIDC provider as
+ * `Authorization: Bearer`, verified, and bound to the certificate its login presented (`z_cfs`: the request must
+ * come with one of those certificates, as the reference checks). A bearer token that is not ours is no session (an
+ * external JWT completes a partial session, `completedByExtJwt`, beside a `zt-session`). Every failure is a 401.
+ */
+async function presentedCredential(
+  deps: Deps,
+  headers: Readonly<Record<string, string | undefined>>,
+  clientCertPem: string | undefined,
+): Promise<Presented> {
+  const token = headers['zt-session']?.trim();
+  if (token) return { token, sessionToken: token };
+  const bearer = bearerTokenOf(headers);
+  if (!bearer || !(await namesServerKey(deps, bearer))) throw unauthorized(MISSING_CHALLENGE, undefined, MISSING_CAUSE);
+  const credential = await credentialOfAccessToken(deps, bearer);
+  if (!credential) throw unauthorized(INVALID_BEARER_CHALLENGE);
+  const bound = credential.access?.z_cfs ?? [];
+  if (bound.length > 0 && !bound.includes(fingerprintOfPem(clientCertPem) ?? '')) {
+    throw unauthorized(INVALID_BEARER_CHALLENGE, undefined, {
+      message: 'the access token is bound to the certificate its login presented: send the request with it',
+    });
+  }
+  return { token: bearer, ...credential };
+}
+
+/** The SHA-1 fingerprint (lower-case hex) of a PEM certificate; undefined when there is none or it does not parse. */
+function fingerprintOfPem(pem: string | undefined): string | undefined {
+  if (!pem) return undefined;
+  try {
+    return fingerprintOf(new X509Certificate(pem));
+  } catch {
+    return undefined;
+  }
 }
 
 const ADMIN_REQUIRED = 'This operation requires an administrator.';

@@ -31,13 +31,14 @@ describe('version', () => {
     expectMatchesSpec(path.includes('management') ? 'management' : 'client', 'GET', template, 200, response.body);
   });
 
-  it('does not advertise OIDC, which would switch SDKs away from zt-session', async () => {
+  it('does not advertise OIDC unless configured to, which would switch SDKs away from zt-session', async () => {
     const version = await controller().call('GET', '/version');
     const capabilities = await controller().call('GET', '/edge/client/v1/enumerated-capabilities');
 
     expect(version.body.data.capabilities).not.toContain('OIDC_AUTH');
+    expect(version.body.data.apiVersions['edge-oidc']).toBeUndefined();
     expect(capabilities.status).toBe(200);
-    expect(capabilities.body.data).not.toContain('OIDC_AUTH');
+    expect(capabilities.body.data).toContain('OIDC_AUTH');
     expectMatchesSpec('client', 'GET', '/enumerated-capabilities', 200, capabilities.body);
   });
 
@@ -45,7 +46,7 @@ describe('version', () => {
     const version = await controller().call('GET', '/edge/management/v1/version');
     const capabilities = await controller().call('GET', '/edge/management/v1/enumerated-capabilities');
 
-    expect(capabilities.body.data).toEqual(['HA_CONTROLLER']);
+    expect(capabilities.body.data).toEqual(['HA_CONTROLLER', 'OIDC_AUTH']);
     expect(version.body.data.capabilities).toEqual([]);
   });
 });

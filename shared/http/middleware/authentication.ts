@@ -22,7 +22,8 @@ export function authentication(
       const route = state.route;
       if (!route) return;
       const reads = operations[route.operation]?.callerReads;
-      const caller = await resolveCaller(deps(), request.event.headers, route, reads);
+      const clientCertPem = request.event.requestContext?.identity?.clientCert?.clientCertPem;
+      const caller = await resolveCaller(deps(), request.event.headers, route, reads, clientCertPem);
       if (caller) {
         state.caller = caller;
         state.logger = state.logger.child({
