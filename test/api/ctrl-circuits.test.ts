@@ -20,6 +20,7 @@ import { CIRCUIT_TTL_MS, storedCircuits } from '#shared/store/circuit-items.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { dialCtrl, enrolledEdgeRouter, type Route, type RouterEnd } from '../support/ctrl-router.ts';
 import { edgeNetwork } from '../support/edge-network.ts';
+import { until } from '../support/mesh-router.ts';
 
 // Short heartbeats and a short route timeout, so a router that never answers a Route is given up on within the test.
 const TIMINGS = { heartbeatIntervalMs: 200, unresponsiveTimeoutMs: 2_000, replyTimeoutMs: 300, routeTimeoutMs: 400 };
@@ -600,5 +601,55 @@ describe("circuits: a router not on a circuit's path changes nothing of it", () 
     } finally {
       controller().advanceClock(-later);
     }
+  });
+});
+
+describe('circuits for an SDK logged in through the OIDC provider', () => {
+  /** A dial as the router asks it for an OIDC SDK: the SDK's access token where a legacy SDK's session token goes. */
+  const oidcDialHeaders = (session: { token: string }, accessToken: string) =>
+    new Map([
+      [11, Buffer.from(session.token)],
+      [14, Buffer.from(accessToken)],
+      [12, stringSliceHeader(['0123456789abcdef0123456789abcdef01234567'])],
+      [13, Buffer.alloc(0)],
+      [10, uint32BytesMapHeader(new Map([[1003, DIALER_KEY]]))],
+    ]);
+
+  it('routes the dial of an access token, and refuses the next one once its identity is disabled', async () => {
+    const dialer = await network.client('dialers', 'oidc');
+    const session = await dialer.session('Dial');
+
+    const route = await routedDial(oidcDialHeaders(session, dialer.apiSessionToken));
+    expect(route.tags).toMatchObject({ clientId: dialer.identityId, serviceId: network.serviceId });
+
+    const disabled = await call('POST', `/identities/${dialer.identityId}/disable`, { durationMinutes: 0 });
+    expect(disabled.status).toBe(200);
+    // The endpoint's kept check learns of the disable from the change log within a second or two.
+    const refusedDial = async () => {
+      const requested = askCircuit(oidcDialHeaders(session, dialer.apiSessionToken));
+      const answer = await router.next(5_000);
+      if (answer.contentType === ContentType.route) {
+        const routed = decodeBody<Route>('ctrl.Route', answer.body);
+        answerRoute(answer, routed.circuitId, 0, [
+          [1102, boolHeader(true)],
+          [1003, HOST_KEY],
+        ]);
+        await next(ContentType.createCircuitV2Response);
+        made.push(routed.circuitId);
+        return false;
+      }
+      return answer.contentType === ContentType.error && replyForOf(answer) === requested;
+    };
+    expect(await until(refusedDial, (refused) => refused, 10_000)).toBe(true);
+  });
+
+  it('refuses an access token that does not verify, routing nothing', async () => {
+    const dialer = await network.client('dialers', 'oidc');
+    const session = await dialer.session('Dial');
+    const [header, claims] = dialer.apiSessionToken.split('.');
+
+    askCircuit(oidcDialHeaders(session, `${header}.${claims}.${'A'.repeat(86)}`));
+
+    expect(errorOf(await next(ContentType.error)).circuitId).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
 import type { HttpResponse } from './https-client.ts';
+import { claimsOf, oidcPasswordTokens } from './oidc-client.ts';
 import type { TestController } from './test-controller.ts';
 
 type Call = (method: string, path: string, body?: unknown) => Promise<HttpResponse>;
@@ -7,7 +8,10 @@ const C = '/edge/client/v1';
 let counter = 0;
 const unique = (name: string) => `${name}-${++counter}-${Date.now().toString(36)}`;
 
-/** A logged-in SDK identity: its id, its API session (id and token), and a session of the given type for the service. */
+/**
+ * A logged-in SDK identity: its id, its API session (id and token: the `zt-session` token, or an OIDC login's access
+ * token), and a session of the given type for the service.
+ */
 export interface EdgeClient {
   readonly identityId: string;
   readonly name: string;
@@ -65,7 +69,8 @@ export async function edgeNetwork(
     edgeRouterRoles: [`#${tag}-er`],
   });
 
-  const client = async (role: 'dialers' | 'hosts'): Promise<EdgeClient> => {
+  /** An identity of the role, logged in as `POST /authenticate` does, or through the OIDC provider (`oidc`). */
+  const client = async (role: 'dialers' | 'hosts', login: 'legacy' | 'oidc' = 'legacy'): Promise<EdgeClient> => {
     const name = unique(`edge-${role}`);
     const password = `${name}-Pw1!`;
     const identityId = await createdId('/identities', {
@@ -75,25 +80,31 @@ export async function edgeNetwork(
       roleAttributes: [`${tag}-${role}`],
     });
     await createdId('/authenticators', { identityId, method: 'updb', username: name, password });
-    const login = await controller().call('POST', `${C}/authenticate?method=password`, {
-      body: { username: name, password },
-    });
-    if (login.status !== 200) throw new Error(`login of ${name}: ${login.status} ${login.text}`);
-    const apiSessionToken = login.body.data.token as string;
+    const { apiSessionToken, apiSessionId } = await loggedIn(name, password, login);
+    const credential =
+      login === 'oidc' ? { headers: { authorization: `Bearer ${apiSessionToken}` } } : { token: apiSessionToken };
     return {
       identityId,
       name,
       apiSessionToken,
-      apiSessionId: login.body.data.id as string,
+      apiSessionId,
       session: async (type) => {
-        const made = await controller().call('POST', `${C}/sessions`, {
-          token: apiSessionToken,
-          body: { serviceId, type },
-        });
+        const made = await controller().call('POST', `${C}/sessions`, { ...credential, body: { serviceId, type } });
         if (made.status !== 201) throw new Error(`${type} session of ${name}: ${made.status} ${made.text}`);
         return { id: made.body.data.id as string, token: made.body.data.token as string };
       },
     };
   };
-  return { tag, serviceId, host: await client('hosts'), dialer: await client('dialers') };
+  const loggedIn = async (name: string, password: string, login: 'legacy' | 'oidc') => {
+    if (login === 'oidc') {
+      const { accessToken } = await oidcPasswordTokens(controller(), name, password);
+      return { apiSessionToken: accessToken, apiSessionId: String(claimsOf(accessToken).z_asid) };
+    }
+    const answer = await controller().call('POST', `${C}/authenticate?method=password`, {
+      body: { username: name, password },
+    });
+    if (answer.status !== 200) throw new Error(`login of ${name}: ${answer.status} ${answer.text}`);
+    return { apiSessionToken: answer.body.data.token as string, apiSessionId: answer.body.data.id as string };
+  };
+  return { tag, serviceId, client, host: await client('hosts'), dialer: await client('dialers') };
 }
