@@ -2,6 +2,7 @@ import { App, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { LOGIN_PATH_PATTERN, loginResources } from '#shared/rate-limit/login-routes.ts';
+import { OIDC_ROUTES } from '#shared/routes/groups/oidc-routes.ts';
 import { resourcesOf } from '#shared/routes/resource-paths.ts';
 import type { OperationGroup, Route } from '#shared/routes/route.ts';
 import { ROUTES } from '#shared/routes/route-table.ts';
@@ -658,8 +659,11 @@ describe('ControllerStack', () => {
 
 /** API Gateway's default quota of resources per REST API. */
 const RESOURCE_QUOTA = 300;
-/** Head-room kept below the quota once every documented operation is served (for new paths of later API versions). */
-const RESOURCE_HEADROOM = 50;
+/**
+ * Head-room kept below the quota once every documented operation and the OIDC provider are served (for new paths of
+ * later API versions). It was 50 before the OIDC provider took 23 resources; the quota can be raised on request.
+ */
+const RESOURCE_HEADROOM = 40;
 /** CloudFormation's limit on a template's size (uploaded through S3, as CDK does for large templates). */
 const TEMPLATE_SIZE_LIMIT = 1_000_000;
 
@@ -677,6 +681,9 @@ const documentedRoutes: Route[] = (['client', 'management', 'fabric'] as const).
     operation: operation.operationId,
   })),
 );
+
+/** The documented operations and the OIDC provider's, which no OpenAPI document lists. */
+const servedRoutes: Route[] = [...documentedRoutes, ...OIDC_ROUTES];
 
 /** Every resource path (each prefix of each template) that serving `routes` needs, as `resourcesOf` lays them out. */
 function resourcePathsFor(routes: readonly Route[]): Set<string> {
@@ -698,8 +705,8 @@ function resourcePathsFor(routes: readonly Route[]): Set<string> {
 const templateBytes = (json: unknown): number => Buffer.byteLength(JSON.stringify(json, undefined, 1));
 
 describe("API Gateway's resource budget", () => {
-  it('keeps room to spare once all 268 documented operations are served', () => {
-    const needed = resourcePathsFor(documentedRoutes).size;
+  it('keeps room to spare once all 268 documented operations and the OIDC provider are served', () => {
+    const needed = resourcePathsFor(servedRoutes).size;
 
     expect(documentedRoutes).toHaveLength(268);
     expect(resourcePathsFor(ROUTES).size).toBeLessThanOrEqual(needed);
@@ -719,7 +726,7 @@ describe("CloudFormation's limits", () => {
     const full = new ControllerStack(
       new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } }),
       'FullController',
-      { adminUsername: 'admin', apiSessionTimeoutMinutes: 30, routes: documentedRoutes },
+      { adminUsername: 'admin', apiSessionTimeoutMinutes: 30, routes: servedRoutes },
     );
     const fullTemplate = Template.fromStack(full).toJSON();
 
