@@ -6,6 +6,7 @@ import {
   exchangeToken,
   goSdkRefresh,
   oidcPasswordTokens,
+  postForm,
   refreshGrant,
   TOKEN_TYPE,
 } from '../support/oidc-client.ts';
@@ -175,6 +176,168 @@ describe('a session that ended refuses refresh and exchange', () => {
   });
 });
 
+describe('POST /oidc/revoke', () => {
+  it('ends the session of a refresh token: it no longer refreshes, and the session is gone', async () => {
+    const { tokens, apiSessionId } = await loggedIn('oidc-revoke-refresh-user', 'openziti');
+
+    const revoked = await postForm(
+      controller(),
+      '/oidc/revoke',
+      { token: tokens.refreshToken, token_type_hint: 'refresh_token' },
+      'openziti',
+    );
+
+    expect(revoked.status).toBe(200);
+    expect(revoked.text).toBe('');
+    expect((await refreshGrant(controller(), tokens.refreshToken)).body.error).toBe('invalid_grant');
+    expect((await call('GET', `/api-sessions/${apiSessionId}`)).status).toBe(404);
+  });
+
+  it('ends the session of an access token too', async () => {
+    const { tokens, apiSessionId } = await loggedIn('oidc-revoke-access-user');
+
+    const revoked = await postForm(controller(), '/oidc/revoke', { token: tokens.accessToken, client_id: 'native' });
+
+    expect(revoked.status).toBe(200);
+    const exchanged = await exchangeToken(controller(), tokens.refreshToken, TOKEN_TYPE.refresh, TOKEN_TYPE.refresh);
+    expect(exchanged.body.error).toBe('invalid_request');
+    expect((await call('GET', `/api-sessions/${apiSessionId}`)).status).toBe(404);
+  });
+
+  it('answers 200 for tokens it does not know or that are spent, ending nothing; refuses unknown clients', async () => {
+    const { tokens } = await loggedIn('oidc-revoke-unknown-user');
+    const next = await goSdkRefresh(controller(), tokens);
+
+    const unknown = await postForm(controller(), '/oidc/revoke', { token: 'no-such-token' }, 'native');
+    const spent = await postForm(controller(), '/oidc/revoke', { token: tokens.refreshToken }, 'native');
+    const noClient = await postForm(controller(), '/oidc/revoke', { token: next.refreshToken });
+    const otherClient = await postForm(controller(), '/oidc/revoke', { token: next.refreshToken }, 'openziti');
+
+    expect(unknown.status).toBe(200);
+    expect(spent.status).toBe(200);
+    expect(noClient.status).toBe(401);
+    expect(noClient.body.error).toBe('invalid_client');
+    expect(otherClient.status).toBe(401);
+    expect((await goSdkRefresh(controller(), next)).accessToken).toEqual(expect.any(String));
+  });
+});
+
+describe('GET|POST /oidc/end_session', () => {
+  it('ends the hinted session and sends the client to its post-logout URI with the state', async () => {
+    const { tokens, apiSessionId } = await loggedIn('oidc-end-session-user', 'openziti');
+    const query = new URLSearchParams({
+      id_token_hint: tokens.idToken,
+      post_logout_redirect_uri: 'http://127.0.0.1:20314/auth/logout',
+      state: 'xyz',
+    });
+
+    const ended = await controller().call('GET', `/oidc/end_session?${query}`);
+
+    expect(ended.status).toBe(302);
+    expect(ended.headers.location).toBe('http://127.0.0.1:20314/auth/logout?state=xyz');
+    expect((await refreshGrant(controller(), tokens.refreshToken)).body.error).toBe('invalid_grant');
+    expect((await call('GET', `/api-sessions/${apiSessionId}`)).status).toBe(404);
+  });
+
+  it('sends the client to the signed-out page when it names no client, and takes a POST form', async () => {
+    const { tokens } = await loggedIn('oidc-end-session-post-user');
+
+    const ended = await postForm(controller(), '/oidc/end_session', { id_token_hint: tokens.idToken });
+    const anonymous = await controller().call(
+      'GET',
+      '/oidc/end_session?post_logout_redirect_uri=openziti%3A%2F%2Fauth%2Flogout',
+    );
+
+    expect(ended.status).toBe(302);
+    expect(ended.headers.location).toBe(`${controller().origin}/oidc/logged-out`);
+    expect((await exchangeToken(controller(), tokens.refreshToken, TOKEN_TYPE.refresh, TOKEN_TYPE.id)).status).toBe(
+      400,
+    );
+    // Without a client the reference ignores the URI.
+    expect(anonymous.headers.location).toBe(`${controller().origin}/oidc/logged-out`);
+    expect((await controller().call('GET', '/oidc/logged-out')).status).toBe(200);
+  });
+
+  it('refuses a hint that does not verify and a post-logout URI not allowed, ending nothing', async () => {
+    const { tokens } = await loggedIn('oidc-end-session-refused-user');
+
+    const badHint = await controller().call('GET', `/oidc/end_session?id_token_hint=${tokens.idToken}x`);
+    const accessHint = await controller().call('GET', `/oidc/end_session?id_token_hint=${tokens.accessToken}`);
+    const badUri = await controller().call(
+      'GET',
+      `/oidc/end_session?${new URLSearchParams({ id_token_hint: tokens.idToken, post_logout_redirect_uri: 'https://evil.example/auth/logout' })}`,
+    );
+
+    expect(badHint.status).toBe(400);
+    expect(accessHint.status).toBe(400);
+    expect(badUri.status).toBe(400);
+    expect(badUri.body.error).toBe('invalid_request');
+    expect((await goSdkRefresh(controller(), tokens)).accessToken).toEqual(expect.any(String));
+  });
+});
+
+describe('GET|POST /oidc/userinfo and POST /oidc/oauth/introspect', () => {
+  it('tells who a live access token speaks for, and refuses others with a Bearer challenge', async () => {
+    const { user, tokens } = await loggedIn('oidc-userinfo-user');
+
+    const byHeader = await controller().call('GET', '/oidc/userinfo', {
+      headers: { authorization: `Bearer ${tokens.accessToken}` },
+    });
+    const byForm = await postForm(controller(), '/oidc/userinfo', { access_token: tokens.accessToken });
+    const none = await controller().call('GET', '/oidc/userinfo');
+    const refreshAsBearer = await controller().call('GET', '/oidc/userinfo', {
+      headers: { authorization: `Bearer ${tokens.refreshToken}` },
+    });
+
+    expect(byHeader.status).toBe(200);
+    expect(byHeader.body).toEqual({ sub: user.identityId, name: user.username, z_ia: false });
+    expect(byForm.body).toEqual(byHeader.body);
+    expect(none.status).toBe(401);
+    expect(none.headers['www-authenticate']).toBe('Bearer');
+    expect(refreshAsBearer.status).toBe(401);
+    expect(refreshAsBearer.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/);
+
+    await postForm(controller(), '/oidc/revoke', { token: tokens.accessToken }, 'native');
+    const afterRevoke = await controller().call('GET', '/oidc/userinfo', {
+      headers: { authorization: `Bearer ${tokens.accessToken}` },
+    });
+    expect(afterRevoke.status).toBe(401);
+    expect(afterRevoke.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/);
+  });
+
+  it('introspects live access and refresh tokens, and answers active false for the rest', async () => {
+    const { user, tokens, apiSessionId } = await loggedIn('oidc-introspect-user');
+    const introspect = (token: string, clientId?: string) =>
+      postForm(controller(), '/oidc/oauth/introspect', { token }, clientId ?? 'native');
+
+    const access = await introspect(tokens.accessToken);
+    const refresh = await introspect(tokens.refreshToken);
+    const garbage = await introspect('not-a-token');
+    const noClient = await postForm(controller(), '/oidc/oauth/introspect', { token: tokens.accessToken });
+
+    const claims = claimsOf(tokens.accessToken);
+    expect(access.status).toBe(200);
+    expect(access.body).toMatchObject({
+      active: true,
+      sub: user.identityId,
+      client_id: 'native',
+      token_type: 'Bearer',
+      exp: claims.exp,
+      iat: claims.iat,
+      scope: 'openid offline_access',
+      z_asid: apiSessionId,
+    });
+    expect(refresh.body).toMatchObject({ active: true, token_type: 'refresh_token', sub: user.identityId });
+    expect(garbage.body).toEqual({ active: false });
+    expect(noClient.status).toBe(401);
+
+    await goSdkRefresh(controller(), tokens);
+    expect((await introspect(tokens.refreshToken)).body).toEqual({ active: false });
+    await call('DELETE', `/api-sessions/${apiSessionId}`);
+    expect((await introspect(tokens.accessToken)).body).toEqual({ active: false });
+  });
+});
+
 describe('token lifetimes', () => {
   it('follow the configured lifetimes in exp and expires_in, for every grant', async () => {
     const { tokens } = await loggedIn('oidc-lifetimes-user', 'openziti');
@@ -196,5 +359,24 @@ describe('token lifetimes', () => {
     expect(lifetime(exchanged.accessToken)).toBe(ACCESS_SECONDS);
     expect(lifetime(exchanged.refreshToken)).toBe(REFRESH_SECONDS);
     expect(lifetime(exchanged.idToken)).toBe(ACCESS_SECONDS);
+  });
+});
+
+describe('expired tokens', () => {
+  it('are refused as subjects and bearers, while an expired ID token still hints a logout', async () => {
+    const { tokens, apiSessionId } = await loggedIn('oidc-expired-user');
+
+    // Past the access and ID tokens' lifetime and the minute of clock leeway; the refresh token still lives.
+    controller().advanceClock((ACCESS_SECONDS + 90) * 1000);
+    const exchanged = await exchangeToken(controller(), tokens.accessToken, TOKEN_TYPE.access, TOKEN_TYPE.access);
+    const userinfo = await controller().call('GET', '/oidc/userinfo', {
+      headers: { authorization: `Bearer ${tokens.accessToken}` },
+    });
+    const ended = await postForm(controller(), '/oidc/end_session', { id_token_hint: tokens.idToken });
+
+    expect(exchanged.body.error).toBe('invalid_request');
+    expect(userinfo.status).toBe(401);
+    expect(ended.status).toBe(302);
+    expect((await call('GET', `/api-sessions/${apiSessionId}`)).status).toBe(404);
   });
 });
