@@ -47,9 +47,12 @@ export interface OidcTokenClaims {
   readonly jti: string;
   readonly iss: string;
   readonly sub: string;
+  readonly aud?: string | readonly string[];
   readonly exp: number;
   readonly iat: number;
-  readonly z_t: OidcTokenType;
+  readonly nbf?: number;
+  /** Absent on an ID token. */
+  readonly z_t?: OidcTokenType;
   readonly z_asid: string;
   readonly z_authid: string;
   readonly client_id: string;
@@ -175,29 +178,38 @@ export async function namesServerKey(deps: Deps, token: string): Promise<boolean
   return header.kid === (await publicJwk(deps.signers.server)).kid;
 }
 
+/** What a token is verified as: an access or a refresh token (their `z_t`), or an ID token (which carries none). */
+export type OidcTokenKind = OidcTokenType | 'id';
+
 /**
- * A token of ours of the given type, verified: signature by the server key, `exp` and `nbf` (a minute's leeway for
- * clocks), an audience of ours, `z_t`; undefined when any fails. jose is loaded with the first token verified.
+ * A token of ours of the given kind, verified: signature by the server key, `exp` and `nbf` (a minute's leeway for
+ * clocks), an audience of ours, `z_t`; undefined when any fails. `acceptExpired` takes one whose `exp` has passed (a
+ * logout's `id_token_hint`, which the reference takes expired too): its signature and every other claim still count.
+ * jose is loaded with the first token verified.
  */
 export async function verifyOidcToken(
   deps: Deps,
   token: string,
-  type: OidcTokenType,
+  kind: OidcTokenKind,
+  options: { readonly acceptExpired?: boolean } = {},
 ): Promise<OidcTokenClaims | undefined> {
   if (!(await namesServerKey(deps, token))) return undefined;
-  const { jwtVerify } = await import('jose');
+  const { jwtVerify, errors } = await import('jose');
+  let payload: Record<string, unknown>;
   try {
-    const { payload } = await jwtVerify(token, await deps.signers.server.publicKey(), {
+    ({ payload } = await jwtVerify(token, await deps.signers.server.publicKey(), {
       algorithms: [JWT_ALGORITHM],
       audience: AUDIENCES,
       clockTolerance: 60,
       currentDate: deps.now(),
-    });
-    if (payload.z_t !== type) return undefined;
-    const claims = payload as unknown as OidcTokenClaims;
-    const named = [claims.jti, claims.sub, claims.z_asid, claims.z_authid, claims.client_id];
-    return named.every((value) => typeof value === 'string' && value !== '') ? claims : undefined;
-  } catch {
-    return undefined;
+    }));
+  } catch (error) {
+    // Thrown only once the signature has verified and every claim before `exp` has passed.
+    if (!(options.acceptExpired && error instanceof errors.JWTExpired)) return undefined;
+    payload = error.payload;
   }
+  if (payload.z_t !== (kind === 'id' ? undefined : kind)) return undefined;
+  const claims = payload as unknown as OidcTokenClaims;
+  const named = [claims.jti, claims.sub, claims.z_asid, claims.z_authid, claims.client_id];
+  return named.every((value) => typeof value === 'string' && value !== '') ? claims : undefined;
 }

@@ -137,3 +137,91 @@ export async function oidcPasswordTokens(
 export function claimsOf(token: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'));
 }
+
+/** RFC 8693's token type identifiers. */
+export const TOKEN_TYPE = {
+  access: 'urn:ietf:params:oauth:token-type:access_token',
+  refresh: 'urn:ietf:params:oauth:token-type:refresh_token',
+  id: 'urn:ietf:params:oauth:token-type:id_token',
+} as const;
+
+/** `Authorization: Basic` for a public client, with the empty secret the SDKs send. */
+export function basicClient(clientId: string): string {
+  return `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:`).toString('base64')}`;
+}
+
+/** A form post to an endpoint of the provider, with the client in a Basic header when one is given. */
+export function postForm(
+  controller: TestController,
+  path: string,
+  fields: Readonly<Record<string, string>>,
+  basicClientId?: string,
+): Promise<HttpResponse> {
+  const body = form(fields);
+  return controller.call('POST', path, {
+    ...body,
+    headers: { ...body.headers, ...(basicClientId ? { authorization: basicClient(basicClientId) } : {}) },
+  });
+}
+
+/**
+ * One token exchange as the Go SDK sends it (`sdk-golang edge-apis/clients_shared.go: exchangeTokens`, through
+ * zitadel's `tokenexchange.ExchangeToken`): client `native` in a Basic header with an empty secret, and the form
+ * zitadel's encoder writes, empty actor fields and scope included.
+ */
+export function exchangeToken(
+  controller: TestController,
+  subjectToken: string,
+  subjectTokenType: string,
+  requestedTokenType: string,
+  clientId = 'native',
+): Promise<HttpResponse> {
+  return postForm(
+    controller,
+    '/oidc/oauth/token',
+    {
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      subject_token: subjectToken,
+      subject_token_type: subjectTokenType,
+      actor_token: '',
+      actor_token_type: '',
+      scope: '',
+      requested_token_type: requestedTokenType,
+    },
+    clientId,
+  );
+}
+
+/**
+ * The Go SDK's refresh: an exchange of its refresh token (its access token when it holds none) for new tokens, then
+ * one of the same subject for an ID token, read from `access_token`. Throws on any answer the SDK would fail on.
+ */
+export async function goSdkRefresh(controller: TestController, tokens: OidcTokens): Promise<OidcTokens> {
+  const [subject, subjectType, requested] = tokens.refreshToken
+    ? [tokens.refreshToken, TOKEN_TYPE.refresh, TOKEN_TYPE.refresh]
+    : [tokens.accessToken, TOKEN_TYPE.access, TOKEN_TYPE.access];
+  const first = await exchangeToken(controller, subject, subjectType, requested);
+  if (first.status !== 200) throw new Error(`the exchange answered ${first.status}: ${first.text}`);
+  const id = await exchangeToken(controller, subject, subjectType, TOKEN_TYPE.id);
+  if (id.status !== 200) throw new Error(`the ID token exchange answered ${id.status}: ${id.text}`);
+  return {
+    accessToken: first.body.access_token,
+    refreshToken: first.body.refresh_token ?? '',
+    idToken: id.body.access_token,
+    expiresIn: first.body.expires_in,
+  };
+}
+
+/** `grant_type=refresh_token` as the C SDK sends it (client in Basic with an empty secret, and in the form). */
+export function refreshGrant(
+  controller: TestController,
+  refreshToken: string,
+  clientId = 'openziti',
+): Promise<HttpResponse> {
+  return postForm(
+    controller,
+    '/oidc/oauth/token',
+    { client_id: clientId, grant_type: 'refresh_token', refresh_token: refreshToken },
+    clientId,
+  );
+}

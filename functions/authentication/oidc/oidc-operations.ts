@@ -1,9 +1,13 @@
 import type { Operation } from '#shared/http/operation.ts';
 import { oidcAuthorize } from './authorize.ts';
 import { oidcAuthorizeCallback } from './callback.ts';
+import { oidcEndSession } from './end-session.ts';
+import { oidcIntrospect } from './introspect.ts';
 import { oidcLoginCert, oidcLoginExtJwt, oidcLoginPage, oidcLoginPassword } from './oidc-logins.ts';
 import { oauthError } from './oidc-request.ts';
+import { oidcRevoke } from './revoke.ts';
 import { oidcToken } from './token.ts';
+import { oidcUserInfo } from './userinfo.ts';
 
 // TODO(issue 39): served by the next commits of this session.
 const notYet: Operation = async () => oauthError('temporarily_unavailable', 'not served yet', 501);
@@ -22,8 +26,8 @@ export const oidcOperations: Readonly<Record<string, Operation>> = {
   oidcTotpEnrollDelete: notYet,
   oidcTotpEnrollVerify: notYet,
   oidcToken,
-  oidcRevoke: notYet,
-  oidcEndSession: notYet,
-  oidcUserInfo: notYet,
-  oidcIntrospect: notYet,
+  oidcRevoke,
+  oidcEndSession,
+  oidcUserInfo,
+  oidcIntrospect,
 };

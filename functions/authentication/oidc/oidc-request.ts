@@ -44,13 +44,35 @@ export function param(params: OidcParams, name: string): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
+/** The headers of every answer that carries a token or judges one: never cached (RFC 6749 5.1). */
+export const NO_STORE: Readonly<Record<string, string>> = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
 /** An OAuth error answer (RFC 6749 5.2): `{error, error_description}`, never cached. */
 export function oauthError(error: string, description: string, statusCode = 400): HttpResult {
-  return {
-    statusCode,
-    body: { error, error_description: description },
-    headers: { 'cache-control': 'no-store', pragma: 'no-cache' },
-  };
+  return { statusCode, body: { error, error_description: description }, headers: NO_STORE };
+}
+
+/**
+ * The client a request to the token, revocation or introspection endpoint names: `client_id`, or the user of an
+ * `Authorization: Basic` header (the C SDK and the Go SDK's token exchange send their client so, with an empty
+ * secret: both clients are public, so no secret is checked).
+ */
+export function clientIdOf(request: OperationRequest, params: OidcParams): string | undefined {
+  const basic = /^Basic\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
+  if (basic) {
+    const user = Buffer.from(basic, 'base64').toString('utf8').split(':')[0];
+    if (user) return safeDecode(user);
+  }
+  return param(params, 'client_id');
+}
+
+/** A Basic user as RFC 6749 2.3.1 has it form-encoded; taken as sent when it is not. */
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text;
+  }
 }
 
 /** A 302 to `location`. */

@@ -1,57 +1,22 @@
 import { createHash } from 'node:crypto';
-import { liveSessionOfToken, oidcSessionToken, owesSecondFactor } from '#shared/auth/api-session-store.ts';
-import { ApiError } from '#shared/errors/api-error.ts';
 import type { HttpResult } from '#shared/http/http-result.ts';
 import type { Operation, OperationRequest } from '#shared/http/operation.ts';
 import {
   type OidcSessionFacts,
   type OidcTokenClaims,
   sessionFactsOf,
-  signAccessToken,
-  signIdToken,
-  signRefreshToken,
   verifyOidcToken,
 } from '#shared/oidc/oidc-tokens.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import { authRequestOfCode, putRefreshOp, spendCodeOps, spendRefreshOp } from '#shared/store/oidc-items.ts';
+import { authRequestOfCode, spendCodeOps, spendRefreshOp } from '#shared/store/oidc-items.ts';
 import type { WriteOp } from '#shared/store/write-op.ts';
 import { codeHashOf } from './callback.ts';
-import { type OidcParams, oauthError, oidcParams, param } from './oidc-request.ts';
+import { clientIdOf, NO_STORE, type OidcParams, oauthError, oidcParams, param } from './oidc-request.ts';
+import { liveSessionOf } from './oidc-sessions.ts';
+import { TOKEN_EXCHANGE, tokenExchangeGrant } from './token-exchange.ts';
+import { invalidGrant, issueTokens, secondsUntil } from './token-issue.ts';
 
-const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-
-/**
- * The client a token request names: `client_id`, or the user of an `Authorization: Basic` header (the C SDK sends its
- * client so, with an empty secret: both clients are public, so no secret is checked).
- */
-function clientIdOf(request: OperationRequest, params: OidcParams): string | undefined {
-  const basic = /^Basic\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-  if (basic) {
-    const user = Buffer.from(basic, 'base64').toString('utf8').split(':')[0];
-    if (user) return decodeURIComponent(user);
-  }
-  return param(params, 'client_id');
-}
-
-/** A grant refused: 400 `invalid_grant`, the one error a client of the token endpoint acts on (it logs in again). */
-const invalidGrant = (description: string) => oauthError('invalid_grant', description);
-
-/**
- * The session a grant stands on, as a request's would be judged: live, not revoked (the identity enabled, not
- * locked, its sessions not ended since, the login's authenticator still there), every factor given; its activity is
- * refreshed as a request's is. Undefined when not.
- */
-async function liveSessionOf(deps: Deps, facts: Pick<OidcSessionFacts, 'apiSessionId' | 'identityId'>) {
-  const token = await oidcSessionToken(deps, facts.apiSessionId, facts.identityId);
-  const live = await liveSessionOfToken(deps, token, { partialPasses: false });
-  return live && !owesSecondFactor(live.session) ? live : undefined;
-}
-
-/**
- * The tokens of a grant, with the writes that make it good: the refresh token's `jti` kept as live, committed with
- * `spend` (the code or the refresh token the grant used) in one transaction, so a grant used twice at once issues
- * once. A spend that finds its grant gone answers `invalid_grant`.
- */
+/** The answer of the code's exchange and of `refresh_token` (RFC 6749 5.1, with OIDC's `id_token`). */
 async function issued(
   request: OperationRequest,
   deps: Deps,
@@ -60,29 +25,20 @@ async function issued(
   nonce: string | undefined,
   spend: readonly WriteOp[],
 ): Promise<HttpResult> {
-  const [access, refresh, id] = await Promise.all([
-    signAccessToken(deps, issuer, facts),
-    signRefreshToken(deps, issuer, facts),
-    signIdToken(deps, issuer, facts, nonce),
-  ]);
-  try {
-    await deps.store.transact([...spend, putRefreshOp(deps.store, refresh.jti, facts.apiSessionId, refresh.exp)]);
-  } catch (error) {
-    if (error instanceof ApiError) return invalidGrant(error.message);
-    throw error;
-  }
+  const tokens = await issueTokens(deps, issuer, facts, spend, { nonce });
+  if ('refused' in tokens) return invalidGrant(tokens.refused);
   request.logger.info('oidc tokens issued', { apiSessionId: facts.apiSessionId, identityId: facts.identityId });
   return {
     statusCode: 200,
     body: {
-      access_token: access.token,
+      access_token: tokens.access.token,
       token_type: 'Bearer',
-      refresh_token: refresh.token,
-      expires_in: access.exp - Math.floor(deps.now().getTime() / 1000),
-      id_token: id.token,
+      refresh_token: tokens.refresh.token,
+      expires_in: secondsUntil(deps, tokens.access.exp),
+      id_token: tokens.id?.token,
       scope: facts.scopes.join(' '),
     },
-    headers: { 'cache-control': 'no-store', pragma: 'no-cache' },
+    headers: NO_STORE,
   };
 }
 
@@ -170,6 +126,6 @@ export const oidcToken: Operation = async (request, deps) => {
   const grantType = param(params, 'grant_type');
   if (grantType === 'authorization_code') return codeGrant(request, deps, params);
   if (grantType === 'refresh_token') return refreshGrant(request, deps, params);
-  if (grantType === TOKEN_EXCHANGE) return oauthError('unsupported_grant_type', 'token exchange is not served yet');
+  if (grantType === TOKEN_EXCHANGE) return tokenExchangeGrant(request, deps, params);
   return oauthError('unsupported_grant_type', 'grant_type must be authorization_code, refresh_token or token exchange');
 };

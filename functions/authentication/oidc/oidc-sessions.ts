@@ -1,0 +1,42 @@
+import {
+  deleteApiSession,
+  getApiSessionById,
+  type LiveSession,
+  liveSessionOfToken,
+  oidcSessionToken,
+  owesSecondFactor,
+} from '#shared/auth/api-session-store.ts';
+import type { Deps } from '#shared/ports/deps.ts';
+
+/**
+ * The API session behind an OIDC token (`docs/oidc-design.md`, E.4): the row its `z_asid` names, stored under a
+ * token derived from that id and the identity (`oidcSessionToken`), judged and ended as any session is.
+ */
+
+/** What names a session in a token of ours: its `z_asid` and `sub`. */
+export interface OidcSessionRef {
+  readonly apiSessionId: string;
+  readonly identityId: string;
+}
+
+/**
+ * The session a grant or a bearer stands on, as a request's would be judged: live, not revoked (the identity enabled,
+ * not locked, its sessions not ended since, the login's authenticator still there), every factor given; its activity
+ * is refreshed as a request's is. Undefined when not.
+ */
+export async function liveSessionOf(deps: Deps, ref: OidcSessionRef): Promise<LiveSession | undefined> {
+  const token = await oidcSessionToken(deps, ref.apiSessionId, ref.identityId);
+  const live = await liveSessionOfToken(deps, token, { partialPasses: false });
+  return live && !owesSecondFactor(live.session) ? live : undefined;
+}
+
+/**
+ * Ends the session a token names, the way a logout ends a legacy one (`deleteApiSession`): its row goes, so every
+ * request, refresh and exchange of it fails from now on, its Dial/Bind sessions end and the routers are told. False
+ * when there was none (ended already, or never an OIDC session of that identity).
+ */
+export async function endOidcSession(deps: Deps, ref: OidcSessionRef): Promise<boolean> {
+  const session = await getApiSessionById(deps, ref.apiSessionId);
+  if (session?.kind !== 'oidc' || session.identityId !== ref.identityId) return false;
+  return deleteApiSession(deps, session);
+}
