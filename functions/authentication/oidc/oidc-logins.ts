@@ -1,23 +1,20 @@
 import { X509Certificate } from 'node:crypto';
 import { ApiError } from '#shared/errors/api-error.ts';
-import { extJwtQueriesOf } from '#shared/ext-jwt/secondary-ext-jwt.ts';
 import type { HttpResult } from '#shared/http/http-result.ts';
 import type { Operation, OperationRequest } from '#shared/http/operation.ts';
 import { parseWith } from '#shared/http/validate.ts';
-import { totpAuthQuery } from '#shared/mfa/auth-queries.ts';
 import { fingerprintOf } from '#shared/pki/certificates.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { authRequestLoginOp, type OidcLogin } from '#shared/store/oidc-items.ts';
 import { openApiSession, primaryLogin } from '../authenticate.ts';
 import { type AuthenticateBody, type AuthMethod, authenticateBodySchema } from '../authenticate-body.ts';
+import { loginStepAnswer } from './oidc-login-answer.ts';
 import {
-  callbackLocation,
   namedAuthRequest,
   type OidcParams,
   oauthError,
   oidcParams,
   param,
-  redirect,
   unknownAuthRequest,
 } from './oidc-request.ts';
 
@@ -90,16 +87,12 @@ async function oidcLogin(request: OperationRequest, deps: Deps, method: AuthMeth
     method,
     kind: 'oidc',
   });
-  if (!opened.totpPending && !opened.extJwtPending) return redirect(callbackLocation(authRequest));
-  const authQueries = [
-    ...(opened.totpPending ? [totpAuthQuery(opened.mfa?.isVerified === true)] : []),
-    ...(opened.extJwtPending ? await extJwtQueriesOf(deps, opened.secondarySigner) : []),
-  ];
-  return {
-    statusCode: 200,
-    body: { authQueries },
-    headers: { 'cache-control': 'no-store', ...(opened.totpPending ? { 'totp-required': 'true' } : {}) },
-  };
+  // The policy and the MFA are in hand: no second read of them for the answer.
+  return loginStepAnswer(deps, authRequest, {
+    totp: opened.totpPending,
+    isTotpEnrolled: opened.mfa?.isVerified === true,
+    extJwtSigner: opened.extJwtPending ? opened.secondarySigner : null,
+  });
 }
 
 /** Counts each OIDC login as `POST /authenticate` counts its own (`Logins`, by method and outcome). */

@@ -3,6 +3,13 @@ import { oidcAuthorize } from './authorize.ts';
 import { oidcAuthorizeCallback } from './callback.ts';
 import { oidcLoginCert, oidcLoginExtJwt, oidcLoginPage, oidcLoginPassword } from './oidc-logins.ts';
 import { oauthError } from './oidc-request.ts';
+import {
+  oidcAuthQueries,
+  oidcLoginTotp,
+  oidcTotpEnroll,
+  oidcTotpEnrollDelete,
+  oidcTotpEnrollVerify,
+} from './oidc-second-factors.ts';
 import { oidcToken } from './token.ts';
 
 // TODO(issue 39): served by the next commits of this session.
@@ -16,11 +23,11 @@ export const oidcOperations: Readonly<Record<string, Operation>> = {
   oidcLoginPassword,
   oidcLoginCert,
   oidcLoginExtJwt,
-  oidcAuthQueries: notYet,
-  oidcLoginTotp: notYet,
-  oidcTotpEnroll: notYet,
-  oidcTotpEnrollDelete: notYet,
-  oidcTotpEnrollVerify: notYet,
+  oidcAuthQueries,
+  oidcLoginTotp,
+  oidcTotpEnroll,
+  oidcTotpEnrollDelete,
+  oidcTotpEnrollVerify,
   oidcToken,
   oidcRevoke: notYet,
   oidcEndSession: notYet,
