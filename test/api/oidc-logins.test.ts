@@ -61,6 +61,34 @@ async function userWithTotp(name: string) {
   return { ...created, secret, recoveryCodes: detail.recoveryCodes as string[] };
 }
 
+/**
+ * An external JWT signer keyed by a certificate (no key set to fetch), with extra fields (`externalAuthUrl`, ...), and
+ * tokens of it for a subject, valid on the controller's clock (which tests move on).
+ */
+async function certSigner(name: string, extra: Record<string, unknown> = {}) {
+  const material = await createServerCertificate([`${name}.example.test`]);
+  const kid = unique(`${name}-kid`);
+  const issuer = `https://idp.example.test/${unique(name)}`;
+  const id = await createdId('/external-jwt-signers', {
+    name: unique(name),
+    enabled: true,
+    issuer,
+    audience: 'ziti-controller',
+    certPem: material.cert,
+    kid,
+    ...extra,
+  });
+  const key = await importPKCS8(material.key, 'ES256');
+  const jwtFor = (sub: string) =>
+    new SignJWT({ sub })
+      .setProtectedHeader({ alg: 'ES256', kid })
+      .setIssuer(issuer)
+      .setAudience('ziti-controller')
+      .setExpirationTime(Math.floor(controller().deps.now().getTime() / 1000) + 300)
+      .sign(key);
+  return { id, jwtFor };
+}
+
 /** The reference's TOTP auth query of the OIDC provider. */
 const totpQuery = (isTotpEnrolled: boolean) => ({
   typeId: 'TOTP',
@@ -249,13 +277,7 @@ describe('OIDC logins: a TOTP second factor', () => {
   });
 
   it('answers 200 with the external JWT still owed once the code is given, as the reference test does', async () => {
-    const signer = await createdId('/external-jwt-signers', {
-      name: unique('second-factor-signer'),
-      enabled: true,
-      issuer: 'https://idp.example.test/second',
-      audience: 'ziti-controller',
-      certPem: (await createServerCertificate(['second.example.test'])).cert,
-      kid: unique('second-kid'),
+    const { id: signer } = await certSigner('second-factor', {
       externalAuthUrl: 'https://idp.example.test/authorize',
       clientId: 'second-client',
       scopes: ['openid', 'email'],
@@ -285,6 +307,71 @@ describe('OIDC logins: a TOTP second factor', () => {
     expect(verified.headers['totp-required']).toBeUndefined();
     expect(verified.body).toEqual({ authQueries: [extJwtQuery] });
     expect((await controller().call('GET', `/oidc/authorize/callback?id=${authRequestId}`)).status).toBe(400);
+  });
+});
+
+describe('OIDC logins: a secondary external JWT', () => {
+  it('takes the token with the login, or posted again to the login as the C SDK does, before or after the code', async () => {
+    const signer = await certSigner('secondary', { externalAuthUrl: 'https://idp.example.test/second' });
+    const extJwtQuery = expect.objectContaining({ typeId: 'EXT-JWT', id: signer.id });
+    const someone = await userWithTotp('oidc-secondary');
+    const onlyJwt = await user('oidc-secondary-only', {}, { requireExtJwtSigner: signer.id });
+
+    // With the login: nothing more is owed.
+    const withLogin = await authorize(controller());
+    const given = await controller().call('POST', '/oidc/login/password', {
+      ...form({ id: withLogin.authRequestId, username: onlyJwt.username, password: onlyJwt.password }),
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Bearer ${await signer.jwtFor(onlyJwt.identityId)}`,
+      },
+    });
+    expectToCallback(given, withLogin.authRequestId);
+    const tokens = await exchangeCode(controller(), await codeAfterLogin(controller(), given), withLogin.verifier);
+    expect(claimsOf(tokens.body.access_token).amr).toEqual(['pwd', `ejs:${signer.id}`]);
+
+    // Posted again: a token naming someone else changes nothing; the identity's own completes the login.
+    const later = await authorize(controller());
+    const owing = await passwordLogin(controller(), later.authRequestId, onlyJwt.username, onlyJwt.password);
+    expect(owing.status).toBe(200);
+    expect(owing.headers['totp-required']).toBeUndefined();
+    expect(owing.body).toEqual({ authQueries: [extJwtQuery] });
+    const foreign = await jsonLogin(
+      controller(),
+      'password',
+      later.authRequestId,
+      {},
+      { bearer: await signer.jwtFor(someone.identityId) },
+    );
+    expect(foreign.status).toBe(200);
+    expect(foreign.body).toEqual({ authQueries: [extJwtQuery] });
+    const own = await jsonLogin(
+      controller(),
+      'password',
+      later.authRequestId,
+      {},
+      { bearer: await signer.jwtFor(onlyJwt.identityId) },
+    );
+    expectToCallback(own, later.authRequestId);
+
+    // Both factors, the token first: the code is still owed, then completes the login.
+    await call('PATCH', `/auth-policies/${someone.policyId}`, { secondary: { requireExtJwtSigner: signer.id } });
+    const both = await authorize(controller());
+    const loggedIn = await passwordLogin(controller(), both.authRequestId, someone.username, someone.password);
+    expect(loggedIn.body).toEqual({ authQueries: [totpQuery(true), extJwtQuery] });
+    const tokenFirst = await jsonLogin(
+      controller(),
+      'password',
+      both.authRequestId,
+      {},
+      { bearer: await signer.jwtFor(someone.identityId) },
+    );
+    expectOwesTotp(tokenFirst, true);
+    expect((await controller().call('GET', `/oidc/authorize/callback?id=${both.authRequestId}`)).status).toBe(400);
+    const codeLast = await secondFactorStep(controller(), 'totp', both.authRequestId, {
+      code: await codeNow(someone.secret),
+    });
+    expectToCallback(codeLast, both.authRequestId);
   });
 });
 
@@ -318,17 +405,7 @@ describe('OIDC logins: certificate and external JWT', () => {
   });
 
   it('logs in with an external JWT as bearer, and refuses a missing or foreign one as the legacy login does', async () => {
-    const material = await createServerCertificate(['oidc-signer.example.test']);
-    const kid = unique('oidc-kid');
-    const issuer = 'https://idp.example.test/oidc-primary';
-    const signer = await createdId('/external-jwt-signers', {
-      name: unique('oidc-primary-signer'),
-      enabled: true,
-      issuer,
-      audience: 'ziti-controller',
-      certPem: material.cert,
-      kid,
-    });
+    const { id: signer, jwtFor } = await certSigner('oidc-primary');
     const policy = authPolicyBody(unique('oidc-ext-jwt-policy'));
     policy.primary.extJwt = { allowed: true, allowedSigners: [signer] };
     const identityId = await createdId('/identities', {
@@ -337,15 +414,6 @@ describe('OIDC logins: certificate and external JWT', () => {
       isAdmin: false,
       authPolicyId: await createPolicy(policy),
     });
-    const key = await importPKCS8(material.key, 'ES256');
-    const jwtFor = (sub: string) =>
-      new SignJWT({ sub })
-        .setProtectedHeader({ alg: 'ES256', kid })
-        .setIssuer(issuer)
-        .setAudience('ziti-controller')
-        // The controller's clock, which earlier tests moved on.
-        .setExpirationTime(Math.floor(controller().deps.now().getTime() / 1000) + 300)
-        .sign(key);
     const { authRequestId, verifier, loginPath } = await authorize(controller(), { method: 'ext-jwt' });
     expect(loginPath).toBe(`/oidc/login/ext-jwt?authRequestID=${authRequestId}`);
 
