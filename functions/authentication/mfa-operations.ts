@@ -32,10 +32,16 @@ function enrollmentOf(deps: Deps, identityId: string): Promise<Stored<Mfa> | und
 }
 
 /**
+ * Who gives an MFA code: a session and its identity (the caller of `/current-identity/mfa…`, or the session an OIDC
+ * login opened, which nobody presents a token of).
+ */
+export type CodeHolder = Pick<Caller, 'session' | 'identity'>;
+
+/**
  * A wrong code: counted on the identity's MFA enrollment like a wrong password (the auth policy's lockout, whatever
  * the session's primary method), and on a partial session, which ends after a handful; then refused.
  */
-async function refuseCode(deps: Deps, caller: Caller): Promise<never> {
+async function refuseCode(deps: Deps, caller: CodeHolder): Promise<never> {
   const policy = (await deps.store.get(authPolicies, caller.identity.authPolicyId))?.doc;
   const counter = { collection: mfas.collection, id: caller.identity.id };
   const [, ended] = await Promise.all([
@@ -54,15 +60,15 @@ async function refuseCode(deps: Deps, caller: Caller): Promise<never> {
  * before the code is looked at; a good one is given back to the throttle beside its commit, so the owner's own codes
  * never spend the budget that bounds guessing.
  */
-async function withGoodCode<T>(
+export async function withGoodCode<T>(
   deps: Deps,
   request: OperationRequest,
+  caller: CodeHolder,
   stored: Stored<Mfa>,
   code: string | undefined,
   kinds: CodeKinds,
   commit: (used: UsedCode) => Promise<T>,
 ): Promise<T> {
-  const caller = callerOf(request);
   const attempt = await limitMfaAttempt(deps, request.sourceIp, caller.identity.id);
   const used = code ? await useCode(deps, stored, code, kinds) : undefined;
   if (!used) return refuseCode(deps, caller);
@@ -86,32 +92,47 @@ function validationCodeOf(request: OperationRequest): string | undefined {
 }
 
 /**
- * Commits a used code on the caller's session: the enrollment's replace, the session's TOTP factor given, and the
- * MFA posture check's record, in one transaction.
+ * Commits a used code on the caller's session: the enrollment's replace, the session's TOTP factor given, the MFA
+ * posture check's record and `alsoCommit` (an OIDC auth request's `amr`), in one transaction.
  */
-async function passOnSession(deps: Deps, caller: Caller, stored: Stored<Mfa>, next: Mfa): Promise<void> {
-  const ops: WriteOp[] = [...deps.store.replaceOps(mfas, stored, next), ...totpPassedOps(deps, caller.session)];
+export async function passOnSession(
+  deps: Deps,
+  caller: CodeHolder,
+  stored: Stored<Mfa>,
+  next: Mfa,
+  alsoCommit: readonly WriteOp[] = [],
+): Promise<void> {
+  const ops: WriteOp[] = [
+    ...deps.store.replaceOps(mfas, stored, next),
+    ...totpPassedOps(deps, caller.session),
+    ...alsoCommit,
+  ];
   await recordMfaPassed(deps, { identityId: caller.identity.id, apiSessionId: caller.session.id }, ops);
 }
 
-/** `POST /current-identity/mfa`: starts an enrollment (unverified); 409 when the identity has one. */
-export const enrollMfa: Operation = async (request, deps) => {
-  const { identity } = callerOf(request);
-  if (await enrollmentOf(deps, identity.id)) throw new ApiError('MFA_EXISTS');
+/** Starts an identity's enrollment (unverified) and answers it; `MFA_EXISTS` when the identity has one. */
+export async function startEnrollment(deps: Deps, identityId: string): Promise<Mfa> {
+  if (await enrollmentOf(deps, identityId)) throw new ApiError('MFA_EXISTS');
   const now = deps.now().toISOString();
   const doc: Mfa = {
-    id: identity.id,
+    id: identityId,
     createdAt: now,
     updatedAt: now,
     tags: {},
-    identityId: identity.id,
+    identityId,
     isVerified: false,
-    sealed: await sealSecrets(deps, identity.id, await newTotpSecrets()),
+    sealed: await sealSecrets(deps, identityId, await newTotpSecrets()),
     lastTimeStep: 0,
   };
   const [put, ...rest] = deps.store.createOps(mfas, doc);
   // Two enrollments racing: the second finds the first's item.
   await deps.store.transact([{ ...put!, onConditionFailed: () => new ApiError('MFA_EXISTS') }, ...rest]);
+  return doc;
+}
+
+/** `POST /current-identity/mfa`: starts an enrollment (unverified); 409 when the identity has one. */
+export const enrollMfa: Operation = async (request, deps) => {
+  const doc = await startEnrollment(deps, callerOf(request).identity.id);
   return { statusCode: 201, body: { data: { id: doc.id, _links: SELF }, meta: { ...API_VERSION_META } } };
 };
 
@@ -120,21 +141,25 @@ function entityFields(doc: Mfa) {
   return { id: doc.id, createdAt: doc.createdAt, updatedAt: doc.updatedAt, tags: doc.tags, _links: SELF };
 }
 
+/** An enrollment as its views show it: its provisioning URL and recovery codes only while unverified. */
+export async function enrollmentView(deps: Deps, identityName: string, doc: Mfa) {
+  const view = { ...entityFields(doc), isVerified: doc.isVerified };
+  if (doc.isVerified) return view;
+  const secrets = await openSecrets(deps, doc);
+  return {
+    ...view,
+    provisioningUrl: await provisioningUrl(deps.config.totpIssuer, identityName, secrets.seed),
+    recoveryCodes: secrets.recoveryCodes,
+  };
+}
+
 /** `GET /current-identity/mfa`: the enrollment; its provisioning URL and recovery codes only while unverified. */
 export const detailMfa: Operation = async (request, deps) => {
   const { identity } = callerOf(request);
   // 404 NOT_FOUND before enrollment, as the reference answers (MFA_ENROLLMENT_NOT_STARTED is not its code here).
   const stored = await enrollmentOf(deps, identity.id);
   if (!stored) throw notFound('MFA', identity.id);
-  const { doc } = stored;
-  const view = { ...entityFields(doc), isVerified: doc.isVerified };
-  if (doc.isVerified) return ok(view);
-  const secrets = await openSecrets(deps, doc);
-  return ok({
-    ...view,
-    provisioningUrl: await provisioningUrl(deps.config.totpIssuer, identity.name, secrets.seed),
-    recoveryCodes: secrets.recoveryCodes,
-  });
+  return ok(await enrollmentView(deps, identity.name, stored.doc));
 };
 
 /** `GET /current-identity/mfa/qr-code`: the provisioning URL as a PNG QR code (256 px, medium correction). */
@@ -153,24 +178,37 @@ export const detailMfaQrCode: Operation = async (request, deps) => {
   return { statusCode: 200, body: new Uint8Array(png), headers: { 'content-type': 'image/png' } };
 };
 
+/**
+ * Completes an unverified enrollment with a TOTP code (recovery codes are refused) and gives the holder's session its
+ * TOTP factor, in one transaction; 404 when there is no enrollment to verify.
+ */
+export async function verifyEnrollment(
+  deps: Deps,
+  request: OperationRequest,
+  holder: CodeHolder,
+  code: string,
+  alsoCommit: readonly WriteOp[] = [],
+): Promise<void> {
+  await withOptimisticRetry(async () => {
+    const stored = await enrollmentOf(deps, holder.identity.id);
+    if (!stored || stored.doc.isVerified) throw notFound('MFA', holder.identity.id);
+    await withGoodCode(deps, request, holder, stored, code, 'totp', (used) =>
+      passOnSession(deps, holder, stored, { ...used.doc, isVerified: true }, alsoCommit),
+    );
+  });
+}
+
 /** `POST /current-identity/mfa/verify {code}`: a TOTP code completes the enrollment and this session's MFA. */
 export const verifyMfa: Operation = documented(
   async (request, deps) => {
-    const caller = callerOf(request);
     const { code } = parseWith(codeSchema, request.body);
-    await withOptimisticRetry(async () => {
-      const stored = await enrollmentOf(deps, caller.identity.id);
-      if (!stored || stored.doc.isVerified) throw notFound('MFA', caller.identity.id);
-      await withGoodCode(deps, request, stored, code, 'totp', (used) =>
-        passOnSession(deps, caller, stored, { ...used.doc, isVerified: true }),
-      );
-    });
+    await verifyEnrollment(deps, request, callerOf(request), code);
     return empty();
   },
   { body: codeSchema },
 );
 
-async function verifiedEnrollment(deps: Deps, identityId: string, whenMissing: ApiError): Promise<Stored<Mfa>> {
+export async function verifiedEnrollment(deps: Deps, identityId: string, whenMissing: ApiError): Promise<Stored<Mfa>> {
   const stored = await enrollmentOf(deps, identityId);
   if (!stored?.doc.isVerified) throw whenMissing;
   return stored;
@@ -183,7 +221,7 @@ export const authenticateMfa: Operation = documented(
     const { code } = parseWith(codeSchema, request.body);
     await withOptimisticRetry(async () => {
       const stored = await verifiedEnrollment(deps, caller.identity.id, new ApiError('MFA_NOT_ENROLLED'));
-      await withGoodCode(deps, request, stored, code, 'totp-or-recovery', (used) =>
+      await withGoodCode(deps, request, caller, stored, code, 'totp-or-recovery', (used) =>
         passOnSession(deps, caller, stored, used.doc),
       );
     });
@@ -193,16 +231,25 @@ export const authenticateMfa: Operation = documented(
   { body: codeSchema },
 );
 
-/** `DELETE /current-identity/mfa`: needs a TOTP or recovery code (`mfa-validation-code`) once verified. */
-export const deleteMfa: Operation = async (request, deps) => {
-  const caller = callerOf(request);
+/** Removes the holder's enrollment: a verified one only with a TOTP or recovery code; 404 when there is none. */
+export async function deleteEnrollment(
+  deps: Deps,
+  request: OperationRequest,
+  holder: CodeHolder,
+  code: string | undefined,
+): Promise<void> {
   await withOptimisticRetry(async () => {
-    const stored = await enrollmentOf(deps, caller.identity.id);
-    if (!stored) throw notFound('MFA', caller.identity.id);
+    const stored = await enrollmentOf(deps, holder.identity.id);
+    if (!stored) throw notFound('MFA', holder.identity.id);
     const remove = () => deps.store.transact(deps.store.deleteOps(mfas, stored.doc, stored.version));
     if (!stored.doc.isVerified) return remove();
-    return withGoodCode(deps, request, stored, validationCodeOf(request), 'totp-or-recovery', remove);
+    return withGoodCode(deps, request, holder, stored, code, 'totp-or-recovery', remove);
   });
+}
+
+/** `DELETE /current-identity/mfa`: needs a TOTP or recovery code (`mfa-validation-code`) once verified. */
+export const deleteMfa: Operation = async (request, deps) => {
+  await deleteEnrollment(deps, request, callerOf(request), validationCodeOf(request));
   return empty();
 };
 
@@ -211,7 +258,7 @@ export const detailMfaRecoveryCodes: Operation = async (request, deps) => {
   const caller = callerOf(request);
   const used = await withOptimisticRetry(async () => {
     const stored = await verifiedEnrollment(deps, caller.identity.id, notFound('MFA', caller.identity.id));
-    return withGoodCode(deps, request, stored, validationCodeOf(request), 'totp', async (next) => {
+    return withGoodCode(deps, request, caller, stored, validationCodeOf(request), 'totp', async (next) => {
       await deps.store.transact(deps.store.replaceOps(mfas, stored, next.doc));
       return next;
     });
@@ -226,7 +273,7 @@ export const createMfaRecoveryCodes: Operation = documented(
     const { code } = parseWith(codeSchema, request.body);
     await withOptimisticRetry(async () => {
       const stored = await verifiedEnrollment(deps, caller.identity.id, notFound('MFA', caller.identity.id));
-      await withGoodCode(deps, request, stored, code, 'totp-or-recovery', async (used) => {
+      await withGoodCode(deps, request, caller, stored, code, 'totp-or-recovery', async (used) => {
         const renewed = { seed: used.secrets.seed, recoveryCodes: newRecoveryCodes() };
         const sealed = await sealSecrets(deps, caller.identity.id, renewed);
         await deps.store.transact(deps.store.replaceOps(mfas, stored, { ...used.doc, sealed }));
@@ -247,7 +294,9 @@ export const createTotpToken: Operation = documented(
     const { code } = parseWith(codeSchema, request.body);
     await withOptimisticRetry(async () => {
       const stored = await verifiedEnrollment(deps, caller.identity.id, new ApiError('MFA_NOT_ENROLLED'));
-      await withGoodCode(deps, request, stored, code, 'totp', (used) => passOnSession(deps, caller, stored, used.doc));
+      await withGoodCode(deps, request, caller, stored, code, 'totp', (used) =>
+        passOnSession(deps, caller, stored, used.doc),
+      );
     });
     return ok({ token: crypto.randomUUID(), issuedAt: deps.now().toISOString() });
   },

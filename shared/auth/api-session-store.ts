@@ -621,6 +621,21 @@ export function extJwtPassedOps(deps: Deps, session: ApiSession): WriteOp[] {
 }
 
 /**
+ * The write that records the external JWT a session's auth policy asks for, whatever else it still owes (an OIDC
+ * login's client may bring the token before its TOTP code): complete if nothing else is owed ({@link
+ * extJwtPassedOps}), else no longer waiting for the token, conditioned on the code still being owed (a code given
+ * meanwhile fails it: the token is brought again, and completes the session then).
+ */
+export function extJwtGivenOps(deps: Deps, session: ApiSession): WriteOp[] {
+  if (session.totpPending !== true) return extJwtPassedOps(deps, session);
+  return [
+    setSessionFieldsOp(deps.store, session.tokenHash, { extJwtPending: false }, () => new ApiError('UNAUTHORIZED'), {
+      totpPending: true,
+    }),
+  ];
+}
+
+/**
  * The write that tells the routers a session's certificates changed (an ephemeral certificate issued or deleted),
  * committed with that change: the routers check an SDK's certificate against the session's fingerprints. None for a
  * partial session, which the routers do not know yet.

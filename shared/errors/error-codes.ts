@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   // The reference answers 400; our specification lists an invalid MFA code among the 401s, and it wins.
   MFA_INVALID_TOKEN: { status: 401, message: 'The MFA code is not valid.' },
   MFA_NOT_ENROLLED: { status: 409, message: 'The identity has no MFA enrolled.' },
+  // The OIDC provider's wrong second factor (`/oidc/login/totp`, its enrollment's verify): the reference's code and 400.
+  'INVALID TOTP CODE': { status: 400, message: 'The TOTP code is not valid.' },
   CAN_NOT_UPDATE_AUTHENTICATOR: { status: 409, message: 'This authenticator cannot be changed this way.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests of this kind; try again later.' },
   SERVER_TOO_MANY_REQUESTS: { status: 429, message: 'The controller is busy; try again later.' },

@@ -18,6 +18,24 @@ export function totpAuthQuery(isTotpEnrolled: boolean) {
   };
 }
 
+/**
+ * The OIDC provider's `TOTP` auth query (the reference's, beside the legacy `MFA` one): a numeric code of 6 to 8
+ * characters posted to `/oidc/login/totp`, and whether the identity has enrolled yet (a client that reads `false`
+ * enrolls through `/oidc/login/totp/enroll` first).
+ */
+export function oidcTotpAuthQuery(isTotpEnrolled: boolean) {
+  return {
+    typeId: 'TOTP',
+    provider: 'ziti',
+    format: 'numeric',
+    httpMethod: 'POST',
+    httpUrl: './oidc/login/totp',
+    minLength: 6,
+    maxLength: 8,
+    isTotpEnrolled,
+  };
+}
+
 /** What a partial session still has to answer, for its `authQueries`; empty for a complete session. */
 export async function pendingAuthQueries(deps: Deps, session: ApiSession, identity: Identity) {
   if (!session.isMfaRequired || session.isMfaComplete) return [];

@@ -29,4 +29,5 @@ export function loginResources(routes: readonly Route[]): { resource: string; me
  * `/authenticate`, `/authenticate/<step>`, `/enroll` or `/enroll/<method>`, or is an OIDC login step
  * (`/oidc/login/<step>`) or the token endpoint (`/oidc/oauth/token`).
  */
-export const LOGIN_PATH_PATTERN = '(/(authenticate|enroll)(/[A-Za-z0-9/_-]*)?|/oidc/login/[A-Za-z0-9/_-]+|/oidc/oauth/token)$';
+export const LOGIN_PATH_PATTERN =
+  '(/(authenticate|enroll)(/[A-Za-z0-9/_-]*)?|/oidc/login/[A-Za-z0-9/_-]+|/oidc/oauth/token)$';

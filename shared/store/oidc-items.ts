@@ -107,6 +107,25 @@ export function authRequestLoginOp(store: Store, id: string, login: OidcLogin): 
   };
 }
 
+/**
+ * Adds a method to the `amr` of an auth request's login (`totp` once its code is given), in the transaction that gives
+ * the session that factor; only while the request lives and is logged into.
+ */
+export function authRequestAmrOp(store: Store, id: string, amr: string): WriteOp {
+  return {
+    item: {
+      Update: {
+        TableName: store.tableName,
+        Key: keys.oidc('auth', id),
+        UpdateExpression: 'SET login.amr = list_append(login.amr, :amr)',
+        ConditionExpression: 'attribute_exists(login) AND attribute_not_exists(codeIssuedAt)',
+        ExpressionAttributeValues: { ':amr': [amr] },
+      },
+    },
+    onConditionFailed: () => new ApiError('INVALID_AUTH', { message: 'The auth request already has its code.' }),
+  };
+}
+
 /** Marks an auth request's code issued, once: a second callback of the same request gets no second code. */
 export function codeIssuedOp(store: Store, id: string, at: string): WriteOp {
   return {

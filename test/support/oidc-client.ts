@@ -225,3 +225,50 @@ export function refreshGrant(
     clientId,
   );
 }
+
+/** The primary login pages an auth request may be sent to (`/oidc/login/<method>`). */
+export type LoginMethod = 'password' | 'username' | 'cert' | 'ext-jwt';
+
+/**
+ * `POST /oidc/login/<method>?id=` with a JSON body, as the C SDK posts its cert and ext-jwt logins (`sdkInfo`,
+ * `envInfo`, `configTypes`; the auth request in the query), with its client certificate or its external JWT.
+ */
+export function jsonLogin(
+  controller: TestController,
+  method: LoginMethod,
+  authRequestId: string,
+  body: Record<string, unknown> = {},
+  options: { cert?: RequestOptions['cert']; bearer?: string; sourceAddress?: string } = {},
+): Promise<HttpResponse> {
+  return controller.call('POST', `/oidc/login/${method}?id=${encodeURIComponent(authRequestId)}`, {
+    body,
+    ...(options.cert ? { cert: options.cert } : {}),
+    ...(options.bearer ? { headers: { authorization: `Bearer ${options.bearer}` } } : {}),
+    ...(options.sourceAddress ? { sourceAddress: options.sourceAddress } : {}),
+  });
+}
+
+/** The second-factor steps of a login, by path under `/oidc/login`. */
+export type SecondFactorStep = 'totp' | 'totp/enroll' | 'totp/enroll/verify';
+
+/**
+ * A second-factor step (`/oidc/login/totp…`) with `{id, ...fields}`: as JSON (the Go SDK) or as a form (the C SDK).
+ */
+export function secondFactorStep(
+  controller: TestController,
+  step: SecondFactorStep,
+  authRequestId: string,
+  fields: Readonly<Record<string, string>> = {},
+  options: { method?: 'POST' | 'DELETE'; as?: 'json' | 'form'; sourceAddress?: string } = {},
+): Promise<HttpResponse> {
+  const values = { id: authRequestId, ...fields };
+  return controller.call(options.method ?? 'POST', `/oidc/login/${step}`, {
+    ...(options.as === 'form' ? form(values) : { body: values }),
+    ...(options.sourceAddress ? { sourceAddress: options.sourceAddress } : {}),
+  });
+}
+
+/** `GET /oidc/login/auth-queries?id=`. */
+export function authQueries(controller: TestController, authRequestId: string): Promise<HttpResponse> {
+  return controller.call('GET', `/oidc/login/auth-queries?id=${encodeURIComponent(authRequestId)}`);
+}

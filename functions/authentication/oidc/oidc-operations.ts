@@ -4,13 +4,16 @@ import { oidcAuthorizeCallback } from './callback.ts';
 import { oidcEndSession } from './end-session.ts';
 import { oidcIntrospect } from './introspect.ts';
 import { oidcLoginCert, oidcLoginExtJwt, oidcLoginPage, oidcLoginPassword } from './oidc-logins.ts';
-import { oauthError } from './oidc-request.ts';
+import {
+  oidcAuthQueries,
+  oidcLoginTotp,
+  oidcTotpEnroll,
+  oidcTotpEnrollDelete,
+  oidcTotpEnrollVerify,
+} from './oidc-second-factors.ts';
 import { oidcRevoke } from './revoke.ts';
 import { oidcToken } from './token.ts';
 import { oidcUserInfo } from './userinfo.ts';
-
-// TODO(issue 39): served by the next commits of this session.
-const notYet: Operation = async () => oauthError('temporarily_unavailable', 'not served yet', 501);
 
 /** The OIDC provider's operations of the authentication function, loaded with the first OIDC request. */
 export const oidcOperations: Readonly<Record<string, Operation>> = {
@@ -20,11 +23,11 @@ export const oidcOperations: Readonly<Record<string, Operation>> = {
   oidcLoginPassword,
   oidcLoginCert,
   oidcLoginExtJwt,
-  oidcAuthQueries: notYet,
-  oidcLoginTotp: notYet,
-  oidcTotpEnroll: notYet,
-  oidcTotpEnrollDelete: notYet,
-  oidcTotpEnrollVerify: notYet,
+  oidcAuthQueries,
+  oidcLoginTotp,
+  oidcTotpEnroll,
+  oidcTotpEnrollDelete,
+  oidcTotpEnrollVerify,
   oidcToken,
   oidcRevoke,
   oidcEndSession,
