@@ -42,6 +42,11 @@ export const apiSessionSchema = z.object({
    * Never shown.
    */
   openedOn: z.enum(['client', 'management']).optional(),
+  /**
+   * How the session was opened: `oidc` by the OIDC provider's code or token exchange (its tokens are JWTs the routers
+   * verify themselves, never sent to them); absent for POST /authenticate's.
+   */
+  kind: z.enum(['legacy', 'oidc']).optional(),
   /** sha256 of the token: the key of the session item, and the only form of the token at rest. */
   tokenHash: z.string(),
 });
