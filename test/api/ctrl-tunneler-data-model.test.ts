@@ -94,7 +94,7 @@ const servicesOf = (state: DecodedDataState) => state.events.flatMap((event) => 
 const policiesOf = (state: DecodedDataState) => state.events.flatMap((event) => event.servicePolicy ?? []);
 
 describe("a tunneling router's data model: what its own identity is granted", () => {
-  it('holds the services its identity may bind or dial, their policies, configs by type, posture checks and its overrides, in the order the router applies them; a router without a tunneler gets none of it', async () => {
+  it('holds the services its identity may bind or dial, their policies, configs by type, posture checks and its overrides, in the order the router applies them; a router without a tunneler gets the policies of its identities and no configs', async () => {
     const [hostV1, interceptV1] = await Promise.all([configTypeId('host.v1'), configTypeId('intercept.v1')]);
     const hostData = { protocol: 'tcp', address: '127.0.0.1', port: 18463 };
     const hostConfig = await createdId('/configs', { name: unique('tun-host'), configTypeId: hostV1, data: hostData });
@@ -206,7 +206,7 @@ describe("a tunneling router's data model: what its own identity is granted", ()
     );
     end.socket.destroy();
 
-    // A router without a tunneler gets none of it, whatever the policies grant.
+    // A router without a tunneler gets the policies of the identities that may use it, and no configs.
     const plain = await enrolledEdgeRouter(controller, call, unique('tun-plain-er'));
     // A policy of every identity would grant a router identity, if this router had one.
     await createdId('/edge-router-policies', {
@@ -221,15 +221,23 @@ describe("a tunneling router's data model: what its own identity is granted", ()
       isAdmin: false,
       roleAttributes: [`${tag}-users`],
     });
-    await service('tun-all', [`${tag}-all`]);
-    await policy({ type: 'Bind', identityRoles: ['#all'], serviceRoles: [`#${tag}-all`] });
+    const all = await service('tun-all', [`${tag}-all`], [hostConfig]);
+    const everyone = await policy({ type: 'Bind', identityRoles: ['#all'], serviceRoles: [`#${tag}-all`] });
     const plainEnd = await connected(plain);
 
     subscribe(plainEnd, 'sub-plain');
     const { state: plainState } = await nextDataState(plainEnd);
 
     expect(plainState.events.flatMap((event) => event.identity ?? []).map((identity) => identity.id)).toEqual([user]);
-    expect(plainState.events.every((event) => event.publicKey ?? event.identity)).toBe(true);
+    expect(servicesOf(plainState)).toEqual([
+      { id: all, name: expect.any(String), encryptionRequired: true, configs: [] },
+    ]);
+    expect(policiesOf(plainState).map((p) => p.id)).toEqual([everyone]);
+    expect(plainState.events.flatMap((event) => event.servicePolicyChange?.relatedEntityIds ?? [])).toEqual([
+      all,
+      user,
+    ]);
+    expect(plainState.events.some((event) => event.config ?? event.configType)).toBe(false);
     plainEnd.socket.destroy();
   });
 
