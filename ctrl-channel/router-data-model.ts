@@ -1,3 +1,4 @@
+import type { Deps } from '#shared/ports/deps.ts';
 import type { CtrlChange } from '#shared/store/ctrl-changes.ts';
 import type { ConnectedRouter, ControlFeatureFactory } from './control-plane.ts';
 import { POLL_GRACE_MS } from './ctrl-change-poll.ts';
@@ -5,6 +6,7 @@ import { ROUTER_FRAME_LIMITS } from './frame-codec.ts';
 import { ContentType, Header } from './message.ts';
 import { decodeBody, encodeBodyWithEncoded } from './protobuf-codec.ts';
 import { buildRouterDataState, type RouterDataState, timelineIdOf } from './router-data-state.ts';
+import { routersReachedBy } from './router-reach.ts';
 
 /** A router's request for the data model (20505): right after it connects, then renewed every five minutes. */
 interface SubscribeToDataModelRequest {
@@ -48,18 +50,32 @@ export interface RouterDataModelOptions {
 /**
  * The routers a page of the change log concerns. Every router's on a `services` notice (a service, config, config type,
  * service policy, posture check or identity's config override changed: any router's policy part may hold it) and on a
- * `reach` notice (an edge router policy, a router's or an identity's role attributes, a new or enabled identity: any
- * router's identities and their policies may change); on an `ended` notice (an identity disabled, locked, deleted)
- * those whose model holds the identity, and the router whose own identity it is (tunneling turned off deletes it).
+ * `reach` notice naming no identity (an edge router policy, a router's role attributes). On a notice naming an
+ * identity, a `reach` (it is new, enabled, or has new role attributes) or an `ended` (it was disabled, locked, deleted),
+ * those whose model holds it, the router whose own identity it is (tunneling turned on creates it, off deletes it), and
+ * for a `reach` the routers it may use now (read once a notice; every router's when that read fails).
  */
-function concerned(changes: readonly CtrlChange[], models: ReadonlyMap<string, RouterModel>): Set<RouterModel> {
+async function concerned(
+  deps: Deps,
+  changes: readonly CtrlChange[],
+  models: ReadonlyMap<string, RouterModel>,
+): Promise<Set<RouterModel>> {
   const due = new Set<RouterModel>();
   for (const change of changes) {
-    if (change.kind === 'services' || change.kind === 'reach') {
+    if (due.size === models.size) break;
+    if (change.kind === 'services' || (change.kind === 'reach' && change.identityId === undefined)) {
       for (const model of models.values()) due.add(model);
-    } else if (change.kind === 'ended') {
-      const { identityId } = change.ended;
-      for (const [routerId, model] of models) if (routerId === identityId || model.holds(identityId)) due.add(model);
+      continue;
+    }
+    const identityId =
+      change.kind === 'reach' ? change.identityId : change.kind === 'ended' ? change.ended.identityId : undefined;
+    if (identityId === undefined) continue;
+    const reached =
+      change.kind === 'reach'
+        ? await routersReachedBy(deps, identityId).catch(() => new Set(models.keys()))
+        : new Set<string>();
+    for (const [routerId, model] of models) {
+      if (routerId === identityId || reached.has(routerId) || model.holds(identityId)) due.add(model);
     }
   }
   return due;
@@ -87,7 +103,7 @@ export function routerDataModelFeature(
     const timers = new Set<NodeJS.Timeout>();
 
     changes.listen(async (page) => {
-      for (const model of concerned(page, models)) {
+      for (const model of await concerned(deps, page, models)) {
         model.refresh();
         const timer = setTimeout(() => {
           timers.delete(timer);

@@ -313,6 +313,13 @@ describe('the router data model (SubscribeToDataModelRequest → DataState)', ()
       identityRoles: [`@${binder.id}`],
       serviceRoles: [`#${t}-bound`],
     });
+    // AllOf: only an identity with both attributes (the binder has one of them).
+    const both = await policy({
+      type: 'Dial',
+      semantic: 'AllOf',
+      identityRoles: [`#${t}-users`, `#${t}-dialers`],
+      serviceRoles: [`#${t}-dialed`],
+    });
     const outsiders = await policy({ type: 'Dial', identityRoles: [`@${outsider.id}`], serviceRoles: [`#${t}-other`] });
     const end = await connected(plain);
 
@@ -335,6 +342,7 @@ describe('the router data model (SubscribeToDataModelRequest → DataState)', ()
       [
         { id: dial, policyType: 'DialPolicy' },
         { id: bind, policyType: 'BindPolicy' },
+        { id: both, policyType: 'DialPolicy' },
       ].sort((a, b) => (a.id < b.id ? -1 : 1)),
     );
     const related = (policyId: string) =>
@@ -347,6 +355,11 @@ describe('the router data model (SubscribeToDataModelRequest → DataState)', ()
     expect(related(dial)).toEqual([
       ['RelatedService', [dialed]],
       ['RelatedPostureCheck', [check]],
+      ['RelatedIdentity', [dialer.id]],
+    ]);
+    expect(related(both)).toEqual([
+      ['RelatedService', [dialed]],
+      ['RelatedPostureCheck', []],
       ['RelatedIdentity', [dialer.id]],
     ]);
     expect(related(bind)).toEqual([
@@ -473,6 +486,11 @@ describe('the router data model (SubscribeToDataModelRequest → DataState)', ()
     expect((await call('DELETE', `/identities/${carol.id}`)).status).toBe(200);
     const deleted = await pushedWhere((state) => carolOf(state) === undefined);
     expect(deleted.afterMs).toBeLessThan(5_000);
+
+    // A new identity its policies let use the router.
+    const dave = await user([t]);
+    const joined = await pushedWhere((state) => identitiesOf(state).some((identity) => identity.id === dave.id));
+    expect(joined.afterMs).toBeLessThan(5_000);
     end.socket.destroy();
   });
 

@@ -258,6 +258,65 @@ describe("a tunneling router's data model: what its own identity is granted", ()
     expect(bounded.digest).not.toBe(full.digest);
   });
 
+  it("keeps a tunneler's own grants when the policy part of its identities does not fit: each of its policies related to it alone", async () => {
+    const router = await enrolledEdgeRouter(controller, call, unique('tun-fallback-er'), { isTunnelerEnabled: true });
+    const t = unique('tun-fallback');
+    await createdId('/edge-router-policies', {
+      name: unique('tun-erp'),
+      semantic: 'AnyOf',
+      identityRoles: [`#${t}-users`],
+      edgeRouterRoles: [`@${router.id}`],
+    });
+    const users = [];
+    for (let i = 0; i < 3; i++) {
+      users.push(
+        await createdId('/identities', {
+          name: unique('tun-fallback-user'),
+          type: 'Device',
+          isAdmin: false,
+          roleAttributes: [`${t}-users`],
+        }),
+      );
+    }
+    const shared = await service('tun-fallback-shared', [`${t}-shared`]);
+    const sdkOnly = await service('tun-fallback-sdk', [`${t}-sdk`]);
+    const hostedByAll = await policy({
+      type: 'Bind',
+      identityRoles: [`@${router.id}`, `#${t}-users`],
+      serviceRoles: [`#${t}-shared`],
+    });
+    const dialedByUsers = await policy({ type: 'Dial', identityRoles: [`#${t}-users`], serviceRoles: [`#${t}-sdk`] });
+    const asRouter = { id: router.id, name: 'fallback', kind: 'edge-router', fingerprint: '' } as const;
+    const full = await buildRouterDataState(controller().deps, asRouter, ROUTER_FRAME_LIMITS.maxBodyBytes);
+    const relatedIdentities = (events: readonly object[], policyId: string) =>
+      (events as DecodedEvent[]).flatMap((event) =>
+        event.servicePolicyChange?.policyId === policyId &&
+        event.servicePolicyChange.relatedEntityType === 'RelatedIdentity'
+          ? event.servicePolicyChange.relatedEntityIds
+          : [],
+      );
+    expect(full.policies).toMatchObject({ omitted: false, identities: 4 });
+    expect(relatedIdentities(full.events, hostedByAll)).toEqual([router.id, ...users].sort());
+    expect(relatedIdentities(full.events, dialedByUsers)).toEqual([...users].sort());
+    const encoded = (events: readonly object[]) =>
+      encodeBody('edge.DataState', { events, endIndex: Date.now(), timelineId: 'x'.repeat(22) }).length;
+    // Just short of the whole (the build keeps 256 bytes for the state's own fields, which take some 35 here), with
+    // room for all but the SDK identities' part of the policies.
+    const budget = encoded(full.events) + 200;
+
+    const bounded = await buildRouterDataState(controller().deps, asRouter, budget);
+
+    expect(bounded.policies).toMatchObject({ omitted: true });
+    expect(bounded.tunneler).toMatchObject({ omitted: false });
+    expect(bounded).toMatchObject({ identityCount: 4, omittedIdentities: 0 });
+    expect(relatedIdentities(bounded.events, hostedByAll)).toEqual([router.id]);
+    expect(relatedIdentities(bounded.events, dialedByUsers)).toEqual([]);
+    const sentServices = (bounded.events as DecodedEvent[]).flatMap((event) => event.service?.id ?? []);
+    // Those its own policies grant (others' of this file's too, by `#all`), not the SDK identities' alone.
+    expect(sentServices).toContain(shared);
+    expect(sentServices).not.toContain(sdkOnly);
+  });
+
   it('pushes a fresh full state under the subscription within seconds of a change to what its identity is granted, and nothing for a change that does not concern it', async () => {
     const router = await enrolledEdgeRouter(controller, call, unique('tun-push-er'), { isTunnelerEnabled: true });
     const pushTag = unique('tun-push');
