@@ -165,6 +165,12 @@ class SubjectIndex {
 
 const create = <E extends object>(model: E) => ({ action: 'Create' as const, ...model });
 
+const EMPTY_MODEL: PolicyModel = {
+  configEvents: [],
+  identityServiceConfigs: {},
+  whole: { events: [], services: 0, servicePolicies: 0, postureChecks: 0 },
+};
+
 /** A policy the model sends, with what it relates to. */
 interface RelatedPolicy {
   readonly policy: NamedPolicy;
@@ -181,6 +187,8 @@ interface RelatedPolicy {
  */
 export async function policyModel(deps: Deps, subjects: PolicySubjects): Promise<PolicyModel> {
   const { tunneler } = subjects;
+  // A router no identity may use (a transit router, one outside every edge router policy) reads no policy.
+  if (subjects.identities.length === 0) return EMPTY_MODEL;
   const index = new SubjectIndex(subjects.identities);
   const [policies, children] = await Promise.all([
     servicePoliciesOf(deps),
