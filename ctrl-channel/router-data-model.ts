@@ -1,3 +1,4 @@
+import { mapBounded } from '#shared/map-bounded.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import type { CtrlChange } from '#shared/store/ctrl-changes.ts';
 import type { ConnectedRouter, ControlFeatureFactory } from './control-plane.ts';
@@ -53,7 +54,8 @@ export interface RouterDataModelOptions {
  * `reach` notice naming no identity (an edge router policy, a router's role attributes). On a notice naming an
  * identity, a `reach` (it is new, enabled, or has new role attributes) or an `ended` (it was disabled, locked, deleted),
  * those whose model holds it, the router whose own identity it is (tunneling turned on creates it, off deletes it), and
- * for a `reach` the routers it may use now (read once a notice; every router's when that read fails).
+ * for a `reach` the routers it may use now (read once an identity a page, a few at once; every router's when that read
+ * fails).
  */
 async function concerned(
   deps: Deps,
@@ -61,25 +63,29 @@ async function concerned(
   models: ReadonlyMap<string, RouterModel>,
 ): Promise<Set<RouterModel>> {
   const due = new Set<RouterModel>();
+  const named = new Set<string>();
+  const reaching = new Set<string>();
   for (const change of changes) {
-    if (due.size === models.size) break;
     if (change.kind === 'services' || (change.kind === 'reach' && change.identityId === undefined)) {
-      for (const model of models.values()) due.add(model);
-      continue;
+      return new Set(models.values());
     }
-    const identityId =
-      change.kind === 'reach' ? change.identityId : change.kind === 'ended' ? change.ended.identityId : undefined;
-    if (identityId === undefined) continue;
-    const reached =
-      change.kind === 'reach'
-        ? await routersReachedBy(deps, identityId).catch(() => new Set(models.keys()))
-        : new Set<string>();
-    for (const [routerId, model] of models) {
-      if (routerId === identityId || reached.has(routerId) || model.holds(identityId)) due.add(model);
-    }
+    if (change.kind === 'reach' && change.identityId !== undefined) {
+      named.add(change.identityId);
+      reaching.add(change.identityId);
+    } else if (change.kind === 'ended') named.add(change.ended.identityId);
+  }
+  const reached = await mapBounded([...reaching], REACH_READS, (identityId) =>
+    routersReachedBy(deps, identityId).catch(() => new Set(models.keys())),
+  );
+  const reachedRouters = new Set(reached.flatMap((routers) => [...routers]));
+  for (const [routerId, model] of models) {
+    if (named.has(routerId) || reachedRouters.has(routerId) || [...named].some((id) => model.holds(id))) due.add(model);
   }
   return due;
 }
+
+/** Identities whose routers are read at once for one page of the change log. */
+const REACH_READS = 8;
 
 /**
  * The router data model (issue 30): a v2 edge router verifies an SDK's Dial and Bind session JWTs with a public key it
@@ -101,17 +107,23 @@ export function routerDataModelFeature(
   return ({ deps, changes }) => {
     const models = new Map<string, RouterModel>();
     const timers = new Set<NodeJS.Timeout>();
+    let closed = false;
 
     changes.listen(async (page) => {
-      for (const model of await concerned(deps, page, models)) {
-        model.refresh();
-        const timer = setTimeout(() => {
-          timers.delete(timer);
+      // Not awaited: finding the routers an identity may use takes reads, which the poll's other listeners (the API
+      // sessions a router waits for) need not wait for; a push builds what is there when it runs.
+      void concerned(deps, page, models).then((due) => {
+        if (closed) return;
+        for (const model of due) {
           model.refresh();
-        }, options.settleMs);
-        timer.unref();
-        timers.add(timer);
-      }
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            model.refresh();
+          }, options.settleMs);
+          timer.unref();
+          timers.add(timer);
+        }
+      });
     });
 
     return {
@@ -226,6 +238,7 @@ export function routerDataModelFeature(
         });
       },
       close() {
+        closed = true;
         for (const timer of timers) clearTimeout(timer);
         timers.clear();
       },
