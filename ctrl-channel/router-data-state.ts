@@ -35,7 +35,7 @@ export interface RouterDataState {
   /**
    * The policy part of the identities the router may use (`policy-data-state.ts`), every edge router's: what it holds,
    * or, `omitted`, what did not fit in the message whole beside every identity and was left out (the router then
-   * refuses those identities' OIDC sessions every Dial and Bind: it has no policy that grants them).
+   * refuses every Dial and Bind of those identities' OIDC sessions: it has no policy that grants them).
    */
   readonly policies: PolicyCounts & { readonly identities: number; readonly omitted: boolean };
   /**
