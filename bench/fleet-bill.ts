@@ -100,8 +100,11 @@ export function alarmCount(door: Door): number {
   return perFunction + always + (door.frontDoor === 'alb' ? 2 : 0) + (door.firewall ? 1 : 0) + routerEndpoint;
 }
 
-/** The routers' endpoint's alarms: no healthy task, an unhealthy task, task CPU (`controller-monitoring.ts`). */
-export const ROUTER_ENDPOINT_ALARMS = 3;
+/**
+ * The routers' endpoint's alarms: no healthy task, an unhealthy task, task CPU, a router data model too large
+ * (`controller-monitoring.ts`).
+ */
+export const ROUTER_ENDPOINT_ALARMS = 4;
 
 /**
  * What one router's control channel moves an hour through the load balancer: a heartbeat each way every ten seconds

@@ -132,7 +132,20 @@ export const ALARM_THRESHOLDS = {
    */
   routerEndpointCpuPercent: 85,
   routerEndpointCpuPeriods: 2,
+  /**
+   * A router's data model that did not fit in one message (`ctrl-channel/router-data-model.ts`): its policy part is
+   * left out whole, so that router refuses every OIDC session's Dial and Bind (and a tunneler may lose its own grants,
+   * identities their second path). One is a network grown past what one router's model holds: split the router's
+   * edge router policies (fewer identities a router) or the service policies.
+   */
+  routerDataModelTooLarge: 1,
 } as const;
+
+/**
+ * The routers' endpoint's warning of a data model that did not fit (`ROUTER_DATA_MODEL_TOO_LARGE` of
+ * `ctrl-channel/router-data-model.ts`, which a CDK test holds this to), whatever it left out.
+ */
+export const ROUTER_DATA_MODEL_TOO_LARGE_PATTERN = '{ $.message = "router data model too large*" }';
 
 /**
  * Error names of the KMS client (and Secrets Manager's for a secret KMS would not decrypt or encrypt), as the API's
@@ -349,6 +362,24 @@ export class ControllerMonitoring extends Construct {
         threshold: ALARM_THRESHOLDS.routerEndpointCpuPercent,
         periods: ALARM_THRESHOLDS.routerEndpointCpuPeriods,
       });
+      const tooLarge = new Metric({
+        namespace: `ZitiController/${prefix}`,
+        metricName: 'RouterDataModelTooLarge',
+        period: PERIOD,
+        statistic: 'Sum',
+      });
+      new MetricFilter(this, 'RouterDataModelTooLargeCount', {
+        logGroup: props.routerEndpoint.logGroup,
+        filterPattern: FilterPattern.literal(ROUTER_DATA_MODEL_TOO_LARGE_PATTERN),
+        metricNamespace: tooLarge.namespace,
+        metricName: tooLarge.metricName,
+        metricValue: '1',
+      });
+      alarm(
+        'RouterDataModelTooLarge',
+        "A router's data model did not fit in a message: its policies were left out and it refuses OIDC sessions' dials; split its edge router policies or the service policies",
+        { name: 'router-data-model-too-large', metric: tooLarge, threshold: ALARM_THRESHOLDS.routerDataModelTooLarge },
+      );
     }
 
     this.kmsErrors = new Metric({

@@ -5,11 +5,12 @@ import { CONTROLLER_ID } from '#shared/ids.ts';
 import { certificatesOf, fingerprintOf } from '#shared/pki/certificates.ts';
 import { networkCa } from '#shared/pki/network-ca.ts';
 import { sessionJwtVerificationKey } from '#shared/pki/session-jwt.ts';
+import { selectable } from '#shared/policy/access.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import { type PolicyEvent, type PolicyModel, type PolicyPart, policyModel } from './policy-data-state.ts';
 import { encodeBody } from './protobuf-codec.ts';
 import type { ConnectingRouter } from './router-certificate.ts';
 import { reachOfRouter } from './router-reach.ts';
-import { type TunnelerEvent, type TunnelerModel, tunnelerModel } from './tunneler-data-state.ts';
 
 /** One event of a DataState (`edge.DataEvent`): a create of one model, as a full state lists them. */
 export type DataEvent =
@@ -17,7 +18,7 @@ export type DataEvent =
       | { readonly publicKey: object }
       | { readonly identity: object }
     ))
-  | TunnelerEvent;
+  | PolicyEvent;
 
 /** What a router's data model holds, built for one router: its events, and what tells one build from the next. */
 export interface RouterDataState {
@@ -27,16 +28,26 @@ export interface RouterDataState {
   /** A hash of the encoded events: equal builds have equal digests, so an unchanged model need not be sent again. */
   readonly digest: string;
   readonly identityCount: number;
+  /** The ids of the identities sent. */
+  readonly identityIds: readonly string[];
   /** Identities the router may use that did not fit in the message (see {@link boundedEvents}). */
   readonly omittedIdentities: number;
   /**
-   * Set for a router that tunnels (`isTunnelerEnabled`, its own identity there): what the model holds of its own
-   * identity's grants (`tunneler-data-state.ts`), or `omitted` when they did not fit in the message whole.
+   * The policy part of the identities the router may use (`policy-data-state.ts`), every edge router's: what it holds,
+   * or, `omitted`, what did not fit in the message whole beside every identity and was left out (the router then
+   * refuses every Dial and Bind of those identities' OIDC sessions: it has no policy that grants them).
    */
-  readonly tunneler?: { readonly services: number; readonly servicePolicies: number; readonly omitted: boolean };
+  readonly policies: PolicyCounts & { readonly identities: number; readonly omitted: boolean };
+  /**
+   * Set for a router that tunnels (`isTunnelerEnabled`, its own identity there): what the model holds of its own
+   * identity's grants, or `omitted` when they did not fit in the message whole.
+   */
+  readonly tunneler?: PolicyCounts & { readonly omitted: boolean };
 }
 
-/** Identities read per batch: a page's encoded events are measured before the next page is read. */
+type PolicyCounts = Pick<PolicyPart, 'services' | 'servicePolicies' | 'postureChecks'>;
+
+/** Identities read per batch read. */
 const IDENTITY_PAGE = 500;
 /** What a DataState's fields beside its events take at most (end index, timeline id, their tags). */
 const STATE_OVERHEAD_BYTES = 256;
@@ -95,12 +106,12 @@ async function publicKeyEvents(deps: Deps): Promise<DataEvent[]> {
 
 /**
  * An identity as the router data model carries it (the reference's `DataState.Identity`); its service-config
- * overrides only for a tunneling router's own identity (`TunnelerModel.identityServiceConfigs`).
+ * overrides only for a tunneling router's own identity (`PolicyModel.identityServiceConfigs`).
  */
 function identityEvent(
   identity: Identity,
   now: Date,
-  serviceConfigs: TunnelerModel['identityServiceConfigs'] = {},
+  serviceConfigs: PolicyModel['identityServiceConfigs'] = {},
 ): DataEvent {
   const appData = Object.keys(identity.appData).length > 0 ? JSON.stringify(identity.appData) : undefined;
   return {
@@ -145,34 +156,60 @@ function boundedEvents<E>(
 }
 
 /**
- * The router's own identity and what it is granted, for a router that tunnels: tunneling on (`isTunnelerEnabled`) and
- * its identity (type `Router`, the router's id: `router-identity.ts`) there. None for a router that does not: it has
- * no identity of its own to host or intercept for, and a policy model would only have it judge its SDKs' access, which
- * for legacy API sessions the controller judges (see {@link buildRouterDataState}).
+ * The router's own identity, for a router that tunnels: tunneling on (`isTunnelerEnabled`) and its identity (type
+ * `Router`, the router's id: `router-identity.ts`) there. None for a router that does not: it has no identity of its
+ * own to host or intercept for.
  */
-async function tunnelerOf(
-  deps: Deps,
-  router: EdgeRouter | undefined,
-): Promise<{ identity: Identity; model: TunnelerModel } | undefined> {
+async function tunnelerIdentityOf(deps: Deps, router: EdgeRouter | undefined): Promise<Identity | undefined> {
   if (!router?.isTunnelerEnabled) return undefined;
   const identity = await deps.store.get(identities, router.id, 'clientGrants');
-  if (identity?.doc.typeId !== 'Router') return undefined;
-  return { identity: identity.doc, model: await tunnelerModel(deps, identity.doc) };
+  return identity?.doc.typeId === 'Router' ? identity.doc : undefined;
 }
 
-/** The events' encoded bytes with the room each takes in the DataState. */
-const sizeOf = (encoded: readonly Buffer[]) =>
-  encoded.reduce((sum, bytes) => sum + bytes.length + EVENT_FRAMING_BYTES, 0);
+/** The identities of these ids still stored, in id order, read a page at a time. */
+async function identitiesOf(deps: Deps, ids: readonly string[]): Promise<Identity[]> {
+  const read: Identity[] = [];
+  for (let start = 0; start < ids.length; start += IDENTITY_PAGE) {
+    read.push(...(await deps.store.getMany(identities, ids.slice(start, start + IDENTITY_PAGE), 'listPage')));
+  }
+  return read;
+}
+
+/** Events with their encoded bytes, and the room they take in the DataState. */
+interface Measured {
+  readonly events: readonly DataEvent[];
+  readonly encoded: readonly Buffer[];
+  readonly size: number;
+}
+
+function measured(events: readonly DataEvent[]): Measured {
+  const encoded = events.map(encodedEvent);
+  return { events, encoded, size: encoded.reduce((sum, bytes) => sum + bytes.length + EVENT_FRAMING_BYTES, 0) };
+}
+
+function joined(parts: readonly Measured[]): Measured {
+  return {
+    events: parts.flatMap((part) => part.events),
+    encoded: parts.flatMap((part) => part.encoded),
+    size: parts.reduce((sum, part) => sum + part.size, 0),
+  };
+}
+
+const countsOf = ({ services, servicePolicies, postureChecks }: PolicyPart): PolicyCounts => ({
+  services,
+  servicePolicies,
+  postureChecks,
+});
 
 /**
- * The router's data model as this controller keeps it: the public keys, then the identities that may use the router
- * (`router-reach.ts`), read a page at a time and as many as fit in `maxBodyBytes` (the rest are counted and left out).
- * A router without a tunneler gets no services, service policies, configs or posture checks: the API sessions are
- * legacy ones, for which the router leaves access checks to the controller, and a policy model would make it compare
- * each identity's services before and after every change and close connections for access it finds missing. A
- * tunneling router also gets what its own identity is granted (`tunneler-data-state.ts`), whole or not at all (a
- * partial policy model would have it stop hosting what it may host), before the identities take the room left; its
- * identity is always sent, first, as its tunnel subscribes to it.
+ * The router's data model as this controller keeps it: the public keys; for a tunneling router its own identity with
+ * its configs; the identities that may use the router (`router-reach.ts`); and the policy part of all of them
+ * (`policy-data-state.ts`), which the reference sends every router: it checks an OIDC session's Dial and Bind against
+ * it, and for every session (legacy ones too) closes the terminators and circuits of access an identity loses. All of
+ * it when it fits in `maxBodyBytes`. When it does not, the policy part is left out whole, never in part (a model
+ * missing some policies would have the router refuse, or cut, access the others grant): a tunneling router still gets
+ * its own identity's grants (related to it alone) when they fit, before the identities, as its tunnel hosts and
+ * intercepts by them; and the identities take the room left, as many as fit in id order.
  */
 export async function buildRouterDataState(
   deps: Deps,
@@ -180,64 +217,62 @@ export async function buildRouterDataState(
   maxBodyBytes: number,
 ): Promise<RouterDataState> {
   const [keys, reach] = await Promise.all([publicKeyEvents(deps), reachOfRouter(deps, router)]);
-  const tunneling = await tunnelerOf(deps, reach.stored);
+  const [own, reached] = await Promise.all([
+    tunnelerIdentityOf(deps, reach.stored),
+    identitiesOf(deps, reach.identityIds),
+  ]);
+  const others = own ? reached.filter((identity) => identity.id !== own.id) : reached;
+  const subjects = [...(own ? [own] : []), ...others];
+  const model = await policyModel(deps, {
+    identities: subjects.map(selectable),
+    ...(own ? { tunneler: own } : {}),
+  });
   const now = deps.now();
-  const events: DataEvent[] = [...keys];
-  const encoded = keys.map(encodedEvent);
-  let budget = maxBodyBytes - STATE_OVERHEAD_BYTES - sizeOf(encoded);
+  const keyEvents = measured(keys);
+  const budget = maxBodyBytes - STATE_OVERHEAD_BYTES - keyEvents.size;
+  const ownEvents = measured(own ? [...model.configEvents, identityEvent(own, now, model.identityServiceConfigs)] : []);
+  const plain = (identity: Identity) => ({ id: identity.id, ...measured([identityEvent(identity, now)]) });
+  const otherEvents = others.map(plain);
+  const whole = measured(model.whole.events);
+  const policyCounts = { ...countsOf(model.whole), identities: subjects.length };
 
-  let tunneler: RouterDataState['tunneler'];
-  let policyEvents: { events: readonly DataEvent[]; encoded: readonly Buffer[] } = { events: [], encoded: [] };
-  let identityIds = reach.identityIds;
-  if (tunneling) {
-    const { identity, model } = tunneling;
-    const before = [...model.configEvents, identityEvent(identity, now, model.identityServiceConfigs)];
-    const encodedBefore = before.map(encodedEvent);
-    const encodedAfter = model.policyEvents.map(encodedEvent);
-    const size = sizeOf(encodedBefore) + sizeOf(encodedAfter);
-    const omitted = size > budget;
-    tunneler = { services: model.services, servicePolicies: model.servicePolicies, omitted };
-    if (!omitted) {
-      events.push(...before);
-      encoded.push(...encodedBefore);
-      policyEvents = { events: model.policyEvents, encoded: encodedAfter };
-      budget -= size;
-      identityIds = identityIds.filter((id) => id !== identity.id);
-    }
-  }
-
-  let identityCount = tunneler && !tunneler.omitted ? 1 : 0;
-  let omittedIdentities = 0;
-  for (let start = 0; start < identityIds.length; start += IDENTITY_PAGE) {
-    const page = await deps.store.getMany(identities, identityIds.slice(start, start + IDENTITY_PAGE), 'listPage');
-    const measured = page.map((identity) => {
-      const event = identityEvent(identity, now);
-      const bytes = encodedEvent(event);
-      return { event: { event, bytes }, size: bytes.length };
+  if (ownEvents.size + otherEvents.reduce((sum, event) => sum + event.size, 0) + whole.size <= budget) {
+    return stateOf(joined([keyEvents, ownEvents, ...otherEvents, whole]), {
+      identityIds: subjects.map((identity) => identity.id),
+      omittedIdentities: 0,
+      policies: { ...policyCounts, omitted: false },
+      ...(model.tunnelerOnly ? { tunneler: { ...countsOf(model.tunnelerOnly), omitted: false } } : {}),
     });
-    const { fitting, omitted } = boundedEvents(measured, budget);
-    for (const { event, bytes } of fitting) {
-      events.push(event);
-      encoded.push(bytes);
-      budget -= bytes.length + EVENT_FRAMING_BYTES;
-    }
-    identityCount += fitting.length;
-    if (omitted > 0) {
-      omittedIdentities = identityIds.length - start - fitting.length;
-      break;
-    }
   }
-  // The policies after the identities they relate to, as the router applies a full state in order.
-  events.push(...policyEvents.events);
-  encoded.push(...policyEvents.encoded);
+
+  const ownOnly = measured(model.tunnelerOnly?.events ?? []);
+  const tunnelerFits = own !== undefined && ownEvents.size + ownOnly.size <= budget;
+  // A tunneler left out is sent as any identity is, if it may use itself.
+  const candidates = tunnelerFits ? otherEvents : reached.map(plain);
+  const room = budget - (tunnelerFits ? ownEvents.size + ownOnly.size : 0);
+  const { fitting, omitted } = boundedEvents(
+    candidates.map((event) => ({ event, size: event.size - EVENT_FRAMING_BYTES })),
+    room,
+  );
+  return stateOf(joined(tunnelerFits ? [keyEvents, ownEvents, ...fitting, ownOnly] : [keyEvents, ...fitting]), {
+    identityIds: [...(tunnelerFits ? [own.id] : []), ...fitting.map((event) => event.id)],
+    omittedIdentities: omitted,
+    policies: { ...policyCounts, omitted: model.whole.servicePolicies > 0 },
+    ...(model.tunnelerOnly ? { tunneler: { ...countsOf(model.tunnelerOnly), omitted: !tunnelerFits } } : {}),
+  });
+}
+
+function stateOf(
+  sent: Measured,
+  counts: Omit<RouterDataState, 'events' | 'encodedEvents' | 'digest' | 'identityCount'>,
+): RouterDataState {
   const digest = createHash('sha256');
-  for (const bytes of encoded) digest.update(bytes);
+  for (const bytes of sent.encoded) digest.update(bytes);
   return {
-    events,
-    encodedEvents: encoded,
+    events: sent.events,
+    encodedEvents: sent.encoded,
     digest: digest.digest('base64url'),
-    identityCount,
-    omittedIdentities,
-    ...(tunneler ? { tunneler } : {}),
+    identityCount: counts.identityIds.length,
+    ...counts,
   };
 }

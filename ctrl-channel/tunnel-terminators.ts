@@ -62,7 +62,7 @@ function isOwnTunnelTerminator(terminator: Terminator, routerId: string, service
 
 /**
  * A tunneling router's terminators: the services its data model says its own identity may Bind, with a host config
- * (`tunneler-data-state.ts`), it hosts itself. It asks for each terminator with CreateTunnelTerminatorRequestV2 (20413,
+ * (`policy-data-state.ts`), it hosts itself. It asks for each terminator with CreateTunnelTerminatorRequestV2 (20413,
  * sent without waiting; answered by 20414, matched by terminator id), changes its cost or precedence as its health
  * checks say (20408 → an empty 20409, or 20002), reports those checks (20412, not answered) and removes what it no
  * longer hosts with the RemoveTerminatorsRequest an SDK's unbind uses (1038, `terminators.ts`, which deletes only this

@@ -57,6 +57,8 @@ export interface SessionRef {
   readonly endsWithAuthenticator?: boolean;
   /** The API it was opened on: the management API's sessions never reach routers, so their end is not told. */
   readonly openedOn?: SessionApi;
+  /** How it was opened: an OIDC session never reaches routers either. */
+  readonly kind?: ApiSession['kind'];
 }
 
 /** A session as a change for the routers names it: its token's parts and hash. */
@@ -90,11 +92,13 @@ export function owesSecondFactor(session: Pick<ApiSession, 'isMfaRequired' | 'is
 
 /**
  * Whether routers may ever hold the session: any not opened on the management API (a session from before the API was
- * recorded included). The management API's sessions are the admin tools' (the `ziti` CLI, the console, Terraform),
- * which never connect to a router, and only they act as admins (`actsAsAdmin`): no router is sent their tokens.
+ * recorded included) and not an OIDC one. The management API's sessions are the admin tools' (the `ziti` CLI, the
+ * console, Terraform), which never connect to a router, and only they act as admins (`actsAsAdmin`): no router is sent
+ * their tokens. An OIDC session's SDK gives each router its access token, a JWT the router verifies with the data
+ * model's key and checks against the model's policies (`ctrl-channel/router-data-state.ts`): nothing of it is pushed.
  */
-export function mayReachRouters(session: { readonly openedOn?: unknown }): boolean {
-  return session.openedOn !== 'management';
+export function mayReachRouters(session: { readonly openedOn?: unknown; readonly kind?: unknown }): boolean {
+  return session.openedOn !== 'management' && session.kind !== 'oidc';
 }
 
 export interface NewApiSession {
@@ -110,8 +114,11 @@ export interface NewApiSession {
   readonly ipAddress: string;
   /** The API the login came on: only the management API's sessions act as admins, only the client API's reach routers. */
   readonly openedOn: SessionApi;
-  /** `oidc` for a login of the OIDC provider: its token is never given out ({@link oidcSessionToken}). */
-  readonly kind?: 'oidc';
+  /**
+   * `oidc` for a session the OIDC provider opens: never sent to routers, its token never given out
+   * ({@link oidcSessionToken}); absent for `POST /authenticate`'s.
+   */
+  readonly kind?: ApiSession['kind'];
   readonly configTypes: readonly string[];
   /** The second factors still to give; the session is partial until both are given. */
   readonly totpPending: boolean;
@@ -228,7 +235,7 @@ export async function createApiSessionOps(
     endsWithAuthenticator: input.endsWithAuthenticator,
     ipAddress: input.ipAddress,
     openedOn: input.openedOn,
-    ...(input.kind ? { kind: input.kind } : {}),
+    ...(input.kind === undefined ? {} : { kind: input.kind }),
     configTypes: [...input.configTypes],
     isMfaRequired: input.totpPending || input.extJwtPending,
     isMfaComplete: false,
@@ -749,7 +756,7 @@ export async function storedSessionRefs(
   const items = await sessionItemsOf(
     deps.store,
     sessionPks,
-    'PK, id, lastActivityAt, hasSessions, hasPosture, identityId, authenticatorId, endsWithAuthenticator, openedOn',
+    'PK, id, lastActivityAt, hasSessions, hasPosture, identityId, authenticatorId, endsWithAuthenticator, openedOn, kind',
   );
   return items.map((item) => ({
     tokenHash: tokenHashOf(String(item.PK)),
@@ -761,6 +768,7 @@ export async function storedSessionRefs(
     authenticatorId: String(item.authenticatorId),
     endsWithAuthenticator: item.endsWithAuthenticator === true,
     ...(item.openedOn === 'management' ? { openedOn: 'management' as const } : {}),
+    ...(item.kind === 'oidc' ? { kind: 'oidc' as const } : {}),
   }));
 }
 

@@ -91,10 +91,12 @@ export const identities: EntityDefinition<Identity> = {
   roleAttributesField: 'roleAttributes',
   changeMarkers: (doc) => [identityRoleMarker(`@${doc.id}`)],
   // A new identity, or new role attributes, may change which routers its edge router policies let it use (and so
-  // which are sent its sessions); a delete, a disable or a revocation ends its sessions (however the write is made:
-  // the kit's, or a partial update's such as a lockout).
+  // which are sent its sessions), and which service policies select it; an enable changes what the routers' data models
+  // say of it (a disable's notice is its `ended`); a delete, a disable or a revocation ends its sessions (however the
+  // write is made: the kit's, or a partial update's such as a lockout).
   routerNotices: (before, after) => [
-    ...(after !== undefined && (before === undefined || rolesDiffer(before, after))
+    ...(after !== undefined &&
+    (before === undefined || rolesDiffer(before, after) || (before.disabled && !after.disabled))
       ? [{ kind: 'reach' as const, identityId: after.id }]
       : []),
     ...identityEndedNotices(before, after),

@@ -97,7 +97,7 @@ export const servicePolicies: EntityDefinition<ServicePolicy> = {
     recordFields: recordFieldsOf(servicePolicyRecord),
   },
   changeMarkers: (doc) => doc.identityRoles.map(identityRoleMarker),
-  // What a tunneling router's own identity is granted may change: its data model follows (`router-notice.ts`).
+  // What the routers' data models hold of the policies may change: they follow (`router-notice.ts`).
   routerNotices: servicesNotices,
 };
 

@@ -81,6 +81,6 @@ export const postureChecks: EntityDefinition<PostureCheck> = {
     promptOnUnlock: 'boolean',
   },
   roleAttributesField: 'roleAttributes',
-  // What a tunneling router's own identity is granted may change: its data model follows (`router-notice.ts`).
+  // What the routers' data models hold of the policies may change: they follow (`router-notice.ts`).
   routerNotices: servicesNotices,
 };

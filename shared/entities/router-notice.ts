@@ -3,13 +3,15 @@
  * records it in the write's transaction), for what they hold for their routers that the write may make stale:
  *
  * - `reach`: which identities edge router policies let use which edge routers may have changed, so which API
- *   sessions each router is to hold: one identity's (its role attributes, or it is new), or anyone's (an edge router
- *   policy, an edge router's role attributes) when no identity is named.
+ *   sessions each router is to hold and which identities and policies its data model holds: one identity's (its role
+ *   attributes, it is new, or it was enabled again), or anyone's (an edge router policy, an edge router's role
+ *   attributes) when no identity is named.
  * - `certificates`: an identity's certificate changed, and with it the fingerprints routers check its SDKs' against.
  * - `router-ended`: a router was disabled, re-enrolled or deleted; its open control channel is to close.
  * - `services`: a service, a config, a config type, a service policy, a posture check or an identity's config override
- *   was written, which may change what a tunneling router's own identity is granted, and so what it hosts and
- *   intercepts (its data model): one a transaction ({@link SERVICES_NOTICE}), whatever it wrote.
+ *   was written, which may change the policy part of every router's data model (what the identities that may use it
+ *   are granted, what a tunneling router hosts and intercepts): one a transaction ({@link SERVICES_NOTICE}), whatever
+ *   it wrote.
  * - `session-removed`: a session (Dial or Bind) was deleted while its API session lives on (`DELETE /sessions/{id}`;
  *   the sessions of an ended API session go with its own `removed` notice): the endpoints' memory of dials drops it.
  * - `ended`: the sessions of an identity a committed change ended (a disable, a lockout, a revocation, the identity's

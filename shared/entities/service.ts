@@ -38,6 +38,6 @@ export const services: EntityDefinition<Service> = {
     terminatorStrategy: 'string',
   },
   roleAttributesField: 'roleAttributes',
-  // What a tunneling router's own identity is granted may change: its data model follows (`router-notice.ts`).
+  // What the routers' data models hold of the policies may change: they follow (`router-notice.ts`).
   routerNotices: servicesNotices,
 };

@@ -14,6 +14,7 @@ export function apiSessionView(session: ApiSession, identityName: string, token 
     extJwtPending: _extJwt,
     endsWithAuthenticator: _endsWithAuthenticator,
     openedOn: _openedOn,
+    kind: _kind,
     ...rest
   } = session;
   return {

@@ -386,6 +386,40 @@ describe("the routers' API sessions (ApiSessionAdded / Updated / Removed on the 
     expect(sessionOf(updated.body.apiSessions, session.id)?.certFingerprints).toEqual([sha1Of(renewed.cert)]);
     end.socket.destroy();
   });
+  it('never sends an OIDC session: not in the full state, not when stored, not when it ends', async () => {
+    const [oidcBefore] = await storeApiSessions(controller().deps, device.id, 1, 0, undefined, { kind: 'oidc' });
+    const [legacyBefore] = await storeApiSessions(controller().deps, device.id, 1);
+    const end = await connected();
+
+    const held = (await fullSync(end)).flatMap((chunk) => chunk.body.apiSessions.map((apiSession) => apiSession.id));
+
+    expect(held).toContain(legacyBefore!.id);
+    expect(held).not.toContain(oidcBefore!.id);
+    // Stored after the router connected, each OIDC session before a legacy one: every message up to the legacy one's is
+    // read, and none names an OIDC session.
+    const named: string[] = [];
+    async function readUntil(contentType: number, typeName: string, id: string): Promise<void> {
+      for (;;) {
+        const message = await nextOf(end, contentType);
+        const body = decodeBody<{ apiSessions?: ApiSession[]; ids?: string[] }>(typeName, message.body);
+        const ids = body.ids ?? (body.apiSessions ?? []).map((apiSession) => apiSession.id);
+        named.push(...ids);
+        if (ids.includes(id)) return;
+      }
+    }
+    const [oidcAfter] = await storeApiSessions(controller().deps, device.id, 1, 0, undefined, { kind: 'oidc' });
+    const [legacyAfter] = await storeApiSessions(controller().deps, device.id, 1);
+    await readUntil(ContentType.apiSessionAdded, 'edge.ApiSessionAdded', legacyAfter!.id);
+    for (const { id } of [oidcBefore!, oidcAfter!, legacyAfter!]) {
+      expect((await call('DELETE', `/api-sessions/${id}`)).status).toBe(200);
+    }
+    await readUntil(ContentType.apiSessionRemoved, 'edge.ApiSessionRemoved', legacyAfter!.id);
+
+    expect(named).not.toContain(oidcBefore!.id);
+    expect(named).not.toContain(oidcAfter!.id);
+    end.socket.destroy();
+  });
+
   it('passes each change of a burst on once, reading it a bounded number of times however many polls run', async () => {
     const end = await connected();
     await fullSync(end);

@@ -24,6 +24,12 @@ interface DecodedDataState {
       serviceHostingPrecedences: Record<string, string>;
       appDataJson: Buffer;
     };
+    service?: { id: string; name: string; encryptionRequired: boolean; configs: string[] };
+    servicePolicy?: { id: string; name: string; policyType: string };
+    servicePolicyChange?: { policyId: string; relatedEntityIds: string[]; relatedEntityType: string; add: boolean };
+    postureCheck?: { id: string; name: string; typeId: string; mac?: { macAddresses: string[] } };
+    configType?: object;
+    config?: object;
   }[];
   endIndex: number;
   timelineId: string;
@@ -154,8 +160,8 @@ describe('the router data model (SubscribeToDataModelRequest → DataState)', ()
     });
     expect(JSON.parse(identities[0]!.appDataJson.toString())).toEqual({ team: 'blue' });
     expect(identities.map((identity) => identity.id)).not.toContain(outsider.id);
-    // No services or policies: the router leaves access checks of legacy sessions to the controller.
-    expect(state.events.every((event) => event.publicKey ?? event.identity)).toBe(true);
+    // The policy that grants alice the service, related to her (the next tests look at the policy part closely).
+    expect(state.events.flatMap((event) => event.service ?? []).map((service) => service.id)).toEqual([serviceId]);
 
     // Another router no policy lets anyone use gets the keys, on the same timeline, and no identity.
     const second = await connected(other);
@@ -259,6 +265,233 @@ describe('the router data model (SubscribeToDataModelRequest → DataState)', ()
     expect(sent).toEqual([...ids].sort().slice(0, bounded.identityCount));
     expect(bounded.events.filter((event) => 'publicKey' in event)).toHaveLength(3);
     expect(bounded.digest).not.toBe(full.digest);
+  });
+
+  it('gives a router without a tunneler the policy part of every identity that may use it: their Dial and Bind policies with the services, posture checks and identities each relates to, none of those that may not use it, no configs', async () => {
+    const plain = await enrolledEdgeRouter(controller, call, unique('rdm-policy-er'));
+    const t = unique('rdm-policy');
+    await createdId('/edge-router-policies', {
+      name: unique('rdm-erp'),
+      semantic: 'AnyOf',
+      identityRoles: [`#${t}-users`],
+      edgeRouterRoles: [`@${plain.id}`],
+    });
+    const dialer = await user([`${t}-users`, `${t}-dialers`]);
+    const binder = await user([`${t}-users`]);
+    const outsider = await user([`${t}-dialers`]);
+    const hostV1 = (await call('GET', `/config-types?filter=${encodeURIComponent('name = "host.v1"')}`)).body.data[0]
+      .id;
+    const config = await createdId('/configs', {
+      name: unique('rdm-host'),
+      configTypeId: hostV1,
+      data: { protocol: 'tcp', address: '127.0.0.1', port: 18465 },
+    });
+    const dialed = await createdId('/services', { name: unique('rdm-dialed'), roleAttributes: [`${t}-dialed`] });
+    const bound = await createdId('/services', {
+      name: unique('rdm-bound'),
+      roleAttributes: [`${t}-bound`],
+      configs: [config],
+    });
+    const elsewhere = await createdId('/services', { name: unique('rdm-elsewhere'), roleAttributes: [`${t}-other`] });
+    const check = await createdId('/posture-checks', {
+      name: unique('rdm-mac'),
+      typeId: 'MAC',
+      macAddresses: ['a0b1c2d3e4f5'],
+      roleAttributes: [`${t}-check`],
+    });
+    const policy = (body: Record<string, unknown>) =>
+      createdId('/service-policies', { name: unique('rdm-sp'), semantic: 'AnyOf', postureCheckRoles: [], ...body });
+    const dial = await policy({
+      type: 'Dial',
+      identityRoles: [`#${t}-dialers`],
+      serviceRoles: [`#${t}-dialed`],
+      postureCheckRoles: [`#${t}-check`],
+    });
+    const bind = await policy({
+      type: 'Bind',
+      semantic: 'AllOf',
+      identityRoles: [`@${binder.id}`],
+      serviceRoles: [`#${t}-bound`],
+    });
+    // AllOf: only an identity with both attributes (the binder has one of them).
+    const both = await policy({
+      type: 'Dial',
+      semantic: 'AllOf',
+      identityRoles: [`#${t}-users`, `#${t}-dialers`],
+      serviceRoles: [`#${t}-dialed`],
+    });
+    const outsiders = await policy({ type: 'Dial', identityRoles: [`@${outsider.id}`], serviceRoles: [`#${t}-other`] });
+    const end = await connected(plain);
+
+    subscribe(end, { subscriptionId: 'sub-policies' });
+    const { state } = await nextDataState(end);
+
+    expect(identitiesOf(state).map((identity) => identity.id)).toEqual([binder.id, dialer.id].sort());
+    expect(identitiesOf(state).every((identity) => identity.disabled === false)).toBe(true);
+    expect(state.events.flatMap((event) => event.service ?? [])).toEqual(
+      [
+        { id: dialed, name: expect.any(String), encryptionRequired: true, configs: [] },
+        { id: bound, name: expect.any(String), encryptionRequired: true, configs: [] },
+      ].sort((a, b) => (a.id < b.id ? -1 : 1)),
+    );
+    expect(state.events.flatMap((event) => event.postureCheck ?? [])).toEqual([
+      { id: check, name: expect.any(String), typeId: 'MAC', mac: { macAddresses: ['a0b1c2d3e4f5'] } },
+    ]);
+    const policies = state.events.flatMap((event) => event.servicePolicy ?? []);
+    expect(policies.map(({ id, policyType }) => ({ id, policyType }))).toEqual(
+      [
+        { id: dial, policyType: 'DialPolicy' },
+        { id: bind, policyType: 'BindPolicy' },
+        { id: both, policyType: 'DialPolicy' },
+      ].sort((a, b) => (a.id < b.id ? -1 : 1)),
+    );
+    const related = (policyId: string) =>
+      state.events.flatMap((event) =>
+        event.servicePolicyChange?.policyId === policyId
+          ? [[event.servicePolicyChange.relatedEntityType, event.servicePolicyChange.relatedEntityIds]]
+          : [],
+      );
+    // The outsider may dial too, but may not use this router: only the dialer is related.
+    expect(related(dial)).toEqual([
+      ['RelatedService', [dialed]],
+      ['RelatedPostureCheck', [check]],
+      ['RelatedIdentity', [dialer.id]],
+    ]);
+    expect(related(both)).toEqual([
+      ['RelatedService', [dialed]],
+      ['RelatedPostureCheck', []],
+      ['RelatedIdentity', [dialer.id]],
+    ]);
+    expect(related(bind)).toEqual([
+      ['RelatedService', [bound]],
+      ['RelatedPostureCheck', []],
+      ['RelatedIdentity', [binder.id]],
+    ]);
+    expect(JSON.stringify(state.events)).not.toContain(outsiders);
+    expect(JSON.stringify(state.events)).not.toContain(elsewhere);
+    expect(state.events.some((event) => event.config ?? event.configType)).toBe(false);
+    // The order a full state is applied in: identities, services, posture checks, then each policy with its relations.
+    const kinds = state.events.map((event) =>
+      Object.keys(event).find((key) => key !== 'action' && key !== 'isSynthetic'),
+    );
+    expect(kinds).toEqual([
+      ...kinds.filter((kind) => kind === 'publicKey'),
+      'identity',
+      'identity',
+      'service',
+      'service',
+      'postureCheck',
+      ...policies.flatMap(() => ['servicePolicy', 'servicePolicyChange', 'servicePolicyChange', 'servicePolicyChange']),
+    ]);
+    end.socket.destroy();
+  });
+
+  it('leaves the policy part out whole when it does not fit beside every identity, and still sends every identity', async () => {
+    const crowded = await enrolledEdgeRouter(controller, call, unique('rdm-policy-crowded-er'));
+    const crowd = unique('rdm-policy-crowd');
+    await createdId('/edge-router-policies', {
+      name: unique('rdm-erp'),
+      semantic: 'AnyOf',
+      identityRoles: [`#${crowd}`],
+      edgeRouterRoles: [`@${crowded.id}`],
+    });
+    const members = [await user([crowd]), await user([crowd])];
+    for (let i = 0; i < 3; i++) {
+      const roles = [`${crowd}-svc-${i}`];
+      await createdId('/services', { name: unique('rdm-crowd-svc'), roleAttributes: roles });
+      await createdId('/service-policies', {
+        name: unique('rdm-crowd-sp'),
+        semantic: 'AnyOf',
+        type: 'Dial',
+        identityRoles: [`#${crowd}`],
+        serviceRoles: [`#${roles[0]}`],
+        postureCheckRoles: [],
+      });
+    }
+    const asRouter = { id: crowded.id, name: 'crowded', kind: 'edge-router', fingerprint: '' } as const;
+    const encoded = (events: readonly object[]) =>
+      encodeBody('edge.DataState', { events, endIndex: Date.now(), timelineId: 'x'.repeat(22) });
+    const full = await buildRouterDataState(controller().deps, asRouter, ROUTER_FRAME_LIMITS.maxBodyBytes);
+    expect(full.policies).toMatchObject({ omitted: false, identities: 2, services: 3, servicePolicies: 3 });
+    const withoutPolicies = full.events.filter((event) => 'publicKey' in event || 'identity' in event);
+    // Room for every identity and a part of the policies, not all of them.
+    const budget = encoded(withoutPolicies).length + 300;
+    expect(encoded(full.events).length).toBeGreaterThan(budget);
+
+    const bounded = await buildRouterDataState(controller().deps, asRouter, budget);
+
+    expect(bounded.policies).toMatchObject({ omitted: true, servicePolicies: 3 });
+    expect(bounded.events).toEqual(withoutPolicies);
+    expect(bounded).toMatchObject({ identityCount: 2, omittedIdentities: 0 });
+    expect(bounded.identityIds).toEqual(members.map((member) => member.id).sort());
+    expect(bounded.digest).not.toBe(full.digest);
+  });
+
+  it("pushes a fresh full state to a router without a tunneler within seconds of a change to its identities' policies, and of a disable, an enable and a delete", async () => {
+    const pushed = await enrolledEdgeRouter(controller, call, unique('rdm-push-er'));
+    const t = unique('rdm-push');
+    await createdId('/edge-router-policies', {
+      name: unique('rdm-erp'),
+      semantic: 'AnyOf',
+      identityRoles: [`#${t}`],
+      edgeRouterRoles: [`@${pushed.id}`],
+    });
+    const carol = await user([t]);
+    const first = await createdId('/services', { name: unique('rdm-push-svc'), roleAttributes: [`${t}-first`] });
+    const second = await createdId('/services', { name: unique('rdm-push-svc'), roleAttributes: [`${t}-second`] });
+    const dial = await createdId('/service-policies', {
+      name: unique('rdm-push-sp'),
+      semantic: 'AnyOf',
+      type: 'Dial',
+      identityRoles: [`#${t}`],
+      serviceRoles: [`#${t}-first`],
+      postureCheckRoles: [],
+    });
+    const end = await connected(pushed);
+    subscribe(end, { subscriptionId: 'sub-push' });
+    const { state: initial } = await nextDataState(end);
+    const servicesOf = (state: DecodedDataState) => state.events.flatMap((event) => event.service ?? []);
+    expect(servicesOf(initial).map((service) => service.id)).toEqual([first]);
+    const carolOf = (state: DecodedDataState) => identitiesOf(state).find((identity) => identity.id === carol.id);
+    /** The first pushed state that passes `check` (earlier ones came before the change settled), and how long it took. */
+    async function pushedWhere(check: (state: DecodedDataState) => boolean) {
+      const started = Date.now();
+      for (;;) {
+        const answer = await nextDataState(end, Math.max(1, 8_000 - (Date.now() - started)));
+        expect(answer.subscriptionId).toBe('sub-push');
+        if (check(answer.state)) return { state: answer.state, afterMs: Date.now() - started };
+      }
+    }
+
+    // The policy grants the second service too.
+    const patched = await call('PATCH', `/service-policies/${dial}`, { serviceRoles: [`#${t}-first`, `#${t}-second`] });
+    expect(patched.status).toBe(200);
+    const granted = await pushedWhere((state) => servicesOf(state).length === 2);
+    expect(granted.afterMs).toBeLessThan(5_000);
+    expect(servicesOf(granted.state).map((service) => service.id)).toEqual([first, second].sort());
+
+    expect((await call('POST', `/identities/${carol.id}/disable`, { durationMinutes: 0 })).status).toBe(200);
+    const disabled = await pushedWhere((state) => carolOf(state)?.disabled === true);
+    expect(disabled.afterMs).toBeLessThan(5_000);
+
+    expect((await call('POST', `/identities/${carol.id}/enable`)).status).toBe(200);
+    const enabled = await pushedWhere((state) => carolOf(state)?.disabled === false);
+    expect(enabled.afterMs).toBeLessThan(5_000);
+
+    expect((await call('DELETE', `/service-policies/${dial}`)).status).toBe(200);
+    const revoked = await pushedWhere((state) => servicesOf(state).length === 0);
+    expect(revoked.afterMs).toBeLessThan(5_000);
+    expect(revoked.state.events.some((event) => event.servicePolicy)).toBe(false);
+
+    expect((await call('DELETE', `/identities/${carol.id}`)).status).toBe(200);
+    const deleted = await pushedWhere((state) => carolOf(state) === undefined);
+    expect(deleted.afterMs).toBeLessThan(5_000);
+
+    // A new identity its policies let use the router.
+    const dave = await user([t]);
+    const joined = await pushedWhere((state) => identitiesOf(state).some((identity) => identity.id === dave.id));
+    expect(joined.afterMs).toBeLessThan(5_000);
+    end.socket.destroy();
   });
 
   it('drops a subscription whose body is malformed, logged, and keeps the channel open for the next one', async () => {

@@ -94,7 +94,7 @@ const servicesOf = (state: DecodedDataState) => state.events.flatMap((event) => 
 const policiesOf = (state: DecodedDataState) => state.events.flatMap((event) => event.servicePolicy ?? []);
 
 describe("a tunneling router's data model: what its own identity is granted", () => {
-  it('holds the services its identity may bind or dial, their policies, configs by type, posture checks and its overrides, in the order the router applies them; a router without a tunneler gets none of it', async () => {
+  it('holds the services its identity may bind or dial, their policies, configs by type, posture checks and its overrides, in the order the router applies them; a router without a tunneler gets the policies of its identities and no configs', async () => {
     const [hostV1, interceptV1] = await Promise.all([configTypeId('host.v1'), configTypeId('intercept.v1')]);
     const hostData = { protocol: 'tcp', address: '127.0.0.1', port: 18463 };
     const hostConfig = await createdId('/configs', { name: unique('tun-host'), configTypeId: hostV1, data: hostData });
@@ -206,7 +206,7 @@ describe("a tunneling router's data model: what its own identity is granted", ()
     );
     end.socket.destroy();
 
-    // A router without a tunneler gets none of it, whatever the policies grant.
+    // A router without a tunneler gets the policies of the identities that may use it, and no configs.
     const plain = await enrolledEdgeRouter(controller, call, unique('tun-plain-er'));
     // A policy of every identity would grant a router identity, if this router had one.
     await createdId('/edge-router-policies', {
@@ -221,15 +221,23 @@ describe("a tunneling router's data model: what its own identity is granted", ()
       isAdmin: false,
       roleAttributes: [`${tag}-users`],
     });
-    await service('tun-all', [`${tag}-all`]);
-    await policy({ type: 'Bind', identityRoles: ['#all'], serviceRoles: [`#${tag}-all`] });
+    const all = await service('tun-all', [`${tag}-all`], [hostConfig]);
+    const everyone = await policy({ type: 'Bind', identityRoles: ['#all'], serviceRoles: [`#${tag}-all`] });
     const plainEnd = await connected(plain);
 
     subscribe(plainEnd, 'sub-plain');
     const { state: plainState } = await nextDataState(plainEnd);
 
     expect(plainState.events.flatMap((event) => event.identity ?? []).map((identity) => identity.id)).toEqual([user]);
-    expect(plainState.events.every((event) => event.publicKey ?? event.identity)).toBe(true);
+    expect(servicesOf(plainState)).toEqual([
+      { id: all, name: expect.any(String), encryptionRequired: true, configs: [] },
+    ]);
+    expect(policiesOf(plainState).map((p) => p.id)).toEqual([everyone]);
+    expect(plainState.events.flatMap((event) => event.servicePolicyChange?.relatedEntityIds ?? [])).toEqual([
+      all,
+      user,
+    ]);
+    expect(plainState.events.some((event) => event.config ?? event.configType)).toBe(false);
     plainEnd.socket.destroy();
   });
 
@@ -248,6 +256,65 @@ describe("a tunneling router's data model: what its own identity is granted", ()
     expect(bounded.events.every((event) => 'publicKey' in event || 'identity' in event)).toBe(true);
     expect(bounded.identityCount).toBeGreaterThan(0);
     expect(bounded.digest).not.toBe(full.digest);
+  });
+
+  it("keeps a tunneler's own grants when the policy part of its identities does not fit: each of its policies related to it alone", async () => {
+    const router = await enrolledEdgeRouter(controller, call, unique('tun-fallback-er'), { isTunnelerEnabled: true });
+    const t = unique('tun-fallback');
+    await createdId('/edge-router-policies', {
+      name: unique('tun-erp'),
+      semantic: 'AnyOf',
+      identityRoles: [`#${t}-users`],
+      edgeRouterRoles: [`@${router.id}`],
+    });
+    const users = [];
+    for (let i = 0; i < 3; i++) {
+      users.push(
+        await createdId('/identities', {
+          name: unique('tun-fallback-user'),
+          type: 'Device',
+          isAdmin: false,
+          roleAttributes: [`${t}-users`],
+        }),
+      );
+    }
+    const shared = await service('tun-fallback-shared', [`${t}-shared`]);
+    const sdkOnly = await service('tun-fallback-sdk', [`${t}-sdk`]);
+    const hostedByAll = await policy({
+      type: 'Bind',
+      identityRoles: [`@${router.id}`, `#${t}-users`],
+      serviceRoles: [`#${t}-shared`],
+    });
+    const dialedByUsers = await policy({ type: 'Dial', identityRoles: [`#${t}-users`], serviceRoles: [`#${t}-sdk`] });
+    const asRouter = { id: router.id, name: 'fallback', kind: 'edge-router', fingerprint: '' } as const;
+    const full = await buildRouterDataState(controller().deps, asRouter, ROUTER_FRAME_LIMITS.maxBodyBytes);
+    const relatedIdentities = (events: readonly object[], policyId: string) =>
+      (events as DecodedEvent[]).flatMap((event) =>
+        event.servicePolicyChange?.policyId === policyId &&
+        event.servicePolicyChange.relatedEntityType === 'RelatedIdentity'
+          ? event.servicePolicyChange.relatedEntityIds
+          : [],
+      );
+    expect(full.policies).toMatchObject({ omitted: false, identities: 4 });
+    expect(relatedIdentities(full.events, hostedByAll)).toEqual([router.id, ...users].sort());
+    expect(relatedIdentities(full.events, dialedByUsers)).toEqual([...users].sort());
+    const encoded = (events: readonly object[]) =>
+      encodeBody('edge.DataState', { events, endIndex: Date.now(), timelineId: 'x'.repeat(22) }).length;
+    // Just short of the whole (the build keeps 256 bytes for the state's own fields, which take some 35 here), with
+    // room for all but the SDK identities' part of the policies.
+    const budget = encoded(full.events) + 200;
+
+    const bounded = await buildRouterDataState(controller().deps, asRouter, budget);
+
+    expect(bounded.policies).toMatchObject({ omitted: true });
+    expect(bounded.tunneler).toMatchObject({ omitted: false });
+    expect(bounded).toMatchObject({ identityCount: 4, omittedIdentities: 0 });
+    expect(relatedIdentities(bounded.events, hostedByAll)).toEqual([router.id]);
+    expect(relatedIdentities(bounded.events, dialedByUsers)).toEqual([]);
+    const sentServices = (bounded.events as DecodedEvent[]).flatMap((event) => event.service?.id ?? []);
+    // Those its own policies grant (others' of this file's too, by `#all`), not the SDK identities' alone.
+    expect(sentServices).toContain(shared);
+    expect(sentServices).not.toContain(sdkOnly);
   });
 
   it('pushes a fresh full state under the subscription within seconds of a change to what its identity is granted, and nothing for a change that does not concern it', async () => {

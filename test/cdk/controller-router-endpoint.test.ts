@@ -2,7 +2,9 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CTRL_PORT, DEFAULT_CTRL_RELAY_PORT } from '#ctrl-channel/ctrl-port.ts';
+import { ROUTER_DATA_MODEL_TOO_LARGE } from '#ctrl-channel/router-data-model.ts';
 import { alarmCount } from '../../bench/fleet-bill.ts';
+import { ROUTER_DATA_MODEL_TOO_LARGE_PATTERN } from '../../cdk/controller-monitoring.ts';
 import { ControllerStack, type ControllerStackProps } from '../../cdk/controller-stack.ts';
 import { tableActionsOf } from '../../cdk/operation-groups.ts';
 import { DEFAULT_ROUTER_ENDPOINT, routerEndpointProblem } from '../../cdk/router-endpoint-settings.ts';
@@ -169,7 +171,7 @@ describe("the routers' control channel endpoint", { timeout: 120_000 }, () => {
     expect(relayRule.GroupId).toEqual({ 'Fn::GetAtt': [taskGroupId, 'GroupId'] });
   });
 
-  it('alarms when no task is healthy, when a task stays unhealthy, and on high task CPU', () => {
+  it("alarms when no task is healthy, when a task stays unhealthy, on high task CPU, and on a router's data model too large, counted from the endpoint's log", () => {
     const { ofType } = synth(ON);
     const names = ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => String(alarm.Properties.AlarmName));
     expect(names).toEqual(
@@ -177,8 +179,22 @@ describe("the routers' control channel endpoint", { timeout: 120_000 }, () => {
         'RouterEndpointController-router-endpoint-no-healthy-targets',
         'RouterEndpointController-router-endpoint-unhealthy-tasks',
         'RouterEndpointController-router-endpoint-cpu',
+        'RouterEndpointController-router-data-model-too-large',
       ]),
     );
+    const tooLarge = ofType('AWS::Logs::MetricFilter')
+      .map(([, filter]) => filter.Properties)
+      .filter((filter) => filter.FilterPattern === ROUTER_DATA_MODEL_TOO_LARGE_PATTERN);
+    expect(tooLarge).toHaveLength(1);
+    expect(tooLarge[0]!.MetricTransformations).toEqual([
+      {
+        MetricNamespace: 'ZitiController/RouterEndpointController',
+        MetricName: 'RouterDataModelTooLarge',
+        MetricValue: '1',
+      },
+    ]);
+    // The pattern matches the warning the endpoint writes, whatever it left out.
+    expect(ROUTER_DATA_MODEL_TOO_LARGE_PATTERN).toContain(`"${ROUTER_DATA_MODEL_TOO_LARGE}*"`);
     // As many as the bill counts.
     expect(names).toHaveLength(alarmCount({ frontDoor: 'rest', firewall: true, routerEndpoint: { routers: 1 } }));
     expect(

@@ -11,7 +11,8 @@ import type { WriteOp } from '#shared/store/write-op.ts';
  * Stores `howMany` password-login API sessions of an identity straight through the store (what a login writes, without
  * a login's throttling or cost), idle for `idleMinutes` already; answers each session's id and token. They are opened
  * by `authenticatorId` (and end with it) when one is given, else by an authenticator nobody stores; on the client API,
- * or (`legacy`) as sessions were stored before the API was recorded.
+ * or (`legacy`) as sessions were stored before the API was recorded; as POST /authenticate's, or of the `kind` given
+ * (`oidc`: as the OIDC provider's token exchange stores them).
  */
 export function storeApiSessions(
   deps: Deps,
@@ -19,7 +20,7 @@ export function storeApiSessions(
   howMany: number,
   idleMinutes = 0,
   authenticatorId?: string,
-  options: { readonly legacy?: boolean } = {},
+  options: { readonly legacy?: boolean; readonly kind?: 'oidc' } = {},
 ): Promise<{ id: string; token: string }[]> {
   const then: Deps = { ...deps, now: () => new Date(deps.now().getTime() - idleMinutes * 60_000) };
   return mapBounded(Array.from({ length: howMany }), 8, async () => {
@@ -29,6 +30,7 @@ export function storeApiSessions(
       endsWithAuthenticator: authenticatorId !== undefined,
       ipAddress: '127.0.0.1',
       openedOn: 'client',
+      ...(options.kind === undefined ? {} : { kind: options.kind }),
       configTypes: [],
       totpPending: false,
       extJwtPending: false,
