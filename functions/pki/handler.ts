@@ -4,7 +4,6 @@ import { loadedOnUse, type OperationMap } from '#shared/http/operation.ts';
 import { lazyS3Truststore } from '#shared/pki/create-truststore.ts';
 import type { Deps } from '#shared/ports/deps.ts';
 import { PKI_ROUTES } from '#shared/routes/groups/pki-routes.ts';
-import { ROUTES } from '#shared/routes/route-table.ts';
 import { enroll } from './enroll.ts';
 import { enrollOtt } from './enroll-ott.ts';
 import { enrollErOtt, extendRouterEnrollment } from './enroll-router.ts';
@@ -34,9 +33,7 @@ const enrollmentPath: OperationMap = {
  * loaded with the first request to any of them, so an enrollment's cold start does not read them.
  */
 const adminOperations = loadedOnUse(
-  ROUTES.filter((route) => route.group === 'pki' && !(route.operation in enrollmentPath)).map(
-    (route) => route.operation,
-  ),
+  PKI_ROUTES.filter((route) => !(route.operation in enrollmentPath)).map((route) => route.operation),
   async () => {
     const modules = await Promise.all([
       import('./authenticator-lifecycle.ts'),

@@ -1,4 +1,6 @@
+import { X509Certificate } from 'node:crypto';
 import { namesServerKey, type OidcTokenClaims, verifyOidcToken } from '../oidc/oidc-tokens.ts';
+import { fingerprintOf } from '../pki/certificates.ts';
 import type { Deps } from '../ports/deps.ts';
 import { oidcSessionToken } from './api-session-store.ts';
 
@@ -23,6 +25,46 @@ export async function credentialOfAccessToken(deps: Deps, token: string): Promis
   const access = await verifyOidcToken(deps, token, 'a');
   if (!access) return undefined;
   return { sessionToken: await oidcSessionToken(deps, access.z_asid, access.sub), access };
+}
+
+/** What a request's bearer token turned out to be. */
+export type BearerCheck =
+  | { readonly kind: 'credential'; readonly credential: SessionCredential }
+  /** Not a token the server key signed: no session (an external JWT, say). */
+  | { readonly kind: 'not-ours' }
+  | { readonly kind: 'refused'; readonly cause?: { readonly message: string } };
+
+/**
+ * A request's `Authorization: Bearer` as an API session credential: an access token of ours, verified, and bound to
+ * the certificate its login presented (`z_cfs`: the request must come with one of those certificates, as the
+ * reference checks).
+ */
+export async function bearerCredential(
+  deps: Deps,
+  bearer: string,
+  clientCertPem: string | undefined,
+): Promise<BearerCheck> {
+  if (!(await namesServerKey(deps, bearer))) return { kind: 'not-ours' };
+  const credential = await credentialOfAccessToken(deps, bearer);
+  if (!credential) return { kind: 'refused' };
+  const bound = credential.access?.z_cfs ?? [];
+  if (bound.length > 0 && !bound.includes(fingerprintOfPem(clientCertPem) ?? '')) {
+    return {
+      kind: 'refused',
+      cause: { message: 'the access token is bound to the certificate its login presented: send the request with it' },
+    };
+  }
+  return { kind: 'credential', credential };
+}
+
+/** The SHA-1 fingerprint (lower-case hex) of a PEM certificate; undefined when there is none or it does not parse. */
+function fingerprintOfPem(pem: string | undefined): string | undefined {
+  if (!pem) return undefined;
+  try {
+    return fingerprintOf(new X509Certificate(pem));
+  } catch {
+    return undefined;
+  }
 }
 
 /**

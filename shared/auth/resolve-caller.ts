@@ -1,14 +1,11 @@
-import { X509Certificate } from 'node:crypto';
 import type { Identity } from '../entities/identity.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { bearerTokenOf } from '../ext-jwt/bearer-token.ts';
-import { namesServerKey } from '../oidc/oidc-tokens.ts';
-import { fingerprintOf } from '../pki/certificates.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { Route } from '../routes/route.ts';
 import type { ApiSession } from './api-session.ts';
 import { type CallerKeys, extJwtPassedOps, liveSessionOfToken, type SessionTouch } from './api-session-store.ts';
-import { credentialOfAccessToken, type SessionCredential } from './oidc-credential.ts';
+import type { SessionCredential } from './oidc-credential.ts';
 
 /**
  * The authenticated caller of a request: its API session, the token it presented (a `zt-session` token, or an OIDC
@@ -133,9 +130,9 @@ interface Presented extends SessionCredential {
 
 /**
  * The request's API session credential: `zt-session` (a legacy token), else an access token of the OIDC provider as
- * `Authorization: Bearer`, verified, and bound to the certificate its login presented (`z_cfs`: the request must
- * come with one of those certificates, as the reference checks). A bearer token that is not ours is no session (an
- * external JWT completes a partial session, `completedByExtJwt`, beside a `zt-session`). Every failure is a 401.
+ * `Authorization: Bearer` (`oidc-credential.ts`, loaded only by requests that bring a bearer and no `zt-session`: a
+ * legacy request's cold start never reads it). A bearer token that is not ours is no session (an external JWT
+ * completes a partial session, `completedByExtJwt`, beside a `zt-session`). Every failure is a 401.
  */
 async function presentedCredential(
   deps: Deps,
@@ -145,26 +142,12 @@ async function presentedCredential(
   const token = headers['zt-session']?.trim();
   if (token) return { token, sessionToken: token };
   const bearer = bearerTokenOf(headers);
-  if (!bearer || !(await namesServerKey(deps, bearer))) throw unauthorized(MISSING_CHALLENGE, undefined, MISSING_CAUSE);
-  const credential = await credentialOfAccessToken(deps, bearer);
-  if (!credential) throw unauthorized(INVALID_BEARER_CHALLENGE);
-  const bound = credential.access?.z_cfs ?? [];
-  if (bound.length > 0 && !bound.includes(fingerprintOfPem(clientCertPem) ?? '')) {
-    throw unauthorized(INVALID_BEARER_CHALLENGE, undefined, {
-      message: 'the access token is bound to the certificate its login presented: send the request with it',
-    });
-  }
-  return { token: bearer, ...credential };
-}
-
-/** The SHA-1 fingerprint (lower-case hex) of a PEM certificate; undefined when there is none or it does not parse. */
-function fingerprintOfPem(pem: string | undefined): string | undefined {
-  if (!pem) return undefined;
-  try {
-    return fingerprintOf(new X509Certificate(pem));
-  } catch {
-    return undefined;
-  }
+  if (!bearer) throw unauthorized(MISSING_CHALLENGE, undefined, MISSING_CAUSE);
+  const { bearerCredential } = await import('./oidc-credential.ts');
+  const checked = await bearerCredential(deps, bearer, clientCertPem);
+  if (checked.kind === 'not-ours') throw unauthorized(MISSING_CHALLENGE, undefined, MISSING_CAUSE);
+  if (checked.kind === 'refused') throw unauthorized(INVALID_BEARER_CHALLENGE, undefined, checked.cause);
+  return { token: bearer, ...checked.credential };
 }
 
 const ADMIN_REQUIRED = 'This operation requires an administrator.';
