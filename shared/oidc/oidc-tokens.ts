@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { JWT_ALGORITHM, publicJwk, signJwt } from '../pki/enrollment-jwt.ts';
 import type { Deps } from '../ports/deps.ts';
+import type { OidcLogin } from '../store/oidc-items.ts';
 
 /**
  * The OIDC provider's tokens (`docs/oidc-design.md`, C): JWTs signed by the server key, the key whose certificate an
@@ -21,24 +22,12 @@ export function isOidcClientId(value: unknown): value is OidcClientId {
 /** `z_t`: an access token, a refresh token (service access tokens, `s`, are `shared/pki/session-jwt.ts`'). */
 export type OidcTokenType = 'a' | 'r';
 
-/** Who a token speaks for: its API session and what the login learned, the same in every token of the session. */
-export interface OidcSessionFacts {
-  /** The API session's id (`z_asid`): the session row every request and refresh reads. */
-  readonly apiSessionId: string;
-  readonly identityId: string;
-  /** The authenticator (or external JWT signer) the primary login used (`z_authid`). */
-  readonly authenticatorId: string;
+/**
+ * Who a token speaks for: the API session its login opened and what the login learned (`OidcLogin`), the client and
+ * the scopes; the same in every token of the session.
+ */
+export interface OidcSessionFacts extends OidcLogin {
   readonly clientId: OidcClientId;
-  readonly isAdmin: boolean;
-  readonly externalId: string | null;
-  readonly configTypes: readonly string[];
-  /** SHA-1 fingerprints of the certificate a certificate login presented (`z_cfs`). */
-  readonly certFingerprints: readonly string[];
-  /** How the login was made (`amr`: `pwd`, `cert`, `ext-jwt`, then `totp`). */
-  readonly amr: readonly string[];
-  /** When the login was made, epoch seconds. */
-  readonly authTime: number;
-  readonly remoteAddress: string;
   readonly scopes: readonly string[];
 }
 

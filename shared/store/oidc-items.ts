@@ -34,17 +34,21 @@ export interface OidcAuthRequest {
   readonly login?: OidcLogin;
 }
 
-/** What a primary login of an auth request found, which the tokens carry. */
+/** What a primary login of an auth request found, which the tokens carry (`z_` claims, `amr`, `auth_time`). */
 export interface OidcLogin {
+  /** The API session's id (`z_asid`): the session row every request and refresh reads. */
   readonly apiSessionId: string;
   readonly identityId: string;
+  /** The authenticator (or external JWT signer) the primary login used (`z_authid`). */
   readonly authenticatorId: string;
   readonly isAdmin: boolean;
   readonly externalId: string | null;
   readonly configTypes: readonly string[];
+  /** SHA-1 fingerprints of the certificate a certificate login presented (`z_cfs`). */
   readonly certFingerprints: readonly string[];
+  /** How the login was made (`amr`: `pwd`, `mtls`, `ext-jwt`, then `totp`). */
   readonly amr: readonly string[];
-  /** Epoch seconds. */
+  /** When the login was made, epoch seconds. */
   readonly authTime: number;
   readonly remoteAddress: string;
 }
