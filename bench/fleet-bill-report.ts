@@ -32,7 +32,7 @@ import {
   modelledMs,
 } from './lambda-memory.ts';
 import { markdownTable } from './markdown-table.ts';
-import { dollars, ms, perOp, units } from './operations-table.ts';
+import { byOperation, dollars, ms, perOp, units, unitsByKind } from './operations-table.ts';
 
 /** The fleet sizes the bill is printed for. */
 export const FLEET_SIZES = [100, 1_000, 10_000, 100_000] as const;
@@ -263,6 +263,18 @@ function oidcLoginLine(rows: readonly FleetRow[]): string {
   );
 }
 
+/** What the OIDC requests that write send to DynamoDB and which items their write units go to, a run each. */
+function oidcWritesLine(rows: readonly FleetRow[]): string {
+  const written = rows.filter((row) => row.request.startsWith('oidc') && row.figures.writeUnitsPerOp > 0);
+  return (
+    'What the OIDC requests that write send, a run each: ' +
+    written
+      .map(({ request, figures }) => `${request}: ${byOperation(figures)} (table WRU ${unitsByKind(figures)})`)
+      .join('; ') +
+    '.'
+  );
+}
+
 /** The month's total per fleet size, a column per door and capacity mode. */
 function monthTable(months: readonly FleetMonth[]): string {
   const columns = DOORS.flatMap(({ door, label }) =>
@@ -360,6 +372,8 @@ export function fleetBillReport(rows: readonly FleetRow[]): string {
     requestsTable(rows),
     '',
     oidcLoginLine(rows),
+    '',
+    oidcWritesLine(rows),
     '',
     `Lambda at each size: ${dollars(AWS_PRICES.lambda.requests)}/M requests plus the billed duration at ` +
       `$${AWS_PRICES.lambda.arm64GbSecond}/GB-s (arm64), the duration modelled as CPU ms × max(1, ${FULL_VCPU_MB} / MB) ` +
