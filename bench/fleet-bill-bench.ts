@@ -32,7 +32,10 @@ const PAST_TOUCH_MS = 61_000;
  */
 const WARM_UP_RUNS = 300;
 
-/** A refresh of its access token every 15 minutes finds the session's touch due too: moved as for the legacy one. */
+/**
+ * A refresh of its access token, every 20 minutes on average, finds the session's touch due too: the clock moved as
+ * for the legacy refresh.
+ */
 const OIDC_REFRESH_CLOCK_MS = PAST_TOUCH_MS;
 
 /** The runs whose log lines are weighed, every line written (`loggedBytesPerRequest` applies the stack's sampling). */

@@ -365,8 +365,8 @@ export function fleetBillReport(rows: readonly FleetRow[]): string {
     `Workload per device a day (the C SDK's timers): ${workloadOf(C_SDK_DAY)}; a ${DAYS_PER_MONTH}-day month ` +
       `(${perDay(C_SDK_DAY)} requests a device a day).`,
     '',
-    `Under OIDC (\`sdk-c library/oidc.c\`: the token refreshed at half its \`expires_in\`, every ` +
-      `${OIDC_REFRESH_SECONDS / 60} minutes; no \`GET /current-api-session\`): ${workloadOf(C_SDK_OIDC_DAY)} ` +
+    `Under OIDC (\`sdk-c library/oidc.c\`: the token refreshed between 1/2 and 5/6 of its life, every ` +
+      `${OIDC_REFRESH_SECONDS / 60} minutes on average; no \`GET /current-api-session\`): ${workloadOf(C_SDK_OIDC_DAY)} ` +
       `(${perDay(C_SDK_OIDC_DAY)} requests a device a day).`,
     '',
     requestsTable(rows),

@@ -66,26 +66,28 @@ export const C_SDK_DAY: readonly FleetRequestKind[] = [
 ];
 
 /**
- * The access token's lifetime, the reference's and ours (`OIDC_ACCESS_TOKEN_SECONDS`, 1,800 by default), and when
- * the C SDK refreshes it: at half its `expires_in` (`sdk-c library/oidc.c`, `oidc_client_set_tokens`: "refresh at
- * half the token lifetime"), every 15 minutes.
+ * The access token's lifetime, the reference's and ours (`OIDC_ACCESS_TOKEN_SECONDS`, 1,800 by default), and how
+ * often the C SDK refreshes it on average: at a random point between 1/2 and 5/6 of the token's remaining life
+ * (`sdk-c library/oidc.c`, `oidc_refresh_delay`, in 1.18.2 as in 1.18.7), 2/3 of it on average: every 20 minutes,
+ * as its legacy API session. (Snapshots of the file from between October 2025 and April 2026 refreshed at exactly half
+ * the lifetime, every 15 minutes.)
  */
 export const OIDC_ACCESS_TOKEN_SECONDS = 1_800;
-export const OIDC_REFRESH_SECONDS = OIDC_ACCESS_TOKEN_SECONDS / 2;
+export const OIDC_REFRESH_SECONDS = (OIDC_ACCESS_TOKEN_SECONDS * 2) / 3;
 
 /**
- * The requests of the C SDK's OIDC certificate login (`sdk-c library/oidc.c`): `POST /oidc/authorize`,
- * `POST /oidc/login/cert?id=`, `GET /oidc/authorize/callback?id=`, `POST /oidc/oauth/token`, each an invocation of the
- * authentication function.
+ * The requests of the C SDK's OIDC certificate login (`sdk-c library/oidc.c`): `POST /oidc/authorize` (its parameters
+ * in the query), `POST /oidc/login/cert?id=`, `GET /oidc/authorize/callback?id=`, `POST /oidc/oauth/token`, each an
+ * invocation of the authentication function.
  */
 export const OIDC_CERT_LOGIN_REQUESTS = 4;
 
 /**
  * The same C SDK under OIDC: the poll and its Dial sessions and service list as legacy, with the access token as a
- * bearer; the token refreshed every {@link OIDC_REFRESH_SECONDS} (`POST /oidc/oauth/token`,
- * `grant_type=refresh_token`) instead of the API session's refresh (an OIDC SDK sends no `GET /current-api-session`);
- * its daily login the four requests of the code flow ({@link OIDC_CERT_LOGIN_REQUESTS}), each priced as a request
- * with the flow's measured figures shared among them.
+ * bearer; the token refreshed every {@link OIDC_REFRESH_SECONDS} on average (`POST /oidc/oauth/token`,
+ * `grant_type=refresh_token`: 72 a day) instead of the API session's refresh (an OIDC SDK sends no
+ * `GET /current-api-session`); its daily login the four requests of the code flow ({@link OIDC_CERT_LOGIN_REQUESTS}),
+ * each priced as a request with the flow's measured figures shared among them.
  */
 export const C_SDK_OIDC_DAY: readonly FleetRequestKind[] = [
   {
