@@ -5,6 +5,8 @@ export interface BenchResponse {
   /** The parsed JSON body; undefined when the body is empty or not JSON. */
   readonly body: unknown;
   readonly text: string;
+  /** The answer's headers, as Node parsed them (names in lower case): a `Location` to follow, say. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 export interface BenchClient {
@@ -13,6 +15,8 @@ export interface BenchClient {
     path: string,
     options?: {
       readonly body?: unknown;
+      /** A body sent as it is (a form, say), its `content-type` given in `headers`; `body` is ignored with it. */
+      readonly rawBody?: string;
       readonly token?: string;
       readonly headers?: Readonly<Record<string, string>>;
     },
@@ -40,10 +44,11 @@ export function createBenchClient(
   const agent = new Agent({ keepAlive: true, maxSockets: 1, ca, ...clientCert });
   return {
     call: (method, path, options = {}) => {
-      const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+      const json = options.rawBody === undefined && options.body !== undefined;
+      const payload = options.rawBody ?? (json ? JSON.stringify(options.body) : undefined);
       const headers: Record<string, string> = {
         accept: 'application/json',
-        ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(json ? { 'content-type': 'application/json' } : {}),
         ...(options.token ? { 'zt-session': options.token } : {}),
         ...options.headers,
       };
@@ -54,7 +59,9 @@ export function createBenchClient(
           res.on('data', (chunk: string) => {
             text += chunk;
           });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: parseJson(text), text }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, body: parseJson(text), text, headers: res.headers }),
+          );
           res.on('error', reject);
         });
         req.on('error', reject);

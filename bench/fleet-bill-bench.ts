@@ -3,9 +3,10 @@ import { DEFAULT_REQUEST_LOG_SAMPLE_RATE } from '../cdk/controller-settings.ts';
 import type { SessionBenchOptions } from './api-session-bench.ts';
 import { createBenchClient } from './bench-client.ts';
 import { startBenchController } from './bench-controller.ts';
-import { type FleetRequest, loggedBytesPerRequest } from './fleet-bill.ts';
+import { type FleetRequest, loggedBytesPerRequest, OIDC_CERT_LOGIN_REQUESTS } from './fleet-bill.ts';
 import { BASE, expectStatus, login } from './identity-scenarios.ts';
 import { measureOperation, type OperationFigures } from './measure-operation.ts';
+import { bearer, cSdkCertLogin, cSdkRefresh, type OidcTokens } from './oidc-flows.ts';
 import { csr } from './pki-bench.ts';
 
 const CLIENT = '/edge/client/v1';
@@ -13,9 +14,12 @@ const CLIENT = '/edge/client/v1';
 /** One measured kind of fleet request (`authenticated`: a refresh with no touch due, for the issue's goal only). */
 export interface FleetRow {
   readonly request: FleetRequest | 'authenticated';
+  /** What one run measured: one request, or a flow of `requestsPerRun` (an OIDC login's four). */
   readonly figures: OperationFigures;
-  /** The bytes its lines cost on AWS, sampling applied (`loggedBytesPerRequest`). */
+  /** The bytes a run's lines cost on AWS, sampling applied (`loggedBytesPerRequest`). */
   readonly logBytes: number;
+  /** The requests a run sends, each an invocation: 1 but for a flow. */
+  readonly requestsPerRun: number;
 }
 
 /** A minute and a second: a session refresh that comes every 20 minutes always finds its touch due. */
@@ -28,6 +32,12 @@ const PAST_TOUCH_MS = 61_000;
  */
 const WARM_UP_RUNS = 300;
 
+/**
+ * A refresh of its access token, every 20 minutes on average, finds the session's touch due too: the clock moved as
+ * for the legacy refresh.
+ */
+const OIDC_REFRESH_CLOCK_MS = PAST_TOUCH_MS;
+
 /** The runs whose log lines are weighed, every line written (`loggedBytesPerRequest` applies the stack's sampling). */
 const LOGGED_RUNS = 20;
 
@@ -37,7 +47,11 @@ const LOGGED_RUNS = 20;
  * router both policies reach. Each request as the C SDK sends it: the poll (nothing moves the clock: within a
  * session's life it neither writes nor needs to), the session refresh with the clock moved past the touch interval
  * before each (as 20 minutes apart), a certificate login, the service list, and a fresh Dial (the previous session
- * deleted before each, uncounted). The lines the handlers print while a request runs are what it logs (what the
+ * deleted before each, uncounted); then the same device under OIDC, as the C SDK's internal OIDC client sends it
+ * (`oidc-flows.ts`): its certificate login, the four requests of the code flow measured as one run, the poll, the
+ * service list and a fresh Dial with its access token as a bearer, and the token's refresh (each spending the refresh
+ * token the one before left, the clock moved past the touch interval before each, the newest access token used
+ * after). The lines the handlers print while a request runs are what it logs (what the
  * preparing requests print is not), taken from a few runs with every line written; the measured runs then log as the
  * stack does (`DEFAULT_REQUEST_LOG_SAMPLE_RATE`), so their CPU leaves out the summary lines a deployed function does not
  * write.
@@ -106,6 +120,13 @@ export async function fleetBillBench(options: SessionBenchOptions): Promise<Flee
       const current = async () => {
         expectStatus(await device.call('GET', `${CLIENT}/current-api-session`, { token }), 200, 'current session');
       };
+      // The OIDC session's tokens: the login's first, then each refresh's (a refresh token is good once).
+      let oidc: OidcTokens | undefined;
+      const access = () => {
+        if (!oidc) throw new Error('no OIDC login yet');
+        return bearer(oidc.accessToken);
+      };
+      let oidcSessionId = '';
       const measured: [FleetRow['request'], () => Promise<void>, (() => Promise<void>)?][] = [
         [
           'poll',
@@ -138,6 +159,49 @@ export async function fleetBillBench(options: SessionBenchOptions): Promise<Flee
             if (sessionId) await device.call('DELETE', `${CLIENT}/sessions/${sessionId}`, { token });
           },
         ],
+        [
+          'oidcLogin',
+          async () => {
+            oidc = await cSdkCertLogin(device);
+          },
+        ],
+        [
+          'oidcPoll',
+          async () => {
+            const headers = access();
+            expectStatus(
+              await device.call('GET', `${CLIENT}/current-api-session/service-updates`, { headers }),
+              200,
+              'OIDC poll',
+            );
+          },
+        ],
+        [
+          'oidcServiceList',
+          async () => {
+            expectStatus(await device.call('GET', `${CLIENT}/services`, { headers: access() }), 200, 'OIDC services');
+          },
+        ],
+        [
+          'oidcDial',
+          async () => {
+            const body = { serviceId, type: 'Dial' };
+            const created = await device.call('POST', `${CLIENT}/sessions`, { headers: access(), body });
+            oidcSessionId = (expectStatus(created, 201, 'OIDC dial').body as { data: { id: string } }).data.id;
+          },
+          async () => {
+            if (oidcSessionId)
+              await device.call('DELETE', `${CLIENT}/sessions/${oidcSessionId}`, { headers: access() });
+          },
+        ],
+        [
+          'oidcRefresh',
+          async () => {
+            if (!oidc) throw new Error('no OIDC login yet');
+            oidc = await cSdkRefresh(device, oidc.refreshToken);
+          },
+          async () => bench.advanceClock(OIDC_REFRESH_CLOCK_MS),
+        ],
       ];
       const rows: FleetRow[] = [];
       const measure = { ...options.measure, warmUp: Math.max(options.measure.warmUp, WARM_UP_RUNS) };
@@ -156,7 +220,11 @@ export async function fleetBillBench(options: SessionBenchOptions): Promise<Flee
         }
         bench.sampleRequestLogs(DEFAULT_REQUEST_LOG_SAMPLE_RATE);
         const figures = await measureOperation(run, meter, measure, prepare);
-        rows.push({ request: kind, figures, logBytes: loggedBytesPerRequest(lines, LOGGED_RUNS) });
+        const requestsPerRun = kind === 'oidcLogin' ? OIDC_CERT_LOGIN_REQUESTS : 1;
+        if (figures.invocationsPerOp !== requestsPerRun) {
+          throw new Error(`${kind}: ${figures.invocationsPerOp} requests a run, expected ${requestsPerRun}`);
+        }
+        rows.push({ request: kind, figures, logBytes: loggedBytesPerRequest(lines, LOGGED_RUNS), requestsPerRun });
       }
       return rows;
     } finally {

@@ -4,6 +4,7 @@ import { AWS_PRICES, FLEET_PRICES } from './aws-prices.ts';
 import { dynamoDbOnDemandPerMillion } from './dynamodb-on-demand.ts';
 import {
   C_SDK_DAY,
+  C_SDK_OIDC_DAY,
   type CapacityMode,
   DAYS_PER_MONTH,
   type Door,
@@ -16,6 +17,8 @@ import {
   fleetMonth,
   idleMonth,
   type MeasuredRequest,
+  OIDC_CERT_LOGIN_REQUESTS,
+  OIDC_REFRESH_SECONDS,
   PLATFORM_LINES_LOGGED,
 } from './fleet-bill.ts';
 import type { FleetRow } from './fleet-bill-bench.ts';
@@ -29,7 +32,7 @@ import {
   modelledMs,
 } from './lambda-memory.ts';
 import { markdownTable } from './markdown-table.ts';
-import { dollars, ms, perOp, units } from './operations-table.ts';
+import { byOperation, dollars, ms, perOp, units, unitsByKind } from './operations-table.ts';
 
 /** The fleet sizes the bill is printed for. */
 export const FLEET_SIZES = [100, 1_000, 10_000, 100_000] as const;
@@ -52,16 +55,24 @@ const CAPACITY: readonly CapacityMode[] = ['on-demand', 'provisioned'];
 
 const count = (value: number) => Math.round(value).toLocaleString('en-US');
 
+/** Every kind of request the bill prices: the legacy day's, then the OIDC day's. */
+const ALL_KINDS: readonly FleetRequestKind[] = [...C_SDK_DAY, ...C_SDK_OIDC_DAY];
+
+/**
+ * What a request of each kind measured: a flow's run (an OIDC login's four requests) shared evenly among its
+ * requests, each then priced as an invocation of its own. The Lambda duration is modelled on the mean request, so
+ * rounding up to the ms is counted once a request on the mean, not on each of the four.
+ */
 function measuredOf(rows: readonly FleetRow[]): Map<FleetRequest | 'authenticated', MeasuredRequest> {
   return new Map(
-    rows.map(({ request, figures, logBytes }): [FleetRequest | 'authenticated', MeasuredRequest] => [
+    rows.map(({ request, figures, logBytes, requestsPerRun }): [FleetRequest | 'authenticated', MeasuredRequest] => [
       request,
       {
-        readUnits: figures.readUnitsPerOp,
-        writeUnits: figures.writeUnitsPerOp,
-        cpuMsPerRequest: figures.cpuMsPerOp,
-        wavesPerRequest: figures.wavesPerOp,
-        logBytes,
+        readUnits: figures.readUnitsPerOp / requestsPerRun,
+        writeUnits: figures.writeUnitsPerOp / requestsPerRun,
+        cpuMsPerRequest: figures.cpuMsPerOp / requestsPerRun,
+        wavesPerRequest: figures.wavesPerOp / requestsPerRun,
+        logBytes: logBytes / requestsPerRun,
       },
     ]),
   );
@@ -70,13 +81,13 @@ function measuredOf(rows: readonly FleetRow[]): Map<FleetRequest | 'authenticate
 /** Each request: how often, what it reads and writes, its CPU, and Lambda's $/M at each memory size. */
 function requestsTable(rows: readonly FleetRow[]): string {
   const measured = measuredOf(rows);
-  const body = C_SDK_DAY.flatMap((kind) => {
+  const body = ALL_KINDS.flatMap((kind) => {
     const figures = measured.get(kind.request);
     if (!figures) return [];
     const memory = functionMemoryMb(kind.functionName);
     const dynamo = dynamoDbOnDemandPerMillion(figures.readUnits, figures.writeUnits);
     const backend = dynamo + lambdaPerMillion(figures, memory);
-    const goal = kind.request === 'poll' ? POLL_GOAL : undefined;
+    const goal = kind.request === 'poll' || kind.request === 'oidcPoll' ? POLL_GOAL : undefined;
     return [
       [
         kind.label,
@@ -129,9 +140,9 @@ function authenticatedLine(measured: ReadonlyMap<FleetRequest | 'authenticated',
 /** Per function: the memory the measurement picks and the one `FUNCTION_MEMORY_MB` deploys. */
 function memoryTable(rows: readonly FleetRow[]): string {
   const measured = measuredOf(rows);
-  const functions = [...new Set(C_SDK_DAY.map((kind) => kind.functionName))];
+  const functions = [...new Set(ALL_KINDS.map((kind) => kind.functionName))];
   const body = functions.map((name) => {
-    const kinds = C_SDK_DAY.filter((kind) => kind.functionName === name && measured.has(kind.request));
+    const kinds = ALL_KINDS.filter((kind) => kind.functionName === name && measured.has(kind.request));
     const operations = kinds.map((kind) => ({ ...measured.get(kind.request)!, weight: kind.perDeviceDay }));
     const slowest = (size: number) => Math.max(...operations.map((operation) => modelledMs(operation, size)));
     return [
@@ -155,11 +166,112 @@ function memoryTable(rows: readonly FleetRow[]): string {
   );
 }
 
-/** The month of each fleet size under each door and capacity mode. */
-export function billRows(measured: ReadonlyMap<FleetRequest | 'authenticated', MeasuredRequest>): FleetMonth[] {
+/** The month of each fleet size under each door and capacity mode, on one day's requests (the legacy C SDK's). */
+export function billRows(
+  measured: ReadonlyMap<FleetRequest | 'authenticated', MeasuredRequest>,
+  day: readonly FleetRequestKind[] = C_SDK_DAY,
+): FleetMonth[] {
   const memory = (name: FleetRequestKind['functionName']) => functionMemoryMb(name);
   return FLEET_SIZES.flatMap((devices) =>
-    DOORS.flatMap(({ door }) => CAPACITY.map((mode) => fleetMonth(devices, door, mode, measured, memory))),
+    DOORS.flatMap(({ door }) => CAPACITY.map((mode) => fleetMonth(devices, door, mode, measured, memory, day))),
+  );
+}
+
+const sameMonth = (a: FleetMonth, b: FleetMonth) =>
+  a.devices === b.devices && a.frontDoor === b.frontDoor && a.firewall === b.firewall && a.capacity === b.capacity;
+
+const signed = (value: number) => `${value < 0 ? '−' : '+'}${dollars(Math.abs(value))}`;
+
+/** Each fleet size, door and capacity mode: the month on the legacy day, on the OIDC day, and the difference. */
+function oidcMonthTable(legacy: readonly FleetMonth[], oidc: readonly FleetMonth[]): string {
+  return markdownTable(
+    [
+      'devices',
+      'front door',
+      'DynamoDB',
+      'requests a month, legacy',
+      'requests a month, OIDC',
+      'month, legacy',
+      'month, OIDC',
+      'difference',
+      'difference %',
+    ],
+    legacy.map((before) => {
+      const after = oidc.find((month) => sameMonth(month, before));
+      if (!after) throw new Error('no OIDC month beside a legacy one');
+      const difference = after.total - before.total;
+      return [
+        count(before.devices),
+        labelOf(before),
+        before.capacity,
+        count(before.requests),
+        count(after.requests),
+        dollars(before.total),
+        dollars(after.total),
+        signed(difference),
+        `${difference < 0 ? '−' : '+'}${((Math.abs(difference) / before.total) * 100).toFixed(1)}%`,
+      ];
+    }),
+    [true, false, false, true, true, true, true, true, true],
+  );
+}
+
+/**
+ * Whether the fleet's month grows under OIDC (the issue's condition: it must not), and where the difference is, by
+ * part, at 10,000 devices on each door, on demand.
+ */
+function oidcVerdict(legacy: readonly FleetMonth[], oidc: readonly FleetMonth[]): string {
+  const pairs = legacy.map((before) => ({ before, after: oidc.find((month) => sameMonth(month, before))! }));
+  const grown = pairs.filter(({ before, after }) => after.total > before.total + 0.005);
+  const largest = pairs.reduce((most, pair) =>
+    pair.after.total - pair.before.total > most.after.total - most.before.total ? pair : most,
+  );
+  const parts = (['frontDoorCost', 'waf', 'lambda', 'dynamoDb', 'logs'] as const).map((part) => ({
+    part,
+    label: { frontDoorCost: 'front door', waf: 'WAF', lambda: 'Lambda', dynamoDb: 'DynamoDB', logs: 'logs' }[part],
+  }));
+  const at10k = pairs
+    .filter(({ before }) => before.devices === 10_000 && before.capacity === 'on-demand')
+    .map(
+      ({ before, after }) =>
+        `${labelOf(before)} ${signed(after.total - before.total)} (` +
+        parts.map(({ part, label }) => `${label} ${signed(after[part] - before[part])}`).join(', ') +
+        ')',
+    );
+  const verdict =
+    grown.length === 0
+      ? "**The fleet's month does not grow under OIDC** at any fleet size, door or capacity mode."
+      : `**The fleet's month grows under OIDC** in ${grown.length} of ${pairs.length} cases, at most by ` +
+        `${dollars(largest.after.total - largest.before.total)} a month ` +
+        `(${(((largest.after.total - largest.before.total) / largest.before.total) * 100).toFixed(1)}%: ` +
+        `${count(largest.before.devices)} devices, ${labelOf(largest.before)}, ${largest.before.capacity}).`;
+  return `${verdict} At 10,000 devices on demand, by part: ${at10k.join('; ')}.`;
+}
+
+/** The whole OIDC login as measured, one run of its four requests. */
+function oidcLoginLine(rows: readonly FleetRow[]): string {
+  const row = rows.find((each) => each.request === 'oidcLogin');
+  if (!row) return '';
+  const { figures } = row;
+  return (
+    `The OIDC certificate login, measured whole (${OIDC_CERT_LOGIN_REQUESTS} requests a run, ` +
+    `${perOp(figures.invocationsPerOp)} invocations): ${perOp(figures.wavesPerOp)} waves, RRU ` +
+    `${units(figures.readUnitsPerOp)}, WRU ${units(figures.writeUnitsPerOp)}, CPU ${figures.cpuMsPerOp.toFixed(2)} ms, ` +
+    `${perOp(figures.kmsPerOp)} KMS requests, p50 ${ms(figures.p50Ms)} ms; its row above is a quarter of it, priced ` +
+    `${OIDC_CERT_LOGIN_REQUESTS} times a day as ${OIDC_CERT_LOGIN_REQUESTS} requests (invocations, front door and WAF ` +
+    'requests), each request modelled at the mean CPU and waves of the four.'
+  );
+}
+
+/** What the OIDC requests that write send to DynamoDB and which items their write units go to, a run each. */
+function oidcWritesLine(rows: readonly FleetRow[]): string {
+  const written = rows.filter((row) => row.request.startsWith('oidc') && row.figures.writeUnitsPerOp > 0);
+  return (
+    'What the OIDC requests that write send, a run each: ' +
+    written
+      .map(({ request, figures }) => `${request}: ${byOperation(figures)} (table WRU ${unitsByKind(figures)})`)
+      .join('; ') +
+    '.'
   );
 }
 
@@ -221,7 +333,7 @@ function billTable(months: readonly FleetMonth[]): string {
 
 /** What each request logs on AWS, measured: the handlers' lines with the stack's sampling, and Lambda's own. */
 function logsLine(measured: ReadonlyMap<FleetRequest | 'authenticated', MeasuredRequest>): string {
-  const perKind = C_SDK_DAY.map((kind) => `${kind.request} ${Math.round(measured.get(kind.request)?.logBytes ?? 0)}`);
+  const perKind = ALL_KINDS.map((kind) => `${kind.request} ${Math.round(measured.get(kind.request)?.logBytes ?? 0)}`);
   const platform = PLATFORM_LINES_LOGGED
     ? `plus Lambda's START, END and REPORT lines (${FLEET_ASSUMPTIONS.platformLogBytesPerInvocation} bytes an invocation)`
     : `Lambda's START, END and REPORT lines left out (system log level WARN; they would add ` +
@@ -237,7 +349,10 @@ function logsLine(measured: ReadonlyMap<FleetRequest | 'authenticated', Measured
 export function fleetBillReport(rows: readonly FleetRow[]): string {
   const measured = measuredOf(rows);
   const months = billRows(measured);
-  const workload = C_SDK_DAY.map((kind) => `${perOp(kind.perDeviceDay)} × ${kind.label}`).join('; ');
+  const oidcMonths = billRows(measured, C_SDK_OIDC_DAY);
+  const workloadOf = (day: readonly FleetRequestKind[]) =>
+    day.map((kind) => `${perOp(kind.perDeviceDay)} × ${kind.label}`).join('; ');
+  const perDay = (day: readonly FleetRequestKind[]) => perOp(day.reduce((sum, kind) => sum + kind.perDeviceDay, 0));
   const idle = DOORS.map(({ door, label }) => {
     const items = fixedItems(door);
     const fixed = items.map((item) => `${item.count} ${item.item} × ${dollars(item.monthly)}`).join(', ');
@@ -247,9 +362,18 @@ export function fleetBillReport(rows: readonly FleetRow[]): string {
   return [
     "### A fleet's monthly bill",
     '',
-    `Workload per device a day (the C SDK's timers): ${workload}; a ${DAYS_PER_MONTH}-day month.`,
+    `Workload per device a day (the C SDK's timers): ${workloadOf(C_SDK_DAY)}; a ${DAYS_PER_MONTH}-day month ` +
+      `(${perDay(C_SDK_DAY)} requests a device a day).`,
+    '',
+    `Under OIDC (\`sdk-c library/oidc.c\`: the token refreshed between 1/2 and 5/6 of its life, every ` +
+      `${OIDC_REFRESH_SECONDS / 60} minutes on average; no \`GET /current-api-session\`): ${workloadOf(C_SDK_OIDC_DAY)} ` +
+      `(${perDay(C_SDK_OIDC_DAY)} requests a device a day).`,
     '',
     requestsTable(rows),
+    '',
+    oidcLoginLine(rows),
+    '',
+    oidcWritesLine(rows),
     '',
     `Lambda at each size: ${dollars(AWS_PRICES.lambda.requests)}/M requests plus the billed duration at ` +
       `$${AWS_PRICES.lambda.arm64GbSecond}/GB-s (arm64), the duration modelled as CPU ms × max(1, ${FULL_VCPU_MB} / MB) ` +
@@ -264,6 +388,12 @@ export function fleetBillReport(rows: readonly FleetRow[]): string {
     monthTable(months),
     '',
     billTable(months),
+    '',
+    '#### The month under OIDC, beside the legacy one',
+    '',
+    oidcMonthTable(months, oidcMonths),
+    '',
+    oidcVerdict(months, oidcMonths),
     '',
     logsLine(measured),
     '',

@@ -18,8 +18,21 @@ import { type CpuAndWaves, lambdaPerMillion } from './lambda-memory.ts';
  * what the stack costs whatever the traffic. Pure arithmetic: `fleet-bill-bench.ts` measures, this prices.
  */
 
-/** The requests a fleet sends, each from one function. */
-export type FleetRequest = 'poll' | 'refresh' | 'login' | 'serviceList' | 'dial';
+/**
+ * The requests a fleet sends, each from one function: the legacy API session's, and the same device's under OIDC
+ * (`oidc…`: its access token as `Authorization: Bearer`).
+ */
+export type FleetRequest =
+  | 'poll'
+  | 'refresh'
+  | 'login'
+  | 'serviceList'
+  | 'dial'
+  | 'oidcPoll'
+  | 'oidcRefresh'
+  | 'oidcLogin'
+  | 'oidcServiceList'
+  | 'oidcDial';
 
 /** One kind of request of an enrolled device: how often it comes and which function answers it. */
 export interface FleetRequestKind {
@@ -50,6 +63,63 @@ export const C_SDK_DAY: readonly FleetRequestKind[] = [
   { request: 'login', label: 'certificate login', perDeviceDay: 1, functionName: 'authentication' },
   { request: 'serviceList', label: 'service list, `GET /services`', perDeviceDay: 1, functionName: 'client' },
   { request: 'dial', label: 'Dial session, `POST /sessions`', perDeviceDay: 10, functionName: 'sessions' },
+];
+
+/**
+ * The access token's lifetime, the reference's and ours (`OIDC_ACCESS_TOKEN_SECONDS`, 1,800 by default), and how
+ * often the C SDK refreshes it on average: at a random point between 1/2 and 5/6 of the token's remaining life
+ * (`sdk-c library/oidc.c`, `oidc_refresh_delay`, in 1.18.2 as in 1.18.7), 2/3 of it on average: every 20 minutes,
+ * as its legacy API session. (Snapshots of the file from between October 2025 and April 2026 refreshed at exactly half
+ * the lifetime, every 15 minutes.)
+ */
+export const OIDC_ACCESS_TOKEN_SECONDS = 1_800;
+export const OIDC_REFRESH_SECONDS = (OIDC_ACCESS_TOKEN_SECONDS * 2) / 3;
+
+/**
+ * The requests of the C SDK's OIDC certificate login (`sdk-c library/oidc.c`): `POST /oidc/authorize` (its parameters
+ * in the query), `POST /oidc/login/cert?id=`, `GET /oidc/authorize/callback?id=`, `POST /oidc/oauth/token`, each an
+ * invocation of the authentication function.
+ */
+export const OIDC_CERT_LOGIN_REQUESTS = 4;
+
+/**
+ * The same C SDK under OIDC: the poll and its Dial sessions and service list as legacy, with the access token as a
+ * bearer; the token refreshed every {@link OIDC_REFRESH_SECONDS} on average (`POST /oidc/oauth/token`,
+ * `grant_type=refresh_token`: 72 a day) instead of the API session's refresh (an OIDC SDK sends no
+ * `GET /current-api-session`); its daily login the four requests of the code flow ({@link OIDC_CERT_LOGIN_REQUESTS}),
+ * each priced as a request with the flow's measured figures shared among them.
+ */
+export const C_SDK_OIDC_DAY: readonly FleetRequestKind[] = [
+  {
+    request: 'oidcPoll',
+    label: 'OIDC poll, `GET /current-api-session/service-updates` with a bearer',
+    perDeviceDay: 24 * 60,
+    functionName: 'poll',
+  },
+  {
+    request: 'oidcRefresh',
+    label: 'OIDC token refresh, `POST /oidc/oauth/token` (`refresh_token`)',
+    perDeviceDay: (24 * 3600) / OIDC_REFRESH_SECONDS,
+    functionName: 'authentication',
+  },
+  {
+    request: 'oidcLogin',
+    label: `OIDC certificate login, a request of its ${OIDC_CERT_LOGIN_REQUESTS} (authorize, login/cert, callback, token)`,
+    perDeviceDay: OIDC_CERT_LOGIN_REQUESTS,
+    functionName: 'authentication',
+  },
+  {
+    request: 'oidcServiceList',
+    label: 'OIDC service list, `GET /services` with a bearer',
+    perDeviceDay: 1,
+    functionName: 'client',
+  },
+  {
+    request: 'oidcDial',
+    label: 'OIDC Dial session, `POST /sessions` with a bearer',
+    perDeviceDay: 10,
+    functionName: 'sessions',
+  },
 ];
 
 /** Requests are counted over a 30-day month; hourly resources bill `FLEET_PRICES.hoursPerMonth`. */

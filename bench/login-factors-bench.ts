@@ -7,6 +7,7 @@ import type { SessionBenchOptions } from './api-session-bench.ts';
 import { startBenchController } from './bench-controller.ts';
 import { BASE, expectStatus, login } from './identity-scenarios.ts';
 import { measureOperation, type OperationFigures } from './measure-operation.ts';
+import { goSdkPasswordLogin } from './oidc-flows.ts';
 
 /** One login kind measured: its figures, and how many JWKS fetches the measured logins made (ext-jwt). */
 export interface LoginFactorRow {
@@ -22,7 +23,9 @@ const AUDIENCE = 'ziti-bench';
 /**
  * Logins with their second factors, on a table of their own: a password login, a password login followed by
  * `/authenticate/mfa` with a fresh TOTP code (the controller's clock moves a step per run, since a code works once),
- * and an ext-jwt login whose signer's JWKS is already cached (the loopback provider counts its fetches).
+ * and an ext-jwt login whose signer's JWKS is already cached (the loopback provider counts its fetches); then the
+ * same password logins through the OIDC provider as the Go SDK sends them (`oidc-flows.ts`: five requests, six with
+ * the TOTP step), a run being the whole flow to its tokens.
  */
 export async function loginFactorsBench(options: SessionBenchOptions): Promise<LoginFactorRow[]> {
   const fetches = { count: 0 };
@@ -130,6 +133,27 @@ export async function loginFactorsBench(options: SessionBenchOptions): Promise<L
       label: 'ext-jwt login, JWKS cached',
       figures,
       jwksFetchesPerLogin: (fetches.count - fetchesBefore) / figures.iterations,
+    });
+    rows.push({
+      label: 'OIDC password login (Go SDK: authorize, login page, login/password, callback, token)',
+      figures: await measureOperation(
+        async () => {
+          await goSdkPasswordLogin(client, 'bench-plain', PASSWORD);
+        },
+        meter,
+        options.measure,
+      ),
+    });
+    rows.push({
+      label: 'OIDC password login + `POST /oidc/login/totp` (Go SDK, six requests)',
+      figures: await measureOperation(
+        async () => {
+          bench.advanceClock(30_000);
+          await goSdkPasswordLogin(client, 'bench-mfa', PASSWORD, code);
+        },
+        meter,
+        options.measure,
+      ),
     });
     return rows;
   } finally {

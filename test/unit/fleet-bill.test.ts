@@ -7,6 +7,7 @@ import { dynamoDbOnDemandPerMillion } from '../../bench/dynamodb-on-demand.ts';
 import {
   alarmCount,
   C_SDK_DAY,
+  C_SDK_OIDC_DAY,
   type Door,
   dynamoDbMonth,
   FLEET_ASSUMPTIONS,
@@ -19,6 +20,8 @@ import {
   loggedBytesPerRequest,
   type MeasuredRequest,
   monthlyRequests,
+  OIDC_CERT_LOGIN_REQUESTS,
+  OIDC_REFRESH_SECONDS,
   PLATFORM_LINES_LOGGED,
   restApiMonth,
   routerEndpointItems,
@@ -36,6 +39,11 @@ const MEASURED = new Map<FleetRequest, MeasuredRequest>([
   ['login', { readUnits: 6.5, writeUnits: 10, cpuMsPerRequest: 10, wavesPerRequest: 2, logBytes: 900 }],
   ['serviceList', { readUnits: 6, writeUnits: 0, cpuMsPerRequest: 12, wavesPerRequest: 4, logBytes: 4 }],
   ['dial', { readUnits: 10.5, writeUnits: 7, cpuMsPerRequest: 15, wavesPerRequest: 4, logBytes: 400 }],
+  ['oidcPoll', { readUnits: 1, writeUnits: 0, cpuMsPerRequest: 3.5, wavesPerRequest: 1, logBytes: 7 }],
+  ['oidcRefresh', { readUnits: 1.5, writeUnits: 6, cpuMsPerRequest: 6, wavesPerRequest: 3, logBytes: 300 }],
+  ['oidcLogin', { readUnits: 3, writeUnits: 5, cpuMsPerRequest: 5, wavesPerRequest: 1.5, logBytes: 400 }],
+  ['oidcServiceList', { readUnits: 6, writeUnits: 0, cpuMsPerRequest: 12.5, wavesPerRequest: 4, logBytes: 4 }],
+  ['oidcDial', { readUnits: 10.5, writeUnits: 7, cpuMsPerRequest: 15.5, wavesPerRequest: 4, logBytes: 400 }],
 ]);
 const MEMORY = () => 512;
 const REST: Door = { frontDoor: 'rest', firewall: true };
@@ -184,6 +192,54 @@ describe("a fleet's month", () => {
   });
 });
 
+describe("a fleet's month under OIDC", () => {
+  it('refreshes the access token at 1/2 to 5/6 of its 30-minute life, as the C SDK does: 72 refreshes a device a day', () => {
+    expect(OIDC_REFRESH_SECONDS).toBe(1_200);
+    const refresh = C_SDK_OIDC_DAY.find((kind) => kind.request === 'oidcRefresh');
+    expect(refresh?.perDeviceDay).toBe(72);
+    expect(refresh?.functionName).toBe('authentication');
+  });
+
+  it("sends the legacy day's polls, service list and Dial sessions, no API session refresh, a login of four requests", () => {
+    const perDay = (request: FleetRequest) => C_SDK_OIDC_DAY.find((kind) => kind.request === request)?.perDeviceDay;
+    expect(perDay('oidcPoll')).toBe(1_440);
+    expect(perDay('oidcServiceList')).toBe(1);
+    expect(perDay('oidcDial')).toBe(10);
+    expect(perDay('oidcLogin')).toBe(OIDC_CERT_LOGIN_REQUESTS);
+    expect(OIDC_CERT_LOGIN_REQUESTS).toBe(4);
+    expect(C_SDK_OIDC_DAY.map((kind) => kind.request)).not.toContain('refresh');
+    // 1,440 + 72 + 4 + 1 + 10 a device a day, over 30 days.
+    const requests = [...monthlyRequests(10_000, C_SDK_OIDC_DAY).values()].reduce((sum, each) => sum + each, 0);
+    expect(requests).toBe(458_100_000);
+  });
+
+  it('prices the OIDC day from its own kinds only, each part the sum over them', () => {
+    for (const door of [REST, ALB, ALB_ALONE]) {
+      for (const capacity of ['on-demand', 'provisioned'] as const) {
+        const month = fleetMonth(10_000, door, capacity, MEASURED, MEMORY, C_SDK_OIDC_DAY);
+        const parts = month.frontDoorCost + month.waf + month.lambda + month.dynamoDb + month.logs + month.fixed;
+        expect(month.total).toBeCloseTo(parts, 9);
+        expect(month.requests).toBe(458_100_000);
+        // The fixed items do not depend on the day.
+        expect(month.fixed).toBeCloseTo(fleetMonth(10_000, door, capacity, MEASURED, MEMORY).fixed, 9);
+      }
+    }
+    const month = fleetMonth(1_000, REST, 'on-demand', MEASURED, MEMORY, C_SDK_OIDC_DAY);
+    const byKind = monthlyRequests(1_000, C_SDK_OIDC_DAY);
+    const lambda = C_SDK_OIDC_DAY.reduce(
+      (sum, kind) => sum + (byKind.get(kind.request)! / 1e6) * lambdaPerMillion(MEASURED.get(kind.request)!, 512),
+      0,
+    );
+    expect(month.lambda).toBeCloseTo(lambda, 9);
+    expect(month.waf).toBeCloseTo((45_810_000 / 1e6) * FLEET_PRICES.waf.perMillionRequests, 9);
+  });
+
+  it('refuses to price a day whose kinds were not measured', () => {
+    const legacyOnly = new Map([...MEASURED].filter(([request]) => !request.startsWith('oidc')));
+    expect(() => fleetMonth(100, REST, 'on-demand', legacyOnly, MEMORY, C_SDK_OIDC_DAY)).toThrow(/oidcPoll/);
+  });
+});
+
 describe('the cost per million of a measured operation', () => {
   it('bills Lambda at the memory of the function that answers each request, as the stack deploys it', () => {
     expect(memoryMbOf('GET', '/edge/client/v1/current-api-session/service-updates')).toBe(256);
@@ -201,9 +257,14 @@ describe('the cost per million of a measured operation', () => {
       login: ['POST', '/edge/client/v1/authenticate'],
       serviceList: ['GET', '/edge/client/v1/services'],
       dial: ['POST', '/edge/client/v1/sessions'],
+      oidcPoll: ['GET', '/edge/client/v1/current-api-session/service-updates'],
+      oidcRefresh: ['POST', '/oidc/oauth/token'],
+      oidcLogin: ['POST', '/oidc/login/cert'],
+      oidcServiceList: ['GET', '/edge/client/v1/services'],
+      oidcDial: ['POST', '/edge/client/v1/sessions'],
     };
     const routes = new RouteMatcher(ROUTES);
-    for (const kind of C_SDK_DAY) {
+    for (const kind of [...C_SDK_DAY, ...C_SDK_OIDC_DAY]) {
       const match = routes.match(...sent[kind.request]);
       expect(match.kind === 'found' ? match.route.group : undefined, kind.request).toBe(kind.functionName);
     }
