@@ -11,6 +11,7 @@ import {
   idleSessionKeys,
   putSessionOps,
   removeSessionOps,
+  rotateRefreshOnSessionItem,
   sessionIdsStored,
   sessionItemById,
   sessionItemOf,
@@ -262,6 +263,31 @@ export async function oidcSessionToken(deps: Deps, apiSessionId: string, identit
   return sessionToken(await apiSessionTokenKey(deps.signers.server), { sessionId: apiSessionId, identityId });
 }
 
+/**
+ * The write, for the transaction that spends an OIDC code, that gives its session its first live refresh token
+ * (`refreshJti`); only on the session still stored (a code is spent once, in the same transaction).
+ */
+export function oidcRefreshStartOp(deps: Deps, session: Pick<ApiSession, 'tokenHash'>, jti: string): WriteOp {
+  const ended = () => new ApiError('INVALID_AUTH', { message: 'The session of the code has ended.' });
+  return setSessionFieldsOp(deps.store, session.tokenHash, { refreshJti: jti }, ended);
+}
+
+/**
+ * An OIDC refresh: the session's live refresh token `spent` replaced by `next`, and its activity refreshed, in one
+ * conditional write (what a legacy session's touch costs). False when the session is gone or idle, or `spent` is not
+ * its live refresh token (spent already).
+ */
+export function rotateOidcRefresh(deps: Deps, session: ApiSession, spent: string, next: string): Promise<boolean> {
+  const now = deps.now();
+  return rotateRefreshOnSessionItem(deps.store, session.tokenHash, {
+    spent,
+    next,
+    at: now.toISOString(),
+    expiresAtEpoch: ttlEpoch(deps, now),
+    activeAfter: liveCutoff(deps),
+  });
+}
+
 /** A stored session item as its document. */
 export function toSession(item: Record<string, unknown>): ApiSession {
   return apiSessionSchema.parse(documentOf(item));
@@ -293,6 +319,7 @@ export const NEAR_EXPIRY_TOUCH_MS = 2 * 60_000;
  * (`nearExpiry`) is the timeout less {@link NEAR_EXPIRY_TOUCH_MS}, never less than that.
  */
 function touchIntervalMs(deps: Deps, touch: SessionTouch): number {
+  if (touch === 'byCaller') return Number.POSITIVE_INFINITY;
   const interval = Math.min(TOUCH_INTERVAL_MS, timeoutMs(deps) / 2);
   return touch === 'nearExpiry' ? Math.max(interval, timeoutMs(deps) - NEAR_EXPIRY_TOUCH_MS) : interval;
 }
@@ -332,9 +359,10 @@ export interface CallerReading {
 
 /**
  * `interval`: at most once per {@link TOUCH_INTERVAL_MS}, as every request. `nearExpiry`: only in the last
- * {@link NEAR_EXPIRY_TOUCH_MS} before the session would expire (an SDK's poll; see `touchIntervalMs`).
+ * {@link NEAR_EXPIRY_TOUCH_MS} before the session would expire (an SDK's poll; see `touchIntervalMs`). `byCaller`:
+ * never here, the caller's own write refreshes it (an OIDC refresh, {@link rotateOidcRefresh}).
  */
-export type SessionTouch = 'interval' | 'nearExpiry';
+export type SessionTouch = 'interval' | 'nearExpiry' | 'byCaller';
 
 /**
  * The session and identity of a token: a token carrying its identity's id (and its authenticator's, when one opened

@@ -47,6 +47,12 @@ export const apiSessionSchema = z.object({
    * verify themselves, never sent to them); absent for POST /authenticate's.
    */
   kind: z.enum(['legacy', 'oidc']).optional(),
+  /**
+   * An OIDC session's one live refresh token, by its `jti`: set by the code's exchange, replaced by each refresh in the
+   * same conditional write that refreshes the session's activity, so a refresh token is good once and a refresh costs
+   * no more writes than a legacy session's touch. Never shown.
+   */
+  refreshJti: z.string().optional(),
   /** sha256 of the token: the key of the session item, and the only form of the token at rest. */
   tokenHash: z.string(),
 });

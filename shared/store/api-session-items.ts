@@ -143,6 +143,44 @@ export async function touchSessionItem(
   return touched !== undefined;
 }
 
+/**
+ * An OIDC session's refresh: its live refresh token replaced (`refreshJti`, only while it is still `spent`) and its
+ * activity refreshed as {@link touchSessionItem} does, in one conditional write. False when the session is gone or
+ * idle, or the refresh token was spent already (by a concurrent refresh, or a replayed copy).
+ */
+export async function rotateRefreshOnSessionItem(
+  store: Store,
+  tokenHash: string,
+  rotation: {
+    readonly spent: string;
+    readonly next: string;
+    readonly at: string;
+    readonly expiresAtEpoch: number;
+    readonly activeAfter: string;
+  },
+): Promise<boolean> {
+  const rotated = await unlessConditionFails(
+    store.db.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: keys.apiSession(tokenHash),
+        UpdateExpression:
+          'SET lastActivityAt = :at, GSI3PK = :shard, GSI3SK = :at, expiresAtEpoch = :ttl, refreshJti = :next',
+        ConditionExpression: 'attribute_exists(PK) AND lastActivityAt > :cutoff AND refreshJti = :spent',
+        ExpressionAttributeValues: {
+          ':at': rotation.at,
+          ':shard': activityPartitionOf(tokenHash),
+          ':ttl': rotation.expiresAtEpoch,
+          ':cutoff': rotation.activeAfter,
+          ':spent': rotation.spent,
+          ':next': rotation.next,
+        },
+      }),
+    ),
+  );
+  return rotated !== undefined;
+}
+
 /** The item of the session with this id, through its pointer (both read strongly consistently). */
 export async function sessionItemById(store: Store, id: string): Promise<Record<string, unknown> | undefined> {
   const { Item: pointer } = await store.db.send(

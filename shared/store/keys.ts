@@ -103,9 +103,9 @@ export const keys = {
   endpoint: (endpointId: string) => ({ PK: `${PREFIXES.endpoint}${endpointId}`, SK: 'ENDPOINT' }),
   /**
    * The OIDC provider's short-lived state (`shared/store/oidc-items.ts`): an auth request by its id, a code by its
-   * hash, a refresh token by its `jti`; each gone by TTL.
+   * hash; each gone by TTL.
    */
-  oidc: (kind: 'auth' | 'code' | 'refresh', id: string) => ({ PK: `${PREFIXES.oidc}${kind}#${id}`, SK: 'OIDC' }),
+  oidc: (kind: 'auth' | 'code', id: string) => ({ PK: `${PREFIXES.oidc}${kind}#${id}`, SK: 'OIDC' }),
   sessionCircuitsIndex: (sessionId: string) => `sessions#${sessionId}#circuits`,
   /**
    * Every circuit, in id order (GSI1 partition `circuits`, sort key the circuit's id): what the fabric API lists. One

@@ -9,8 +9,8 @@ import type { WriteOp } from './write-op.ts';
  * and every step written on a condition, so that no auth request is logged into twice, no code is exchanged twice and
  * no refresh token is spent twice, whichever function instance serves each step:
  * - an auth request (`/authorize`), then the login that completes it: the API session it opened;
- * - a code (`/authorize/callback`) under its SHA-256, naming its auth request;
- * - a refresh token's `jti`, naming its API session: spent by the refresh that replaces it.
+ * - a code (`/authorize/callback`) under its SHA-256, naming its auth request.
+ * A session's live refresh token is kept on its API session item (`refreshJti`), replaced by each refresh.
  */
 
 /** How long an auth request and its code live: the reference's 10 minutes. */
@@ -193,43 +193,6 @@ export function spendCodeOps(store: Store, codeHash: string, authRequestId: stri
     },
     { item: { Delete: { TableName: store.tableName, Key: keys.oidc('auth', authRequestId) } } },
   ];
-}
-
-/** A refresh token's `jti` as live, naming its API session, until the token's `exp`. */
-export function putRefreshOp(store: Store, jti: string, apiSessionId: string, exp: number): WriteOp {
-  return {
-    item: {
-      Put: {
-        TableName: store.tableName,
-        Item: { ...keys.oidc('refresh', jti), apiSessionId, expiresAtEpoch: exp },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      },
-    },
-  };
-}
-
-/** Whether a refresh token's `jti` is still unspent (read strongly). */
-export async function isRefreshLive(store: Store, jti: string, apiSessionId: string): Promise<boolean> {
-  if (!isItemId(jti)) return false;
-  const read = await store.db.send(
-    new GetCommand({ TableName: store.tableName, Key: keys.oidc('refresh', jti), ConsistentRead: true }),
-  );
-  return read.Item?.apiSessionId === apiSessionId;
-}
-
-/** Spends a refresh token: only one still live for that session, so two refreshes with it cannot both succeed. */
-export function spendRefreshOp(store: Store, jti: string, apiSessionId: string): WriteOp {
-  return {
-    item: {
-      Delete: {
-        TableName: store.tableName,
-        Key: keys.oidc('refresh', jti),
-        ConditionExpression: 'apiSessionId = :session',
-        ExpressionAttributeValues: { ':session': apiSessionId },
-      },
-    },
-    onConditionFailed: () => new ApiError('INVALID_AUTH', { message: 'The refresh token was already used.' }),
-  };
 }
 
 /** Ids of ours are short printable text; anything else names no item (and must not reach a key). */

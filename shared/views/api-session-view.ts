@@ -15,6 +15,7 @@ export function apiSessionView(session: ApiSession, identityName: string, token 
     endsWithAuthenticator: _endsWithAuthenticator,
     openedOn: _openedOn,
     kind: _kind,
+    refreshJti: _refreshJti,
     ...rest
   } = session;
   return {

@@ -7,9 +7,8 @@ import {
   verifyOidcToken,
 } from '#shared/oidc/oidc-tokens.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import { isRefreshLive } from '#shared/store/oidc-items.ts';
 import { clientIdOf, NO_STORE, oauthError, oidcParams, param } from './oidc-request.ts';
-import { liveSessionOf } from './oidc-sessions.ts';
+import { isLiveRefresh, liveSessionOf } from './oidc-sessions.ts';
 
 /**
  * A token of ours that is good now: an access token not expired, or a refresh token unspent, whose session lives. Tried
@@ -24,8 +23,9 @@ async function liveToken(
   for (const kind of kinds) {
     const claims = await verifyOidcToken(deps, token, kind);
     if (!claims) continue;
-    if (kind === 'r' && !(await isRefreshLive(deps.store, claims.jti, claims.z_asid))) return undefined;
-    return (await liveSessionOf(deps, sessionFactsOf(claims))) ? { claims, kind } : undefined;
+    const live = await liveSessionOf(deps, sessionFactsOf(claims));
+    if (!live || (kind === 'r' && !isLiveRefresh(live.session, claims.jti))) return undefined;
+    return { claims, kind };
   }
   return undefined;
 }

@@ -1,3 +1,4 @@
+import type { ApiSession } from '#shared/auth/api-session.ts';
 import {
   deleteApiSession,
   getApiSessionById,
@@ -5,8 +6,11 @@ import {
   liveSessionOfToken,
   oidcSessionToken,
   owesSecondFactor,
+  rotateOidcRefresh,
+  type SessionTouch,
 } from '#shared/auth/api-session-store.ts';
 import type { Deps } from '#shared/ports/deps.ts';
+import type { RefreshCommit } from './token-issue.ts';
 
 /**
  * The API session behind an OIDC token (`docs/oidc-design.md`, E.4): the row its `z_asid` names, stored under a
@@ -24,10 +28,29 @@ export interface OidcSessionRef {
  * not locked, its sessions not ended since, the login's authenticator still there), every factor given; its activity
  * is refreshed as a request's is. Undefined when not.
  */
-export async function liveSessionOf(deps: Deps, ref: OidcSessionRef): Promise<LiveSession | undefined> {
+export async function liveSessionOf(
+  deps: Deps,
+  ref: OidcSessionRef,
+  touch: SessionTouch = 'interval',
+): Promise<LiveSession | undefined> {
   const token = await oidcSessionToken(deps, ref.apiSessionId, ref.identityId);
-  const live = await liveSessionOfToken(deps, token, { partialPasses: false });
+  const live = await liveSessionOfToken(deps, token, { partialPasses: false, touch });
   return live && !owesSecondFactor(live.session) ? live : undefined;
+}
+
+/** Whether a refresh token is its session's live one (the newest issued, not spent since). */
+export function isLiveRefresh(session: Pick<ApiSession, 'refreshJti'>, jti: string): boolean {
+  return session.refreshJti === jti;
+}
+
+/**
+ * The commit of a refresh (`refresh_token`, or an exchange of a refresh token for a new one): the session's live
+ * refresh token replaced by the new one and its activity refreshed, in one conditional write (`rotateOidcRefresh`),
+ * which the session's read left to it (`touch: 'byCaller'`).
+ */
+export function refreshRotation(deps: Deps, session: ApiSession, spent: string): RefreshCommit {
+  return async (next) =>
+    (await rotateOidcRefresh(deps, session, spent, next)) ? undefined : 'the refresh token was already used';
 }
 
 /**

@@ -1,9 +1,9 @@
+import { getApiSessionById } from '#shared/auth/api-session-store.ts';
 import type { Operation } from '#shared/http/operation.ts';
 import { isOidcClientId, type OidcTokenClaims, sessionFactsOf, verifyOidcToken } from '#shared/oidc/oidc-tokens.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import { isRefreshLive } from '#shared/store/oidc-items.ts';
 import { clientIdOf, NO_STORE, oauthError, oidcParams, param } from './oidc-request.ts';
-import { endOidcSession } from './oidc-sessions.ts';
+import { endOidcSession, isLiveRefresh } from './oidc-sessions.ts';
 
 /**
  * A token to revoke, verified as what it says it is: a refresh token still unspent (a spent one is dead already, and
@@ -19,8 +19,9 @@ async function revocableClaims(
   for (const kind of kinds) {
     const claims = await verifyOidcToken(deps, token, kind);
     if (!claims) continue;
-    if (kind === 'a' || (await isRefreshLive(deps.store, claims.jti, claims.z_asid))) return claims;
-    return undefined;
+    if (kind === 'a') return claims;
+    const session = await getApiSessionById(deps, claims.z_asid);
+    return session && isLiveRefresh(session, claims.jti) ? claims : undefined;
   }
   return undefined;
 }

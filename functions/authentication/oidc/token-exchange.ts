@@ -10,9 +10,8 @@ import {
   verifyOidcToken,
 } from '#shared/oidc/oidc-tokens.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import { isRefreshLive, spendRefreshOp } from '#shared/store/oidc-items.ts';
 import { clientIdOf, NO_STORE, type OidcParams, oauthError, param } from './oidc-request.ts';
-import { liveSessionOf } from './oidc-sessions.ts';
+import { isLiveRefresh, liveSessionOf, refreshRotation } from './oidc-sessions.ts';
 import { issueTokens, secondsUntil } from './token-issue.ts';
 
 /**
@@ -138,25 +137,21 @@ export async function tokenExchangeGrant(
   if (!claims) return refusedSubject('the subject token is not valid');
   if (claims.client_id !== ask.clientId) return refusedSubject("the subject token is another client's");
   const facts = sessionFactsOf(claims);
-  if (!(await liveSessionOf(deps, facts))) return refusedSubject('the session of the subject token has ended');
+  // An exchange that rotates the refresh token refreshes the session's activity in that write; the others on the read.
+  const rotates = ask.subject === 'r' && ask.requested === 'r';
+  const live = await liveSessionOf(deps, facts, rotates ? 'byCaller' : 'interval');
+  if (!live) return refusedSubject('the session of the subject token has ended');
 
   if (ask.requested === 'id') {
     return exchanged(deps, 'id', facts, await signIdToken(deps, claims.iss, facts, undefined));
   }
   if (ask.requested === 'a') {
-    if (ask.subject === 'r' && !(await isRefreshLive(deps.store, claims.jti, facts.apiSessionId))) {
+    if (ask.subject === 'r' && !isLiveRefresh(live.session, claims.jti)) {
       return refusedSubject('the refresh token was already used');
     }
     return exchanged(deps, 'a', facts, await signAccessToken(deps, claims.iss, facts));
   }
-  const tokens = await issueTokens(
-    deps,
-    claims.iss,
-    facts,
-    [spendRefreshOp(deps.store, claims.jti, facts.apiSessionId)],
-    false,
-  );
+  const tokens = await issueTokens(deps, claims.iss, facts, refreshRotation(deps, live.session, claims.jti), false);
   if ('refused' in tokens) return refusedSubject(tokens.refused);
-  request.logger.info('oidc tokens exchanged', { apiSessionId: facts.apiSessionId, identityId: facts.identityId });
   return exchanged(deps, 'r', facts, tokens.access, tokens.refresh.token);
 }

@@ -1,4 +1,3 @@
-import { ApiError } from '#shared/errors/api-error.ts';
 import type { HttpResult } from '#shared/http/http-result.ts';
 import {
   type OidcSessionFacts,
@@ -8,8 +7,6 @@ import {
   signRefreshToken,
 } from '#shared/oidc/oidc-tokens.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import { putRefreshOp } from '#shared/store/oidc-items.ts';
-import type { WriteOp } from '#shared/store/write-op.ts';
 import { oauthError } from './oidc-request.ts';
 
 /** A grant refused: 400 `invalid_grant`, the one error a client of the token endpoint acts on (it logs in again). */
@@ -29,16 +26,21 @@ export interface IssuedTokens {
 }
 
 /**
- * A new access token and refresh token (and an ID token when `idToken` says so), with the writes that make the
- * refresh token good: its `jti` kept as live, committed with `spend` (the code or the refresh token the grant used) in
- * one transaction, so a grant used twice at once issues once. A spend that finds its grant gone is refused: the
- * answer is then the reason.
+ * Makes a new refresh token the session's one live refresh token while spending the grant it was issued for (the code,
+ * or the refresh token it replaces), in one conditional write: a grant used twice at once issues once. Answers why it
+ * was refused, or undefined when it committed.
+ */
+export type RefreshCommit = (refreshJti: string) => Promise<string | undefined>;
+
+/**
+ * A new access token and refresh token (and an ID token when `idToken` says so), good once `commit` has made the
+ * refresh token the session's live one; a commit that finds its grant spent is refused: the answer is then the reason.
  */
 export async function issueTokens(
   deps: Deps,
   issuer: string,
   facts: OidcSessionFacts,
-  spend: readonly WriteOp[],
+  commit: RefreshCommit,
   idToken: { readonly nonce: string | undefined } | false,
 ): Promise<IssuedTokens | { readonly refused: string }> {
   const [access, refresh, id] = await Promise.all([
@@ -46,11 +48,7 @@ export async function issueTokens(
     signRefreshToken(deps, issuer, facts),
     idToken ? signIdToken(deps, issuer, facts, idToken.nonce) : undefined,
   ]);
-  try {
-    await deps.store.transact([...spend, putRefreshOp(deps.store, refresh.jti, facts.apiSessionId, refresh.exp)]);
-  } catch (error) {
-    if (error instanceof ApiError) return { refused: error.message };
-    throw error;
-  }
+  const refused = await commit(refresh.jti);
+  if (refused !== undefined) return { refused };
   return { access, refresh, ...(id ? { id } : {}) };
 }

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { oidcRefreshStartOp } from '#shared/auth/api-session-store.ts';
+import { ApiError } from '#shared/errors/api-error.ts';
 import type { HttpResult } from '#shared/http/http-result.ts';
 import type { Operation, OperationRequest } from '#shared/http/operation.ts';
 import {
@@ -8,13 +10,12 @@ import {
   verifyOidcToken,
 } from '#shared/oidc/oidc-tokens.ts';
 import type { Deps } from '#shared/ports/deps.ts';
-import { authRequestOfCode, spendCodeOps, spendRefreshOp } from '#shared/store/oidc-items.ts';
-import type { WriteOp } from '#shared/store/write-op.ts';
+import { authRequestOfCode, spendCodeOps } from '#shared/store/oidc-items.ts';
 import { codeHashOf } from './callback.ts';
 import { clientIdOf, NO_STORE, type OidcParams, oauthError, oidcParams, param } from './oidc-request.ts';
-import { liveSessionOf } from './oidc-sessions.ts';
+import { liveSessionOf, refreshRotation } from './oidc-sessions.ts';
 import { TOKEN_EXCHANGE, tokenExchangeGrant } from './token-exchange.ts';
-import { invalidGrant, issueTokens, secondsUntil } from './token-issue.ts';
+import { invalidGrant, issueTokens, type RefreshCommit, secondsUntil } from './token-issue.ts';
 
 /** The answer of the code's exchange and of `refresh_token` (RFC 6749 5.1, with OIDC's `id_token`). */
 async function issued(
@@ -23,11 +24,10 @@ async function issued(
   issuer: string,
   facts: OidcSessionFacts,
   nonce: string | undefined,
-  spend: readonly WriteOp[],
+  commit: RefreshCommit,
 ): Promise<HttpResult> {
-  const tokens = await issueTokens(deps, issuer, facts, spend, { nonce });
+  const tokens = await issueTokens(deps, issuer, facts, commit, { nonce });
   if ('refused' in tokens) return invalidGrant(tokens.refused);
-  request.logger.info('oidc tokens issued', { apiSessionId: facts.apiSessionId, identityId: facts.identityId });
   return {
     statusCode: 200,
     body: {
@@ -70,26 +70,34 @@ async function codeGrant(request: OperationRequest, deps: Deps, params: OidcPara
     return invalidGrant('code_verifier does not match the code challenge');
   }
   const { login } = authRequest;
-  if (!(await liveSessionOf(deps, login))) return invalidGrant('the login is no longer valid');
+  const live = await liveSessionOf(deps, login);
+  if (!live) return invalidGrant('the login is no longer valid');
   const facts: OidcSessionFacts = {
     ...login,
     clientId: authRequest.clientId === 'native' ? 'native' : 'openziti',
     scopes: authRequest.scopes,
   };
-  return issued(
-    request,
-    deps,
-    authRequest.issuer,
-    facts,
-    authRequest.nonce,
-    spendCodeOps(deps.store, codeHash, authRequest.id),
-  );
+  // The code is spent and the session given its first refresh token in one transaction: a code is good once.
+  const spendCode: RefreshCommit = async (refreshJti) => {
+    try {
+      await deps.store.transact([
+        ...spendCodeOps(deps.store, codeHash, authRequest.id),
+        oidcRefreshStartOp(deps, live.session, refreshJti),
+      ]);
+      request.logger.info('oidc code exchanged', { apiSessionId: login.apiSessionId, identityId: login.identityId });
+      return undefined;
+    } catch (error) {
+      if (error instanceof ApiError) return error.message;
+      throw error;
+    }
+  };
+  return issued(request, deps, authRequest.issuer, facts, authRequest.nonce, spendCode);
 }
 
 /**
- * A refresh token presented, verified and unspent, its session live: spent by the grant that uses it. One already
- * spent (a copy replayed, or a refresh that raced another) ends nothing and is refused; only the newest refresh token
- * of a session is ever good.
+ * A refresh token presented, verified and unspent, its session live: spent by the grant that uses it, in the write that
+ * refreshes the session's activity. One already spent (a copy replayed, or a refresh that raced another) ends nothing
+ * and is refused; only the newest refresh token of a session is ever good.
  */
 async function refreshGrantOf(
   request: OperationRequest,
@@ -103,10 +111,10 @@ async function refreshGrantOf(
   if (clientId !== undefined && clientId !== claims.client_id)
     return invalidGrant("the refresh token is another client's");
   const facts = sessionFactsOf(claims);
-  if (!(await liveSessionOf(deps, facts))) return invalidGrant('the session of the refresh token has ended');
-  return issued(request, deps, claims.iss, facts, undefined, [
-    spendRefreshOp(deps.store, claims.jti, facts.apiSessionId),
-  ]);
+  // Read without its touch: the rotation below refreshes the session's activity in its own write.
+  const live = await liveSessionOf(deps, facts, 'byCaller');
+  if (!live) return invalidGrant('the session of the refresh token has ended');
+  return issued(request, deps, claims.iss, facts, undefined, refreshRotation(deps, live.session, claims.jti));
 }
 
 /** `refresh_token`: a new access, refresh and ID token for a live session; the refresh token used is spent. */
