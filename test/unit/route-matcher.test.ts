@@ -15,7 +15,9 @@ describe('the route table', () => {
   });
 
   it('requires an admin for every operation only the management API has', () => {
-    const managementOnly = ROUTES.filter((route) => !route.apis.includes('client'));
+    // The OIDC provider's routes are an API of their own, each checking the credential of its step (a login, a code,
+    // a refresh token), none of them an admin's.
+    const managementOnly = ROUTES.filter((route) => !route.apis.includes('client') && !route.apis.includes('oidc'));
 
     expect(managementOnly.length).toBeGreaterThan(0);
     for (const route of managementOnly) expect(route.auth, `${route.method} ${route.path}`).toBe('admin');
@@ -37,9 +39,21 @@ describe('the route table', () => {
       expect.arrayContaining(['authenticate', 'listVersion', 'listSpecs', 'enroll', 'listWellKnownCas']),
     );
     for (const route of anonymous) {
-      for (const api of route.apis) {
+      // The OIDC provider has no OpenAPI document: its endpoints are OpenID Connect's, anonymous to the route table.
+      for (const api of route.apis.filter((each) => each !== 'oidc')) {
         expect(documentedOpen.has(`${api} ${route.operation}`), `${api} ${route.operation}`).toBe(true);
       }
+    }
+  });
+
+  it("serves the OIDC provider's endpoints anonymously and nothing else under /oidc", () => {
+    const oidc = ROUTES.filter((route) => route.apis.includes('oidc'));
+
+    expect(oidc.length).toBeGreaterThan(20);
+    for (const route of oidc) {
+      expect(route.apis, route.path).toEqual(['oidc']);
+      expect(route.auth, route.path).toBe('none');
+      expect(['info', 'authentication'], route.path).toContain(route.group);
     }
   });
 
