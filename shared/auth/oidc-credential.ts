@@ -2,6 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { namesServerKey, type OidcTokenClaims, verifyOidcToken } from '../oidc/oidc-tokens.ts';
 import { fingerprintOf } from '../pki/certificates.ts';
 import type { Deps } from '../ports/deps.ts';
+import { RecentMap } from '../recent-map.ts';
 import { oidcSessionToken } from './api-session-store.ts';
 
 /**
@@ -18,13 +19,25 @@ export interface SessionCredential {
 }
 
 /**
+ * Access tokens this instance verified, by their whole text, until their `exp`: an SDK polls every minute with the same
+ * token for the 15 to 25 minutes between its refreshes, and a signature checked once need not be checked again (the
+ * session, which every request reads, is what a logout or a disable ends). Bounded: some 5,000 devices' tokens an
+ * instance, a few MB.
+ */
+const verifiedAccessTokens = new RecentMap<string, SessionCredential & { readonly access: OidcTokenClaims }>(5_000);
+
+/**
  * The session token of an access token, verified; undefined when it does not verify (expired, another key, not an
  * access token). `namesServerKey` tells ours from anything else first, without jose.
  */
 export async function credentialOfAccessToken(deps: Deps, token: string): Promise<SessionCredential | undefined> {
+  const known = verifiedAccessTokens.get(token);
+  if (known && known.access.exp * 1000 > deps.now().getTime()) return known;
   const access = await verifyOidcToken(deps, token, 'a');
   if (!access) return undefined;
-  return { sessionToken: await oidcSessionToken(deps, access.z_asid, access.sub), access };
+  const credential = { sessionToken: await oidcSessionToken(deps, access.z_asid, access.sub), access };
+  verifiedAccessTokens.set(token, credential);
+  return credential;
 }
 
 /** What a request's bearer token turned out to be. */
