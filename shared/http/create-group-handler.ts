@@ -106,6 +106,7 @@ export function createGroupHandler(
         baseUrl: baseUrlOf(event, deps()),
       };
       const result = await operations[route.operation]!(request, deps());
+      if (result.routine) state.routine = true;
       if (result.body instanceof Uint8Array) {
         // Bytes (an image) travel base64-encoded; API Gateway decodes them for its binary media types.
         return {

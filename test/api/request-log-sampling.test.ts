@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { useAdminController } from '../support/admin-controller.ts';
+import { oidcPasswordTokens, refreshGrant } from '../support/oidc-client.ts';
 import { useTestController } from '../support/use-controller.ts';
 
 type Line = Record<string, unknown>;
@@ -57,5 +59,30 @@ describe('request summary lines of slow requests', () => {
       expect(line).toMatchObject({ method: 'GET', status: 200, slow: true });
       expect(line).not.toHaveProperty('sampleRate');
     }
+  });
+});
+
+describe("request summary lines of an OIDC token refresh, a device's routine write", () => {
+  // A successful read (or routine write) is written one time in a million: in effect never.
+  const admin = useAdminController({ requestLog: { sampleRate: 1_000_000, slowMs: 60_000 } });
+  const { userUnder } = admin;
+
+  it('samples successful refreshes as reads, and writes every refused one and every code exchange', async () => {
+    const user = await userUnder('default', 'sampled-refresh-user');
+    const from = admin.controller().logLines.length;
+    let tokens = await oidcPasswordTokens(admin.controller(), user.username, user.password);
+    for (let i = 0; i < 5; i++) {
+      const refreshed = await refreshGrant(admin.controller(), tokens.refreshToken);
+      expect(refreshed.status).toBe(200);
+      tokens = { ...tokens, refreshToken: refreshed.body.refresh_token };
+    }
+    const spent = await refreshGrant(admin.controller(), 'not-a-refresh-token');
+    expect(spent.status).toBe(400);
+
+    const tokenLines = requestLines(admin.controller().logLines, from).filter(
+      (line) => line.resource === '/oidc/oauth/token',
+    );
+    // The code's exchange and the refused refresh, never the five refreshes.
+    expect(tokenLines.map((line) => line.status)).toEqual([200, 400]);
   });
 });

@@ -153,5 +153,6 @@ export async function tokenExchangeGrant(
   }
   const tokens = await issueTokens(deps, claims.iss, facts, refreshRotation(deps, live.session, claims.jti), false);
   if ('refused' in tokens) return refusedSubject(tokens.refused);
-  return exchanged(deps, 'r', facts, tokens.access, tokens.refresh.token);
+  // The Go SDK's refresh: logged as the C SDK's `refresh_token` is (`routine`).
+  return { ...exchanged(deps, 'r', facts, tokens.access, tokens.refresh.token), routine: true };
 }

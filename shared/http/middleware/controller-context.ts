@@ -19,6 +19,8 @@ export interface RequestState {
   body?: unknown;
   rawBody?: string;
   caller?: Caller;
+  /** The operation answered a routine write (`HttpResult.routine`): its success is logged as a read's is. */
+  routine?: boolean;
 }
 
 /** The Lambda context with the controller's per-request state. */

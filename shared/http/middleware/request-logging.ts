@@ -49,6 +49,7 @@ export function requestLogging(
         via: frontDoorOf(state),
         status: request.response?.statusCode,
         durationMs: Date.now() - state.startedAt,
+        ...(state.routine ? { routine: true } : {}),
       };
       writeRequestSummary(state.logger, summary, deps().config.requestLog);
     },
