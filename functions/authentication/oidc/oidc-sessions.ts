@@ -34,7 +34,10 @@ export async function liveSessionOf(
   touch: SessionTouch = 'interval',
 ): Promise<LiveSession | undefined> {
   const token = await oidcSessionToken(deps, ref.apiSessionId, ref.identityId);
-  const live = await liveSessionOfToken(deps, token, { partialPasses: false, touch });
+  // A rotation's own write is conditioned on the session as it is then (live, its refresh token unspent), so its read
+  // may be eventually consistent first, as a GET's caller is (half the read units; a refusal is read again strongly).
+  const eventual = touch === 'byCaller';
+  const live = await liveSessionOfToken(deps, token, { partialPasses: false, touch, eventual });
   return live && !owesSecondFactor(live.session) ? live : undefined;
 }
 

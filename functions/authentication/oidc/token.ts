@@ -19,7 +19,6 @@ import { invalidGrant, issueTokens, type RefreshCommit, secondsUntil } from './t
 
 /** The answer of the code's exchange and of `refresh_token` (RFC 6749 5.1, with OIDC's `id_token`). */
 async function issued(
-  request: OperationRequest,
   deps: Deps,
   issuer: string,
   facts: OidcSessionFacts,
@@ -91,7 +90,7 @@ async function codeGrant(request: OperationRequest, deps: Deps, params: OidcPara
       throw error;
     }
   };
-  return issued(request, deps, authRequest.issuer, facts, authRequest.nonce, spendCode);
+  return issued(deps, authRequest.issuer, facts, authRequest.nonce, spendCode);
 }
 
 /**
@@ -114,14 +113,7 @@ async function refreshGrantOf(
   // Read without its touch: the rotation below refreshes the session's activity in its own write.
   const live = await liveSessionOf(deps, facts, 'byCaller');
   if (!live) return invalidGrant('the session of the refresh token has ended');
-  const answer = await issued(
-    request,
-    deps,
-    claims.iss,
-    facts,
-    undefined,
-    refreshRotation(deps, live.session, claims.jti),
-  );
+  const answer = await issued(deps, claims.iss, facts, undefined, refreshRotation(deps, live.session, claims.jti));
   // Every device refreshes every 20 minutes or so: its success is logged as the legacy session refresh's read is.
   return answer.statusCode === 200 ? { ...answer, routine: true } : answer;
 }
