@@ -98,13 +98,15 @@ function askCircuit(headers: ReadonlyMap<number, Buffer>): number {
   return seq;
 }
 
+/** A Dial's headers: the SDK's session token and its API session credential (a legacy token, or an access token). */
 async function dialHeaders(
   session: { token: string },
   peerData = new Map([[1003, DIALER_KEY]]),
+  apiSessionToken = network.dialer.apiSessionToken,
 ): Promise<Map<number, Buffer>> {
   return new Map([
     [11, Buffer.from(session.token)],
-    [14, Buffer.from(network.dialer.apiSessionToken)],
+    [14, Buffer.from(apiSessionToken)],
     [12, stringSliceHeader(['0123456789abcdef0123456789abcdef01234567'])],
     [13, Buffer.alloc(0)],
     [10, uint32BytesMapHeader(peerData)],
@@ -607,26 +609,20 @@ describe("circuits: a router not on a circuit's path changes nothing of it", () 
 describe('circuits for an SDK logged in through the OIDC provider', () => {
   /** A dial as the router asks it for an OIDC SDK: the SDK's access token where a legacy SDK's session token goes. */
   const oidcDialHeaders = (session: { token: string }, accessToken: string) =>
-    new Map([
-      [11, Buffer.from(session.token)],
-      [14, Buffer.from(accessToken)],
-      [12, stringSliceHeader(['0123456789abcdef0123456789abcdef01234567'])],
-      [13, Buffer.alloc(0)],
-      [10, uint32BytesMapHeader(new Map([[1003, DIALER_KEY]]))],
-    ]);
+    dialHeaders(session, undefined, accessToken);
 
   it('routes the dial of an access token, and refuses the next one once its identity is disabled', async () => {
     const dialer = await network.client('dialers', 'oidc');
     const session = await dialer.session('Dial');
 
-    const route = await routedDial(oidcDialHeaders(session, dialer.apiSessionToken));
+    const route = await routedDial(await oidcDialHeaders(session, dialer.apiSessionToken));
     expect(route.tags).toMatchObject({ clientId: dialer.identityId, serviceId: network.serviceId });
 
     const disabled = await call('POST', `/identities/${dialer.identityId}/disable`, { durationMinutes: 0 });
     expect(disabled.status).toBe(200);
     // The endpoint's kept check learns of the disable from the change log within a second or two.
     const refusedDial = async () => {
-      const requested = askCircuit(oidcDialHeaders(session, dialer.apiSessionToken));
+      const requested = askCircuit(await oidcDialHeaders(session, dialer.apiSessionToken));
       const answer = await router.next(5_000);
       if (answer.contentType === ContentType.route) {
         const routed = decodeBody<Route>('ctrl.Route', answer.body);
@@ -648,7 +644,7 @@ describe('circuits for an SDK logged in through the OIDC provider', () => {
     const session = await dialer.session('Dial');
     const [header, claims] = dialer.apiSessionToken.split('.');
 
-    askCircuit(oidcDialHeaders(session, `${header}.${claims}.${'A'.repeat(86)}`));
+    askCircuit(await oidcDialHeaders(session, `${header}.${claims}.${'A'.repeat(86)}`));
 
     expect(errorOf(await next(ContentType.error)).circuitId).toBeUndefined();
   });
