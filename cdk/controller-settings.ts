@@ -86,6 +86,15 @@ export interface ControllerSettings
    */
   readonly jwksAllowPrivateAddresses?: boolean;
   /**
+   * Whether `/version` offers the OIDC login (`OIDC_AUTH`), which makes SDKs switch to it by themselves. The provider
+   * (`/oidc`) is served either way. Off by default.
+   */
+  readonly oidcAuth?: boolean;
+  /** How long an OIDC access token (and ID token) is good for (`OIDC_ACCESS_TOKEN_SECONDS`); 1800 unless told. */
+  readonly oidcAccessTokenSeconds?: number;
+  /** How long an OIDC refresh token is good for (`OIDC_REFRESH_TOKEN_SECONDS`); 86400 unless told. */
+  readonly oidcRefreshTokenSeconds?: number;
+  /**
    * An existing table to use instead of creating one: a table restored from a point-in-time recovery or a backup
    * (docs/aws-operations.md, "Restoring the table"). The stack then neither manages nor deletes it.
    */
@@ -303,6 +312,8 @@ export type OtherSettings = Partial<
     | 'logRetentionDays'
     | 'memorySize'
     | 'apiSessionTimeoutMinutes'
+    | 'oidcAccessTokenSeconds'
+    | 'oidcRefreshTokenSeconds'
     | 'requestLogSampleRate'
     | 'firewall'
     | keyof ApiLimits
@@ -315,6 +326,9 @@ const FIREWALL_RATE_LIMIT = { min: 10, max: 2_000_000_000 } as const;
 /** The least each count setting takes: one of everything, but for WAF, which counts no fewer than ten requests. */
 const INTEGER_MINIMUMS = {
   apiSessionTimeoutMinutes: 1,
+  // The controller's own floors (shared/config.ts, OidcConfig): a synth refuses what the functions would.
+  oidcAccessTokenSeconds: 10,
+  oidcRefreshTokenSeconds: 60,
   apiRateLimit: 1,
   apiBurstLimit: 1,
   firewallRateLimit: FIREWALL_RATE_LIMIT.min,
@@ -442,6 +456,9 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
     apiSessionTimeoutMinutes:
       optionalInteger('apiSessionTimeoutMinutes', env.ZITI_API_SESSION_TIMEOUT_MINUTES) ??
       DEFAULTS.apiSessionTimeoutMinutes,
+    // Given only when set; the construct has the controller's defaults (1800 and 86400 seconds).
+    oidcAccessTokenSeconds: optionalInteger('oidcAccessTokenSeconds', env.ZITI_OIDC_ACCESS_TOKEN_SECONDS),
+    oidcRefreshTokenSeconds: optionalInteger('oidcRefreshTokenSeconds', env.ZITI_OIDC_REFRESH_TOKEN_SECONDS),
     // Given only when set, so that firewall=false can refuse it (settingsProblem); the construct has the default.
     firewallRateLimit: optionalInteger('firewallRateLimit', env.ZITI_FIREWALL_RATE_LIMIT),
     // The REST API's throttles: given only when set, so that the load balancer can refuse them (frontDoorProblem).
@@ -458,6 +475,7 @@ export function resolveControllerSettings(context: ContextLookup, env: NodeJS.Pr
     detailedMetrics: flag(context, 'detailedMetrics', env.ZITI_DETAILED_METRICS),
     truststoreTrail: flag(context, 'truststoreTrail', env.ZITI_TRUSTSTORE_TRAIL),
     terminationProtection: flag(context, 'terminationProtection', env.ZITI_TERMINATION_PROTECTION),
+    oidcAuth: flag(context, 'oidcAuth', env.ZITI_OIDC_AUTH),
   };
   const othersProblem = settingsProblem({ ...others, ...definedOnly({ firewall: flags.firewall }) });
   if (othersProblem) throw new Error(othersProblem);

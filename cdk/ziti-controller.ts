@@ -149,6 +149,10 @@ export class ZitiController extends Construct {
           TABLE_NAME: this.table.tableName,
           API_SESSION_TIMEOUT_MINUTES: String(props.apiSessionTimeoutMinutes ?? 30),
           JWKS_ALLOW_PRIVATE_IPS: String(props.jwksAllowPrivateAddresses === true),
+          // The OIDC provider is served either way; OIDC_AUTH only makes `/version` offer it (shared/config.ts).
+          OIDC_AUTH: String(props.oidcAuth === true),
+          OIDC_ACCESS_TOKEN_SECONDS: String(props.oidcAccessTokenSeconds ?? 1800),
+          OIDC_REFRESH_TOKEN_SECONDS: String(props.oidcRefreshTokenSeconds ?? 86_400),
           REQUEST_LOG_SAMPLE_RATE: String(props.requestLogSampleRate ?? DEFAULT_REQUEST_LOG_SAMPLE_RATE),
           // Which events arrive (API Gateway's or the load balancer's), and where a client certificate is read from.
           ...frontDoorEnvironment(frontDoor),

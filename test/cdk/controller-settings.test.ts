@@ -91,6 +91,41 @@ describe('resolveControllerSettings', () => {
     expect(resolveControllerSettings(context, {}).apiSessionTimeoutMinutes).toBe(60);
   });
 
+  it('reads the OIDC settings from CDK context or the environment, leaving them to the construct when unset', () => {
+    const unset = resolveControllerSettings(managementOnly, {});
+    expect([unset.oidcAuth, unset.oidcAccessTokenSeconds, unset.oidcRefreshTokenSeconds]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    const env = {
+      ZITI_OIDC_AUTH: 'true',
+      ZITI_OIDC_ACCESS_TOKEN_SECONDS: '600',
+      ZITI_OIDC_REFRESH_TOKEN_SECONDS: '3600',
+    };
+    expect(resolveControllerSettings(managementOnly, env)).toMatchObject({
+      oidcAuth: true,
+      oidcAccessTokenSeconds: 600,
+      oidcRefreshTokenSeconds: 3600,
+    });
+    const context = withContext({ oidcAuth: false, oidcAccessTokenSeconds: 900, oidcRefreshTokenSeconds: '7200' });
+    expect(resolveControllerSettings(context, env)).toMatchObject({
+      oidcAuth: false,
+      oidcAccessTokenSeconds: 900,
+      oidcRefreshTokenSeconds: 7200,
+    });
+  });
+
+  it.each([
+    ['ZITI_OIDC_AUTH', 'yes', /oidcAuth/],
+    ['ZITI_OIDC_ACCESS_TOKEN_SECONDS', '9', /oidcAccessTokenSeconds must be an integer >= 10, got 9/],
+    ['ZITI_OIDC_ACCESS_TOKEN_SECONDS', 'soon', /oidcAccessTokenSeconds must be an integer/],
+    ['ZITI_OIDC_REFRESH_TOKEN_SECONDS', '59', /oidcRefreshTokenSeconds must be an integer >= 60, got 59/],
+    ['ZITI_OIDC_REFRESH_TOKEN_SECONDS', '90.5', /oidcRefreshTokenSeconds must be an integer/],
+  ])('rejects %s=%j', (name, value, message) => {
+    expect(() => resolveControllerSettings(managementOnly, { [name]: value })).toThrow(message);
+  });
+
   it.each(['0', '-5', '1.5', 'soon'])('rejects the session timeout %j', (value) => {
     expect(() => resolveControllerSettings(managementOnly, { ZITI_API_SESSION_TIMEOUT_MINUTES: value })).toThrow(
       /apiSessionTimeoutMinutes/,
@@ -302,6 +337,8 @@ describe('numbers given to the construct', () => {
     ['a login rate that is not a number', { loginRateLimit: Number.NaN }, /loginRateLimit must be an integer >= 1/],
     ['a negative login burst', { loginBurstLimit: -1 }, /loginBurstLimit must be an integer >= 1/],
     ['a session timeout of 0', { apiSessionTimeoutMinutes: 0 }, /apiSessionTimeoutMinutes must be an integer >= 1/],
+    ['an access token of 5 s', { oidcAccessTokenSeconds: 5 }, /oidcAccessTokenSeconds must be an integer >= 10/],
+    ['a refresh token of 30 s', { oidcRefreshTokenSeconds: 30 }, /oidcRefreshTokenSeconds must be an integer >= 60/],
     ['a web ACL limit without the web ACL', { firewall: false, firewallRateLimit: 600 }, /unset with firewall false/],
   ])('are checked as those from context are: %s is refused at synth', (_, props, message) => {
     expect(() => new ControllerStack(new App(), 'Checked', props)).toThrow(message);

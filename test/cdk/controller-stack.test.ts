@@ -374,6 +374,31 @@ describe('ControllerStack', () => {
       });
     });
 
+    it('gives every function the OIDC settings from its props', () => {
+      const oidc = new ControllerStack(
+        new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } }),
+        'OidcController',
+        {
+          adminUsername: 'admin',
+          apiSessionTimeoutMinutes: 30,
+          oidcAuth: true,
+          oidcAccessTokenSeconds: 600,
+          oidcRefreshTokenSeconds: 7200,
+        },
+      );
+      const functions = Template.fromStack(oidc).findResources('AWS::Lambda::Function', {
+        Properties: { Environment: { Variables: { API_SESSION_TIMEOUT_MINUTES: '30' } } },
+      });
+      expect(Object.keys(functions).length).toBe(oidc.controller.functions.size);
+      for (const fn of Object.values(functions)) {
+        expect(fn.Properties.Environment.Variables).toMatchObject({
+          OIDC_AUTH: 'true',
+          OIDC_ACCESS_TOKEN_SECONDS: '600',
+          OIDC_REFRESH_TOKEN_SECONDS: '7200',
+        });
+      }
+    });
+
     it('takes the throttling and firewall limits from its props', () => {
       const limited = new ControllerStack(
         new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } }),
@@ -430,6 +455,10 @@ describe('ControllerStack', () => {
               TABLE_NAME: { Ref: stack.getLogicalId(stack.controller.table.node.defaultChild as CfnElement) },
               API_SESSION_TIMEOUT_MINUTES: '30',
               JWKS_ALLOW_PRIVATE_IPS: 'false',
+              // OIDC served but not offered by `/version`, with the controller's default lifetimes.
+              OIDC_AUTH: 'false',
+              OIDC_ACCESS_TOKEN_SECONDS: '1800',
+              OIDC_REFRESH_TOKEN_SECONDS: '86400',
               // One successful read in a hundred gets its summary line.
               REQUEST_LOG_SAMPLE_RATE: '100',
               NODE_OPTIONS: '--enable-source-maps',
