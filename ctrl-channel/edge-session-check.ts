@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { ApiSession } from '#shared/auth/api-session.ts';
 import { keptSessionInUse, liveSessionOfToken } from '#shared/auth/api-session-store.ts';
-import { accessTokenExpired, credentialOfPresented } from '#shared/auth/oidc-credential.ts';
+import { credentialOfPresented } from '#shared/auth/oidc-credential.ts';
 import type { Identity } from '#shared/entities/identity.ts';
 import { type Service, services } from '#shared/entities/service.ts';
 import { type Session, sessions } from '#shared/entities/session.ts';
@@ -115,10 +115,6 @@ export async function checkEdgeSession(
   expectedType: 'Dial' | 'Bind',
   cache?: DialCache,
 ): Promise<CheckedSession> {
-  // A kept check never outlives the access token it was made with (an OIDC SDK refreshes before `exp`).
-  if (accessTokenExpired(credentials.apiSessionToken, deps.now())) {
-    throw new EdgeRefusal(EdgeErrorCode.invalidApiSession, RetryHint.startOver, 'the access token has expired');
-  }
   const read = () => readCheckedSession(deps, credentials);
   const facts = cache
     ? await cache.sessionFacts([credentials.apiSessionToken, credentials.sessionToken], read, stillLive(deps))
@@ -162,7 +158,9 @@ const stillLive =
  * the check keeps in memory. Refuses credentials that are not all that.
  */
 async function readCheckedSession(deps: Deps, credentials: EdgeCredentials): Promise<CheckedSession> {
-  // An OIDC SDK's access token stands for its session's stored token; a legacy token for itself.
+  // An OIDC SDK's access token stands for its session's stored token; a legacy token for itself. A check kept in
+  // memory lives at most `DIAL_CACHE_MAX_AGE_MS` (30 s), within the minute of clock skew the token's own verification
+  // allows past its `exp`: the next read verifies it again and refuses it once expired.
   const credential = credentials.apiSessionToken
     ? await credentialOfPresented(deps, credentials.apiSessionToken)
     : undefined;

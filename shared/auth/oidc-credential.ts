@@ -30,7 +30,7 @@ const verifiedAccessTokens = new RecentMap<string, SessionCredential & { readonl
  * The session token of an access token, verified; undefined when it does not verify (expired, another key, not an
  * access token). `namesServerKey` tells ours from anything else first, without jose.
  */
-export async function credentialOfAccessToken(deps: Deps, token: string): Promise<SessionCredential | undefined> {
+async function credentialOfAccessToken(deps: Deps, token: string): Promise<SessionCredential | undefined> {
   const known = verifiedAccessTokens.get(token);
   if (known && known.access.exp * 1000 > deps.now().getTime()) return known;
   const access = await verifyOidcToken(deps, token, 'a');
@@ -87,20 +87,4 @@ function fingerprintOfPem(pem: string | undefined): string | undefined {
 export async function credentialOfPresented(deps: Deps, token: string): Promise<SessionCredential | undefined> {
   if (!(await namesServerKey(deps, token))) return { sessionToken: token };
   return credentialOfAccessToken(deps, token);
-}
-
-/**
- * Whether a credential is a JWT whose `exp` has passed, read without verifying it (its signature was verified when
- * its check was made): a check kept in memory must not outlive the access token it was made with. A legacy token is
- * never expired by this.
- */
-export function accessTokenExpired(token: string, now: Date): boolean {
-  const parts = token.split('.');
-  if (parts.length !== 3) return false;
-  try {
-    const exp = JSON.parse(Buffer.from(parts[1] ?? '', 'base64url').toString('utf8'))?.exp;
-    return typeof exp === 'number' && exp * 1000 <= now.getTime();
-  } catch {
-    return false;
-  }
 }

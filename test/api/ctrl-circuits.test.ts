@@ -19,13 +19,15 @@ import { routerTerminators } from '#ctrl-channel/terminators.ts';
 import { CIRCUIT_TTL_MS, storedCircuits } from '#shared/store/circuit-items.ts';
 import { useAdminController } from '../support/admin-controller.ts';
 import { dialCtrl, enrolledEdgeRouter, type Route, type RouterEnd } from '../support/ctrl-router.ts';
-import { edgeNetwork } from '../support/edge-network.ts';
+import { type EdgeClient, edgeNetwork } from '../support/edge-network.ts';
 import { until } from '../support/mesh-router.ts';
 
 // Short heartbeats and a short route timeout, so a router that never answers a Route is given up on within the test.
 const TIMINGS = { heartbeatIntervalMs: 200, unresponsiveTimeoutMs: 2_000, replyTimeoutMs: 300, routeTimeoutMs: 400 };
+/** The OIDC SDKs' access tokens live a minute here, so a test can outlive one without the session's idle timeout. */
+const ACCESS_TOKEN_SECONDS = 60;
 const { controller, admin, call } = useAdminController(
-  {},
+  { oidc: { advertise: false, accessTokenSeconds: ACCESS_TOKEN_SECONDS, refreshTokenSeconds: 86_400 } },
   // Terminators and circuits: no edge hello, sync or data model messages between the ones these tests read.
   { ctrlTimings: TIMINGS, ctrlFeatures: [routerInterfaces, routerTerminators, circuits] },
 );
@@ -607,12 +609,20 @@ describe("circuits: a router not on a circuit's path changes nothing of it", () 
 });
 
 describe('circuits for an SDK logged in through the OIDC provider', () => {
+  // Made before the tests, as the file's legacy clients are: a dial right after its identity is created can race the
+  // index its edge router policies are read from (an identity's role membership), which this file does not test.
+  let dialers: EdgeClient[] = [];
+  beforeAll(async () => {
+    dialers = [];
+    for (let i = 0; i < 3; i++) dialers.push(await network.client('dialers', 'oidc'));
+  });
+
   /** A dial as the router asks it for an OIDC SDK: the SDK's access token where a legacy SDK's session token goes. */
   const oidcDialHeaders = (session: { token: string }, accessToken: string) =>
     dialHeaders(session, undefined, accessToken);
 
   it('routes the dial of an access token, and refuses the next one once its identity is disabled', async () => {
-    const dialer = await network.client('dialers', 'oidc');
+    const dialer = dialers[0]!;
     const session = await dialer.session('Dial');
 
     const route = await routedDial(await oidcDialHeaders(session, dialer.apiSessionToken));
@@ -639,8 +649,26 @@ describe('circuits for an SDK logged in through the OIDC provider', () => {
     expect(await until(refusedDial, (refused) => refused, 10_000)).toBe(true);
   });
 
+  it('refuses the dial of an access token past its exp, whose check the endpoint kept', async () => {
+    const dialer = dialers[1]!;
+    const session = await dialer.session('Dial');
+    await routedDial(await oidcDialHeaders(session, dialer.apiSessionToken));
+
+    // Past its exp and the minute of clock skew a verification allows.
+    const late = (ACCESS_TOKEN_SECONDS + 61) * 1000;
+    controller().advanceClock(late);
+    try {
+      const requested = askCircuit(await oidcDialHeaders(session, dialer.apiSessionToken));
+      const refusal = await next(ContentType.error);
+      expect(replyForOf(refusal)).toBe(requested);
+      expect(errorOf(refusal)).toMatchObject({ code: 2, circuitId: undefined });
+    } finally {
+      controller().advanceClock(-late);
+    }
+  });
+
   it('refuses an access token that does not verify, routing nothing', async () => {
-    const dialer = await network.client('dialers', 'oidc');
+    const dialer = dialers[2]!;
     const session = await dialer.session('Dial');
     const [header, claims] = dialer.apiSessionToken.split('.');
 

@@ -81,7 +81,7 @@ export function redirect(location: string): HttpResult {
 }
 
 /** The auth request id a login step names: `id`, or `authRequestID` as the login pages' links carry it. */
-export function authRequestIdOf(params: OidcParams): string | undefined {
+function authRequestIdOf(params: OidcParams): string | undefined {
   return param(params, 'id') ?? param(params, 'authRequestID');
 }
 
